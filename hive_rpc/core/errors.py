@@ -1,0 +1,61 @@
+"""Errors a person can act on, each carrying the JSON-RPC code it travels under.
+
+The codes live here (not in the protocol layer) so that every face, whether JSON-RPC,
+EPC or MCP, reports the same rule broken with the same number and the same words.
+Codes -32000..-32099 are JSON-RPC's range for server-defined errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class HiveError(Exception):
+    """Base of every error the hub reports to a client.
+
+    ``message`` is the sentence shown to the person; ``data`` carries the structured
+    facts (ids, who answered, when) so clients can act without parsing the sentence.
+    """
+
+    code: ClassVar[int] = -32000
+    kind: ClassVar[str] = "hive_error"
+
+    def __init__(self, message: str, **data: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data: dict[str, Any] = {"kind": self.kind, **data}
+
+
+class PromptNotFound(HiveError):
+    """No prompt has this id, or it belongs to another agent (not leaked either way)."""
+
+    code = -32001
+    kind = "not_found"
+
+
+class AlreadyAnswered(HiveError):
+    """The prompt was answered before: the first answer wins."""
+
+    code = -32002
+    kind = "already_answered"
+
+
+class PromptClosed(HiveError):
+    """The prompt expired or was cancelled, so it takes no answer and no typing."""
+
+    code = -32003
+    kind = "closed"
+
+
+class InvalidAnswer(HiveError):
+    """The answer is outside ``choices`` or does not validate against ``schema``."""
+
+    code = -32004
+    kind = "invalid_answer"
+
+
+class InvalidPrompt(HiveError):
+    """The question itself is malformed (bad schema, choices, timeout ...)."""
+
+    code = -32602
+    kind = "invalid_params"

@@ -1,0 +1,196 @@
+"""The prompt record: one question from one agent, and what became of it.
+
+A ``Prompt`` is an immutable value.  Every change is a new value made by the
+lifecycle module, so the registry can compare, persist and broadcast records without
+worrying about who else holds a reference.  Times are seconds since the Unix epoch
+(floats): Emacs's ``float-time`` and JavaScript's ``Date.now() / 1000`` read them as is.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from hive_rpc.core.errors import InvalidPrompt
+from hive_rpc.core.schema import check_schema
+
+MAX_QUESTION_CHARS = 65_536
+MAX_CHOICES = 100
+MAX_NAME_CHARS = 200
+DEFAULT_MAX_LIFETIME_S = 24 * 60 * 60.0
+
+
+class Status(StrEnum):
+    """Where a prompt is in its life; only ``pending`` can still change."""
+
+    PENDING = "pending"
+    RESPONDED = "responded"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+
+
+class Action(StrEnum):
+    """What the human did, named as in MCP elicitation results."""
+
+    ACCEPT = "accept"
+    DECLINE = "decline"
+    CANCEL = "cancel"
+
+
+class ExpiryReason(StrEnum):
+    """Why a prompt expired: its own countdown, or the hub's hard maximum lifetime."""
+
+    TIMEOUT = "timeout"
+    MAX_LIFETIME = "max_lifetime"
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """One question and its outcome.  Field names are the wire names (see docs/protocol.md)."""
+
+    id: str
+    agent_id: str
+    question: str
+    created_at: float
+    deadline_at: float
+    """When the prompt expires unless answered: the countdown's end, or, once the human
+    has started typing, the hard maximum lifetime."""
+    max_deadline_at: float
+    choices: tuple[str, ...] | None = None
+    schema: Mapping[str, Any] | None = field(default=None, hash=False)
+    urgent: bool = False
+    timeout_s: float | None = None
+    task_id: str | None = None
+    in_reply_to: str | None = None
+    status: Status = Status.PENDING
+    typing_at: float | None = None
+    answered_at: float | None = None
+    expired_at: float | None = None
+    cancelled_at: float | None = None
+    expiry_reason: ExpiryReason | None = None
+    answer: Any = field(default=None, hash=False)
+    by: str | None = None
+    action: Action | None = None
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status is Status.PENDING
+
+    @property
+    def closed_at(self) -> float | None:
+        """When the prompt left ``pending``, whichever way it left."""
+        return self.answered_at or self.expired_at or self.cancelled_at
+
+    def to_record(self) -> dict[str, Any]:
+        """The JSON-ready record sent to clients and kept by stores."""
+        record = asdict(self)
+        record["status"] = self.status.value
+        record["choices"] = list(self.choices) if self.choices is not None else None
+        record["schema"] = dict(self.schema) if self.schema is not None else None
+        record["expired"] = self.status is Status.EXPIRED
+        return record
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Prompt:
+        """Rebuild a prompt a store saved with ``to_record``."""
+        fields = {k: v for k, v in record.items() if k in cls.__dataclass_fields__}
+        fields["status"] = Status(fields.get("status", "pending"))
+        if fields.get("choices") is not None:
+            fields["choices"] = tuple(fields["choices"])
+        if fields.get("action") is not None:
+            fields["action"] = Action(fields["action"])
+        if fields.get("expiry_reason") is not None:
+            fields["expiry_reason"] = ExpiryReason(fields["expiry_reason"])
+        return cls(**fields)
+
+
+def new_id() -> str:
+    """A 64-bit random id in hex: short enough to type, wide enough not to collide."""
+    return secrets.token_hex(8)
+
+
+def check_name(value: object, what: str) -> str:
+    """An agent id, a ``by`` or a correlation id: a short non-blank string."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidPrompt(f"{what} must be a non-empty string")
+    if len(value) > MAX_NAME_CHARS:
+        raise InvalidPrompt(f"{what} is longer than {MAX_NAME_CHARS} characters")
+    return value
+
+
+def _optional_name(value: object, what: str) -> str | None:
+    return None if value is None else check_name(value, what)
+
+
+def new_prompt(
+    *,
+    agent_id: str,
+    question: str,
+    now: float,
+    choices: Sequence[str] | None = None,
+    schema: Mapping[str, Any] | None = None,
+    urgent: bool = False,
+    timeout_s: float | None = None,
+    task_id: str | None = None,
+    in_reply_to: str | None = None,
+    max_lifetime_s: float = DEFAULT_MAX_LIFETIME_S,
+    prompt_id: str | None = None,
+) -> Prompt:
+    """Check an agent's question and make its pending prompt.
+
+    A ``timeout_s`` beyond the hub's maximum lifetime is clamped to it: the hard
+    maximum always applies.  ``timeout_s=None`` means "no countdown", so only the
+    maximum lifetime ends the prompt.
+    """
+    if not isinstance(question, str) or not question.strip():
+        raise InvalidPrompt("question must be a non-empty string")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise InvalidPrompt(f"question is longer than {MAX_QUESTION_CHARS} characters")
+    if choices is not None and schema is not None:
+        raise InvalidPrompt("give either choices or schema, not both")
+    checked_choices = _check_choices(choices) if choices is not None else None
+    checked_schema = check_schema(schema) if schema is not None else None
+    if not isinstance(urgent, bool):
+        raise InvalidPrompt("urgent must be true or false")
+    if timeout_s is not None:
+        if (
+            isinstance(timeout_s, bool)
+            or not isinstance(timeout_s, int | float)
+            or not math.isfinite(timeout_s)
+            or timeout_s <= 0
+        ):
+            raise InvalidPrompt("timeout_s must be a positive number of seconds")
+        timeout_s = float(min(timeout_s, max_lifetime_s))
+    max_deadline = now + max_lifetime_s
+    return Prompt(
+        id=prompt_id or new_id(),
+        agent_id=check_name(agent_id, "agent_id"),
+        question=question,
+        created_at=now,
+        deadline_at=now + timeout_s if timeout_s is not None else max_deadline,
+        max_deadline_at=max_deadline,
+        choices=checked_choices,
+        schema=checked_schema,
+        urgent=urgent,
+        timeout_s=timeout_s,
+        task_id=_optional_name(task_id, "task_id"),
+        in_reply_to=_optional_name(in_reply_to, "in_reply_to"),
+    )
+
+
+def _check_choices(choices: object) -> tuple[str, ...]:
+    if isinstance(choices, str) or not isinstance(choices, Sequence):
+        raise InvalidPrompt("choices must be a list of strings")
+    if not choices:
+        raise InvalidPrompt("choices must not be empty (omit it for a free-text answer)")
+    if len(choices) > MAX_CHOICES:
+        raise InvalidPrompt(f"at most {MAX_CHOICES} choices are allowed")
+    if not all(isinstance(c, str) and c.strip() for c in choices):
+        raise InvalidPrompt("every choice must be a non-empty string")
+    if len(set(choices)) != len(choices):
+        raise InvalidPrompt("choices must be distinct")
+    return tuple(choices)

@@ -1,0 +1,227 @@
+"""JSON-RPC 2.0 over Content-Length frames, sans-IO, in the style of h11.
+
+``Endpoint`` is one side of one connection.  Give it bytes with ``receive_data``
+and it returns the messages (or the precise ``RpcError`` for each bad one); ask it
+for the bytes of a request, notification, result or error and write them yourself.
+Both the hub (server side) and hive_rpc's own client use it.
+
+Rules: ``jsonrpc`` must be "2.0"; ids are strings or integers; ``params`` is an
+object (named parameters) or absent; batches are refused with a clear error; NaN,
+Infinity and lone UTF-16 surrogates are not JSON and are refused too.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from hive_rpc.protocol.framing import (
+    MAX_BODY_BYTES,
+    Frame,
+    FrameDecoder,
+    FramingError,
+    Oversized,
+    encode_frame,
+)
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+MESSAGE_TOO_LARGE = -32010
+OVERLOADED = -32011
+
+Id = str | int
+Params = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: Id
+    method: str
+    params: Params = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    method: str
+    params: Params = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    id: Id
+    result: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorResponse:
+    id: Id | None
+    code: int
+    message: str
+    data: Any = None
+
+
+Message = Request | Notification | Response | ErrorResponse
+
+
+class RpcError(Exception):
+    """A message we must refuse; ``id`` is the request's id when it could be read."""
+
+    def __init__(self, code: int, message: str, *, id: Id | None = None, data: Any = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.id = id
+        self.data = data
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def loads(body: bytes) -> Any:
+    """Strict JSON: UTF-8, no NaN/Infinity, no lone surrogates; errors say where."""
+    try:
+        value = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+    except UnicodeDecodeError as e:
+        raise RpcError(PARSE_ERROR, f"message is not UTF-8: {e.reason} at byte {e.start}") from None
+    except RecursionError:
+        raise RpcError(PARSE_ERROR, "JSON nested too deeply") from None
+    except ValueError as e:
+        raise RpcError(PARSE_ERROR, f"invalid JSON: {e}") from None
+    if _SURROGATE_ESCAPE.search(body):
+        try:
+            dumps(value)
+        except UnicodeEncodeError:
+            raise RpcError(PARSE_ERROR, "invalid JSON: lone UTF-16 surrogate escape") from None
+    return value
+
+
+def dumps(value: Any) -> bytes:
+    """Compact UTF-8 JSON.  Content-Length is counted in bytes, so non-ASCII is fine."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def _valid_id(value: object) -> bool:
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def parse_message(body: bytes) -> Message:
+    """Turn one frame body into a message, or raise the RpcError to answer with."""
+    obj = loads(body)
+    if isinstance(obj, list):
+        raise RpcError(INVALID_REQUEST, "batch requests are not supported; send one per frame")
+    if not isinstance(obj, dict):
+        raise RpcError(INVALID_REQUEST, "a JSON-RPC message must be a JSON object")
+    raw_id = obj.get("id")
+    msg_id = raw_id if _valid_id(raw_id) else None
+    if obj.get("jsonrpc") != "2.0":
+        raise RpcError(INVALID_REQUEST, 'missing or wrong "jsonrpc": must be "2.0"', id=msg_id)
+    if "id" in obj and raw_id is not None and not _valid_id(raw_id):
+        raise RpcError(INVALID_REQUEST, '"id" must be a string or an integer')
+    if "method" in obj:
+        method = obj["method"]
+        if not isinstance(method, str) or not method:
+            raise RpcError(INVALID_REQUEST, '"method" must be a non-empty string', id=msg_id)
+        params = obj.get("params", {})
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            raise RpcError(
+                INVALID_PARAMS, '"params" must be an object of named parameters', id=msg_id
+            )
+        if "id" not in obj:
+            return Notification(method, params)
+        if msg_id is None:
+            raise RpcError(INVALID_REQUEST, '"id" must be a string or an integer')
+        return Request(msg_id, method, params)
+    if msg_id is None and raw_id is not None:
+        raise RpcError(INVALID_REQUEST, '"id" must be a string or an integer')
+    if "result" in obj and msg_id is not None:
+        return Response(msg_id, obj["result"])
+    error = obj.get("error")
+    if isinstance(error, dict) and isinstance(error.get("code"), int):
+        return ErrorResponse(
+            msg_id, error["code"], str(error.get("message", "")), error.get("data")
+        )
+    raise RpcError(INVALID_REQUEST, "message is neither a request, a notification nor a response")
+
+
+class Endpoint:
+    """One side of a JSON-RPC connection, with no I/O of its own."""
+
+    def __init__(self, max_body: int = MAX_BODY_BYTES) -> None:
+        self._decoder = FrameDecoder(max_body)
+        self._ids = itertools.count(1)
+
+    def receive_data(self, data: bytes) -> list[Message | RpcError]:
+        """Messages parsed from ``data``; a bad one becomes the RpcError to answer with.
+
+        Raises FramingError when the stream itself is broken.
+        """
+        self._decoder.receive_data(data)
+        out: list[Message | RpcError] = []
+        while (event := self._decoder.next_event()) is not None:
+            if isinstance(event, Oversized):
+                out.append(
+                    RpcError(
+                        MESSAGE_TOO_LARGE,
+                        f"message of {event.length} bytes is over the {event.limit}-byte "
+                        "limit; it was discarded",
+                        data={"limit": event.limit, "length": event.length},
+                    )
+                )
+                continue
+            assert isinstance(event, Frame)
+            try:
+                out.append(parse_message(event.body))
+            except RpcError as e:
+                out.append(e)
+        return out
+
+    def request(self, method: str, params: Params | None = None) -> tuple[int, bytes]:
+        msg_id = next(self._ids)
+        msg = {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params or {}}
+        return msg_id, encode_frame(dumps(msg))
+
+    def notify(self, method: str, params: Params | None = None) -> bytes:
+        return encode_frame(dumps({"jsonrpc": "2.0", "method": method, "params": params or {}}))
+
+    def result(self, msg_id: Id, result: Any) -> bytes:
+        return encode_frame(dumps({"jsonrpc": "2.0", "id": msg_id, "result": result}))
+
+    def error(self, msg_id: Id | None, code: int, message: str, data: Any = None) -> bytes:
+        err: dict[str, Any] = {"code": code, "message": message}
+        if data is not None:
+            err["data"] = data
+        return encode_frame(dumps({"jsonrpc": "2.0", "id": msg_id, "error": err}))
+
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "MESSAGE_TOO_LARGE",
+    "METHOD_NOT_FOUND",
+    "OVERLOADED",
+    "PARSE_ERROR",
+    "Endpoint",
+    "ErrorResponse",
+    "FramingError",
+    "Message",
+    "Notification",
+    "Request",
+    "Response",
+    "RpcError",
+    "dumps",
+    "loads",
+    "parse_message",
+]

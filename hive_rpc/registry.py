@@ -1,0 +1,332 @@
+"""The prompt registry: the one place prompts live while the hub runs.
+
+Structured concurrency, in one picture::
+
+    open_registry(store)            the registry's own nursery
+      `- deadline task              one cancel scope whose deadline is always the
+                                    earliest pending prompt's; when it fires, the
+                                    due prompts expire and the scope is re-armed
+
+There is no periodic sweep and no task per prompt: a new prompt with an earlier
+deadline simply moves the scope's deadline.  Typing (``typing``) moves a prompt's
+deadline out to its hard maximum lifetime; the stale heap entry is skipped when it
+comes up.
+
+Every change is written to the store before anyone is told about it, and one lock
+orders all writes, so memory, store and subscribers always agree on what happened
+first.  Subscribers (``watch``) get each change on a bounded channel; one that falls
+behind is dropped rather than allowed to slow the hub.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+import time
+from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from hive_rpc.core import lifecycle
+from hive_rpc.core.errors import InvalidPrompt, PromptNotFound
+from hive_rpc.core.prompt import (
+    DEFAULT_MAX_LIFETIME_S,
+    Action,
+    Prompt,
+    Status,
+    check_name,
+    new_prompt,
+)
+from hive_rpc.store.base import PromptStore
+
+COORDINATOR = None
+"""Pass ``agent_id=COORDINATOR`` (None) to act across agents: editors, CLI, coordinators."""
+
+WATCH_BUFFER = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One state change, as subscribers see it.  ``event`` is "ask" for a new prompt."""
+
+    event: str
+    prompt: Prompt
+
+
+class Watch:
+    """A subscription: the pending prompts at the moment it began, then every change."""
+
+    def __init__(self, pending: list[Prompt], receive: trio.MemoryReceiveChannel[Change]):
+        self.pending = pending
+        self._receive = receive
+
+    def __aiter__(self) -> AsyncIterator[Change]:
+        return self._receive.__aiter__()
+
+    async def receive(self) -> Change:
+        """The next change; raises trio.EndOfChannel if the subscriber fell behind."""
+        return await self._receive.receive()
+
+
+class Registry:
+    """Prompts by id, their deadlines, waiters and subscribers.  Use ``open_registry``."""
+
+    def __init__(self, store: PromptStore, *, max_lifetime_s: float = DEFAULT_MAX_LIFETIME_S):
+        if not (math.isfinite(max_lifetime_s) and max_lifetime_s > 0):
+            raise ValueError("max_lifetime_s must be a positive number of seconds")
+        self.store = store
+        self.max_lifetime_s = max_lifetime_s
+        self._wall0 = time.time() - trio.current_time()
+        self._pending: dict[str, Prompt] = {}
+        self._heap: list[tuple[float, int, str]] = []
+        self._seq = itertools.count()
+        self._timer: trio.CancelScope | None = None
+        self._write_lock = trio.StrictFIFOLock()
+        self._closed: dict[str, trio.Event] = {}
+        self._asked = trio.Event()
+        self._watchers: set[trio.MemorySendChannel[Change]] = set()
+        self.started_at = self.now()
+
+    # --- time -----------------------------------------------------------------
+
+    def now(self) -> float:
+        """Wall-clock seconds, driven by trio's clock so tests can use autojump_clock."""
+        return self._wall0 + trio.current_time()
+
+    def _trio_deadline(self, prompt: Prompt) -> float:
+        return prompt.deadline_at - self._wall0
+
+    # --- lifecycle of the registry itself -------------------------------------
+
+    async def _resume(self) -> None:
+        """Take back the store's pending prompts: expire the overdue, re-arm the rest."""
+        for prompt in await self.store.pending():
+            if prompt.deadline_at <= self.now():
+                await self._write(lifecycle.expire(prompt, now=prompt.deadline_at), "expire")
+            else:
+                self._track(prompt)
+
+    async def _run_deadlines(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        while True:
+            with trio.CancelScope() as scope:
+                self._timer = scope
+                self._arm()
+                await trio.sleep_forever()
+            self._timer = None
+            await self._expire_due()
+
+    def _arm(self) -> None:
+        if self._timer is not None:
+            self._timer.deadline = self._heap[0][0] if self._heap else math.inf
+
+    async def _expire_due(self) -> None:
+        while self._heap and self._heap[0][0] <= trio.current_time():
+            deadline, _, prompt_id = heapq.heappop(self._heap)
+            prompt = self._pending.get(prompt_id)
+            if prompt is None or self._trio_deadline(prompt) != deadline:
+                continue  # answered, cancelled, or its countdown was stopped by typing
+            async with self._write_lock:
+                prompt = self._pending.get(prompt_id)
+                if prompt is not None and self._trio_deadline(prompt) == deadline:
+                    await self._write(lifecycle.expire(prompt, now=self.now()), "expire")
+
+    def _track(self, prompt: Prompt) -> None:
+        self._pending[prompt.id] = prompt
+        deadline = self._trio_deadline(prompt)
+        heapq.heappush(self._heap, (deadline, next(self._seq), prompt.id))
+        if self._heap[0][2] == prompt.id:
+            self._arm()
+
+    # --- writes ---------------------------------------------------------------
+
+    async def _write(self, new: Prompt, event: str) -> Prompt:
+        """Persist a transition of a pending prompt, then update memory and tell everyone."""
+        stored = await self.store.update(new, expected=Status.PENDING)
+        if stored is not None:  # another hub sharing the store moved it first
+            self._settle(stored)
+            raise lifecycle.refusal(stored, lifecycle.Event(event))
+        self._settle(new)
+        self._publish(Change(event, new))
+        return new
+
+    def _settle(self, prompt: Prompt) -> None:
+        if prompt.is_pending:
+            old = self._pending.get(prompt.id)
+            if old is None or old.deadline_at != prompt.deadline_at:
+                self._track(prompt)  # the old heap entry goes stale and is skipped
+            else:
+                self._pending[prompt.id] = prompt
+            return
+        self._pending.pop(prompt.id, None)
+        closed = self._closed.pop(prompt.id, None)
+        if closed is not None:
+            closed.set()
+
+    def _publish(self, change: Change) -> None:
+        for send in list(self._watchers):
+            try:
+                send.send_nowait(change)
+            except trio.WouldBlock:
+                self._watchers.discard(send)
+                send.close()  # a subscriber that fell behind ends; it may resubscribe
+            except trio.BrokenResourceError:
+                self._watchers.discard(send)
+
+    # --- public operations ----------------------------------------------------
+
+    async def ask(
+        self,
+        *,
+        agent_id: str,
+        question: str,
+        choices: Sequence[str] | None = None,
+        schema: Mapping[str, Any] | None = None,
+        urgent: bool = False,
+        timeout_s: float | None = None,
+        task_id: str | None = None,
+        in_reply_to: str | None = None,
+    ) -> Prompt:
+        """Record a new pending prompt and return it at once."""
+        prompt = new_prompt(
+            agent_id=agent_id,
+            question=question,
+            choices=choices,
+            schema=schema,
+            urgent=urgent,
+            timeout_s=timeout_s,
+            task_id=task_id,
+            in_reply_to=in_reply_to,
+            now=self.now(),
+            max_lifetime_s=self.max_lifetime_s,
+        )
+        async with self._write_lock:
+            await self.store.insert(prompt)
+            self._track(prompt)
+            self._publish(Change("ask", prompt))
+        self._asked.set()
+        self._asked = trio.Event()
+        return prompt
+
+    async def poll(self, prompt_id: str, *, agent_id: str | None = COORDINATOR) -> Prompt:
+        """The prompt as it is now.  An agent sees only its own prompts."""
+        prompt = self._pending.get(prompt_id) or await self.store.get(prompt_id)
+        if prompt is None or (agent_id is not None and prompt.agent_id != agent_id):
+            raise PromptNotFound(
+                f"no prompt {prompt_id!r}"
+                + (f" asked by agent {agent_id!r}" if agent_id is not None else ""),
+                id=prompt_id,
+            )
+        return prompt
+
+    async def wait(
+        self, prompt_id: str, *, timeout_s: float, agent_id: str | None = COORDINATOR
+    ) -> Prompt:
+        """Long-poll: the prompt once it is closed, or as it is when ``timeout_s`` runs out."""
+        _check_timeout(timeout_s)
+        prompt = await self.poll(prompt_id, agent_id=agent_id)
+        if not prompt.is_pending:
+            return prompt
+        closed = self._closed.setdefault(prompt_id, trio.Event())
+        with trio.move_on_after(timeout_s):
+            await closed.wait()
+        return await self.poll(prompt_id, agent_id=agent_id)
+
+    async def respond(
+        self, prompt_id: str, *, answer: Any, by: str, action: Action = Action.ACCEPT
+    ) -> Prompt:
+        """Answer a prompt.  The first answer wins; later ones get AlreadyAnswered."""
+        by = check_name(by, "by")
+        async with self._write_lock:
+            prompt = await self.poll(prompt_id)
+            new = lifecycle.respond(prompt, answer=answer, by=by, action=action, now=self.now())
+            return await self._write(new, "respond")
+
+    async def cancel(
+        self, prompt_id: str, *, by: str, agent_id: str | None = COORDINATOR
+    ) -> Prompt:
+        """Withdraw a pending prompt.  An agent may cancel only its own."""
+        by = check_name(by, "by")
+        async with self._write_lock:
+            prompt = await self.poll(prompt_id, agent_id=agent_id)
+            return await self._write(lifecycle.cancel(prompt, by=by, now=self.now()), "cancel")
+
+    async def typing(self, prompt_id: str) -> Prompt:
+        """The human started typing an answer: stop the countdown (the hard maximum stays)."""
+        async with self._write_lock:
+            prompt = await self.poll(prompt_id)
+            new = lifecycle.typing(prompt, now=self.now())
+            if new is prompt:
+                return prompt
+            return await self._write(new, "typing")
+
+    def list_pending(self, *, agent_id: str | None = COORDINATOR) -> list[Prompt]:
+        """Pending prompts, oldest first; an agent sees only its own."""
+        prompts = sorted(self._pending.values(), key=lambda p: p.created_at)
+        return [p for p in prompts if agent_id is None or p.agent_id == agent_id]
+
+    async def await_ask(self, *, timeout_s: float, exclude: Collection[str] = ()) -> Prompt | None:
+        """Coordinators: the oldest pending prompt not in ``exclude``, waiting for one
+        to be asked if there is none; None when ``timeout_s`` runs out first."""
+        _check_timeout(timeout_s)
+        with trio.move_on_after(timeout_s):
+            while True:
+                for prompt in self.list_pending():
+                    if prompt.id not in exclude:
+                        return prompt
+                await self._asked.wait()
+        return None
+
+    @contextmanager
+    def watch(self, *, buffer: int = WATCH_BUFFER) -> Iterator[Watch]:
+        """Subscribe to every change.  The snapshot and the subscription are taken
+        together (no checkpoint between), so no prompt is missed or seen twice."""
+        send, receive = trio.open_memory_channel[Change](buffer)
+        self._watchers.add(send)
+        try:
+            yield Watch(self.list_pending(), receive)
+        finally:
+            self._watchers.discard(send)
+            send.close()
+            receive.close()
+
+    async def counts(self) -> dict[str, int]:
+        return await self.store.counts()
+
+    def statistics(self) -> dict[str, int]:
+        """Live numbers for ``hive-rpc status``."""
+        return {
+            "pending": len(self._pending),
+            "deadline_heap": len(self._heap),
+            "waiters": len(self._closed),
+            "watchers": len(self._watchers),
+        }
+
+
+def _check_timeout(timeout_s: float) -> None:
+    if (
+        isinstance(timeout_s, bool)
+        or not isinstance(timeout_s, int | float)
+        or math.isnan(timeout_s)
+        or timeout_s < 0
+    ):
+        raise InvalidPrompt("timeout_s must be a number of seconds >= 0")
+
+
+@asynccontextmanager
+async def open_registry(
+    store: PromptStore, *, max_lifetime_s: float = DEFAULT_MAX_LIFETIME_S
+) -> AsyncIterator[Registry]:
+    """Run a registry (its deadline task in its own nursery) for the block's duration."""
+    registry = Registry(store, max_lifetime_s=max_lifetime_s)
+    await registry._resume()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(registry._run_deadlines)
+        try:
+            yield registry
+        finally:
+            nursery.cancel_scope.cancel()

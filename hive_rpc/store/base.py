@@ -1,0 +1,45 @@
+"""The narrow interface every prompt store implements."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from hive_rpc.core.prompt import Prompt, Status
+
+
+class PromptStore(Protocol):
+    """Durable home of prompt records.  The registry is the only caller.
+
+    Methods are async so that network-backed stores fit; local ones may finish
+    without yielding.
+    """
+
+    kind: str
+    """Short name shown by ``hive-rpc status`` (``memory``, ``sqlite`` ...)."""
+
+    async def insert(self, prompt: Prompt) -> None:
+        """Save a new prompt.  Its id is new: ids are 64-bit random."""
+
+    async def update(self, prompt: Prompt, *, expected: Status) -> Prompt | None:
+        """Replace the stored prompt if its stored status is still ``expected``.
+
+        Returns None on success, or the stored prompt when it had moved on (another
+        hub answered first): the caller reports that one instead.
+        """
+
+    async def get(self, prompt_id: str) -> Prompt | None:
+        """The prompt with this id, whatever its status, or None."""
+
+    async def pending(self) -> list[Prompt]:
+        """Every pending prompt, oldest first: what a restarted hub resumes."""
+
+    async def recent(
+        self, *, status: Status | None = None, agent_id: str | None = None, limit: int = 100
+    ) -> list[Prompt]:
+        """The newest prompts matching the filters, newest first."""
+
+    async def counts(self) -> dict[str, int]:
+        """How many prompts are in each status (every status present, zero included)."""
+
+    async def aclose(self) -> None:
+        """Release files or connections."""

@@ -1,0 +1,53 @@
+"""An in-memory store: for tests and throwaway hubs (``--store memory``)."""
+
+from __future__ import annotations
+
+from hive_rpc.core.prompt import Prompt, Status
+
+
+class MemoryStore:
+    """Prompts in a dict.  Records are immutable, so no copies are needed."""
+
+    kind = "memory"
+
+    def __init__(self) -> None:
+        self._prompts: dict[str, Prompt] = {}
+
+    async def insert(self, prompt: Prompt) -> None:
+        if prompt.id in self._prompts:
+            raise KeyError(f"prompt {prompt.id} already exists")
+        self._prompts[prompt.id] = prompt
+
+    async def update(self, prompt: Prompt, *, expected: Status) -> Prompt | None:
+        current = self._prompts[prompt.id]
+        if current.status is not expected:
+            return current
+        self._prompts[prompt.id] = prompt
+        return None
+
+    async def get(self, prompt_id: str) -> Prompt | None:
+        return self._prompts.get(prompt_id)
+
+    async def pending(self) -> list[Prompt]:
+        found = [p for p in self._prompts.values() if p.status is Status.PENDING]
+        return sorted(found, key=lambda p: p.created_at)
+
+    async def recent(
+        self, *, status: Status | None = None, agent_id: str | None = None, limit: int = 100
+    ) -> list[Prompt]:
+        found = [
+            p
+            for p in self._prompts.values()
+            if (status is None or p.status is status)
+            and (agent_id is None or p.agent_id == agent_id)
+        ]
+        return sorted(found, key=lambda p: p.created_at, reverse=True)[:limit]
+
+    async def counts(self) -> dict[str, int]:
+        counts = {s.value: 0 for s in Status}
+        for p in self._prompts.values():
+            counts[p.status.value] += 1
+        return counts
+
+    async def aclose(self) -> None:
+        self._prompts.clear()
