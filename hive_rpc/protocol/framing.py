@@ -51,7 +51,7 @@ class FrameDecoder:
         self._skip = 0
         self._broken: str | None = None
 
-    def receive_data(self, data: bytes) -> None:
+    def receive_data(self, data: bytes | bytearray) -> None:
         if self._broken is not None:
             raise FramingError(self._broken)
         if self._skip:

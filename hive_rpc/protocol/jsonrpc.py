@@ -162,7 +162,7 @@ class Endpoint:
         self._decoder = FrameDecoder(max_body)
         self._ids = itertools.count(1)
 
-    def receive_data(self, data: bytes) -> list[Message | RpcError]:
+    def receive_data(self, data: bytes | bytearray) -> list[Message | RpcError]:
         """Messages parsed from ``data``; a bad one becomes the RpcError to answer with.
 
         Raises FramingError when the stream itself is broken.

@@ -1,0 +1,375 @@
+"""The ``hive-rpc`` command: run the hub, and ask, answer and inspect prompts from a shell.
+
+Client commands start the hub in the background when none answers (``--no-start``
+refuses), as emacsclient and gpg-agent do.  Exit codes are part of the interface, so
+shell scripts can branch on an outcome without parsing text (see docs/cli.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Coroutine, Sequence
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from hive_rpc import __version__
+from hive_rpc.client import HubClient, HubUnreachable, RemoteError, connect_or_start
+from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S
+from hive_rpc.hub import STORES, HubAlreadyRunning, HubConfig, run_hub
+from hive_rpc.paths import InsecurePath, default_data_dir, default_socket
+from hive_rpc.service import HUMAN
+
+EXIT_OK = 0
+EXIT_REFUSED = 1
+EXIT_USAGE = 2
+EXIT_NOT_FOUND = 3
+EXIT_UNREACHABLE = 4
+EXIT_EXPIRED = 5
+EXIT_CANCELLED = 6
+EXIT_DECLINED = 7
+EXIT_PENDING = 8
+
+WAIT_CHUNK_S = 600.0
+"""``--wait`` long-polls in chunks so that a hub restart mid-wait is survived."""
+
+
+class CliError(Exception):
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def outcome_code(record: dict[str, Any]) -> int:
+    """The exit code a prompt's state maps to."""
+    status = record["status"]
+    if status == "responded":
+        return EXIT_OK if record.get("action") == "accept" else EXIT_DECLINED
+    return {"expired": EXIT_EXPIRED, "cancelled": EXIT_CANCELLED}.get(status, EXIT_PENDING)
+
+
+def _age(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h"
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+def _describe(record: dict[str, Any]) -> str:
+    status = record["status"]
+    if status == "responded":
+        if record["action"] != "accept":
+            return f"{record['action']}d by {record['by']}"
+        answer = record["answer"]
+        return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+    if status == "expired":
+        return f"expired ({record['expiry_reason']})"
+    if status == "cancelled":
+        return f"cancelled by {record['by']}"
+    return "pending"
+
+
+def _table(records: list[dict[str, Any]]) -> str:
+    if not records:
+        return "no pending prompts"
+    now = time.time()
+    rows = [("ID", "AGENT", "AGE", "EXPIRES", "QUESTION")]
+    for r in records:
+        question = " ".join(r["question"].split())
+        if r.get("choices"):
+            question += f"  [{' / '.join(r['choices'])}]"
+        if len(question) > 60:
+            question = question[:59] + "…"
+        flag = "!" if r.get("urgent") else ""
+        rows.append(
+            (
+                r["id"],
+                r["agent_id"][:16],
+                _age(now - r["created_at"]),
+                "in " + _age(r["deadline_at"] - now),
+                flag + question,
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True)) + "  " + row[4]
+        for row in rows
+    )
+
+
+async def _client(args: argparse.Namespace) -> HubClient:
+    return await connect_or_start(args.socket, args.data_dir, start=not args.no_start)
+
+
+async def _wait(client: HubClient, prompt_id: str, agent: str | None) -> dict[str, Any]:
+    while True:
+        params: dict[str, Any] = {"id": prompt_id, "timeout_s": WAIT_CHUNK_S}
+        if agent:
+            params["agent_id"] = agent
+        record: dict[str, Any] = await client.call("hive/await", params)
+        if record["status"] != "pending":
+            return record
+
+
+async def cmd_ask(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"question": args.question, "agent_id": args.agent}
+    if args.choices:
+        params["choices"] = [c.strip() for c in args.choices.split(",") if c.strip()]
+    if args.schema:
+        try:
+            params["schema"] = json.loads(args.schema)
+        except json.JSONDecodeError as e:
+            raise CliError(f"--schema is not valid JSON: {e}", EXIT_USAGE) from None
+    if args.timeout is not None:
+        params["timeout_s"] = args.timeout
+    if args.urgent:
+        params["urgent"] = True
+    if args.task_id:
+        params["task_id"] = args.task_id
+    async with await _client(args) as client:
+        record = await client.call("hive/ask", params)
+        if args.wait:
+            if not args.json:
+                print(record["id"], file=sys.stderr)
+            record = await _wait(client, record["id"], args.agent)
+    if args.json:
+        _print_json(record if args.wait else {"id": record["id"], "status": record["status"]})
+    else:
+        print(_describe(record) if args.wait else record["id"])
+    return outcome_code(record) if args.wait else EXIT_OK
+
+
+async def cmd_poll(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"id": args.id}
+    if args.agent:
+        params["agent_id"] = args.agent
+    async with await _client(args) as client:
+        record = await client.call("hive/poll", params)
+        if args.wait and record["status"] == "pending":
+            record = await _wait(client, args.id, args.agent)
+    if args.json:
+        _print_json(record)
+    else:
+        print(_describe(record))
+    return outcome_code(record)
+
+
+async def cmd_answer(args: argparse.Namespace) -> int:
+    async with await _client(args) as client:
+        answer: Any = args.value
+        action = "accept"
+        if args.decline:
+            answer, action = None, "decline"
+        else:
+            current = await client.call("hive/poll", {"id": args.id})
+            if current.get("schema") is not None:
+                try:
+                    answer = json.loads(args.value)
+                except json.JSONDecodeError as e:
+                    raise CliError(
+                        f"this prompt wants a JSON object matching its schema: {e}", EXIT_USAGE
+                    ) from None
+            if answer is None:
+                raise CliError("give an answer VALUE, or --decline", EXIT_USAGE)
+        record = await client.call(
+            "hive/respond", {"id": args.id, "answer": answer, "by": args.by, "action": action}
+        )
+    if args.json:
+        _print_json(record)
+    return EXIT_OK
+
+
+async def cmd_list(args: argparse.Namespace) -> int:
+    params = {"agent_id": args.agent} if args.agent else {}
+    async with await _client(args) as client:
+        records = await client.call("hive/list", params)
+    if args.json:
+        _print_json(records)
+    else:
+        print(_table(records))
+    return EXIT_OK
+
+
+async def cmd_cancel(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"id": args.id}
+    if args.agent:
+        params["agent_id"] = args.agent
+    async with await _client(args) as client:
+        record = await client.call("hive/cancel", params)
+    if args.json:
+        _print_json(record)
+    return EXIT_OK
+
+
+async def cmd_status(args: argparse.Namespace) -> int:
+    async with await _client(args) as client:
+        status = await client.call("hive/status")
+    if args.json:
+        _print_json(status)
+    else:
+        counts = ", ".join(f"{n} {s}" for s, n in status["counts"].items())
+        print(
+            f"hive-rpc {status['version']} pid {status['pid']}\n"
+            f"socket   {status['socket']}\n"
+            f"data dir {status['data_dir']} ({status['store']} store)\n"
+            f"prompts  {counts}"
+        )
+    return EXIT_OK
+
+
+async def cmd_serve(args: argparse.Namespace) -> int:
+    config = HubConfig(
+        socket=args.socket,
+        data_dir=args.data_dir,
+        store=args.store,
+        max_lifetime_s=args.max_lifetime,
+    )
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(run_hub, config)
+            if args.ready_fd is not None:
+                os.write(args.ready_fd, b"ready\n")
+                os.close(args.ready_fd)
+            print(f"hive-rpc hub listening on {config.socket}", file=sys.stderr, flush=True)
+            async for signum in signals:
+                logging.getLogger(__name__).info("signal %d: shutting down", signum)
+                nursery.cancel_scope.cancel()
+                break
+    return EXIT_OK
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--socket",
+        type=Path,
+        default=None,
+        help="the hub's socket (env HIVE_RPC_SOCKET; default $XDG_RUNTIME_DIR/hive-rpc/hub.sock)",
+    )
+    common.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="where the hub keeps prompts (env HIVE_RPC_DATA_DIR; default $XDG_DATA_HOME/hive-rpc)",
+    )
+    client = argparse.ArgumentParser(add_help=False, parents=[common])
+    client.add_argument(
+        "--no-start", action="store_true", help="fail instead of starting a hub when none answers"
+    )
+    client.add_argument("--json", action="store_true", help="print JSON records")
+
+    parser = argparse.ArgumentParser(
+        prog="hive-rpc",
+        description="Agents ask, humans answer, nothing blocks.  See docs/cli.md.",
+    )
+    parser.add_argument("--version", action="version", version=f"hive-rpc {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("serve", parents=[common], help="run the hub in the foreground")
+    p.add_argument(
+        "--store",
+        choices=STORES,
+        default="sqlite",
+        help="where prompts live (default: sqlite in the data dir)",
+    )
+    p.add_argument(
+        "--max-lifetime",
+        type=float,
+        default=DEFAULT_MAX_LIFETIME_S,
+        metavar="SECONDS",
+        help="hard maximum lifetime of a prompt (default 24 h)",
+    )
+    p.add_argument("--ready-fd", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING ...")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("ask", parents=[client], help="ask a question; prints its id")
+    p.add_argument("question")
+    p.add_argument("--choices", help="comma-separated answers to pick from")
+    p.add_argument("--schema", help="a flat elicitation schema (JSON) for a structured answer")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="countdown; stops when the human starts typing",
+    )
+    p.add_argument("--urgent", action="store_true")
+    p.add_argument("--agent", default="cli", help="agent id to ask as (default: cli)")
+    p.add_argument("--task-id", help="correlation id carried with the prompt")
+    p.add_argument("--wait", action="store_true", help="block until answered; print the answer")
+    p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("poll", parents=[client], help="show a prompt's status or answer")
+    p.add_argument("id")
+    p.add_argument("--agent", help="poll as this agent (sees only its own prompts)")
+    p.add_argument("--wait", action="store_true", help="block until it is closed")
+    p.set_defaults(func=cmd_poll)
+
+    p = sub.add_parser("answer", parents=[client], help="answer a pending prompt")
+    p.add_argument("id")
+    p.add_argument("value", nargs="?", help="the answer (JSON for schema prompts)")
+    p.add_argument("--by", default=HUMAN, help=f"who answers (default: {HUMAN})")
+    p.add_argument("--decline", action="store_true", help="decline instead of answering")
+    p.set_defaults(func=cmd_answer)
+
+    p = sub.add_parser("list", parents=[client], help="list pending prompts")
+    p.add_argument("--agent", help="only this agent's prompts")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("cancel", parents=[client], help="withdraw a pending prompt")
+    p.add_argument("id")
+    p.add_argument("--agent", help="cancel as this agent (only its own prompts)")
+    p.set_defaults(func=cmd_cancel)
+
+    p = sub.add_parser("status", parents=[client], help="show the hub's paths and counts")
+    p.set_defaults(func=cmd_status)
+    return parser
+
+
+def _error_code(e: RemoteError) -> int:
+    return EXIT_NOT_FOUND if e.kind == "not_found" else EXIT_REFUSED
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        args.socket = args.socket or default_socket()
+        args.data_dir = args.data_dir or default_data_dir()
+    except InsecurePath as e:
+        print(f"hive-rpc: {e}", file=sys.stderr)
+        return EXIT_REFUSED
+    logging.basicConfig(
+        level=getattr(args, "log_level", "WARNING").upper(),
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
+    func: Callable[[argparse.Namespace], Coroutine[Any, Any, int]] = args.func
+    try:
+        return trio.run(func, args)
+    except CliError as e:
+        print(f"hive-rpc: {e}", file=sys.stderr)
+        return e.code
+    except RemoteError as e:
+        print(f"hive-rpc: {e.message}", file=sys.stderr)
+        return _error_code(e)
+    except HubUnreachable as e:
+        print(f"hive-rpc: {e}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    except (HubAlreadyRunning, InsecurePath) as e:
+        print(f"hive-rpc: {e}", file=sys.stderr)
+        return EXIT_REFUSED
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,192 @@
+"""A small trio client for the editor socket, used by the CLI, the tests and the benchmarks.
+
+It is deliberately sequential: ``call`` writes one request and reads until its
+response, keeping any notifications that arrive meanwhile for ``next_notification``.
+Use one client per concurrent caller.
+
+``connect_or_start`` is the emacsclient/gpg-agent behaviour: if no hub answers on
+the socket, start one in the background and wait for it to say it is ready (on a
+pipe: no polling), then connect.
+"""
+
+from __future__ import annotations
+
+import collections
+import errno
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from hive_rpc.paths import LOG_NAME, private_dir
+from hive_rpc.protocol.jsonrpc import (
+    Endpoint,
+    ErrorResponse,
+    Notification,
+    Request,
+    Response,
+    RpcError,
+)
+
+START_TIMEOUT_S = 15.0
+
+
+class HubUnreachable(ConnectionError):
+    """No hub answers on the socket (and none could be started)."""
+
+
+class RemoteError(Exception):
+    """The hub refused a request; ``code``, ``message`` and ``data`` are its JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    @property
+    def kind(self) -> str | None:
+        return self.data.get("kind") if isinstance(self.data, dict) else None
+
+
+class HubClient:
+    def __init__(self, stream: trio.abc.Stream) -> None:
+        self._stream = stream
+        self._endpoint = Endpoint()
+        self._inbox: collections.deque[Any] = collections.deque()
+        self.notifications: collections.deque[Notification] = collections.deque()
+
+    @classmethod
+    async def connect(cls, path: Path) -> HubClient:
+        try:
+            stream = await trio.open_unix_socket(os.fspath(path))
+        except OSError as e:
+            if e.errno in (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK):
+                raise HubUnreachable(f"no hub answers on {path}") from None
+            raise
+        return cls(stream)
+
+    async def __aenter__(self) -> HubClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def send_raw(self, data: bytes) -> None:
+        """Write bytes as they are (tests use this to send malformed frames)."""
+        await self._stream.send_all(data)
+
+    async def _read(self) -> None:
+        data = await self._stream.receive_some(65536)
+        if not data:
+            raise HubUnreachable("the hub closed the connection")
+        for msg in self._endpoint.receive_data(data):
+            if isinstance(msg, Notification):
+                self.notifications.append(msg)
+            elif isinstance(msg, Request):
+                pass  # the hub sends no requests today
+            else:
+                self._inbox.append(msg)
+
+    async def next_message(self) -> Response | ErrorResponse | RpcError:
+        """The next response or error from the hub, in order."""
+        while not self._inbox:
+            await self._read()
+        msg: Response | ErrorResponse | RpcError = self._inbox.popleft()
+        return msg
+
+    async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        msg_id, data = self._endpoint.request(method, params)
+        await self._stream.send_all(data)
+        while True:
+            msg = await self.next_message()
+            if isinstance(msg, Response) and msg.id == msg_id:
+                return msg.result
+            if isinstance(msg, ErrorResponse) and msg.id in (msg_id, None):
+                raise RemoteError(msg.code, msg.message, msg.data)
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        await self._stream.send_all(self._endpoint.notify(method, params))
+
+    async def next_notification(self) -> Notification:
+        while not self.notifications:
+            await self._read()
+        return self.notifications.popleft()
+
+
+def spawn_hub(socket: Path, data_dir: Path, extra_args: list[str] | None = None) -> int:
+    """Start ``hive-rpc serve`` in its own session, logging to the data dir.
+
+    Returns the read end of a pipe the child closes once it listens (or dies).
+    posix_spawn rather than Popen: the hub outlives us, so there is no child object
+    to wait on or to warn about at exit.
+    """
+    private_dir(data_dir)
+    read_fd, write_fd = os.pipe()
+    log_fd = os.open(data_dir / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.set_inheritable(write_fd, True)
+        argv = [
+            sys.executable,
+            "-m",
+            "hive_rpc",
+            "serve",
+            "--socket",
+            os.fspath(socket),
+            "--data-dir",
+            os.fspath(data_dir),
+            "--ready-fd",
+            str(write_fd),
+            *(extra_args or []),
+        ]
+        os.posix_spawn(
+            sys.executable,
+            argv,
+            os.environ,
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, log_fd, 1),
+                (os.POSIX_SPAWN_DUP2, log_fd, 2),
+            ],
+            setsid=True,
+        )
+    finally:
+        os.close(write_fd)
+        os.close(log_fd)
+    return read_fd
+
+
+async def start_hub(socket: Path, data_dir: Path, extra_args: list[str] | None = None) -> None:
+    """Start a hub and return once its socket is listening.
+
+    If the child exits first (say, another hub won a start race) we return as well
+    and let the caller connect to whoever won.
+    """
+    read_fd = spawn_hub(socket, data_dir, extra_args)
+    async with trio.lowlevel.FdStream(read_fd) as ready:
+        with trio.move_on_after(START_TIMEOUT_S):
+            while await ready.receive_some(64):
+                pass  # read until the child closes its end: ready, or dead
+
+
+async def connect_or_start(
+    socket: Path, data_dir: Path, *, start: bool = True, extra_args: list[str] | None = None
+) -> HubClient:
+    """Connect to the hub on ``socket``, starting one first if none answers."""
+    try:
+        return await HubClient.connect(socket)
+    except HubUnreachable:
+        if not start:
+            raise HubUnreachable(f"no hub answers on {socket} (and --no-start was given)") from None
+    await start_hub(socket, data_dir, extra_args)
+    try:
+        return await HubClient.connect(socket)
+    except HubUnreachable:
+        raise HubUnreachable(
+            f"started a hub for {socket} but it did not come up; see {data_dir / LOG_NAME}"
+        ) from None

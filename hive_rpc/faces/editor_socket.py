@@ -1,0 +1,247 @@
+"""The editor socket: JSON-RPC 2.0 with Content-Length frames over a Unix socket.
+
+This is what Emacs's jsonrpc.el, vscode-jsonrpc and hive_rpc's own CLI connect to.
+Per connection: one reader task, one send lock, a nursery for the requests in flight
+(long polls must not hold up the reader), and at most one subscription forwarder.
+
+Bad input stays with the connection that sent it: a bad message gets its JSON-RPC
+error and the connection carries on; a broken frame gets one error and the
+connection closes; an exception in a handler becomes an internal error for that
+request only.  A client that stops reading for ``SEND_TIMEOUT_S`` is disconnected
+rather than allowed to hold the hub's memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import socket as stdlib_socket
+import traceback
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from hive_rpc.core.errors import HiveError
+from hive_rpc.protocol.framing import MAX_BODY_BYTES
+from hive_rpc.protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    OVERLOADED,
+    PARSE_ERROR,
+    Endpoint,
+    FramingError,
+    Notification,
+    Request,
+    RpcError,
+)
+from hive_rpc.service import METHODS, HubService, MethodNotFound, check_params
+
+log = logging.getLogger(__name__)
+
+MAX_IN_FLIGHT = 256
+"""Requests one connection may have running at once (long polls included)."""
+SEND_TIMEOUT_S = 30.0
+RECEIVE_CHUNK = 65536
+
+
+class Session:
+    """One client connection."""
+
+    def __init__(
+        self, stream: trio.abc.Stream, service: HubService, *, max_body: int = MAX_BODY_BYTES
+    ) -> None:
+        self._stream = stream
+        self._service = service
+        self._endpoint = Endpoint(max_body)
+        self._send_lock = trio.StrictFIFOLock()
+        self._in_flight = 0
+        self._subscription: trio.CancelScope | None = None
+        self._nursery: trio.Nursery | None = None
+
+    async def run(self) -> None:
+        """Serve until the client hangs up or breaks framing.  Never raises."""
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                await self._read_loop(nursery)
+                nursery.cancel_scope.cancel()
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        except Exception:
+            log.exception("editor socket connection failed")
+        finally:
+            with trio.move_on_after(1) as cleanup:
+                cleanup.shield = True
+                await self._stream.aclose()
+
+    async def _read_loop(self, nursery: trio.Nursery) -> None:
+        while True:
+            data = await self._stream.receive_some(RECEIVE_CHUNK)
+            if not data:
+                return
+            try:
+                messages = self._endpoint.receive_data(data)
+            except FramingError as e:
+                await self._send(self._endpoint.error(None, PARSE_ERROR, str(e)))
+                return
+            for msg in messages:
+                if isinstance(msg, RpcError):
+                    await self._send(self._endpoint.error(msg.id, msg.code, msg.message, msg.data))
+                elif isinstance(msg, Request):
+                    if self._in_flight >= MAX_IN_FLIGHT:
+                        await self._send(
+                            self._endpoint.error(
+                                msg.id,
+                                OVERLOADED,
+                                f"more than {MAX_IN_FLIGHT} requests in flight on this "
+                                "connection; wait for some to finish",
+                            )
+                        )
+                        continue
+                    self._in_flight += 1
+                    nursery.start_soon(self._handle_request, msg)
+                elif isinstance(msg, Notification):
+                    nursery.start_soon(self._handle_notification, msg)
+                # Responses: the hub sends no requests, so there is nothing to match.
+
+    async def _send(self, data: bytes) -> None:
+        async with self._send_lock:
+            with trio.move_on_after(SEND_TIMEOUT_S) as scope:
+                await self._stream.send_all(data)
+            if scope.cancelled_caught:
+                log.warning("client stopped reading for %ss; disconnecting", SEND_TIMEOUT_S)
+                raise trio.BrokenResourceError("client stopped reading")
+
+    async def _handle_request(self, req: Request) -> None:
+        try:
+            if req.method == "hive/subscribe":
+                await self._subscribe(req)
+                return
+            try:
+                result = await self._call(req.method, req.params)
+            except HiveError as e:
+                await self._send(self._endpoint.error(req.id, e.code, e.message, e.data))
+            except Exception as e:
+                log.exception("internal error in %s", req.method)
+                await self._send(
+                    self._endpoint.error(
+                        req.id,
+                        INTERNAL_ERROR,
+                        f"internal error in {req.method}: {type(e).__name__}: {e}",
+                        {"traceback": traceback.format_exc(limit=8)},
+                    )
+                )
+            else:
+                await self._send(self._endpoint.result(req.id, result))
+        finally:
+            self._in_flight -= 1
+
+    async def _call(self, method: str, params: dict[str, Any]) -> Any:
+        if method == "hive/unsubscribe":
+            check_params(method, params)
+            was = self._subscription is not None
+            if self._subscription is not None:
+                self._subscription.cancel()
+                self._subscription = None
+            return {"subscribed": False, "was_subscribed": was}
+        return await self._service.call(method, params)
+
+    async def _handle_notification(self, note: Notification) -> None:
+        spec = METHODS.get(note.method)
+        if spec is None or not spec.notification_ok:
+            return  # JSON-RPC: a notification is never answered, even when wrong
+        try:
+            await self._service.call(note.method, note.params)
+        except HiveError as e:
+            log.debug("notification %s refused: %s", note.method, e.message)
+
+    async def _subscribe(self, req: Request) -> None:
+        try:
+            check_params(req.method, req.params)
+        except HiveError as e:
+            await self._send(self._endpoint.error(req.id, e.code, e.message, e.data))
+            return
+        if self._subscription is not None:
+            await self._send(self._endpoint.result(req.id, {"subscribed": True, "pending": None}))
+            return
+        assert self._nursery is not None
+        self._nursery.start_soon(self._forward, req)
+
+    async def _forward(self, req: Request) -> None:
+        with trio.CancelScope() as scope, self._service.registry.watch() as watch:
+            self._subscription = scope
+            await self._send(
+                self._endpoint.result(req.id, {"subscribed": True, "pending": len(watch.pending)})
+            )
+            async for method, params in self._service.notifications(watch):
+                await self._send(self._endpoint.notify(method, params))
+            # The registry ended the subscription: this client fell too far behind.
+            log.warning("subscriber fell behind; closing its connection so it resubscribes")
+            await self._stream.aclose()
+
+
+def _probe(path: Path) -> bool:
+    """True if something accepts connections on the socket at ``path``."""
+    probe = stdlib_socket.socket(stdlib_socket.AF_UNIX, stdlib_socket.SOCK_STREAM)
+    try:
+        probe.connect(os.fspath(path))
+    except OSError as e:
+        if e.errno in (errno.ECONNREFUSED, errno.ENOENT, errno.ENOTSOCK):
+            return False
+        raise
+    finally:
+        probe.close()
+    return True
+
+
+class SocketInUse(RuntimeError):
+    """A live hub already answers on the socket."""
+
+
+def _claim(path: Path) -> None:
+    """Remove a stale socket file at ``path``; refuse if a live hub answers there."""
+    if path.exists() or path.is_symlink():
+        if _probe(path):
+            raise SocketInUse(f"a hub is already answering on {path}")
+        path.unlink()
+
+
+async def bind_socket(path: Path) -> trio.SocketListener:
+    """Listen on ``path`` with mode 0600, taking over a stale socket file.
+
+    Refuses (SocketInUse) when a live process answers there.  The caller holds the
+    hub lock, so no other hub can be binding at the same moment.
+    """
+    _claim(path)
+    sock = trio.socket.socket(stdlib_socket.AF_UNIX, stdlib_socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)
+    try:
+        await sock.bind(os.fspath(path))
+    finally:
+        os.umask(old_umask)
+    os.chmod(path, 0o600)
+    sock.listen(128)
+    return trio.SocketListener(sock)
+
+
+async def serve_editor_socket(
+    service: HubService, path: Path, *, task_status: Any = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Serve the editor socket at ``path`` until cancelled; ``started`` once listening."""
+    listener = await bind_socket(path)
+
+    async def handle(stream: trio.SocketStream) -> None:
+        await Session(stream, service).run()
+
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(trio.serve_listeners, handle, [listener])
+            task_status.started(listener)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+__all__ = ["MethodNotFound", "Session", "SocketInUse", "bind_socket", "serve_editor_socket"]

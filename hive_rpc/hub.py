@@ -1,0 +1,84 @@
+"""The hub process: one store, one registry, the editor socket; started and stopped as one.
+
+``run_hub`` follows trio's server convention: ``await nursery.start(run_hub, config)``
+returns once the socket accepts connections, with the service as the start value.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S
+from hive_rpc.faces.editor_socket import serve_editor_socket
+from hive_rpc.paths import DB_NAME, HubLock, prepare_socket_dir, private_dir
+from hive_rpc.registry import open_registry
+from hive_rpc.service import HubInfo, HubService
+from hive_rpc.store import MemoryStore, PromptStore, SqliteStore
+
+log = logging.getLogger(__name__)
+
+STORES = ("sqlite", "memory")
+
+
+class HubAlreadyRunning(RuntimeError):
+    """Another live hub holds this socket or this data dir."""
+
+
+@dataclass
+class HubConfig:
+    socket: Path
+    data_dir: Path
+    store: str = "sqlite"
+    max_lifetime_s: float = DEFAULT_MAX_LIFETIME_S
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def open_store(config: HubConfig) -> PromptStore:
+    if config.store == "sqlite":
+        return SqliteStore(config.data_dir / DB_NAME)
+    if config.store == "memory":
+        return MemoryStore()
+    raise ValueError(f"unknown store {config.store!r}; choose one of {', '.join(STORES)}")
+
+
+def _lock(stack: ExitStack, path: Path, what: str) -> None:
+    lock = HubLock(path)
+    if not lock.acquire():
+        raise HubAlreadyRunning(
+            f"another hub (pid {lock.holder()}) already serves this {what} ({path})"
+        )
+    stack.callback(lock.release)
+
+
+async def run_hub(config: HubConfig, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    """Run the hub until cancelled."""
+    prepare_socket_dir(config.socket)
+    private_dir(config.data_dir)
+    with ExitStack() as stack:
+        _lock(stack, config.socket.with_name(config.socket.name + ".lock"), "socket")
+        _lock(stack, config.data_dir / "hub.lock", "data dir")
+        store = open_store(config)
+        try:
+            async with open_registry(store, max_lifetime_s=config.max_lifetime_s) as registry:
+                info = HubInfo(
+                    socket=os.fspath(config.socket),
+                    data_dir=os.fspath(config.data_dir),
+                    store=store.kind,
+                )
+                service = HubService(registry, info)
+                async with trio.open_nursery() as nursery:
+                    await nursery.start(serve_editor_socket, service, config.socket)
+                    log.info(
+                        "hub %d listening on %s (%s store)", os.getpid(), config.socket, store.kind
+                    )
+                    task_status.started(service)
+        finally:
+            with trio.CancelScope(shield=True):
+                await store.aclose()

@@ -1,0 +1,100 @@
+"""Where the hub puts its socket, data and locks, and the checks that keep them private.
+
+Defaults follow the XDG base directories: the socket in ``$XDG_RUNTIME_DIR/hive-rpc/``
+(or ``/tmp/hive-rpc-UID/`` when there is no runtime dir), data in
+``$XDG_DATA_HOME/hive-rpc/``.  Directories we create are 0700; a default directory that
+exists but belongs to someone else, or is a symlink, is refused rather than trusted.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+from pathlib import Path
+
+SOCKET_ENV = "HIVE_RPC_SOCKET"
+DATA_DIR_ENV = "HIVE_RPC_DATA_DIR"
+SOCKET_NAME = "hub.sock"
+DB_NAME = "prompts.sqlite3"
+LOG_NAME = "hub.log"
+
+
+class InsecurePath(RuntimeError):
+    """A directory we would trust with the socket is not private to this user."""
+
+
+def private_dir(path: Path) -> Path:
+    """Create ``path`` as 0700, or check that the existing one is ours and private."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    st = path.lstat()
+    if path.is_symlink() or not path.is_dir():
+        raise InsecurePath(f"{path} is not a plain directory; refusing to use it")
+    if st.st_uid != os.getuid():
+        raise InsecurePath(f"{path} belongs to uid {st.st_uid}, not to you; refusing to use it")
+    if st.st_mode & 0o077:
+        path.chmod(0o700)
+    return path
+
+
+def runtime_dir() -> Path:
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    if base and Path(base).is_dir():
+        return private_dir(Path(base) / "hive-rpc")
+    return private_dir(Path(tempfile.gettempdir()) / f"hive-rpc-{os.getuid()}")
+
+
+def default_socket() -> Path:
+    env = os.environ.get(SOCKET_ENV)
+    return Path(env) if env else runtime_dir() / SOCKET_NAME
+
+
+def default_data_dir() -> Path:
+    env = os.environ.get(DATA_DIR_ENV)
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "hive-rpc"
+
+
+def prepare_socket_dir(socket: Path) -> None:
+    """Make the socket's directory if missing (0700).  An existing one is left as is:
+    the socket itself is 0600 whatever directory holds it."""
+    if not socket.parent.exists():
+        private_dir(socket.parent)
+
+
+class HubLock:
+    """An exclusive ``flock`` held for the hub's life; the kernel drops it if we die.
+
+    One lock beside the socket (one hub per socket) and one in the data dir (one hub
+    per store) make "a second hub refuses to start" race-free, and tell a stale
+    socket file (lock free) from a live one.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self) -> bool:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        return True
+
+    def holder(self) -> str:
+        try:
+            return self.path.read_text().strip() or "unknown"
+        except OSError:
+            return "unknown"
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None

@@ -1,0 +1,276 @@
+"""The hub's methods, independent of any transport.
+
+Every face (the editor socket's JSON-RPC, EPC for epc.el, MCP for agents) calls
+``HubService.call(method, params)`` and gets a JSON-ready result or a ``HiveError``
+with the code and words to send back.  Parameter checking lives here, once, as a
+table: each method names its parameters, their JSON types, and which are required.
+Unknown parameters are refused so that a typo (``quesiton``) is caught, not ignored.
+
+Identity: a request that carries ``agent_id`` acts for that agent and sees only its
+own prompts; a request without it acts as a coordinator (the editors, the CLI, an
+agent explicitly coordinating) and sees every prompt.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hive_rpc import __version__
+from hive_rpc.core.errors import HiveError
+from hive_rpc.core.prompt import Action, Prompt
+from hive_rpc.registry import Registry, Watch
+
+HUMAN = "human"
+"""The ``by`` recorded when an answer comes from an editor or the CLI without a name."""
+DEFAULT_AGENT = "anonymous"
+
+
+class InvalidParams(HiveError):
+    """Missing, unknown or mistyped parameters."""
+
+    code = -32602
+    kind = "invalid_params"
+
+
+class MethodNotFound(HiveError):
+    code = -32601
+    kind = "method_not_found"
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+    "any": (object,),
+}
+
+
+@dataclass(frozen=True)
+class Param:
+    type: str
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class Method:
+    params: dict[str, Param]
+    doc: str
+    notification_ok: bool = False
+
+
+def _spec(**params: Param) -> dict[str, Param]:
+    return params
+
+
+STR, NUM, BOOL = Param("string"), Param("number"), Param("boolean")
+REQ_STR, REQ_NUM = Param("string", True), Param("number", True)
+
+METHODS: dict[str, Method] = {
+    "hive/ask": Method(
+        _spec(
+            question=REQ_STR,
+            choices=Param("array"),
+            schema=Param("object"),
+            urgent=BOOL,
+            timeout_s=NUM,
+            agent_id=STR,
+            task_id=STR,
+            in_reply_to=STR,
+        ),
+        "Ask a question; returns the pending prompt record at once.",
+    ),
+    "hive/poll": Method(_spec(id=REQ_STR, agent_id=STR), "The prompt record as it is now."),
+    "hive/await": Method(
+        _spec(id=REQ_STR, timeout_s=REQ_NUM, agent_id=STR),
+        "Long-poll: the record once closed, or as it is when timeout_s runs out.",
+    ),
+    "hive/respond": Method(
+        _spec(id=REQ_STR, answer=Param("any"), by=STR, action=STR, agent_id=STR),
+        "Answer a prompt (first answer wins).",
+    ),
+    "hive/cancel": Method(_spec(id=REQ_STR, by=STR, agent_id=STR), "Withdraw a pending prompt."),
+    "hive/list": Method(_spec(agent_id=STR), "Pending prompt records, oldest first."),
+    "hive/awaitAsk": Method(
+        _spec(timeout_s=REQ_NUM, exclude=Param("array")),
+        "Coordinators: wait for the oldest pending prompt not in exclude (null on timeout).",
+    ),
+    "hive/subscribe": Method(_spec(), "Receive hive/prompt and hive/dismiss notifications."),
+    "hive/unsubscribe": Method(_spec(), "Stop receiving notifications."),
+    "hive/typing": Method(
+        _spec(id=REQ_STR),
+        "The human started typing: stop the prompt's countdown.",
+        notification_ok=True,
+    ),
+    "hive/status": Method(_spec(), "The hub's paths, pid and counts."),
+}
+
+
+def check_params(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Return ``params`` if they fit ``method``'s table, else raise an actionable error."""
+    spec = METHODS.get(method)
+    if spec is None:
+        raise MethodNotFound(
+            f"unknown method {method!r}; the hub offers {', '.join(sorted(METHODS))}",
+            method=method,
+        )
+    unknown = sorted(set(params) - set(spec.params))
+    if unknown:
+        raise InvalidParams(
+            f"{method}: unknown parameter {', '.join(map(repr, unknown))}; accepted: "
+            f"{', '.join(spec.params) or 'none'}",
+            method=method,
+        )
+    for name, param in spec.params.items():
+        value = params.get(name)
+        if value is None:
+            if param.required:
+                raise InvalidParams(f"{method}: missing required parameter {name!r}")
+            continue
+        ok = isinstance(value, _TYPES[param.type])
+        if param.type == "number":
+            ok = ok and not isinstance(value, bool) and math.isfinite(float(value))
+        if not ok:
+            raise InvalidParams(
+                f"{method}: parameter {name!r} must be a {param.type}, got {type(value).__name__}",
+                method=method,
+                param=name,
+            )
+    return params
+
+
+def _action(value: str | None) -> Action:
+    try:
+        return Action(value or "accept")
+    except ValueError:
+        raise InvalidParams(
+            f"action must be one of {', '.join(a.value for a in Action)}, got {value!r}"
+        ) from None
+
+
+@dataclass
+class HubInfo:
+    """Facts about the running hub that ``hive/status`` reports."""
+
+    socket: str | None = None
+    data_dir: str | None = None
+    store: str = "memory"
+    pid: int = field(default_factory=os.getpid)
+    http_url: str | None = None
+    token_file: str | None = None
+
+
+def dismissal(prompt: Prompt) -> dict[str, Any]:
+    """Params of ``hive/dismiss``: which prompt to take off the screen, and why."""
+    return {
+        "id": prompt.id,
+        "status": prompt.status.value,
+        "by": prompt.by,
+        "action": prompt.action.value if prompt.action else None,
+    }
+
+
+class HubService:
+    """Transport-neutral method table over one registry."""
+
+    def __init__(self, registry: Registry, info: HubInfo | None = None) -> None:
+        self.registry = registry
+        self.info = info or HubInfo(store=registry.store.kind)
+        self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[Any]]] = {
+            "hive/ask": self._ask,
+            "hive/poll": self._poll,
+            "hive/await": self._await,
+            "hive/respond": self._respond,
+            "hive/cancel": self._cancel,
+            "hive/list": self._list,
+            "hive/awaitAsk": self._await_ask,
+            "hive/typing": self._typing,
+            "hive/status": self._status,
+        }
+
+    async def call(self, method: str, params: dict[str, Any]) -> Any:
+        """Check ``params`` and run ``method``.  Subscriptions belong to the transport."""
+        check_params(method, params)
+        handler = self._handlers.get(method)
+        if handler is None:
+            raise MethodNotFound(f"{method} needs a streaming transport", method=method)
+        return await handler(params)
+
+    async def _ask(self, p: dict[str, Any]) -> dict[str, Any]:
+        prompt = await self.registry.ask(
+            agent_id=p.get("agent_id") or DEFAULT_AGENT,
+            question=p["question"],
+            choices=p.get("choices"),
+            schema=p.get("schema"),
+            urgent=p.get("urgent", False),
+            timeout_s=p.get("timeout_s"),
+            task_id=p.get("task_id"),
+            in_reply_to=p.get("in_reply_to"),
+        )
+        return prompt.to_record()
+
+    async def _poll(self, p: dict[str, Any]) -> dict[str, Any]:
+        return (await self.registry.poll(p["id"], agent_id=p.get("agent_id"))).to_record()
+
+    async def _await(self, p: dict[str, Any]) -> dict[str, Any]:
+        prompt = await self.registry.wait(
+            p["id"], timeout_s=p["timeout_s"], agent_id=p.get("agent_id")
+        )
+        return prompt.to_record()
+
+    async def _respond(self, p: dict[str, Any]) -> dict[str, Any]:
+        by = p.get("by") or p.get("agent_id") or HUMAN
+        prompt = await self.registry.respond(
+            p["id"], answer=p.get("answer"), by=by, action=_action(p.get("action"))
+        )
+        return prompt.to_record()
+
+    async def _cancel(self, p: dict[str, Any]) -> dict[str, Any]:
+        by = p.get("by") or p.get("agent_id") or HUMAN
+        prompt = await self.registry.cancel(p["id"], by=by, agent_id=p.get("agent_id"))
+        return prompt.to_record()
+
+    async def _list(self, p: dict[str, Any]) -> list[dict[str, Any]]:
+        return [x.to_record() for x in self.registry.list_pending(agent_id=p.get("agent_id"))]
+
+    async def _await_ask(self, p: dict[str, Any]) -> dict[str, Any] | None:
+        exclude = p.get("exclude") or []
+        if not all(isinstance(x, str) for x in exclude):
+            raise InvalidParams("hive/awaitAsk: exclude must be a list of prompt ids")
+        prompt = await self.registry.await_ask(timeout_s=p["timeout_s"], exclude=set(exclude))
+        return prompt.to_record() if prompt else None
+
+    async def _typing(self, p: dict[str, Any]) -> dict[str, Any]:
+        return (await self.registry.typing(p["id"])).to_record()
+
+    async def _status(self, p: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "version": __version__,
+            "pid": self.info.pid,
+            "socket": self.info.socket,
+            "data_dir": self.info.data_dir,
+            "store": self.info.store,
+            "http_url": self.info.http_url,
+            "token_file": self.info.token_file,
+            "started_at": self.registry.started_at,
+            "max_lifetime_s": self.registry.max_lifetime_s,
+            "counts": await self.registry.counts(),
+            "live": self.registry.statistics(),
+        }
+
+    @staticmethod
+    async def notifications(watch: Watch) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        """What a subscriber is sent: every pending prompt first, then each new prompt
+        (``hive/prompt``) and each closed one (``hive/dismiss``)."""
+        for prompt in watch.pending:
+            yield "hive/prompt", prompt.to_record()
+        async for change in watch:
+            if change.event == "ask":
+                yield "hive/prompt", change.prompt.to_record()
+            elif not change.prompt.is_pending:
+                yield "hive/dismiss", dismissal(change.prompt)

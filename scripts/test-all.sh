@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Install everything the tests need, then run every test: lint, types, Python.
+# This is the README's second set-up command; .ci/run calls it and nothing else.
+# Exits non-zero if any step fails or if pytest ran no test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages the tests drive for real.  Later issues add emacs-nox, nats-server,
+# chromium ... here; the hub issue needs none beyond the base image.
+APT_PACKAGES=()
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+
+# Python: a private virtualenv, so the machine's own packages cannot leak in.
+if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+export PATH="$PWD/.venv/bin:$PATH"
+
+echo "== ruff"
+ruff check hive_rpc tests bench
+ruff format --check hive_rpc tests bench
+echo "== mypy --strict hive_rpc"
+mypy --strict hive_rpc
+echo "== pytest"
+pytest -q -p no:cacheprovider "$@"
