@@ -23,6 +23,7 @@ import trio
 from hive_rpc import __version__
 from hive_rpc.client import HubClient, HubUnreachable, RemoteError, connect_or_start
 from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S
+from hive_rpc.faces.editor_socket import SocketInUse
 from hive_rpc.hub import STORES, HubAlreadyRunning, HubConfig, run_hub
 from hive_rpc.paths import InsecurePath, default_data_dir, default_socket
 from hive_rpc.service import HUMAN
@@ -368,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HubUnreachable as e:
         print(f"hive-rpc: {e}", file=sys.stderr)
         return EXIT_UNREACHABLE
-    except (HubAlreadyRunning, InsecurePath) as e:
+    except (HubAlreadyRunning, SocketInUse, InsecurePath) as e:
         print(f"hive-rpc: {e}", file=sys.stderr)
         return EXIT_REFUSED
     except KeyboardInterrupt:

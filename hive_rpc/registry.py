@@ -75,12 +75,20 @@ class Watch:
 class Registry:
     """Prompts by id, their deadlines, waiters and subscribers.  Use ``open_registry``."""
 
-    def __init__(self, store: PromptStore, *, max_lifetime_s: float = DEFAULT_MAX_LIFETIME_S):
+    def __init__(
+        self,
+        store: PromptStore,
+        *,
+        max_lifetime_s: float = DEFAULT_MAX_LIFETIME_S,
+        epoch: float | None = None,
+    ):
+        """``epoch`` is the wall-clock time at trio time zero; tests that restart a
+        registry under a mock clock pass the same one to both lives."""
         if not (math.isfinite(max_lifetime_s) and max_lifetime_s > 0):
             raise ValueError("max_lifetime_s must be a positive number of seconds")
         self.store = store
         self.max_lifetime_s = max_lifetime_s
-        self._wall0 = time.time() - trio.current_time()
+        self._wall0 = time.time() - trio.current_time() if epoch is None else epoch
         self._pending: dict[str, Prompt] = {}
         self._heap: list[tuple[float, int, str]] = []
         self._seq = itertools.count()
@@ -319,10 +327,13 @@ def _check_timeout(timeout_s: float) -> None:
 
 @asynccontextmanager
 async def open_registry(
-    store: PromptStore, *, max_lifetime_s: float = DEFAULT_MAX_LIFETIME_S
+    store: PromptStore,
+    *,
+    max_lifetime_s: float = DEFAULT_MAX_LIFETIME_S,
+    epoch: float | None = None,
 ) -> AsyncIterator[Registry]:
     """Run a registry (its deadline task in its own nursery) for the block's duration."""
-    registry = Registry(store, max_lifetime_s=max_lifetime_s)
+    registry = Registry(store, max_lifetime_s=max_lifetime_s, epoch=epoch)
     await registry._resume()
     async with trio.open_nursery() as nursery:
         await nursery.start(registry._run_deadlines)

@@ -1,0 +1,248 @@
+"""In-process registry throughput: ask + respond cycles per second.
+
+One cycle is ``registry.ask(...)`` with no timeout followed by ``registry.respond(...)``
+on the prompt it returned, sequentially in one trio task, on a registry opened with
+``open_registry``.  Rows:
+
+* floor: what one cycle must at least do in trio: a dict insert, a dict pop, a new
+  ``trio.Event`` set, and one ``trio.lowlevel.checkpoint()``;
+* records only: ``new_prompt`` + ``lifecycle.respond`` with no registry and no store,
+  the cost of making and checking the two immutable records a cycle produces;
+* registry + MemoryStore, registry + SqliteStore (the embedded default, WAL, in a
+  temp dir);
+* registry + SqliteStore with each store call sent to a worker thread
+  (``trio.to_thread.run_sync``): the peer that sqlite.py's docstring says would be
+  slower than running the statements inline.
+
+Target (from the issue): >= 20,000 ask+respond per second in-process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import trio
+from _common import print_machine, ratio, short_tmp, table, verdict
+
+from hive_rpc.core import lifecycle
+from hive_rpc.core.prompt import Action, Prompt, Status, new_prompt
+from hive_rpc.registry import open_registry
+from hive_rpc.store import MemoryStore, PromptStore, SqliteStore
+from hive_rpc.store.sqlite import _dump
+
+TARGET_PER_S = 20_000
+T = TypeVar("T")
+
+
+async def floor_cycles(n: int) -> float:
+    """Seconds for ``n`` iterations of the bare minimum a cycle needs."""
+    table_: dict[int, object] = {}
+    checkpoint = trio.lowlevel.checkpoint
+    value = object()
+    start = time.perf_counter()
+    for i in range(n):
+        table_[i] = value
+        event = trio.Event()
+        table_.pop(i)
+        event.set()
+        await checkpoint()
+    return time.perf_counter() - start
+
+
+async def records_only(n: int) -> float:
+    """Seconds for ``n`` new_prompt + lifecycle.respond, no registry, no store."""
+    now = time.time()
+    start = time.perf_counter()
+    for _ in range(n):
+        prompt = new_prompt(agent_id="bench", question="Ship it?", now=now)
+        lifecycle.respond(prompt, answer="yes", by="human", action=Action.ACCEPT, now=now)
+    return time.perf_counter() - start
+
+
+async def registry_cycles(store: PromptStore, n: int) -> float:
+    """Seconds for ``n`` ask + respond cycles on a registry over ``store``."""
+    async with open_registry(store) as registry:
+        start = time.perf_counter()
+        for _ in range(n):
+            prompt = await registry.ask(agent_id="bench", question="Ship it?")
+            await registry.respond(prompt.id, answer="yes", by="human")
+        elapsed = time.perf_counter() - start
+    await store.aclose()
+    return elapsed
+
+
+def _drive(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a store coroutine that never yields (SqliteStore's) to completion, in a thread."""
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        result: T = stop.value
+        return result
+    coro.close()
+    raise RuntimeError("store method yielded; it cannot run in a worker thread")
+
+
+class ThreadedSqliteStore:
+    """SqliteStore with every insert/update/get run in a worker thread (the peer)."""
+
+    kind = "sqlite-thread"
+
+    def __init__(self, path: Path) -> None:
+        self._inner = SqliteStore(path)
+        # The connection must be usable from the worker thread; same file, same pragmas.
+        self._inner._db.close()
+        self._inner._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._inner._db.execute("PRAGMA journal_mode=WAL")
+        self._inner._db.execute("PRAGMA synchronous=NORMAL")
+        self._limiter = trio.CapacityLimiter(1)
+
+    async def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+        return await trio.to_thread.run_sync(_drive, coro, limiter=self._limiter)
+
+    async def insert(self, prompt: Prompt) -> None:
+        await self._run(self._inner.insert(prompt))
+
+    async def update(self, prompt: Prompt, *, expected: Status) -> Prompt | None:
+        return await self._run(self._inner.update(prompt, expected=expected))
+
+    async def get(self, prompt_id: str) -> Prompt | None:
+        return await self._run(self._inner.get(prompt_id))
+
+    async def pending(self) -> list[Prompt]:
+        return await self._inner.pending()
+
+    async def recent(
+        self, *, status: Status | None = None, agent_id: str | None = None, limit: int = 100
+    ) -> list[Prompt]:
+        return await self._inner.recent(status=status, agent_id=agent_id, limit=limit)
+
+    async def counts(self) -> dict[str, int]:
+        return await self._inner.counts()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def sqlite_floor(path: Path, n: int) -> float:
+    """Seconds for ``n`` bare INSERT + UPDATE pairs, each its own committed transaction,
+    on SqliteStore's schema and pragmas, with the record text made once in advance."""
+    store = SqliteStore(path)
+    db = store._db
+    now = time.time()
+    record = _dump(new_prompt(agent_id="bench", question="Ship it?", now=now))
+    ids = [f"{i:016x}" for i in range(n)]
+    start = time.perf_counter()
+    for i, prompt_id in enumerate(ids):
+        db.execute(
+            "INSERT INTO prompts (id, agent_id, status, created_at, record) VALUES (?,?,?,?,?)",
+            (prompt_id, "bench", "pending", now + i, record),
+        )
+        db.execute(
+            "UPDATE prompts SET status = ?, record = ? WHERE id = ? AND status = ?",
+            ("responded", record, prompt_id, "pending"),
+        )
+    elapsed = time.perf_counter() - start
+    db.close()
+    return elapsed
+
+
+async def best_of(repeats: int, run: Callable[[], Awaitable[float]]) -> float:
+    return min([await run() for _ in range(repeats)])
+
+
+async def main(args: argparse.Namespace) -> list[list[object]]:
+    n, repeats = args.n, args.repeats
+    await floor_cycles(min(n, 5000))  # warm up
+    floor_s = await best_of(repeats, lambda: floor_cycles(n))
+    records_s = await best_of(repeats, lambda: records_only(n))
+    memory_s = await best_of(repeats, lambda: registry_cycles(MemoryStore(), n))
+    files = itertools.count()
+
+    async def sqlite_run(count: int, threaded: bool = False) -> float:
+        with short_tmp() as tmp:
+            path = tmp / f"prompts-{next(files)}.sqlite3"
+            store: PromptStore = ThreadedSqliteStore(path) if threaded else SqliteStore(path)
+            return await registry_cycles(store, count)
+
+    async def sql_floor_run() -> float:
+        with short_tmp() as tmp:
+            return sqlite_floor(tmp / "floor.sqlite3", n)
+
+    sql_floor_s = await best_of(repeats, sql_floor_run)
+    sqlite_s = await best_of(repeats, lambda: sqlite_run(n))
+    thread_s = (
+        await best_of(repeats, lambda: sqlite_run(args.thread_n, threaded=True))
+        if args.thread_n
+        else None
+    )
+
+    floor_us = floor_s / n * 1e6
+    sql_floor_us = sql_floor_s / n * 1e6
+
+    def row(name: str, count: int, seconds: float, target: bool, sql: bool) -> list[object]:
+        us = seconds / count * 1e6
+        return [
+            name,
+            f"{count:,}",
+            f"{count / seconds:,.0f}",
+            f"{us:.1f}",
+            ratio(us, floor_us),
+            ratio(us, sql_floor_us) if sql else "",
+            verdict(count / seconds >= TARGET_PER_S) if target else "",
+        ]
+
+    rows = [
+        row("floor: dict insert+pop, Event set, checkpoint", n, floor_s, False, False),
+        row("records only: new_prompt + lifecycle.respond", n, records_s, False, False),
+        row("registry + MemoryStore", n, memory_s, True, False),
+        row("sqlite floor: bare INSERT + UPDATE, 2 commits", n, sql_floor_s, False, True),
+        row("registry + SqliteStore (default; inline)", n, sqlite_s, True, True),
+    ]
+    if thread_s is not None:
+        rows.append(
+            row("peer: SqliteStore calls via to_thread", args.thread_n, thread_s, False, True)
+        )
+    return rows
+
+
+HEADERS = [
+    "registry_throughput",
+    "cycles",
+    "cycles/s",
+    "us/cycle",
+    "x trio floor",
+    "x sqlite floor",
+    "target >= 20k/s",
+]
+
+
+def run(argv: list[str] | None = None) -> str:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=50_000, help="cycles per run (default 50,000)")
+    parser.add_argument("--repeats", type=int, default=2, help="runs per row, best kept (2)")
+    parser.add_argument(
+        "--thread-n",
+        type=int,
+        default=5_000,
+        help="cycles for the to_thread sqlite peer row (0 skips it; default 5,000)",
+    )
+    args = parser.parse_args(argv)
+    rows = trio.run(main, args)
+    out = table(HEADERS, rows)
+    print(out)
+    print(
+        f"best of {args.repeats} runs; one cycle = ask (no timeout) + respond, sequential; "
+        "'x floor' = us/cycle divided by the floor's us/cycle"
+    )
+    return out
+
+
+if __name__ == "__main__":
+    print_machine()
+    run()

@@ -1,0 +1,43 @@
+"""Shared fixtures: a short private temp dir (Unix socket paths are capped at 108
+bytes), and a real hub served in-process on a real Unix socket."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import trio
+
+from hive_rpc.client import HubClient
+from hive_rpc.hub import HubConfig, run_hub
+from hive_rpc.service import HubService
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="hv-", dir="/tmp"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def hub_config(short_tmp: Path) -> HubConfig:
+    return HubConfig(socket=short_tmp / "run" / "hub.sock", data_dir=short_tmp / "data")
+
+
+@pytest.fixture
+async def hub(hub_config: HubConfig, nursery: trio.Nursery) -> HubService:
+    """A hub on the sqlite store, serving a real socket, for the test's duration."""
+    service: HubService = await nursery.start(run_hub, hub_config)
+    return service
+
+
+@pytest.fixture
+async def client(hub: HubService, hub_config: HubConfig) -> AsyncIterator[HubClient]:
+    async with await HubClient.connect(hub_config.socket) as c:
+        yield c

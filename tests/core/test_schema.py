@@ -1,0 +1,116 @@
+"""Flat elicitation schemas: the schema is checked at ask time, answers at respond time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hive_rpc.core.errors import InvalidAnswer, InvalidPrompt
+from hive_rpc.core.schema import check_schema, validate_against
+
+FULL = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 2, "maxLength": 5},
+        "email": {"type": "string", "format": "email"},
+        "site": {"type": "string", "format": "uri"},
+        "day": {"type": "string", "format": "date"},
+        "at": {"type": "string", "format": "date-time"},
+        "age": {"type": "integer", "minimum": 0, "maximum": 150},
+        "ratio": {"type": "number", "minimum": 0, "maximum": 1},
+        "ok": {"type": "boolean"},
+        "env": {"type": "string", "enum": ["dev", "prod"]},
+        "tier": {"type": "string", "oneOf": [{"const": "s", "title": "Small"}, {"const": "l"}]},
+        "tags": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["a", "b", "c"]},
+            "maxItems": 2,
+        },
+    },
+    "required": ["name"],
+}
+
+
+def test_full_schema_is_accepted_and_a_full_answer_validates() -> None:
+    schema = check_schema(FULL)
+    answer = {
+        "name": "ada",
+        "email": "ada@example.org",
+        "site": "https://x.org/a",
+        "day": "2026-11-22",
+        "at": "2026-11-22T10:00:00+00:00",
+        "age": 36,
+        "ratio": 0.5,
+        "ok": True,
+        "env": "prod",
+        "tier": "l",
+        "tags": ["a", "c"],
+    }
+    assert validate_against(schema, answer) == answer
+
+
+@pytest.mark.parametrize(
+    ("schema", "match"),
+    [
+        ([], "must be a JSON object"),
+        ({"type": "array"}, 'schema.type must be "object"'),
+        ({"type": "object"}, "non-empty object of fields"),
+        ({"type": "object", "properties": {"x": {"type": "object"}}}, "nested objects"),
+        (
+            {"type": "object", "properties": {"x": {"type": "string", "pattern": "a"}}},
+            "unsupported keys pattern",
+        ),
+        ({"type": "object", "properties": {"x": {"type": "string", "enum": []}}}, "non-empty list"),
+        (
+            {"type": "object", "properties": {"x": {"type": "array", "items": {"type": "string"}}}},
+            "multi-select",
+        ),
+        (
+            {"type": "object", "properties": {"x": {"type": "integer", "format": "email"}}},
+            "format must be one of",
+        ),
+        (
+            {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["y"]},
+            "unknown properties: y",
+        ),
+        (
+            {"type": "object", "properties": {"x": {"type": "string", "oneOf": [{"title": "t"}]}}},
+            "const",
+        ),
+    ],
+)
+def test_bad_schemas_are_refused_with_the_reason(schema: Any, match: str) -> None:
+    with pytest.raises(InvalidPrompt, match=match):
+        check_schema(schema)
+
+
+@pytest.mark.parametrize(
+    ("answer", "match"),
+    [
+        ("ada", "object answer"),
+        ({}, "missing required fields: name"),
+        ({"name": "ada", "zzz": 1}, "fields the schema lacks: zzz"),
+        ({"name": "a"}, "at least 2 chars"),
+        ({"name": "adalovelace"}, "at most 5 chars"),
+        ({"name": 5}, "'name' must be a string"),
+        ({"name": "ada", "email": "not-an-email"}, "valid email"),
+        ({"name": "ada", "site": "no scheme"}, "valid uri"),
+        ({"name": "ada", "day": "22/11/2026"}, "valid date"),
+        ({"name": "ada", "at": "noon"}, "valid date-time"),
+        ({"name": "ada", "age": 1.5}, "'age' must be a integer"),
+        ({"name": "ada", "age": True}, "'age' must be a integer"),
+        ({"name": "ada", "age": 200}, "at most 150"),
+        ({"name": "ada", "ratio": -0.1}, "at least 0"),
+        ({"name": "ada", "ok": "yes"}, "'ok' must be a boolean"),
+        ({"name": "ada", "env": "staging"}, "not one of"),
+        ({"name": "ada", "tier": "m"}, "not one of"),
+        ({"name": "ada", "tags": "a"}, "list of choices"),
+        ({"name": "ada", "tags": ["z"]}, "not among"),
+        ({"name": "ada", "tags": ["a", "a"]}, "picked once"),
+        ({"name": "ada", "tags": ["a", "b", "c"]}, "at most 2 items"),
+    ],
+)
+def test_bad_answers_name_the_field(answer: Any, match: str) -> None:
+    with pytest.raises(InvalidAnswer, match=match):
+        validate_against(check_schema(FULL), answer)

@@ -1,0 +1,97 @@
+"""The store contract, run against every store; then what only SQLite promises."""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from hive_rpc.core import lifecycle
+from hive_rpc.core.prompt import Action, Prompt, Status, new_prompt
+from hive_rpc.store import MemoryStore, PromptStore, SqliteStore
+
+NOW = 1_800_000_000.0
+
+
+def prompt(i: int, agent: str = "a") -> Prompt:
+    return new_prompt(agent_id=agent, question=f"q{i} ✓ «ünïcode»", now=NOW + i, timeout_s=60)
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def store(request: pytest.FixtureRequest, short_tmp: Path) -> AsyncIterator[PromptStore]:
+    s: PromptStore = MemoryStore() if request.param == "memory" else SqliteStore(short_tmp / "db")
+    yield s
+    await s.aclose()
+
+
+async def test_insert_get_round_trip(store: PromptStore) -> None:
+    p = prompt(1)
+    await store.insert(p)
+    assert await store.get(p.id) == p
+    assert await store.get("missing") is None
+
+
+async def test_update_is_compare_and_set_on_status(store: PromptStore) -> None:
+    p = prompt(1)
+    await store.insert(p)
+    answered = lifecycle.respond(p, answer="x", by="first", action=Action.ACCEPT, now=NOW + 2)
+    assert await store.update(answered, expected=Status.PENDING) is None
+    late = lifecycle.respond(p, answer="y", by="second", action=Action.ACCEPT, now=NOW + 3)
+    current = await store.update(late, expected=Status.PENDING)
+    assert current is not None
+    assert current.by == "first"
+    assert (await store.get(p.id)) == answered
+
+
+async def test_pending_oldest_first_and_counts(store: PromptStore) -> None:
+    ps = [prompt(i) for i in (3, 1, 2)]
+    for p in ps:
+        await store.insert(p)
+    await store.update(lifecycle.cancel(ps[0], by="a", now=NOW + 9), expected=Status.PENDING)
+    assert [p.question[:2] for p in await store.pending()] == ["q1", "q2"]
+    assert await store.counts() == {"pending": 2, "responded": 0, "expired": 0, "cancelled": 1}
+
+
+async def test_recent_filters(store: PromptStore) -> None:
+    for i in range(5):
+        await store.insert(prompt(i, agent="a" if i % 2 else "b"))
+    assert [p.question[:2] for p in await store.recent(agent_id="a")] == ["q3", "q1"]
+    assert len(await store.recent(status=Status.PENDING, limit=2)) == 2
+    assert await store.recent(status=Status.EXPIRED) == []
+
+
+async def test_schema_and_choices_survive_storage(store: PromptStore) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    p = replace(prompt(1), schema=schema)
+    q = replace(prompt(2), choices=("yes", "no"))
+    await store.insert(p)
+    await store.insert(q)
+    got_p, got_q = await store.get(p.id), await store.get(q.id)
+    assert got_p is not None
+    assert got_q is not None
+    assert dict(got_p.schema or {}) == schema
+    assert got_q.choices == ("yes", "no")
+
+
+async def test_sqlite_survives_reopen_and_is_private(short_tmp: Path) -> None:
+    path = short_tmp / "data" / "prompts.sqlite3"
+    first = SqliteStore(path)
+    p = prompt(1)
+    await first.insert(p)
+    await first.aclose()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    second = SqliteStore(path)
+    assert await second.get(p.id) == p
+    assert (await second.pending())[0].id == p.id
+    await second.aclose()
+
+
+async def test_sqlite_uses_wal(short_tmp: Path) -> None:
+    s = SqliteStore(short_tmp / "db")
+    mode = s._db.execute("PRAGMA journal_mode").fetchone()[0]
+    await s.aclose()
+    assert mode == "wal"
