@@ -1,0 +1,226 @@
+"""The ``hive-rpc`` command as a shell user runs it: real processes, a real autostarted hub."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hive_rpc import cli
+
+
+class Shell:
+    """Runs ``hive-rpc`` with a private socket and data dir; kills the hub afterwards."""
+
+    def __init__(self, root: Path) -> None:
+        self.socket = root / "run" / "hub.sock"
+        self.data_dir = root / "data"
+        self.env = {
+            **os.environ,
+            "HIVE_RPC_SOCKET": str(self.socket),
+            "HIVE_RPC_DATA_DIR": str(self.data_dir),
+        }
+
+    def run(self, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "hive_rpc", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    def json(self, *args: str) -> Any:
+        out = self.run(*args, "--json")
+        assert out.stdout, out.stderr
+        return json.loads(out.stdout)
+
+    def hub_pid(self) -> int:
+        return int(self.json("status")["pid"])
+
+    def wait_hub_gone(self) -> None:
+        """Block until the hub's socket lock is free: the kernel frees it when the hub dies."""
+        lock = self.socket.with_name("hub.sock.lock")
+        if not lock.exists():
+            return
+        fd = os.open(lock, os.O_RDWR)
+        done = threading.Event()
+
+        def take() -> None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            done.set()
+
+        threading.Thread(target=take, daemon=True).start()
+        assert done.wait(15), "hub did not exit"
+        os.close(fd)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        lock = self.socket.with_name("hub.sock.lock")
+        if lock.exists():
+            try:
+                os.kill(int(lock.read_text()), sig)
+            except (ValueError, ProcessLookupError):
+                return
+            self.wait_hub_gone()
+
+
+@pytest.fixture
+def sh(short_tmp: Path) -> Iterator[Shell]:
+    shell = Shell(short_tmp)
+    try:
+        yield shell
+    finally:
+        shell.stop()
+
+
+def test_ask_autostarts_a_hub_then_answer_and_poll(sh: Shell) -> None:
+    out = sh.run("ask", "Deploy now?", "--choices", "yes,no", "--timeout", "600")
+    assert out.returncode == cli.EXIT_OK, out.stderr
+    prompt_id = out.stdout.strip()
+    assert len(prompt_id) == 16
+    assert (sh.data_dir / "hub.log").exists()
+
+    listed = sh.json("list")
+    assert [(r["id"], r["question"], r["choices"]) for r in listed] == [
+        (prompt_id, "Deploy now?", ["yes", "no"])
+    ]
+    table = sh.run("list").stdout
+    assert "ID" in table
+    assert prompt_id in table
+    assert "Deploy now?  [yes / no]" in table
+
+    assert sh.run("poll", prompt_id).returncode == cli.EXIT_PENDING
+    bad = sh.run("answer", prompt_id, "maybe")
+    assert bad.returncode == cli.EXIT_REFUSED
+    assert "not one of the choices: yes, no" in bad.stderr
+    assert sh.run("answer", prompt_id, "yes", "--by", "ada").returncode == cli.EXIT_OK
+    again = sh.run("answer", prompt_id, "no")
+    assert again.returncode == cli.EXIT_REFUSED
+    assert "already answered by ada" in again.stderr
+
+    polled = sh.run("poll", prompt_id, "--json")
+    assert polled.returncode == cli.EXIT_OK
+    record = json.loads(polled.stdout)
+    assert (record["status"], record["answer"], record["by"]) == ("responded", "yes", "ada")
+    assert sh.run("poll", prompt_id).stdout.strip() == "yes"
+
+
+def test_ask_json_prints_id_and_status(sh: Shell) -> None:
+    got = sh.json("ask", "Which?")
+    assert set(got) == {"id", "status"}
+    assert got["status"] == "pending"
+
+
+def test_ask_wait_blocks_until_answered(sh: Shell) -> None:
+    sh.run("status")  # start the hub first so both processes share it
+    waiter = subprocess.Popen(
+        [sys.executable, "-m", "hive_rpc", "ask", "Name?", "--wait", "--agent", "bot"],
+        env=sh.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert waiter.stderr is not None
+    prompt_id = waiter.stderr.readline().strip()  # --wait prints the id on stderr first
+    assert sh.run("answer", prompt_id, "Ada").returncode == 0
+    out, _ = waiter.communicate(timeout=30)
+    assert waiter.returncode == cli.EXIT_OK
+    assert out.strip() == "Ada"
+
+
+def test_exit_codes_for_each_outcome(sh: Shell) -> None:
+    expired = sh.run("ask", "quick?", "--timeout", "0.2", "--wait")
+    assert expired.returncode == cli.EXIT_EXPIRED
+    assert "expired (timeout)" in expired.stdout
+
+    cancelled = sh.run("ask", "withdraw me").stdout.strip()
+    assert sh.run("cancel", cancelled).returncode == cli.EXIT_OK
+    assert sh.run("poll", cancelled).returncode == cli.EXIT_CANCELLED
+
+    declined = sh.run("ask", "decline me").stdout.strip()
+    assert sh.run("answer", declined, "--decline").returncode == cli.EXIT_OK
+    assert sh.run("poll", declined).returncode == cli.EXIT_DECLINED
+
+    missing = sh.run("poll", "0000000000000000")
+    assert missing.returncode == cli.EXIT_NOT_FOUND
+    assert "no prompt '0000000000000000'" in missing.stderr
+
+    assert sh.run("ask").returncode == cli.EXIT_USAGE
+
+
+def test_agent_isolation_from_the_shell(sh: Shell) -> None:
+    mine = sh.run("ask", "mine", "--agent", "a1").stdout.strip()
+    assert sh.run("poll", mine, "--agent", "a2").returncode == cli.EXIT_NOT_FOUND
+    assert sh.run("cancel", mine, "--agent", "a2").returncode == cli.EXIT_NOT_FOUND
+    assert sh.run("poll", mine, "--agent", "a1").returncode == cli.EXIT_PENDING
+    assert sh.json("list", "--agent", "a2") == []
+
+
+def test_schema_prompt_takes_a_json_answer(sh: Shell) -> None:
+    schema = '{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}'
+    prompt_id = sh.run("ask", "How many?", "--schema", schema).stdout.strip()
+    bad = sh.run("answer", prompt_id, '{"n": "three"}')
+    assert bad.returncode == cli.EXIT_REFUSED
+    assert "'n' must be a integer" in bad.stderr
+    assert sh.run("answer", prompt_id, '{"n": 3}').returncode == cli.EXIT_OK
+    assert sh.json("poll", prompt_id)["answer"] == {"n": 3}
+    assert sh.run("ask", "bad", "--schema", "{nope").returncode == cli.EXIT_USAGE
+
+
+def test_no_start_refuses_when_no_hub(sh: Shell) -> None:
+    out = sh.run("list", "--no-start")
+    assert out.returncode == cli.EXIT_UNREACHABLE
+    assert "no hub answers on" in out.stderr
+    assert not sh.socket.exists()
+
+
+def test_status_json(sh: Shell) -> None:
+    status = sh.json("status")
+    assert status["socket"] == str(sh.socket)
+    assert status["data_dir"] == str(sh.data_dir)
+    assert status["store"] == "sqlite"
+    assert set(status["counts"]) == {"pending", "responded", "expired", "cancelled"}
+    assert isinstance(status["pid"], int)
+    assert status["pid"] != os.getpid()
+
+
+def test_serve_refuses_a_second_hub_and_sigterm_stops_cleanly(sh: Shell) -> None:
+    pid = sh.hub_pid()
+    second = sh.run("serve")
+    assert second.returncode == cli.EXIT_REFUSED
+    assert f"another hub (pid {pid}) already serves this socket" in second.stderr
+    os.kill(pid, signal.SIGTERM)
+    sh.wait_hub_gone()
+    assert not sh.socket.exists()
+
+
+def test_sigkill_loses_no_prompt_and_no_answer(sh: Shell) -> None:
+    waiting = sh.run("ask", "still there?", "--timeout", "3600").stdout.strip()
+    short = sh.run("ask", "runs out while down", "--timeout", "1").stdout.strip()
+    answered = sh.run("ask", "answered before the crash").stdout.strip()
+    sh.run("answer", answered, "kept")
+    before = sh.json("poll", waiting)
+    old_pid = sh.hub_pid()
+
+    sh.stop(signal.SIGKILL)
+    assert sh.socket.exists()  # a crashed hub leaves its socket file behind
+
+    after = sh.json("poll", waiting)  # autostarts a new hub, which takes over the socket
+    assert sh.hub_pid() != old_pid
+    assert after["status"] == "pending"
+    assert after["deadline_at"] == before["deadline_at"]  # the remaining time is kept
+    kept = sh.json("poll", answered)
+    assert (kept["status"], kept["answer"]) == ("responded", "kept")
+    gone = sh.json("poll", short, "--wait")
+    assert gone["status"] == "expired"
+    assert sh.run("answer", waiting, "still answerable").returncode == cli.EXIT_OK
