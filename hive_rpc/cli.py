@@ -11,6 +11,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import time
@@ -23,6 +24,7 @@ import trio
 from hive_rpc import __version__
 from hive_rpc.client import HubClient, HubUnreachable, RemoteError, connect_or_start
 from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S
+from hive_rpc.core.terminal_text import one_line, strip_controls
 from hive_rpc.faces.editor_socket import SocketInUse
 from hive_rpc.hub import STORES, HubAlreadyRunning, HubConfig, run_hub
 from hive_rpc.paths import InsecurePath, default_data_dir, default_socket
@@ -65,21 +67,28 @@ def _age(seconds: float) -> str:
     return f"{seconds // 3600}h"
 
 
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]")
+
+
 def _print_json(value: Any) -> None:
-    print(json.dumps(value, ensure_ascii=False, indent=2))
+    """JSON for people and jq alike: readable non-ASCII, but C1 controls and bidi
+    overrides (which JSON leaves raw) escaped, so they never reach the terminal."""
+    text = json.dumps(value, ensure_ascii=False, indent=2)
+    print(_UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
 
 
 def _describe(record: dict[str, Any]) -> str:
     status = record["status"]
     if status == "responded":
         if record["action"] != "accept":
-            return f"{record['action']}d by {record['by']}"
+            return f"{record['action']}d by {one_line(record['by'])}"
         answer = record["answer"]
-        return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+        text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+        return strip_controls(text)
     if status == "expired":
         return f"expired ({record['expiry_reason']})"
     if status == "cancelled":
-        return f"cancelled by {record['by']}"
+        return f"cancelled by {one_line(record['by'])}"
     return "pending"
 
 
@@ -89,9 +98,9 @@ def _table(records: list[dict[str, Any]]) -> str:
     now = time.time()
     rows = [("ID", "AGENT", "AGE", "EXPIRES", "QUESTION")]
     for r in records:
-        question = " ".join(r["question"].split())
+        question = one_line(r["question"])
         if r.get("choices"):
-            question += f"  [{' / '.join(r['choices'])}]"
+            question += f"  [{' / '.join(map(one_line, r['choices']))}]"
         if len(question) > 60:
             question = question[:59] + "…"
         flag = "!" if r.get("urgent") else ""

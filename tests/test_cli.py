@@ -224,3 +224,19 @@ def test_sigkill_loses_no_prompt_and_no_answer(sh: Shell) -> None:
     gone = sh.json("poll", short, "--wait")
     assert gone["status"] == "expired"
     assert sh.run("answer", waiting, "still answerable").returncode == cli.EXIT_OK
+
+
+def test_hostile_question_never_reaches_the_terminal_raw(sh: Shell) -> None:
+    hostile = "Proceed?\x1b]0;owned\x07\x1b[2J\u202e\x9b31m"
+    prompt_id = sh.run("ask", hostile, "--choices", "y\x1b[5m,n").stdout.strip()
+    table = sh.run("list").stdout
+    assert "Proceed?" in table
+    assert "\x1b" not in table
+    assert "\u202e" not in table
+    assert "\x9b" not in table
+    raw = sh.run("list", "--json").stdout
+    assert "\x1b" not in raw
+    assert "\x9b" not in raw
+    assert json.loads(raw)[0]["question"] == hostile  # the record itself is kept exact
+    sh.run("answer", prompt_id, "y\x1b[5m")
+    assert sh.run("poll", prompt_id).stdout == "y\n"
