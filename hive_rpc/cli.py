@@ -369,17 +369,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     func: Callable[[argparse.Namespace], Coroutine[Any, Any, int]] = args.func
     try:
         return trio.run(func, args)
-    except CliError as e:
-        print(f"hive-rpc: {e}", file=sys.stderr)
-        return e.code
-    except RemoteError as e:
-        print(f"hive-rpc: {e.message}", file=sys.stderr)
-        return _error_code(e)
-    except HubUnreachable as e:
-        print(f"hive-rpc: {e}", file=sys.stderr)
-        return EXIT_UNREACHABLE
-    except (HubAlreadyRunning, SocketInUse, InsecurePath) as e:
-        print(f"hive-rpc: {e}", file=sys.stderr)
-        return EXIT_REFUSED
-    except KeyboardInterrupt:
-        return 130
+    except BaseException as raised:
+        error = _sole_leaf(raised)
+        if isinstance(error, KeyboardInterrupt):
+            return 130
+        if isinstance(error, CliError):
+            code = error.code
+        elif isinstance(error, RemoteError):
+            code = _error_code(error)
+        elif isinstance(error, HubUnreachable):
+            code = EXIT_UNREACHABLE
+        elif isinstance(error, HubAlreadyRunning | SocketInUse | InsecurePath):
+            code = EXIT_REFUSED
+        else:
+            raise
+        print(f"hive-rpc: {error}", file=sys.stderr)
+        return code
+
+
+def _sole_leaf(error: BaseException) -> BaseException:
+    """The one real error inside nested exception groups (trio nurseries wrap them)."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error

@@ -16,7 +16,7 @@ from typing import Any
 import trio
 
 from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S
-from hive_rpc.faces.editor_socket import serve_editor_socket
+from hive_rpc.faces.editor_socket import bind_socket, remove_socket, serve_editor_socket
 from hive_rpc.paths import DB_NAME, HubLock, prepare_socket_dir, private_dir
 from hive_rpc.registry import open_registry
 from hive_rpc.service import HubInfo, HubService
@@ -64,21 +64,29 @@ async def run_hub(config: HubConfig, *, task_status: Any = trio.TASK_STATUS_IGNO
     with ExitStack() as stack:
         _lock(stack, config.socket.with_name(config.socket.name + ".lock"), "socket")
         _lock(stack, config.data_dir / "hub.lock", "data dir")
-        store = open_store(config)
+        listener = await bind_socket(config.socket)
         try:
-            async with open_registry(store, max_lifetime_s=config.max_lifetime_s) as registry:
-                info = HubInfo(
-                    socket=os.fspath(config.socket),
-                    data_dir=os.fspath(config.data_dir),
-                    store=store.kind,
-                )
-                service = HubService(registry, info)
-                async with trio.open_nursery() as nursery:
-                    await nursery.start(serve_editor_socket, service, config.socket)
-                    log.info(
-                        "hub %d listening on %s (%s store)", os.getpid(), config.socket, store.kind
-                    )
-                    task_status.started(service)
+            store = open_store(config)
+            try:
+                await _serve(config, store, listener, task_status)
+            finally:
+                with trio.CancelScope(shield=True):
+                    await store.aclose()
         finally:
+            remove_socket(config.socket)
             with trio.CancelScope(shield=True):
-                await store.aclose()
+                await listener.aclose()
+
+
+async def _serve(
+    config: HubConfig, store: PromptStore, listener: trio.SocketListener, task_status: Any
+) -> None:
+    async with open_registry(store, max_lifetime_s=config.max_lifetime_s) as registry:
+        info = HubInfo(
+            socket=os.fspath(config.socket), data_dir=os.fspath(config.data_dir), store=store.kind
+        )
+        service = HubService(registry, info)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(serve_editor_socket, service, listener)
+            log.info("hub %d listening on %s (%s store)", os.getpid(), config.socket, store.kind)
+            task_status.started(service)

@@ -227,21 +227,29 @@ async def bind_socket(path: Path) -> trio.SocketListener:
 
 
 async def serve_editor_socket(
-    service: HubService, path: Path, *, task_status: Any = trio.TASK_STATUS_IGNORED
+    service: HubService,
+    listener: trio.SocketListener,
+    *,
+    task_status: Any = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve the editor socket at ``path`` until cancelled; ``started`` once listening."""
-    listener = await bind_socket(path)
+    """Serve connections from ``listener`` (see ``bind_socket``) until cancelled."""
 
     async def handle(stream: trio.SocketStream) -> None:
         await Session(stream, service).run()
 
-    try:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(trio.serve_listeners, handle, [listener])
-            task_status.started(listener)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
+    await trio.serve_listeners(handle, [listener], task_status=task_status)
 
 
-__all__ = ["MethodNotFound", "Session", "SocketInUse", "bind_socket", "serve_editor_socket"]
+def remove_socket(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+__all__ = [
+    "MethodNotFound",
+    "Session",
+    "SocketInUse",
+    "bind_socket",
+    "remove_socket",
+    "serve_editor_socket",
+]

@@ -10,6 +10,7 @@ import pytest
 import trio
 
 from hive_rpc.client import HubClient, RemoteError
+from hive_rpc.faces.editor_socket import SocketInUse
 from hive_rpc.hub import HubAlreadyRunning, HubConfig, run_hub
 from hive_rpc.protocol.framing import encode_frame
 from hive_rpc.protocol.jsonrpc import dumps
@@ -262,3 +263,16 @@ async def test_hub_removes_its_socket_on_shutdown(hub_config: HubConfig) -> None
         assert hub_config.socket.exists()
         nursery.cancel_scope.cancel()
     assert not hub_config.socket.exists()
+
+
+async def test_refuses_a_socket_someone_else_listens_on(hub_config: HubConfig) -> None:
+    hub_config.socket.parent.mkdir(mode=0o700, parents=True)
+    squatter = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    squatter.bind(os.fspath(hub_config.socket))
+    squatter.listen(1)
+    try:
+        with trio.fail_after(5), pytest.raises(SocketInUse, match="already answering"):
+            await run_hub(hub_config)
+        assert hub_config.socket.exists()  # not unlinked from under its owner
+    finally:
+        squatter.close()
