@@ -124,11 +124,14 @@ async def _client(args: argparse.Namespace) -> HubClient:
     return await connect_or_start(args.socket, args.data_dir, start=not args.no_start)
 
 
+def _as_agent(agent: str | None, **params: Any) -> dict[str, Any]:
+    """Request params, scoped to ``agent`` when one is named (else coordinator)."""
+    return {**params, "agent_id": agent} if agent else params
+
+
 async def _wait(client: HubClient, prompt_id: str, agent: str | None) -> dict[str, Any]:
     while True:
-        params: dict[str, Any] = {"id": prompt_id, "timeout_s": WAIT_CHUNK_S}
-        if agent:
-            params["agent_id"] = agent
+        params = _as_agent(agent, id=prompt_id, timeout_s=WAIT_CHUNK_S)
         record: dict[str, Any] = await client.call("hive/await", params)
         if record["status"] != "pending":
             return record
@@ -163,11 +166,8 @@ async def cmd_ask(args: argparse.Namespace) -> int:
 
 
 async def cmd_poll(args: argparse.Namespace) -> int:
-    params: dict[str, Any] = {"id": args.id}
-    if args.agent:
-        params["agent_id"] = args.agent
     async with await _client(args) as client:
-        record = await client.call("hive/poll", params)
+        record = await client.call("hive/poll", _as_agent(args.agent, id=args.id))
         if args.wait and record["status"] == "pending":
             record = await _wait(client, args.id, args.agent)
     if args.json:
@@ -183,6 +183,8 @@ async def cmd_answer(args: argparse.Namespace) -> int:
         action = "accept"
         if args.decline:
             answer, action = None, "decline"
+        elif args.value is None:
+            raise CliError("give an answer VALUE, or --decline", EXIT_USAGE)
         else:
             current = await client.call("hive/poll", {"id": args.id})
             if current.get("schema") is not None:
@@ -192,8 +194,6 @@ async def cmd_answer(args: argparse.Namespace) -> int:
                     raise CliError(
                         f"this prompt wants a JSON object matching its schema: {e}", EXIT_USAGE
                     ) from None
-            if answer is None:
-                raise CliError("give an answer VALUE, or --decline", EXIT_USAGE)
         record = await client.call(
             "hive/respond", {"id": args.id, "answer": answer, "by": args.by, "action": action}
         )
@@ -203,9 +203,8 @@ async def cmd_answer(args: argparse.Namespace) -> int:
 
 
 async def cmd_list(args: argparse.Namespace) -> int:
-    params = {"agent_id": args.agent} if args.agent else {}
     async with await _client(args) as client:
-        records = await client.call("hive/list", params)
+        records = await client.call("hive/list", _as_agent(args.agent))
     if args.json:
         _print_json(records)
     else:
@@ -214,11 +213,8 @@ async def cmd_list(args: argparse.Namespace) -> int:
 
 
 async def cmd_cancel(args: argparse.Namespace) -> int:
-    params: dict[str, Any] = {"id": args.id}
-    if args.agent:
-        params["agent_id"] = args.agent
     async with await _client(args) as client:
-        record = await client.call("hive/cancel", params)
+        record = await client.call("hive/cancel", _as_agent(args.agent, id=args.id))
     if args.json:
         _print_json(record)
     return EXIT_OK

@@ -32,7 +32,7 @@ from typing import Any
 import trio
 
 from hive_rpc.core import lifecycle
-from hive_rpc.core.errors import InvalidPrompt, PromptNotFound
+from hive_rpc.core.errors import InvalidParams, PromptNotFound
 from hive_rpc.core.prompt import (
     DEFAULT_MAX_LIFETIME_S,
     Action,
@@ -322,7 +322,7 @@ def _check_timeout(timeout_s: float) -> None:
         or math.isnan(timeout_s)
         or timeout_s < 0
     ):
-        raise InvalidPrompt("timeout_s must be a number of seconds >= 0")
+        raise InvalidParams("timeout_s must be a number of seconds >= 0")
 
 
 @asynccontextmanager

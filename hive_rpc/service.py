@@ -20,25 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hive_rpc import __version__
-from hive_rpc.core.errors import HiveError
+from hive_rpc.core.errors import InvalidParams, MethodNotFound
 from hive_rpc.core.prompt import Action, Prompt
 from hive_rpc.registry import Registry, Watch
 
 HUMAN = "human"
 """The ``by`` recorded when an answer comes from an editor or the CLI without a name."""
 DEFAULT_AGENT = "anonymous"
-
-
-class InvalidParams(HiveError):
-    """Missing, unknown or mistyped parameters."""
-
-    code = -32602
-    kind = "invalid_params"
-
-
-class MethodNotFound(HiveError):
-    code = -32601
-    kind = "method_not_found"
 
 
 _TYPES: dict[str, tuple[type, ...]] = {

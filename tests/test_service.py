@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from hive_rpc.service import METHODS, InvalidParams, MethodNotFound, check_params
+from hive_rpc.core.errors import InvalidParams, MethodNotFound
+from hive_rpc.service import METHODS, check_params
 
 
 @pytest.mark.parametrize("method", sorted(METHODS))

@@ -54,8 +54,14 @@ class InvalidAnswer(HiveError):
     kind = "invalid_answer"
 
 
-class InvalidPrompt(HiveError):
-    """The question itself is malformed (bad schema, choices, timeout ...)."""
+class InvalidParams(HiveError):
+    """Missing, unknown or mistyped parameters, or a malformed question (bad schema,
+    choices, timeout ...)."""
 
     code = -32602
     kind = "invalid_params"
+
+
+class MethodNotFound(HiveError):
+    code = -32601
+    kind = "method_not_found"

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from hive_rpc.core.errors import InvalidPrompt
+from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.schema import check_schema
 
 MAX_QUESTION_CHARS = 65_536
@@ -116,9 +116,9 @@ def new_id() -> str:
 def check_name(value: object, what: str) -> str:
     """An agent id, a ``by`` or a correlation id: a short non-blank string."""
     if not isinstance(value, str) or not value.strip():
-        raise InvalidPrompt(f"{what} must be a non-empty string")
+        raise InvalidParams(f"{what} must be a non-empty string")
     if len(value) > MAX_NAME_CHARS:
-        raise InvalidPrompt(f"{what} is longer than {MAX_NAME_CHARS} characters")
+        raise InvalidParams(f"{what} is longer than {MAX_NAME_CHARS} characters")
     return value
 
 
@@ -147,15 +147,15 @@ def new_prompt(
     maximum lifetime ends the prompt.
     """
     if not isinstance(question, str) or not question.strip():
-        raise InvalidPrompt("question must be a non-empty string")
+        raise InvalidParams("question must be a non-empty string")
     if len(question) > MAX_QUESTION_CHARS:
-        raise InvalidPrompt(f"question is longer than {MAX_QUESTION_CHARS} characters")
+        raise InvalidParams(f"question is longer than {MAX_QUESTION_CHARS} characters")
     if choices is not None and schema is not None:
-        raise InvalidPrompt("give either choices or schema, not both")
+        raise InvalidParams("give either choices or schema, not both")
     checked_choices = _check_choices(choices) if choices is not None else None
     checked_schema = check_schema(schema) if schema is not None else None
     if not isinstance(urgent, bool):
-        raise InvalidPrompt("urgent must be true or false")
+        raise InvalidParams("urgent must be true or false")
     if timeout_s is not None:
         if (
             isinstance(timeout_s, bool)
@@ -163,7 +163,7 @@ def new_prompt(
             or not math.isfinite(timeout_s)
             or timeout_s <= 0
         ):
-            raise InvalidPrompt("timeout_s must be a positive number of seconds")
+            raise InvalidParams("timeout_s must be a positive number of seconds")
         timeout_s = float(min(timeout_s, max_lifetime_s))
     max_deadline = now + max_lifetime_s
     return Prompt(
@@ -184,13 +184,13 @@ def new_prompt(
 
 def _check_choices(choices: object) -> tuple[str, ...]:
     if isinstance(choices, str) or not isinstance(choices, Sequence):
-        raise InvalidPrompt("choices must be a list of strings")
+        raise InvalidParams("choices must be a list of strings")
     if not choices:
-        raise InvalidPrompt("choices must not be empty (omit it for a free-text answer)")
+        raise InvalidParams("choices must not be empty (omit it for a free-text answer)")
     if len(choices) > MAX_CHOICES:
-        raise InvalidPrompt(f"at most {MAX_CHOICES} choices are allowed")
+        raise InvalidParams(f"at most {MAX_CHOICES} choices are allowed")
     if not all(isinstance(c, str) and c.strip() for c in choices):
-        raise InvalidPrompt("every choice must be a non-empty string")
+        raise InvalidParams("every choice must be a non-empty string")
     if len(set(choices)) != len(choices):
-        raise InvalidPrompt("choices must be distinct")
+        raise InvalidParams("choices must be distinct")
     return tuple(choices)

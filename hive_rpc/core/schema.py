@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Any
 
-from hive_rpc.core.errors import InvalidAnswer, InvalidPrompt
+from hive_rpc.core.errors import InvalidAnswer, InvalidParams
 
 PRIMITIVE_TYPES = frozenset({"string", "number", "integer", "boolean", "array"})
 STRING_FORMATS = frozenset({"email", "uri", "date", "date-time"})
@@ -44,22 +44,22 @@ _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
 
 
 def check_schema(schema: object) -> dict[str, Any]:
-    """Return ``schema`` if it is a flat elicitation schema, else raise InvalidPrompt."""
+    """Return ``schema`` if it is a flat elicitation schema, else raise InvalidParams."""
     if not isinstance(schema, Mapping):
-        raise InvalidPrompt('schema must be a JSON object like {"type": "object", ...}')
+        raise InvalidParams('schema must be a JSON object like {"type": "object", ...}')
     if schema.get("type") != "object":
-        raise InvalidPrompt('schema.type must be "object" (a flat elicitation schema)')
+        raise InvalidParams('schema.type must be "object" (a flat elicitation schema)')
     props = schema.get("properties")
     if not isinstance(props, Mapping) or not props:
-        raise InvalidPrompt("schema.properties must be a non-empty object of fields")
+        raise InvalidParams("schema.properties must be a non-empty object of fields")
     for name, prop in props.items():
         _check_property(str(name), prop)
     required = schema.get("required", [])
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
-        raise InvalidPrompt("schema.required must be a list of property names")
+        raise InvalidParams("schema.required must be a list of property names")
     unknown = [r for r in required if r not in props]
     if unknown:
-        raise InvalidPrompt(f"schema.required names unknown properties: {', '.join(unknown)}")
+        raise InvalidParams(f"schema.required names unknown properties: {', '.join(unknown)}")
     return dict(schema)
 
 
@@ -67,7 +67,7 @@ def _enum_values(name: str, prop: Mapping[str, Any]) -> list[Any] | None:
     if "enum" in prop:
         values = prop["enum"]
         if not isinstance(values, list) or not values:
-            raise InvalidPrompt(f"schema property {name!r}: enum must be a non-empty list")
+            raise InvalidParams(f"schema property {name!r}: enum must be a non-empty list")
         return values
     for key in ("oneOf", "anyOf"):
         if key in prop:
@@ -77,7 +77,7 @@ def _enum_values(name: str, prop: Mapping[str, Any]) -> list[Any] | None:
                 or not options
                 or not all(isinstance(o, Mapping) and "const" in o for o in options)
             ):
-                raise InvalidPrompt(
+                raise InvalidParams(
                     f'schema property {name!r}: {key} must be a list of {{"const": ...}} objects'
                 )
             return [o["const"] for o in options]
@@ -86,22 +86,22 @@ def _enum_values(name: str, prop: Mapping[str, Any]) -> list[Any] | None:
 
 def _check_property(name: str, prop: object) -> None:
     if not isinstance(prop, Mapping):
-        raise InvalidPrompt(f"schema property {name!r} must be an object")
+        raise InvalidParams(f"schema property {name!r} must be an object")
     kind = prop.get("type")
     if kind not in PRIMITIVE_TYPES:
-        raise InvalidPrompt(
+        raise InvalidParams(
             f"schema property {name!r}: type must be one of "
             f"{', '.join(sorted(PRIMITIVE_TYPES))} (nested objects are not allowed)"
         )
     extra = set(prop) - _PROPERTY_KEYS
     if extra:
-        raise InvalidPrompt(
+        raise InvalidParams(
             f"schema property {name!r}: unsupported keys {', '.join(sorted(extra))}"
         )
     if kind == "array":
         items = prop.get("items")
         if not isinstance(items, Mapping) or _enum_values(f"{name}.items", items) is None:
-            raise InvalidPrompt(
+            raise InvalidParams(
                 f"schema property {name!r}: an array must be a multi-select with "
                 "items.enum (or items.anyOf of consts)"
             )
@@ -109,7 +109,7 @@ def _check_property(name: str, prop: object) -> None:
         _enum_values(name, prop)
     fmt = prop.get("format")
     if fmt is not None and (kind != "string" or fmt not in STRING_FORMATS):
-        raise InvalidPrompt(
+        raise InvalidParams(
             f"schema property {name!r}: format must be one of "
             f"{', '.join(sorted(STRING_FORMATS))} on a string"
         )

@@ -36,7 +36,7 @@ from hive_rpc.protocol.jsonrpc import (
     Request,
     RpcError,
 )
-from hive_rpc.service import METHODS, HubService, MethodNotFound, check_params
+from hive_rpc.service import METHODS, HubService, check_params
 
 log = logging.getLogger(__name__)
 
@@ -246,7 +246,6 @@ def remove_socket(path: Path) -> None:
 
 
 __all__ = [
-    "MethodNotFound",
     "Session",
     "SocketInUse",
     "bind_socket",

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from hive_rpc.core.errors import InvalidPrompt
+from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.prompt import MAX_CHOICES, MAX_QUESTION_CHARS, new_prompt
 
 NOW = 1_800_000_000.0
@@ -44,7 +44,7 @@ def ask(**kw: Any) -> Any:
     ],
 )
 def test_bad_question_fields_are_refused(kw: dict[str, Any], match: str) -> None:
-    with pytest.raises(InvalidPrompt, match=match) as err:
+    with pytest.raises(InvalidParams, match=match) as err:
         ask(**kw)
     assert err.value.code == -32602
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from hive_rpc.core.errors import InvalidAnswer, InvalidPrompt
+from hive_rpc.core.errors import InvalidAnswer, InvalidParams
 from hive_rpc.core.schema import check_schema, validate_against
 
 FULL = {
@@ -81,7 +81,7 @@ def test_full_schema_is_accepted_and_a_full_answer_validates() -> None:
     ],
 )
 def test_bad_schemas_are_refused_with_the_reason(schema: Any, match: str) -> None:
-    with pytest.raises(InvalidPrompt, match=match):
+    with pytest.raises(InvalidParams, match=match):
         check_schema(schema)
 
 

@@ -8,7 +8,7 @@ import pytest
 import trio
 import trio.testing
 
-from hive_rpc.core.errors import AlreadyAnswered, InvalidPrompt, PromptClosed, PromptNotFound
+from hive_rpc.core.errors import AlreadyAnswered, InvalidParams, PromptClosed, PromptNotFound
 from hive_rpc.core.prompt import Action, ExpiryReason, Status
 from hive_rpc.registry import Registry, open_registry
 from hive_rpc.store import MemoryStore
@@ -268,9 +268,9 @@ async def test_bad_timeouts_are_refused(
 ) -> None:
     p = await reg.ask(agent_id="a1", question="q")
     for bad in (-1, float("nan"), True):
-        with pytest.raises(InvalidPrompt):
+        with pytest.raises(InvalidParams):
             await reg.wait(p.id, timeout_s=bad)
-        with pytest.raises(InvalidPrompt):
+        with pytest.raises(InvalidParams):
             await reg.await_ask(timeout_s=bad)
 
 
