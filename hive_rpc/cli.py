@@ -257,6 +257,17 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _seconds(text: str) -> float:
+    """argparse type: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (value > 0 and value != float("inf")):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -293,7 +304,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--max-lifetime",
-        type=float,
+        type=_seconds,
         default=DEFAULT_MAX_LIFETIME_S,
         metavar="SECONDS",
         help="hard maximum lifetime of a prompt (default 24 h)",
@@ -308,7 +319,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--schema", help="a flat elicitation schema (JSON) for a structured answer")
     p.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         default=None,
         metavar="SECONDS",
         help="countdown; stops when the human starts typing",

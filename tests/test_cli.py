@@ -156,6 +156,11 @@ def test_exit_codes_for_each_outcome(sh: Shell) -> None:
     assert "no prompt '0000000000000000'" in missing.stderr
 
     assert sh.run("ask").returncode == cli.EXIT_USAGE
+    bad_timeout = sh.run("ask", "q", "--timeout", "nan")
+    assert bad_timeout.returncode == cli.EXIT_USAGE
+    assert "must be a positive number of seconds" in bad_timeout.stderr
+    assert sh.run("serve", "--max-lifetime", "-3").returncode == cli.EXIT_USAGE
+    assert sh.run("answer", declined).returncode == cli.EXIT_USAGE  # neither VALUE nor --decline
 
 
 def test_agent_isolation_from_the_shell(sh: Shell) -> None:
