@@ -41,7 +41,9 @@ EXIT_DECLINED = 7
 EXIT_PENDING = 8
 
 WAIT_CHUNK_S = 600.0
-"""``--wait`` long-polls in chunks so that a hub restart mid-wait is survived."""
+"""``--wait`` long-polls in chunks of this many seconds."""
+WAIT_RECONNECTS = 3
+"""Consecutive lost connections ``--wait`` survives before giving up (exit 4)."""
 
 
 class CliError(Exception):
@@ -81,7 +83,8 @@ def _describe(record: dict[str, Any]) -> str:
     status = record["status"]
     if status == "responded":
         if record["action"] != "accept":
-            return f"{record['action']}d by {one_line(record['by'])}"
+            done = {"decline": "declined", "cancel": "cancelled"}[record["action"]]
+            return f"{done} by {one_line(record['by'])}"
         answer = record["answer"]
         text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
         return strip_controls(text)
@@ -129,12 +132,23 @@ def _as_agent(agent: str | None, **params: Any) -> dict[str, Any]:
     return {**params, "agent_id": agent} if agent else params
 
 
-async def _wait(client: HubClient, prompt_id: str, agent: str | None) -> dict[str, Any]:
+async def _wait(args: argparse.Namespace, prompt_id: str) -> dict[str, Any]:
+    """Long-poll until the prompt is closed.  Prompts are durable, so when the hub goes
+    away mid-wait we reconnect (starting a hub unless --no-start) and wait on."""
+    params = _as_agent(args.agent, id=prompt_id, timeout_s=WAIT_CHUNK_S)
+    failures = 0
     while True:
-        params = _as_agent(agent, id=prompt_id, timeout_s=WAIT_CHUNK_S)
-        record: dict[str, Any] = await client.call("hive/await", params)
-        if record["status"] != "pending":
-            return record
+        try:
+            async with await _client(args) as client:
+                while True:
+                    record: dict[str, Any] = await client.call("hive/await", params)
+                    if record["status"] != "pending":
+                        return record
+                    failures = 0
+        except (HubUnreachable, trio.BrokenResourceError) as e:
+            failures += 1
+            if failures > WAIT_RECONNECTS:
+                raise HubUnreachable(f"lost the hub {failures} times while waiting: {e}") from None
 
 
 async def cmd_ask(args: argparse.Namespace) -> int:
@@ -154,10 +168,10 @@ async def cmd_ask(args: argparse.Namespace) -> int:
         params["task_id"] = args.task_id
     async with await _client(args) as client:
         record = await client.call("hive/ask", params)
-        if args.wait:
-            if not args.json:
-                print(record["id"], file=sys.stderr)
-            record = await _wait(client, record["id"], args.agent)
+    if args.wait:
+        if not args.json:
+            print(record["id"], file=sys.stderr, flush=True)
+        record = await _wait(args, record["id"])
     if args.json:
         _print_json(record if args.wait else {"id": record["id"], "status": record["status"]})
     else:
@@ -168,8 +182,8 @@ async def cmd_ask(args: argparse.Namespace) -> int:
 async def cmd_poll(args: argparse.Namespace) -> int:
     async with await _client(args) as client:
         record = await client.call("hive/poll", _as_agent(args.agent, id=args.id))
-        if args.wait and record["status"] == "pending":
-            record = await _wait(client, args.id, args.agent)
+    if args.wait and record["status"] == "pending":
+        record = await _wait(args, args.id)
     if args.json:
         _print_json(record)
     else:
@@ -390,7 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = EXIT_REFUSED
         else:
             raise
-        print(f"hive-rpc: {error}", file=sys.stderr)
+        print(f"hive-rpc: {strip_controls(str(error))}", file=sys.stderr)
         return code
 
 

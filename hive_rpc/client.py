@@ -20,7 +20,7 @@ from typing import Any
 
 import trio
 
-from hive_rpc.paths import LOG_NAME, private_dir
+from hive_rpc.paths import LOG_NAME, prepare_socket_dir, private_dir
 from hive_rpc.protocol.jsonrpc import (
     Endpoint,
     ErrorResponse,
@@ -31,6 +31,8 @@ from hive_rpc.protocol.jsonrpc import (
 )
 
 START_TIMEOUT_S = 15.0
+REPLY_MAX_BYTES = 256 << 20
+"""Replies may be far larger than requests (``hive/list`` of many long questions)."""
 
 
 class HubUnreachable(ConnectionError):
@@ -54,7 +56,7 @@ class RemoteError(Exception):
 class HubClient:
     def __init__(self, stream: trio.abc.Stream) -> None:
         self._stream = stream
-        self._endpoint = Endpoint()
+        self._endpoint = Endpoint(max_body=REPLY_MAX_BYTES)
         self._inbox: collections.deque[Any] = collections.deque()
         self.notifications: collections.deque[Notification] = collections.deque()
 
@@ -109,6 +111,8 @@ class HubClient:
                 return msg.result
             if isinstance(msg, ErrorResponse) and msg.id in (msg_id, None):
                 raise RemoteError(msg.code, msg.message, msg.data)
+            if isinstance(msg, RpcError):  # a reply we could not read (say, too large)
+                raise RemoteError(msg.code, msg.message, msg.data)
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         await self._stream.send_all(self._endpoint.notify(method, params))
@@ -126,6 +130,7 @@ def spawn_hub(socket: Path, data_dir: Path, extra_args: list[str] | None = None)
     posix_spawn rather than Popen: the hub outlives us, so there is no child object
     to wait on or to warn about at exit.
     """
+    prepare_socket_dir(socket)
     private_dir(data_dir)
     read_fd, write_fd = os.pipe()
     log_fd = os.open(data_dir / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

@@ -1,7 +1,7 @@
 """Where the hub puts its socket, data and locks, and the checks that keep them private.
 
 Defaults follow the XDG base directories: the socket in ``$XDG_RUNTIME_DIR/hive-rpc/``
-(or ``/tmp/hive-rpc-UID/`` when there is no runtime dir), data in
+(or ``$TMPDIR/hive-rpc-UID/``, usually ``/tmp``, when there is no runtime dir), data in
 ``$XDG_DATA_HOME/hive-rpc/``.  Directories we create are 0700; a default directory that
 exists but belongs to someone else, or is a symlink, is refused rather than trusted.
 """
@@ -25,8 +25,11 @@ class InsecurePath(RuntimeError):
 
 
 def private_dir(path: Path) -> Path:
-    """Create ``path`` as 0700, or check that the existing one is ours and private."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """Create ``path`` (and any missing parents) as 0700, or check that the existing
+    one is ours and private, tightening its mode if it is ours but open."""
+    for missing in [*reversed(path.parents), path]:
+        if not missing.exists():
+            missing.mkdir(mode=0o700, exist_ok=True)
     st = path.lstat()
     if path.is_symlink() or not path.is_dir():
         raise InsecurePath(f"{path} is not a plain directory; refusing to use it")

@@ -27,6 +27,7 @@ import time
 from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import trio
@@ -47,14 +48,20 @@ COORDINATOR = None
 """Pass ``agent_id=COORDINATOR`` (None) to act across agents: editors, CLI, coordinators."""
 
 WATCH_BUFFER = 1024
+HEAP_SLACK = 1024
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Change:
     """One state change, as subscribers see it.  ``event`` is "ask" for a new prompt."""
 
     event: str
     prompt: Prompt
+
+    @cached_property
+    def record(self) -> dict[str, Any]:
+        """The prompt's record, built once however many subscribers send it."""
+        return self.prompt.to_record()
 
 
 class Watch:
@@ -171,9 +178,20 @@ class Registry:
                 self._pending[prompt.id] = prompt
             return
         self._pending.pop(prompt.id, None)
+        if len(self._heap) > 2 * len(self._pending) + HEAP_SLACK:
+            self._compact_heap()
         closed = self._closed.pop(prompt.id, None)
         if closed is not None:
             closed.set()
+
+    def _compact_heap(self) -> None:
+        """Drop the entries of closed prompts, so the heap grows with what is pending,
+        not with what was recently asked.  Amortised: it runs once per HEAP_SLACK closes."""
+        self._heap = [
+            (self._trio_deadline(p), next(self._seq), p.id) for p in self._pending.values()
+        ]
+        heapq.heapify(self._heap)
+        self._arm()
 
     def _publish(self, change: Change) -> None:
         for send in list(self._watchers):
@@ -245,12 +263,19 @@ class Registry:
         return await self.poll(prompt_id, agent_id=agent_id)
 
     async def respond(
-        self, prompt_id: str, *, answer: Any, by: str, action: Action = Action.ACCEPT
+        self,
+        prompt_id: str,
+        *,
+        answer: Any,
+        by: str,
+        action: Action = Action.ACCEPT,
+        agent_id: str | None = COORDINATOR,
     ) -> Prompt:
-        """Answer a prompt.  The first answer wins; later ones get AlreadyAnswered."""
+        """Answer a prompt.  The first answer wins; later ones get AlreadyAnswered.
+        An agent may answer only its own prompts; coordinators answer any."""
         by = check_name(by, "by")
         async with self._write_lock:
-            prompt = await self.poll(prompt_id)
+            prompt = await self.poll(prompt_id, agent_id=agent_id)
             new = lifecycle.respond(prompt, answer=answer, by=by, action=action, now=self.now())
             return await self._write(new, "respond")
 
@@ -310,7 +335,7 @@ class Registry:
         return {
             "pending": len(self._pending),
             "deadline_heap": len(self._heap),
-            "waiters": len(self._closed),
+            "waiters": sum(e.statistics().tasks_waiting for e in self._closed.values()),
             "watchers": len(self._watchers),
         }
 

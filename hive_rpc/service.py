@@ -6,9 +6,10 @@ with the code and words to send back.  Parameter checking lives here, once, as a
 table: each method names its parameters, their JSON types, and which are required.
 Unknown parameters are refused so that a typo (``quesiton``) is caught, not ignored.
 
-Identity: a request that carries ``agent_id`` acts for that agent and sees only its
-own prompts; a request without it acts as a coordinator (the editors, the CLI, an
-agent explicitly coordinating) and sees every prompt.
+Identity: a request that carries ``agent_id`` acts for that agent and sees, answers
+and cancels only its own prompts; a request without it acts as a coordinator (the
+editors, the CLI, an agent explicitly coordinating, which names itself in ``by``) and
+reaches every prompt.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 from hive_rpc import __version__
 from hive_rpc.core.errors import InvalidParams, MethodNotFound
-from hive_rpc.core.prompt import Action, Prompt
+from hive_rpc.core.prompt import Action, Prompt, check_name
 from hive_rpc.registry import Registry, Watch
 
 HUMAN = "human"
@@ -99,6 +100,13 @@ METHODS: dict[str, Method] = {
 }
 
 
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer too large for a float: 10**400
+        return False
+
+
 def check_params(method: str, params: dict[str, Any]) -> dict[str, Any]:
     """Return ``params`` if they fit ``method``'s table, else raise an actionable error."""
     spec = METHODS.get(method)
@@ -118,11 +126,13 @@ def check_params(method: str, params: dict[str, Any]) -> dict[str, Any]:
         value = params.get(name)
         if value is None:
             if param.required:
-                raise InvalidParams(f"{method}: missing required parameter {name!r}")
+                raise InvalidParams(
+                    f"{method}: missing required parameter {name!r}", method=method, param=name
+                )
             continue
         ok = isinstance(value, _TYPES[param.type])
         if param.type == "number":
-            ok = ok and not isinstance(value, bool) and math.isfinite(float(value))
+            ok = ok and not isinstance(value, bool) and _finite(value)
         if not ok:
             raise InvalidParams(
                 f"{method}: parameter {name!r} must be a {param.type}, got {type(value).__name__}",
@@ -130,6 +140,13 @@ def check_params(method: str, params: dict[str, Any]) -> dict[str, Any]:
                 param=name,
             )
     return params
+
+
+def _agent(p: dict[str, Any]) -> str | None:
+    """The agent a request acts for, or None for a coordinator.  Blank is refused, not
+    read as "everyone": an agent that lost its name must not see others' prompts."""
+    value = p.get("agent_id")
+    return None if value is None else check_name(value, "agent_id")
 
 
 def _action(value: str | None) -> Action:
@@ -191,11 +208,11 @@ class HubService:
 
     async def _ask(self, p: dict[str, Any]) -> dict[str, Any]:
         prompt = await self.registry.ask(
-            agent_id=p.get("agent_id") or DEFAULT_AGENT,
+            agent_id=_agent(p) or DEFAULT_AGENT,
             question=p["question"],
             choices=p.get("choices"),
             schema=p.get("schema"),
-            urgent=p.get("urgent", False),
+            urgent=p.get("urgent") or False,
             timeout_s=p.get("timeout_s"),
             task_id=p.get("task_id"),
             in_reply_to=p.get("in_reply_to"),
@@ -203,28 +220,32 @@ class HubService:
         return prompt.to_record()
 
     async def _poll(self, p: dict[str, Any]) -> dict[str, Any]:
-        return (await self.registry.poll(p["id"], agent_id=p.get("agent_id"))).to_record()
+        return (await self.registry.poll(p["id"], agent_id=_agent(p))).to_record()
 
     async def _await(self, p: dict[str, Any]) -> dict[str, Any]:
-        prompt = await self.registry.wait(
-            p["id"], timeout_s=p["timeout_s"], agent_id=p.get("agent_id")
-        )
+        prompt = await self.registry.wait(p["id"], timeout_s=p["timeout_s"], agent_id=_agent(p))
         return prompt.to_record()
 
     async def _respond(self, p: dict[str, Any]) -> dict[str, Any]:
-        by = p.get("by") or p.get("agent_id") or HUMAN
+        agent = _agent(p)
         prompt = await self.registry.respond(
-            p["id"], answer=p.get("answer"), by=by, action=_action(p.get("action"))
+            p["id"],
+            answer=p.get("answer"),
+            by=p.get("by") or agent or HUMAN,
+            action=_action(p.get("action")),
+            agent_id=agent,
         )
         return prompt.to_record()
 
     async def _cancel(self, p: dict[str, Any]) -> dict[str, Any]:
-        by = p.get("by") or p.get("agent_id") or HUMAN
-        prompt = await self.registry.cancel(p["id"], by=by, agent_id=p.get("agent_id"))
+        agent = _agent(p)
+        prompt = await self.registry.cancel(
+            p["id"], by=p.get("by") or agent or HUMAN, agent_id=agent
+        )
         return prompt.to_record()
 
     async def _list(self, p: dict[str, Any]) -> list[dict[str, Any]]:
-        return [x.to_record() for x in self.registry.list_pending(agent_id=p.get("agent_id"))]
+        return [x.to_record() for x in self.registry.list_pending(agent_id=_agent(p))]
 
     async def _await_ask(self, p: dict[str, Any]) -> dict[str, Any] | None:
         exclude = p.get("exclude") or []
@@ -259,6 +280,6 @@ class HubService:
             yield "hive/prompt", prompt.to_record()
         async for change in watch:
             if change.event == "ask":
-                yield "hive/prompt", change.prompt.to_record()
+                yield "hive/prompt", change.record
             elif not change.prompt.is_pending:
                 yield "hive/dismiss", dismissal(change.prompt)

@@ -6,6 +6,7 @@ import fcntl
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -246,3 +247,45 @@ def test_hostile_question_never_reaches_the_terminal_raw(sh: Shell) -> None:
     assert json.loads(raw)[0]["question"] == hostile  # the record itself is kept exact
     sh.run("answer", prompt_id, "y\x1b[5m")
     assert sh.run("poll", prompt_id).stdout == "y\n"
+
+
+def test_ask_wait_survives_a_hub_crash(sh: Shell) -> None:
+    sh.run("status")
+    waiter = subprocess.Popen(
+        [sys.executable, "-m", "hive_rpc", "ask", "Still waiting?", "--wait"],
+        env=sh.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert waiter.stderr is not None
+    prompt_id = waiter.stderr.readline().strip()
+    sh.stop(signal.SIGKILL)
+    answered = sh.run("answer", prompt_id, "yes, after the crash")
+    assert answered.returncode == cli.EXIT_OK, answered.stderr
+    out, err = waiter.communicate(timeout=30)
+    assert waiter.returncode == cli.EXIT_OK, err
+    assert out.strip() == "yes, after the crash"
+
+
+def test_declined_and_hostile_names_read_cleanly(sh: Shell) -> None:
+    prompt_id = sh.run("ask", "q").stdout.strip()
+    sh.run("answer", prompt_id, "--decline", "--by", "ev\x1b]0;x\x07il")
+    assert sh.run("poll", prompt_id).stdout.strip() == "declined by evil"
+    again = sh.run("answer", prompt_id, "late")
+    assert "already answered by evil" in again.stderr
+    assert "\x1b" not in again.stderr
+
+
+def test_autostart_makes_every_new_directory_private(short_tmp: Path) -> None:
+    shell = Shell(short_tmp)
+    shell.socket = short_tmp / "new" / "hub.sock"
+    shell.data_dir = short_tmp / "new" / "nested" / "data"
+    shell.env.update(HIVE_RPC_SOCKET=str(shell.socket), HIVE_RPC_DATA_DIR=str(shell.data_dir))
+    try:
+        assert shell.run("status").returncode == cli.EXIT_OK
+        for d in (short_tmp / "new", short_tmp / "new" / "nested", shell.data_dir):
+            assert stat.S_IMODE(d.stat().st_mode) == 0o700, d
+        assert stat.S_IMODE(shell.socket.stat().st_mode) == 0o600
+    finally:
+        shell.stop()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -86,9 +86,16 @@ class Prompt:
         return self.answered_at or self.expired_at or self.cancelled_at
 
     def to_record(self) -> dict[str, Any]:
-        """The JSON-ready record sent to clients and kept by stores."""
-        record = asdict(self)
+        """The JSON-ready record sent to clients and kept by stores.
+
+        A shallow copy (``dataclasses.asdict`` deep-copies and cost half of every
+        SQLite write, see docs/benchmarks.md): treat the nested schema and answer as
+        read-only.
+        """
+        record = {name: getattr(self, name) for name in _FIELD_NAMES}
         record["status"] = self.status.value
+        record["action"] = self.action.value if self.action is not None else None
+        record["expiry_reason"] = self.expiry_reason.value if self.expiry_reason else None
         record["choices"] = list(self.choices) if self.choices is not None else None
         record["schema"] = dict(self.schema) if self.schema is not None else None
         record["expired"] = self.status is Status.EXPIRED
@@ -106,6 +113,9 @@ class Prompt:
         if fields.get("expiry_reason") is not None:
             fields["expiry_reason"] = ExpiryReason(fields["expiry_reason"])
         return cls(**fields)
+
+
+_FIELD_NAMES = tuple(f.name for f in fields(Prompt))
 
 
 def new_id() -> str:

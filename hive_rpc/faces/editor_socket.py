@@ -43,7 +43,17 @@ log = logging.getLogger(__name__)
 MAX_IN_FLIGHT = 256
 """Requests one connection may have running at once (long polls included)."""
 SEND_TIMEOUT_S = 30.0
+EOF_GRACE_S = 30.0
+"""After the client closes its side, how long requests it already sent may still run."""
 RECEIVE_CHUNK = 65536
+
+
+def _only_disconnects(error: BaseException) -> bool:
+    """True if ``error`` (or every leaf of an exception group) is the peer going away."""
+    if isinstance(error, BaseExceptionGroup):
+        _, rest = error.split((trio.BrokenResourceError, trio.ClosedResourceError))
+        return rest is None
+    return isinstance(error, trio.BrokenResourceError | trio.ClosedResourceError)
 
 
 class Session:
@@ -57,6 +67,8 @@ class Session:
         self._endpoint = Endpoint(max_body)
         self._send_lock = trio.StrictFIFOLock()
         self._in_flight = 0
+        self._idle = trio.Event()
+        self._idle.set()
         self._subscription: trio.CancelScope | None = None
         self._nursery: trio.Nursery | None = None
 
@@ -66,15 +78,23 @@ class Session:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 await self._read_loop(nursery)
+                await self._drain()
                 nursery.cancel_scope.cancel()
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-        except Exception:
-            log.exception("editor socket connection failed")
+        except Exception as e:
+            if not _only_disconnects(e):
+                log.exception("editor socket connection failed")
         finally:
             with trio.move_on_after(1) as cleanup:
                 cleanup.shield = True
                 await self._stream.aclose()
+
+    async def _drain(self) -> None:
+        """The client closed its side: stop notifications, but let requests already
+        received finish (``printf ... | nc -U`` gets its answers), within a grace time."""
+        if self._subscription is not None:
+            self._subscription.cancel()
+        with trio.move_on_after(EOF_GRACE_S):
+            await self._idle.wait()
 
     async def _read_loop(self, nursery: trio.Nursery) -> None:
         while True:
@@ -101,14 +121,19 @@ class Session:
                         )
                         continue
                     self._in_flight += 1
+                    self._idle = trio.Event()
                     nursery.start_soon(self._handle_request, msg)
                 elif isinstance(msg, Notification):
                     nursery.start_soon(self._handle_notification, msg)
                 # Responses: the hub sends no requests, so there is nothing to match.
 
     async def _send(self, data: bytes) -> None:
+        """Write one whole frame.  Shielded so that a cancelled sender (unsubscribe, a
+        finished request) never leaves half a frame on the wire; bounded so that a
+        client that stops reading is disconnected."""
         async with self._send_lock:
-            with trio.move_on_after(SEND_TIMEOUT_S) as scope:
+            with trio.CancelScope(shield=True) as scope:
+                scope.deadline = trio.current_time() + SEND_TIMEOUT_S
                 await self._stream.send_all(data)
             if scope.cancelled_caught:
                 log.warning("client stopped reading for %ss; disconnecting", SEND_TIMEOUT_S)
@@ -137,6 +162,8 @@ class Session:
                 await self._send(self._endpoint.result(req.id, result))
         finally:
             self._in_flight -= 1
+            if self._in_flight == 0:
+                self._idle.set()
 
     async def _call(self, method: str, params: dict[str, Any]) -> Any:
         if method == "hive/unsubscribe":
@@ -166,12 +193,13 @@ class Session:
         if self._subscription is not None:
             await self._send(self._endpoint.result(req.id, {"subscribed": True, "pending": None}))
             return
+        # Claimed before the first checkpoint, so a second subscribe in flight sees it.
+        self._subscription = trio.CancelScope()
         assert self._nursery is not None
-        self._nursery.start_soon(self._forward, req)
+        self._nursery.start_soon(self._forward, req, self._subscription)
 
-    async def _forward(self, req: Request) -> None:
-        with trio.CancelScope() as scope, self._service.registry.watch() as watch:
-            self._subscription = scope
+    async def _forward(self, req: Request, scope: trio.CancelScope) -> None:
+        with scope, self._service.registry.watch() as watch:
             await self._send(
                 self._endpoint.result(req.id, {"subscribed": True, "pending": len(watch.pending)})
             )

@@ -33,11 +33,6 @@ class PromptStore(Protocol):
     async def pending(self) -> list[Prompt]:
         """Every pending prompt, oldest first: what a restarted hub resumes."""
 
-    async def recent(
-        self, *, status: Status | None = None, agent_id: str | None = None, limit: int = 100
-    ) -> list[Prompt]:
-        """The newest prompts matching the filters, newest first."""
-
     async def counts(self) -> dict[str, int]:
         """How many prompts are in each status (every status present, zero included)."""
 

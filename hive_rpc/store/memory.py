@@ -32,17 +32,6 @@ class MemoryStore:
         found = [p for p in self._prompts.values() if p.status is Status.PENDING]
         return sorted(found, key=lambda p: p.created_at)
 
-    async def recent(
-        self, *, status: Status | None = None, agent_id: str | None = None, limit: int = 100
-    ) -> list[Prompt]:
-        found = [
-            p
-            for p in self._prompts.values()
-            if (status is None or p.status is status)
-            and (agent_id is None or p.agent_id == agent_id)
-        ]
-        return sorted(found, key=lambda p: p.created_at, reverse=True)[:limit]
-
     async def counts(self) -> dict[str, int]:
         counts = {s.value: 0 for s in Status}
         for p in self._prompts.values():

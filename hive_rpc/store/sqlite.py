@@ -81,23 +81,6 @@ class SqliteStore:
         ).fetchall()
         return [_load(r[0]) for r in rows]
 
-    async def recent(
-        self, *, status: Status | None = None, agent_id: str | None = None, limit: int = 100
-    ) -> list[Prompt]:
-        clauses, args = [], []
-        if status is not None:
-            clauses.append("status = ?")
-            args.append(status.value)
-        if agent_id is not None:
-            clauses.append("agent_id = ?")
-            args.append(agent_id)
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        rows = self._db.execute(
-            f"SELECT record FROM prompts {where} ORDER BY created_at DESC LIMIT ?",
-            (*args, limit),
-        ).fetchall()
-        return [_load(r[0]) for r in rows]
-
     async def counts(self) -> dict[str, int]:
         counts = {s.value: 0 for s in Status}
         for status, n in self._db.execute("SELECT status, count(*) FROM prompts GROUP BY status"):

@@ -276,3 +276,86 @@ async def test_refuses_a_socket_someone_else_listens_on(hub_config: HubConfig) -
         assert hub_config.socket.exists()  # not unlinked from under its owner
     finally:
         squatter.close()
+
+
+async def test_an_agent_answers_only_its_own_prompts(client: HubClient) -> None:
+    p = await client.call("hive/ask", {"question": "q", "agent_id": "a1"})
+    with pytest.raises(RemoteError) as err:
+        await client.call("hive/respond", {"id": p["id"], "answer": "x", "agent_id": "a2"})
+    assert err.value.kind == "not_found"
+    coordinator = await client.call("hive/respond", {"id": p["id"], "answer": "x", "by": "boss"})
+    assert coordinator["by"] == "boss"
+
+
+async def test_blank_agent_id_is_refused_not_read_as_everyone(client: HubClient) -> None:
+    p = await client.call("hive/ask", {"question": "q", "agent_id": "a1"})
+    for method, params in [
+        ("hive/poll", {"id": p["id"]}),
+        ("hive/list", {}),
+        ("hive/ask", {"question": "q"}),
+    ]:
+        with pytest.raises(RemoteError, match="agent_id must be a non-empty string"):
+            await client.call(method, {**params, "agent_id": " "})
+
+
+async def test_null_urgent_means_not_urgent(client: HubClient) -> None:
+    p = await client.call("hive/ask", {"question": "q", "urgent": None})
+    assert p["urgent"] is False
+
+
+async def test_two_subscribes_in_flight_give_one_stream(
+    hub: HubService, hub_config: HubConfig
+) -> None:
+    with trio.fail_after(10):
+        async with await HubClient.connect(hub_config.socket) as editor:
+            frames = [
+                encode_frame(dumps({"jsonrpc": "2.0", "id": i, "method": "hive/subscribe"}))
+                for i in (1, 2)
+            ]
+            await editor.send_raw(b"".join(frames))
+            replies = [await editor.next_message(), await editor.next_message()]
+            assert sorted(getattr(r, "id", None) for r in replies) == [1, 2]
+            await hub.call("hive/ask", {"question": "once"})
+            await hub.call("hive/ask", {"question": "twice?"})
+            first = await editor.next_notification()
+            second = await editor.next_notification()
+            assert [first.params["question"], second.params["question"]] == ["once", "twice?"]
+            await editor.call("hive/status")  # anything duplicated would have arrived by now
+            assert not editor.notifications
+
+
+async def test_requests_sent_before_a_half_close_are_answered(
+    hub: HubService, hub_config: HubConfig
+) -> None:
+    """``printf REQUEST | nc -U hub.sock``: the client shuts its write side at once."""
+    with trio.fail_after(10):
+        stream = await trio.open_unix_socket(os.fspath(hub_config.socket))
+        request = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "hive/ask",
+            "params": {"question": "from nc"},
+        }
+        await stream.send_all(encode_frame(dumps(request)))
+        await stream.send_eof()
+        data = b""
+        while chunk := await stream.receive_some(65536):
+            data += chunk
+        await stream.aclose()
+    assert b'"question":"from nc"' in data
+    assert b'"status":"pending"' in data
+    assert len(hub.registry.list_pending()) == 1
+
+
+async def test_a_client_hanging_up_is_not_logged_as_an_error(
+    hub: HubService, hub_config: HubConfig, caplog: pytest.LogCaptureFixture
+) -> None:
+    with trio.fail_after(10):
+        for _ in range(3):
+            c = await HubClient.connect(hub_config.socket)
+            await c.call("hive/subscribe")
+            await c.aclose()
+        await hub.call("hive/ask", {"question": "to nobody"})
+        await hub.call("hive/status", {})
+        await trio.testing.wait_all_tasks_blocked()
+    assert [r for r in caplog.records if r.levelname == "ERROR"] == []

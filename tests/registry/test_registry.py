@@ -42,6 +42,8 @@ async def test_agents_see_only_their_own_prompts(
         await reg.wait(theirs.id, timeout_s=1, agent_id="a1")
     with pytest.raises(PromptNotFound):
         await reg.cancel(theirs.id, by="a1", agent_id="a1")
+    with pytest.raises(PromptNotFound):
+        await reg.respond(theirs.id, answer="x", by="a1", agent_id="a1")
     assert [p.id for p in reg.list_pending(agent_id="a1")] == [mine.id]
     assert [p.id for p in reg.list_pending()] == [mine.id, theirs.id]  # coordinator
 
@@ -318,3 +320,18 @@ async def test_statistics(reg: Registry, autojump_clock: trio.testing.MockClock)
 def test_bad_max_lifetime() -> None:
     with pytest.raises(ValueError, match="max_lifetime_s"):
         Registry(MemoryStore(), max_lifetime_s=0)
+
+
+async def test_heap_stays_bounded_by_pending_and_deadlines_survive_compaction(
+    reg: Registry, autojump_clock: trio.testing.MockClock
+) -> None:
+    t0 = trio.current_time()
+    keep = [await reg.ask(agent_id="a", question=f"keep {i}", timeout_s=100 + i) for i in range(3)]
+    for _ in range(3000):
+        p = await reg.ask(agent_id="a", question="churn")
+        await reg.respond(p.id, answer="x", by="h")
+    assert reg.statistics()["deadline_heap"] <= 2 * 3 + 1024
+    for i, p in enumerate(keep):
+        got = await reg.wait(p.id, timeout_s=1000)
+        assert got.status is Status.EXPIRED
+        assert trio.current_time() - t0 == pytest.approx(100 + i)

@@ -55,14 +55,6 @@ async def test_pending_oldest_first_and_counts(store: PromptStore) -> None:
     assert await store.counts() == {"pending": 2, "responded": 0, "expired": 0, "cancelled": 1}
 
 
-async def test_recent_filters(store: PromptStore) -> None:
-    for i in range(5):
-        await store.insert(prompt(i, agent="a" if i % 2 else "b"))
-    assert [p.question[:2] for p in await store.recent(agent_id="a")] == ["q3", "q1"]
-    assert len(await store.recent(status=Status.PENDING, limit=2)) == 2
-    assert await store.recent(status=Status.EXPIRED) == []
-
-
 async def test_schema_and_choices_survive_storage(store: PromptStore) -> None:
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
     p = replace(prompt(1), schema=schema)
