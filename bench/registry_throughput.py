@@ -38,6 +38,8 @@ from hive_rpc.store.sqlite import _dump
 
 TARGET_PER_S = 20_000
 T = TypeVar("T")
+LAST_STATISTICS: dict[str, dict[str, int]] = {}
+"""registry.statistics() at the end of the last run on each kind of store."""
 
 
 async def floor_cycles(n: int) -> float:
@@ -73,6 +75,7 @@ async def registry_cycles(store: PromptStore, n: int) -> float:
             prompt = await registry.ask(agent_id="bench", question="Ship it?")
             await registry.respond(prompt.id, answer="yes", by="human")
         elapsed = time.perf_counter() - start
+        LAST_STATISTICS[store.kind] = registry.statistics()
     await store.aclose()
     return elapsed
 
@@ -240,6 +243,13 @@ def run(argv: list[str] | None = None) -> str:
         f"best of {args.repeats} runs; one cycle = ask (no timeout) + respond, sequential; "
         "'x floor' = us/cycle divided by the floor's us/cycle"
     )
+    live = LAST_STATISTICS.get("memory")
+    if live:
+        print(
+            f"registry after {args.n:,} cycles (MemoryStore): pending={live['pending']:,}, "
+            f"deadline_heap={live['deadline_heap']:,} (entries of answered prompts stay "
+            "in the heap until their deadline)"
+        )
     return out
 
 

@@ -1,0 +1,74 @@
+"""Run every benchmark, each in its own process, and print the markdown for
+docs/benchmarks.md (progress and each benchmark's own output go to stderr).
+
+    python bench/run_all.py            # the sizes the results page uses
+    python bench/run_all.py --quick    # smaller sizes, a smoke run of the scripts
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from _common import machine
+
+HERE = Path(__file__).resolve().parent
+
+BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
+    # name, full arguments, --quick arguments
+    ("registry_throughput", [], ["-n", "5000", "--thread-n", "500", "--repeats", "1"]),
+    ("registry_memory", [], ["-n", "10000"]),
+    ("expiry_lateness", [], ["-n", "10000", "--window", "2"]),
+    ("socket_delivery", [], ["-n", "300", "--rounds", "1"]),
+]
+
+
+def run_one(name: str, args: list[str]) -> tuple[str, float]:
+    cmd = [sys.executable, str(HERE / f"{name}.py"), *args]
+    print(f"running {' '.join(['python', f'bench/{name}.py', *args])}", file=sys.stderr)
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    sys.stderr.write(proc.stdout + proc.stderr)
+    if proc.returncode != 0:
+        raise SystemExit(f"bench/{name}.py failed with exit status {proc.returncode}")
+    lines: list[str] = []
+    for line in proc.stdout.splitlines():
+        if line.startswith("# "):
+            continue  # the machine line: printed once for the whole run
+        if lines and lines[-1].startswith("|") and not line.startswith("|"):
+            lines.append("")  # markdown: a table ends at a blank line
+        lines.append(line)
+    return "\n".join(lines).strip(), elapsed
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    parser.add_argument("--only", nargs="+", help="run only these benchmarks")
+    args = parser.parse_args(argv)
+    facts = machine()
+    out = [
+        f"Run on {datetime.date.today().isoformat()}"
+        + (" with `--quick` sizes (not for the results page)" if args.quick else ""),
+        "",
+        f"- machine: `{facts['machine']}`, {facts['cpu']}, {facts['cores']} cores, "
+        f"{facts['memory']} RAM, Linux {facts['kernel']}",
+        f"- Python {facts['python']}, trio {facts['trio']}, SQLite {facts['sqlite']}",
+    ]
+    for name, full, quick in BENCHMARKS:
+        if args.only and name not in args.only:
+            continue
+        extra = quick if args.quick else full
+        body, elapsed = run_one(name, extra)
+        command = " ".join(["python", f"bench/{name}.py", *extra])
+        out += ["", f"### {name}", "", f"`{command}` ({elapsed:.0f} s)", "", body]
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

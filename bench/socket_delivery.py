@@ -1,0 +1,308 @@
+"""Delivery latency over the editor socket: ``hive/ask`` sent -> ``hive/prompt`` received.
+
+A real hub (``hive_rpc.hub.run_hub``) serves a Unix socket in a short temp dir under
+/tmp.  One client subscribes (``hive/subscribe`` with ``HubClient``) and reads
+notifications in its own task; another client asks.  Each sample is the time from
+just before the asker writes ``hive/ask`` to the moment the subscriber has parsed the
+matching ``hive/prompt`` notification.  Samples are sequential (the next ask is sent
+once the previous prompt has arrived and the ask's response is in).
+
+Floor, same run, same kind of socket: a bare trio echo server that decodes
+Content-Length frames and writes each one straight back; the client sends a JSON
+message the size of a ``hive/prompt`` notification and times the round trip
+(encode, send, receive, decode, parse).  Both paths cross the socket twice.
+
+By default the hub and the echo server each run in a child process (the clients in
+this one), as they would in use, so on a multi-core machine servers and clients run
+in parallel; ``--in-process`` runs everything on one trio thread instead.
+
+Target (from the issue): p99(delivery) <= 5 x p99(echo round trip).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import trio
+from _common import percentile, print_machine, ratio, short_tmp, table, verdict
+
+from hive_rpc.client import HubClient
+from hive_rpc.core.prompt import new_prompt
+from hive_rpc.hub import HubConfig, run_hub
+from hive_rpc.protocol.framing import Frame, FrameDecoder, encode_frame
+
+TARGET_RATIO = 5.0
+SCRIPT = os.path.abspath(__file__)
+QUESTION = "Deploy build 4521 to production? The canary has been green for an hour."
+
+
+# --- servers ----------------------------------------------------------------------
+
+
+async def serve_hub(
+    socket: Path, data_dir: Path, store: str, *, task_status: Any = trio.TASK_STATUS_IGNORED
+) -> None:
+    await run_hub(HubConfig(socket=socket, data_dir=data_dir, store=store), task_status=task_status)
+
+
+async def serve_echo(socket: Path, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    """Echo every Content-Length frame back as it came."""
+    sock = trio.socket.socket(trio.socket.AF_UNIX, trio.socket.SOCK_STREAM)
+    await sock.bind(os.fspath(socket))
+    sock.listen(16)
+    listener = trio.SocketListener(sock)
+
+    async def handle(stream: trio.SocketStream) -> None:
+        decoder = FrameDecoder()
+        async with stream:
+            while data := await stream.receive_some(65536):
+                decoder.receive_data(data)
+                out = bytearray()
+                while (event := decoder.next_event()) is not None:
+                    assert isinstance(event, Frame)
+                    out += encode_frame(event.body)
+                if out:
+                    await stream.send_all(out)
+
+    await trio.serve_listeners(handle, [listener], task_status=task_status)
+
+
+async def _child_main(kind: str, socket: Path, data_dir: Path, store: str) -> None:
+    """Serve until SIGTERM, then shut down cleanly (the hub removes its socket)."""
+    with trio.open_signal_receiver(signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+            if kind == "hub":
+                await nursery.start(serve_hub, socket, data_dir, store)
+            else:
+                await nursery.start(serve_echo, socket)
+            print("ready", flush=True)
+            async for _ in signals:
+                nursery.cancel_scope.cancel()
+                break
+
+
+def child(argv: list[str]) -> None:
+    kind, socket, data_dir, store = argv
+    trio.run(_child_main, kind, Path(socket), Path(data_dir), store)
+
+
+async def running_server(
+    nursery: trio.Nursery, in_process: bool, kind: str, socket: Path, data_dir: Path, store: str
+) -> Callable[[], Awaitable[None]]:
+    """Start a server; return a coroutine function that stops it."""
+    if in_process:
+        scope = trio.CancelScope()
+
+        async def serve(task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+            with scope:
+                if kind == "hub":
+                    await serve_hub(socket, data_dir, store, task_status=task_status)
+                else:
+                    await serve_echo(socket, task_status=task_status)
+
+        await nursery.start(serve)
+
+        async def stop_task() -> None:
+            scope.cancel()
+
+        return stop_task
+
+    argv = [sys.executable, SCRIPT, "--child", kind]
+    argv += [os.fspath(socket), os.fspath(data_dir), store]
+    proc = await trio.lowlevel.open_process(argv, stdout=subprocess.PIPE)
+    stdout = proc.stdout
+    assert stdout is not None
+
+    async def stop_process() -> None:
+        proc.terminate()  # the child shuts down cleanly on SIGTERM
+        with trio.move_on_after(10):
+            await proc.wait()
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        await stdout.aclose()
+
+    async def wait_ready() -> None:
+        buf = b""
+        with trio.fail_after(30):
+            while b"ready" not in buf:
+                chunk = await stdout.receive_some(64)
+                if not chunk:
+                    raise RuntimeError(f"{kind} server exited before it was ready")
+                buf += chunk
+
+    try:
+        await wait_ready()
+    except BaseException:
+        with trio.CancelScope(shield=True):
+            await stop_process()
+        raise
+    return stop_process
+
+
+# --- measurements ------------------------------------------------------------------
+
+
+async def delivery_samples(socket: Path, n: int, warmup: int) -> list[float]:
+    """Seconds from hive/ask sent to hive/prompt parsed by the subscriber, n samples."""
+    samples: list[float] = []
+    arrivals_send, arrivals = trio.open_memory_channel[tuple[str, float]](n + warmup)
+    async with (
+        await HubClient.connect(socket) as subscriber,
+        await HubClient.connect(socket) as asker,
+        trio.open_nursery() as nursery,
+    ):
+        await subscriber.call("hive/subscribe")
+
+        async def read_notifications() -> None:
+            while True:
+                note = await subscriber.next_notification()
+                if note.method == "hive/prompt":
+                    arrivals_send.send_nowait((note.params["id"], trio.current_time()))
+
+        nursery.start_soon(read_notifications)
+        for i in range(n + warmup):
+            sent = trio.current_time()
+            record = await asker.call("hive/ask", {"question": QUESTION, "agent_id": "bench"})
+            prompt_id, arrived = await arrivals.receive()
+            if prompt_id != record["id"]:
+                raise RuntimeError(f"notification for {prompt_id}, expected {record['id']}")
+            if i >= warmup:
+                samples.append(arrived - sent)
+        nursery.cancel_scope.cancel()
+    return samples
+
+
+def notification_body() -> bytes:
+    """A hive/prompt notification as the hub would send it, for the echo's size."""
+    prompt = new_prompt(agent_id="bench", question=QUESTION, now=0.0)
+    msg = {"jsonrpc": "2.0", "method": "hive/prompt", "params": prompt.to_record()}
+    return json.dumps(msg, separators=(",", ":")).encode()
+
+
+async def echo_samples(socket: Path, n: int, warmup: int) -> list[float]:
+    """Round trips of a notification-sized JSON frame through the echo server."""
+    message = json.loads(notification_body())
+    samples: list[float] = []
+    stream = await trio.open_unix_socket(os.fspath(socket))
+    decoder = FrameDecoder()
+    async with stream:
+        for i in range(n + warmup):
+            message["params"]["created_at"] = float(i)
+            sent = trio.current_time()
+            await stream.send_all(encode_frame(json.dumps(message, separators=(",", ":")).encode()))
+            while (event := decoder.next_event()) is None:
+                decoder.receive_data(await stream.receive_some(65536))
+            assert isinstance(event, Frame)
+            echoed = json.loads(event.body)
+            arrived = trio.current_time()
+            assert echoed["params"]["created_at"] == float(i)
+            if i >= warmup:
+                samples.append(arrived - sent)
+    return samples
+
+
+class Stats:
+    def __init__(self, name: str, samples: list[float]) -> None:
+        self.name = name
+        self.us = sorted(s * 1e6 for s in samples)
+
+    def p(self, q: float) -> float:
+        return percentile(self.us, q)
+
+
+async def main(args: argparse.Namespace) -> tuple[list[Stats], int]:
+    """Rounds of (echo, then each store), samples pooled per row, so drift in the
+    machine's load during the run touches every row alike."""
+    pooled: dict[str, list[float]] = {}
+    async with trio.open_nursery() as nursery:
+        for _ in range(args.rounds):
+            with short_tmp() as tmp:
+                sock = tmp / "echo.sock"
+                stop = await running_server(nursery, args.in_process, "echo", sock, tmp, "")
+                try:
+                    samples = await echo_samples(sock, args.n, args.warmup)
+                finally:
+                    await stop()
+                pooled.setdefault("floor: echo round trip, same socket kind", []).extend(samples)
+            for store in args.stores:
+                with short_tmp() as tmp:
+                    sock = tmp / "run" / "hub.sock"
+                    data = tmp / "data"
+                    stop = await running_server(nursery, args.in_process, "hub", sock, data, store)
+                    try:
+                        samples = await delivery_samples(sock, args.n, args.warmup)
+                    finally:
+                        await stop()
+                    name = f"hub ({store} store): ask -> hive/prompt"
+                    pooled.setdefault(name, []).extend(samples)
+    return [Stats(name, samples) for name, samples in pooled.items()], len(notification_body())
+
+
+def run(argv: list[str] | None = None) -> str:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=2000, help="samples per row per round (2,000)")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="rounds; samples are pooled (default 3)"
+    )
+    parser.add_argument("--warmup", type=int, default=100, help="samples discarded first (100)")
+    parser.add_argument(
+        "--stores",
+        nargs="+",
+        default=["memory", "sqlite"],
+        choices=["memory", "sqlite"],
+        help="hub stores to measure (default: memory sqlite)",
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run the servers on this process's trio thread instead of child processes",
+    )
+    args = parser.parse_args(argv)
+    results, body_len = trio.run(main, args)
+    floor = results[0]
+    rows = []
+    for i, r in enumerate(results):
+        rows.append(
+            [
+                r.name,
+                f"{len(r.us):,}",
+                f"{r.p(50):.0f}",
+                f"{r.p(99):.0f}",
+                f"{r.us[-1]:.0f}",
+                ratio(r.p(50), floor.p(50)),
+                ratio(r.p(99), floor.p(99)),
+                verdict(r.p(99) <= TARGET_RATIO * floor.p(99)) if i else "",
+            ]
+        )
+    where = "in one process" if args.in_process else "servers in child processes"
+    headers = [
+        f"socket_delivery ({where})",
+        "samples",
+        "p50 us",
+        "p99 us",
+        "max us",
+        "p50 x floor",
+        "p99 x floor",
+        "target p99 <= 5x",
+    ]
+    out = table(headers, rows)
+    print(out)
+    print(f"echo message: {body_len} bytes of JSON, the size of a hive/prompt notification")
+    return out
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(sys.argv[2:])
+    else:
+        print_machine()
+        run()
