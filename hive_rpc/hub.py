@@ -87,6 +87,8 @@ async def _serve(
         )
         service = HubService(registry, info)
         async with trio.open_nursery() as nursery:
+            if isinstance(store, SqliteStore):
+                await nursery.start(store.run_checkpoints)
             await nursery.start(serve_editor_socket, service, listener)
             log.info("hub %d listening on %s (%s store)", os.getpid(), config.socket, store.kind)
             task_status.started(service)

@@ -6,6 +6,13 @@ once ``COMMIT`` returns, even with ``synchronous=NORMAL`` (which only gives up t
 last transactions on power loss, not on a process crash).  Statements are small and
 indexed, so they run inline on the trio thread: a round trip to a worker thread would
 cost more than the write itself (see docs/benchmarks.md).
+
+What does not belong on the trio thread is the WAL checkpoint (copying the log back
+into the database, with an fsync), which SQLite would otherwise run inside every
+~200th commit and stall the whole hub for milliseconds.  While ``run_checkpoints`` is
+running (the hub starts it), automatic checkpoints are off and that task runs a
+PASSIVE checkpoint on its own connection in a worker thread every
+``CHECKPOINT_EVERY`` commits; when it stops, automatic checkpoints come back.
 """
 
 from __future__ import annotations
@@ -13,8 +20,14 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
+
+import trio
 
 from hive_rpc.core.prompt import Prompt, Status
+
+CHECKPOINT_EVERY = 1000
+"""Commits between two checkpoints (SQLite's own default is 1000 WAL pages)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS prompts (
@@ -43,8 +56,12 @@ class SqliteStore:
 
     kind = "sqlite"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, checkpoint_every: int = CHECKPOINT_EVERY) -> None:
         self.path = path
+        self.checkpoint_every = checkpoint_every
+        self.checkpoints = 0
+        self._commits = 0
+        self._checkpoint_due = trio.Event()
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._db = sqlite3.connect(path, isolation_level=None)
         path.chmod(0o600)
@@ -53,11 +70,35 @@ class SqliteStore:
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(SCHEMA)
 
+    def _committed(self) -> None:
+        self._commits += 1
+        if self._commits >= self.checkpoint_every:
+            self._checkpoint_due.set()
+
+    async def run_checkpoints(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """Run WAL checkpoints in a worker thread until cancelled (see the module doc)."""
+        checkpointer = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA wal_autocheckpoint=0")
+        try:
+            task_status.started()
+            while True:
+                await self._checkpoint_due.wait()
+                self._checkpoint_due = trio.Event()
+                self._commits = 0
+                await trio.to_thread.run_sync(
+                    checkpointer.execute, "PRAGMA wal_checkpoint(PASSIVE)"
+                )
+                self.checkpoints += 1
+        finally:
+            self._db.execute("PRAGMA wal_autocheckpoint=1000")
+            checkpointer.close()
+
     async def insert(self, prompt: Prompt) -> None:
         self._db.execute(
             "INSERT INTO prompts (id, agent_id, status, created_at, record) VALUES (?,?,?,?,?)",
             (prompt.id, prompt.agent_id, prompt.status.value, prompt.created_at, _dump(prompt)),
         )
+        self._committed()
 
     async def update(self, prompt: Prompt, *, expected: Status) -> Prompt | None:
         cur = self._db.execute(
@@ -65,6 +106,7 @@ class SqliteStore:
             (prompt.status.value, _dump(prompt), prompt.id, expected.value),
         )
         if cur.rowcount == 1:
+            self._committed()
             return None
         current = await self.get(prompt.id)
         if current is None:

@@ -8,6 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import trio
+import trio.testing
 
 from hive_rpc.core import lifecycle
 from hive_rpc.core.prompt import Action, Prompt, Status, new_prompt
@@ -87,3 +89,21 @@ async def test_sqlite_uses_wal(short_tmp: Path) -> None:
     mode = s._db.execute("PRAGMA journal_mode").fetchone()[0]
     await s.aclose()
     assert mode == "wal"
+
+
+async def test_sqlite_checkpoints_run_off_the_trio_thread(short_tmp: Path) -> None:
+    s = SqliteStore(short_tmp / "db", checkpoint_every=10)
+    autocheckpoint = "PRAGMA wal_autocheckpoint"
+    async with trio.open_nursery() as nursery:
+        await nursery.start(s.run_checkpoints)
+        assert s._db.execute(autocheckpoint).fetchone()[0] == 0
+        for i in range(9):
+            await s.insert(prompt(i))
+        await trio.testing.wait_all_tasks_blocked()
+        assert s.checkpoints == 0
+        await s.insert(prompt(9))  # the tenth commit makes a checkpoint due
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.cancel_scope.cancel()  # waits for the worker thread's checkpoint to end
+    assert s.checkpoints == 1
+    assert s._db.execute(autocheckpoint).fetchone()[0] == 1000
+    await s.aclose()
