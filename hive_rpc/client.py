@@ -24,6 +24,7 @@ from hive_rpc.paths import LOG_NAME, prepare_socket_dir, private_dir
 from hive_rpc.protocol.jsonrpc import (
     Endpoint,
     ErrorResponse,
+    FramingError,
     Notification,
     Request,
     Response,
@@ -84,10 +85,15 @@ class HubClient:
         await self._stream.send_all(data)
 
     async def _read(self) -> None:
-        data = await self._stream.receive_some(65536)
+        try:
+            data = await self._stream.receive_some(65536)
+        except trio.BrokenResourceError:
+            data = b""
         if not data:
             raise HubUnreachable("the hub closed the connection")
         for msg in self._endpoint.receive_data(data):
+            if isinstance(msg, FramingError):
+                raise HubUnreachable(f"the hub's reply could not be read: {msg}")
             if isinstance(msg, Notification):
                 self.notifications.append(msg)
             elif isinstance(msg, Request):

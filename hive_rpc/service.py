@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -273,7 +273,7 @@ class HubService:
         }
 
     @staticmethod
-    async def notifications(watch: Watch) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    async def notifications(watch: Watch) -> AsyncGenerator[tuple[str, dict[str, Any]]]:
         """What a subscriber is sent: every pending prompt first, then each new prompt
         (``hive/prompt``) and each closed one (``hive/dismiss``)."""
         for prompt in watch.pending:

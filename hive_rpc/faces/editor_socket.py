@@ -77,8 +77,8 @@ class Session:
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                await self._read_loop(nursery)
-                await self._drain()
+                if await self._read_loop(nursery):
+                    await self._drain()
                 nursery.cancel_scope.cancel()
         except Exception as e:
             if not _only_disconnects(e):
@@ -96,17 +96,17 @@ class Session:
         with trio.move_on_after(EOF_GRACE_S):
             await self._idle.wait()
 
-    async def _read_loop(self, nursery: trio.Nursery) -> None:
+    async def _read_loop(self, nursery: trio.Nursery) -> bool:
+        """Read and dispatch until the client closes its side (True: drain what is in
+        flight) or breaks framing (False: answer that, then close at once)."""
         while True:
             data = await self._stream.receive_some(RECEIVE_CHUNK)
             if not data:
-                return
-            try:
-                messages = self._endpoint.receive_data(data)
-            except FramingError as e:
-                await self._send(self._endpoint.error(None, PARSE_ERROR, str(e)))
-                return
-            for msg in messages:
+                return True
+            for msg in self._endpoint.receive_data(data):
+                if isinstance(msg, FramingError):
+                    await self._send(self._endpoint.error(None, PARSE_ERROR, str(msg)))
+                    return False
                 if isinstance(msg, RpcError):
                     await self._send(self._endpoint.error(msg.id, msg.code, msg.message, msg.data))
                 elif isinstance(msg, Request):
@@ -203,8 +203,9 @@ class Session:
             await self._send(
                 self._endpoint.result(req.id, {"subscribed": True, "pending": len(watch.pending)})
             )
-            async for method, params in self._service.notifications(watch):
-                await self._send(self._endpoint.notify(method, params))
+            async with contextlib.aclosing(self._service.notifications(watch)) as notes:
+                async for method, params in notes:
+                    await self._send(self._endpoint.notify(method, params))
             # The registry ended the subscription: this client fell too far behind.
             log.warning("subscriber fell behind; closing its connection so it resubscribes")
             await self._stream.aclose()

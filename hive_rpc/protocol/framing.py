@@ -68,7 +68,9 @@ class FrameDecoder:
         if self._need is None:
             end = self._buf.find(_SEPARATOR, 0, MAX_HEADER_BYTES + len(_SEPARATOR))
             if end < 0:
-                if len(self._buf) > MAX_HEADER_BYTES:
+                # Only once the whole search window is in hand: a header of exactly
+                # MAX_HEADER_BYTES whose separator is still arriving must not fail.
+                if len(self._buf) >= MAX_HEADER_BYTES + len(_SEPARATOR):
                     self._fail(f"header block longer than {MAX_HEADER_BYTES} bytes")
                 return None
             length = self._content_length(bytes(self._buf[:end]))

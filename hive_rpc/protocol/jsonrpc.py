@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,38 +71,78 @@ Message = Request | Notification | Response | ErrorResponse
 
 
 class RpcError(Exception):
-    """A message we must refuse; ``id`` is the request's id when it could be read."""
+    """A message we must refuse; ``id`` is the request's id when it could be read.
 
-    def __init__(self, code: int, message: str, *, id: Id | None = None, data: Any = None):
+    ``notification`` is True when the refused message was a notification: JSON-RPC
+    never answers one, so ``Endpoint.receive_data`` drops such errors.
+    """
+
+    def __init__(
+        self,
+        code: int,
+        message: str,
+        *,
+        id: Id | None = None,
+        data: Any = None,
+        notification: bool = False,
+    ):
         super().__init__(message)
         self.code = code
         self.message = message
         self.id = id
         self.data = data
+        self.notification = notification
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _finite_float(text: str) -> float:
+    # float() turns an out-of-range literal such as 1e400 into inf, which is the
+    # Infinity we refuse, and which dumps() could then not send back.
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:40]} is out of range")
+    return value
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    # Iterative, not dumps(): re-encoding a value nested close to the recursion
+    # limit could raise RecursionError out of loads() depending on the caller's stack.
+    # Decoding joined every valid escape pair, so any surrogate left is a lone one.
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+    return False
+
+
 def loads(body: bytes) -> Any:
     """Strict JSON: UTF-8, no NaN/Infinity, no lone surrogates; errors say where."""
     try:
-        value = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+        value = json.loads(
+            body.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float
+        )
     except UnicodeDecodeError as e:
         raise RpcError(PARSE_ERROR, f"message is not UTF-8: {e.reason} at byte {e.start}") from None
     except RecursionError:
         raise RpcError(PARSE_ERROR, "JSON nested too deeply") from None
     except ValueError as e:
         raise RpcError(PARSE_ERROR, f"invalid JSON: {e}") from None
-    if _SURROGATE_ESCAPE.search(body):
-        try:
-            dumps(value)
-        except UnicodeEncodeError:
-            raise RpcError(PARSE_ERROR, "invalid JSON: lone UTF-16 surrogate escape") from None
+    if _SURROGATE_ESCAPE.search(body) and _has_lone_surrogate(value):
+        raise RpcError(PARSE_ERROR, "invalid JSON: lone UTF-16 surrogate escape")
     return value
 
 
@@ -136,7 +177,10 @@ def parse_message(body: bytes) -> Message:
             params = {}
         if not isinstance(params, dict):
             raise RpcError(
-                INVALID_PARAMS, '"params" must be an object of named parameters', id=msg_id
+                INVALID_PARAMS,
+                '"params" must be an object of named parameters',
+                id=msg_id,
+                notification="id" not in obj,
             )
         if "id" not in obj:
             return Notification(method, params)
@@ -162,14 +206,23 @@ class Endpoint:
         self._decoder = FrameDecoder(max_body)
         self._ids = itertools.count(1)
 
-    def receive_data(self, data: bytes | bytearray) -> list[Message | RpcError]:
+    def receive_data(self, data: bytes | bytearray) -> list[Message | RpcError | FramingError]:
         """Messages parsed from ``data``; a bad one becomes the RpcError to answer with.
 
-        Raises FramingError when the stream itself is broken.
+        A notification that cannot be used is dropped: it must not be answered.
+        When the stream itself breaks, the messages decoded before the break come
+        first and the FramingError comes last; later calls raise it.
         """
         self._decoder.receive_data(data)
-        out: list[Message | RpcError] = []
-        while (event := self._decoder.next_event()) is not None:
+        out: list[Message | RpcError | FramingError] = []
+        while True:
+            try:
+                event = self._decoder.next_event()
+            except FramingError as e:
+                out.append(e)
+                break
+            if event is None:
+                break
             if isinstance(event, Oversized):
                 out.append(
                     RpcError(
@@ -184,7 +237,8 @@ class Endpoint:
             try:
                 out.append(parse_message(event.body))
             except RpcError as e:
-                out.append(e)
+                if not e.notification:
+                    out.append(e)
         return out
 
     def request(self, method: str, params: Params | None = None) -> tuple[int, bytes]:
