@@ -20,6 +20,7 @@ behind is dropped rather than allowed to slow the hub.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import math
@@ -33,7 +34,7 @@ from typing import Any
 import trio
 
 from hive_rpc.core import lifecycle
-from hive_rpc.core.errors import InvalidParams, PromptNotFound
+from hive_rpc.core.errors import HiveError, InvalidParams, PromptNotFound
 from hive_rpc.core.prompt import (
     DEFAULT_MAX_LIFETIME_S,
     Action,
@@ -148,7 +149,10 @@ class Registry:
             async with self._write_lock:
                 prompt = self._pending.get(prompt_id)
                 if prompt is not None and self._trio_deadline(prompt) == deadline:
-                    await self._write(lifecycle.expire(prompt, now=self.now()), "expire")
+                    # A hub sharing the store may have closed it first: _write settles
+                    # memory to what the store holds, and the refusal is nobody's error.
+                    with contextlib.suppress(HiveError):
+                        await self._write(lifecycle.expire(prompt, now=self.now()), "expire")
 
     def _track(self, prompt: Prompt) -> None:
         self._pending[prompt.id] = prompt

@@ -8,6 +8,7 @@ import pytest
 import trio
 import trio.testing
 
+from hive_rpc.core import lifecycle
 from hive_rpc.core.errors import AlreadyAnswered, InvalidParams, PromptClosed, PromptNotFound
 from hive_rpc.core.prompt import Action, ExpiryReason, Status
 from hive_rpc.registry import Registry, open_registry
@@ -335,3 +336,22 @@ async def test_heap_stays_bounded_by_pending_and_deadlines_survive_compaction(
         got = await reg.wait(p.id, timeout_s=1000)
         assert got.status is Status.EXPIRED
         assert trio.current_time() - t0 == pytest.approx(100 + i)
+
+
+async def test_a_prompt_closed_by_another_hub_sharing_the_store_is_settled_not_fatal(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Two hubs on one store: the other answered while our countdown ran."""
+    store = MemoryStore()
+    async with open_registry(store) as reg:
+        shared = await reg.ask(agent_id="a", question="shared", timeout_s=10)
+        later = await reg.ask(agent_id="a", question="later", timeout_s=20)
+        elsewhere = lifecycle.respond(
+            shared, answer="yes", by="other-hub", action=Action.ACCEPT, now=reg.now()
+        )
+        assert await store.update(elsewhere, expected=Status.PENDING) is None
+        got = await reg.wait(shared.id, timeout_s=15)  # its deadline passes meanwhile
+        assert (got.status, got.by) == (Status.RESPONDED, "other-hub")
+        assert (await reg.wait(later.id, timeout_s=100)).status is Status.EXPIRED
+        with pytest.raises(AlreadyAnswered, match="other-hub"):
+            await reg.respond(shared.id, answer="no", by="me")
