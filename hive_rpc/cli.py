@@ -27,7 +27,13 @@ from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S
 from hive_rpc.core.terminal_text import one_line, strip_controls
 from hive_rpc.faces.editor_socket import SocketInUse
 from hive_rpc.hub import STORES, HubAlreadyRunning, HubConfig, run_hub
-from hive_rpc.paths import InsecurePath, default_data_dir, default_socket
+from hive_rpc.paths import (
+    InsecurePath,
+    NotLoopback,
+    default_data_dir,
+    default_socket,
+    parse_bind,
+)
 from hive_rpc.service import HUMAN
 
 EXIT_OK = 0
@@ -247,6 +253,16 @@ async def cmd_status(args: argparse.Namespace) -> int:
             f"data dir {status['data_dir']} ({status['store']} store)\n"
             f"prompts  {counts}"
         )
+        if status["http_url"]:
+            print(f"mcp url  {status['http_url']} (token in {status['token_file']})")
+    return EXIT_OK
+
+
+async def cmd_mcp(args: argparse.Namespace) -> int:
+    # Imported here: the MCP SDK is heavy and only this command needs it.
+    from hive_rpc.faces.mcp_stdio import run_mcp_stdio
+
+    await run_mcp_stdio(args.socket, args.data_dir, start=not args.no_start, agent=args.agent)
     return EXIT_OK
 
 
@@ -256,6 +272,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
         data_dir=args.data_dir,
         store=args.store,
         max_lifetime_s=args.max_lifetime,
+        http=args.http,
     )
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with trio.open_nursery() as nursery:
@@ -280,6 +297,15 @@ def _seconds(text: str) -> float:
     if not (value > 0 and value != float("inf")):
         raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
     return value
+
+
+def _loopback(text: str) -> str:
+    """argparse type: HOST:PORT on a loopback address."""
+    try:
+        parse_bind(text)
+    except NotLoopback as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -322,6 +348,13 @@ def _parser() -> argparse.ArgumentParser:
         default=DEFAULT_MAX_LIFETIME_S,
         metavar="SECONDS",
         help="hard maximum lifetime of a prompt (default 24 h)",
+    )
+    p.add_argument(
+        "--http",
+        type=_loopback,
+        metavar="HOST:PORT",
+        help="also serve MCP over Streamable HTTP on this loopback address "
+        "(e.g. 127.0.0.1:8765; port 0 picks one)",
     )
     p.add_argument("--ready-fd", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING ...")
@@ -366,6 +399,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", help="cancel as this agent (only its own prompts)")
     p.set_defaults(func=cmd_cancel)
 
+    p = sub.add_parser(
+        "mcp",
+        parents=[common],
+        help="serve MCP over stdio for one agent session (register this with your agent)",
+    )
+    p.add_argument(
+        "--no-start", action="store_true", help="fail instead of starting a hub when none answers"
+    )
+    p.add_argument(
+        "--agent", help="this session's agent id (default: the client's name plus a random suffix)"
+    )
+    p.set_defaults(func=cmd_mcp)
+
     p = sub.add_parser("status", parents=[client], help="show the hub's paths and counts")
     p.set_defaults(func=cmd_status)
     return parser
@@ -400,7 +446,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = _error_code(error)
         elif isinstance(error, HubUnreachable):
             code = EXIT_UNREACHABLE
-        elif isinstance(error, HubAlreadyRunning | SocketInUse | InsecurePath):
+        elif isinstance(error, HubAlreadyRunning | SocketInUse | InsecurePath | PermissionError):
             code = EXIT_REFUSED
         else:
             raise

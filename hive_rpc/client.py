@@ -71,6 +71,11 @@ class HubClient:
             raise
         return cls(stream)
 
+    @property
+    def stream(self) -> trio.abc.Stream:
+        """The underlying stream (``hub_connection`` takes it over)."""
+        return self._stream
+
     async def __aenter__(self) -> HubClient:
         return self
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import os
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,8 @@ class HubConfig:
     data_dir: Path
     store: str = "sqlite"
     max_lifetime_s: float = DEFAULT_MAX_LIFETIME_S
-    extra: dict[str, Any] = field(default_factory=dict)
+    http: str | None = None
+    """``HOST:PORT`` on loopback for the MCP Streamable HTTP endpoint, or None for none."""
 
 
 def open_store(config: HubConfig) -> PromptStore:
@@ -89,6 +90,14 @@ async def _serve(
         async with trio.open_nursery() as nursery:
             if isinstance(store, SqliteStore):
                 await nursery.start(store.run_checkpoints)
+            if config.http is not None:
+                # Imported here: the MCP SDK is heavy and only this endpoint needs it.
+                from hive_rpc.faces.mcp_http import serve_mcp_http
+
+                url, token_file = await nursery.start(
+                    serve_mcp_http, service, config.http, config.data_dir
+                )
+                info.http_url, info.token_file = url, os.fspath(token_file)
             await nursery.start(serve_editor_socket, service, listener)
             log.info("hub %d listening on %s (%s store)", os.getpid(), config.socket, store.kind)
             task_status.started(service)

@@ -9,6 +9,7 @@ exists but belongs to someone else, or is a symlink, is refused rather than trus
 from __future__ import annotations
 
 import fcntl
+import ipaddress
 import os
 import tempfile
 from pathlib import Path
@@ -101,3 +102,26 @@ class HubLock:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+class NotLoopback(ValueError):
+    """The MCP endpoint was asked to listen beyond this machine."""
+
+
+def parse_bind(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6) on a loopback address, else NotLoopback."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise NotLoopback(f"--http wants HOST:PORT such as 127.0.0.1:8765, got {text!r}")
+    host = host.strip("[]")
+    if host != "localhost":
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback:
+            raise NotLoopback(
+                f"the MCP endpoint listens on loopback only (127.0.0.1, ::1, localhost), "
+                f"not {host!r}"
+            )
+    return host, int(port)

@@ -1,0 +1,633 @@
+"""The agents' face: an MCP server with the hivemind tool family and request_human_input.
+
+The tools are written once, against a ``Backend`` with a single ``call(method,
+params)``: ``LocalBackend`` calls the hub's service in-process (the hub's Streamable
+HTTP endpoint), ``RemoteBackend`` calls it over the editor socket (``hive-rpc mcp``,
+one stdio server per agent session).  Either way the hub holds the prompt, so an
+answer outlives any client's tool-call timeout.
+
+Two ways to wait, because MCP clients abort a tool that is silent for too long:
+
+* non-blocking: ``hivemind_ask_async`` returns an id at once; ``hivemind_poll`` or
+  ``hivemind_await`` (a long poll) collect the answer later;
+* blocking (``hivemind_ask``, ``request_human_input``, ``hivemind_await``,
+  ``hivemind_await_ask``): a heartbeat sends ``notifications/progress`` every
+  ``PROGRESS_EVERY_S`` while waiting, and MCP cancellation of the call withdraws the
+  prompt so the editors take it off the screen.
+
+Identity: every request acts as the agent ``Identity`` names.  ``poll``, ``await``,
+``cancel`` and the ``hive://asks/{ask_id}`` resource see only that agent's prompts;
+the coordinator tools (``respond``, ``list_pending``, ``await_ask``) see all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any, Literal, Protocol
+
+import trio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
+from mcp_types import (
+    CallToolResult,
+    EmptyResult,
+    SubscribeRequestParams,
+    TextContent,
+    UnsubscribeRequestParams,
+)
+from pydantic import BaseModel, Field
+
+from hive_rpc.client import RemoteError
+from hive_rpc.core.errors import HiveError
+from hive_rpc.core.prompt import check_name
+from hive_rpc.hub_connection import HubConnection, HubUnreachable, open_hub_connection
+from hive_rpc.registry import Watch
+from hive_rpc.service import HubService
+
+EXPIRED_MARKER = ":timeout->what-would-rich-hickey-do"
+"""What ``request_human_input`` returns when nobody answered (seed 002's contract)."""
+HUMAN_INPUT_TIMEOUT_S = 60.0
+DEFAULT_BLOCKING_TIMEOUT_S = 300.0
+PROGRESS_EVERY_S = 10.0
+AWAIT_CHUNK_S = 3600.0
+ASK_URI = "hive://asks/{ask_id}"
+
+INSTRUCTIONS = """\
+hive-rpc lets you ask the human a question without blocking.
+Recommended: hivemind_ask_async(question, options?) returns an ask_id at once; keep
+working, then hivemind_poll(ask_id) (or hivemind_await(ask_id, timeout_s) to wait).
+An answer is never lost: it is kept until you collect it.  status "expired" means
+nobody answered in time; it is not a "no".
+"""
+
+
+# --- backends ----------------------------------------------------------------------
+
+
+class Backend(Protocol):
+    """What the tools need from the hub."""
+
+    async def call(self, method: str, params: dict[str, Any]) -> Any: ...
+
+    def closed_prompts(self) -> AbstractAsyncContextManager[AsyncIterator[str]]:
+        """Ids of prompts as they are answered, expire or are cancelled."""
+        ...
+
+
+class LocalBackend:
+    """The hub's own service, in-process (the Streamable HTTP endpoint)."""
+
+    def __init__(self, service: HubService) -> None:
+        self.service = service
+
+    async def call(self, method: str, params: dict[str, Any]) -> Any:
+        return await self.service.call(method, params)
+
+    @asynccontextmanager
+    async def closed_prompts(self) -> AsyncIterator[AsyncIterator[str]]:
+        with self.service.registry.watch() as watch:
+            yield _closed_ids(watch)
+
+
+async def _closed_ids(watch: Watch) -> AsyncIterator[str]:
+    async for change in watch:
+        if not change.prompt.is_pending:
+            yield change.prompt.id
+
+
+RETRYABLE = frozenset({"hive/poll", "hive/await", "hive/list", "hive/awaitAsk", "hive/status"})
+"""Methods that are safe to send again on a new connection after the hub went away."""
+
+
+class RemoteBackend:
+    """The hub over its editor socket (``hive-rpc mcp``, one process per agent session).
+
+    Connects lazily and again after the hub goes away (starting a new hub unless
+    told not to): prompts are durable, so a read-only call in flight is simply sent
+    again, while an ask, answer or cancel reports the lost connection rather than
+    risk doing it twice.  Use ``open_remote_backend``.
+    """
+
+    def __init__(self, socket: Path, data_dir: Path, nursery: trio.Nursery, *, start: bool):
+        self._socket, self._data_dir, self._start = socket, data_dir, start
+        self._nursery = nursery
+        self._conn: HubConnection | None = None
+        self._connect_lock = trio.Lock()
+        self._connected = trio.Event()
+
+    async def _connection(self) -> HubConnection:
+        async with self._connect_lock:
+            if self._conn is None or self._conn.lost:
+                self._conn = await self._nursery.start(self._hold)
+                self._connected.set()
+                self._connected = trio.Event()
+            return self._conn
+
+    async def _hold(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        async with open_hub_connection(self._socket, self._data_dir, start=self._start) as conn:
+            task_status.started(conn)
+            await conn.wait_lost()
+
+    async def call(self, method: str, params: dict[str, Any]) -> Any:
+        conn = await self._connection()
+        try:
+            return await conn.call(method, params)
+        except HubUnreachable:
+            if method not in RETRYABLE:
+                raise
+            return await (await self._connection()).call(method, params)
+
+    @asynccontextmanager
+    async def closed_prompts(self) -> AsyncIterator[AsyncIterator[str]]:
+        async with contextlib.aclosing(self._closed_ids()) as ids:
+            yield ids
+
+    async def _closed_ids(self) -> AsyncGenerator[str]:
+        """Resubscribes on every new connection; while the hub is unreachable, waits
+        until a tool call manages to connect again."""
+        while True:
+            try:
+                conn = await self._connection()
+            except HubUnreachable:
+                await self._connected.wait()
+                continue
+            async with conn.notifications() as notes:
+                with contextlib.suppress(HubUnreachable):
+                    await conn.call("hive/subscribe", {})
+                async for note in notes:
+                    if note.method == "hive/dismiss":
+                        yield str(note.params["id"])
+
+
+@asynccontextmanager
+async def open_remote_backend(
+    socket: Path, data_dir: Path, *, start: bool = True
+) -> AsyncIterator[RemoteBackend]:
+    """A RemoteBackend whose connections live in this block's nursery."""
+    async with trio.open_nursery() as nursery:
+        backend = RemoteBackend(socket, data_dir, nursery, start=start)
+        await backend._connection()  # fail early, at start-up, if no hub can be had
+        try:
+            yield backend
+        finally:
+            nursery.cancel_scope.cancel()
+
+
+# --- identity ----------------------------------------------------------------------
+
+
+class Identity:
+    """Names the agent behind a request.
+
+    In order: a fixed name (``hive-rpc mcp --agent NAME``); on HTTP, the
+    ``X-Hive-Agent`` header or ``?agent=NAME`` in the URL; the client's own name
+    (``clientInfo.name``) plus a suffix that is per process on stdio (one process is
+    one session) and the session id on stateful HTTP.
+    """
+
+    def __init__(self, fixed: str | None = None) -> None:
+        self.fixed = check_name(fixed, "agent") if fixed is not None else None
+        self.suffix = secrets.token_hex(3)
+
+    def __call__(self, ctx: Context) -> str:
+        if self.fixed is not None:
+            return self.fixed
+        request = getattr(ctx.request_context, "request", None)
+        if request is not None:
+            named = request.headers.get("x-hive-agent") or request.query_params.get("agent")
+            if named:
+                return check_name(named, "agent")
+        params = ctx.session.client_params
+        client = params.client_info.name if params is not None else "agent"
+        if request is None:
+            return f"{client}-{self.suffix}"
+        session = request.headers.get("mcp-session-id")
+        return f"{client}-{session[:8]}" if session else client
+
+
+# --- results -----------------------------------------------------------------------
+
+
+class Asked(BaseModel):
+    ask_id: str
+    status: str
+
+
+class AskState(BaseModel):
+    ask_id: str
+    status: str = Field(description="pending, responded, expired or cancelled")
+    question: str
+    decision: Any = Field(None, description="the answer, once responded with accept")
+    by: str | None = None
+    action: str | None = Field(None, description="accept, decline or cancel")
+    responded_at: float | None = None
+    expired: bool = Field(description="true only when nobody answered in time (never a no)")
+    expiry_reason: str | None = None
+
+
+class PendingAsk(BaseModel):
+    ask_id: str
+    agent_id: str
+    question: str
+    options: list[str] | None = None
+    schema_: dict[str, Any] | None = Field(None, alias="schema")
+    urgent: bool
+    created_at: float
+    deadline_at: float
+
+
+class PendingList(BaseModel):
+    count: int
+    prompts: list[PendingAsk]
+
+
+class AwaitedAsk(BaseModel):
+    timed_out: bool
+    ask: PendingAsk | None = None
+
+
+class HumanInput(BaseModel):
+    answer: str = Field(description=f"the human's answer, or {EXPIRED_MARKER!r}")
+    timed_out: bool
+    status: str
+    ask_id: str
+
+
+def _state(record: dict[str, Any]) -> AskState:
+    return AskState(
+        ask_id=record["id"],
+        status=record["status"],
+        question=record["question"],
+        decision=record["answer"],
+        by=record["by"],
+        action=record["action"],
+        responded_at=record["answered_at"],
+        expired=record["expired"],
+        expiry_reason=record["expiry_reason"],
+    )
+
+
+def _pending(record: dict[str, Any]) -> PendingAsk:
+    return PendingAsk.model_validate(
+        {
+            "ask_id": record["id"],
+            "agent_id": record["agent_id"],
+            "question": record["question"],
+            "options": record["choices"],
+            "schema": record["schema"],
+            "urgent": record["urgent"],
+            "created_at": record["created_at"],
+            "deadline_at": record["deadline_at"],
+        }
+    )
+
+
+def _describe(state: AskState) -> str:
+    if state.status == "pending":
+        return f"ask {state.ask_id} is still pending; poll again later"
+    if state.status == "responded":
+        if state.action != "accept":
+            return f"the human chose to {state.action} (ask {state.ask_id}, by {state.by})"
+        return f"answer from {state.by}: {state.decision}"
+    if state.status == "expired":
+        return f"ask {state.ask_id} expired ({state.expiry_reason}): nobody answered, not a no"
+    return f"ask {state.ask_id} was cancelled by {state.by}"
+
+
+def _ok(model: BaseModel, text: str) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=model.model_dump(mode="json", by_alias=True),
+    )
+
+
+def _failed(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+async def _guarded(work: Awaitable[CallToolResult]) -> CallToolResult:
+    """Turn the hub's refusals into tool errors the agent can act on."""
+    try:
+        return await work
+    except (HiveError, RemoteError) as e:
+        return _failed(e.message)
+
+
+@asynccontextmanager
+async def _heartbeat(ctx: Context, total: float | None, message: str) -> AsyncIterator[None]:
+    """Send progress every PROGRESS_EVERY_S while the block waits, so that clients
+    which reset their timeout on progress keep the call alive."""
+
+    async def beat() -> None:
+        start = trio.current_time()
+        while True:
+            await trio.sleep(PROGRESS_EVERY_S)
+            await ctx.report_progress(trio.current_time() - start, total, message)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(beat)
+        try:
+            yield
+        finally:
+            nursery.cancel_scope.cancel()
+
+
+# --- the server --------------------------------------------------------------------
+
+
+class HiveMcp:
+    """The MCPServer for one backend, plus the task that tells subscribers when
+    answers land (``run_updates``, to be started in the caller's nursery)."""
+
+    def __init__(self, backend: Backend, identity: Identity | None = None) -> None:
+        self.backend = backend
+        self.identity = identity or Identity()
+        self.bus = InMemorySubscriptionBus()
+        self.server = MCPServer("hive-rpc", instructions=INSTRUCTIONS, subscriptions=self.bus)
+        self._subscribers: dict[str, set[Any]] = {}
+        self._register_tools()
+        self._register_resources()
+
+    async def _call(self, method: str, **params: Any) -> Any:
+        return await self.backend.call(method, {k: v for k, v in params.items() if v is not None})
+
+    async def _wait_closed(
+        self, ctx: Context, ask_id: str, agent: str, message: str, total: float | None
+    ) -> dict[str, Any]:
+        """Wait until the prompt is closed, with a heartbeat; withdraw it if the tool
+        call is cancelled (the MCP client gave up), so no editor keeps showing it."""
+        try:
+            async with _heartbeat(ctx, total, message):
+                while True:
+                    record: dict[str, Any] = await self._call(
+                        "hive/await", id=ask_id, timeout_s=AWAIT_CHUNK_S, agent_id=agent
+                    )
+                    if record["status"] != "pending":
+                        return record
+        except trio.Cancelled:
+            with trio.move_on_after(5) as cleanup, contextlib.suppress(HiveError, RemoteError):
+                cleanup.shield = True  # answered or gone meanwhile: nothing to withdraw
+                await self._call("hive/cancel", id=ask_id, agent_id=agent, by=agent)
+            raise
+
+    def _register_tools(self) -> None:
+        mcp, me = self.server, self.identity
+
+        @mcp.tool(
+            name="hivemind_ask_async",
+            description="Ask the human a question without blocking. Returns an ask_id at once; "
+            "keep working and collect the answer with hivemind_poll or hivemind_await. "
+            "options: answers to pick from; schema: a flat elicitation schema for a "
+            "structured answer; timeout_s: countdown, stopped when the human starts typing.",
+        )
+        async def hivemind_ask_async(
+            ctx: Context,
+            question: str,
+            options: list[str] | None = None,
+            schema: dict[str, Any] | None = None,
+            urgent: bool = False,
+            timeout_s: float | None = None,
+            task_id: str | None = None,
+        ) -> Annotated[CallToolResult, Asked]:
+            async def work() -> CallToolResult:
+                record = await self._call(
+                    "hive/ask",
+                    question=question,
+                    choices=options,
+                    schema=schema,
+                    urgent=urgent,
+                    timeout_s=timeout_s,
+                    task_id=task_id,
+                    agent_id=me(ctx),
+                )
+                asked = Asked(ask_id=record["id"], status=record["status"])
+                return _ok(
+                    asked,
+                    f"Asked (ask_id {asked.ask_id}, pending). Keep working; collect the "
+                    "answer with hivemind_poll or hivemind_await.",
+                )
+
+            return await _guarded(work())
+
+        @mcp.tool(
+            name="hivemind_poll",
+            description="The state of one of your asks: pending, responded (with decision, "
+            "by, action), expired (nobody answered in time: not a no) or cancelled.",
+        )
+        async def hivemind_poll(ctx: Context, ask_id: str) -> Annotated[CallToolResult, AskState]:
+            async def work() -> CallToolResult:
+                state = _state(await self._call("hive/poll", id=ask_id, agent_id=me(ctx)))
+                return _ok(state, _describe(state))
+
+            return await _guarded(work())
+
+        @mcp.tool(
+            name="hivemind_await",
+            description="Wait up to timeout_s seconds for the answer to one of your asks; "
+            "returns early when it comes. Sends progress notifications while waiting.",
+        )
+        async def hivemind_await(
+            ctx: Context, ask_id: str, timeout_s: float = 60.0
+        ) -> Annotated[CallToolResult, AskState]:
+            async def work() -> CallToolResult:
+                async with _heartbeat(ctx, timeout_s, "waiting for the human's answer"):
+                    record = await self._call(
+                        "hive/await", id=ask_id, timeout_s=timeout_s, agent_id=me(ctx)
+                    )
+                state = _state(record)
+                return _ok(state, _describe(state))
+
+            return await _guarded(work())
+
+        @mcp.tool(
+            name="hivemind_respond",
+            description="Coordinators: answer any pending ask on the human's behalf. "
+            "decision is one of the ask's options, an object matching its schema, or "
+            "free text; action decline or cancel carries no decision.",
+        )
+        async def hivemind_respond(
+            ctx: Context,
+            ask_id: str,
+            decision: str | dict[str, Any] | None = None,
+            action: Literal["accept", "decline", "cancel"] = "accept",
+        ) -> Annotated[CallToolResult, AskState]:
+            async def work() -> CallToolResult:
+                record = await self.backend.call(
+                    "hive/respond",
+                    {"id": ask_id, "answer": decision, "by": me(ctx), "action": action},
+                )
+                state = _state(record)
+                return _ok(state, f"recorded: {_describe(state)}")
+
+            return await _guarded(work())
+
+        @mcp.tool(
+            name="hivemind_cancel",
+            description="Withdraw one of your pending asks; editors take it off the screen.",
+        )
+        async def hivemind_cancel(ctx: Context, ask_id: str) -> Annotated[CallToolResult, AskState]:
+            async def work() -> CallToolResult:
+                agent = me(ctx)
+                state = _state(await self._call("hive/cancel", id=ask_id, agent_id=agent))
+                return _ok(state, _describe(state))
+
+            return await _guarded(work())
+
+        @mcp.tool(
+            name="hivemind_list_pending",
+            description="Coordinators: every pending ask from every agent, oldest first.",
+        )
+        async def hivemind_list_pending(ctx: Context) -> Annotated[CallToolResult, PendingList]:
+            async def work() -> CallToolResult:
+                prompts = [_pending(r) for r in await self._call("hive/list")]
+                listing = PendingList(count=len(prompts), prompts=prompts)
+                lines = [f"{p.ask_id} ({p.agent_id}): {p.question}" for p in prompts]
+                return _ok(listing, "\n".join(lines) or "no pending asks")
+
+            return await _guarded(work())
+
+        @mcp.tool(
+            name="hivemind_await_ask",
+            description="Coordinators: block until any agent asks (or timeout_s runs out) "
+            "and return that ask; answer it with hivemind_respond. exclude: ask_ids "
+            "already seen. Sends progress notifications while waiting.",
+        )
+        async def hivemind_await_ask(
+            ctx: Context, timeout_s: float = 60.0, exclude: list[str] | None = None
+        ) -> Annotated[CallToolResult, AwaitedAsk]:
+            async def work() -> CallToolResult:
+                async with _heartbeat(ctx, timeout_s, "waiting for an agent to ask"):
+                    record = await self._call("hive/awaitAsk", timeout_s=timeout_s, exclude=exclude)
+                if record is None:
+                    return _ok(AwaitedAsk(timed_out=True), f"no ask within {timeout_s:g} s")
+                ask = _pending(record)
+                return _ok(
+                    AwaitedAsk(timed_out=False, ask=ask),
+                    f"{ask.agent_id} asks ({ask.ask_id}): {ask.question}",
+                )
+
+            return await _guarded(work())
+
+        @mcp.tool(
+            name="hivemind_ask",
+            description="deprecated: use hivemind_ask_async + hivemind_poll. Asks and blocks "
+            "until the human answers or timeout_s runs out, sending progress notifications "
+            "while it waits; cancelling the call withdraws the question.",
+        )
+        async def hivemind_ask(
+            ctx: Context,
+            question: str,
+            options: list[str] | None = None,
+            timeout_s: float = DEFAULT_BLOCKING_TIMEOUT_S,
+        ) -> Annotated[CallToolResult, AskState]:
+            async def work() -> CallToolResult:
+                agent = me(ctx)
+                record = await self._call(
+                    "hive/ask",
+                    question=question,
+                    choices=options,
+                    timeout_s=timeout_s,
+                    agent_id=agent,
+                )
+                record = await self._wait_closed(
+                    ctx, record["id"], agent, "waiting for the human's answer", timeout_s
+                )
+                state = _state(record)
+                return _ok(state, _describe(state))
+
+            return await _guarded(work())
+
+        @mcp.tool(
+            name="request_human_input",
+            description="Ask the human developer for input or guidance and wait for the "
+            "answer. First give the context in the chat; this prompt frames the question. "
+            f"If nobody answers within {HUMAN_INPUT_TIMEOUT_S:g} s (the countdown stops "
+            f"as soon as the human starts typing) it returns {EXPIRED_MARKER}.",
+        )
+        async def request_human_input(
+            ctx: Context, prompt: str
+        ) -> Annotated[CallToolResult, HumanInput]:
+            async def work() -> CallToolResult:
+                agent = me(ctx)
+                record = await self._call(
+                    "hive/ask", question=prompt, timeout_s=HUMAN_INPUT_TIMEOUT_S, agent_id=agent
+                )
+                record = await self._wait_closed(
+                    ctx, record["id"], agent, "waiting for the human", None
+                )
+                answer = record["answer"]
+                given = (
+                    record["status"] == "responded"
+                    and record["action"] == "accept"
+                    and isinstance(answer, str)
+                    and answer.strip() != ""
+                )
+                result = HumanInput(
+                    answer=answer if given else EXPIRED_MARKER,
+                    timed_out=not given,
+                    status=record["status"],
+                    ask_id=record["id"],
+                )
+                return _ok(result, result.answer)
+
+            return await _guarded(work())
+
+    def _register_resources(self) -> None:
+        me = self.identity
+
+        @self.server.resource(
+            ASK_URI,
+            name="ask",
+            description="One of your asks as a JSON record; subscribe to be told when it "
+            "is answered, expires or is cancelled.",
+            mime_type="application/json",
+        )
+        async def ask_resource(ask_id: str, ctx: Context) -> dict[str, Any]:
+            try:
+                record: dict[str, Any] = await self._call("hive/poll", id=ask_id, agent_id=me(ctx))
+            except (HiveError, RemoteError) as e:
+                raise ResourceError(e.message) from None
+            return record
+
+        # Legacy sessions (protocol 2025-11-25) subscribe with resources/subscribe;
+        # MCPServer has no public hook for it, so it goes on the low-level server.
+        low = self.server._lowlevel_server
+
+        async def subscribe(ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
+            conn, uri = ctx.session._connection, str(params.uri)
+            subscribers = self._subscribers.setdefault(uri, set())
+            if conn not in subscribers:
+                subscribers.add(conn)
+                conn.exit_stack.callback(lambda: self._forget(uri, conn))
+            return EmptyResult()
+
+        async def unsubscribe(ctx: Any, params: UnsubscribeRequestParams) -> EmptyResult:
+            self._forget(str(params.uri), ctx.session._connection)
+            return EmptyResult()
+
+        low.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
+        low.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
+
+    def _forget(self, uri: str, conn: Any) -> None:
+        subscribers = self._subscribers.get(uri)
+        if subscribers is not None:
+            subscribers.discard(conn)
+            if not subscribers:
+                del self._subscribers[uri]
+
+    async def run_updates(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """Send notifications/resources/updated for ``hive://asks/ID`` whenever a prompt
+        is closed: to legacy subscribers directly, and through the subscription bus
+        to modern ``subscriptions/listen`` streams."""
+        async with self.backend.closed_prompts() as closed:
+            task_status.started()
+            async for ask_id in closed:
+                uri = ASK_URI.format(ask_id=ask_id)
+                for conn in list(self._subscribers.get(uri, ())):
+                    await conn.send_resource_updated(uri)
+                await self.bus.publish(ResourceUpdated(uri=uri))
