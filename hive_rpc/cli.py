@@ -262,7 +262,14 @@ async def cmd_mcp(args: argparse.Namespace) -> int:
     # Imported here: the MCP SDK is heavy and only this command needs it.
     from hive_rpc.faces.mcp_stdio import run_mcp_stdio
 
-    await run_mcp_stdio(args.socket, args.data_dir, start=not args.no_start, agent=args.agent)
+    await run_mcp_stdio(
+        args.socket,
+        args.data_dir,
+        start=not args.no_start,
+        agent=args.agent,
+        human_input_timeout_s=args.human_timeout,
+        progress_every_s=args.progress_every,
+    )
     return EXIT_OK
 
 

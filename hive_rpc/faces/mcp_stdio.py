@@ -59,11 +59,17 @@ class _Writer:
 
 
 async def run_mcp_stdio(
-    socket: Path, data_dir: Path, *, start: bool = True, agent: str | None = None
+    socket: Path,
+    data_dir: Path,
+    *,
+    start: bool = True,
+    agent: str | None = None,
+    **tuning: float,
 ) -> None:
-    """Serve MCP on stdin/stdout until the client closes stdin."""
+    """Serve MCP on stdin/stdout until the client closes stdin.  ``tuning``:
+    ``human_input_timeout_s`` and ``progress_every_s`` of HiveMcp."""
     async with open_remote_backend(socket, data_dir, start=start) as backend:
-        hive = HiveMcp(backend, Identity(agent))
+        hive = HiveMcp(backend, Identity(agent), **tuning)
         low = hive.server._lowlevel_server
         async with trio.open_nursery() as nursery:
             await nursery.start(hive.run_updates)

@@ -311,22 +311,27 @@ def _failed(message: str) -> CallToolResult:
 
 
 async def _guarded(work: Awaitable[CallToolResult]) -> CallToolResult:
-    """Turn the hub's refusals into tool errors the agent can act on."""
+    """Turn the hub's refusals into tool errors the agent can act on, in the tools'
+    own words (the hub's ``choices`` are the tools' ``options``)."""
     try:
         return await work
     except (HiveError, RemoteError) as e:
-        return _failed(e.message)
+        return _failed(e.message.replace("choices", "options"))
+    except HubUnreachable as e:
+        return _failed(f"{e}; the hub is being restarted, try again")
 
 
 @asynccontextmanager
-async def _heartbeat(ctx: Context, total: float | None, message: str) -> AsyncIterator[None]:
-    """Send progress every PROGRESS_EVERY_S while the block waits, so that clients
+async def _heartbeat(
+    ctx: Context, every: float, total: float | None, message: str
+) -> AsyncIterator[None]:
+    """Send progress every ``every`` seconds while the block waits, so that clients
     which reset their timeout on progress keep the call alive."""
 
     async def beat() -> None:
         start = trio.current_time()
         while True:
-            await trio.sleep(PROGRESS_EVERY_S)
+            await trio.sleep(every)
             await ctx.report_progress(trio.current_time() - start, total, message)
 
     async with trio.open_nursery() as nursery:
@@ -344,9 +349,18 @@ class HiveMcp:
     """The MCPServer for one backend, plus the task that tells subscribers when
     answers land (``run_updates``, to be started in the caller's nursery)."""
 
-    def __init__(self, backend: Backend, identity: Identity | None = None) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        identity: Identity | None = None,
+        *,
+        human_input_timeout_s: float = HUMAN_INPUT_TIMEOUT_S,
+        progress_every_s: float = PROGRESS_EVERY_S,
+    ) -> None:
         self.backend = backend
         self.identity = identity or Identity()
+        self.human_input_timeout_s = human_input_timeout_s
+        self.progress_every_s = progress_every_s
         self.bus = InMemorySubscriptionBus()
         self.server = MCPServer("hive-rpc", instructions=INSTRUCTIONS, subscriptions=self.bus)
         self._subscribers: dict[str, set[Any]] = {}
@@ -362,7 +376,7 @@ class HiveMcp:
         """Wait until the prompt is closed, with a heartbeat; withdraw it if the tool
         call is cancelled (the MCP client gave up), so no editor keeps showing it."""
         try:
-            async with _heartbeat(ctx, total, message):
+            async with _heartbeat(ctx, self.progress_every_s, total, message):
                 while True:
                     record: dict[str, Any] = await self._call(
                         "hive/await", id=ask_id, timeout_s=AWAIT_CHUNK_S, agent_id=agent
@@ -435,7 +449,9 @@ class HiveMcp:
             ctx: Context, ask_id: str, timeout_s: float = 60.0
         ) -> Annotated[CallToolResult, AskState]:
             async def work() -> CallToolResult:
-                async with _heartbeat(ctx, timeout_s, "waiting for the human's answer"):
+                async with _heartbeat(
+                    ctx, self.progress_every_s, timeout_s, "waiting for the human's answer"
+                ):
                     record = await self._call(
                         "hive/await", id=ask_id, timeout_s=timeout_s, agent_id=me(ctx)
                     )
@@ -501,7 +517,9 @@ class HiveMcp:
             ctx: Context, timeout_s: float = 60.0, exclude: list[str] | None = None
         ) -> Annotated[CallToolResult, AwaitedAsk]:
             async def work() -> CallToolResult:
-                async with _heartbeat(ctx, timeout_s, "waiting for an agent to ask"):
+                async with _heartbeat(
+                    ctx, self.progress_every_s, timeout_s, "waiting for an agent to ask"
+                ):
                     record = await self._call("hive/awaitAsk", timeout_s=timeout_s, exclude=exclude)
                 if record is None:
                     return _ok(AwaitedAsk(timed_out=True), f"no ask within {timeout_s:g} s")
@@ -555,7 +573,10 @@ class HiveMcp:
             async def work() -> CallToolResult:
                 agent = me(ctx)
                 record = await self._call(
-                    "hive/ask", question=prompt, timeout_s=HUMAN_INPUT_TIMEOUT_S, agent_id=agent
+                    "hive/ask",
+                    question=prompt,
+                    timeout_s=self.human_input_timeout_s,
+                    agent_id=agent,
                 )
                 record = await self._wait_closed(
                     ctx, record["id"], agent, "waiting for the human", None
