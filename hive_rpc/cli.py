@@ -115,8 +115,8 @@ def _table(records: list[dict[str, Any]]) -> str:
         flag = "!" if r.get("urgent") else ""
         rows.append(
             (
-                r["id"],
-                r["agent_id"][:16],
+                one_line(r["id"]),
+                one_line(r["agent_id"])[:16],
                 _age(now - r["created_at"]),
                 "in " + _age(r["deadline_at"] - now),
                 flag + question,
@@ -416,6 +416,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--agent", help="this session's agent id (default: the client's name plus a random suffix)"
+    )
+    p.add_argument(
+        "--human-timeout",
+        type=_seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="request_human_input's countdown (default 60)",
+    )
+    p.add_argument(
+        "--progress-every",
+        type=_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="progress notification interval while a tool waits (default 10)",
     )
     p.set_defaults(func=cmd_mcp)
 

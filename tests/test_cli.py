@@ -235,7 +235,8 @@ def test_sigkill_loses_no_prompt_and_no_answer(sh: Shell) -> None:
 
 def test_hostile_question_never_reaches_the_terminal_raw(sh: Shell) -> None:
     hostile = "Proceed?\x1b]0;owned\x07\x1b[2J\u202e\x9b31m"
-    prompt_id = sh.run("ask", hostile, "--choices", "y\x1b[5m,n").stdout.strip()
+    prompt_id = sh.run("ask", hostile, "--choices", "y\x1b[5m,n", "--agent", "a\x1b[31mb").stdout
+    prompt_id = prompt_id.strip()
     table = sh.run("list").stdout
     assert "Proceed?" in table
     assert "\x1b" not in table

@@ -36,6 +36,7 @@ from hive_rpc.protocol.jsonrpc import (
     Request,
     RpcError,
 )
+from hive_rpc.registry import Watch
 from hive_rpc.service import METHODS, HubService, check_params
 
 log = logging.getLogger(__name__)
@@ -194,15 +195,26 @@ class Session:
             await self._send(self._endpoint.result(req.id, {"subscribed": True, "pending": None}))
             return
         # Claimed before the first checkpoint, so a second subscribe in flight sees it.
-        self._subscription = trio.CancelScope()
-        assert self._nursery is not None
-        self._nursery.start_soon(self._forward, req, self._subscription)
-
-    async def _forward(self, req: Request, scope: trio.CancelScope) -> None:
-        with scope, self._service.registry.watch() as watch:
+        scope = self._subscription = trio.CancelScope()
+        # The watch starts now, so the answer can say how many prompts will follow and
+        # nothing that changes while it is being sent is missed; an unsubscribe that
+        # overtakes it cancels the forwarder, never the answer.
+        resources = contextlib.ExitStack()
+        watch = resources.enter_context(self._service.registry.watch())
+        try:
             await self._send(
                 self._endpoint.result(req.id, {"subscribed": True, "pending": len(watch.pending)})
             )
+        except BaseException:
+            resources.close()
+            raise
+        assert self._nursery is not None
+        self._nursery.start_soon(self._forward, watch, resources, scope)
+
+    async def _forward(
+        self, watch: Watch, resources: contextlib.ExitStack, scope: trio.CancelScope
+    ) -> None:
+        with resources, scope:
             async with contextlib.aclosing(self._service.notifications(watch)) as notes:
                 async for method, params in notes:
                     await self._send(self._endpoint.notify(method, params))

@@ -315,10 +315,15 @@ async def _guarded(work: Awaitable[CallToolResult]) -> CallToolResult:
     own words (the hub's ``choices`` are the tools' ``options``)."""
     try:
         return await work
-    except (HiveError, RemoteError) as e:
-        return _failed(e.message.replace("choices", "options"))
-    except HubUnreachable as e:
-        return _failed(f"{e}; the hub is being restarted, try again")
+    except Exception as raised:
+        error: BaseException = raised  # the heartbeat nursery wraps its body's errors
+        while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+            error = error.exceptions[0]
+        if isinstance(error, HiveError | RemoteError):
+            return _failed(error.message.replace("choices", "options"))
+        if isinstance(error, HubUnreachable):
+            return _failed(f"{error}; the hub is being restarted, try again")
+        raise
 
 
 @asynccontextmanager
@@ -373,8 +378,10 @@ class HiveMcp:
     async def _wait_closed(
         self, ctx: Context, ask_id: str, agent: str, message: str, total: float | None
     ) -> dict[str, Any]:
-        """Wait until the prompt is closed, with a heartbeat; withdraw it if the tool
-        call is cancelled (the MCP client gave up), so no editor keeps showing it."""
+        """Wait until the prompt is closed, with a heartbeat; withdraw it if the wait
+        ends any other way (the MCP client cancelled the call, say), so that no editor
+        keeps showing a question nobody is waiting for."""
+        closed = False
         try:
             async with _heartbeat(ctx, self.progress_every_s, total, message):
                 while True:
@@ -382,12 +389,16 @@ class HiveMcp:
                         "hive/await", id=ask_id, timeout_s=AWAIT_CHUNK_S, agent_id=agent
                     )
                     if record["status"] != "pending":
+                        closed = True
                         return record
-        except trio.Cancelled:
-            with trio.move_on_after(5) as cleanup, contextlib.suppress(HiveError, RemoteError):
-                cleanup.shield = True  # answered or gone meanwhile: nothing to withdraw
-                await self._call("hive/cancel", id=ask_id, agent_id=agent, by=agent)
-            raise
+        finally:
+            if not closed:
+                with (
+                    trio.move_on_after(5) as cleanup,
+                    contextlib.suppress(HiveError, RemoteError, HubUnreachable),
+                ):
+                    cleanup.shield = True  # answered or gone meanwhile: nothing to withdraw
+                    await self._call("hive/cancel", id=ask_id, agent_id=agent, by=agent)
 
     def _register_tools(self) -> None:
         mcp, me = self.server, self.identity

@@ -359,3 +359,19 @@ async def test_a_client_hanging_up_is_not_logged_as_an_error(
         await hub.call("hive/status", {})
         await trio.testing.wait_all_tasks_blocked()
     assert [r for r in caplog.records if r.levelname == "ERROR"] == []
+
+
+async def test_unsubscribe_overtaking_subscribe_still_answers_both(
+    hub: HubService, hub_config: HubConfig
+) -> None:
+    with trio.fail_after(10):
+        async with await HubClient.connect(hub_config.socket) as editor:
+            await hub.call("hive/ask", {"question": "pending"})
+            frames = [
+                encode_frame(dumps({"jsonrpc": "2.0", "id": 1, "method": "hive/subscribe"})),
+                encode_frame(dumps({"jsonrpc": "2.0", "id": 2, "method": "hive/unsubscribe"})),
+            ]
+            for _ in range(20):  # the race went the wrong way about half the time
+                await editor.send_raw(b"".join(frames))
+                replies = {getattr(await editor.next_message(), "id", None) for _ in range(2)}
+                assert replies == {1, 2}
