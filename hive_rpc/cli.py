@@ -23,7 +23,8 @@ import trio
 
 from hive_rpc import __version__
 from hive_rpc.client import HubClient, HubUnreachable, RemoteError, connect_or_start
-from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S
+from hive_rpc.core.errors import InvalidParams
+from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S, check_name
 from hive_rpc.core.terminal_text import one_line, strip_controls
 from hive_rpc.faces.editor_socket import SocketInUse
 from hive_rpc.hub import STORES, HubAlreadyRunning, HubConfig, run_hub
@@ -306,6 +307,14 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _agent_name(text: str) -> str:
+    """argparse type: a usable agent id."""
+    try:
+        return check_name(text, "--agent")
+    except InvalidParams as e:
+        raise argparse.ArgumentTypeError(e.message) from None
+
+
 def _loopback(text: str) -> str:
     """argparse type: HOST:PORT on a loopback address."""
     try:
@@ -415,7 +424,9 @@ def _parser() -> argparse.ArgumentParser:
         "--no-start", action="store_true", help="fail instead of starting a hub when none answers"
     )
     p.add_argument(
-        "--agent", help="this session's agent id (default: the client's name plus a random suffix)"
+        "--agent",
+        type=_agent_name,
+        help="this session's agent id (default: the client's name plus a random suffix)",
     )
     p.add_argument(
         "--human-timeout",

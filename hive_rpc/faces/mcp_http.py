@@ -69,6 +69,10 @@ def _read_token(path: Path) -> str:
     return token
 
 
+def _netloc(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
 class Guard:
     """ASGI middleware: 403 for a foreign Origin, 401 without the bearer token.
     Lifespan events pass through untouched (they start the SDK's session manager)."""
@@ -79,8 +83,7 @@ class Guard:
         self.origins: set[str] = set()
 
     def allow_port(self, host: str, port: int) -> None:
-        netloc = f"[{host}]" if ":" in host else host
-        for name in {netloc, "127.0.0.1", "localhost", "[::1]"}:
+        for name in {_netloc(host), "127.0.0.1", "localhost", "[::1]"}:
             self.origins |= {f"http://{name}:{port}", f"http://{name}"}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -130,7 +133,7 @@ async def serve_mcp_http(
     hive = HiveMcp(LocalBackend(service))
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_hosts=sorted({"127.0.0.1:*", "localhost:*", "[::1]:*", f"{_netloc(host)}:*"}),
         allowed_origins=[
             "http://127.0.0.1:*",
             "http://localhost:*",
@@ -145,7 +148,7 @@ async def serve_mcp_http(
     )
     guard = Guard(app, token)
     config = Config()
-    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    config.bind = [f"{_netloc(host)}:{port}"]
     config.accesslog = None
     config.graceful_timeout = 1.0
     shutdown = trio.Event()

@@ -23,6 +23,7 @@ the coordinator tools (``respond``, ``list_pending``, ``await_ask``) see all.
 from __future__ import annotations
 
 import contextlib
+import json
 import secrets
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -134,13 +135,21 @@ class RemoteBackend:
             await conn.wait_lost()
 
     async def call(self, method: str, params: dict[str, Any]) -> Any:
-        conn = await self._connection()
         try:
-            return await conn.call(method, params)
-        except HubUnreachable:
-            if method not in RETRYABLE:
-                raise
-            return await (await self._connection()).call(method, params)
+            conn = await self._connection()
+            try:
+                return await conn.call(method, params)
+            except HubUnreachable:
+                if method not in RETRYABLE:
+                    raise
+                return await (await self._connection()).call(method, params)
+        except HubUnreachable as e:
+            raise HubUnreachable(f"{e}; {self._advice()}") from None
+
+    def _advice(self) -> str:
+        if self._start:
+            return "a new hub starts with the next call: try again (nothing asked is lost)"
+        return f"start one with `hive-rpc serve --socket {self._socket}` and try again"
 
     @asynccontextmanager
     async def closed_prompts(self) -> AsyncIterator[AsyncIterator[str]]:
@@ -148,12 +157,13 @@ class RemoteBackend:
             yield ids
 
     async def _closed_ids(self) -> AsyncGenerator[str]:
-        """Resubscribes on every new connection; while the hub is unreachable, waits
-        until a tool call manages to connect again."""
+        """Resubscribes on every new connection; while there is none, waits until a
+        tool call makes one."""
         while True:
-            try:
-                conn = await self._connection()
-            except HubUnreachable:
+            conn = self._conn
+            if conn is None or conn.lost:
+                # Not reconnecting from here: a hub stopped on purpose stays stopped
+                # until the agent's next tool call needs one.
                 await self._connected.wait()
                 continue
             async with conn.notifications() as notes:
@@ -292,8 +302,10 @@ def _describe(state: AskState) -> str:
         return f"ask {state.ask_id} is still pending; poll again later"
     if state.status == "responded":
         if state.action != "accept":
-            return f"the human chose to {state.action} (ask {state.ask_id}, by {state.by})"
-        return f"answer from {state.by}: {state.decision}"
+            return f"{state.by} chose to {state.action} (ask {state.ask_id})"
+        decision = state.decision
+        shown = decision if isinstance(decision, str) else json.dumps(decision)
+        return f"answer from {state.by}: {shown}"
     if state.status == "expired":
         return f"ask {state.ask_id} expired ({state.expiry_reason}): nobody answered, not a no"
     return f"ask {state.ask_id} was cancelled by {state.by}"
@@ -320,9 +332,10 @@ async def _guarded(work: Awaitable[CallToolResult]) -> CallToolResult:
         while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
             error = error.exceptions[0]
         if isinstance(error, HiveError | RemoteError):
-            return _failed(error.message.replace("choices", "options"))
+            message = error.message.replace("choices", "options")
+        return _failed(message.replace("send answer null", "leave decision out"))
         if isinstance(error, HubUnreachable):
-            return _failed(f"{error}; the hub is being restarted, try again")
+            return _failed(str(error))
         raise
 
 
@@ -575,7 +588,7 @@ class HiveMcp:
             name="request_human_input",
             description="Ask the human developer for input or guidance and wait for the "
             "answer. First give the context in the chat; this prompt frames the question. "
-            f"If nobody answers within {HUMAN_INPUT_TIMEOUT_S:g} s (the countdown stops "
+            f"If nobody answers within {self.human_input_timeout_s:g} s (the countdown stops "
             f"as soon as the human starts typing) it returns {EXPIRED_MARKER}.",
         )
         async def request_human_input(

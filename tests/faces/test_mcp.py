@@ -602,3 +602,44 @@ def test_http_binds_loopback_only(bind: str) -> None:
 )
 def test_loopback_binds_are_accepted(bind: str, parsed: tuple[str, int]) -> None:
     assert parse_bind(bind) == parsed
+
+
+async def test_http_on_another_loopback_address(
+    hub_config: HubConfig, nursery: trio.Nursery
+) -> None:
+    hub_config.http = "127.0.0.2:0"
+    service: HubService = await nursery.start(run_hub, hub_config)
+    assert str(service.info.http_url).startswith("http://127.0.0.2:")
+    with trio.fail_after(30):
+        reply = await raw_post(
+            str(service.info.http_url), {"Authorization": f"Bearer {read_token(service)}"}
+        )
+    assert reply.status_code == 200
+
+
+async def test_tool_texts_speak_the_tools_language(http_hub: HubService) -> None:
+    with trio.fail_after(30):
+        async with http_client(http_hub, "legacy", agent="boss") as boss:
+            asked = await tool(
+                boss,
+                "hivemind_ask_async",
+                question="q",
+                schema={"type": "object", "properties": {"n": {"type": "integer"}}},
+            )
+            refused = await tool_error(
+                boss,
+                "hivemind_respond",
+                ask_id=asked["ask_id"],
+                decision={"n": 1},
+                action="decline",
+            )
+            assert "leave decision out" in refused
+            done = await boss.call_tool(
+                "hivemind_respond", {"ask_id": asked["ask_id"], "decision": {"n": 1}}
+            )
+            assert 'answer from boss: {"n": 1}' in done.content[0].text  # type: ignore[union-attr]
+            other = await tool(boss, "hivemind_ask_async", question="q2")
+            declined = await boss.call_tool(
+                "hivemind_respond", {"ask_id": other["ask_id"], "action": "decline"}
+            )
+            assert "boss chose to decline" in declined.content[0].text  # type: ignore[union-attr]
