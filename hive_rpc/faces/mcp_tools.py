@@ -311,6 +311,11 @@ def _describe(state: AskState) -> str:
     return f"ask {state.ask_id} was cancelled by {state.by}"
 
 
+def _state_result(record: dict[str, Any]) -> CallToolResult:
+    state = _state(record)
+    return _ok(state, _describe(state))
+
+
 def _ok(model: BaseModel, text: str) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
@@ -459,8 +464,7 @@ class HiveMcp:
         )
         async def hivemind_poll(ctx: Context, ask_id: str) -> Annotated[CallToolResult, AskState]:
             async def work() -> CallToolResult:
-                state = _state(await self._call("hive/poll", id=ask_id, agent_id=me(ctx)))
-                return _ok(state, _describe(state))
+                return _state_result(await self._call("hive/poll", id=ask_id, agent_id=me(ctx)))
 
             return await _guarded(work())
 
@@ -479,8 +483,7 @@ class HiveMcp:
                     record = await self._call(
                         "hive/await", id=ask_id, timeout_s=timeout_s, agent_id=me(ctx)
                     )
-                state = _state(record)
-                return _ok(state, _describe(state))
+                return _state_result(record)
 
             return await _guarded(work())
 
@@ -513,8 +516,7 @@ class HiveMcp:
         async def hivemind_cancel(ctx: Context, ask_id: str) -> Annotated[CallToolResult, AskState]:
             async def work() -> CallToolResult:
                 agent = me(ctx)
-                state = _state(await self._call("hive/cancel", id=ask_id, agent_id=agent))
-                return _ok(state, _describe(state))
+                return _state_result(await self._call("hive/cancel", id=ask_id, agent_id=agent))
 
             return await _guarded(work())
 
@@ -579,8 +581,7 @@ class HiveMcp:
                 record = await self._wait_closed(
                     ctx, record["id"], agent, "waiting for the human's answer", timeout_s
                 )
-                state = _state(record)
-                return _ok(state, _describe(state))
+                return _state_result(record)
 
             return await _guarded(work())
 
