@@ -29,7 +29,8 @@ from hypercorn.trio import serve
 from hypercorn.typing import ASGIFramework
 from mcp.server.transport_security import TransportSecuritySettings
 
-from hive_rpc.faces.mcp_tools import HiveMcp, LocalBackend
+from hive_rpc.backends import LocalBackend
+from hive_rpc.faces.mcp_tools import HiveMcp
 from hive_rpc.paths import parse_bind
 from hive_rpc.service import HubService
 

@@ -1,6 +1,6 @@
 """``hive-rpc mcp``: the MCP server an agent's client starts over stdio, one per session.
 
-It is a client of the hub (see mcp_tools.RemoteBackend), so every agent session's
+It is a client of the hub (see backends.RemoteBackend), so every agent session's
 questions land in the one registry the editors watch.
 
 stdin and stdout are read and written as trio streams rather than through the
@@ -17,7 +17,8 @@ from pathlib import Path
 import trio
 from mcp.server.stdio import stdio_server
 
-from hive_rpc.faces.mcp_tools import HiveMcp, Identity, open_remote_backend
+from hive_rpc.backends import open_remote_backend
+from hive_rpc.faces.mcp_tools import HiveMcp, Identity
 
 
 class _LineReader:

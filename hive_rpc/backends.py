@@ -1,0 +1,140 @@
+"""Backends: how a face reaches the hub's methods, in-process or over the editor socket.
+
+Faces that serve agents or editors on their own transport (MCP, EPC) are written
+against ``Backend``: one ``call(method, params)`` with the hub's method names and
+parameters (see service.py), plus the ids of prompts as they close.  ``LocalBackend``
+is the hub's own service, in-process; ``RemoteBackend`` is a hub reached over its
+editor socket, reconnecting (and starting a hub) when it goes away.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+import trio
+
+from hive_rpc.hub_connection import HubConnection, HubUnreachable, open_hub_connection
+from hive_rpc.registry import Watch
+from hive_rpc.service import HubService
+
+
+class Backend(Protocol):
+    """What the tools need from the hub."""
+
+    async def call(self, method: str, params: dict[str, Any]) -> Any: ...
+
+    def closed_prompts(self) -> AbstractAsyncContextManager[AsyncIterator[str]]:
+        """Ids of prompts as they are answered, expire or are cancelled."""
+        ...
+
+
+class LocalBackend:
+    """The hub's own service, in-process (the Streamable HTTP endpoint)."""
+
+    def __init__(self, service: HubService) -> None:
+        self.service = service
+
+    async def call(self, method: str, params: dict[str, Any]) -> Any:
+        return await self.service.call(method, params)
+
+    @asynccontextmanager
+    async def closed_prompts(self) -> AsyncIterator[AsyncIterator[str]]:
+        with self.service.registry.watch() as watch:
+            yield _closed_ids(watch)
+
+
+async def _closed_ids(watch: Watch) -> AsyncIterator[str]:
+    async for change in watch:
+        if not change.prompt.is_pending:
+            yield change.prompt.id
+
+
+RETRYABLE = frozenset({"hive/poll", "hive/await", "hive/list", "hive/awaitAsk", "hive/status"})
+"""Methods that are safe to send again on a new connection after the hub went away."""
+
+
+class RemoteBackend:
+    """The hub over its editor socket (``hive-rpc mcp``, one process per agent session).
+
+    Connects lazily and again after the hub goes away (starting a new hub unless
+    told not to): prompts are durable, so a read-only call in flight is simply sent
+    again, while an ask, answer or cancel reports the lost connection rather than
+    risk doing it twice.  Use ``open_remote_backend``.
+    """
+
+    def __init__(self, socket: Path, data_dir: Path, nursery: trio.Nursery, *, start: bool):
+        self._socket, self._data_dir, self._start = socket, data_dir, start
+        self._nursery = nursery
+        self._conn: HubConnection | None = None
+        self._connect_lock = trio.Lock()
+        self._connected = trio.Event()
+
+    async def _connection(self) -> HubConnection:
+        async with self._connect_lock:
+            if self._conn is None or self._conn.lost:
+                self._conn = await self._nursery.start(self._hold)
+                self._connected.set()
+                self._connected = trio.Event()
+            return self._conn
+
+    async def _hold(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        async with open_hub_connection(self._socket, self._data_dir, start=self._start) as conn:
+            task_status.started(conn)
+            await conn.wait_lost()
+
+    async def call(self, method: str, params: dict[str, Any]) -> Any:
+        try:
+            conn = await self._connection()
+            try:
+                return await conn.call(method, params)
+            except HubUnreachable:
+                if method not in RETRYABLE:
+                    raise
+                return await (await self._connection()).call(method, params)
+        except HubUnreachable as e:
+            raise HubUnreachable(f"{e}; {self._advice()}") from None
+
+    def _advice(self) -> str:
+        if self._start:
+            return "a new hub starts with the next call: try again (nothing asked is lost)"
+        return f"start one with `hive-rpc serve --socket {self._socket}` and try again"
+
+    @asynccontextmanager
+    async def closed_prompts(self) -> AsyncIterator[AsyncIterator[str]]:
+        async with contextlib.aclosing(self._closed_ids()) as ids:
+            yield ids
+
+    async def _closed_ids(self) -> AsyncGenerator[str]:
+        """Resubscribes on every new connection; while there is none, waits until a
+        tool call makes one."""
+        while True:
+            conn = self._conn
+            if conn is None or conn.lost:
+                # Not reconnecting from here: a hub stopped on purpose stays stopped
+                # until the agent's next tool call needs one.
+                await self._connected.wait()
+                continue
+            async with conn.notifications() as notes:
+                with contextlib.suppress(HubUnreachable):
+                    await conn.call("hive/subscribe", {})
+                async for note in notes:
+                    if note.method == "hive/dismiss":
+                        yield str(note.params["id"])
+
+
+@asynccontextmanager
+async def open_remote_backend(
+    socket: Path, data_dir: Path, *, start: bool = True
+) -> AsyncIterator[RemoteBackend]:
+    """A RemoteBackend whose connections live in this block's nursery."""
+    async with trio.open_nursery() as nursery:
+        backend = RemoteBackend(socket, data_dir, nursery, start=start)
+        await backend._connection()  # fail early, at start-up, if no hub can be had
+        try:
+            yield backend
+        finally:
+            nursery.cancel_scope.cancel()
