@@ -9,7 +9,12 @@ on the prompt it returned, sequentially in one trio task, on a registry opened w
 * records only: ``new_prompt`` + ``lifecycle.respond`` with no registry and no store,
   the cost of making and checking the two immutable records a cycle produces;
 * registry + MemoryStore, registry + SqliteStore (the embedded default, WAL, in a
-  temp dir);
+  temp dir), with ``store.run_checkpoints`` started inside the registry as the hub
+  starts it (automatic WAL checkpoints off, a PASSIVE checkpoint in a worker thread
+  every ``checkpoint_every`` commits);
+* sqlite floor: the bare INSERT + UPDATE on the store's own connection, each its own
+  committed transaction, under the same checkpoint task; and the same loop without
+  it, SQLite then checkpointing automatically inside a commit (as before the task);
 * registry + SqliteStore with each store call sent to a worker thread
   (``trio.to_thread.run_sync``): the peer that sqlite.py's docstring says would be
   slower than running the statements inline.
@@ -67,15 +72,32 @@ async def records_only(n: int) -> float:
     return time.perf_counter() - start
 
 
+def wal_pages(path: Path) -> int:
+    """The WAL file's size in 4 KiB pages (SQLite's default page size)."""
+    wal = path.with_name(path.name + "-wal")
+    return wal.stat().st_size // 4096 if wal.exists() else 0
+
+
 async def registry_cycles(store: PromptStore, n: int) -> float:
-    """Seconds for ``n`` ask + respond cycles on a registry over ``store``."""
-    async with open_registry(store) as registry:
+    """Seconds for ``n`` ask + respond cycles on a registry over ``store``.
+
+    A SqliteStore gets its checkpoint task started inside the registry, as
+    ``hive_rpc.hub`` does."""
+    sqlite = store if isinstance(store, SqliteStore | ThreadedSqliteStore) else None
+    async with open_registry(store) as registry, trio.open_nursery() as nursery:
+        if sqlite is not None:
+            await nursery.start(sqlite.run_checkpoints)
         start = time.perf_counter()
         for _ in range(n):
             prompt = await registry.ask(agent_id="bench", question="Ship it?")
             await registry.respond(prompt.id, answer="yes", by="human")
         elapsed = time.perf_counter() - start
-        LAST_STATISTICS[store.kind] = registry.statistics()
+        stats = registry.statistics()
+        if sqlite is not None:
+            stats["checkpoints"] = sqlite.checkpoints
+            stats["wal_pages"] = wal_pages(sqlite.path)
+        LAST_STATISTICS[store.kind] = stats
+        nursery.cancel_scope.cancel()
     await store.aclose()
     return elapsed
 
@@ -97,6 +119,7 @@ class ThreadedSqliteStore:
     kind = "sqlite-thread"
 
     def __init__(self, path: Path) -> None:
+        self.path = path
         self._inner = SqliteStore(path)
         # The connection must be usable from the worker thread; same file, same pragmas.
         self._inner._db.close()
@@ -104,9 +127,30 @@ class ThreadedSqliteStore:
         self._inner._db.execute("PRAGMA journal_mode=WAL")
         self._inner._db.execute("PRAGMA synchronous=NORMAL")
         self._limiter = trio.CapacityLimiter(1)
+        # SqliteStore counts its commits and sets a trio.Event when a checkpoint is
+        # due; a worker thread must not touch the Event, so commits made there are
+        # counted there and reported to the store back on the trio thread.
+        self._thread_commits = 0
+        self._count_commit = self._inner._committed
+        self._inner._committed = self._count_in_thread  # type: ignore[method-assign]
+
+    def _count_in_thread(self) -> None:
+        self._thread_commits += 1
+
+    @property
+    def checkpoints(self) -> int:
+        return self._inner.checkpoints
+
+    async def run_checkpoints(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        await self._inner.run_checkpoints(task_status=task_status)
 
     async def _run(self, coro: Coroutine[Any, Any, T]) -> T:
-        return await trio.to_thread.run_sync(_drive, coro, limiter=self._limiter)
+        try:
+            return await trio.to_thread.run_sync(_drive, coro, limiter=self._limiter)
+        finally:
+            commits, self._thread_commits = self._thread_commits, 0
+            for _ in range(commits):
+                self._count_commit()
 
     async def insert(self, prompt: Prompt) -> None:
         await self._run(self._inner.insert(prompt))
@@ -120,11 +164,6 @@ class ThreadedSqliteStore:
     async def pending(self) -> list[Prompt]:
         return await self._inner.pending()
 
-    async def recent(
-        self, *, status: Status | None = None, agent_id: str | None = None, limit: int = 100
-    ) -> list[Prompt]:
-        return await self._inner.recent(status=status, agent_id=agent_id, limit=limit)
-
     async def counts(self) -> dict[str, int]:
         return await self._inner.counts()
 
@@ -132,26 +171,44 @@ class ThreadedSqliteStore:
         await self._inner.aclose()
 
 
-def sqlite_floor(path: Path, n: int) -> float:
+async def sqlite_floor(path: Path, n: int, *, checkpoint_task: bool = True) -> float:
     """Seconds for ``n`` bare INSERT + UPDATE pairs, each its own committed transaction,
-    on SqliteStore's schema and pragmas, with the record text made once in advance."""
+    on SqliteStore's schema, pragmas and connection, the record text made once in
+    advance.  With ``checkpoint_task`` (as the hub runs it) the store's
+    ``run_checkpoints`` runs beside the loop, which yields only when a checkpoint is
+    due; without it SQLite checkpoints automatically inside a commit."""
     store = SqliteStore(path)
     db = store._db
     now = time.time()
     record = _dump(new_prompt(agent_id="bench", question="Ship it?", now=now))
     ids = [f"{i:016x}" for i in range(n)]
-    start = time.perf_counter()
-    for i, prompt_id in enumerate(ids):
-        db.execute(
-            "INSERT INTO prompts (id, agent_id, status, created_at, record) VALUES (?,?,?,?,?)",
-            (prompt_id, "bench", "pending", now + i, record),
-        )
-        db.execute(
-            "UPDATE prompts SET status = ?, record = ? WHERE id = ? AND status = ?",
-            ("responded", record, prompt_id, "pending"),
-        )
-    elapsed = time.perf_counter() - start
-    db.close()
+    async with trio.open_nursery() as nursery:
+        if checkpoint_task:
+            await nursery.start(store.run_checkpoints)
+        committed = store._committed
+        every = store.checkpoint_every
+        start = time.perf_counter()
+        for i, prompt_id in enumerate(ids):
+            db.execute(
+                "INSERT INTO prompts (id, agent_id, status, created_at, record) VALUES (?,?,?,?,?)",
+                (prompt_id, "bench", "pending", now + i, record),
+            )
+            committed()
+            db.execute(
+                "UPDATE prompts SET status = ?, record = ? WHERE id = ? AND status = ?",
+                ("responded", record, prompt_id, "pending"),
+            )
+            committed()
+            if checkpoint_task and store._commits >= every:
+                await trio.lowlevel.checkpoint()  # let the checkpoint task start its thread
+        elapsed = time.perf_counter() - start
+        if checkpoint_task:
+            LAST_STATISTICS["sqlite-floor"] = {
+                "checkpoints": store.checkpoints,
+                "wal_pages": wal_pages(path),
+            }
+        nursery.cancel_scope.cancel()
+    await store.aclose()
     return elapsed
 
 
@@ -173,11 +230,12 @@ async def main(args: argparse.Namespace) -> list[list[object]]:
             store: PromptStore = ThreadedSqliteStore(path) if threaded else SqliteStore(path)
             return await registry_cycles(store, count)
 
-    async def sql_floor_run() -> float:
+    async def sql_floor_run(checkpoint_task: bool = True) -> float:
         with short_tmp() as tmp:
-            return sqlite_floor(tmp / "floor.sqlite3", n)
+            return await sqlite_floor(tmp / "floor.sqlite3", n, checkpoint_task=checkpoint_task)
 
     sql_floor_s = await best_of(repeats, sql_floor_run)
+    sql_auto_s = await best_of(repeats, lambda: sql_floor_run(checkpoint_task=False))
     sqlite_s = await best_of(repeats, lambda: sqlite_run(n))
     thread_s = (
         await best_of(repeats, lambda: sqlite_run(args.thread_n, threaded=True))
@@ -205,6 +263,7 @@ async def main(args: argparse.Namespace) -> list[list[object]]:
         row("records only: new_prompt + lifecycle.respond", n, records_s, False, False),
         row("registry + MemoryStore", n, memory_s, True, False),
         row("sqlite floor: bare INSERT + UPDATE, 2 commits", n, sql_floor_s, False, True),
+        row("  same, SQLite's automatic checkpoints inline", n, sql_auto_s, False, True),
         row("registry + SqliteStore (default; inline)", n, sqlite_s, True, True),
     ]
     if thread_s is not None:
@@ -247,9 +306,21 @@ def run(argv: list[str] | None = None) -> str:
     if live:
         print(
             f"registry after {args.n:,} cycles (MemoryStore): pending={live['pending']:,}, "
-            f"deadline_heap={live['deadline_heap']:,} (entries of answered prompts stay "
-            "in the heap until their deadline)"
+            f"deadline_heap={live['deadline_heap']:,} (compacted once it holds more than "
+            "2 x pending + 1,024 entries)"
         )
+    for kind, label in [
+        ("sqlite-floor", "sqlite floor"),
+        ("sqlite", "registry + SqliteStore"),
+        ("sqlite-thread", "to_thread peer"),
+    ]:
+        stats = LAST_STATISTICS.get(kind)
+        if stats:
+            print(
+                f"{label}, end of its last run: {stats['checkpoints']:,} checkpoints by "
+                f"run_checkpoints, WAL file {stats['wal_pages']:,} pages of 4 KiB"
+            )
+    return out
     return out
 
 

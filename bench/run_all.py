@@ -24,7 +24,10 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
     ("registry_memory", [], ["-n", "10000"]),
     ("expiry_lateness", [], ["-n", "10000", "--window", "2"]),
     ("socket_delivery", [], ["-n", "300", "--rounds", "1"]),
+    ("mcp_roundtrip", [], ["-n", "50", "--warmup", "5"]),
 ]
+ALIASES = {"mcp": "mcp_roundtrip"}
+"""Short names --only also accepts."""
 
 
 def run_one(name: str, args: list[str]) -> tuple[str, float]:
@@ -49,8 +52,9 @@ def run_one(name: str, args: list[str]) -> tuple[str, float]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
-    parser.add_argument("--only", nargs="+", help="run only these benchmarks")
+    parser.add_argument("--only", nargs="+", help="run only these benchmarks (mcp: mcp_roundtrip)")
     args = parser.parse_args(argv)
+    only = {ALIASES.get(name, name) for name in args.only} if args.only else None
     facts = machine()
     out = [
         f"Run on {datetime.date.today().isoformat()}"
@@ -61,7 +65,7 @@ def main(argv: list[str] | None = None) -> None:
         f"- Python {facts['python']}, trio {facts['trio']}, SQLite {facts['sqlite']}",
     ]
     for name, full, quick in BENCHMARKS:
-        if args.only and name not in args.only:
+        if only is not None and name not in only:
             continue
         extra = quick if args.quick else full
         body, elapsed = run_one(name, extra)

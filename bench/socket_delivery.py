@@ -219,10 +219,12 @@ class Stats:
         return percentile(self.us, q)
 
 
-async def main(args: argparse.Namespace) -> tuple[list[Stats], int]:
+async def main(args: argparse.Namespace) -> tuple[list[Stats], int, dict[str, list[int]]]:
     """Rounds of (echo, then each store), samples pooled per row, so drift in the
-    machine's load during the run touches every row alike."""
+    machine's load during the run touches every row alike.  Also returns, per store,
+    the size of its WAL file in 4 KiB pages at the end of each round."""
     pooled: dict[str, list[float]] = {}
+    wal_pages: dict[str, list[int]] = {}
     async with trio.open_nursery() as nursery:
         for _ in range(args.rounds):
             with short_tmp() as tmp:
@@ -240,11 +242,14 @@ async def main(args: argparse.Namespace) -> tuple[list[Stats], int]:
                     stop = await running_server(nursery, args.in_process, "hub", sock, data, store)
                     try:
                         samples = await delivery_samples(sock, args.n, args.warmup)
+                        for wal in data.glob("*-wal"):
+                            wal_pages.setdefault(store, []).append(wal.stat().st_size // 4096)
                     finally:
                         await stop()
                     name = f"hub ({store} store): ask -> hive/prompt"
                     pooled.setdefault(name, []).extend(samples)
-    return [Stats(name, samples) for name, samples in pooled.items()], len(notification_body())
+    stats = [Stats(name, samples) for name, samples in pooled.items()]
+    return stats, len(notification_body()), wal_pages
 
 
 def run(argv: list[str] | None = None) -> str:
@@ -267,7 +272,7 @@ def run(argv: list[str] | None = None) -> str:
         help="run the servers on this process's trio thread instead of child processes",
     )
     args = parser.parse_args(argv)
-    results, body_len = trio.run(main, args)
+    results, body_len, wal_pages = trio.run(main, args)
     floor = results[0]
     rows = []
     for i, r in enumerate(results):
@@ -297,6 +302,12 @@ def run(argv: list[str] | None = None) -> str:
     out = table(headers, rows)
     print(out)
     print(f"echo message: {body_len} bytes of JSON, the size of a hive/prompt notification")
+    for store, pages in wal_pages.items():
+        sizes = ", ".join(f"{x:,}" for x in pages)
+        print(
+            f"{store} hub: WAL file after each round of {args.warmup + args.n:,} asks: "
+            f"{sizes} pages of 4 KiB"
+        )
     return out
 
 

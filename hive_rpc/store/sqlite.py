@@ -10,9 +10,15 @@ cost more than the write itself (see docs/benchmarks.md).
 What does not belong on the trio thread is the WAL checkpoint (copying the log back
 into the database, with an fsync), which SQLite would otherwise run inside every
 ~200th commit and stall the whole hub for milliseconds.  While ``run_checkpoints`` is
-running (the hub starts it), automatic checkpoints are off and that task runs a
-PASSIVE checkpoint on its own connection in a worker thread every
-``CHECKPOINT_EVERY`` commits; when it stops, automatic checkpoints come back.
+running (the hub starts it), that task runs a PASSIVE checkpoint on its own
+connection in a worker thread every ``CHECKPOINT_EVERY`` commits.
+
+A checkpoint that runs while writes go on never catches up with the last of them,
+and SQLite only rewinds the WAL once one has, so under sustained writes the log
+would grow without end.  SQLite's own automatic checkpoint stays on as a backstop,
+at ``BACKSTOP_PAGES`` instead of its usual 1000: when it fires on the trio thread,
+the worker has already copied almost every frame, so it is short, and it rewinds
+the log; ``journal_size_limit`` then gives the file's space back.
 """
 
 from __future__ import annotations
@@ -28,6 +34,10 @@ from hive_rpc.core.prompt import Prompt, Status
 
 CHECKPOINT_EVERY = 1000
 """Commits between two checkpoints (SQLite's own default is 1000 WAL pages)."""
+BACKSTOP_PAGES = 4000
+"""WAL size (pages) at which SQLite checkpoints inline while run_checkpoints runs."""
+WAL_LIMIT_BYTES = 64 << 20
+"""What a rewound WAL file is truncated to (``journal_size_limit``)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS prompts (
@@ -66,6 +76,7 @@ class SqliteStore:
         self._db = sqlite3.connect(path, isolation_level=None)
         path.chmod(0o600)
         self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(SCHEMA)
@@ -78,7 +89,7 @@ class SqliteStore:
     async def run_checkpoints(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Run WAL checkpoints in a worker thread until cancelled (see the module doc)."""
         checkpointer = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA wal_autocheckpoint=0")
+        self._db.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_PAGES}")
         try:
             task_status.started()
             while True:
