@@ -25,8 +25,9 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
     ("expiry_lateness", [], ["-n", "10000", "--window", "2"]),
     ("socket_delivery", [], ["-n", "300", "--rounds", "1"]),
     ("mcp_roundtrip", [], ["-n", "50", "--warmup", "5"]),
+    ("epc_calls", [], ["-n", "300", "--warmup", "30"]),
 ]
-ALIASES = {"mcp": "mcp_roundtrip"}
+ALIASES = {"mcp": "mcp_roundtrip", "epc": "epc_calls"}
 """Short names --only also accepts."""
 
 
@@ -52,7 +53,9 @@ def run_one(name: str, args: list[str]) -> tuple[str, float]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
-    parser.add_argument("--only", nargs="+", help="run only these benchmarks (mcp: mcp_roundtrip)")
+    parser.add_argument(
+        "--only", nargs="+", help="run only these benchmarks (mcp: mcp_roundtrip, epc: epc_calls)"
+    )
     args = parser.parse_args(argv)
     only = {ALIASES.get(name, name) for name in args.only} if args.only else None
     facts = machine()

@@ -274,6 +274,13 @@ async def cmd_mcp(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def cmd_epc(args: argparse.Namespace) -> int:
+    from hive_rpc.faces.epc_server import run_epc
+
+    await run_epc(args.socket, args.data_dir, start=not args.no_start, port=args.port)
+    return EXIT_OK
+
+
 async def cmd_serve(args: argparse.Namespace) -> int:
     config = HubConfig(
         socket=args.socket,
@@ -313,6 +320,17 @@ def _agent_name(text: str) -> str:
         return check_name(text, "--agent")
     except InvalidParams as e:
         raise argparse.ArgumentTypeError(e.message) from None
+
+
+def _port(text: str) -> int:
+    """argparse type: a TCP port number, 0 for any free one."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0 to 65535)")
+    return value
 
 
 def _loopback(text: str) -> str:
@@ -443,6 +461,19 @@ def _parser() -> argparse.ArgumentParser:
         help="progress notification interval while a tool waits (default 10)",
     )
     p.set_defaults(func=cmd_mcp)
+
+    p = sub.add_parser(
+        "epc",
+        parents=[common],
+        help="serve EPC on 127.0.0.1 for epc.el (prints the port; token in DATA_DIR/epc-token)",
+    )
+    p.add_argument(
+        "--no-start", action="store_true", help="fail instead of starting a hub when none answers"
+    )
+    p.add_argument(
+        "--port", type=_port, default=0, help="TCP port on 127.0.0.1 (default 0: pick a free one)"
+    )
+    p.set_defaults(func=cmd_epc)
 
     p = sub.add_parser("status", parents=[client], help="show the hub's paths and counts")
     p.set_defaults(func=cmd_status)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import fcntl
 import ipaddress
 import os
+import secrets
+import stat
 import tempfile
 from pathlib import Path
 
@@ -125,3 +127,29 @@ def parse_bind(text: str) -> tuple[str, int]:
                 f"not {host!r}"
             )
     return host, int(port)
+
+
+def load_token(data_dir: Path, name: str) -> tuple[str, Path]:
+    """A TCP face's secret (``DATA_DIR/NAME``): random, made on first use with mode
+    0600; a file others could read, or one holding no usable token, is refused."""
+    path = data_dir / name
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return _read_token(path), path
+    token = secrets.token_urlsafe(32)
+    with os.fdopen(fd, "w") as f:
+        f.write(token + "\n")
+    return token, path
+
+
+def _read_token(path: Path) -> str:
+    st = path.lstat()
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise PermissionError(
+            f"{path} must be a regular file of yours with mode 0600; fix or delete it"
+        )
+    token = path.read_text().strip()
+    if len(token) < 32:
+        raise PermissionError(f"{path} holds no usable token; delete it to make a new one")
+    return token

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Install everything the tests need, then run every test: lint, types, Python.
+# Install everything the tests need, then run every test: lint, types, elisp, Python.
 # This is the README's second set-up command; .ci/run calls it and nothing else.
 # Exits non-zero if any step fails or if pytest ran no test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages the tests drive for real.  Later issues add emacs-nox, nats-server,
-# chromium ... here; the hub issue needs none beyond the base image.
-APT_PACKAGES=()
+# Debian packages the tests drive for real: Emacs (batch ERT and `emacs -nw` under
+# tmux), package-lint, and Debian's epc.el as an independent EPC peer.
+APT_PACKAGES=(emacs-nox elpa-package-lint elpa-epc tmux)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
@@ -29,5 +29,7 @@ ruff check hive_rpc tests bench
 ruff format --check hive_rpc tests bench
 echo "== mypy --strict hive_rpc"
 mypy --strict hive_rpc
+echo "== elisp (byte-compile, checkdoc, package-lint, ERT)"
+bash scripts/test-elisp.sh
 echo "== pytest"
 pytest -q -p no:cacheprovider "$@"

@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import hmac
 import logging
-import os
-import secrets
-import stat
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any, cast
@@ -31,7 +28,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from hive_rpc.backends import LocalBackend
 from hive_rpc.faces.mcp_tools import HiveMcp
-from hive_rpc.paths import parse_bind
+from hive_rpc.paths import load_token, parse_bind
 from hive_rpc.service import HubService
 
 log = logging.getLogger(__name__)
@@ -43,31 +40,6 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-
-def load_token(data_dir: Path) -> tuple[str, Path]:
-    """The endpoint's bearer token, made on first use; refuses a file others can read."""
-    path = data_dir / TOKEN_NAME
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return _read_token(path), path
-    token = secrets.token_urlsafe(32)
-    with os.fdopen(fd, "w") as f:
-        f.write(token + "\n")
-    return token, path
-
-
-def _read_token(path: Path) -> str:
-    st = path.lstat()
-    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        raise PermissionError(
-            f"{path} must be a regular file of yours with mode 0600; fix or delete it"
-        )
-    token = path.read_text().strip()
-    if len(token) < 32:
-        raise PermissionError(f"{path} holds no usable token; delete it to make a new one")
-    return token
 
 
 def _netloc(host: str) -> str:
@@ -130,7 +102,7 @@ async def serve_mcp_http(
 ) -> None:
     """Serve MCP over Streamable HTTP until cancelled; ``started`` with (url, token file)."""
     host, port = parse_bind(bind)
-    token, token_file = load_token(data_dir)
+    token, token_file = load_token(data_dir, TOKEN_NAME)
     hive = HiveMcp(LocalBackend(service))
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,

@@ -1,0 +1,148 @@
+;;; hive-rpc-list.el --- The list of questions pending in the hive_rpc hub  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The hive_rpc authors
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software: you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;; This program is distributed in the hope that it will be useful,
+;; but WITHOUT ANY WARRANTY; without even the implied warranty of
+;; MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+;; GNU General Public License for more details.
+
+;; You should have received a copy of the GNU General Public License
+;; along with this program.  If not, see <https://www.gnu.org/licenses/>.
+
+;;; Commentary:
+
+;; `hive-rpc-list' shows the questions pending in the hub in a
+;; `tabulated-list-mode' buffer (agent, age, time left, question),
+;; updated live: RET answers, c withdraws, g refreshes from the hub.
+
+;;; Code:
+
+(require 'hive-rpc)
+(require 'tabulated-list)
+
+
+;;; User options
+;;;
+
+(defcustom hive-rpc-list-refresh-interval 1
+  "Seconds between refreshes of the times shown by `hive-rpc-list'."
+  :type 'number
+  :group 'hive-rpc)
+
+
+;;; Private
+;;;
+
+(defvar hive-rpc--list-timer nil
+  "Timer refreshing the `hive-rpc-list' buffer.")
+
+(defvar hive-rpc-list-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "RET") #'hive-rpc-list-answer)
+    (define-key map "c" #'hive-rpc-list-cancel)
+    map)
+  "Keymap of `hive-rpc-list-mode'.")
+
+(define-derived-mode hive-rpc-list-mode tabulated-list-mode "Hive"
+  "Major mode listing the questions pending in the hub.
+\\{hive-rpc-list-mode-map}"
+  (setq tabulated-list-format
+        [("Agent" 16 t) ("Age" 7 nil) ("Left" 7 nil) ("Question" 0 nil)])
+  (setq tabulated-list-padding 1)
+  (add-hook 'tabulated-list-revert-hook #'hive-rpc--list-fetch nil t)
+  (tabulated-list-init-header))
+
+(defun hive-rpc--list-entries ()
+  "Return the `tabulated-list-entries' of the pending questions."
+  (let ((now (float-time)))
+    (mapcar
+     (lambda (id)
+       (let ((r (gethash id hive-rpc--prompts)))
+         (list id
+               (vector (hive-rpc--clean (plist-get r :agent_id))
+                       (hive-rpc--duration (- now (plist-get r :created_at)))
+                       (hive-rpc--duration (- (plist-get r :deadline_at) now))
+                       (concat (if (eq (plist-get r :urgent) t) "!" "")
+                               (hive-rpc--clean (plist-get r :question)))))))
+     (hive-rpc--pending-ids))))
+
+(defun hive-rpc--list-refresh ()
+  "Redisplay the list buffer from the known questions."
+  (setq tabulated-list-entries (hive-rpc--list-entries))
+  (tabulated-list-print t))
+
+(defun hive-rpc--list-update ()
+  "Refresh the list buffer, if there is one."
+  (let ((buffer (get-buffer "*hive-rpc*")))
+    (when (buffer-live-p buffer)
+      (with-current-buffer buffer
+        (when (derived-mode-p 'hive-rpc-list-mode)
+          (hive-rpc--list-refresh))))))
+
+(defun hive-rpc--list-tick ()
+  "Refresh the list buffer's times, or stop when it is gone."
+  (let ((buffer (get-buffer "*hive-rpc*")))
+    (if (buffer-live-p buffer)
+        (with-current-buffer buffer (hive-rpc--list-refresh))
+      (hive-rpc--cancel-timer 'hive-rpc--list-timer))))
+
+(defun hive-rpc--list-fetch ()
+  "Fetch the pending questions from the hub, then refresh."
+  (when (hive-rpc--connected-p)
+    (jsonrpc-async-request
+     hive-rpc--connection 'hive/list nil
+     :success-fn (lambda (records)
+                   (clrhash hive-rpc--prompts)
+                   (mapc (lambda (r) (puthash (plist-get r :id) r hive-rpc--prompts))
+                         records)
+                   (hive-rpc--update)))))
+
+;;;###autoload
+(defun hive-rpc-list ()
+  "List the questions pending in the hub.
+\\<hive-rpc-list-mode-map>\\[hive-rpc-list-answer] answers, \
+\\[hive-rpc-list-cancel] cancels, \\[revert-buffer] refreshes."
+  (interactive)
+  (add-hook 'hive-rpc-update-hook #'hive-rpc--list-update)
+  (with-current-buffer (get-buffer-create "*hive-rpc*")
+    (hive-rpc-list-mode)
+    (hive-rpc--list-refresh)
+    (hive-rpc--list-fetch)
+    (unless (timerp hive-rpc--list-timer)
+      (setq hive-rpc--list-timer
+            (run-at-time hive-rpc-list-refresh-interval
+                         hive-rpc-list-refresh-interval #'hive-rpc--list-tick)))
+    (pop-to-buffer (current-buffer))))
+
+(defun hive-rpc-list-answer ()
+  "Answer the question at point."
+  (interactive)
+  (let ((id (tabulated-list-get-id)))
+    (unless id (user-error "No question here"))
+    (let ((hive-rpc-auto-ask nil)) (hive-rpc--ask id))))
+
+(defun hive-rpc-list-cancel ()
+  "Withdraw the question at point, as a coordinator."
+  (interactive)
+  (let ((id (tabulated-list-get-id)))
+    (unless id (user-error "No question here"))
+    (unless (hive-rpc--connected-p) (user-error "Not connected to the hub"))
+    (when (y-or-n-p "Withdraw this question? ")
+      (jsonrpc-async-request
+       hive-rpc--connection 'hive/cancel
+       `(:id ,id ,@(when hive-rpc-by (list :by hive-rpc-by)))
+       :success-fn (lambda (_r) (message "hive-rpc: withdrawn"))
+       :error-fn (lambda (err)
+                   (message "hive-rpc: cancel refused: %s"
+                            (hive-rpc--clean (plist-get err :message))))))))
+
+(provide 'hive-rpc-list)
+;;; hive-rpc-list.el ends here

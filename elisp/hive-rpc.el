@@ -1,0 +1,839 @@
+;;; hive-rpc.el --- Answer AI agents' questions in the minibuffer  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The hive_rpc authors
+
+;; Author: The hive_rpc authors
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "28.1"))
+;; Keywords: tools, comm, processes
+;; URL: https://github.com/hive-rpc/hive_rpc
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software: you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;; This program is distributed in the hope that it will be useful,
+;; but WITHOUT ANY WARRANTY; without even the implied warranty of
+;; MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+;; GNU General Public License for more details.
+
+;; You should have received a copy of the GNU General Public License
+;; along with this program.  If not, see <https://www.gnu.org/licenses/>.
+
+;;; Commentary:
+
+;; hive-rpc is the Emacs face of the hive_rpc hub, where AI agents ask
+;; humans questions without blocking.  `hive-rpc-mode' connects to the
+;; hub's Unix socket with the built-in jsonrpc.el, subscribes, and asks
+;; you each question in the minibuffer when Emacs is idle: never while
+;; you are in another minibuffer, a keyboard macro or a command.
+;;
+;; In a hive prompt:
+;;   RET      answers;
+;;   C-g      defers (the prompt stays pending; see `hive-rpc-answer-next');
+;;   M-d      declines (`hive-rpc-decline').
+;; The first key you type tells the hub you are typing, which stops the
+;; agent's countdown.
+;;
+;; Commands: `hive-rpc-mode', `hive-rpc-list', `hive-rpc-answer-next',
+;; `hive-rpc-ask', `hive-rpc-events-buffer'.
+;;
+;; Every call to the hub is asynchronous: Emacs never waits for the hub
+;; or for an agent.  If the hub dies, the mode line says so, answers you
+;; give meanwhile are kept, and they are sent once the hub is back.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'jsonrpc)
+(require 'subr-x)
+
+(declare-function notifications-notify "notifications" (&rest params))
+(declare-function dbus-ping "dbus" (bus service &optional timeout))
+
+
+;;; User options
+;;;
+
+(defgroup hive-rpc nil
+  "Answer questions from AI agents held by the hive_rpc hub."
+  :prefix "hive-rpc-"
+  :group 'tools
+  :link '(url-link "https://github.com/hive-rpc/hive_rpc"))
+
+(defcustom hive-rpc-socket nil
+  "Path of the hub's Unix socket, or nil for the hub's own default.
+The default, computed by `hive-rpc-default-socket' each time
+hive-rpc connects, is $HIVE_RPC_SOCKET if set, else
+$XDG_RUNTIME_DIR/hive-rpc/hub.sock if $XDG_RUNTIME_DIR names a
+directory, else hive-rpc-UID/hub.sock under
+the variable `temporary-file-directory' (normally /tmp/hive-rpc-UID/hub.sock)."
+  :type '(choice (const :tag "Hub default" nil) file))
+
+(defcustom hive-rpc-program '("hive-rpc" "serve")
+  "Command that starts a hub when none answers on the socket.
+A list of strings: the program and its arguments.  hive-rpc
+appends \"--socket\" and the socket path.  Set it to nil to never
+start a hub from Emacs."
+  :type '(repeat string))
+
+(defcustom hive-rpc-by nil
+  "Name recorded as who answered, or nil to let the hub say \"human\"."
+  :type '(choice (const :tag "Hub default" nil) string))
+
+(defcustom hive-rpc-agent-id "emacs"
+  "Agent name under which `hive-rpc-ask' asks its questions."
+  :type 'string)
+
+(defcustom hive-rpc-auto-ask t
+  "Non-nil means ask each new prompt in the minibuffer when Emacs is idle.
+When nil, prompts only wait in the queue: answer them with
+`hive-rpc-answer-next' or from `hive-rpc-list'."
+  :type 'boolean)
+
+(defcustom hive-rpc-idle-delay 0.5
+  "Seconds of idleness before a queued prompt is asked."
+  :type 'number)
+
+(defcustom hive-rpc-reconnect-interval 2
+  "Seconds between attempts to reach the hub after it went away."
+  :type 'number)
+
+(defcustom hive-rpc-start-timeout 15
+  "Seconds to wait for a hub started by hive-rpc to listen."
+  :type 'number)
+
+(defcustom hive-rpc-notify-urgent t
+  "Non-nil means urgent prompts also raise a desktop notification.
+This needs D-Bus and a notification daemon; without them it does
+nothing."
+  :type 'boolean)
+
+
+
+;;; Keymaps
+;;;
+
+(defvar hive-rpc-minibuffer-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "M-d") #'hive-rpc-decline)
+    map)
+  "Keymap active in the minibuffer while a hive prompt is asked.
+Its keys take precedence over the minibuffer's own map.")
+
+
+;;; Internal state
+;;;
+
+(defvar hive-rpc--connection nil
+  "The live `hive-rpc-connection', or nil.")
+
+(defvar hive-rpc--state nil
+  "Connection state: nil (off), `connecting', `connected' or `dead'.")
+
+(defvar hive-rpc--prompts (make-hash-table :test #'equal)
+  "Pending prompt records known to Emacs, by prompt id.
+Each record is the hub's JSON object as a plist.")
+
+(defvar hive-rpc--queue nil
+  "Ids of prompts waiting to be asked, oldest first.")
+
+(defvar hive-rpc--outbox nil
+  "Answers not yet acknowledged by the hub, oldest first.
+Each is a plist (:id ID :answer ANSWER :action ACTION).")
+
+(defvar hive-rpc--current nil
+  "Id of the prompt being asked in the minibuffer, or nil.")
+
+(defvar hive-rpc--exit-reason nil
+  "Why the current hive prompt's minibuffer was aborted.
+One of nil (the user quit: defer), `decline', or (dismiss . MESSAGE)
+when the prompt was closed elsewhere.")
+
+(defvar hive-rpc--typed nil
+  "Ids of prompts for which `hive/typing' has been sent.")
+
+(defvar hive-rpc--countdown-timer nil
+  "Timer updating the countdown of the current prompt.")
+
+(defvar hive-rpc--countdown-overlay nil
+  "Overlay showing the countdown in the current prompt's minibuffer.")
+
+(defvar hive-rpc--idle-timer nil
+  "Idle timer asking queued prompts.")
+
+(defvar hive-rpc--reconnect-timer nil
+  "Timer retrying the connection to the hub.")
+
+(defvar hive-rpc--hub-process nil
+  "The hub process started by hive-rpc, if any.")
+
+(defvar hive-rpc--start-timer nil
+  "Timer giving up on a starting hub after `hive-rpc-start-timeout'.")
+
+
+;;; Paths and text
+;;;
+
+(defun hive-rpc-default-socket ()
+  "Return the hub's default socket path, as the hub computes it.
+See `hive-rpc-socket'."
+  (let ((env (getenv "HIVE_RPC_SOCKET"))
+        (runtime (getenv "XDG_RUNTIME_DIR")))
+    (cond ((and env (not (string-empty-p env))) env)
+          ((and runtime (not (string-empty-p runtime))
+                (file-directory-p runtime))
+           (expand-file-name "hive-rpc/hub.sock" runtime))
+          (t (expand-file-name (format "hive-rpc-%d/hub.sock" (user-uid))
+                               temporary-file-directory)))))
+
+(defun hive-rpc--socket ()
+  "Return the socket path to use."
+  (expand-file-name (or hive-rpc-socket (hive-rpc-default-socket))))
+
+(defun hive-rpc--clean (text)
+  "Return TEXT, a string from the network, safe to display.
+Line breaks and tabs become spaces; other control characters,
+bidi controls and text properties are removed."
+  (let ((s (if (stringp text) (substring-no-properties text) (format "%s" text))))
+    (setq s (replace-regexp-in-string "[\n\r\t\u2028\u2029]" " " s))
+    (replace-regexp-in-string
+     "[\0-\37\177\u0080-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]" "" s)))
+
+(defun hive-rpc--duration (seconds)
+  "Format SECONDS as a short duration such as 4m12s."
+  (let ((s (max 0 (floor seconds))))
+    (cond ((>= s 86400) (format "%dd%dh" (/ s 86400) (/ (% s 86400) 3600)))
+          ((>= s 3600) (format "%dh%dm" (/ s 3600) (/ (% s 3600) 60)))
+          ((>= s 60) (format "%dm%02ds" (/ s 60) (% s 60)))
+          (t (format "%ds" s)))))
+
+(defun hive-rpc--key-name (key)
+  "Return KEY, a keyword from a JSON object, as a string."
+  (substring (symbol-name key) 1))
+
+
+;;; The connection
+;;;
+
+(defclass hive-rpc-connection (jsonrpc-process-connection)
+  ()
+  :documentation "A JSON-RPC connection to the hive_rpc hub.")
+
+(cl-defgeneric hive-rpc-handle-notification (connection method params)
+  "Handle notification METHOD with PARAMS from the hub on CONNECTION.
+METHOD is a symbol such as `hive/prompt'."
+  (:method (_connection _method _params) nil))
+
+(defun hive-rpc--dispatch (connection method params)
+  "Dispatch notification METHOD with PARAMS received on CONNECTION."
+  (hive-rpc-handle-notification connection method params))
+
+(defun hive-rpc--request-dispatch (_connection method _params)
+  "Refuse request METHOD: the hub sends no requests."
+  (jsonrpc-error :code -32601 :message (format "%s is not handled" method)))
+
+(defun hive-rpc--connected-p ()
+  "Return non-nil if there is a live connection to the hub."
+  (and hive-rpc--connection (eq hive-rpc--state 'connected)
+       (jsonrpc-running-p hive-rpc--connection)))
+
+(defun hive-rpc--open (socket)
+  "Open a connection to the hub on SOCKET; return it, or nil if none answers."
+  (when-let ((proc (condition-case nil
+                       (make-network-process
+                        :name "hive-rpc" :family 'local :service socket
+                        :coding 'utf-8-emacs-unix :noquery t)
+                     (file-error nil))))
+    (hive-rpc-connection
+     :name "hive-rpc"
+     :process proc
+     :notification-dispatcher #'hive-rpc--dispatch
+     :request-dispatcher #'hive-rpc--request-dispatch
+     :on-shutdown #'hive-rpc--on-shutdown)))
+
+(defun hive-rpc--connect (&optional start)
+  "Connect to the hub and subscribe; return non-nil on success.
+With START non-nil, start a hub with `hive-rpc-program' when none
+answers, and connect once it listens."
+  (let* ((socket (hive-rpc--socket))
+         (conn (hive-rpc--open socket)))
+    (cond
+     (conn
+      (hive-rpc--cancel-reconnect)
+      (setq hive-rpc--connection conn
+            hive-rpc--state 'connected)
+      (clrhash hive-rpc--prompts)
+      (setq hive-rpc--queue nil)
+      (hive-rpc--flush-outbox)
+      (jsonrpc-async-request
+       conn 'hive/subscribe nil
+       :success-fn #'ignore
+       :error-fn (lambda (err)
+                   (message "hive-rpc: subscribe failed: %s"
+                            (hive-rpc--clean (plist-get err :message)))))
+      (hive-rpc--update)
+      t)
+     ((and start hive-rpc-program)
+      (hive-rpc--start-hub socket)
+      nil)
+     (t
+      (setq hive-rpc--state 'dead)
+      (hive-rpc--schedule-reconnect)
+      (hive-rpc--update)
+      nil))))
+
+(defun hive-rpc--start-hub (socket)
+  "Start a hub listening on SOCKET, and connect when it is ready."
+  (unless (process-live-p hive-rpc--hub-process)
+    (setq hive-rpc--state 'connecting)
+    (hive-rpc--update)
+    (condition-case err
+        (progn
+          (setq hive-rpc--hub-process
+                (make-process
+                 :name "hive-rpc-hub"
+                 :buffer (get-buffer-create " *hive-rpc hub*")
+                 :command (append hive-rpc-program (list "--socket" socket))
+                 :noquery t
+                 :connection-type 'pipe
+                 :filter #'hive-rpc--hub-filter
+                 :sentinel #'hive-rpc--hub-sentinel))
+          (hive-rpc--cancel-timer 'hive-rpc--start-timer)
+          (setq hive-rpc--start-timer
+                (run-at-time hive-rpc-start-timeout nil #'hive-rpc--start-failed)))
+      (error
+       (message "hive-rpc: cannot start a hub with %S: %s"
+                hive-rpc-program (error-message-string err))
+       (setq hive-rpc--state 'dead)
+       (hive-rpc--schedule-reconnect)
+       (hive-rpc--update)))))
+
+(defun hive-rpc--hub-filter (proc string)
+  "Log STRING from the hub PROC; connect once the hub is listening."
+  (when (buffer-live-p (process-buffer proc))
+    (with-current-buffer (process-buffer proc)
+      (goto-char (point-max))
+      (insert string)
+      (when (and (eq hive-rpc--state 'connecting)
+                 (save-excursion
+                   (goto-char (point-min))
+                   (search-forward "listening on" nil t)))
+        (hive-rpc--cancel-timer 'hive-rpc--start-timer)
+        (hive-rpc--connect)))))
+
+(defun hive-rpc--hub-sentinel (proc _event)
+  "Note the end of the hub PROC that hive-rpc started."
+  (unless (process-live-p proc)
+    (when (eq hive-rpc--state 'connecting)
+      (hive-rpc--cancel-timer 'hive-rpc--start-timer)
+      ;; Another hub may have won the race for the socket.
+      (unless (hive-rpc--connect)
+        (message "hive-rpc: the hub exited (%s); see buffer \" *hive-rpc hub*\""
+                 (process-exit-status proc))))))
+
+(defun hive-rpc--start-failed ()
+  "Give up waiting for a starting hub, and retry later."
+  (setq hive-rpc--start-timer nil)
+  (when (eq hive-rpc--state 'connecting)
+    (message "hive-rpc: the hub did not come up; retrying")
+    (hive-rpc--connect)))
+
+(defun hive-rpc--on-shutdown (connection)
+  "Note that the hub went away from CONNECTION; reconnect later."
+  (when (eq connection hive-rpc--connection)
+    (setq hive-rpc--connection nil)
+    (when hive-rpc--state
+      (setq hive-rpc--state 'dead)
+      (hive-rpc--cancel-timer 'hive-rpc--countdown-timer)
+      (hive-rpc--cancel-timer 'hive-rpc--idle-timer)
+      (hive-rpc--show-countdown)
+      (message "hive-rpc: lost the hub; answers are kept until it is back")
+      (hive-rpc--schedule-reconnect)
+      (hive-rpc--update))))
+
+(defun hive-rpc--schedule-reconnect ()
+  "Try to reconnect every `hive-rpc-reconnect-interval' seconds."
+  (unless (timerp hive-rpc--reconnect-timer)
+    (setq hive-rpc--reconnect-timer
+          (run-at-time hive-rpc-reconnect-interval hive-rpc-reconnect-interval
+                       #'hive-rpc--reconnect))))
+
+(defun hive-rpc--reconnect ()
+  "Reconnect to the hub if it is back."
+  (if (not (eq hive-rpc--state 'dead))
+      (hive-rpc--cancel-reconnect)
+    (when (hive-rpc--open-p)
+      (hive-rpc--connect))))
+
+(defun hive-rpc--open-p ()
+  "Return non-nil if the hub's socket file exists."
+  (file-exists-p (hive-rpc--socket)))
+
+(defun hive-rpc--cancel-reconnect ()
+  "Stop trying to reconnect."
+  (hive-rpc--cancel-timer 'hive-rpc--reconnect-timer))
+
+(defun hive-rpc--cancel-timer (symbol)
+  "Cancel the timer held in variable SYMBOL, and set it to nil."
+  (when (timerp (symbol-value symbol))
+    (cancel-timer (symbol-value symbol)))
+  (set symbol nil))
+
+(defun hive-rpc--disconnect ()
+  "Close the connection and forget everything."
+  (setq hive-rpc--state nil)
+  (dolist (timer '(hive-rpc--reconnect-timer hive-rpc--start-timer
+                   hive-rpc--idle-timer hive-rpc--countdown-timer))
+    (hive-rpc--cancel-timer timer))
+  (let ((conn hive-rpc--connection))
+    (setq hive-rpc--connection nil)
+    (when (and conn (jsonrpc-running-p conn))
+      (jsonrpc-shutdown conn t)))
+  (clrhash hive-rpc--prompts)
+  (setq hive-rpc--queue nil
+        hive-rpc--typed nil)
+  (hive-rpc--update))
+
+
+;;; Notifications from the hub
+;;;
+
+(cl-defmethod hive-rpc-handle-notification
+  (_connection (_method (eql 'hive/prompt)) params)
+  "Note prompt PARAMS, and queue it to be asked."
+  (let ((id (plist-get params :id)))
+    (when (and (stringp id) (equal (plist-get params :status) "pending")
+               (numberp (plist-get params :created_at))
+               (numberp (plist-get params :deadline_at)))
+      (puthash id params hive-rpc--prompts)
+      (unless (or (member id hive-rpc--queue)
+                  (hive-rpc--in-outbox-p id))
+        (setq hive-rpc--queue (append hive-rpc--queue (list id))))
+      (when (eq (plist-get params :urgent) t)
+        (hive-rpc--notify params))
+      (hive-rpc--update)
+      (hive-rpc--schedule-ask))))
+
+(cl-defmethod hive-rpc-handle-notification
+  (_connection (_method (eql 'hive/dismiss)) params)
+  "Forget the prompt in PARAMS, which was closed."
+  (let ((id (plist-get params :id)))
+    (when (stringp id)
+      (remhash id hive-rpc--prompts)
+      (setq hive-rpc--queue (delete id hive-rpc--queue)
+            hive-rpc--typed (delete id hive-rpc--typed))
+      (when (equal id hive-rpc--current)
+        (run-at-time 0 nil #'hive-rpc--abort-current id
+                     (hive-rpc--clean (or (plist-get params :status) "closed"))
+                     (plist-get params :by)))
+      (hive-rpc--update))))
+
+(defun hive-rpc--notify (record)
+  "Raise a desktop notification for the urgent RECORD, if D-Bus is up."
+  (when (and hive-rpc-notify-urgent
+             (featurep 'dbusbind)
+             (require 'notifications nil t)
+             (ignore-errors
+               (dbus-ping :session "org.freedesktop.Notifications" 100)))
+    (ignore-errors
+      (notifications-notify
+       :title (format "hive-rpc: %s asks"
+                      (hive-rpc--clean (plist-get record :agent_id)))
+       :body (hive-rpc--clean (plist-get record :question))
+       :urgency 'critical))))
+
+
+;;; Asking in the minibuffer
+;;;
+
+(defun hive-rpc--idle-p ()
+  "Return non-nil if a hive prompt may take the minibuffer now."
+  (not (or noninteractive
+           hive-rpc--current
+           (minibufferp)
+           (active-minibuffer-window)
+           executing-kbd-macro
+           defining-kbd-macro
+           this-command)))
+
+(defun hive-rpc--schedule-ask ()
+  "Ask the next queued prompt now if Emacs is idle, else when it is."
+  (when (and hive-rpc-auto-ask hive-rpc--queue (not noninteractive))
+    (if (hive-rpc--idle-p)
+        (run-at-time 0 nil #'hive-rpc--ask-queued)
+      (message "hive-rpc: %d question(s) waiting" (length hive-rpc--queue)))
+    (unless (timerp hive-rpc--idle-timer)
+      (setq hive-rpc--idle-timer
+            (run-with-idle-timer hive-rpc-idle-delay t #'hive-rpc--ask-queued)))))
+
+(defun hive-rpc--ask-queued ()
+  "Ask the oldest queued prompt, if Emacs is idle."
+  (cond
+   ((null hive-rpc--queue) (hive-rpc--cancel-timer 'hive-rpc--idle-timer))
+   ((and hive-rpc-auto-ask (hive-rpc--idle-p))
+    (hive-rpc--ask (car hive-rpc--queue)))))
+
+(defun hive-rpc--prompt-text (record &optional field)
+  "Return the minibuffer prompt for RECORD, or for its schema FIELD."
+  (format "[%s]%s %s%s: "
+          (hive-rpc--clean (plist-get record :agent_id))
+          (if (eq (plist-get record :urgent) t) "!" "")
+          (hive-rpc--clean (plist-get record :question))
+          (if field (format " %s" (hive-rpc--clean field)) "")))
+
+(defun hive-rpc--countdown-text (record)
+  "Return the countdown shown for RECORD."
+  (cond ((not (eq hive-rpc--state 'connected)) "(hub down) ")
+        ((member (plist-get record :id) hive-rpc--typed) "")
+        ((not (numberp (plist-get record :timeout_s))) "")
+        (t (format "(%s) " (hive-rpc--duration
+                            (- (plist-get record :deadline_at) (float-time)))))))
+
+(defun hive-rpc--show-countdown ()
+  "Update the countdown of the prompt being asked."
+  (let ((record (and hive-rpc--current
+                     (gethash hive-rpc--current hive-rpc--prompts))))
+    (when (and record (overlayp hive-rpc--countdown-overlay)
+               (overlay-buffer hive-rpc--countdown-overlay))
+      (overlay-put hive-rpc--countdown-overlay 'before-string
+                   (propertize (hive-rpc--countdown-text record)
+                               'face 'minibuffer-prompt)))))
+
+(defun hive-rpc--minibuffer-setup (record)
+  "Prepare the minibuffer to ask RECORD: keys, countdown, typing."
+  (use-local-map (make-composed-keymap hive-rpc-minibuffer-map (current-local-map)))
+  (setq hive-rpc--countdown-overlay (make-overlay (point-min) (point-min)))
+  (hive-rpc--show-countdown)
+  (hive-rpc--cancel-timer 'hive-rpc--countdown-timer)
+  (unless (or (member (plist-get record :id) hive-rpc--typed)
+              (not (numberp (plist-get record :timeout_s))))
+    (setq hive-rpc--countdown-timer
+          (run-at-time 1 1 #'hive-rpc--show-countdown)))
+  (add-hook 'pre-command-hook #'hive-rpc--first-key nil t))
+
+(defun hive-rpc--first-key ()
+  "Send `hive/typing' on the first key typed in a hive prompt."
+  (unless (memq this-command '(hive-rpc-decline abort-recursive-edit
+                               minibuffer-keyboard-quit keyboard-quit
+                               abort-minibuffers keyboard-escape-quit))
+    (remove-hook 'pre-command-hook #'hive-rpc--first-key t)
+    (when hive-rpc--current
+      (hive-rpc--typing hive-rpc--current))))
+
+(defun hive-rpc--typing (id)
+  "Tell the hub that the human started typing the answer to prompt ID.
+This stops the prompt's countdown."
+  (unless (member id hive-rpc--typed)
+    (push id hive-rpc--typed)
+    (hive-rpc--cancel-timer 'hive-rpc--countdown-timer)
+    (hive-rpc--show-countdown)
+    (when (hive-rpc--connected-p)
+      (jsonrpc-notify hive-rpc--connection 'hive/typing (list :id id)))))
+
+(defun hive-rpc--read (record prompt reader)
+  "Call READER with PROMPT in a minibuffer set up for RECORD.
+Quit instead if RECORD was closed meanwhile (between two schema
+fields, say)."
+  (unless (gethash (plist-get record :id) hive-rpc--prompts)
+    (setq hive-rpc--exit-reason (cons 'dismiss "hive-rpc: that question was closed"))
+    (signal 'quit nil))
+  (minibuffer-with-setup-hook
+      (lambda () (hive-rpc--minibuffer-setup record))
+    (funcall reader prompt)))
+
+(defun hive-rpc--enum (property)
+  "Return the allowed values of schema PROPERTY, or nil.
+The result is an alist of (DISPLAY . VALUE), DISPLAY being VALUE
+as text safe to show."
+  (let ((items (or (append (plist-get property :enum) nil)
+                   (mapcar (lambda (o) (plist-get o :const))
+                           (or (plist-get property :oneOf)
+                               (plist-get property :anyOf))))))
+    (delq nil (mapcar (lambda (v)
+                        (and v (cons (hive-rpc--clean (format "%s" v)) v)))
+                      items))))
+
+(defun hive-rpc--read-number (record prompt label type required)
+  "Read a number for RECORD with PROMPT; LABEL names the field.
+TYPE is \"integer\" or \"number\".  REQUIRED nil allows an empty
+answer, which gives the symbol `skip'."
+  (let (value)
+    (while (not value)
+      (let ((text (string-trim (hive-rpc--read record prompt #'read-string))))
+        (cond ((and (string-empty-p text) (not required))
+               (setq value 'skip))
+              ((string-match-p "\\`[-+]?[0-9]+\\'" text)
+               (setq value (string-to-number text)))
+              ((and (equal type "number")
+                    (string-match-p
+                     "\\`[-+]?[0-9]*\\.?[0-9]+\\(?:[eE][-+]?[0-9]+\\)?\\'" text))
+               (setq value (string-to-number text)))
+              (t (message "hive-rpc: %s wants %s" label
+                          (if (equal type "integer") "an integer" "a number"))
+                 (sit-for 1)))))
+    value))
+
+(defun hive-rpc--read-field (record name property required)
+  "Read schema field NAME of RECORD described by PROPERTY.
+REQUIRED non-nil means an empty answer is not accepted.  Return
+the value, or the symbol `skip' for an omitted optional field."
+  (let* ((type (plist-get property :type))
+         (label (hive-rpc--clean (or (plist-get property :title) name)))
+         (prompt (hive-rpc--prompt-text record (format "(%s)" label)))
+         (choices (hive-rpc--enum property)))
+    (cond
+     ((equal type "boolean")
+      (if (hive-rpc--read record prompt #'y-or-n-p) t :json-false))
+     ((equal type "array")
+      (let* ((items (hive-rpc--enum (plist-get property :items)))
+             (picked (hive-rpc--read
+                      record prompt
+                      (lambda (p) (completing-read-multiple p items nil t)))))
+        (if (and (null picked) (not required))
+            'skip
+          (vconcat (mapcar (lambda (d) (cdr (assoc d items))) picked)))))
+     (choices
+      (let (value)
+        (while (not value)
+          (let ((text (hive-rpc--read record prompt
+                                      (lambda (p) (completing-read p choices nil t)))))
+            (setq value (if (and (string-empty-p text) (not required))
+                            'skip
+                          (cdr (assoc text choices))))))
+        value))
+     ((member type '("integer" "number"))
+      (hive-rpc--read-number record prompt label type required))
+     (t
+      (let ((text (hive-rpc--read record prompt #'read-string)))
+        (if (and (string-empty-p text) (not required)) 'skip text))))))
+
+(defun hive-rpc--read-answer (record)
+  "Read an answer to RECORD in the minibuffer and return it."
+  (let ((choices (append (plist-get record :choices) nil))
+        (schema (plist-get record :schema))
+        (prompt (hive-rpc--prompt-text record)))
+    (cond
+     (choices
+      (let* ((table (mapcar (lambda (c) (cons (hive-rpc--clean c) c)) choices))
+             (picked (hive-rpc--read record prompt
+                                     (lambda (p) (completing-read p table nil t)))))
+        (or (cdr (assoc picked table)) picked)))
+     (schema
+      (let ((answer (make-hash-table :test #'equal))
+            (required (mapcar (lambda (r) (format "%s" r))
+                              (plist-get schema :required)))
+            (properties (plist-get schema :properties)))
+        (while properties
+          (let* ((name (hive-rpc--key-name (car properties)))
+                 (value (hive-rpc--read-field record name (cadr properties)
+                                              (member name required))))
+            (unless (eq value 'skip)
+              (puthash name value answer)))
+          (setq properties (cddr properties)))
+        answer))
+     (t (hive-rpc--read record prompt #'read-string)))))
+
+(defun hive-rpc--ask (id)
+  "Ask prompt ID in the minibuffer and send the answer.
+\\<hive-rpc-minibuffer-map>\\[hive-rpc-decline] declines; \\[keyboard-quit] \
+defers."
+  (let ((record (gethash id hive-rpc--prompts)))
+    (setq hive-rpc--queue (delete id hive-rpc--queue))
+    (unless hive-rpc--queue (hive-rpc--cancel-timer 'hive-rpc--idle-timer))
+    (when record
+      (let ((hive-rpc--current id)
+            (hive-rpc--exit-reason nil))
+        (unwind-protect
+            (condition-case err
+                (hive-rpc--respond id (hive-rpc--read-answer record))
+              (quit
+               (pcase hive-rpc--exit-reason
+                 ('decline
+                  (hive-rpc--respond id nil "decline")
+                  (message "hive-rpc: declined"))
+                 (`(dismiss . ,text) (message "%s" text))
+                 (_ (message "%s" (substitute-command-keys
+                                   "hive-rpc: deferred; \\[hive-rpc-answer-next] \
+answers it later")))))
+              (error
+               (message "hive-rpc: could not ask %s: %s" (hive-rpc--clean id)
+                        (error-message-string err))))
+          (hive-rpc--cancel-timer 'hive-rpc--countdown-timer)
+          (setq hive-rpc--countdown-overlay nil)))
+      (hive-rpc--schedule-ask))))
+
+(defun hive-rpc--hive-minibuffer-p ()
+  "Return non-nil if the innermost active minibuffer asks a hive prompt."
+  (and hive-rpc--current
+       (overlayp hive-rpc--countdown-overlay)
+       (active-minibuffer-window)
+       (eq (overlay-buffer hive-rpc--countdown-overlay)
+           (window-buffer (active-minibuffer-window)))))
+
+(defun hive-rpc--abort-current (id status by)
+  "Abort the minibuffer asking ID, closed with STATUS by BY."
+  (when (and (equal id hive-rpc--current) (hive-rpc--hive-minibuffer-p))
+    (setq hive-rpc--exit-reason
+          (cons 'dismiss
+                (format "hive-rpc: that question was %s%s" status
+                        (if (stringp by) (format " by %s" (hive-rpc--clean by)) ""))))
+    (abort-recursive-edit)))
+
+(defun hive-rpc-decline ()
+  "Decline the hive prompt in the minibuffer: tell the agent no answer comes."
+  (interactive)
+  (if (not (hive-rpc--hive-minibuffer-p))
+      (user-error "Not in a hive prompt")
+    (setq hive-rpc--exit-reason 'decline)
+    (abort-recursive-edit)))
+
+
+;;; Answers
+;;;
+
+(defun hive-rpc--in-outbox-p (id)
+  "Return non-nil if an answer to ID waits in the outbox."
+  (cl-some (lambda (e) (equal (plist-get e :id) id)) hive-rpc--outbox))
+
+(defun hive-rpc--respond (id answer &optional action)
+  "Answer prompt ID with ANSWER, or with ACTION \"decline\" or \"cancel\".
+The answer goes to the outbox and is sent asynchronously; if the
+hub is away it is kept and sent after reconnecting."
+  (let ((entry (list :id id :answer answer :action (or action "accept"))))
+    (setq hive-rpc--outbox (append hive-rpc--outbox (list entry)))
+    (setq hive-rpc--queue (delete id hive-rpc--queue))
+    (if (hive-rpc--connected-p)
+        (hive-rpc--send-answer entry)
+      (message "hive-rpc: the hub is away; the answer is kept"))
+    (hive-rpc--update)))
+
+(defun hive-rpc--send-answer (entry)
+  "Send ENTRY of the outbox with `hive/respond'."
+  (let ((id (plist-get entry :id))
+        (action (plist-get entry :action)))
+    (jsonrpc-async-request
+     hive-rpc--connection 'hive/respond
+     `(:id ,id :action ,action
+           ,@(when (equal action "accept") (list :answer (plist-get entry :answer)))
+           ,@(when hive-rpc-by (list :by hive-rpc-by)))
+     :success-fn
+     (lambda (_record)
+       (setq hive-rpc--outbox (delq entry hive-rpc--outbox))
+       (remhash id hive-rpc--prompts)
+       (hive-rpc--update))
+     :error-fn
+     (lambda (err)
+       (let ((code (plist-get err :code)))
+         (unless (eql code -1)          ; the hub died: keep it for later
+           (setq hive-rpc--outbox (delq entry hive-rpc--outbox))
+           (message "hive-rpc: answer refused: %s"
+                    (hive-rpc--clean (plist-get err :message)))
+           (when (and (eql code -32004) (gethash id hive-rpc--prompts))
+             (setq hive-rpc--queue (append hive-rpc--queue (list id)))
+             (hive-rpc--schedule-ask))
+           (hive-rpc--update))))
+     :timeout-fn
+     (lambda ()
+       (message "hive-rpc: no reply to an answer yet; it is kept")))))
+
+(defun hive-rpc--flush-outbox ()
+  "Send every kept answer."
+  (dolist (entry hive-rpc--outbox)
+    (hive-rpc--send-answer entry)))
+
+
+;;; Mode line and updates
+;;;
+
+(defun hive-rpc--mode-line-string ()
+  "Return the mode-line text of `hive-rpc-mode'."
+  (let ((n (hash-table-count hive-rpc--prompts)))
+    (cond ((eq hive-rpc--state 'dead) " hive:down")
+          ((eq hive-rpc--state 'connecting) " hive:...")
+          ((> n 0) (format " hive:%d" n))
+          (t ""))))
+
+(defvar hive-rpc-update-hook nil
+  "Hook run after the pending prompts or the connection state changed.")
+
+(defun hive-rpc--update ()
+  "Refresh the mode line, and run `hive-rpc-update-hook'."
+  (force-mode-line-update t)
+  (run-hooks 'hive-rpc-update-hook))
+
+(defun hive-rpc--pending-ids ()
+  "Return the ids of the pending questions, oldest first."
+  (let (records)
+    (maphash (lambda (_id r) (push r records)) hive-rpc--prompts)
+    (mapcar (lambda (r) (plist-get r :id))
+            (sort records (lambda (a b) (< (plist-get a :created_at)
+                                           (plist-get b :created_at)))))))
+
+
+
+;;; Public commands
+;;;
+
+;;;###autoload
+(define-minor-mode hive-rpc-mode
+  "Answer AI agents' questions held by the hive_rpc hub.
+Connect to the hub (starting one with `hive-rpc-program' if none
+answers), subscribe, and ask each question in the minibuffer when
+Emacs is idle.  The mode line shows \" hive:N\" while N questions
+are pending.
+
+In a hive prompt, \\<hive-rpc-minibuffer-map>\\[hive-rpc-decline] \
+declines and \\[keyboard-quit] defers."
+  :global t
+  :group 'hive-rpc
+  :lighter (:eval (hive-rpc--mode-line-string))
+  (hive-rpc--disconnect)
+  (when hive-rpc-mode
+    (setq hive-rpc--state 'connecting)
+    (hive-rpc--connect t)))
+
+(autoload 'hive-rpc-list "hive-rpc-list" "List the questions pending in the hub." t)
+
+;;;###autoload
+(defun hive-rpc-answer-next ()
+  "Answer the oldest waiting question, deferred ones included."
+  (interactive)
+  (let ((id (or (car hive-rpc--queue) (car (hive-rpc--pending-ids)))))
+    (if id
+        (let ((hive-rpc-auto-ask nil)) (hive-rpc--ask id))
+      (message "hive-rpc: no question is waiting"))))
+
+;;;###autoload
+(defun hive-rpc-ask (question &optional choices)
+  "Ask QUESTION through the hub as agent `hive-rpc-agent-id'.
+CHOICES, a list of strings, restricts the answers; interactively,
+give them separated by commas, or nothing for free text."
+  (interactive
+   (list (read-string "Question: ")
+         (split-string (read-string "Choices (comma-separated, empty for free text): ")
+                       "," t "[ \t]+")))
+  (unless (hive-rpc--connected-p)
+    (user-error "Not connected to the hub; turn on `hive-rpc-mode'"))
+  (jsonrpc-async-request
+   hive-rpc--connection 'hive/ask
+   `(:question ,question :agent_id ,hive-rpc-agent-id
+               ,@(when choices (list :choices (vconcat choices))))
+   :success-fn (lambda (record)
+                 (message "hive-rpc: asked %s" (plist-get record :id)))
+   :error-fn (lambda (err)
+               (message "hive-rpc: ask refused: %s"
+                        (hive-rpc--clean (plist-get err :message))))))
+
+(defun hive-rpc-events-buffer ()
+  "Show the JSON-RPC traffic with the hub."
+  (interactive)
+  (if hive-rpc--connection
+      (display-buffer (jsonrpc-events-buffer hive-rpc--connection))
+    (user-error "Not connected to the hub")))
+
+(provide 'hive-rpc)
+;;; hive-rpc.el ends here

@@ -1,0 +1,339 @@
+;;; hive-rpc-tests.el --- Tests for hive-rpc.el  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The hive_rpc authors
+
+;; This file is not part of GNU Emacs.
+
+;;; Commentary:
+
+;; ERT tests against a real hub: the fixture starts
+;; "python3 -m hive_rpc serve" on a socket in a temporary directory,
+;; and the tests ask through the `hive-rpc' CLI as an agent would.
+;; Run them from the repository's root with scripts/test-elisp.sh,
+;; which lints the package first and then runs this suite in batch mode.
+
+;;; Code:
+
+(require 'ert)
+(require 'hive-rpc)
+(require 'hive-rpc-list)
+
+(defvar hive-rpc-tests--root
+  (file-name-directory
+   (directory-file-name
+    (file-name-directory
+     (directory-file-name
+      (file-name-directory (or load-file-name buffer-file-name))))))
+  "The repository's root directory, where `python3 -m hive_rpc' works.")
+
+(defvar hive-rpc-tests--socket nil
+  "Socket of the hub started by `hive-rpc-tests--with-hub'.")
+
+(defvar hive-rpc-tests--hub nil
+  "Process of the hub started by `hive-rpc-tests--with-hub'.")
+
+(defvar hive-rpc-tests--dir nil
+  "Temporary directory of `hive-rpc-tests--with-hub'.")
+
+(defun hive-rpc-tests--wait-for (predicate &optional timeout)
+  "Process events until PREDICATE gives non-nil, at most TIMEOUT seconds.
+Return PREDICATE's value; fail the test on timeout."
+  (let ((end (+ (float-time) (or timeout 10)))
+        value)
+    (while (and (not (setq value (funcall predicate)))
+                (< (float-time) end))
+      (accept-process-output nil 0.05))
+    (or value (ert-fail (list "timed out waiting for" predicate)))))
+
+(defun hive-rpc-tests--start-hub (store)
+  "Start a hub with STORE on `hive-rpc-tests--socket'; wait until it listens."
+  (let ((default-directory hive-rpc-tests--root))
+    (setq hive-rpc-tests--hub
+          (make-process
+           :name "hive-rpc-test-hub"
+           :buffer (get-buffer-create " *hive-rpc-test-hub*")
+           :command (list "python3" "-m" "hive_rpc" "serve"
+                          "--socket" hive-rpc-tests--socket
+                          "--data-dir" (expand-file-name "data" hive-rpc-tests--dir)
+                          "--store" store)
+           :noquery t)))
+  (hive-rpc-tests--wait-for
+   (lambda () (with-current-buffer " *hive-rpc-test-hub*"
+                (save-excursion
+                  (goto-char (point-min))
+                  (search-forward "listening on" nil t))))
+   15))
+
+(defun hive-rpc-tests--stop-hub ()
+  "Kill the test hub and wait until it is gone."
+  (when (process-live-p hive-rpc-tests--hub)
+    (kill-process hive-rpc-tests--hub)
+    (hive-rpc-tests--wait-for (lambda () (not (process-live-p hive-rpc-tests--hub)))))
+  (when (get-buffer " *hive-rpc-test-hub*")
+    (with-current-buffer " *hive-rpc-test-hub*" (erase-buffer))))
+
+(defun hive-rpc-tests--call-with-hub (fn &optional store)
+  "Call FN with a fresh hub (STORE, default \"memory\") and hive-rpc set to it."
+  (let* ((hive-rpc-tests--dir (make-temp-file "hive-rpc-ert" t))
+         (hive-rpc-tests--socket (expand-file-name "hub.sock" hive-rpc-tests--dir))
+         (hive-rpc-tests--hub nil)
+         (hive-rpc-socket hive-rpc-tests--socket)
+         (hive-rpc-program nil)
+         (hive-rpc-reconnect-interval 0.2)
+         (hive-rpc-notify-urgent nil)
+         (hive-rpc-by "ert")
+         (hive-rpc--outbox nil))
+    (unwind-protect
+        (progn
+          (hive-rpc-tests--start-hub (or store "memory"))
+          (funcall fn))
+      (hive-rpc-mode -1)
+      (hive-rpc-tests--stop-hub)
+      (delete-directory hive-rpc-tests--dir t))))
+
+(defmacro hive-rpc-tests--with-hub (options &rest body)
+  "Run BODY with a fresh hub.  OPTIONS is a plist; :store names the store."
+  (declare (indent 1) (debug (sexp body)))
+  `(hive-rpc-tests--call-with-hub (lambda () ,@body) ,(plist-get options :store)))
+
+(defun hive-rpc-tests--cli (&rest args)
+  "Run the hive-rpc CLI with ARGS on the test hub; return (EXIT . OUTPUT)."
+  (let ((default-directory hive-rpc-tests--root))
+    (with-temp-buffer
+      (let ((exit (apply #'call-process "python3" nil '(t nil) nil
+                         "-m" "hive_rpc"
+                         (append args (list "--socket" hive-rpc-tests--socket
+                                            "--no-start")))))
+        (cons exit (string-trim (buffer-string)))))))
+
+(defun hive-rpc-tests--ask (&rest args)
+  "Ask through the CLI with ARGS; return the new prompt's id."
+  (let ((result (apply #'hive-rpc-tests--cli "ask" args)))
+    (should (eql (car result) 0))
+    (cdr result)))
+
+(defun hive-rpc-tests--connect ()
+  "Turn on `hive-rpc-mode' and wait until it is connected."
+  (hive-rpc-mode 1)
+  (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'connected))))
+
+(defun hive-rpc-tests--arrived (id)
+  "Wait until prompt ID is known to hive-rpc; return its record."
+  (hive-rpc-tests--wait-for (lambda () (gethash id hive-rpc--prompts))))
+
+(ert-deftest hive-rpc-tests-default-socket ()
+  "Follow the hub's rules for the default socket path."
+  (let ((process-environment (copy-sequence process-environment)))
+    (setenv "HIVE_RPC_SOCKET" "/x/hub.sock")
+    (should (equal (hive-rpc-default-socket) "/x/hub.sock"))
+    (setenv "HIVE_RPC_SOCKET" nil)
+    (setenv "XDG_RUNTIME_DIR" temporary-file-directory)
+    (should (equal (hive-rpc-default-socket)
+                   (expand-file-name "hive-rpc/hub.sock" temporary-file-directory)))
+    (setenv "XDG_RUNTIME_DIR" nil)
+    (should (equal (hive-rpc-default-socket)
+                   (expand-file-name (format "hive-rpc-%d/hub.sock" (user-uid))
+                                     temporary-file-directory)))))
+
+(ert-deftest hive-rpc-tests-strip-control-characters ()
+  "Strip control characters and bidi overrides from network text."
+  (should (equal (hive-rpc--clean "a\e[31mb\nc\u202ed\0") "a[31mb cd")))
+
+(ert-deftest hive-rpc-tests-receive-pending-on-subscribe ()
+  "Receive the prompts already pending when subscribing."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub ()
+    (let ((id (hive-rpc-tests--ask "Deploy?" "--choices" "yes,no" "--agent" "deployer")))
+      (hive-rpc-tests--connect)
+      (let ((record (hive-rpc-tests--arrived id)))
+        (should (equal (plist-get record :question) "Deploy?"))
+        (should (equal (plist-get record :agent_id) "deployer"))
+        (should (member id hive-rpc--queue))))))
+
+(ert-deftest hive-rpc-tests-receive-new-prompt ()
+  "Receive a prompt asked through the CLI after connecting."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub ()
+    (hive-rpc-tests--connect)
+    (let ((id (hive-rpc-tests--ask "Which branch?" "--agent" "claude-1")))
+      (should (equal (plist-get (hive-rpc-tests--arrived id) :question)
+                     "Which branch?")))))
+
+(ert-deftest hive-rpc-tests-answer-reaches-agent ()
+  "Answer a prompt; the agent's poll returns the answer."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub ()
+    (hive-rpc-tests--connect)
+    (let ((id (hive-rpc-tests--ask "Ship it?" "--choices" "yes,no")))
+      (hive-rpc-tests--arrived id)
+      (hive-rpc--respond id "yes")
+      (hive-rpc-tests--wait-for (lambda () (null hive-rpc--outbox)))
+      (should (equal (hive-rpc-tests--cli "poll" id) '(0 . "yes")))
+      (should-not (gethash id hive-rpc--prompts)))))
+
+(ert-deftest hive-rpc-tests-decline ()
+  "Decline a prompt; the agent sees it declined."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub ()
+    (hive-rpc-tests--connect)
+    (let ((id (hive-rpc-tests--ask "Delete the cache?")))
+      (hive-rpc-tests--arrived id)
+      (hive-rpc--respond id nil "decline")
+      (hive-rpc-tests--wait-for (lambda () (null hive-rpc--outbox)))
+      (should (equal (hive-rpc-tests--cli "poll" id) '(7 . "declined by ert"))))))
+
+(ert-deftest hive-rpc-tests-dismiss-removes-queued ()
+  "Remove a queued prompt when it is answered elsewhere."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub ()
+    (hive-rpc-tests--connect)
+    (let ((id (hive-rpc-tests--ask "Rebase?" "--choices" "yes,no")))
+      (hive-rpc-tests--arrived id)
+      (should (member id hive-rpc--queue))
+      (should (eql (car (hive-rpc-tests--cli "answer" id "no")) 0))
+      (hive-rpc-tests--wait-for (lambda () (not (gethash id hive-rpc--prompts))))
+      (should-not (member id hive-rpc--queue)))))
+
+(ert-deftest hive-rpc-tests-mode-line-count ()
+  "Show the number of pending prompts in the mode line, nothing at zero."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub ()
+    (hive-rpc-tests--connect)
+    (should (equal (hive-rpc--mode-line-string) ""))
+    (let ((a (hive-rpc-tests--ask "One?"))
+          (b (hive-rpc-tests--ask "Two?")))
+      (hive-rpc-tests--arrived a)
+      (hive-rpc-tests--arrived b)
+      (should (equal (hive-rpc--mode-line-string) " hive:2"))
+      ;; `format-mode-line' gives "" in batch: evaluate the lighter instead.
+      (should (equal (eval (cadr (cadr (assq 'hive-rpc-mode minor-mode-alist))) t)
+                     " hive:2"))
+      (hive-rpc--respond a "done")
+      (hive-rpc-tests--wait-for (lambda () (equal (hive-rpc--mode-line-string) " hive:1")))
+      (should (eql (car (hive-rpc-tests--cli "cancel" b)) 0))
+      (hive-rpc-tests--wait-for (lambda () (equal (hive-rpc--mode-line-string) ""))))))
+
+(ert-deftest hive-rpc-tests-typing-stops-countdown ()
+  "Stop the countdown when the human starts typing."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub ()
+    (hive-rpc-tests--connect)
+    (let* ((id (hive-rpc-tests--ask "Merge?" "--timeout" "300"))
+           (record (hive-rpc-tests--arrived id)))
+      (should (< (plist-get record :deadline_at) (plist-get record :max_deadline_at)))
+      (should (string-match-p "\\`([0-9]m[0-9]+s) \\'" (hive-rpc--countdown-text record)))
+      (hive-rpc--typing id)
+      (should (equal (hive-rpc--countdown-text record) ""))
+      (hive-rpc-tests--wait-for
+       (lambda ()
+         (let* ((out (cdr (hive-rpc-tests--cli "poll" id "--json")))
+                (polled (json-parse-string out :object-type 'plist :null-object nil)))
+           (and (plist-get polled :typing_at)
+                (= (plist-get polled :deadline_at)
+                   (plist-get polled :max_deadline_at)))))))))
+
+(ert-deftest hive-rpc-tests-ask-from-emacs ()
+  "Ask from Emacs; the prompt comes back as `hive/prompt'."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub ()
+    (hive-rpc-tests--connect)
+    (hive-rpc-ask "Lunch?" '("now" "later"))
+    (let ((record (hive-rpc-tests--wait-for
+                   (lambda ()
+                     (car (seq-filter (lambda (r) (equal (plist-get r :question) "Lunch?"))
+                                      (hash-table-values hive-rpc--prompts)))))))
+      (should (equal (plist-get record :agent_id) hive-rpc-agent-id))
+      (should (equal (plist-get record :choices) ["now" "later"])))))
+
+(ert-deftest hive-rpc-tests-keep-prompt-on-invalid-answer ()
+  "Keep a prompt pending and queued when the hub refuses the answer."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub ()
+    (hive-rpc-tests--connect)
+    (let ((id (hive-rpc-tests--ask "Pick?" "--choices" "a,b")))
+      (hive-rpc-tests--arrived id)
+      (setq hive-rpc--queue nil)
+      (hive-rpc--respond id "c")
+      (hive-rpc-tests--wait-for (lambda () (null hive-rpc--outbox)))
+      (should (gethash id hive-rpc--prompts))
+      (should (member id hive-rpc--queue))
+      (should (equal (hive-rpc-tests--cli "poll" id) '(8 . "pending"))))))
+
+(ert-deftest hive-rpc-tests-list-pending ()
+  "List pending prompts in `hive-rpc-list', live."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub ()
+    (hive-rpc-tests--connect)
+    (let ((id (hive-rpc-tests--ask "Listed?" "--agent" "lister" "--timeout" "600")))
+      (hive-rpc-tests--arrived id)
+      (unwind-protect
+          (with-current-buffer (progn (hive-rpc-list) "*hive-rpc*")
+            (should (derived-mode-p 'hive-rpc-list-mode))
+            (let ((entry (assoc id tabulated-list-entries)))
+              (should entry)
+              (should (equal (aref (cadr entry) 0) "lister"))
+              (should (string-match-p "\\`[0-9]+m[0-9]+s\\'" (aref (cadr entry) 2)))
+              (should (equal (aref (cadr entry) 3) "Listed?")))
+            (should (eql (car (hive-rpc-tests--cli "cancel" id)) 0))
+            (hive-rpc-tests--wait-for (lambda () (null tabulated-list-entries))))
+        (kill-buffer "*hive-rpc*")))))
+
+(ert-deftest hive-rpc-tests-start-hub-when-none-answers ()
+  "Start a hub with `hive-rpc-program' when none answers, then connect."
+  (skip-unless (executable-find "python3"))
+  (let* ((dir (make-temp-file "hive-rpc-ert" t))
+         (default-directory hive-rpc-tests--root)
+         (hive-rpc-socket (expand-file-name "hub.sock" dir))
+         (hive-rpc-program (list "python3" "-m" "hive_rpc" "serve"
+                                 "--data-dir" (expand-file-name "data" dir)
+                                 "--store" "memory")))
+    (unwind-protect
+        (progn
+          (hive-rpc-mode 1)
+          (should (memq hive-rpc--state '(connecting connected)))
+          (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'connected)) 15)
+          (should (process-live-p hive-rpc--hub-process)))
+      (hive-rpc-mode -1)
+      (when (process-live-p hive-rpc--hub-process)
+        (kill-process hive-rpc--hub-process)
+        (hive-rpc-tests--wait-for
+         (lambda () (not (process-live-p hive-rpc--hub-process)))))
+      (delete-directory dir t))))
+
+(ert-deftest hive-rpc-tests-survive-missing-program ()
+  "Go to the down state, not an error, when the hub program is missing."
+  (let* ((dir (make-temp-file "hive-rpc-ert" t))
+         (hive-rpc-socket (expand-file-name "hub.sock" dir))
+         (hive-rpc-program (list "hive-rpc-tests-no-such-program" "serve")))
+    (unwind-protect
+        (progn
+          (hive-rpc-mode 1)
+          (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'dead)))
+          (should (equal (hive-rpc--mode-line-string) " hive:down"))
+          (should (timerp hive-rpc--reconnect-timer)))
+      (hive-rpc-mode -1)
+      (should-not hive-rpc--reconnect-timer)
+      (delete-directory dir t))))
+
+(ert-deftest hive-rpc-tests-reconnect-and-deliver-kept-answer ()
+  "Survive the hub's death: reconnect, and deliver an answer kept meanwhile."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub (:store "sqlite")
+    (hive-rpc-tests--connect)
+    (let ((id (hive-rpc-tests--ask "Migrate?" "--choices" "yes,no")))
+      (hive-rpc-tests--arrived id)
+      (hive-rpc-tests--stop-hub)
+      (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'dead)))
+      (should (equal (hive-rpc--mode-line-string) " hive:down"))
+      (should-not hive-rpc--countdown-timer)
+      (hive-rpc--respond id "yes")
+      (should (equal (mapcar (lambda (e) (plist-get e :id)) hive-rpc--outbox)
+                     (list id)))
+      (hive-rpc-tests--start-hub "sqlite")
+      (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'connected)))
+      (hive-rpc-tests--wait-for (lambda () (null hive-rpc--outbox)))
+      (should (equal (hive-rpc-tests--cli "poll" id) '(0 . "yes")))
+      (hive-rpc-tests--wait-for (lambda () (equal (hive-rpc--mode-line-string) ""))))))
+
+(provide 'hive-rpc-tests)
+;;; hive-rpc-tests.el ends here

@@ -1,0 +1,228 @@
+"""``hive-rpc epc``: the hub's methods over EPC, for Emacs users of epc.el.
+
+``epc:start-epc`` runs this command and reads the TCP port from the first line of its
+stdout, so the port is printed alone there and nothing else ever goes to stdout.  The
+server is a client of the hub (backends.RemoteBackend, reconnecting), like
+``hive-rpc mcp``.
+
+Security: it listens on 127.0.0.1 only, and a connection must first call ``auth``
+with the token kept in ``DATA_DIR/epc-token`` (random, 0600, made on first use); any
+other call before that gets ``return-error``.  Three wrong tokens close the connection.
+
+Methods take one plist of named parameters, the hub's own (service.METHODS): either as
+the argument list itself, ``(epc:call-deferred m 'ask '(:question "Deploy?" :choices
+("yes" "no") :agent_id "emacs"))``, or as its single element (python-epc:
+``call_sync("ask", [{"question": "Deploy?"}])``).  Keys may use ``-`` for ``_``
+(``:agent-id``).  Results are the hub's prompt records as plists (``list``: a list of
+them, ``nil`` when empty).  A hub error becomes ``return-error`` with its message; an
+unknown method, a malformed frame or s-expression, an oversized frame becomes
+``epc-error``.  Each call runs in its own task, so an ``await`` does not hold up a
+``poll`` sent meanwhile on the same connection.
+"""
+
+from __future__ import annotations
+
+import functools
+import hmac
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from hive_rpc.backends import Backend, open_remote_backend
+from hive_rpc.client import HubUnreachable, RemoteError
+from hive_rpc.core.errors import HiveError
+from hive_rpc.paths import load_token, private_dir
+from hive_rpc.protocol import epc
+from hive_rpc.service import METHODS
+
+log = logging.getLogger(__name__)
+
+TOKEN_NAME = "epc-token"
+HOST = "127.0.0.1"
+MAX_IN_FLIGHT = 64
+"""Calls one connection may have running at once; more get ``return-error``."""
+MAX_AUTH_FAILURES = 3
+NOT_AUTHENTICATED = "not authenticated: call auth with the token from DATA_DIR/epc-token"
+
+HUB_METHODS = {
+    "ask": "hive/ask",
+    "poll": "hive/poll",
+    "await": "hive/await",
+    "respond": "hive/respond",
+    "cancel": "hive/cancel",
+    "list": "hive/list",
+}
+"""EPC method name -> the hub's method it calls with the same parameters."""
+
+
+def method_list() -> list[tuple[str, str, str]]:
+    """``(NAME ARGSPEC DOC)`` for the ``methods`` query."""
+    out = [("auth", "(TOKEN)", "Authenticate this connection; call first.")]
+    for name, hub_name in HUB_METHODS.items():
+        spec = METHODS[hub_name]
+        keys = " ".join(
+            f":{p}" if param.required else f"[:{p}]" for p, param in spec.params.items()
+        )
+        out.append((name, f"({keys})", f"{spec.doc} (the hub's {hub_name})"))
+    return out
+
+
+class BadArguments(Exception):
+    """A call's arguments are not one plist of named parameters."""
+
+
+def call_params(args: Any) -> dict[str, Any]:
+    """The named parameters of a call, from its decoded argument list."""
+    if args is None:
+        return {}
+    if isinstance(args, list) and len(args) == 1 and isinstance(args[0], dict):
+        args = args[0]
+    if not isinstance(args, dict):
+        raise BadArguments(
+            'arguments must be one plist of named parameters, e.g. (:id "ID" :agent_id "me")'
+        )
+    return {k.replace("-", "_"): v for k, v in args.items()}
+
+
+class Connection:
+    """One EPC peer: decodes its frames, runs its calls, writes the replies."""
+
+    def __init__(self, stream: trio.abc.Stream, backend: Backend, token: str) -> None:
+        self._stream = stream
+        self._backend = backend
+        self._token = token
+        self._decoder = epc.Decoder()
+        self._send_lock = trio.StrictFIFOLock()
+        self._authenticated = False
+        self._auth_failures = 0
+        self._in_flight = 0
+        self._closing = False
+
+    async def run(self) -> None:
+        async with trio.open_nursery() as nursery:
+            try:
+                while not self._closing and (data := await self._stream.receive_some(65536)):
+                    for event in self._decoder.receive_data(data):
+                        await self._dispatch(event, nursery)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+            nursery.cancel_scope.cancel()
+
+    async def _send(self, data: bytes) -> None:
+        try:
+            async with self._send_lock:
+                await self._stream.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self._closing = True
+
+    async def _dispatch(
+        self, event: epc.Message | epc.EpcProtocolError, nursery: trio.Nursery
+    ) -> None:
+        if isinstance(event, epc.EpcProtocolError):
+            await self._send(epc.encode_epc_error(event.uid, event.message))
+            if event.fatal:
+                self._closing = True
+            return
+        if isinstance(event, epc.Methods):
+            if not self._authenticated:
+                await self._send(epc.encode_return_error(event.uid, NOT_AUTHENTICATED))
+            else:
+                await self._send(epc.encode_method_list(event.uid, method_list()))
+            return
+        if not isinstance(event, epc.Call):
+            # We never call the peer, so a return or error from it answers nothing.
+            log.debug("ignoring unsolicited %r", event)
+            return
+        if event.method == "auth":
+            await self._auth(event)
+        elif not self._authenticated:
+            await self._send(epc.encode_return_error(event.uid, NOT_AUTHENTICATED))
+        elif event.method not in HUB_METHODS:
+            names = ", ".join(["auth", *HUB_METHODS])
+            await self._send(
+                epc.encode_epc_error(
+                    event.uid, f"unknown method {event.method[:80]!r}; this server offers {names}"
+                )
+            )
+        elif self._in_flight >= MAX_IN_FLIGHT:
+            await self._send(
+                epc.encode_return_error(
+                    event.uid, f"overloaded: {MAX_IN_FLIGHT} calls already running here"
+                )
+            )
+        else:
+            self._in_flight += 1
+            nursery.start_soon(self._call, event)
+
+    async def _auth(self, event: epc.Call) -> None:
+        args = event.args
+        given = args[0] if isinstance(args, list) and len(args) == 1 else None
+        if isinstance(given, str) and hmac.compare_digest(
+            given.encode("utf-8"), self._token.encode("utf-8")
+        ):
+            self._authenticated = True
+            await self._send(epc.encode_return(event.uid, True))
+            return
+        self._auth_failures += 1
+        await self._send(
+            epc.encode_return_error(
+                event.uid, "auth: wrong token; give the one in DATA_DIR/epc-token"
+            )
+        )
+        if self._auth_failures >= MAX_AUTH_FAILURES:
+            self._closing = True
+            await self._stream.aclose()
+
+    async def _call(self, event: epc.Call) -> None:
+        try:
+            try:
+                params = call_params(event.args)
+                result = await self._backend.call(HUB_METHODS[event.method], params)
+                reply = epc.encode_return(event.uid, result)
+            except (BadArguments, RemoteError, HiveError, HubUnreachable, epc.EncodeError) as e:
+                message = e.message if isinstance(e, RemoteError | HiveError) else str(e)
+                reply = epc.encode_return_error(event.uid, f"{event.method}: {message}")
+            await self._send(reply)
+        finally:
+            self._in_flight -= 1
+
+
+async def serve_epc(
+    backend: Backend,
+    token: str,
+    *,
+    port: int = 0,
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve EPC on 127.0.0.1 until cancelled; ``started`` with the port."""
+    listeners = await trio.open_tcp_listeners(port, host=HOST)
+    bound: int = listeners[0].socket.getsockname()[1]
+
+    async def handle(stream: trio.SocketStream) -> None:
+        async with stream:
+            try:
+                await Connection(stream, backend, token).run()
+            except Exception:
+                # One peer's trouble must never reach another's connection.
+                log.exception("EPC connection failed")
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(trio.serve_listeners, handle, listeners)
+        task_status.started(bound)
+
+
+async def run_epc(socket: Path, data_dir: Path, *, start: bool = True, port: int = 0) -> None:
+    """``hive-rpc epc``: connect to the hub, then serve, printing the port on stdout."""
+    async with open_remote_backend(socket, data_dir, start=start) as backend:
+        token, token_file = load_token(private_dir(data_dir), TOKEN_NAME)
+        async with trio.open_nursery() as nursery:
+            bound = await nursery.start(functools.partial(serve_epc, backend, token, port=port))
+            print(bound, flush=True)
+            print(
+                f"hive-rpc epc on {HOST}:{bound} (token in {token_file})",
+                file=sys.stderr,
+                flush=True,
+            )

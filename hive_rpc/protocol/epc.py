@@ -1,0 +1,377 @@
+"""EPC, the RPC stack of Emacs's epc.el, sans-IO in the style of h11 (see jsonrpc.py).
+
+Wire format (epc.el 0.1.1 and python-epc agree): a frame is 6 hex digits giving the
+UTF-8 byte length of the payload, then the payload: one s-expression and ``"\\n"``
+(the newline is counted).  The protocol's cap is 0xFFFFFF bytes; a decoder enforces
+its own, smaller ``max_payload``.  Messages::
+
+    (call UID METHOD (ARGS...))     (return UID VALUE)
+    (return-error UID ERR)          (epc-error UID ERR)
+    (methods UID)                   -> (return UID ((NAME ARGSPEC DOC) ...))
+
+``Decoder.receive_data`` returns the messages in the bytes given, and for each bad
+one an ``EpcProtocolError`` carrying the UID when it could be read (so the peer can be
+answered with ``epc-error``).  A frame whose header is not 6 hex digits breaks the
+stream: the error is ``fatal`` and the decoder refuses further input.  An oversized
+payload is skipped byte for byte and reported, and the stream stays in step.
+
+Nothing received is ever evaluated: sexpdata only parses, and symbols are kept as
+names (strings), never interned or looked up.
+
+Values, Lisp to Python (``from_sexp``):
+
+* integers, floats and strings as they are; ``t`` is True; ``nil`` and ``()`` are None;
+* a list whose even positions are all keywords (``(:id "x" :n 1)``) is a dict, keys
+  without the colon; any other list, or vector ``[...]``, is a list;
+* any other symbol is its name as a string (``'yes`` -> ``"yes"``); a quoted form
+  (``'(1 2)``) is what it quotes.
+
+Python to Lisp (``to_sexp``):
+
+* None and False are both ``nil`` (Lisp has one false value: a reader cannot tell
+  them apart, nor from an empty list); True is ``t``;
+* a dict is a plist with keyword keys (``{"id": "x"}`` -> ``(:id "x")``);
+* lists and tuples are lists (an empty one is ``nil``), strings are strings with
+  ``"`` and ``\\`` escaped; floats must be finite.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import sexpdata
+
+PROTOCOL_MAX_PAYLOAD = 0xFFFFFF
+MAX_PAYLOAD = 1 << 20
+"""Default cap on one payload (1 MiB), as for the editor socket's JSON-RPC."""
+HEADER_BYTES = 6
+_HEX = re.compile(rb"[0-9a-fA-F]{6}")
+_UID_PREFIX = re.compile(r"\A\s*\(\s*[a-z-]+\s+(-?\d{1,18})[\s)]")
+_SYMBOL_SPECIAL = re.compile(r"""[ ()\[\]";'`,#?\\]""")
+"""What a keyword escapes with a backslash: what both Emacs and sexpdata read back."""
+_SYMBOL_UNSAFE = re.compile(r"[\t\n\r\f\v]")
+_MAX_DEPTH = 200
+
+
+# --- messages -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    uid: int
+    method: str
+    args: Any
+    """The argument list as Python values (``from_sexp``): usually a list, or a dict
+    when the argument list itself is a plist."""
+
+
+@dataclass(frozen=True, slots=True)
+class Return:
+    uid: int
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnError:
+    uid: int
+    error: Any
+
+
+@dataclass(frozen=True, slots=True)
+class EpcError:
+    uid: int | None
+    """None when the erring frame's UID could not be read (sent as ``nil``)."""
+    error: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Methods:
+    uid: int
+
+
+Message = Call | Return | ReturnError | EpcError | Methods
+
+
+class EpcProtocolError(Exception):
+    """A frame or message to refuse with ``epc-error``; ``uid`` when it could be read.
+    ``fatal``: the stream lost its frame boundaries and must be closed."""
+
+    def __init__(self, message: str, *, uid: int | None = None, fatal: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.uid = uid
+        self.fatal = fatal
+
+
+class EncodeError(ValueError):
+    """A Python value with no EPC form (a NaN, an object, a non-string dict key ...)."""
+
+
+# --- values ---------------------------------------------------------------------------
+
+
+def _is_keyword(x: Any) -> bool:
+    return isinstance(x, sexpdata.Symbol) and len(x) > 1 and str(x).startswith(":")
+
+
+def from_sexp(value: Any, _depth: int = 0) -> Any:
+    """A parsed s-expression as JSON-ish Python values (see the module's table)."""
+    if _depth > _MAX_DEPTH:
+        raise ValueError(f"s-expression nested deeper than {_MAX_DEPTH}")
+    if isinstance(value, bool | int | float | str) and not isinstance(value, sexpdata.Symbol):
+        return value
+    if value is None:
+        return None
+    if isinstance(value, sexpdata.Symbol):
+        name = str(value)
+        if name == "nil":
+            return None
+        if name == "t":
+            return True
+        return name
+    if isinstance(value, sexpdata.Quoted):
+        return from_sexp(value.x, _depth + 1)
+    if isinstance(value, sexpdata.Brackets):
+        value = list(value.I)
+    if isinstance(value, list):
+        if not value:
+            return None
+        if len(value) % 2 == 0 and all(_is_keyword(k) for k in value[::2]):
+            return {
+                str(k)[1:]: from_sexp(v, _depth + 1)
+                for k, v in zip(value[::2], value[1::2], strict=True)
+            }
+        return [from_sexp(x, _depth + 1) for x in value]
+    raise ValueError(f"unsupported s-expression {type(value).__name__}")
+
+
+def _string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _keyword(name: str) -> str:
+    if not name or name == "." or _SYMBOL_UNSAFE.search(name):
+        raise EncodeError(f"dict key {name!r} has no keyword form (empty, '.', or a control)")
+    return ":" + _SYMBOL_SPECIAL.sub(lambda m: "\\" + m.group(), name)
+
+
+def to_sexp(value: Any, _depth: int = 0) -> str:
+    """The Lisp text of a JSON-ish Python value (see the module's table)."""
+    if _depth > _MAX_DEPTH:
+        raise EncodeError(f"value nested deeper than {_MAX_DEPTH}")
+    if value is None or value is False:
+        return "nil"
+    if value is True:
+        return "t"
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise EncodeError(f"{value} has no EPC form")
+        return repr(value)
+    if isinstance(value, dict):
+        if not value:
+            return "nil"
+        parts = []
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise EncodeError(f"dict key {k!r} is not a string")
+            parts.append(_keyword(k))
+            parts.append(to_sexp(v, _depth + 1))
+        return "(" + " ".join(parts) + ")"
+    if isinstance(value, list | tuple):
+        if not value:
+            return "nil"
+        return "(" + " ".join(to_sexp(x, _depth + 1) for x in value) + ")"
+    raise EncodeError(f"{type(value).__name__} has no EPC form")
+
+
+# --- frames and messages --------------------------------------------------------------
+
+
+def encode_payload(text: str) -> bytes:
+    """One frame around one s-expression's text."""
+    data = text.encode("utf-8") + b"\n"
+    if len(data) > PROTOCOL_MAX_PAYLOAD:
+        raise EncodeError(f"message of {len(data)} bytes is over EPC's 0xFFFFFF-byte limit")
+    return b"%06x%s" % (len(data), data)
+
+
+def _uid(uid: int | None) -> str:
+    return "nil" if uid is None else str(int(uid))
+
+
+def encode_call(uid: int, method: str, args: list[Any]) -> bytes:
+    return encode_payload(f"(call {uid} {_keyword(method)[1:]} {to_sexp(list(args))})")
+
+
+def encode_return(uid: int, value: Any) -> bytes:
+    return encode_payload(f"(return {_uid(uid)} {to_sexp(value)})")
+
+
+def encode_return_error(uid: int, error: Any) -> bytes:
+    return encode_payload(f"(return-error {_uid(uid)} {to_sexp(error)})")
+
+
+def encode_epc_error(uid: int | None, error: Any) -> bytes:
+    return encode_payload(f"(epc-error {_uid(uid)} {to_sexp(error)})")
+
+
+def encode_methods(uid: int) -> bytes:
+    return encode_payload(f"(methods {uid})")
+
+
+def encode_method_list(uid: int, methods: list[tuple[str, str, str]]) -> bytes:
+    """The answer to ``(methods UID)``: ``((NAME ARGSPEC DOC) ...)``, NAME a symbol."""
+    items = " ".join(f"({_keyword(n)[1:]} {_string(a)} {_string(d)})" for n, a, d in methods)
+    return encode_payload(f"(return {uid} ({items}))")
+
+
+def _guess_uid(text: str) -> int | None:
+    m = _UID_PREFIX.match(text)
+    return int(m.group(1)) if m else None
+
+
+def parse_message(payload: bytes) -> Message:
+    """One frame's payload as a message, or raise the EpcProtocolError to answer with."""
+    try:
+        text = payload.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise EpcProtocolError(f"payload is not UTF-8: {e.reason} at byte {e.start}") from None
+    uid = _guess_uid(text)
+    try:
+        sexp = sexpdata.loads(text, nil=None, true=None)
+    except RecursionError:
+        raise EpcProtocolError("s-expression nested too deeply", uid=uid) from None
+    except Exception as e:  # sexpdata raises bare ExpectClosingBracket, AssertionError ...
+        why = str(e) or "the payload must be exactly one s-expression"
+        raise EpcProtocolError(f"malformed s-expression: {why}", uid=uid) from None
+    if not isinstance(sexp, list) or not sexp or not isinstance(sexp[0], sexpdata.Symbol):
+        raise EpcProtocolError("an EPC message is a list starting with its kind", uid=uid)
+    kind, rest = str(sexp[0]), sexp[1:]
+    if kind == "epc-error" and len(rest) == 2 and rest[0] in ([], sexpdata.Symbol("nil")):
+        # A peer's error about a frame whose UID it could not read.
+        return EpcError(None, from_sexp(rest[1]))
+    if not rest or not isinstance(rest[0], int) or isinstance(rest[0], bool):
+        raise EpcProtocolError(f"{kind}: the second element must be an integer UID")
+    uid, rest = rest[0], rest[1:]
+    try:
+        if kind == "call":
+            if len(rest) != 2 or not isinstance(rest[0], sexpdata.Symbol | str):
+                raise EpcProtocolError("call: want (call UID METHOD (ARGS...))", uid=uid)
+            args = rest[1]
+            if args == [] or args == sexpdata.Symbol("nil"):
+                args = None  # no arguments: epc.el sends nil
+            if args is not None and not isinstance(args, list | sexpdata.Brackets):
+                raise EpcProtocolError("call: the arguments must be a list", uid=uid)
+            return Call(uid, str(rest[0]), from_sexp(args))
+        if kind == "methods":
+            if rest:
+                raise EpcProtocolError("methods: want (methods UID)", uid=uid)
+            return Methods(uid)
+        if kind in ("return", "return-error", "epc-error"):
+            if len(rest) != 1:
+                raise EpcProtocolError(f"{kind}: want ({kind} UID VALUE)", uid=uid)
+            value = from_sexp(rest[0])
+            if kind == "return":
+                return Return(uid, value)
+            if kind == "return-error":
+                return ReturnError(uid, value)
+            return EpcError(uid, value)
+    except ValueError as e:
+        raise EpcProtocolError(f"{kind}: {e}", uid=uid) from None
+    raise EpcProtocolError(
+        f"unknown message kind {kind[:40]!r}; want call, return, return-error, epc-error "
+        "or methods",
+        uid=uid,
+    )
+
+
+class Decoder:
+    """One side of an EPC connection's input, with no I/O of its own."""
+
+    def __init__(self, max_payload: int = MAX_PAYLOAD) -> None:
+        self._buf = bytearray()
+        self._max = min(max_payload, PROTOCOL_MAX_PAYLOAD)
+        self._skip = 0
+        self._broken: EpcProtocolError | None = None
+
+    def receive_data(self, data: bytes | bytearray) -> list[Message | EpcProtocolError]:
+        """The messages in ``data`` and, for each bad one, the error to answer with.
+        After a fatal error (last in the list) every later call raises it."""
+        if self._broken is not None:
+            raise self._broken
+        if self._skip:
+            dropped = min(self._skip, len(data))
+            self._skip -= dropped
+            data = data[dropped:]
+        self._buf += data
+        out: list[Message | EpcProtocolError] = []
+        while len(self._buf) >= HEADER_BYTES:
+            header = bytes(self._buf[:HEADER_BYTES])
+            if not _HEX.fullmatch(header):
+                self._broken = EpcProtocolError(
+                    f"frame header {header!r} is not 6 hex digits; closing the connection",
+                    fatal=True,
+                )
+                out.append(self._broken)
+                break
+            length = int(header, 16)
+            if length == 0:
+                del self._buf[:HEADER_BYTES]
+                out.append(EpcProtocolError("empty frame: a payload is one s-expression"))
+                continue
+            if length > self._max:
+                uid = _guess_uid(
+                    bytes(self._buf[HEADER_BYTES : HEADER_BYTES + 64]).decode("utf-8", "replace")
+                )
+                del self._buf[:HEADER_BYTES]
+                dropped = min(length, len(self._buf))
+                del self._buf[:dropped]
+                self._skip = length - dropped
+                out.append(
+                    EpcProtocolError(
+                        f"message of {length} bytes is over the {self._max}-byte limit; "
+                        "it was discarded",
+                        uid=uid,
+                    )
+                )
+                continue
+            if len(self._buf) < HEADER_BYTES + length:
+                break
+            payload = bytes(self._buf[HEADER_BYTES : HEADER_BYTES + length])
+            del self._buf[: HEADER_BYTES + length]
+            try:
+                out.append(parse_message(payload))
+            except EpcProtocolError as e:
+                out.append(e)
+        return out
+
+
+__all__ = [
+    "MAX_PAYLOAD",
+    "PROTOCOL_MAX_PAYLOAD",
+    "Call",
+    "Decoder",
+    "EncodeError",
+    "EpcError",
+    "EpcProtocolError",
+    "Message",
+    "Methods",
+    "Return",
+    "ReturnError",
+    "encode_call",
+    "encode_epc_error",
+    "encode_method_list",
+    "encode_methods",
+    "encode_payload",
+    "encode_return",
+    "encode_return_error",
+    "from_sexp",
+    "parse_message",
+    "to_sexp",
+]

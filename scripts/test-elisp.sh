@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Lint the Emacs package, then run its ERT suite against a real hub.
+# Exits non-zero if the lint finds anything or any test fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+EMACS=${EMACS:-emacs}
+bash scripts/lint-elisp.sh
+echo "== ERT elisp/test/hive-rpc-tests.el"
+"$EMACS" --batch -Q -L elisp -l elisp/test/hive-rpc-tests.el -f ert-run-tests-batch-and-exit
