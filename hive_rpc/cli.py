@@ -356,10 +356,12 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="where the hub keeps prompts (env HIVE_RPC_DATA_DIR; default $XDG_DATA_HOME/hive-rpc)",
     )
-    client = argparse.ArgumentParser(add_help=False, parents=[common])
-    client.add_argument(
+    # Every command that talks to a hub may start one, unless told not to.
+    starter = argparse.ArgumentParser(add_help=False, parents=[common])
+    starter.add_argument(
         "--no-start", action="store_true", help="fail instead of starting a hub when none answers"
     )
+    client = argparse.ArgumentParser(add_help=False, parents=[starter])
     client.add_argument("--json", action="store_true", help="print JSON records")
 
     parser = argparse.ArgumentParser(
@@ -435,11 +437,8 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "mcp",
-        parents=[common],
+        parents=[starter],
         help="serve MCP over stdio for one agent session (register this with your agent)",
-    )
-    p.add_argument(
-        "--no-start", action="store_true", help="fail instead of starting a hub when none answers"
     )
     p.add_argument(
         "--agent",
@@ -464,11 +463,8 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "epc",
-        parents=[common],
+        parents=[starter],
         help="serve EPC on 127.0.0.1 for epc.el (prints the port; token in DATA_DIR/epc-token)",
-    )
-    p.add_argument(
-        "--no-start", action="store_true", help="fail instead of starting a hub when none answers"
     )
     p.add_argument(
         "--port", type=_port, default=0, help="TCP port on 127.0.0.1 (default 0: pick a free one)"
