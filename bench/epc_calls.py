@@ -60,6 +60,43 @@ def serve_peer() -> None:
     sys.stdin.read()  # until the parent closes our stdin
 
 
+def serve_floor() -> None:
+    """The floor: a bare TCP echo of whatever bytes arrive, no EPC at all; prints its port.
+
+    A sequential client cannot make calls faster than this round trip, whatever the
+    server does, so ``floor / peer`` bounds the ratio any EPC server could reach."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    print(listener.getsockname()[1], flush=True)
+
+    def echo(conn: socket.socket) -> None:
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        while data := conn.recv(65536):
+            conn.sendall(data)
+
+    def accept() -> None:
+        while True:
+            conn, _ = listener.accept()
+            threading.Thread(target=echo, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    sys.stdin.read()  # until the parent closes our stdin
+
+
+def floor_rate(port: int, n: int, warmup: int) -> float:
+    """Round trips per second of one auth-sized EPC frame through the bare echo."""
+    frame = epc.encode_call(1, "auth", ["x" * 43])
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def call() -> None:
+            sock.sendall(frame)
+            got = 0
+            while got < len(frame):
+                got += len(sock.recv(65536))
+
+        return rate(call, n, warmup)
+
+
 @contextlib.contextmanager
 def child(
     args: list[str], *, port_line: bool = True, pass_fds: tuple[int, ...] = ()
@@ -147,8 +184,11 @@ def disconnect(client: Any) -> None:
         client.socket.close()
 
 
-def measure(args: argparse.Namespace) -> dict[str, tuple[float, float, float]]:
-    """Per client: calls/s of the peer's echo, hive-rpc epc's auth, and its poll."""
+def measure(args: argparse.Namespace) -> tuple[dict[str, tuple[float, float, float]], float]:
+    """Per client: calls/s of the peer's echo, hive-rpc epc's auth, and its poll; and
+    the bare TCP echo floor."""
+    with child([sys.executable, __file__, "--serve-floor"]) as (_, port):
+        floor = floor_rate(port, args.n, args.warmup)
     peer: dict[str, float] = {}
     with child([sys.executable, __file__, "--serve-peer"]) as (_, port):
         for kind in CLIENTS:
@@ -185,7 +225,7 @@ def measure(args: argparse.Namespace) -> dict[str, tuple[float, float, float]]:
                         out[kind] = (peer[kind], rate(auth, args.n, args.warmup), polls)
                     finally:
                         disconnect(client)
-    return out
+    return out, floor
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -193,19 +233,37 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("-n", type=int, default=5000, help="timed calls per row")
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--serve-peer", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--serve-floor", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_peer:
         serve_peer()
         return
+    if args.serve_floor:
+        serve_floor()
+        return
     print_machine()
-    results = measure(args)
+    results, floor = measure(args)
     rows = []
     for kind, (peer, auth, poll) in results.items():
         rows.append([kind, "python-epc ThreadingEPCServer (peer)", "echo", f"{peer:,.0f}", "1.00x"])
         rows.append([kind, "hive-rpc epc, face alone", "auth", f"{auth:,.0f}", ratio(auth, peer)])
         rows.append([kind, "hive-rpc epc + hub", "poll", f"{poll:,.0f}", ratio(poll, peer)])
+    raw_peer = results["raw socket"][0]
+    rows.append(
+        [
+            "raw socket",
+            "bare TCP echo (floor, no EPC)",
+            "-",
+            f"{floor:,.0f}",
+            ratio(floor, raw_peer),
+        ]
+    )
     print(table(["client", "server", "method", "calls/s", "vs peer"], rows))
     print()
+    print(
+        f"Floor: no server can beat the bare echo's round trip for a sequential client, so "
+        f"the best reachable ratio to the peer (raw socket) is {ratio(floor, raw_peer)}."
+    )
     peer, auth, poll = results["python-epc EPCClient"]
     print(
         f"Target (python-epc's client): hive-rpc epc >= {TARGET:g}x the peer: "
