@@ -450,6 +450,15 @@ answers, and connect once it listens."
 ;;; Asking in the minibuffer
 ;;;
 
+(defconst hive-rpc--minibuffer-exits
+  '(exit-minibuffer minibuffer-complete-and-exit abort-recursive-edit
+    abort-minibuffers keyboard-quit minibuffer-keyboard-quit
+    keyboard-escape-quit y-or-n-p-insert-y y-or-n-p-insert-n hive-rpc-decline)
+  "Commands that end a minibuffer read.
+A hive prompt is read from a timer, so when it ends `this-command'
+still names the key that ended it; that is no sign of a command
+running.")
+
 (defun hive-rpc--idle-p ()
   "Return non-nil if a hive prompt may take the minibuffer now."
   (not (or noninteractive
@@ -458,7 +467,8 @@ answers, and connect once it listens."
            (active-minibuffer-window)
            executing-kbd-macro
            defining-kbd-macro
-           this-command)))
+           (and this-command
+                (not (memq this-command hive-rpc--minibuffer-exits))))))
 
 (defun hive-rpc--schedule-ask ()
   "Ask the next queued prompt now if Emacs is idle, else when it is."
@@ -679,7 +689,8 @@ answers it later")))))
   (when (and (equal id hive-rpc--current) (hive-rpc--hive-minibuffer-p))
     (setq hive-rpc--exit-reason
           (cons 'dismiss
-                (format "hive-rpc: that question was %s%s" status
+                (format "hive-rpc: that question was %s%s"
+                        (if (equal status "responded") "answered" status)
                         (if (stringp by) (format " by %s" (hive-rpc--clean by)) ""))))
     (abort-recursive-edit)))
 

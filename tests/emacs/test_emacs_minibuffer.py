@@ -167,7 +167,7 @@ def test_prompt_answered_from_the_cli_leaves_the_minibuffer(emacs: EmacsSession)
     prompt_id = emacs.ask("Ship it?", "--agent", "shipper")
     emacs.wait_for(lambda _: "[shipper] Ship it?:" in emacs.minibuffer())
     assert emacs.cli("answer", prompt_id, "done elsewhere", "--by", "bob").returncode == 0
-    emacs.wait_for(lambda _: "that question was responded by bob" in emacs.minibuffer())
+    emacs.wait_for(lambda _: "that question was answered by bob" in emacs.minibuffer())
     emacs.wait_for(lambda screen: "hive:" not in screen)
 
 
@@ -242,3 +242,16 @@ def test_list_buffer_answers_with_ret(emacs: EmacsSession) -> None:
     emacs.wait_for(lambda _: emacs.cli("poll", prompt_id).returncode == 0)
     assert emacs.cli("poll", prompt_id).stdout.strip() == "teal"
     emacs.wait_for(lambda screen: "painter" not in screen)
+
+
+def test_next_question_follows_without_another_key(emacs: EmacsSession) -> None:
+    first = emacs.ask("First?", "--agent", "one")
+    emacs.wait_for(lambda _: "[one] First?:" in emacs.minibuffer())
+    second = emacs.ask("Second?", "--choices", "a,b", "--agent", "two")
+    emacs.keys("done", "Enter")
+    emacs.wait_for(lambda _: emacs.cli("poll", first).returncode == 0)
+    # No key pressed since: the queued question must take the minibuffer by itself.
+    emacs.wait_for(lambda _: "[two] Second?:" in emacs.minibuffer())
+    emacs.keys("b", "Enter")
+    emacs.wait_for(lambda _: emacs.cli("poll", second).returncode == 0)
+    assert emacs.cli("poll", second).stdout.strip() == "b"
