@@ -9,9 +9,18 @@
 
 ;; This file is not part of GNU Emacs.
 
-;; Permission is hereby granted, free of charge, to any person obtaining a copy of
-;; this software, to deal in it without restriction, under the terms of the MIT
-;; license that comes with hive_rpc.
+;; This program is free software: you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;; This program is distributed in the hope that it will be useful,
+;; but WITHOUT ANY WARRANTY; without even the implied warranty of
+;; MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+;; GNU General Public License for more details.
+
+;; You should have received a copy of the GNU General Public License
+;; along with this program.  If not, see <https://www.gnu.org/licenses/>.
 
 ;;; Commentary:
 
@@ -67,8 +76,10 @@ else ~/.local/share/hive-rpc."
        (let ((env (getenv "HIVE_RPC_DATA_DIR")))
          (and env (not (string-empty-p env)) env))
        (expand-file-name "hive-rpc"
-                         (or (getenv "XDG_DATA_HOME")
-                             (expand-file-name "~/.local/share"))))))
+                         (let ((xdg (getenv "XDG_DATA_HOME")))
+                           (if (and xdg (not (string-empty-p xdg)))
+                               xdg
+                             (expand-file-name "~/.local/share")))))))
 
 (defun hive-rpc-epc--token ()
   "The token in the data directory's epc-token file."

@@ -269,6 +269,9 @@ answers, and connect once it listens."
       (clrhash hive-rpc--prompts)
       (setq hive-rpc--queue nil)
       (hive-rpc--flush-outbox)
+      ;; Typing that began while the hub was away still stops its countdown.
+      (dolist (id hive-rpc--typed)
+        (jsonrpc-notify conn 'hive/typing (list :id id)))
       (jsonrpc-async-request
        conn 'hive/subscribe nil
        :success-fn #'ignore
