@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
+from fuzzing import mutate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -411,19 +412,6 @@ random_request = st.builds(
     st.sampled_from(FUZZ_METHODS),
     st.dictionaries(st.sampled_from(PARAM_NAMES), json_value, max_size=4),
 )
-
-
-def mutate(data: bytes, edits: list[tuple[int, int, int]]) -> bytes:
-    """Apply (kind, position, byte) edits: 0 overwrites a byte, 1 inserts, 2 deletes."""
-    buf = bytearray(data)
-    for kind, pos, value in edits:
-        if kind == 1 or not buf:
-            buf.insert(pos % (len(buf) + 1), value)
-        elif kind == 0:
-            buf[pos % len(buf)] = value
-        else:
-            del buf[pos % len(buf)]
-    return bytes(buf)
 
 
 edits = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 500), st.integers(0, 255)), max_size=4)

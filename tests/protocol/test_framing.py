@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from fuzzing import mutate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -287,19 +288,6 @@ def test_oversized_bodies_are_skipped_under_any_split(
     events = feed(FrameDecoder(max_body=limit), *split_at(data, cuts))
     expected = [Frame(b) if len(b) <= limit else Oversized(len(b), limit) for b in body_list]
     assert events == expected
-
-
-def mutate(data: bytes, edits: list[tuple[int, int, int]]) -> bytes:
-    """Apply (kind, position, byte) edits: 0 flips a byte, 1 inserts, 2 deletes."""
-    buf = bytearray(data)
-    for kind, pos, value in edits:
-        if kind == 1 or not buf:
-            buf.insert(pos % (len(buf) + 1), value)
-        elif kind == 0:
-            buf[pos % len(buf)] = value
-        else:
-            del buf[pos % len(buf)]
-    return bytes(buf)
 
 
 TOKENS = [
