@@ -432,7 +432,7 @@ async def test_cancelling_a_blocking_ask_withdraws_it_from_every_editor(
 
 
 async def test_request_human_input(hub: HubService, hub_config: HubConfig, mode: str) -> None:
-    params = stdio_params(hub_config, "--agent", "asker", "--human-timeout", "0.5")
+    params = stdio_params(hub_config, "--agent", "asker", "--human-timeout", "2")
     with trio.fail_after(30):
         async with (
             Client(params, mode=mode) as agent,  # type: ignore[arg-type]
@@ -443,14 +443,14 @@ async def test_request_human_input(hub: HubService, hub_config: HubConfig, mode:
             async def ask(prompt: str) -> dict[str, Any]:
                 return await tool(agent, "request_human_input", prompt=prompt)
 
-            # nobody answers: the 0.5 s countdown runs out
+            # nobody answers: the 2 s countdown runs out
             timed_out = await ask("anyone?")
             assert timed_out["answer"] == EXPIRED_MARKER
             assert (timed_out["timed_out"], timed_out["status"]) == (True, "expired")
             await editor.next_notification()  # its hive/prompt
             assert (await editor.next_notification()).method == "hive/dismiss"
 
-            # the human starts typing at once, then takes 1.5 s: the countdown was stopped
+            # the human types at once, then takes 3 s (past the 2 s countdown): typing stopped it
             async def typing_human(answer: str, delay: float) -> None:
                 note = await editor.next_notification()
                 await editor.notify("hive/typing", {"id": note.params["id"]})
@@ -459,7 +459,7 @@ async def test_request_human_input(hub: HubService, hub_config: HubConfig, mode:
 
             got: dict[str, Any] = {}
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(typing_human, "take the left branch", 1.5)
+                nursery.start_soon(typing_human, "take the left branch", 3)
                 got.update(await ask("which branch?"))
             assert (got["answer"], got["timed_out"]) == ("take the left branch", False)
             assert (await editor.next_notification()).method == "hive/dismiss"
