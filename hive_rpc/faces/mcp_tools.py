@@ -377,9 +377,8 @@ class HiveMcp:
             action: Literal["accept", "decline", "cancel"] = "accept",
         ) -> Annotated[CallToolResult, AskState]:
             async def work() -> CallToolResult:
-                record = await self.backend.call(
-                    "hive/respond",
-                    {"id": ask_id, "answer": decision, "by": me(ctx), "action": action},
+                record = await self._call(
+                    "hive/respond", id=ask_id, answer=decision, by=me(ctx), action=action
                 )
                 state = _state(record)
                 return _ok(state, f"recorded: {_describe(state)}")
