@@ -1,24 +1,27 @@
 """EPC calls per second: ``hive-rpc epc`` against python-epc's own ``ThreadingEPCServer``.
 
-Same client for both, python-epc's ``EPCClient`` (0.0.5) in this process, making
-``call_sync`` calls one after another on one connection; each row times ``-n`` calls
-after ``--warmup`` discarded ones.  Every server runs in a child process of its own:
+The workload is the same for both: ``echo`` of one 16-character string, answered
+``(return UID ("..."))``.  Every server runs in a child process of its own:
 
 * peer: ``ThreadingEPCServer(("127.0.0.1", 0))`` serving ``echo(*args) -> args``
-  (``python bench/epc_calls.py --serve-peer``), called with one string as long as a
-  prompt id;
+  (``python bench/epc_calls.py --serve-peer``);
 * hive-rpc: ``python -m hive_rpc epc --no-start`` in front of a hub
-  (``python -m hive_rpc serve --store memory``) on a Unix socket in a short temp dir.
-  The EPC face has no echo method, so what is timed is ``poll`` of one pending
-  prompt's id (``(:id ID)``): each call is also a JSON-RPC round trip to the hub over
-  its Unix socket and a registry look-up, which the peer's echo does not do.
-  A second hive-rpc row times ``auth`` (the right token, answered ``t``): the one
-  cheap method the face answers by itself, without the hub, so the closest thing to
-  the peer's echo.
+  (``python -m hive_rpc serve --store memory``) on a Unix socket in a short temp dir;
+  its ``echo`` is answered by the face.  An extra row times ``poll`` of one pending
+  prompt (``(:id ID)``), which also costs a JSON-RPC round trip to the hub.
 
-A second client, the same for both servers, shows what the servers do when the
-client is not the bottleneck: a plain blocking socket (TCP_NODELAY) speaking EPC with
-``hive_rpc.protocol.epc``, no threads.
+The clients, each the same for both servers, in this process:
+
+* python-epc's ``EPCClient`` (0.0.5), ``call_sync`` one call after another;
+* a plain blocking socket (TCP_NODELAY) speaking EPC with ``hive_rpc.protocol.epc``,
+  one call after another;
+* the same socket with ``--window`` calls in flight (default 32), as epc.el's
+  ``epc:call-deferred`` allows: replies are counted by their frame headers.
+
+Floors: a bare threaded TCP echo of the same frame, no EPC at all, with the plain
+socket clients; no EPC server can beat it, so ``floor / peer`` bounds the ratio any
+server could show with that client.  And the same bare echo on trio: what a trio
+server pays per round trip before it parses anything.
 
 Target (from the issue): hive-rpc epc's calls per second >= 5 x the peer's.
 """
@@ -40,7 +43,6 @@ from typing import Any
 
 from _common import print_machine, ratio, short_tmp, table, verdict
 from epc.client import EPCClient
-from sexpdata import Symbol
 
 from hive_rpc.protocol import epc
 
@@ -82,19 +84,24 @@ def serve_floor() -> None:
     sys.stdin.read()  # until the parent closes our stdin
 
 
-def floor_rate(port: int, n: int, warmup: int) -> float:
-    """Round trips per second of one auth-sized EPC frame through the bare echo."""
-    frame = epc.encode_call(1, "auth", ["x" * 43])
-    with socket.create_connection(("127.0.0.1", port)) as sock:
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+def serve_trio_floor() -> None:
+    """A second floor: the same bare echo on trio (what any trio server pays per
+    round trip before it parses anything); prints its port."""
+    import trio
 
-        def call() -> None:
-            sock.sendall(frame)
-            got = 0
-            while got < len(frame):
-                got += len(sock.recv(65536))
+    async def echo(stream: trio.SocketStream) -> None:
+        while data := await stream.receive_some(65536):
+            await stream.send_all(data)
 
-        return rate(call, n, warmup)
+    async def main() -> None:
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        print(listeners[0].socket.getsockname()[1], flush=True)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(trio.serve_listeners, echo, listeners)
+            await trio.to_thread.run_sync(sys.stdin.read, abandon_on_cancel=True)
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
 
 
 @contextlib.contextmanager
@@ -170,8 +177,64 @@ def rate(call: Callable[[], Any], n: int, warmup: int) -> float:
     return n / (time.perf_counter() - t0)
 
 
-Client = Callable[[int], Any]
-CLIENTS: dict[str, Client] = {"python-epc EPCClient": EPCClient, "raw socket": RawClient}
+def pipelined_rate(
+    port: int, frames: list[bytes], window: int, warmup: int, expect: bytes = b"(return"
+) -> float:
+    """Calls per second with up to ``window`` calls in flight on one socket.  Replies
+    are counted by their 6-hex-digit headers, so the client's cost stays small."""
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def run(batch: list[bytes]) -> None:
+            buf = bytearray()
+            sent = done = 0
+            while done < len(batch):
+                k = min(window - (sent - done), len(batch) - sent)
+                if k > 0:
+                    sock.sendall(b"".join(batch[sent : sent + k]))
+                    sent += k
+                data = sock.recv(1 << 20)
+                if not data:
+                    raise RuntimeError("the server closed the connection")
+                buf += data
+                while len(buf) >= 6:
+                    length = int(buf[:6], 16)
+                    if len(buf) < 6 + length:
+                        break
+                    if done == 0 and not buf[6:].startswith(expect):
+                        raise RuntimeError(f"unexpected reply {bytes(buf[: 6 + length])!r}")
+                    del buf[: 6 + length]
+                    done += 1
+
+        run(frames[:warmup])
+        t0 = time.perf_counter()
+        run(frames[warmup:])
+        return (len(frames) - warmup) / (time.perf_counter() - t0)
+
+
+def echo_frames(n: int, *, auth: str | None = None) -> list[bytes]:
+    frames = [epc.encode_call(uid, "echo", [ARG]) for uid in range(1, n + 1)]
+    if auth is not None:
+        frames.insert(0, epc.encode_call(0, "auth", [auth]))
+    return frames
+
+
+def sequential_rates(
+    port: int, method: str, args: list[Any], n: int, warmup: int, *, token: str | None = None
+) -> dict[str, float]:
+    """Calls/s of ``method`` one after another, with python-epc's client and the
+    plain socket."""
+    out = {}
+    for kind in ("python-epc EPCClient", "raw socket"):
+        client = connect(kind, port)
+        try:
+            if token is not None:
+                client.call_sync("auth", [token], timeout=10)
+            call = functools.partial(client.call_sync, method, args, timeout=10)
+            out[kind] = rate(call, n, warmup)
+        finally:
+            disconnect(client)
+    return out
 
 
 def connect(kind: str, port: int) -> Any:
@@ -184,24 +247,39 @@ def disconnect(client: Any) -> None:
         client.socket.close()
 
 
-def measure(args: argparse.Namespace) -> tuple[dict[str, tuple[float, float, float]], float]:
-    """Per client: calls/s of the peer's echo, hive-rpc epc's auth, and its poll; and
-    the bare TCP echo floor."""
-    with child([sys.executable, __file__, "--serve-floor"]) as (_, port):
-        floor = floor_rate(port, args.n, args.warmup)
-    peer: dict[str, float] = {}
-    with child([sys.executable, __file__, "--serve-peer"]) as (_, port):
-        for kind in CLIENTS:
-            client = connect(kind, port)
-            try:
-                if client.call_sync("echo", [ARG], timeout=10) != [ARG]:
-                    raise RuntimeError("the peer's echo does not echo")
-                call = functools.partial(client.call_sync, "echo", [ARG], timeout=10)
-                peer[kind] = rate(call, args.n, args.warmup)
-            finally:
-                disconnect(client)
+Rates = dict[str, dict[str, float]]
+"""server row -> client -> calls/s"""
 
-    out: dict[str, tuple[float, float, float]] = {}
+SEQ_RAW = "raw socket"
+
+
+def measure(args: argparse.Namespace) -> Rates:
+    n, warmup, window = args.n, args.warmup, args.window
+    pipe = f"raw socket, {window} in flight"
+    piped = n * 4  # the pipelined rows are fast: more calls for a steady figure
+    rates: Rates = {}
+    with child([sys.executable, __file__, "--serve-floor"]) as (_, port):
+        frame = [epc.encode_call(1, "echo", [ARG])]
+        rates["floor"] = {
+            SEQ_RAW: floor_sequential(port, frame[0], n, warmup),
+            pipe: pipelined_rate(port, frame * (piped + warmup), window, warmup, b"(call"),
+        }
+    with child([sys.executable, __file__, "--serve-trio-floor"]) as (_, port):
+        frame = [epc.encode_call(1, "echo", [ARG])]
+        rates["trio floor"] = {
+            SEQ_RAW: floor_sequential(port, frame[0], n, warmup),
+            pipe: pipelined_rate(port, frame * (piped + warmup), window, warmup, b"(call"),
+        }
+    with child([sys.executable, __file__, "--serve-peer"]) as (_, port):
+        peer = RawClient(port)
+        try:
+            if peer.call_sync("echo", [ARG]) != [ARG]:
+                raise RuntimeError("the peer's echo does not echo")
+        finally:
+            peer.close()
+        rates["peer"] = sequential_rates(port, "echo", [ARG], n, warmup)
+        rates["peer"][pipe] = pipelined_rate(port, echo_frames(piped + warmup), window, warmup)
+
     with short_tmp() as tmp:
         data_dir = tmp / "data"
         where = ["--socket", os.fspath(tmp / "hub.sock"), "--data-dir", os.fspath(data_dir)]
@@ -209,32 +287,53 @@ def measure(args: argparse.Namespace) -> tuple[dict[str, tuple[float, float, flo
             epc_args = [sys.executable, "-m", "hive_rpc", "epc", "--no-start", *where]
             with child(epc_args) as (_, port):
                 token = (data_dir / "epc-token").read_text().strip()
-                prompt_id = ""
-                for kind in CLIENTS:
-                    client = connect(kind, port)
-                    try:
-                        client.call_sync("auth", [token], timeout=10)
-                        if not prompt_id:
-                            asked = client.call_sync("ask", [{"question": "Deploy?"}], timeout=10)
-                            prompt_id = asked[asked.index(Symbol(":id")) + 1]
-                        call = functools.partial(
-                            client.call_sync, "poll", [{"id": prompt_id}], timeout=10
-                        )
-                        polls = rate(call, args.n, args.warmup)
-                        auth = functools.partial(client.call_sync, "auth", [token], timeout=10)
-                        out[kind] = (peer[kind], rate(auth, args.n, args.warmup), polls)
-                    finally:
-                        disconnect(client)
-    return out, floor
+                check = RawClient(port)
+                try:
+                    check.call_sync("auth", [token])
+                    if check.call_sync("echo", [ARG]) != [ARG]:
+                        raise RuntimeError("hive-rpc epc's echo does not echo")
+                    asked = check.call_sync("ask", [{"question": "Deploy?"}])
+                    prompt_id = asked["id"]
+                finally:
+                    check.close()
+                rates["hive echo"] = sequential_rates(port, "echo", [ARG], n, warmup, token=token)
+                rates["hive echo"][pipe] = pipelined_rate(
+                    port, echo_frames(piped + warmup, auth=token), window, warmup + 1
+                )
+                poll = [{"id": prompt_id}]
+                rates["hive poll"] = sequential_rates(port, "poll", poll, n, warmup, token=token)
+                frames = [epc.encode_call(0, "auth", [token])] + [
+                    epc.encode_call(uid, "poll", poll) for uid in range(1, piped + warmup + 1)
+                ]
+                rates["hive poll"][pipe] = pipelined_rate(port, frames, window, warmup + 1)
+    return rates
+
+
+def floor_sequential(port: int, frame: bytes, n: int, warmup: int) -> float:
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def call() -> None:
+            sock.sendall(frame)
+            got = 0
+            while got < len(frame):
+                got += len(sock.recv(65536))
+
+        return rate(call, n, warmup)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-n", type=int, default=5000, help="timed calls per row")
+    parser.add_argument("-n", type=int, default=5000, help="timed calls per sequential row")
     parser.add_argument("--warmup", type=int, default=200)
+    parser.add_argument("--window", type=int, default=32, help="calls in flight (pipelined)")
     parser.add_argument("--serve-peer", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--serve-floor", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--serve-trio-floor", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.serve_trio_floor:
+        serve_trio_floor()
+        return
     if args.serve_peer:
         serve_peer()
         return
@@ -242,34 +341,35 @@ def main(argv: list[str] | None = None) -> None:
         serve_floor()
         return
     print_machine()
-    results, floor = measure(args)
+    rates = measure(args)
+    names = {
+        "floor": ("bare TCP echo, threads (floor, no EPC)", "-"),
+        "trio floor": ("bare TCP echo, trio (floor, no EPC)", "-"),
+        "peer": ("python-epc ThreadingEPCServer (peer)", "echo"),
+        "hive echo": ("hive-rpc epc", "echo"),
+        "hive poll": ("hive-rpc epc + hub", "poll"),
+    }
     rows = []
-    for kind, (peer, auth, poll) in results.items():
-        rows.append([kind, "python-epc ThreadingEPCServer (peer)", "echo", f"{peer:,.0f}", "1.00x"])
-        rows.append([kind, "hive-rpc epc, face alone", "auth", f"{auth:,.0f}", ratio(auth, peer)])
-        rows.append([kind, "hive-rpc epc + hub", "poll", f"{poll:,.0f}", ratio(poll, peer)])
-    raw_peer = results["raw socket"][0]
-    rows.append(
-        [
-            "raw socket",
-            "bare TCP echo (floor, no EPC)",
-            "-",
-            f"{floor:,.0f}",
-            ratio(floor, raw_peer),
-        ]
-    )
+    for client in rates["peer"]:
+        peer = rates["peer"][client]
+        for key, (server, method) in names.items():
+            if client in rates[key]:
+                value = rates[key][client]
+                rows.append([client, server, method, f"{value:,.0f}", ratio(value, peer)])
     print(table(["client", "server", "method", "calls/s", "vs peer"], rows))
     print()
-    print(
-        f"Floor: no server can beat the bare echo's round trip for a sequential client, so "
-        f"the best reachable ratio to the peer (raw socket) is {ratio(floor, raw_peer)}."
-    )
-    peer, auth, poll = results["python-epc EPCClient"]
-    print(
-        f"Target (python-epc's client): hive-rpc epc >= {TARGET:g}x the peer: "
-        f"auth {verdict(auth >= TARGET * peer)} ({ratio(auth, peer)}), "
-        f"poll {verdict(poll >= TARGET * peer)} ({ratio(poll, peer)})"
-    )
+    for client in rates["peer"]:
+        peer, ours = rates["peer"][client], rates["hive echo"][client]
+        bound = (
+            f"; the floors allow at most {ratio(rates['floor'][client], peer)} (threads), "
+            f"{ratio(rates['trio floor'][client], peer)} (trio)"
+            if client in rates["floor"]
+            else ""
+        )
+        print(
+            f"Target (>= {TARGET:g}x the peer on echo), {client}: "
+            f"{verdict(ours >= TARGET * peer)} ({ratio(ours, peer)}{bound})"
+        )
 
 
 if __name__ == "__main__":

@@ -13,11 +13,15 @@ Methods take one plist of named parameters, the hub's own (service.METHODS): eit
 the argument list itself, ``(epc:call-deferred m 'ask '(:question "Deploy?" :choices
 ("yes" "no") :agent_id "emacs"))``, or as its single element (python-epc:
 ``call_sync("ask", [{"question": "Deploy?"}])``).  Keys may use ``-`` for ``_``
-(``:agent-id``).  Results are the hub's prompt records as plists (``list``: a list of
-them, ``nil`` when empty).  A hub error becomes ``return-error`` with its message; an
-unknown method, a malformed frame or s-expression, an oversized frame becomes
-``epc-error``.  Each call runs in its own task, so an ``await`` does not hold up a
-``poll`` sent meanwhile on the same connection.
+(``:agent-id``).  Results are the hub's prompt records as plists (``list``: a list
+of them, ``nil`` when empty).  ``echo`` returns its arguments unchanged without the
+hub: a connection check, and the workload of bench/epc_calls.py.
+
+A hub error becomes ``return-error`` with its message; an unknown method, a malformed
+frame or s-expression, an oversized frame becomes ``epc-error``.  Each call to the hub
+runs in its own task, so an ``await`` does not hold up a ``poll`` sent meanwhile on
+the same connection; ``auth``, ``echo`` and ``methods`` are answered at once, and all
+replies ready after one read go out in one write.
 """
 
 from __future__ import annotations
@@ -60,7 +64,10 @@ HUB_METHODS = {
 
 def method_list() -> list[tuple[str, str, str]]:
     """``(NAME ARGSPEC DOC)`` for the ``methods`` query."""
-    out = [("auth", "(TOKEN)", "Authenticate this connection; call first.")]
+    out = [
+        ("auth", "(TOKEN)", "Authenticate this connection; call first."),
+        ("echo", "(&rest ARGS)", "Return ARGS unchanged: a check that the connection works."),
+    ]
     for name, hub_name in HUB_METHODS.items():
         spec = METHODS[hub_name]
         keys = " ".join(
@@ -105,76 +112,78 @@ class Connection:
         async with trio.open_nursery() as nursery:
             try:
                 while not self._closing and (data := await self._stream.receive_some(65536)):
+                    # Everything answerable at once is answered in one write: a client
+                    # that sends many calls gets its replies without a write per call.
+                    replies = bytearray()
                     for event in self._decoder.receive_data(data):
-                        await self._dispatch(event, nursery)
+                        replies += self._dispatch(event, nursery)
+                    if replies:
+                        await self._send(replies)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 pass
             nursery.cancel_scope.cancel()
 
-    async def _send(self, data: bytes) -> None:
+    async def _send(self, data: bytes | bytearray) -> None:
         try:
             async with self._send_lock:
                 await self._stream.send_all(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             self._closing = True
 
-    async def _dispatch(
-        self, event: epc.Message | epc.EpcProtocolError, nursery: trio.Nursery
-    ) -> None:
+    def _dispatch(self, event: epc.Message | epc.EpcProtocolError, nursery: trio.Nursery) -> bytes:
+        """The reply to send now, or b"" when a task will send it (a hub call)."""
         if isinstance(event, epc.EpcProtocolError):
-            await self._send(epc.encode_epc_error(event.uid, event.message))
             if event.fatal:
                 self._closing = True
-            return
+            return epc.encode_epc_error(event.uid, event.message)
         if isinstance(event, epc.Methods):
             if not self._authenticated:
-                await self._send(epc.encode_return_error(event.uid, NOT_AUTHENTICATED))
-            else:
-                await self._send(epc.encode_method_list(event.uid, method_list()))
-            return
+                return epc.encode_return_error(event.uid, NOT_AUTHENTICATED)
+            return epc.encode_method_list(event.uid, method_list())
         if not isinstance(event, epc.Call):
             # We never call the peer, so a return or error from it answers nothing.
             log.debug("ignoring unsolicited %r", event)
-            return
+            return b""
         if event.method == "auth":
-            await self._auth(event)
-        elif not self._authenticated:
-            await self._send(epc.encode_return_error(event.uid, NOT_AUTHENTICATED))
-        elif event.method not in HUB_METHODS:
-            names = ", ".join(["auth", *HUB_METHODS])
-            await self._send(
-                epc.encode_epc_error(
-                    event.uid, f"unknown method {event.method[:80]!r}; this server offers {names}"
-                )
+            return self._auth(event)
+        if not self._authenticated:
+            return epc.encode_return_error(event.uid, NOT_AUTHENTICATED)
+        if event.method == "echo":
+            return self._echo(event)
+        if event.method not in HUB_METHODS:
+            names = ", ".join(["auth", "echo", *HUB_METHODS])
+            return epc.encode_epc_error(
+                event.uid, f"unknown method {event.method[:80]!r}; this server offers {names}"
             )
-        elif self._in_flight >= MAX_IN_FLIGHT:
-            await self._send(
-                epc.encode_return_error(
-                    event.uid, f"overloaded: {MAX_IN_FLIGHT} calls already running here"
-                )
+        if self._in_flight >= MAX_IN_FLIGHT:
+            return epc.encode_return_error(
+                event.uid, f"overloaded: {MAX_IN_FLIGHT} calls already running here"
             )
-        else:
-            self._in_flight += 1
-            nursery.start_soon(self._call, event)
+        self._in_flight += 1
+        nursery.start_soon(self._call, event)
+        return b""
 
-    async def _auth(self, event: epc.Call) -> None:
+    def _auth(self, event: epc.Call) -> bytes:
         args = event.args
         given = args[0] if isinstance(args, list) and len(args) == 1 else None
         if isinstance(given, str) and hmac.compare_digest(
             given.encode("utf-8"), self._token.encode("utf-8")
         ):
             self._authenticated = True
-            await self._send(epc.encode_return(event.uid, True))
-            return
+            return epc.encode_return(event.uid, True)
         self._auth_failures += 1
-        await self._send(
-            epc.encode_return_error(
-                event.uid, "auth: wrong token; give the one in DATA_DIR/epc-token"
-            )
-        )
         if self._auth_failures >= MAX_AUTH_FAILURES:
-            self._closing = True
-            await self._stream.aclose()
+            self._closing = True  # after this reply, the connection is closed
+        return epc.encode_return_error(
+            event.uid, "auth: wrong token; give the one in DATA_DIR/epc-token"
+        )
+
+    @staticmethod
+    def _echo(event: epc.Call) -> bytes:
+        try:
+            return epc.encode_return(event.uid, event.args)
+        except epc.EncodeError as e:  # readable but unprintable, e.g. the key in (:. 1)
+            return epc.encode_return_error(event.uid, f"echo: {e}")
 
     async def _call(self, event: epc.Call) -> None:
         try:

@@ -15,24 +15,10 @@ answered with ``epc-error``).  A frame whose header is not 6 hex digits breaks t
 stream: the error is ``fatal`` and the decoder refuses further input.  An oversized
 payload is skipped byte for byte and reported, and the stream stays in step.
 
-Nothing received is ever evaluated: sexpdata only parses, and symbols are kept as
-names (strings), never interned or looked up.
-
-Values, Lisp to Python (``from_sexp``):
-
-* integers, floats and strings as they are; ``t`` is True; ``nil`` and ``()`` are None;
-* a list whose even positions are all keywords (``(:id "x" :n 1)``) is a dict, keys
-  without the colon; any other list, or vector ``[...]``, is a list;
-* any other symbol is its name as a string (``'yes`` -> ``"yes"``); a quoted form
-  (``'(1 2)``) is what it quotes.
-
-Python to Lisp (``to_sexp``):
-
-* None and False are both ``nil`` (Lisp has one false value: a reader cannot tell
-  them apart, nor from an empty list); True is ``t``;
-* a dict is a plist with keyword keys (``{"id": "x"}`` -> ``(:id "x")``);
-* lists and tuples are lists (an empty one is ``nil``), strings are strings with
-  ``"`` and ``\\`` escaped; floats must be finite.
+Nothing received is ever evaluated: ``protocol.sexp`` only reads data, and symbols
+are kept as names (strings), never interned or looked up.  Values map between Lisp
+and Python as that module's table says (plists are dicts, ``nil`` is None, ``t`` is
+True, other symbols are their names).
 """
 
 from __future__ import annotations
@@ -41,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import sexpdata
+from hive_rpc.protocol import sexp
 
 PROTOCOL_MAX_PAYLOAD = 0xFFFFFF
 MAX_PAYLOAD = 1 << 20
@@ -49,10 +35,6 @@ MAX_PAYLOAD = 1 << 20
 HEADER_BYTES = 6
 _HEX = re.compile(rb"[0-9a-fA-F]{6}")
 _UID_PREFIX = re.compile(r"\A\s*\(\s*[a-z-]+\s+(-?\d{1,18})[\s)]")
-_SYMBOL_SPECIAL = re.compile(r"""[ ()\[\]";'`,#?\\]""")
-"""What a keyword escapes with a backslash: what both Emacs and sexpdata read back."""
-_SYMBOL_UNSAFE = re.compile(r"[\t\n\r\f\v]")
-_MAX_DEPTH = 200
 
 
 # --- messages -----------------------------------------------------------------------
@@ -63,7 +45,7 @@ class Call:
     uid: int
     method: str
     args: Any
-    """The argument list as Python values (``from_sexp``): usually a list, or a dict
+    """The argument list as Python values (``protocol.sexp``): usually a list, or a dict
     when the argument list itself is a plist."""
 
 
@@ -105,89 +87,21 @@ class EpcProtocolError(Exception):
         self.fatal = fatal
 
 
-class EncodeError(ValueError):
-    """A Python value with no EPC form (a NaN, an object, a non-string dict key ...)."""
+EncodeError = sexp.PrintError
+"""A Python value with no EPC form (a NaN, an object, a non-string dict key ...)."""
 
 
 # --- values ---------------------------------------------------------------------------
 
-
-def _is_keyword(x: Any) -> bool:
-    return isinstance(x, sexpdata.Symbol) and len(x) > 1 and str(x).startswith(":")
-
-
-def from_sexp(value: Any, _depth: int = 0) -> Any:
-    """A parsed s-expression as JSON-ish Python values (see the module's table)."""
-    if _depth > _MAX_DEPTH:
-        raise ValueError(f"s-expression nested deeper than {_MAX_DEPTH}")
-    if isinstance(value, bool | int | float | str) and not isinstance(value, sexpdata.Symbol):
-        return value
-    if value is None:
-        return None
-    if isinstance(value, sexpdata.Symbol):
-        name = str(value)
-        if name == "nil":
-            return None
-        if name == "t":
-            return True
-        return name
-    if isinstance(value, sexpdata.Quoted):
-        return from_sexp(value.x, _depth + 1)
-    if isinstance(value, sexpdata.Brackets):
-        value = list(value.I)
-    if isinstance(value, list):
-        if not value:
-            return None
-        if len(value) % 2 == 0 and all(_is_keyword(k) for k in value[::2]):
-            return {
-                str(k)[1:]: from_sexp(v, _depth + 1)
-                for k, v in zip(value[::2], value[1::2], strict=True)
-            }
-        return [from_sexp(x, _depth + 1) for x in value]
-    raise ValueError(f"unsupported s-expression {type(value).__name__}")
-
-
-def _string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+to_sexp = sexp.dumps
 
 
 def _keyword(name: str) -> str:
-    if not name or name == "." or _SYMBOL_UNSAFE.search(name):
-        raise EncodeError(f"dict key {name!r} has no keyword form (empty, '.', or a control)")
-    return ":" + _SYMBOL_SPECIAL.sub(lambda m: "\\" + m.group(), name)
+    return ":" + sexp.dumps_symbol(name)
 
 
-def to_sexp(value: Any, _depth: int = 0) -> str:
-    """The Lisp text of a JSON-ish Python value (see the module's table)."""
-    if _depth > _MAX_DEPTH:
-        raise EncodeError(f"value nested deeper than {_MAX_DEPTH}")
-    if value is None or value is False:
-        return "nil"
-    if value is True:
-        return "t"
-    if isinstance(value, str):
-        return _string(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise EncodeError(f"{value} has no EPC form")
-        return repr(value)
-    if isinstance(value, dict):
-        if not value:
-            return "nil"
-        parts = []
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise EncodeError(f"dict key {k!r} is not a string")
-            parts.append(_keyword(k))
-            parts.append(to_sexp(v, _depth + 1))
-        return "(" + " ".join(parts) + ")"
-    if isinstance(value, list | tuple):
-        if not value:
-            return "nil"
-        return "(" + " ".join(to_sexp(x, _depth + 1) for x in value) + ")"
-    raise EncodeError(f"{type(value).__name__} has no EPC form")
+def _string(text: str) -> str:
+    return sexp.dumps_string(text)
 
 
 # --- frames and messages --------------------------------------------------------------
@@ -236,54 +150,51 @@ def _guess_uid(text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _plain(value: Any) -> Any:
+    return str.__str__(value) if isinstance(value, sexp.Symbol) else value
+
+
 def parse_message(payload: bytes) -> Message:
     """One frame's payload as a message, or raise the EpcProtocolError to answer with."""
     try:
         text = payload.decode("utf-8")
     except UnicodeDecodeError as e:
         raise EpcProtocolError(f"payload is not UTF-8: {e.reason} at byte {e.start}") from None
-    uid = _guess_uid(text)
     try:
-        sexp = sexpdata.loads(text, nil=None, true=None)
-    except RecursionError:
-        raise EpcProtocolError("s-expression nested too deeply", uid=uid) from None
-    except Exception as e:  # sexpdata raises bare ExpectClosingBracket, AssertionError ...
-        why = str(e) or "the payload must be exactly one s-expression"
-        raise EpcProtocolError(f"malformed s-expression: {why}", uid=uid) from None
-    if not isinstance(sexp, list) or not sexp or not isinstance(sexp[0], sexpdata.Symbol):
-        raise EpcProtocolError("an EPC message is a list starting with its kind", uid=uid)
-    kind, rest = str(sexp[0]), sexp[1:]
-    if kind == "epc-error" and len(rest) == 2 and rest[0] in ([], sexpdata.Symbol("nil")):
+        form = sexp.read(text)
+    except sexp.ReadError as e:
+        raise EpcProtocolError(f"malformed s-expression: {e}", uid=_guess_uid(text)) from None
+    if not isinstance(form, list) or not isinstance(form[0], sexp.Symbol):
+        raise EpcProtocolError(
+            "an EPC message is a list starting with its kind", uid=_guess_uid(text)
+        )
+    kind, rest = str(form[0]), form[1:]
+    if kind == "epc-error" and len(rest) == 2 and rest[0] is None:
         # A peer's error about a frame whose UID it could not read.
-        return EpcError(None, from_sexp(rest[1]))
-    if not rest or not isinstance(rest[0], int) or isinstance(rest[0], bool):
-        raise EpcProtocolError(f"{kind}: the second element must be an integer UID")
+        return EpcError(None, _plain(rest[1]))
+    if not rest or type(rest[0]) is not int:
+        raise EpcProtocolError(f"{kind[:40]}: the second element must be an integer UID")
     uid, rest = rest[0], rest[1:]
-    try:
-        if kind == "call":
-            if len(rest) != 2 or not isinstance(rest[0], sexpdata.Symbol | str):
-                raise EpcProtocolError("call: want (call UID METHOD (ARGS...))", uid=uid)
-            args = rest[1]
-            if args == [] or args == sexpdata.Symbol("nil"):
-                args = None  # no arguments: epc.el sends nil
-            if args is not None and not isinstance(args, list | sexpdata.Brackets):
-                raise EpcProtocolError("call: the arguments must be a list", uid=uid)
-            return Call(uid, str(rest[0]), from_sexp(args))
-        if kind == "methods":
-            if rest:
-                raise EpcProtocolError("methods: want (methods UID)", uid=uid)
-            return Methods(uid)
-        if kind in ("return", "return-error", "epc-error"):
-            if len(rest) != 1:
-                raise EpcProtocolError(f"{kind}: want ({kind} UID VALUE)", uid=uid)
-            value = from_sexp(rest[0])
-            if kind == "return":
-                return Return(uid, value)
-            if kind == "return-error":
-                return ReturnError(uid, value)
-            return EpcError(uid, value)
-    except ValueError as e:
-        raise EpcProtocolError(f"{kind}: {e}", uid=uid) from None
+    if kind == "call":
+        if len(rest) != 2 or not isinstance(rest[0], str):
+            raise EpcProtocolError("call: want (call UID METHOD (ARGS...))", uid=uid)
+        args = rest[1]
+        if args is not None and not isinstance(args, list | dict):
+            raise EpcProtocolError("call: the arguments must be a list", uid=uid)
+        return Call(uid, str.__str__(rest[0]), args)
+    if kind == "methods":
+        if rest:
+            raise EpcProtocolError("methods: want (methods UID)", uid=uid)
+        return Methods(uid)
+    if kind in ("return", "return-error", "epc-error"):
+        if len(rest) != 1:
+            raise EpcProtocolError(f"{kind}: want ({kind} UID VALUE)", uid=uid)
+        value = _plain(rest[0])
+        if kind == "return":
+            return Return(uid, value)
+        if kind == "return-error":
+            return ReturnError(uid, value)
+        return EpcError(uid, value)
     raise EpcProtocolError(
         f"unknown message kind {kind[:40]!r}; want call, return, return-error, epc-error "
         "or methods",
@@ -371,7 +282,6 @@ __all__ = [
     "encode_payload",
     "encode_return",
     "encode_return_error",
-    "from_sexp",
     "parse_message",
     "to_sexp",
 ]

@@ -167,6 +167,8 @@ async def test_python_epc_calls_errors_and_methods(
             await agent.call("ask", {"urgent": True})
         with pytest.raises(ReturnError, match="one plist of named parameters"):
             await agent.call("poll", 1, 2)
+        # echo answers its arguments, hub or no hub
+        assert await agent.call("echo", "hi", 1, [2.5, None]) == ["hi", 1, [2.5, []]]
         # an unknown method is a protocol error
         with pytest.raises(EPCError, match="unknown method 'frobnicate'"):
             await agent.call("frobnicate")
@@ -180,14 +182,28 @@ async def test_python_epc_calls_errors_and_methods(
         assert (done["status"], done["answer"]) == ("responded", "x")
 
         methods = {str(name): (argspec, doc) for name, argspec, doc in await agent.methods()}
-        assert set(methods) == {"auth", "ask", "poll", "await", "respond", "cancel", "list"}
+        assert set(methods) == {
+            "auth",
+            "echo",
+            "ask",
+            "poll",
+            "await",
+            "respond",
+            "cancel",
+            "list",
+        }
         assert methods["poll"][0] == "(:id [:agent_id])"
         assert "hive/ask" in methods["ask"][1]
 
 
 async def test_connection_without_auth_is_refused(hub: HubService, hub_config: HubConfig) -> None:
     async with epc_server(hub_config) as port, peer(port) as stranger:
-        for method, args in [("list", ()), ("ask", ({"question": "x"},)), ("nope", ())]:
+        for method, args in [
+            ("list", ()),
+            ("ask", ({"question": "x"},)),
+            ("echo", ("x",)),
+            ("nope", ()),
+        ]:
             with pytest.raises(ReturnError, match="not authenticated: call auth"):
                 await stranger.call(method, *args)
         with pytest.raises(ReturnError, match="not authenticated"):
@@ -232,6 +248,23 @@ async def raw_exchange(port: int, tok: str, data: bytes, replies: int) -> list[A
                 out += decoder.receive_data(chunk)
     assert out[0] == epc.Return(1, True)
     return out[1:]
+
+
+async def test_calls_sent_together_are_all_answered(hub: HubService, hub_config: HubConfig) -> None:
+    """epc.el's deferred calls can be many in flight: 200 calls in one write, echo
+    answered by the face and list by the hub, each reply matched to its call."""
+    async with epc_server(hub_config) as port:
+        calls = {
+            uid: ("list", []) if uid % 4 == 0 else ("echo", [f"v{uid}", {"n": uid}])
+            for uid in range(2, 202)
+        }
+        data = b"".join(epc.encode_call(uid, m, a) for uid, (m, a) in calls.items())
+        replies = await raw_exchange(port, token(hub_config), data, len(calls))
+    assert sorted(r.uid for r in replies) == sorted(calls)
+    for reply in replies:
+        assert isinstance(reply, epc.Return)
+        method, args = calls[reply.uid]
+        assert reply.value == (None if method == "list" else args)
 
 
 async def test_malformed_input_gets_clear_errors_and_the_server_survives(
