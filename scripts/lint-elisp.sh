@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lint the Emacs package: byte-compile every elisp/*.el with warnings as errors,
-# checkdoc every file, package-lint elisp/hive-rpc.el.  Exits non-zero on any finding.
+# checkdoc every file, package-lint the package's files.  Exits non-zero on any finding.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,7 +56,7 @@ done
 # package-lint: the package's files (hive-rpc.el is its main file).  hive-rpc-epc.el
 # is a separate add-on that requires epc, so it is byte-compiled and checkdoc'd above
 # but not linted as part of this package.
-PACKAGE_FILES=(elisp/hive-rpc.el elisp/hive-rpc-list.el)
+PACKAGE_FILES=(elisp/hive-rpc.el elisp/hive-rpc-minibuffer.el elisp/hive-rpc-list.el)
 echo "== package-lint ${PACKAGE_FILES[*]}"
 # package-lint 0.16 (Debian 12) predates Emacs 28, so it calls any
 # ((emacs "28.1")) dependency "uninstallable in all released Emacs versions".

@@ -335,5 +335,49 @@ Return PREDICATE's value; fail the test on timeout."
       (should (equal (hive-rpc-tests--cli "poll" id) '(0 . "yes")))
       (hive-rpc-tests--wait-for (lambda () (equal (hive-rpc--mode-line-string) ""))))))
 
+;; The hub dies; hive-rpc starts a new one by itself (the fixture's hub was
+;; not started by hive-rpc, so this is the reconnect path, not the mode's).
+(ert-deftest hive-rpc-tests-restart-hub-after-death ()
+  "Start a new hub when the hub dies, and deliver an answer kept meanwhile."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub (:store "sqlite")
+    (let ((default-directory hive-rpc-tests--root)
+          (hive-rpc-program (list "python3" "-m" "hive_rpc" "serve"
+                                  "--data-dir" (expand-file-name "data" hive-rpc-tests--dir)
+                                  "--store" "sqlite"))
+          (hive-rpc--hub-process nil))
+      (unwind-protect
+          (progn
+            (hive-rpc-tests--connect)
+            (let ((answered (hive-rpc-tests--ask "Migrate?" "--choices" "yes,no"))
+                  (waiting (hive-rpc-tests--ask "Tag it?" "--timeout" "600")))
+              (hive-rpc-tests--arrived answered)
+              (hive-rpc-tests--arrived waiting)
+              (should (equal (hive-rpc--mode-line-string) " hive:2"))
+              (hive-rpc-tests--stop-hub)
+              (hive-rpc-tests--wait-for (lambda () (not (eq hive-rpc--state 'connected))))
+              (hive-rpc--respond answered "yes")
+              (should (equal (mapcar (lambda (e) (plist-get e :id)) hive-rpc--outbox)
+                             (list answered)))
+              ;; Nobody restarts the hub here: hive-rpc must.
+              (hive-rpc-tests--wait-for (lambda () (process-live-p hive-rpc--hub-process)))
+              (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'connected)) 20)
+              (hive-rpc-tests--wait-for (lambda () (null hive-rpc--outbox)))
+              (should (equal (hive-rpc-tests--cli "poll" answered) '(0 . "yes")))
+              (hive-rpc-tests--wait-for
+               (lambda () (equal (hive-rpc--mode-line-string) " hive:1")))
+              (should (gethash waiting hive-rpc--prompts))
+              ;; One hub only: the reconnect timer is gone and starts no other.
+              (should-not hive-rpc--reconnect-timer)
+              (should (= 1 (cl-count-if
+                            (lambda (p) (and (process-live-p p)
+                                             (string-prefix-p "hive-rpc-hub" (process-name p))))
+                            (process-list))))))
+        (hive-rpc-mode -1)
+        (when (process-live-p hive-rpc--hub-process)
+          (kill-process hive-rpc--hub-process)
+          (hive-rpc-tests--wait-for
+           (lambda () (not (process-live-p hive-rpc--hub-process)))))))))
+
 (provide 'hive-rpc-tests)
 ;;; hive-rpc-tests.el ends here
