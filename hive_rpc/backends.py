@@ -73,6 +73,17 @@ class RemoteBackend:
         self._connect_lock = trio.Lock()
         self._connected = trio.Event()
 
+    @property
+    def nursery(self) -> trio.Nursery:
+        """Where this backend's connections live: tasks started here outlive any one
+        request and end with the backend."""
+        return self._nursery
+
+    async def connection(self) -> HubConnection:
+        """The current connection to the hub, made now (starting a hub if allowed)
+        when there is none or it was lost; HubUnreachable when none can be had."""
+        return await self._connection()
+
     async def _connection(self) -> HubConnection:
         async with self._connect_lock:
             if self._conn is None or self._conn.lost:

@@ -281,6 +281,13 @@ async def cmd_epc(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def cmd_lsp(args: argparse.Namespace) -> int:
+    # Imported here: pygls is only needed by this command.
+    from hive_rpc.faces.lsp_server import run_lsp
+
+    return await run_lsp(args.socket, args.data_dir, start=not args.no_start)
+
+
 async def cmd_serve(args: argparse.Namespace) -> int:
     config = HubConfig(
         socket=args.socket,
@@ -470,6 +477,13 @@ def _parser() -> argparse.ArgumentParser:
         "--port", type=_port, default=0, help="TCP port on 127.0.0.1 (default 0: pick a free one)"
     )
     p.set_defaults(func=cmd_epc)
+
+    p = sub.add_parser(
+        "lsp",
+        parents=[starter],
+        help="serve the hub's methods as a stdio language server (VS Code, any LSP editor)",
+    )
+    p.set_defaults(func=cmd_lsp)
 
     p = sub.add_parser("status", parents=[client], help="show the hub's paths and counts")
     p.set_defaults(func=cmd_status)

@@ -157,7 +157,11 @@ def _valid_id(value: object) -> bool:
 
 def parse_message(body: bytes) -> Message:
     """Turn one frame body into a message, or raise the RpcError to answer with."""
-    obj = loads(body)
+    return parse_object(loads(body))
+
+
+def parse_object(obj: Any) -> Message:
+    """A decoded JSON value as a message, or raise the RpcError to answer with."""
     if isinstance(obj, list):
         raise RpcError(INVALID_REQUEST, "batch requests are not supported; send one per frame")
     if not isinstance(obj, dict):
@@ -278,4 +282,5 @@ __all__ = [
     "dumps",
     "loads",
     "parse_message",
+    "parse_object",
 ]
