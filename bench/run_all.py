@@ -26,8 +26,9 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
     ("socket_delivery", [], ["-n", "300", "--rounds", "1"]),
     ("mcp_roundtrip", [], ["-n", "50", "--warmup", "5"]),
     ("epc_calls", [], ["-n", "300", "--warmup", "30"]),
+    ("lsp_roundtrip", [], ["-n", "200", "--warmup", "20"]),
 ]
-ALIASES = {"mcp": "mcp_roundtrip", "epc": "epc_calls"}
+ALIASES = {"mcp": "mcp_roundtrip", "epc": "epc_calls", "lsp": "lsp_roundtrip"}
 """Short names --only also accepts."""
 
 
@@ -54,7 +55,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     parser.add_argument(
-        "--only", nargs="+", help="run only these benchmarks (mcp: mcp_roundtrip, epc: epc_calls)"
+        "--only",
+        nargs="+",
+        help="run only these benchmarks (mcp: mcp_roundtrip, epc: epc_calls, lsp: lsp_roundtrip)",
     )
     args = parser.parse_args(argv)
     only = {ALIASES.get(name, name) for name in args.only} if args.only else None
