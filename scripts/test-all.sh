@@ -32,5 +32,17 @@ echo "== mypy --strict hive_rpc"
 mypy --strict hive_rpc
 echo "== elisp (byte-compile, checkdoc, package-lint, ERT)"
 bash scripts/test-elisp.sh
+echo "== VS Code extension (tsc, eslint, node --test against a real hive-rpc lsp, vsce package)"
+# Node.js and npm are the machine's own (Debian's nodejs otherwise); the packages
+# come from the npm registry, pinned by vscode-ext/package-lock.json.
+if ! command -v npm >/dev/null 2>&1; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm
+fi
+(
+    cd vscode-ext
+    npm ci --no-audit --no-fund --loglevel=error
+    HIVE_PYTHON="$PWD/../.venv/bin/python" npm test
+)
 echo "== pytest"
 pytest -q -p no:cacheprovider "$@"

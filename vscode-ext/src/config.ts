@@ -1,0 +1,118 @@
+/**
+ * The extension's settings and how they start `hive-rpc lsp`. Pure logic, no
+ * `vscode` import: src/extension.ts reads the settings and passes them here.
+ */
+
+export interface HiveSettings {
+  /** `hive.pythonPath`: interpreter for `-m hive_rpc lsp` (default python3). */
+  pythonPath: string;
+  /** `hive.command`: the full command that runs `hive-rpc lsp`; wins if set. */
+  command: string | string[] | null;
+  /** `hive.socket`: the hub's socket, passed as `--socket`. */
+  socket: string;
+  /** `hive.timeoutSeconds`: timeout of questions asked with Hive: Ask (test). */
+  timeoutSeconds: number;
+  /** `hive.by`: the name recorded as who answered. */
+  by: string;
+  /** `hive.autoAsk`: open each new question on its own (default true). */
+  autoAsk: boolean;
+}
+
+export const DEFAULT_SETTINGS: HiveSettings = {
+  pythonPath: '',
+  command: null,
+  socket: '',
+  timeoutSeconds: 300,
+  by: '',
+  autoAsk: true,
+};
+
+export interface ServerCommand {
+  command: string;
+  args: string[];
+}
+
+/**
+ * Split a command line into words. Spaces separate words; single and double
+ * quotes group, and a backslash escapes the next character (outside single
+ * quotes). No other shell syntax.
+ */
+export function splitCommandLine(line: string): string[] {
+  const words: string[] = [];
+  let word = '';
+  let inWord = false;
+  let quote: '"' | "'" | null = null;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (quote) {
+      if (c === quote) {
+        quote = null;
+      } else if (c === '\\' && quote === '"' && i + 1 < line.length) {
+        word += line[++i];
+      } else {
+        word += c;
+      }
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      inWord = true;
+    } else if (c === '\\' && i + 1 < line.length) {
+      word += line[++i];
+      inWord = true;
+    } else if (/\s/.test(c)) {
+      if (inWord) {
+        words.push(word);
+        word = '';
+        inWord = false;
+      }
+    } else {
+      word += c;
+      inWord = true;
+    }
+  }
+  if (quote) {
+    throw new Error(`unterminated ${quote} quote in ${JSON.stringify(line)}`);
+  }
+  if (inWord) {
+    words.push(word);
+  }
+  return words;
+}
+
+/**
+ * The command that starts the sidecar: `hive.command` if set (an array, or a
+ * string split into words), else `<hive.pythonPath or python3> -m hive_rpc
+ * lsp`; then `--socket PATH` if `hive.socket` is set.
+ */
+export function serverCommand(settings: Pick<HiveSettings, 'pythonPath' | 'command' | 'socket'>): ServerCommand {
+  let words: string[];
+  const cmd = settings.command;
+  if (Array.isArray(cmd) && cmd.length > 0) {
+    words = cmd.map(String);
+  } else if (typeof cmd === 'string' && cmd.trim() !== '') {
+    words = splitCommandLine(cmd);
+  } else {
+    words = [settings.pythonPath.trim() || 'python3', '-m', 'hive_rpc', 'lsp'];
+  }
+  if (words.length === 0 || words[0] === '') {
+    throw new Error('hive.command is empty');
+  }
+  const args = words.slice(1);
+  if (settings.socket.trim() !== '') {
+    args.push('--socket', settings.socket.trim());
+  }
+  return { command: words[0], args };
+}
+
+/** Read the settings from a getter (vscode's WorkspaceConfiguration.get). */
+export function readSettings(get: <T>(key: string) => T | undefined): HiveSettings {
+  const command = get<string | string[] | null>('command');
+  const timeout = Number(get<number>('timeoutSeconds'));
+  return {
+    pythonPath: String(get<string>('pythonPath') ?? ''),
+    command: command === undefined ? null : command,
+    socket: String(get<string>('socket') ?? ''),
+    timeoutSeconds: Number.isFinite(timeout) ? timeout : DEFAULT_SETTINGS.timeoutSeconds,
+    by: String(get<string>('by') ?? ''),
+    autoAsk: get<boolean>('autoAsk') !== false,
+  };
+}

@@ -1,0 +1,725 @@
+/**
+ * Asking the human: one prompt at a time, oldest first, in an input box or a
+ * quick pick. Behaves like the Emacs client (docs/emacs.md):
+ *
+ * - a countdown until deadline_at, updated every second, that stops on the
+ *   first keystroke, which sends `hive/typing` once;
+ * - Enter answers (`hive/respond`), Escape defers (the prompt stays pending
+ *   and "Hive: Answer Next Prompt" asks it again), the Decline button
+ *   declines (`action: "decline"`);
+ * - `hive/dismiss` closes the box when the prompt was closed elsewhere;
+ * - a refused answer (-32004) asks again with the hub's message; a prompt
+ *   answered or closed elsewhere (-32002, -32003) is dropped.
+ */
+import * as vscode from 'vscode';
+import { countdownText, nowSeconds, timeLeftText } from './countdown';
+import type { HubClient } from './hubClient';
+import { Method, Notification } from './protocol';
+import type { DismissParams, PromptRecord, RespondParams } from './protocol';
+import { PromptQueue } from './queue';
+import type { QueueEntry } from './queue';
+import {
+  acceptParams,
+  cancelParams,
+  classifyRespondError,
+  declineParams,
+  dismissMessage,
+  errorMessage,
+} from './respond';
+import {
+  booleanAnswer,
+  checkMulti,
+  fieldsOf,
+  initialText,
+  parseFieldText,
+  promptKind,
+} from './schema';
+import type { Field, FieldOption } from './schema';
+
+/** How one step of a prompt ended. */
+type StepResult =
+  | { kind: 'value'; value: unknown }
+  | { kind: 'omit' }
+  | { kind: 'defer' }
+  | { kind: 'decline' }
+  | { kind: 'dismissed' };
+
+/** How a whole prompt ended. */
+type Outcome =
+  | { kind: 'answer'; answer: unknown }
+  | { kind: 'defer' }
+  | { kind: 'decline' }
+  | { kind: 'dismissed' };
+
+interface Timers {
+  setInterval(fn: () => void, ms: number): unknown;
+  clearInterval(handle: unknown): void;
+}
+
+export interface PromptFlowOptions {
+  /** Who answers (`by`); empty lets the hub record "human". */
+  by?: () => string;
+  /** Now in float Unix seconds (tests pass a fake clock). */
+  now?: () => number;
+  /** Timers for the countdown (tests pass fakes). */
+  timers?: Timers;
+  /** Ask new prompts on their own when nothing is open (default true; `hive.autoAsk`). */
+  autoAsk?: boolean | (() => boolean);
+}
+
+/** The currently open UI element, and how to close it from outside. */
+interface OpenStep {
+  ui: vscode.InputBox | vscode.QuickPick<vscode.QuickPickItem>;
+  /** Close it without deferring (the prompt was dismissed, or another is asked). */
+  close(result: StepResult): void;
+  /** Redraw the countdown and the "N more waiting" text. */
+  render(): void;
+}
+
+interface Session {
+  id: string;
+  step?: OpenStep;
+  /** An answer, decline or cancel is on its way to the hub. */
+  sending: boolean;
+}
+
+export const DECLINE_TOOLTIP = 'Decline: tell the agent no answer will come';
+const YES_LABEL = 'Yes';
+const NO_LABEL = 'No';
+const SKIP_LABEL = '(leave empty)';
+
+export class PromptFlow implements vscode.Disposable {
+  readonly queue: PromptQueue;
+  private session: Session | undefined;
+  /** Prompts whose respond/cancel this window sent: their dismiss is ours. */
+  private readonly ours = new Set<string>();
+  private readonly by: () => string;
+  private readonly now: () => number;
+  private readonly timers: Timers;
+  private readonly autoAsk: () => boolean;
+  private readonly subscriptions: { dispose(): void }[] = [];
+  readonly declineButton: vscode.QuickInputButton;
+
+  constructor(
+    private readonly client: HubClient,
+    queue?: PromptQueue,
+    options: PromptFlowOptions = {},
+  ) {
+    this.queue = queue ?? new PromptQueue();
+    this.by = options.by ?? (() => '');
+    this.now = options.now ?? nowSeconds;
+    this.timers = options.timers ?? {
+      setInterval: (fn, ms) => setInterval(fn, ms),
+      clearInterval: (h) => clearInterval(h as ReturnType<typeof setInterval>),
+    };
+    const autoAsk = options.autoAsk ?? true;
+    this.autoAsk = typeof autoAsk === 'function' ? autoAsk : () => autoAsk;
+    this.declineButton = { iconPath: new vscode.ThemeIcon('circle-slash'), tooltip: DECLINE_TOOLTIP };
+    this.subscriptions.push(
+      client.onNotification<PromptRecord>(Notification.prompt, (p) => this.onPrompt(p)),
+      client.onNotification<DismissParams>(Notification.dismiss, (p) => this.onDismiss(p)),
+      this.queue.onDidChange(() => this.session?.step?.render()),
+    );
+  }
+
+  /** The id of the prompt being asked, if any. */
+  get currentId(): string | undefined {
+    return this.session?.id;
+  }
+
+  /** `hive/prompt`: queue it, and ask it now if nothing else is open. */
+  onPrompt(record: PromptRecord): void {
+    if (!record || typeof record.id !== 'string' || record.status !== 'pending') {
+      return;
+    }
+    const isNew = this.queue.add(record);
+    if (isNew && !this.session && this.autoAsk()) {
+      this.askNext(false);
+    }
+  }
+
+  /** `hive/dismiss`: drop it; close its box if open, saying why. */
+  onDismiss(params: DismissParams): void {
+    if (!params || typeof params.id !== 'string') {
+      return;
+    }
+    // A queued prompt just leaves the queue (the status bar and view update).
+    this.queue.remove(params.id);
+    if (this.session?.id === params.id) {
+      if (!this.ours.has(params.id) && !this.session.sending) {
+        void vscode.window.showInformationMessage(dismissMessage(params));
+      }
+      // The session's end asks the next prompt.
+      this.session.step?.close({ kind: 'dismissed' });
+    }
+  }
+
+  /** "Hive: Answer Next Prompt": the oldest waiting prompt, deferred ones included. */
+  answerNext(): void {
+    if (this.session) {
+      this.session.step?.ui.show();
+      return;
+    }
+    if (!this.askNext(true)) {
+      void vscode.window.showInformationMessage('Hive: no question is waiting');
+    }
+  }
+
+  /** Answer one prompt (from the tree view or the pending list). */
+  answer(id: string): void {
+    const entry = this.queue.get(id);
+    if (!entry) {
+      void vscode.window.showInformationMessage('Hive: that question is no longer pending');
+      return;
+    }
+    if (this.session?.id === id) {
+      this.session.step?.ui.show();
+      return;
+    }
+    if (this.session?.sending) {
+      return;
+    }
+    if (this.session) {
+      // Put the open one back in the queue (not deferred) and ask this one.
+      const open = this.session;
+      this.session = undefined;
+      open.step?.close({ kind: 'dismissed' });
+    }
+    this.ask(entry);
+  }
+
+  /** Withdraw a prompt as a coordinator, after confirming. */
+  async cancel(id: string): Promise<void> {
+    const entry = this.queue.get(id);
+    if (!entry) {
+      void vscode.window.showInformationMessage('Hive: that question is no longer pending');
+      return;
+    }
+    const choice = await vscode.window.showWarningMessage(
+      `Withdraw this question from ${entry.record.agent_id}? "${entry.record.question}"`,
+      { modal: true },
+      'Withdraw',
+    );
+    if (choice !== 'Withdraw') {
+      return;
+    }
+    this.ours.add(id);
+    try {
+      await this.client.sendRequest<PromptRecord>(Method.cancel, cancelParams(id, this.by()));
+      this.queue.remove(id);
+      if (this.session?.id === id) {
+        this.session.step?.close({ kind: 'dismissed' });
+      }
+      void vscode.window.showInformationMessage('Hive: withdrawn');
+    } catch (err) {
+      if (classifyRespondError(err) === 'gone') {
+        this.queue.remove(id);
+        if (this.session?.id === id) {
+          this.session.step?.close({ kind: 'dismissed' });
+        }
+        void vscode.window.showInformationMessage(`Hive: ${errorMessage(err)}`);
+      } else {
+        void vscode.window.showErrorMessage(`Hive: cancel refused: ${errorMessage(err)}`);
+      }
+    } finally {
+      this.ours.delete(id);
+    }
+  }
+
+  /** "Hive: Show Pending Prompts": pick one to answer. */
+  async showPending(): Promise<void> {
+    const records = this.queue.records();
+    if (records.length === 0) {
+      void vscode.window.showInformationMessage('Hive: no question is waiting');
+      return;
+    }
+    const now = this.now();
+    const items = records.map((r) => ({
+      label: `${r.urgent ? '$(warning) ' : ''}${r.agent_id}`,
+      description: `${timeLeftText(r, now)} left`,
+      detail: r.question,
+      id: r.id,
+    }));
+    const picked = await vscode.window.showQuickPick(items, {
+      title: `Hive: ${records.length} pending`,
+      placeHolder: 'Pick a question to answer',
+      matchOnDetail: true,
+    });
+    if (picked) {
+      this.answer(picked.id);
+    }
+  }
+
+  /** Forget everything (the sidecar restarts and will resend the pending prompts). */
+  reset(): void {
+    const open = this.session;
+    this.session = undefined;
+    open?.step?.close({ kind: 'dismissed' });
+    this.queue.clear();
+  }
+
+  dispose(): void {
+    this.reset();
+    for (const s of this.subscriptions.splice(0)) {
+      s.dispose();
+    }
+  }
+
+  /** Ask the next prompt; returns false if none is waiting. */
+  private askNext(includeDeferred: boolean): boolean {
+    if (this.session) {
+      return true;
+    }
+    const entry = this.queue.next({ includeDeferred });
+    if (!entry) {
+      return false;
+    }
+    this.ask(entry);
+    return true;
+  }
+
+  private ask(entry: QueueEntry): void {
+    const session: Session = { id: entry.record.id, sending: false };
+    this.session = session;
+    this.queue.undefer(session.id);
+    void this.run(session, entry).catch((err) => {
+      void vscode.window.showErrorMessage(`Hive: ${errorMessage(err)}`);
+      if (this.session === session) {
+        this.session = undefined;
+      }
+    });
+  }
+
+  private async run(session: Session, entry: QueueEntry): Promise<void> {
+    const outcome = await this.read(session, entry);
+    if (this.session !== session) {
+      return; // replaced (answer() on another prompt, or reset()).
+    }
+    const id = session.id;
+    switch (outcome.kind) {
+      case 'dismissed':
+        break;
+      case 'defer':
+        if (this.queue.has(id)) {
+          this.queue.defer(id);
+          void vscode.window.showInformationMessage(
+            'Hive: deferred; run "Hive: Answer Next Prompt" to answer it later',
+          );
+        }
+        break;
+      case 'decline':
+        await this.send(session, declineParams(id, this.by()), undefined);
+        break;
+      case 'answer':
+        await this.send(session, acceptParams(id, outcome.answer, this.by()), outcome.answer);
+        break;
+    }
+    if (this.session === session) {
+      this.session = undefined;
+      const retry = this.queue.get(id);
+      if (retry?.retryMessage !== undefined) {
+        this.ask(retry);
+      } else if (this.autoAsk()) {
+        this.askNext(false);
+      }
+    }
+  }
+
+  /** Send a respond; on -32004 keep the prompt for a retry with the hub's message. */
+  private async send(session: Session, params: RespondParams, answer: unknown): Promise<void> {
+    const id = session.id;
+    session.sending = true;
+    this.ours.add(id);
+    try {
+      await this.client.sendRequest<PromptRecord>(Method.respond, params);
+      this.queue.remove(id);
+      if (params.action === 'decline') {
+        void vscode.window.showInformationMessage('Hive: declined');
+      }
+    } catch (err) {
+      const message = errorMessage(err);
+      switch (classifyRespondError(err)) {
+        case 'invalid':
+          this.queue.setRetry(id, message, answer);
+          void vscode.window.showWarningMessage(`Hive: answer refused: ${message}`);
+          break;
+        case 'gone':
+          this.queue.remove(id);
+          void vscode.window.showInformationMessage(`Hive: ${message}`);
+          break;
+        default:
+          this.queue.defer(id);
+          void vscode.window.showErrorMessage(`Hive: the answer was not sent: ${message}`);
+      }
+    } finally {
+      session.sending = false;
+      this.ours.delete(id);
+    }
+  }
+
+  /** Read the answer for a prompt, step by step. */
+  private async read(session: Session, entry: QueueEntry): Promise<Outcome> {
+    const record = entry.record;
+    const retryMessage = entry.retryMessage;
+    const lastAnswer = entry.lastAnswer;
+    this.queue.clearRetry(record.id);
+    switch (promptKind(record)) {
+      case 'boolean': {
+        const r = await this.pickStep(session, entry, {
+          items: [{ label: YES_LABEL }, { label: NO_LABEL }],
+          placeholder: record.question,
+          retryMessage,
+        });
+        return r.kind === 'value'
+          ? { kind: 'answer', answer: booleanAnswer(record, r.value === YES_LABEL) }
+          : toOutcome(r);
+      }
+      case 'choices': {
+        const r = await this.pickStep(session, entry, {
+          items: (record.choices ?? []).map((c) => ({ label: c })),
+          placeholder: record.question,
+          retryMessage,
+        });
+        return r.kind === 'value' ? { kind: 'answer', answer: r.value } : toOutcome(r);
+      }
+      case 'text': {
+        const r = await this.inputStep(session, entry, {
+          prompt: record.question,
+          value: typeof lastAnswer === 'string' ? lastAnswer : '',
+          retryMessage,
+        });
+        return r.kind === 'value' ? { kind: 'answer', answer: r.value } : toOutcome(r);
+      }
+      case 'schema':
+        return this.readSchema(session, entry, retryMessage, lastAnswer);
+    }
+  }
+
+  private async readSchema(
+    session: Session,
+    entry: QueueEntry,
+    retryMessage: string | undefined,
+    lastAnswer: unknown,
+  ): Promise<Outcome> {
+    const record = entry.record;
+    const fields = fieldsOf(record.schema!);
+    const previous = (lastAnswer && typeof lastAnswer === 'object' ? lastAnswer : {}) as Record<string, unknown>;
+    const answer: Record<string, unknown> = {};
+    for (let i = 0; i < fields.length; i++) {
+      if (!this.queue.has(record.id)) {
+        return { kind: 'dismissed' };
+      }
+      const field = fields[i];
+      const stepInfo = { field, index: i, count: fields.length };
+      const message = i === 0 ? retryMessage : undefined;
+      let r: StepResult;
+      switch (field.kind) {
+        case 'boolean': {
+          const items = [{ label: YES_LABEL }, { label: NO_LABEL }];
+          if (!field.required) {
+            items.push({ label: SKIP_LABEL });
+          }
+          r = await this.pickStep(session, entry, {
+            items,
+            placeholder: fieldPlaceholder(record.question, field),
+            retryMessage: message,
+            stepInfo,
+          });
+          if (r.kind === 'value') {
+            r = r.value === SKIP_LABEL ? { kind: 'omit' } : { kind: 'value', value: r.value === YES_LABEL };
+          }
+          break;
+        }
+        case 'enum':
+        case 'multi': {
+          const options: FieldOption[] = field.options ?? [];
+          const items: (vscode.QuickPickItem & { option?: FieldOption })[] = options.map((o) => ({
+            label: o.label,
+            description: o.label !== String(o.value) ? String(o.value) : undefined,
+            option: o,
+          }));
+          if (field.kind === 'enum' && !field.required) {
+            items.push({ label: SKIP_LABEL });
+          }
+          r = await this.pickStep(session, entry, {
+            items,
+            placeholder: fieldPlaceholder(record.question, field),
+            retryMessage: message,
+            stepInfo,
+            canSelectMany: field.kind === 'multi',
+            selectValue: (item) => item.option?.value,
+            validateMany: (values) => checkMulti(field, values),
+          });
+          if (r.kind === 'value' && field.kind === 'enum' && r.value === undefined) {
+            r = { kind: 'omit' };
+          }
+          if (r.kind === 'value' && field.kind === 'multi' && !field.required && (r.value as unknown[]).length === 0) {
+            r = { kind: 'omit' };
+          }
+          break;
+        }
+        default:
+          r = await this.inputStep(session, entry, {
+            prompt: fieldPlaceholder(record.question, field),
+            value: initialText(field, previous[field.name]),
+            retryMessage: message,
+            stepInfo,
+            parse: (text) => parseFieldText(field, text),
+          });
+      }
+      if (r.kind === 'omit') {
+        continue;
+      }
+      if (r.kind !== 'value') {
+        return toOutcome(r);
+      }
+      answer[field.name] = r.value;
+    }
+    return { kind: 'answer', answer };
+  }
+
+  /** "Agent NAME needs input", plus the field, countdown and queue length. */
+  title(entry: QueueEntry, options: { countdown?: boolean; stepInfo?: StepInfo } = {}): string {
+    const r = entry.record;
+    let title = `Agent ${r.agent_id} needs input`;
+    if (r.urgent) {
+      title += ' (urgent)';
+    }
+    if (options.stepInfo && options.stepInfo.count > 1) {
+      title += ` — ${options.stepInfo.field.label} (${options.stepInfo.index + 1}/${options.stepInfo.count})`;
+    }
+    if (options.countdown) {
+      const c = countdownText(r, this.now(), entry.typed);
+      if (c) {
+        title += ` — ${c}`;
+      }
+    }
+    const waiting = this.queue.waitingBesides(r.id);
+    if (waiting > 0) {
+      title += ` · ${waiting} more waiting`;
+    }
+    return title;
+  }
+
+  /** Send `hive/typing` once, on the first keystroke; stops the countdown. */
+  private typed(entry: QueueEntry): void {
+    if (this.queue.markTyped(entry.record.id)) {
+      this.client.sendNotification(Method.typing, { id: entry.record.id });
+    }
+  }
+
+  /** One input box: free text, or a string/number/integer field. */
+  private inputStep(
+    session: Session,
+    entry: QueueEntry,
+    opts: {
+      prompt: string;
+      value: string;
+      retryMessage?: string;
+      stepInfo?: StepInfo;
+      parse?: (text: string) => ReturnType<typeof parseFieldText>;
+    },
+  ): Promise<StepResult> {
+    return new Promise<StepResult>((resolve) => {
+      const box = vscode.window.createInputBox();
+      let done = false;
+      let timer: unknown;
+      const disposables: { dispose(): void }[] = [];
+      const finish = (result: StepResult): void => {
+        if (done) {
+          return;
+        }
+        done = true;
+        if (timer !== undefined) {
+          this.timers.clearInterval(timer);
+        }
+        if (session.step === step) {
+          session.step = undefined;
+        }
+        for (const d of disposables) {
+          d.dispose();
+        }
+        box.hide();
+        box.dispose();
+        resolve(result);
+      };
+      const render = (): void => {
+        box.title = this.title(entry, { stepInfo: opts.stepInfo });
+        const countdown = countdownText(entry.record, this.now(), entry.typed);
+        box.placeholder = countdown
+          ? `${countdown} · Enter answers, Escape defers`
+          : 'Enter answers, Escape defers';
+        if (!countdown && timer !== undefined) {
+          this.timers.clearInterval(timer);
+          timer = undefined;
+        }
+      };
+      const step: OpenStep = { ui: box, close: finish, render };
+      session.step = step;
+      box.ignoreFocusOut = true;
+      box.prompt = opts.prompt;
+      box.value = opts.value;
+      box.buttons = [this.declineButton];
+      if (opts.retryMessage) {
+        box.validationMessage = opts.retryMessage;
+      }
+      render();
+      if (countdownText(entry.record, this.now(), entry.typed)) {
+        timer = this.timers.setInterval(render, 1000);
+      }
+      disposables.push(
+        box.onDidChangeValue((text) => {
+          if (!entry.typed) {
+            this.typed(entry);
+            render();
+          }
+          if (opts.parse) {
+            const p = opts.parse(text);
+            box.validationMessage = p.ok ? undefined : p.message;
+          } else {
+            box.validationMessage = undefined;
+          }
+        }),
+        box.onDidAccept(() => {
+          if (!opts.parse) {
+            finish({ kind: 'value', value: box.value });
+            return;
+          }
+          const p = opts.parse(box.value);
+          if (!p.ok) {
+            box.validationMessage = p.message;
+          } else if ('omit' in p) {
+            finish({ kind: 'omit' });
+          } else {
+            finish({ kind: 'value', value: p.value });
+          }
+        }),
+        box.onDidTriggerButton((button) => {
+          if (button === this.declineButton) {
+            finish({ kind: 'decline' });
+          }
+        }),
+        box.onDidHide(() => finish({ kind: 'defer' })),
+      );
+      box.show();
+    });
+  }
+
+  /** One quick pick: choices, Yes/No, an enum or a multi-select field. */
+  private pickStep<T extends vscode.QuickPickItem>(
+    session: Session,
+    entry: QueueEntry,
+    opts: {
+      items: T[];
+      placeholder: string;
+      retryMessage?: string;
+      stepInfo?: StepInfo;
+      canSelectMany?: boolean;
+      selectValue?: (item: T) => unknown;
+      validateMany?: (values: unknown[]) => string | null;
+    },
+  ): Promise<StepResult> {
+    return new Promise<StepResult>((resolve) => {
+      const pick = vscode.window.createQuickPick<T>();
+      let done = false;
+      let timer: unknown;
+      let problem: string | undefined = opts.retryMessage;
+      const disposables: { dispose(): void }[] = [];
+      const finish = (result: StepResult): void => {
+        if (done) {
+          return;
+        }
+        done = true;
+        if (timer !== undefined) {
+          this.timers.clearInterval(timer);
+        }
+        if (session.step === step) {
+          session.step = undefined;
+        }
+        for (const d of disposables) {
+          d.dispose();
+        }
+        pick.hide();
+        pick.dispose();
+        resolve(result);
+      };
+      const render = (): void => {
+        pick.title = this.title(entry, { countdown: true, stepInfo: opts.stepInfo });
+        pick.placeholder = problem ? `${problem} — ${opts.placeholder}` : opts.placeholder;
+        if (!countdownText(entry.record, this.now(), entry.typed) && timer !== undefined) {
+          this.timers.clearInterval(timer);
+          timer = undefined;
+        }
+      };
+      const step: OpenStep = { ui: pick as unknown as vscode.QuickPick<vscode.QuickPickItem>, close: finish, render };
+      session.step = step;
+      pick.ignoreFocusOut = true;
+      pick.items = opts.items;
+      pick.canSelectMany = opts.canSelectMany ?? false;
+      pick.matchOnDescription = true;
+      pick.buttons = [this.declineButton];
+      render();
+      if (countdownText(entry.record, this.now(), entry.typed)) {
+        timer = this.timers.setInterval(render, 1000);
+      }
+      const valueOf = (item: T): unknown => (opts.selectValue ? opts.selectValue(item) : item.label);
+      disposables.push(
+        pick.onDidChangeValue(() => {
+          if (!entry.typed) {
+            this.typed(entry);
+            render();
+          }
+        }),
+        pick.onDidAccept(() => {
+          if (pick.canSelectMany) {
+            const values = pick.selectedItems.map(valueOf);
+            const bad = opts.validateMany?.(values) ?? null;
+            if (bad) {
+              problem = bad;
+              render();
+              return;
+            }
+            finish({ kind: 'value', value: values });
+            return;
+          }
+          const item = pick.selectedItems[0] ?? pick.activeItems[0];
+          if (item) {
+            finish({ kind: 'value', value: valueOf(item) });
+          }
+        }),
+        pick.onDidTriggerButton((button) => {
+          if (button === this.declineButton) {
+            finish({ kind: 'decline' });
+          }
+        }),
+        pick.onDidHide(() => finish({ kind: 'defer' })),
+      );
+      pick.show();
+    });
+  }
+}
+
+interface StepInfo {
+  field: Field;
+  index: number;
+  count: number;
+}
+
+function toOutcome(r: StepResult): Outcome {
+  switch (r.kind) {
+    case 'defer':
+    case 'decline':
+    case 'dismissed':
+      return { kind: r.kind };
+    default:
+      throw new Error(`unexpected step result ${r.kind}`);
+  }
+}
+
+function fieldPlaceholder(question: string, field: Field): string {
+  let text = `${question} (${field.label}${field.required ? '' : ', optional'})`;
+  if (field.description) {
+    text += ` — ${field.description}`;
+  }
+  return text;
+}

@@ -1,0 +1,174 @@
+/**
+ * The hub's protocol, as offered by `hive-rpc lsp` (see docs/protocol.md).
+ *
+ * Method and notification names, error codes and the shapes of the records.
+ * This module does not import `vscode`, so tests and pure logic can use it.
+ */
+
+/** Requests (client to server) and notifications sent by the client. */
+export const Method = {
+  ask: 'hive/ask',
+  poll: 'hive/poll',
+  await: 'hive/await',
+  respond: 'hive/respond',
+  cancel: 'hive/cancel',
+  list: 'hive/list',
+  awaitAsk: 'hive/awaitAsk',
+  typing: 'hive/typing',
+  subscribe: 'hive/subscribe',
+  unsubscribe: 'hive/unsubscribe',
+  status: 'hive/status',
+} as const;
+
+/** Notifications sent by the server to a subscribed client. */
+export const Notification = {
+  prompt: 'hive/prompt',
+  dismiss: 'hive/dismiss',
+  /** Sent by `hive-rpc lsp` only: it lost the hub, or has it back. */
+  connection: 'hive/connection',
+} as const;
+
+/** The hub's own error codes (JSON-RPC `error.code`). */
+export const ErrorCode = {
+  notFound: -32001,
+  alreadyAnswered: -32002,
+  closed: -32003,
+  invalidAnswer: -32004,
+  invalidParams: -32602,
+} as const;
+
+/** `unknown`: in a dismiss after a hub restart, the new hub did not know the prompt. */
+export type PromptStatus = 'pending' | 'responded' | 'expired' | 'cancelled' | 'unknown';
+export type RespondAction = 'accept' | 'decline' | 'cancel';
+
+/** One property of the flat elicitation schema. */
+export interface SchemaProperty {
+  type: 'string' | 'number' | 'integer' | 'boolean' | 'array';
+  title?: string;
+  description?: string;
+  default?: unknown;
+  enum?: unknown[];
+  enumNames?: string[];
+  oneOf?: { const: unknown; title?: string }[];
+  anyOf?: { const: unknown; title?: string }[];
+  minLength?: number;
+  maxLength?: number;
+  format?: 'email' | 'uri' | 'date' | 'date-time';
+  minimum?: number;
+  maximum?: number;
+  items?: {
+    type?: string;
+    enum?: unknown[];
+    oneOf?: { const: unknown; title?: string }[];
+    anyOf?: { const: unknown; title?: string }[];
+  };
+  minItems?: number;
+  maxItems?: number;
+}
+
+/** The flat schema: `{type: "object", properties, required}`. */
+export interface PromptSchema {
+  type: 'object';
+  properties: Record<string, SchemaProperty>;
+  required?: string[];
+  title?: string;
+  description?: string;
+}
+
+/** The prompt record (`Prompt.to_record()`); times are float Unix seconds. */
+export interface PromptRecord {
+  id: string;
+  agent_id: string;
+  question: string;
+  created_at: number;
+  deadline_at: number;
+  max_deadline_at: number;
+  choices: string[] | null;
+  schema: PromptSchema | null;
+  urgent: boolean;
+  timeout_s: number | null;
+  task_id: string | null;
+  in_reply_to: string | null;
+  status: PromptStatus;
+  typing_at: number | null;
+  answered_at: number | null;
+  expired_at: number | null;
+  cancelled_at: number | null;
+  expiry_reason: 'timeout' | 'max_lifetime' | null;
+  answer: unknown;
+  by: string | null;
+  action: RespondAction | null;
+  expired: boolean;
+}
+
+/** `hive/dismiss` parameters. */
+export interface DismissParams {
+  id: string;
+  status: Exclude<PromptStatus, 'pending'>;
+  by: string | null;
+  action: RespondAction | null;
+}
+
+/** `hive/connection`: whether `hive-rpc lsp` has the hub, and why not. */
+export interface ConnectionParams {
+  connected: boolean;
+  message: string;
+}
+
+export interface RespondParams {
+  id: string;
+  answer?: unknown;
+  by?: string;
+  action?: RespondAction;
+}
+
+export interface CancelParams {
+  id: string;
+  by?: string;
+}
+
+export interface TypingParams {
+  id: string;
+}
+
+export interface AskParams {
+  question: string;
+  choices?: string[];
+  schema?: PromptSchema;
+  urgent?: boolean;
+  timeout_s?: number;
+  agent_id?: string;
+  task_id?: string;
+  in_reply_to?: string;
+}
+
+export interface SubscribeResult {
+  subscribed: true;
+  pending: number | null;
+}
+
+/** `initializationOptions` understood by `hive-rpc lsp`. */
+export interface InitializationOptions {
+  progress?: boolean;
+}
+
+/** The language client id; VS Code reads `hive.trace.server` for it. */
+export const CLIENT_ID = 'hive';
+export const CLIENT_NAME = 'Hive';
+/** Agent id used by "Hive: Ask (test)". */
+export const TEST_AGENT_ID = 'vscode';
+
+/** Command ids contributed in package.json. */
+export const Command = {
+  answerNext: 'hive.answerNext',
+  showPending: 'hive.showPending',
+  ask: 'hive.ask',
+  restart: 'hive.restart',
+  answerPrompt: 'hive.answerPrompt',
+  cancelPrompt: 'hive.cancelPrompt',
+} as const;
+
+/** The pending view's id, contributed in package.json. */
+export const PENDING_VIEW_ID = 'hive.pending';
+/** The tree items' contextValue, used by the inline menus. */
+export const PROMPT_CONTEXT_VALUE = 'hivePrompt';

@@ -1,0 +1,165 @@
+/**
+ * The queue of pending prompts, oldest first. Pure logic, no `vscode` import.
+ *
+ * The queue mirrors the hub: `hive/prompt` adds, `hive/dismiss` (or a
+ * successful respond/cancel) removes. Each entry also remembers what this
+ * window did with the prompt: deferred (Escape), typed (hive/typing sent),
+ * and a retry message after the hub refused an answer.
+ */
+import type { PromptRecord } from './protocol';
+
+export interface QueueEntry {
+  record: PromptRecord;
+  /** The human pressed Escape: not asked again on its own. */
+  deferred: boolean;
+  /** hive/typing was sent for this prompt (the countdown is stopped). */
+  typed: boolean;
+  /** The hub refused the last answer (-32004) with this message. */
+  retryMessage?: string;
+  /** The refused answer, offered again as the starting value. */
+  lastAnswer?: unknown;
+}
+
+export type QueueListener = () => void;
+
+export class PromptQueue {
+  private readonly entries = new Map<string, QueueEntry>();
+  private readonly listeners: QueueListener[] = [];
+
+  /** Add a pending prompt, or refresh its record. Returns true if it is new. */
+  add(record: PromptRecord): boolean {
+    const existing = this.entries.get(record.id);
+    if (existing) {
+      existing.record = record;
+      if (record.typing_at !== null) {
+        existing.typed = true;
+      }
+      this.changed();
+      return false;
+    }
+    this.entries.set(record.id, {
+      record,
+      deferred: false,
+      typed: record.typing_at !== null,
+    });
+    this.changed();
+    return true;
+  }
+
+  /** Remove a prompt; returns its entry, or undefined if it was not queued. */
+  remove(id: string): QueueEntry | undefined {
+    const entry = this.entries.get(id);
+    if (entry) {
+      this.entries.delete(id);
+      this.changed();
+    }
+    return entry;
+  }
+
+  get(id: string): QueueEntry | undefined {
+    return this.entries.get(id);
+  }
+
+  has(id: string): boolean {
+    return this.entries.has(id);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Pending records, oldest first. */
+  records(): PromptRecord[] {
+    return this.sorted().map((e) => e.record);
+  }
+
+  /**
+   * The next prompt to ask: the oldest one not excluded. Deferred prompts are
+   * skipped unless `includeDeferred` (Answer Next asks them too).
+   */
+  next(options: { includeDeferred?: boolean; exclude?: string } = {}): QueueEntry | undefined {
+    return this.sorted().find(
+      (e) => e.record.id !== options.exclude && (options.includeDeferred || !e.deferred),
+    );
+  }
+
+  /** How many other prompts wait while `currentId` is shown. */
+  waitingBesides(currentId: string | undefined): number {
+    return this.size - (currentId !== undefined && this.has(currentId) ? 1 : 0);
+  }
+
+  defer(id: string): void {
+    const entry = this.entries.get(id);
+    if (entry && !entry.deferred) {
+      entry.deferred = true;
+      this.changed();
+    }
+  }
+
+  undefer(id: string): void {
+    const entry = this.entries.get(id);
+    if (entry && entry.deferred) {
+      entry.deferred = false;
+      this.changed();
+    }
+  }
+
+  /** Mark the prompt typed into; true only the first time (send hive/typing once). */
+  markTyped(id: string): boolean {
+    const entry = this.entries.get(id);
+    if (!entry || entry.typed) {
+      return false;
+    }
+    entry.typed = true;
+    this.changed();
+    return true;
+  }
+
+  /** Remember that the hub refused an answer, to ask again with its message. */
+  setRetry(id: string, message: string, lastAnswer: unknown): void {
+    const entry = this.entries.get(id);
+    if (entry) {
+      entry.retryMessage = message;
+      entry.lastAnswer = lastAnswer;
+      entry.deferred = false;
+    }
+  }
+
+  clearRetry(id: string): void {
+    const entry = this.entries.get(id);
+    if (entry) {
+      entry.retryMessage = undefined;
+      entry.lastAnswer = undefined;
+    }
+  }
+
+  clear(): void {
+    if (this.entries.size > 0) {
+      this.entries.clear();
+      this.changed();
+    }
+  }
+
+  onDidChange(listener: QueueListener): { dispose(): void } {
+    this.listeners.push(listener);
+    return {
+      dispose: () => {
+        const i = this.listeners.indexOf(listener);
+        if (i >= 0) {
+          this.listeners.splice(i, 1);
+        }
+      },
+    };
+  }
+
+  private sorted(): QueueEntry[] {
+    // Map keeps insertion order; a stable sort by created_at keeps it for ties.
+    return [...this.entries.values()].sort((a, b) => a.record.created_at - b.record.created_at);
+  }
+
+  private changed(): void {
+    for (const listener of [...this.listeners]) {
+      listener();
+    }
+  }
+}

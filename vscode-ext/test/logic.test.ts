@@ -1,0 +1,257 @@
+/**
+ * Tests of the pure logic modules (no `vscode` import, so no mock is needed):
+ * countdown text, the prompt queue, schema fields, respond params, settings.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { serverCommand, splitCommandLine, readSettings } from '../src/config';
+import { countdownText, formatDuration, timeLeftText } from '../src/countdown';
+import { SwitchableHubClient } from '../src/hubClient';
+import type { PromptSchema } from '../src/protocol';
+import { PromptQueue } from '../src/queue';
+import {
+  acceptParams,
+  askParams,
+  classifyRespondError,
+  cancelParams,
+  declineParams,
+  dismissMessage,
+} from '../src/respond';
+import { booleanAnswer, checkMulti, fieldsOf, parseFieldText, promptKind, yesNoChoices } from '../src/schema';
+import { Clock, FakeHub, record, rpcError } from './helpers';
+
+describe('countdown', () => {
+  test('formatDuration', () => {
+    assert.equal(formatDuration(0), '0s');
+    assert.equal(formatDuration(-3), '0s');
+    assert.equal(formatDuration(0.2), '1s');
+    assert.equal(formatDuration(59), '59s');
+    assert.equal(formatDuration(60), '1m00s');
+    assert.equal(formatDuration(295), '4m55s');
+    assert.equal(formatDuration(3600), '1h00m');
+    assert.equal(formatDuration(86399), '23h59m');
+    assert.equal(formatDuration(90000), '1d01h');
+  });
+
+  test('countdownText: only with a timeout, and not once typing started', () => {
+    const clock = new Clock();
+    const r = record(clock, { created_at: clock.t, timeout_s: 10 });
+    assert.equal(countdownText(r, clock.t + 3), '7s left');
+    assert.equal(countdownText(r, clock.t + 30), '0s left');
+    assert.equal(countdownText(r, clock.t, true), null);
+    assert.equal(countdownText({ ...r, typing_at: clock.t }, clock.t), null);
+    assert.equal(countdownText({ ...r, timeout_s: null }, clock.t), null);
+    assert.equal(timeLeftText(r, clock.t), '10s');
+  });
+});
+
+describe('PromptQueue', () => {
+  test('oldest first, deferral, typed once, waiting count, change events', () => {
+    const clock = new Clock();
+    const q = new PromptQueue();
+    let changes = 0;
+    q.onDidChange(() => changes++);
+    const late = record(clock, { created_at: clock.t + 10 });
+    const early = record(clock, { created_at: clock.t });
+    assert.equal(q.add(late), true);
+    assert.equal(q.add(early), true);
+    assert.equal(q.add(early), false, 'a resent prompt is not new');
+    assert.deepEqual(q.records().map((r) => r.id), [early.id, late.id]);
+    assert.equal(q.next()?.record.id, early.id);
+    q.defer(early.id);
+    assert.equal(q.next()?.record.id, late.id);
+    assert.equal(q.next({ includeDeferred: true })?.record.id, early.id);
+    assert.equal(q.next({ exclude: late.id }), undefined);
+    assert.equal(q.waitingBesides(early.id), 1);
+    assert.equal(q.waitingBesides(undefined), 2);
+    assert.equal(q.markTyped(late.id), true);
+    assert.equal(q.markTyped(late.id), false);
+    q.setRetry(early.id, 'bad', 'x');
+    assert.equal(q.get(early.id)?.deferred, false);
+    assert.equal(q.get(early.id)?.retryMessage, 'bad');
+    assert.equal(q.remove(early.id)?.record.id, early.id);
+    assert.equal(q.remove(early.id), undefined);
+    assert.equal(q.size, 1);
+    q.clear();
+    assert.equal(q.size, 0);
+    assert.ok(changes >= 6);
+  });
+
+  test('a prompt already typed into (typing_at) counts as typed', () => {
+    const clock = new Clock();
+    const q = new PromptQueue();
+    const r = record(clock, { typing_at: clock.t });
+    q.add(r);
+    assert.equal(q.markTyped(r.id), false);
+  });
+});
+
+describe('schema and prompt kinds', () => {
+  const schema: PromptSchema = {
+    type: 'object',
+    properties: {
+      env: { type: 'string', enum: ['staging', 'prod'], enumNames: ['Staging', 'Production'] },
+      replicas: { type: 'integer', minimum: 1, maximum: 10, title: 'Replicas' },
+      ratio: { type: 'number' },
+      name: { type: 'string', minLength: 2, maxLength: 4 },
+      ok: { type: 'boolean' },
+      tier: { type: 'string', oneOf: [{ const: 'a', title: 'Tier A' }, { const: 'b' }] },
+      tags: { type: 'array', items: { anyOf: [{ const: 'x' }, { const: 'y' }] }, minItems: 1, maxItems: 1 },
+    },
+    required: ['env', 'replicas', 'name'],
+  };
+
+  test('promptKind', () => {
+    assert.equal(promptKind({ choices: null, schema: null }), 'text');
+    assert.equal(promptKind({ choices: ['a', 'b'], schema: null }), 'choices');
+    assert.equal(promptKind({ choices: ['yes', 'no'], schema: null }), 'boolean');
+    assert.equal(promptKind({ choices: ['N', 'Y'], schema: null }), 'boolean');
+    assert.equal(promptKind({ choices: ['yes', 'no', 'maybe'], schema: null }), 'choices');
+    assert.equal(promptKind({ choices: null, schema }), 'schema');
+    assert.equal(
+      promptKind({ choices: null, schema: { type: 'object', properties: { go: { type: 'boolean' } } } }),
+      'boolean',
+    );
+    assert.deepEqual(yesNoChoices(['No', 'Yes']), { yes: 'Yes', no: 'No' });
+    assert.equal(booleanAnswer({ choices: ['y', 'n'], schema: null }, false), 'n');
+    assert.deepEqual(
+      booleanAnswer({ choices: null, schema: { type: 'object', properties: { go: { type: 'boolean' } } } }, true),
+      { go: true },
+    );
+  });
+
+  test('fieldsOf keeps the order and reads enum/oneOf/anyOf', () => {
+    const fields = fieldsOf(schema);
+    assert.deepEqual(
+      fields.map((f) => [f.name, f.kind, f.required]),
+      [
+        ['env', 'enum', true],
+        ['replicas', 'integer', true],
+        ['ratio', 'number', false],
+        ['name', 'string', true],
+        ['ok', 'boolean', false],
+        ['tier', 'enum', false],
+        ['tags', 'multi', false],
+      ],
+    );
+    assert.deepEqual(fields[0].options, [
+      { value: 'staging', label: 'Staging' },
+      { value: 'prod', label: 'Production' },
+    ]);
+    assert.equal(fields[1].label, 'Replicas');
+    assert.deepEqual(fields[5].options?.map((o) => o.label), ['Tier A', 'b']);
+    assert.deepEqual(fields[6].options?.map((o) => o.value), ['x', 'y']);
+  });
+
+  test('parseFieldText and checkMulti', () => {
+    const [, replicas, ratio, name, , , tags] = fieldsOf(schema);
+    assert.deepEqual(parseFieldText(replicas, ' 3 '), { ok: true, value: 3 });
+    assert.deepEqual(parseFieldText(replicas, '3.5'), { ok: false, message: 'Replicas wants an integer' });
+    assert.deepEqual(parseFieldText(replicas, ''), { ok: false, message: 'Replicas wants an integer' });
+    assert.deepEqual(parseFieldText(replicas, '0'), { ok: false, message: 'Replicas must be at least 1' });
+    assert.deepEqual(parseFieldText(ratio, ''), { ok: true, omit: true });
+    assert.deepEqual(parseFieldText(ratio, '1e3'), { ok: true, value: 1000 });
+    assert.deepEqual(parseFieldText(ratio, 'x'), { ok: false, message: 'ratio wants a number' });
+    assert.deepEqual(parseFieldText(name, 'a'), { ok: false, message: 'name must be at least 2 characters' });
+    assert.deepEqual(parseFieldText(name, 'abcde'), { ok: false, message: 'name must be at most 4 characters' });
+    assert.deepEqual(parseFieldText(name, 'ab'), { ok: true, value: 'ab' });
+    assert.equal(checkMulti(tags, []), 'tags: pick at least 1');
+    assert.equal(checkMulti(tags, ['x', 'y']), 'tags: pick at most 1');
+    assert.equal(checkMulti(tags, ['x']), null);
+  });
+});
+
+describe('respond params and errors', () => {
+  test('accept, decline, cancel, ask', () => {
+    assert.deepEqual(acceptParams('i', 'yes', 'alice'), { id: 'i', answer: 'yes', by: 'alice' });
+    assert.deepEqual(acceptParams('i', { a: 1 }, ''), { id: 'i', answer: { a: 1 } });
+    assert.deepEqual(declineParams('i', 'bob'), { id: 'i', action: 'decline', by: 'bob' });
+    assert.deepEqual(cancelParams('i'), { id: 'i' });
+    assert.deepEqual(askParams('Q?', ' a, b ,,a', 30, 'vscode'), {
+      question: 'Q?',
+      agent_id: 'vscode',
+      choices: ['a', 'b'],
+      timeout_s: 30,
+    });
+    assert.deepEqual(askParams('Q?', '', 0, 'vscode'), { question: 'Q?', agent_id: 'vscode' });
+  });
+
+  test('classifyRespondError and dismissMessage', () => {
+    assert.equal(classifyRespondError(rpcError(-32004, 'bad')), 'invalid');
+    assert.equal(classifyRespondError(rpcError(-32002, 'late')), 'gone');
+    assert.equal(classifyRespondError(rpcError(-32003, 'closed')), 'gone');
+    assert.equal(classifyRespondError(rpcError(-32001, 'nope')), 'gone');
+    assert.equal(classifyRespondError(new Error('down')), 'other');
+    assert.equal(
+      dismissMessage({ status: 'responded', by: 'alice', action: 'accept' }),
+      'Hive: that question was answered by alice',
+    );
+    assert.equal(dismissMessage({ status: 'expired', by: null, action: null }), 'Hive: that question was expired');
+    assert.equal(
+      dismissMessage({ status: 'cancelled', by: 'codex', action: null }),
+      'Hive: that question was withdrawn by codex',
+    );
+    assert.equal(
+      dismissMessage({ status: 'responded', by: 'bob', action: 'decline' }),
+      'Hive: that question was declined by bob',
+    );
+  });
+});
+
+describe('settings', () => {
+  test('serverCommand: hive.command wins, else pythonPath -m hive_rpc lsp; --socket appended', () => {
+    assert.deepEqual(serverCommand({ pythonPath: '', command: null, socket: '' }), {
+      command: 'python3',
+      args: ['-m', 'hive_rpc', 'lsp'],
+    });
+    assert.deepEqual(serverCommand({ pythonPath: '/venv/bin/python', command: null, socket: '/tmp/h.sock' }), {
+      command: '/venv/bin/python',
+      args: ['-m', 'hive_rpc', 'lsp', '--socket', '/tmp/h.sock'],
+    });
+    assert.deepEqual(serverCommand({ pythonPath: '/x', command: ['hive-rpc', 'lsp'], socket: '' }), {
+      command: 'hive-rpc',
+      args: ['lsp'],
+    });
+    assert.deepEqual(serverCommand({ pythonPath: '', command: '"/opt/my hive/hive-rpc" lsp --no-start', socket: 's' }), {
+      command: '/opt/my hive/hive-rpc',
+      args: ['lsp', '--no-start', '--socket', 's'],
+    });
+    assert.deepEqual(serverCommand({ pythonPath: 'py', command: '  ', socket: '' }).command, 'py');
+    assert.deepEqual(serverCommand({ pythonPath: 'py', command: [], socket: '' }).command, 'py');
+  });
+
+  test('splitCommandLine', () => {
+    assert.deepEqual(splitCommandLine(`a 'b c' "d \\" e" f\\ g ''`), ['a', 'b c', 'd " e', 'f g', '']);
+    assert.throws(() => splitCommandLine('a "b'), /unterminated/);
+  });
+
+  test('readSettings', () => {
+    const values: Record<string, unknown> = { pythonPath: 'py', socket: 's', timeoutSeconds: 60, by: 'me' };
+    assert.equal(readSettings((k) => ({ ...values, autoAsk: false })[k] as never).autoAsk, false);
+    assert.deepEqual(
+      readSettings((k) => values[k] as never),
+      { pythonPath: 'py', command: null, socket: 's', timeoutSeconds: 60, by: 'me', autoAsk: true },
+    );
+  });
+});
+
+describe('SwitchableHubClient', () => {
+  test('forwards to the current client and moves notification handlers on restart', async () => {
+    const s = new SwitchableHubClient();
+    await assert.rejects(s.sendRequest('hive/list'), /not running/);
+    const seen: unknown[] = [];
+    s.onNotification('hive/prompt', (p) => seen.push(p));
+    const first = new FakeHub();
+    s.setTarget(first);
+    first.emit('hive/prompt', 1);
+    const second = new FakeHub();
+    s.setTarget(second);
+    first.emit('hive/prompt', 'stale');
+    second.emit('hive/prompt', 2);
+    s.sendNotification('hive/typing', { id: 'x' });
+    await s.sendRequest('hive/list', {});
+    assert.deepEqual(seen, [1, 2]);
+    assert.deepEqual(second.notifications, [{ method: 'hive/typing', params: { id: 'x' } }]);
+    assert.equal(second.requests.length, 1);
+  });
+});

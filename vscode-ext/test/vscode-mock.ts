@@ -1,0 +1,329 @@
+/**
+ * A MOCK of the `vscode` module, for the UI tests.
+ *
+ * It exists BECAUSE VS Code itself cannot be downloaded or run on the machine
+ * where this extension was built and tested, so the UI modules
+ * (src/promptFlow.ts, src/statusBar.ts, src/pendingView.ts) are tested against
+ * this fake instead of the real editor. It imitates only what those modules
+ * use: createInputBox, createQuickPick, createStatusBarItem, the message
+ * functions, EventEmitter, TreeItem, ThemeIcon/ThemeColor, commands and
+ * workspace. test/register-vscode-mock.ts makes `require('vscode')` return it.
+ *
+ * Tests drive the fakes with the helpers (type, accept, escape, pick, press)
+ * and inspect what the UI did through `mock`.
+ */
+
+export type Listener<T> = (e: T) => unknown;
+
+export interface Disposable {
+  dispose(): void;
+}
+
+export class EventEmitter<T> {
+  private listeners: Listener<T>[] = [];
+  readonly event = (listener: Listener<T>): Disposable => {
+    this.listeners.push(listener);
+    return {
+      dispose: () => {
+        this.listeners = this.listeners.filter((l) => l !== listener);
+      },
+    };
+  };
+  fire(e: T): void {
+    for (const l of [...this.listeners]) {
+      l(e);
+    }
+  }
+  get listenerCount(): number {
+    return this.listeners.length;
+  }
+  dispose(): void {
+    this.listeners = [];
+  }
+}
+
+export class ThemeIcon {
+  constructor(public readonly id: string) {}
+}
+
+export class ThemeColor {
+  constructor(public readonly id: string) {}
+}
+
+export enum TreeItemCollapsibleState {
+  None = 0,
+  Collapsed = 1,
+  Expanded = 2,
+}
+
+export enum StatusBarAlignment {
+  Left = 1,
+  Right = 2,
+}
+
+export class TreeItem {
+  id?: string;
+  description?: string;
+  tooltip?: string;
+  iconPath?: ThemeIcon;
+  contextValue?: string;
+  command?: { command: string; title: string; arguments?: unknown[] };
+  constructor(
+    public label: string,
+    public collapsibleState: TreeItemCollapsibleState = TreeItemCollapsibleState.None,
+  ) {}
+}
+
+export interface QuickInputButton {
+  iconPath: ThemeIcon;
+  tooltip?: string;
+}
+
+export interface QuickPickItem {
+  label: string;
+  description?: string;
+  detail?: string;
+}
+
+/** Common part of the fake InputBox and QuickPick. */
+class FakeQuickInput {
+  title: string | undefined;
+  placeholder: string | undefined;
+  value = '';
+  ignoreFocusOut = false;
+  buttons: readonly QuickInputButton[] = [];
+  visible = false;
+  disposed = false;
+  readonly changeValue = new EventEmitter<string>();
+  readonly acceptEmitter = new EventEmitter<void>();
+  readonly hideEmitter = new EventEmitter<void>();
+  readonly buttonEmitter = new EventEmitter<QuickInputButton>();
+  readonly onDidChangeValue = this.changeValue.event;
+  readonly onDidAccept = this.acceptEmitter.event;
+  readonly onDidHide = this.hideEmitter.event;
+  readonly onDidTriggerButton = this.buttonEmitter.event;
+
+  show(): void {
+    this.visible = true;
+    mock.shown.push(this);
+  }
+  hide(): void {
+    if (this.visible) {
+      this.visible = false;
+      this.hideEmitter.fire();
+    }
+  }
+  dispose(): void {
+    this.hide();
+    this.disposed = true;
+  }
+
+  // --- test helpers ---
+  /** The human types `text` (each call is one keystroke changing the value). */
+  type(text: string): void {
+    this.value += text;
+    this.changeValue.fire(this.value);
+  }
+  /** The human replaces the whole value. */
+  setValue(text: string): void {
+    this.value = text;
+    this.changeValue.fire(this.value);
+  }
+  /** Enter. */
+  accept(): void {
+    this.acceptEmitter.fire();
+  }
+  /** Escape (VS Code hides the box). */
+  escape(): void {
+    this.hide();
+  }
+  /** Click the button whose tooltip starts with `tooltip`. */
+  press(tooltip: string): void {
+    const b = this.buttons.find((x) => (x.tooltip ?? '').startsWith(tooltip));
+    if (!b) {
+      throw new Error(`no button "${tooltip}" in ${JSON.stringify(this.buttons)}`);
+    }
+    this.buttonEmitter.fire(b);
+  }
+}
+
+export class FakeInputBox extends FakeQuickInput {
+  readonly kind = 'inputBox';
+  prompt: string | undefined;
+  password = false;
+  validationMessage: string | undefined;
+}
+
+export class FakeQuickPick<T extends QuickPickItem = QuickPickItem> extends FakeQuickInput {
+  readonly kind = 'quickPick';
+  items: readonly T[] = [];
+  selectedItems: readonly T[] = [];
+  activeItems: readonly T[] = [];
+  canSelectMany = false;
+  matchOnDescription = false;
+  matchOnDetail = false;
+
+  /** Select the items with these labels (and make the first one active). */
+  pick(...labels: string[]): void {
+    const chosen = labels.map((l) => {
+      const item = this.items.find((i) => i.label === l);
+      if (!item) {
+        throw new Error(`no item "${l}" in ${this.items.map((i) => i.label).join(', ')}`);
+      }
+      return item;
+    });
+    this.selectedItems = chosen;
+    this.activeItems = chosen.slice(0, 1);
+  }
+  labels(): string[] {
+    return this.items.map((i) => i.label);
+  }
+}
+
+export class FakeStatusBarItem {
+  text = '';
+  tooltip: string | undefined;
+  command: string | undefined;
+  name: string | undefined;
+  backgroundColor: ThemeColor | undefined;
+  visible = false;
+  disposed = false;
+  constructor(
+    public readonly id: string | undefined,
+    public readonly alignment: StatusBarAlignment,
+    public readonly priority: number | undefined,
+  ) {}
+  show(): void {
+    this.visible = true;
+  }
+  hide(): void {
+    this.visible = false;
+  }
+  dispose(): void {
+    this.disposed = true;
+    this.visible = false;
+  }
+}
+
+export interface Message {
+  level: 'info' | 'warning' | 'error';
+  text: string;
+  items: unknown[];
+}
+
+/** Everything the fakes recorded, and canned answers for modal questions. */
+export const mock = {
+  inputBoxes: [] as FakeInputBox[],
+  quickPicks: [] as FakeQuickPick[],
+  shown: [] as FakeQuickInput[],
+  statusBarItems: [] as FakeStatusBarItem[],
+  messages: [] as Message[],
+  commands: new Map<string, (...args: unknown[]) => unknown>(),
+  /** What showWarningMessage/showInformationMessage/showErrorMessage resolve to. */
+  messageAnswer: undefined as string | undefined,
+  /** What showQuickPick resolves to: a function of the items. */
+  quickPickAnswer: undefined as ((items: QuickPickItem[]) => QuickPickItem | undefined) | undefined,
+  config: {} as Record<string, unknown>,
+  outputChannels: [] as { name: string; options?: unknown }[],
+  treeProviders: new Map<string, unknown>(),
+
+  reset(): void {
+    this.inputBoxes = [];
+    this.quickPicks = [];
+    this.shown = [];
+    this.statusBarItems = [];
+    this.messages = [];
+    this.commands.clear();
+    this.messageAnswer = undefined;
+    this.quickPickAnswer = undefined;
+    this.config = {};
+    this.outputChannels = [];
+    this.treeProviders.clear();
+  },
+  /** The open (visible, not disposed) input box or quick pick, if any. */
+  open(): FakeInputBox | FakeQuickPick | undefined {
+    const all = [...this.inputBoxes, ...this.quickPicks].filter((x) => x.visible && !x.disposed);
+    if (all.length > 1) {
+      throw new Error(`${all.length} quick inputs open at once`);
+    }
+    return all[0];
+  },
+};
+
+function message(level: Message['level']) {
+  return (text: string, ...items: unknown[]): Promise<string | undefined> => {
+    mock.messages.push({ level, text, items });
+    return Promise.resolve(mock.messageAnswer);
+  };
+}
+
+export const window = {
+  createInputBox(): FakeInputBox {
+    const box = new FakeInputBox();
+    mock.inputBoxes.push(box);
+    return box;
+  },
+  createQuickPick<T extends QuickPickItem>(): FakeQuickPick<T> {
+    const pick = new FakeQuickPick<T>();
+    mock.quickPicks.push(pick as unknown as FakeQuickPick);
+    return pick;
+  },
+  createStatusBarItem(id?: string, alignment = StatusBarAlignment.Left, priority?: number): FakeStatusBarItem {
+    const item = new FakeStatusBarItem(id, alignment, priority);
+    mock.statusBarItems.push(item);
+    return item;
+  },
+  showInformationMessage: message('info'),
+  showWarningMessage: message('warning'),
+  showErrorMessage: message('error'),
+  showQuickPick<T extends QuickPickItem>(items: T[]): Promise<T | undefined> {
+    return Promise.resolve(mock.quickPickAnswer?.(items) as T | undefined);
+  },
+  showInputBox(): Promise<string | undefined> {
+    return Promise.resolve(undefined);
+  },
+  createOutputChannel(name: string, options?: { log: true } | string) {
+    mock.outputChannels.push({ name, options });
+    const lines: string[] = [];
+    const log = (s: string) => lines.push(s);
+    return { name, lines, appendLine: log, append: log, info: log, warn: log, error: log, debug: log, trace: log, show() {}, dispose() {} };
+  },
+  registerTreeDataProvider(viewId: string, provider: unknown): Disposable {
+    mock.treeProviders.set(viewId, provider);
+    return { dispose: () => mock.treeProviders.delete(viewId) };
+  },
+};
+
+export const commands = {
+  registerCommand(id: string, fn: (...args: unknown[]) => unknown): Disposable {
+    mock.commands.set(id, fn);
+    return { dispose: () => mock.commands.delete(id) };
+  },
+  executeCommand(id: string, ...args: unknown[]): Promise<unknown> {
+    const fn = mock.commands.get(id);
+    return Promise.resolve(fn?.(...args));
+  },
+};
+
+const configChange = new EventEmitter<{ affectsConfiguration(s: string): boolean }>();
+
+export const workspace = {
+  getConfiguration(section?: string) {
+    return {
+      get<T>(key: string, dflt?: T): T | undefined {
+        const full = section ? `${section}.${key}` : key;
+        return full in mock.config ? (mock.config[full] as T) : dflt;
+      },
+    };
+  },
+  onDidChangeConfiguration: configChange.event,
+};
+
+/** Change settings as the user would, firing onDidChangeConfiguration. */
+export function changeConfig(values: Record<string, unknown>): void {
+  Object.assign(mock.config, values);
+  configChange.fire({
+    affectsConfiguration: (section: string) =>
+      Object.keys(values).some((k) => k === section || k.startsWith(`${section}.`)),
+  });
+}
