@@ -215,7 +215,7 @@ async def _guarded(work: Awaitable[CallToolResult]) -> CallToolResult:
             error = error.exceptions[0]
         if isinstance(error, HiveError | RemoteError):
             message = error.message.replace("choices", "options")
-        return _failed(message.replace("send answer null", "leave decision out"))
+            return _failed(message.replace("send answer null", "leave decision out"))
         if isinstance(error, HubUnreachable):
             return _failed(str(error))
         raise
