@@ -39,7 +39,8 @@
 ;; agent's countdown.
 ;;
 ;; Commands: `hive-rpc-mode', `hive-rpc-list', `hive-rpc-answer-next',
-;; `hive-rpc-ask', `hive-rpc-events-buffer'.
+;; `hive-rpc-ask', `hive-rpc-events-buffer', and for agents running in
+;; terminal buffers `hive-rpc-register-ling' (hive-rpc-ling.el).
 ;;
 ;; Every call to the hub is asynchronous: Emacs never waits for the hub
 ;; or for an agent.  If the hub dies, the mode line says so, answers you
@@ -215,9 +216,22 @@ METHOD is a symbol such as `hive/prompt'."
   "Dispatch notification METHOD with PARAMS received on CONNECTION."
   (hive-rpc-handle-notification connection method params))
 
-(defun hive-rpc--request-dispatch (_connection method _params)
-  "Refuse request METHOD: the hub sends no requests."
-  (jsonrpc-error :code -32601 :message (format "%s is not handled" method)))
+(cl-defgeneric hive-rpc-handle-request (connection method params)
+  "Answer request METHOD with PARAMS from the hub on CONNECTION.
+METHOD is a symbol such as `hive/deliver'.  Return the result, or
+signal `jsonrpc-error' to refuse.  A METHOD nobody handles is
+refused with -32601 (method not found)."
+  (:method (_connection method _params)
+           (jsonrpc-error :code -32601 :message (format "%s is not handled" method))))
+
+(defun hive-rpc--request-dispatch (connection method params)
+  "Dispatch request METHOD with PARAMS received on CONNECTION."
+  (hive-rpc-handle-request connection method params))
+
+(defvar hive-rpc-connected-functions nil
+  "Functions called with the connection each time hive-rpc connects to the hub.
+They run after the subscription was requested, on the first
+connection and after every reconnection.")
 
 (defun hive-rpc--connected-p ()
   "Return non-nil if there is a live connection to the hub."
@@ -262,6 +276,7 @@ answers, and connect once it listens."
        :error-fn (lambda (err)
                    (message "hive-rpc: subscribe failed: %s"
                             (hive-rpc--clean (plist-get err :message)))))
+      (run-hook-with-args 'hive-rpc-connected-functions conn)
       (hive-rpc--update)
       t)
      ((and start hive-rpc-program)
@@ -560,10 +575,15 @@ declines and \\[keyboard-quit] defers."
   :lighter (:eval (hive-rpc--mode-line-string))
   (hive-rpc--disconnect)
   (when hive-rpc-mode
+    ;; Typing into terminal buffers for the hub (see hive-rpc-ling.el).
+    (require 'hive-rpc-ling)
     (setq hive-rpc--state 'connecting)
     (hive-rpc--connect t)))
 
 (autoload 'hive-rpc-list "hive-rpc-list" "List the questions pending in the hub." t)
+(autoload 'hive-rpc-register-ling "hive-rpc-ling"
+  "Register the terminal in the current buffer as a ling." t)
+(autoload 'hive-rpc-unregister-ling "hive-rpc-ling" "Remove a ling from the hub." t)
 
 ;;;###autoload
 (defun hive-rpc-answer-next ()

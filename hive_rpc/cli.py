@@ -241,6 +241,68 @@ async def cmd_cancel(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _tmux_address(pane: str | None) -> str:
+    """``--tmux``: the pane (default: this one, ``$TMUX_PANE``), plus the tmux server's
+    socket from ``$TMUX`` after an ``@``, so a hub started outside tmux finds it."""
+    pane = pane or os.environ.get("TMUX_PANE")
+    if not pane:
+        raise CliError("--tmux needs a pane (like %3) when not run inside tmux", EXIT_USAGE)
+    server = os.environ.get("TMUX", "").split(",")[0]
+    return f"{pane}@{server}" if server and "@" not in pane else pane
+
+
+async def cmd_ling(args: argparse.Namespace) -> int:
+    async with await _client(args) as client:
+        if args.ling_command == "register":
+            if args.tmux is not None:
+                kind, address = "tmux", _tmux_address(args.tmux or None)
+            elif args.zellij is not None:
+                kind, address = "zellij", args.zellij
+            else:
+                kind, address = "emacs-buffer", args.emacs_buffer
+            params = {"name": args.name, "kind": kind, "address": address}
+            if args.label:
+                params["label"] = args.label
+            result = await client.call("ling/register", params)
+            if not args.json:
+                print(f"{result['name']}: {result['kind']} {strip_controls(result['address'])}")
+        elif args.ling_command == "remove":
+            result = await client.call("ling/remove", {"name": args.name})
+            if not args.json:
+                print(f"{args.name}: {'removed' if result['removed'] else 'was not registered'}")
+                if not result["removed"]:
+                    return EXIT_NOT_FOUND
+        else:
+            result = await client.call("ling/list", {"check": args.check})
+            if not args.json:
+                for ling in result:
+                    alive = ""
+                    if "alive" in ling:
+                        alive = (
+                            "  alive" if ling["alive"] else f"  DOWN: {one_line(ling['reason'])}"
+                        )
+                    print(f"{ling['name']}  {ling['kind']}  {one_line(ling['address'])}{alive}")
+    if args.json:
+        _print_json(result)
+    return EXIT_OK
+
+
+async def cmd_event(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"kind": args.kind, "from": args.sender}
+    for key in ("message", "pr", "ci", "review", "url"):
+        if getattr(args, key) is not None:
+            params[key] = getattr(args, key)
+    async with await _client(args) as client:
+        result = await client.call("event/post", params)
+    if args.json:
+        _print_json(result)
+    else:
+        d = result["delivery"]
+        reason = f" ({one_line(d['reason'])})" if d.get("reason") else ""
+        print(f"{args.kind} to {result['to']}: {d['state']}{reason}")
+    return EXIT_OK if result["delivery"]["state"] in ("delivered", "queued") else EXIT_REFUSED
+
+
 async def cmd_status(args: argparse.Namespace) -> int:
     async with await _client(args) as client:
         status = await client.call("hive/status")
@@ -484,6 +546,41 @@ def _parser() -> argparse.ArgumentParser:
         help="serve the hub's methods as a stdio language server (VS Code, any LSP editor)",
     )
     p.set_defaults(func=cmd_lsp)
+
+    p = sub.add_parser("ling", help="register the terminals agents run in (for Agora relays)")
+    lings = p.add_subparsers(dest="ling_command", required=True, metavar="COMMAND")
+    q = lings.add_parser("register", parents=[client], help="register (or move) a ling")
+    q.add_argument("name", help="branch-like name: main.feature.auth reports to main.feature")
+    where = q.add_mutually_exclusive_group(required=True)
+    where.add_argument(
+        "--tmux", nargs="?", const="", metavar="PANE", help="a tmux pane (default: this one)"
+    )
+    where.add_argument("--zellij", metavar="SESSION:PANE", help="a Zellij pane")
+    where.add_argument("--emacs-buffer", metavar="BUFFER", help="a buffer in the connected Emacs")
+    q.add_argument("--label", help="what events call it (default: the name's last part)")
+    q.set_defaults(func=cmd_ling)
+    q = lings.add_parser("list", parents=[client], help="list lings")
+    q.add_argument("--check", action="store_true", help="also check that each terminal is alive")
+    q.set_defaults(func=cmd_ling)
+    q = lings.add_parser("remove", parents=[client], help="forget a ling")
+    q.add_argument("name")
+    q.set_defaults(func=cmd_ling)
+
+    p = sub.add_parser(
+        "event",
+        parents=[client],
+        help="a child's event for its parent's terminal (session-end hooks, CI scripts)",
+    )
+    p.add_argument(
+        "kind", choices=["child-complete", "child-question", "child-note", "pr-status", "ci-status"]
+    )
+    p.add_argument("--from", dest="sender", required=True, metavar="LING", help="the child's name")
+    p.add_argument("--message", "-m", help="the text (required for child-question)")
+    p.add_argument("--pr", type=int, help="pull request number")
+    p.add_argument("--ci", help="CI status, e.g. passing")
+    p.add_argument("--review", help="review status, e.g. approved")
+    p.add_argument("--url", help="a link for the parent")
+    p.set_defaults(func=cmd_event)
 
     p = sub.add_parser("status", parents=[client], help="show the hub's paths and counts")
     p.set_defaults(func=cmd_status)

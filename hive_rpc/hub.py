@@ -15,6 +15,7 @@ from typing import Any
 
 import trio
 
+from hive_rpc.agora import open_agora
 from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S
 from hive_rpc.faces.editor_socket import bind_socket, remove_socket, serve_editor_socket
 from hive_rpc.paths import DB_NAME, HubLock, prepare_socket_dir, private_dir
@@ -90,6 +91,7 @@ async def _serve(
         async with trio.open_nursery() as nursery:
             if isinstance(store, SqliteStore):
                 await nursery.start(store.run_checkpoints)
+            service.agora = await open_agora(store, registry.now, service.delivery_peers, nursery)
             if config.http is not None:
                 # Imported here: the MCP SDK is heavy and only this endpoint needs it.
                 from hive_rpc.faces.mcp_http import serve_mcp_http

@@ -18,12 +18,17 @@ import math
 import os
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hive_rpc import __version__
+from hive_rpc.core.dialogue import DEFAULT_MAX_TURNS
 from hive_rpc.core.errors import InvalidParams, MethodNotFound
 from hive_rpc.core.prompt import Action, Prompt, check_name
 from hive_rpc.registry import Registry, Watch
+from hive_rpc.relay.emacs import DeliveryPeers
+
+if TYPE_CHECKING:
+    from hive_rpc.agora import Agora
 
 HUMAN = "human"
 """The ``by`` recorded when an answer comes from an editor or the CLI without a name."""
@@ -97,6 +102,47 @@ METHODS: dict[str, Method] = {
         notification_ok=True,
     ),
     "hive/status": Method(_spec(), "The hub's paths, pid and counts."),
+    # --- Agora: dialogues, lings, parent/child events (docs/agora.md) -----------------
+    "agora/create": Method(
+        _spec(topic=REQ_STR, participants=Param("array", True), max_turns=NUM),
+        "Start a dialogue between two or more lings; returns the dialogue record.",
+    ),
+    "agora/dispatch": Method(
+        _spec(
+            dialogue_id=REQ_STR,
+            to=REQ_STR,
+            signal=REQ_STR,
+            message=REQ_STR,
+            **{"from": REQ_STR},
+        ),
+        "Take a turn: record it and relay it into the receiver's terminal.",
+    ),
+    "agora/status": Method(_spec(dialogue_id=REQ_STR), "A dialogue with its turns and events."),
+    "agora/list": Method(_spec(status=STR), "Dialogues (without turns), oldest first."),
+    "agora/abort": Method(_spec(dialogue_id=REQ_STR, reason=STR), "End a dialogue by hand."),
+    "ling/register": Method(
+        _spec(name=REQ_STR, kind=REQ_STR, address=REQ_STR, label=STR),
+        "Register (or move) an agent's terminal: tmux pane, zellij pane or Emacs buffer.",
+    ),
+    "ling/list": Method(_spec(check=BOOL), "Registered lings; check: also test each terminal."),
+    "ling/remove": Method(_spec(name=REQ_STR), "Forget a ling."),
+    "event/post": Method(
+        _spec(
+            kind=REQ_STR,
+            message=STR,
+            pr=Param("any"),
+            ci=STR,
+            review=STR,
+            url=STR,
+            comments=NUM,
+            **{"from": REQ_STR},
+        ),
+        "A child's event (child-complete, child-question, ...), typed into its parent's terminal.",
+    ),
+    "agent/answer": Method(
+        _spec(agent=REQ_STR, message=REQ_STR, **{"from": STR}),
+        "A parent's answer to a child's question, typed into the child's terminal.",
+    ),
 }
 
 
@@ -186,6 +232,8 @@ class HubService:
     def __init__(self, registry: Registry, info: HubInfo | None = None) -> None:
         self.registry = registry
         self.info = info or HubInfo(store=registry.store.kind)
+        self.delivery_peers = DeliveryPeers()
+        """Editor connections that type into Emacs buffers for the relay."""
         self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[Any]]] = {
             "hive/ask": self._ask,
             "hive/poll": self._poll,
@@ -196,7 +244,63 @@ class HubService:
             "hive/awaitAsk": self._await_ask,
             "hive/typing": self._typing,
             "hive/status": self._status,
+            "agora/create": self._agora_create,
+            "agora/dispatch": self._agora_dispatch,
+            "agora/status": self._agora_status,
+            "agora/list": self._agora_list,
+            "agora/abort": self._agora_abort,
+            "ling/register": self._ling_register,
+            "ling/list": self._ling_list,
+            "ling/remove": self._ling_remove,
+            "event/post": self._event_post,
+            "agent/answer": self._agent_answer,
         }
+        self.agora: Agora | None = None
+        """Set by the hub once its nursery runs (hub._serve)."""
+
+    def _agora(self) -> Agora:
+        if self.agora is None:
+            raise MethodNotFound("this hub runs without the Agora (dialogues and lings)")
+        return self.agora
+
+    async def _agora_create(self, p: dict[str, Any]) -> Any:
+        max_turns = p.get("max_turns", DEFAULT_MAX_TURNS)
+        if not isinstance(max_turns, int) or isinstance(max_turns, bool):
+            raise InvalidParams("max_turns must be an integer", param="max_turns")
+        return await self._agora().create(p["topic"], p["participants"], max_turns=max_turns)
+
+    async def _agora_dispatch(self, p: dict[str, Any]) -> Any:
+        return await self._agora().dispatch(
+            p["dialogue_id"], sender=p["from"], to=p["to"], signal=p["signal"], message=p["message"]
+        )
+
+    async def _agora_status(self, p: dict[str, Any]) -> Any:
+        return self._agora().status(p["dialogue_id"])
+
+    async def _agora_list(self, p: dict[str, Any]) -> Any:
+        return self._agora().dialogues(p.get("status"))
+
+    async def _agora_abort(self, p: dict[str, Any]) -> Any:
+        return await self._agora().abort(p["dialogue_id"], p.get("reason") or "")
+
+    async def _ling_register(self, p: dict[str, Any]) -> Any:
+        return await self._agora().register(
+            p["name"], p["kind"], p["address"], label=p.get("label")
+        )
+
+    async def _ling_list(self, p: dict[str, Any]) -> Any:
+        return await self._agora().lings(check=bool(p.get("check")))
+
+    async def _ling_remove(self, p: dict[str, Any]) -> Any:
+        return await self._agora().remove(p["name"])
+
+    async def _event_post(self, p: dict[str, Any]) -> Any:
+        keys = ("message", "pr", "ci", "review", "url", "comments")
+        fields: dict[str, Any] = {k: p[k] for k in keys if k in p}
+        return await self._agora().post_event(p["kind"], p["from"], fields)
+
+    async def _agent_answer(self, p: dict[str, Any]) -> Any:
+        return await self._agora().answer(p["agent"], p["message"], p.get("from"))
 
     async def call(self, method: str, params: dict[str, Any]) -> Any:
         """Check ``params`` and run ``method``.  Subscriptions belong to the transport."""

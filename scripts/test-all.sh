@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 # Debian packages the tests drive for real: Emacs (batch ERT and `emacs -nw` under
 # tmux), package-lint, Debian's epc.el as an independent EPC peer, and a session bus
 # with a real notification daemon (dunst on Xvfb) for urgent prompts.
-APT_PACKAGES=(emacs-nox elpa-package-lint elpa-epc tmux dbus dunst xvfb)
+APT_PACKAGES=(emacs-nox elpa-package-lint elpa-epc elpa-vterm tmux dbus dunst xvfb)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

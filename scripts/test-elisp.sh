@@ -8,3 +8,7 @@ EMACS=${EMACS:-emacs}
 bash scripts/lint-elisp.sh
 echo "== ERT elisp/test/hive-rpc-tests.el"
 "$EMACS" --batch -Q -L elisp -l elisp/test/hive-rpc-tests.el -f ert-run-tests-batch-and-exit
+# The ling suite reuses the hub fixture of hive-rpc-tests.el; run only its own tests.
+echo "== ERT elisp/test/hive-rpc-ling-tests.el"
+"$EMACS" --batch -Q -L elisp -L elisp/test -l elisp/test/hive-rpc-ling-tests.el \
+    --eval '(ert-run-tests-batch-and-exit "\\`hive-rpc-ling-tests-")'

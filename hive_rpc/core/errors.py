@@ -65,3 +65,17 @@ class InvalidParams(HiveError):
 class MethodNotFound(HiveError):
     code = -32601
     kind = "method_not_found"
+
+
+class NotAParticipant(HiveError):
+    """A turn's sender or receiver is not in the dialogue (event ``agora/not-a-participant``)."""
+
+    code = -32005
+    kind = "not_a_participant"
+
+
+class LingNotFound(HiveError):
+    """No ling (agent terminal) is registered under this name."""
+
+    code = -32006
+    kind = "ling_not_found"

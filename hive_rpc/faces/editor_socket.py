@@ -4,6 +4,12 @@ This is what Emacs's jsonrpc.el, vscode-jsonrpc and hive_rpc's own CLI connect t
 Per connection: one reader task, one send lock, a nursery for the requests in flight
 (long polls must not hold up the reader), and at most one subscription forwarder.
 
+The hub may also send requests to a client (``Session.request``): an Emacs that
+called ``hive/offerDelivery`` is asked ``hive/bufferState`` and ``hive/deliver`` by
+the relay.  The hub's ids are strings ``"hub-N"``, unique per connection; responses
+are matched to their waiter by id, a response nobody waits for is dropped, and when
+the connection ends every waiter fails with ``PeerClosed``.
+
 Bad input stays with the connection that sent it: a bad message gets its JSON-RPC
 error and the connection carries on; a broken frame gets one error and the
 connection closes; an exception in a handler becomes an internal error for that
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import logging
 import os
 import socket as stdlib_socket
@@ -24,19 +31,23 @@ from typing import Any
 
 import trio
 
-from hive_rpc.core.errors import HiveError
-from hive_rpc.protocol.framing import MAX_BODY_BYTES
+from hive_rpc.core.errors import HiveError, InvalidParams
+from hive_rpc.protocol.framing import MAX_BODY_BYTES, encode_frame
 from hive_rpc.protocol.jsonrpc import (
     INTERNAL_ERROR,
     OVERLOADED,
     PARSE_ERROR,
     Endpoint,
+    ErrorResponse,
     FramingError,
     Notification,
     Request,
+    Response,
     RpcError,
+    dumps,
 )
 from hive_rpc.registry import Watch
+from hive_rpc.relay.emacs import PeerClosed, PeerRefused, PeerTimeout
 from hive_rpc.service import METHODS, HubService, check_params
 
 log = logging.getLogger(__name__)
@@ -47,6 +58,8 @@ SEND_TIMEOUT_S = 30.0
 EOF_GRACE_S = 30.0
 """After the client closes its side, how long requests it already sent may still run."""
 RECEIVE_CHUNK = 65536
+OFFER_DELIVERY = "hive/offerDelivery"
+"""Handled here, not in ``service.METHODS``: it is about this connection."""
 
 
 def _only_disconnects(error: BaseException) -> bool:
@@ -55,6 +68,22 @@ def _only_disconnects(error: BaseException) -> bool:
         _, rest = error.split((trio.BrokenResourceError, trio.ClosedResourceError))
         return rest is None
     return isinstance(error, trio.BrokenResourceError | trio.ClosedResourceError)
+
+
+class _Waiter:
+    """One request the hub sent to the client, waiting for its response."""
+
+    __slots__ = ("done", "error", "result")
+
+    def __init__(self) -> None:
+        self.done = trio.Event()
+        self.result: Any = None
+        self.error: Exception | None = None
+
+    def settle(self, result: Any = None, error: Exception | None = None) -> None:
+        if not self.done.is_set():
+            self.result, self.error = result, error
+            self.done.set()
 
 
 class Session:
@@ -72,19 +101,26 @@ class Session:
         self._idle.set()
         self._subscription: trio.CancelScope | None = None
         self._nursery: trio.Nursery | None = None
+        self._ids = itertools.count(1)
+        self._waiters: dict[str | int, _Waiter] = {}
+        self._closed = False
 
     async def run(self) -> None:
         """Serve until the client hangs up or breaks framing.  Never raises."""
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                if await self._read_loop(nursery):
+                drain = await self._read_loop(nursery)
+                # Nothing more can come from the client: no response will arrive.
+                self._close_requests()
+                if drain:
                     await self._drain()
                 nursery.cancel_scope.cancel()
         except Exception as e:
             if not _only_disconnects(e):
                 log.exception("editor socket connection failed")
         finally:
+            self._close_requests()
             with trio.move_on_after(1) as cleanup:
                 cleanup.shield = True
                 await self._stream.aclose()
@@ -108,7 +144,14 @@ class Session:
                 if isinstance(msg, FramingError):
                     await self._send(self._endpoint.error(None, PARSE_ERROR, str(msg)))
                     return False
-                if isinstance(msg, RpcError):
+                if isinstance(msg, Response | ErrorResponse):
+                    self._settle(msg)
+                elif isinstance(msg, RpcError) and msg.id is not None and msg.id in self._waiters:
+                    # A malformed response to the hub's request: never answer a response.
+                    self._waiters[msg.id].settle(
+                        error=PeerRefused(msg.code, f"unreadable response: {msg.message}")
+                    )
+                elif isinstance(msg, RpcError):
                     await self._send(self._endpoint.error(msg.id, msg.code, msg.message, msg.data))
                 elif isinstance(msg, Request):
                     if self._in_flight >= MAX_IN_FLIGHT:
@@ -126,7 +169,57 @@ class Session:
                     nursery.start_soon(self._handle_request, msg)
                 elif isinstance(msg, Notification):
                     nursery.start_soon(self._handle_notification, msg)
-                # Responses: the hub sends no requests, so there is nothing to match.
+
+    def _settle(self, msg: Response | ErrorResponse) -> None:
+        """Hand a response to the request of the hub it answers; drop it if none waits
+        (it timed out, or the id is not one of the hub's)."""
+        waiter = self._waiters.get(msg.id) if msg.id is not None else None
+        if waiter is None:
+            log.debug("dropped a response with id %r that no request waits for", msg.id)
+        elif isinstance(msg, Response):
+            waiter.settle(result=msg.result)
+        else:
+            waiter.settle(error=PeerRefused(msg.code, msg.message, msg.data))
+
+    def _close_requests(self) -> None:
+        """No response can come any more: fail every waiter, leave the delivery peers."""
+        self._closed = True
+        self._service.delivery_peers.remove(self)
+        for waiter in self._waiters.values():
+            waiter.settle(error=PeerClosed("the connection closed before Emacs answered"))
+
+    async def request(self, method: str, params: dict[str, Any], timeout_s: float) -> Any:
+        """Send request ``method`` to the client and return its result.
+
+        PeerRefused carries the client's error; PeerTimeout after ``timeout_s`` seconds
+        (a late response is dropped); PeerClosed if the connection is or becomes closed.
+        """
+        if self._closed:
+            raise PeerClosed("the connection is closed")
+        msg_id = f"hub-{next(self._ids)}"
+        waiter = self._waiters[msg_id] = _Waiter()
+        try:
+            frame = encode_frame(
+                dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+            )
+            try:
+                await self._send(frame)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                # Perhaps half a frame went out: the stream cannot be used again.
+                self._close_requests()
+                with trio.move_on_after(1) as cleanup:
+                    cleanup.shield = True
+                    await self._stream.aclose()
+                raise PeerClosed("the connection closed before the request was sent") from None
+            with trio.move_on_after(timeout_s):
+                await waiter.done.wait()
+            if not waiter.done.is_set():
+                raise PeerTimeout(f"no answer to {method} within {timeout_s:g}s")
+            if waiter.error is not None:
+                raise waiter.error
+            return waiter.result
+        finally:
+            del self._waiters[msg_id]
 
     async def _send(self, data: bytes) -> None:
         """Write one whole frame.  Shielded so that a cancelled sender (unsubscribe, a
@@ -167,6 +260,16 @@ class Session:
                 self._idle.set()
 
     async def _call(self, method: str, params: dict[str, Any]) -> Any:
+        if method == OFFER_DELIVERY:
+            if params:
+                raise InvalidParams(
+                    f"{method}: unknown parameter {', '.join(map(repr, sorted(params)))}; "
+                    "accepted: none",
+                    method=method,
+                )
+            if not self._closed:
+                self._service.delivery_peers.add(self)
+            return {"offered": True}
         if method == "hive/unsubscribe":
             check_params(method, params)
             was = self._subscription is not None

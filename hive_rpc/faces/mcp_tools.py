@@ -138,6 +138,27 @@ class AwaitedAsk(BaseModel):
     ask: PendingAsk | None = None
 
 
+class AgoraResult(BaseModel):
+    """What an Agora tool returns: the hub's record, whole (see docs/agora.md)."""
+
+    model_config = {"extra": "allow"}
+
+
+class AgoraList(BaseModel):
+    count: int
+    items: list[dict[str, Any]]
+
+
+def _agora_ok(record: dict[str, Any], text: str) -> CallToolResult:
+    return _ok(AgoraResult(**record), text)
+
+
+def _delivery_text(delivery: dict[str, Any]) -> str:
+    state = delivery.get("state", "unknown")
+    reason = delivery.get("reason")
+    return f"delivery to {delivery.get('ling', '?')}: {state}" + (f" ({reason})" if reason else "")
+
+
 class HumanInput(BaseModel):
     answer: str = Field(description=f"the human's answer, or {EXPIRED_MARKER!r}")
     timed_out: bool
@@ -265,6 +286,7 @@ class HiveMcp:
         self.server = MCPServer("hive-rpc", instructions=INSTRUCTIONS, subscriptions=self.bus)
         self._subscribers: dict[str, set[Any]] = {}
         self._register_tools()
+        self._register_agora_tools()
         self._register_resources()
 
     async def _call(self, method: str, **params: Any) -> Any:
@@ -496,6 +518,198 @@ class HiveMcp:
                     ask_id=record["id"],
                 )
                 return _ok(result, result.answer)
+
+            return await _guarded(work())
+
+    def _register_agora_tools(self) -> None:
+        """Dialogues between agents, their terminals, and parent/child events."""
+        mcp, me = self.server, self.identity
+
+        @mcp.tool(
+            name="agora_create",
+            description=(
+                "Start an Agora dialogue: a topic and two or more participants (ling names "
+                "such as main.feature.auth). Each turn you dispatch is typed into the "
+                "receiver's terminal with instructions to answer with agora_dispatch."
+            ),
+        )
+        async def agora_create(
+            ctx: Context, topic: str, participants: list[str], max_turns: int | None = None
+        ) -> Annotated[CallToolResult, AgoraResult]:
+            async def work() -> CallToolResult:
+                d = await self._call(
+                    "agora/create", topic=topic, participants=participants, max_turns=max_turns
+                )
+                return _agora_ok(d, f"dialogue {d['id']} started: {', '.join(d['participants'])}")
+
+            return await _guarded(work())
+
+        @mcp.tool(
+            name="agora_dispatch",
+            description=(
+                "Take your turn in a dialogue: signal is propose, counter, approve, no-change "
+                "or defer. sender is your ling name (default: your agent id, as given to "
+                "`hive-rpc mcp --agent`). The turn is relayed into the receiver's terminal "
+                "unless it ends the dialogue (consensus or max turns); the result says "
+                "whether it was delivered."
+            ),
+        )
+        async def agora_dispatch(
+            ctx: Context,
+            dialogue_id: str,
+            to: str,
+            signal: Literal["propose", "counter", "approve", "no-change", "defer"],
+            message: str,
+            sender: str | None = None,
+        ) -> Annotated[CallToolResult, AgoraResult]:
+            async def work() -> CallToolResult:
+                r = await self._call(
+                    "agora/dispatch",
+                    dialogue_id=dialogue_id,
+                    to=to,
+                    signal=signal,
+                    message=message,
+                    **{"from": sender or me(ctx)},
+                )
+                text = f"turn {r['turn']} of {r['dialogue_id']}: {r['outcome']}"
+                if r["outcome"] == "relay":
+                    text += "; " + _delivery_text(r["delivery"])
+                if r.get("event"):
+                    text += f"; event {r['event']['event']}"
+                return _agora_ok(r, text)
+
+            return await _guarded(work())
+
+        @mcp.tool(name="agora_status", description="A dialogue with its turns, stances and events.")
+        async def agora_status(
+            ctx: Context, dialogue_id: str
+        ) -> Annotated[CallToolResult, AgoraResult]:
+            async def work() -> CallToolResult:
+                d = await self._call("agora/status", dialogue_id=dialogue_id)
+                stances = ", ".join(f"{k}: {v}" for k, v in d["stances"].items())
+                return _agora_ok(
+                    d, f"{d['id']} is {d['status']} after {d['turn_count']} turns ({stances})"
+                )
+
+            return await _guarded(work())
+
+        @mcp.tool(name="agora_list", description="Dialogues, oldest first (filter by status).")
+        async def agora_list(
+            ctx: Context,
+            status: Literal["active", "consensus", "timeout", "aborted"] | None = None,
+        ) -> Annotated[CallToolResult, AgoraList]:
+            async def work() -> CallToolResult:
+                items = await self._call("agora/list", status=status)
+                lines = [f"{d['id']} [{d['status']}] {d['topic']}" for d in items]
+                return _ok(AgoraList(count=len(items), items=items), "\n".join(lines) or "none")
+
+            return await _guarded(work())
+
+        @mcp.tool(
+            name="ling_register",
+            description=(
+                "Register the terminal an agent runs in, so turns and events can be typed "
+                "into it: kind tmux (address: pane such as %3), zellij (SESSION:PANE_ID) "
+                "or emacs-buffer (buffer name). name is branch-like: main.feature.auth "
+                "reports to main.feature."
+            ),
+        )
+        async def ling_register(
+            ctx: Context,
+            name: str,
+            kind: Literal["tmux", "zellij", "emacs-buffer"],
+            address: str,
+            label: str | None = None,
+        ) -> Annotated[CallToolResult, AgoraResult]:
+            async def work() -> CallToolResult:
+                r = await self._call(
+                    "ling/register", name=name, kind=kind, address=address, label=label
+                )
+                return _agora_ok(r, f"ling {r['name']} is {r['kind']} {r['address']}")
+
+            return await _guarded(work())
+
+        @mcp.tool(name="ling_list", description="Registered lings; check=true tests each terminal.")
+        async def ling_list(
+            ctx: Context, check: bool = False
+        ) -> Annotated[CallToolResult, AgoraList]:
+            async def work() -> CallToolResult:
+                items = await self._call("ling/list", check=check)
+                lines = [
+                    f"{x['name']}: {x['kind']} {x['address']}"
+                    + (
+                        ""
+                        if "alive" not in x
+                        else (" (alive)" if x["alive"] else f" ({x['reason']})")
+                    )
+                    for x in items
+                ]
+                return _ok(AgoraList(count=len(items), items=items), "\n".join(lines) or "none")
+
+            return await _guarded(work())
+
+        @mcp.tool(name="ling_remove", description="Forget a registered ling.")
+        async def ling_remove(ctx: Context, name: str) -> Annotated[CallToolResult, AgoraResult]:
+            async def work() -> CallToolResult:
+                r = await self._call("ling/remove", name=name)
+                return _agora_ok(
+                    r, f"{name}: {'removed' if r['removed'] else 'was not registered'}"
+                )
+
+            return await _guarded(work())
+
+        @mcp.tool(
+            name="report_to_parent",
+            description=(
+                "Children: tell your parent (your ling name minus its last part) something: "
+                "kind child-complete, child-question, child-note, pr-status or ci-status. "
+                "It is typed into the parent's terminal; a question tells the parent how "
+                "to answer_question you."
+            ),
+        )
+        async def report_to_parent(
+            ctx: Context,
+            kind: Literal[
+                "child-complete", "child-question", "child-note", "pr-status", "ci-status"
+            ],
+            message: str | None = None,
+            pr: int | None = None,
+            ci: str | None = None,
+            review: str | None = None,
+            sender: str | None = None,
+        ) -> Annotated[CallToolResult, AgoraResult]:
+            async def work() -> CallToolResult:
+                r = await self._call(
+                    "event/post",
+                    kind=kind,
+                    message=message,
+                    pr=pr,
+                    ci=ci,
+                    review=review,
+                    **{"from": sender or me(ctx)},
+                )
+                return _agora_ok(r, f"{kind} to {r['to']}: " + _delivery_text(r["delivery"]))
+
+            return await _guarded(work())
+
+        @mcp.tool(
+            name="answer_question",
+            description=(
+                "Parents: answer a child's [QUESTION ...]: the message is typed into the "
+                "child's terminal (agent is the child's ling name, as the question says)."
+            ),
+        )
+        async def answer_question(
+            ctx: Context,
+            agent: str,
+            message: str,
+            sender: str | None = None,
+        ) -> Annotated[CallToolResult, AgoraResult]:
+            async def work() -> CallToolResult:
+                r = await self._call(
+                    "agent/answer", agent=agent, message=message, **{"from": sender}
+                )
+                return _agora_ok(r, _delivery_text(r["delivery"]))
 
             return await _guarded(work())
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from hive_rpc.core.prompt import Prompt, Status
 
@@ -35,6 +35,16 @@ class PromptStore(Protocol):
 
     async def counts(self) -> dict[str, int]:
         """How many prompts are in each status (every status present, zero included)."""
+
+    async def put_document(self, kind: str, key: str, body: dict[str, Any]) -> None:
+        """Save (insert or replace) one JSON document of ``kind`` (``dialogue``,
+        ``ling`` ...) under ``key``: the hub's other durable records."""
+
+    async def documents(self, kind: str) -> list[dict[str, Any]]:
+        """Every document of ``kind``, in the order they were first saved."""
+
+    async def delete_document(self, kind: str, key: str) -> bool:
+        """Remove one document; False when there was none."""
 
     async def aclose(self) -> None:
         """Release files or connections."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hive_rpc.core.prompt import Prompt, Status
 
 
@@ -12,6 +14,7 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._prompts: dict[str, Prompt] = {}
+        self._documents: dict[tuple[str, str], dict[str, Any]] = {}
 
     async def insert(self, prompt: Prompt) -> None:
         if prompt.id in self._prompts:
@@ -38,5 +41,15 @@ class MemoryStore:
             counts[p.status.value] += 1
         return counts
 
+    async def put_document(self, kind: str, key: str, body: dict[str, Any]) -> None:
+        self._documents[kind, key] = body
+
+    async def documents(self, kind: str) -> list[dict[str, Any]]:
+        return [body for (k, _), body in self._documents.items() if k == kind]
+
+    async def delete_document(self, kind: str, key: str) -> bool:
+        return self._documents.pop((kind, key), None) is not None
+
     async def aclose(self) -> None:
         self._prompts.clear()
+        self._documents.clear()

@@ -49,6 +49,12 @@ CREATE TABLE IF NOT EXISTS prompts (
 );
 CREATE INDEX IF NOT EXISTS prompts_status ON prompts (status, created_at);
 CREATE INDEX IF NOT EXISTS prompts_agent ON prompts (agent_id, created_at);
+CREATE TABLE IF NOT EXISTS documents (
+    kind TEXT NOT NULL,
+    key  TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (kind, key)
+);
 """
 
 
@@ -139,6 +145,26 @@ class SqliteStore:
         for status, n in self._db.execute("SELECT status, count(*) FROM prompts GROUP BY status"):
             counts[status] = n
         return counts
+
+    async def put_document(self, kind: str, key: str, body: dict[str, Any]) -> None:
+        text = json.dumps(body, separators=(",", ":"))
+        self._db.execute(
+            "INSERT INTO documents (kind, key, body) VALUES (?,?,?) "
+            "ON CONFLICT (kind, key) DO UPDATE SET body = excluded.body",
+            (kind, key, text),
+        )
+        self._committed()
+
+    async def documents(self, kind: str) -> list[dict[str, Any]]:
+        rows = self._db.execute(
+            "SELECT body FROM documents WHERE kind = ? ORDER BY rowid", (kind,)
+        ).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    async def delete_document(self, kind: str, key: str) -> bool:
+        cur = self._db.execute("DELETE FROM documents WHERE kind = ? AND key = ?", (kind, key))
+        self._committed()
+        return cur.rowcount == 1
 
     async def aclose(self) -> None:
         self._db.close()

@@ -47,6 +47,15 @@ TOOLS = {
     "hivemind_await_ask",
     "hivemind_ask",
     "request_human_input",
+    "agora_create",
+    "agora_dispatch",
+    "agora_status",
+    "agora_list",
+    "ling_register",
+    "ling_list",
+    "ling_remove",
+    "report_to_parent",
+    "answer_question",
 }
 
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
@@ -123,7 +132,7 @@ async def connect(
     return open_session
 
 
-async def tool(client: Client, name: str, **args: Any) -> dict[str, Any]:
+async def tool(client: Client, name: str, /, **args: Any) -> dict[str, Any]:
     result = await client.call_tool(name, args)
     assert not result.is_error, result.content
     assert result.structured_content is not None
@@ -131,7 +140,7 @@ async def tool(client: Client, name: str, **args: Any) -> dict[str, Any]:
     return result.structured_content
 
 
-async def tool_error(client: Client, name: str, **args: Any) -> str:
+async def tool_error(client: Client, name: str, /, **args: Any) -> str:
     result = await client.call_tool(name, args)
     assert result.is_error
     text = result.content[0].text  # type: ignore[union-attr]
@@ -159,6 +168,59 @@ async def test_tools_are_listed_with_their_fixed_names(connect: Connect) -> None
     )
     for t in tools.values():
         assert t.output_schema is not None, t.name
+
+
+async def test_agora_tools(connect: Connect) -> None:
+    """Dialogues, lings and events through MCP (delivery into real terminals is
+    tested in tests/test_agora.py; here nothing is registered, so nothing is typed)."""
+    with trio.fail_after(30):
+        async with connect("main.a") as c:
+            await c.list_tools()
+            d = await tool(c, "agora_create", topic="Cache?", participants=["main.a", "main.b"])
+            assert (d["status"], d["participants"]) == ("active", ["main.a", "main.b"])
+            # "from" defaults to the agent's own name
+            turn = await tool(
+                c, "agora_dispatch", dialogue_id=d["id"], to="main.b", signal="propose",
+                message="Redis",
+            )  # fmt: skip
+            assert (turn["outcome"], turn["delivery"]["state"]) == ("relay", "not-relayed")
+            assert turn["event"]["event"] == "agora/ling-unavailable"
+            done = await c.call_tool(
+                "agora_dispatch",
+                {"dialogue_id": d["id"], "to": "main.a", "signal": "approve",
+                 "message": "ok", "sender": "main.b"},
+            )  # fmt: skip
+            assert done.structured_content is not None
+            assert done.structured_content["outcome"] == "consensus"
+            assert "consensus" in done.content[0].text  # type: ignore[union-attr]
+            status = await tool(c, "agora_status", dialogue_id=d["id"])
+            assert (status["status"], status["turn_count"]) == ("consensus", 2)
+            listed = await tool(c, "agora_list", status="consensus")
+            assert [x["id"] for x in listed["items"]] == [d["id"]]
+            error = await tool_error(
+                c, "agora_dispatch", dialogue_id=d["id"], to="main.b", signal="propose",
+                message="again",
+            )  # fmt: skip
+            assert "takes no more turns" in error
+
+            ling = await tool(c, "ling_register", name="main.a.kid", kind="tmux", address="%99")
+            assert ling["parent"] == "main.a"
+            lings = await tool(c, "ling_list", check=True)
+            (only,) = lings["items"]
+            assert only["alive"] is False
+            report = await tool(
+                c,
+                "report_to_parent",
+                kind="child-note",
+                message="halfway",
+                sender="main.a.kid",
+            )
+            assert (report["to"], report["delivery"]["state"]) == ("main.a", "not-relayed")
+            assert "no ling named" in await tool_error(
+                c, "answer_question", agent="main.zz", message="yes"
+            )
+            removed = await tool(c, "ling_remove", name="main.a.kid")
+            assert removed["removed"] is True
 
 
 async def test_ask_async_answered_in_an_editor_then_polled(

@@ -1,0 +1,331 @@
+;;; hive-rpc-ling.el --- Let the hive_rpc hub type into agents' terminals  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The hive_rpc authors
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software: you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;; This program is distributed in the hope that it will be useful,
+;; but WITHOUT ANY WARRANTY; without even the implied warranty of
+;; MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+;; GNU General Public License for more details.
+
+;; You should have received a copy of the GNU General Public License
+;; along with this program.  If not, see <https://www.gnu.org/licenses/>.
+
+;;; Commentary:
+
+;; AI agents ("lings") such as Claude Code often run in an Emacs
+;; terminal buffer: vterm, eat, term or ansi-term, or a comint buffer
+;; (shell, and the buffers of claude-code.el or claude-code-ide.el).
+;; The hub's Agora relays type messages into them through the Emacs
+;; connected to the hub.
+;;
+;; Each time `hive-rpc-mode' connects, this file offers Emacs to the
+;; hub as a delivery peer (`hive/offerDelivery'), unless
+;; `hive-rpc-ling-offer-delivery' is nil.  It then answers two
+;; requests from the hub:
+;;
+;;   hive/bufferState {buffer}       -> {exists, alive, mode, tail}
+;;   hive/deliver     {buffer, text} -> {delivered: true}
+;;
+;; The text is typed as data, as one paste where the terminal supports
+;; it, then submitted with Enter.  Control characters other than
+;; newline and tab are stripped first, and nothing that comes from the
+;; network is ever evaluated.
+;;
+;; `hive-rpc-register-ling' registers the terminal in the current
+;; buffer with the hub under a ling name; `hive-rpc-unregister-ling'
+;; removes a ling.
+;;
+;; hive-rpc.el loads this file when `hive-rpc-mode' is turned on.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'jsonrpc)
+(require 'subr-x)
+(require 'hive-rpc)
+
+(declare-function vterm-send-string "ext:vterm" (string &optional paste-p))
+(declare-function vterm-send-return "ext:vterm" ())
+(declare-function eat-term-send-string "ext:eat" (terminal string))
+(declare-function eat-term-send-string-as-yank "ext:eat" (terminal args))
+(declare-function term-send-raw-string "term" (chars))
+(declare-function comint-send-input "comint" (&optional no-newline artificial))
+
+(defvar eat-terminal)
+
+
+;;; User options
+;;;
+
+(defcustom hive-rpc-ling-offer-delivery t
+  "Non-nil means the hub may type into this Emacs's terminal buffers.
+When non-nil, `hive-rpc-mode' offers Emacs to the hub as a
+delivery peer each time it connects, and the hub's relays can
+then type messages into the terminal buffers registered as lings
+with `hive-rpc-register-ling'.  When nil, Emacs makes no offer and
+refuses the hub's requests to read or type into buffers."
+  :type 'boolean
+  :group 'hive-rpc)
+
+(defcustom hive-rpc-ling-tail-lines 40
+  "Number of lines at the end of a terminal buffer shown to the hub.
+The hub reads them before typing, so that it does not type into a
+terminal that shows a question of its own (a permission prompt, say)."
+  :type 'natnum
+  :group 'hive-rpc)
+
+
+;;; Private
+;;;
+
+(defconst hive-rpc-ling--refused -32020
+  "JSON-RPC error code of a request Emacs refuses to carry out.")
+
+(defconst hive-rpc-ling--max-tail-chars 16384
+  "At most this many characters of a buffer's tail are sent to the hub.")
+
+(defconst hive-rpc-ling--name-regexp
+  "\\`[A-Za-z0-9_-]+\\(?:\\.[A-Za-z0-9_-]+\\)*\\'"
+  "Ling names: dot-separated parts of letters, digits, `-' and `_'.")
+
+(defun hive-rpc-ling--refuse (format-string &rest args)
+  "Refuse the hub's request with the message FORMAT-STRING applied to ARGS."
+  (jsonrpc-error :code hive-rpc-ling--refused
+                 :message (apply #'format format-string args)))
+
+(defun hive-rpc-ling--string-param (params key method)
+  "Return the string KEY of PARAMS, or refuse METHOD's request."
+  (let ((value (plist-get params key)))
+    (unless (stringp value)
+      (jsonrpc-error :code -32602
+                     :message (format "%s: parameter %s must be a string"
+                                      method (hive-rpc--key-name key))))
+    value))
+
+(defun hive-rpc-ling--kind (buffer)
+  "Return the kind of terminal BUFFER is, or nil if it is none.
+The kind is one of the symbols `vterm', `eat', `term' or `comint'.
+An Emacs Lisp REPL (IELM) is never a terminal: its input is
+evaluated by Emacs itself."
+  (with-current-buffer buffer
+    (cond ((derived-mode-p 'vterm-mode) 'vterm)
+          ((derived-mode-p 'eat-mode) 'eat)
+          ((derived-mode-p 'term-mode) 'term)
+          ((derived-mode-p 'inferior-emacs-lisp-mode) nil)
+          ((derived-mode-p 'comint-mode) 'comint))))
+
+(defun hive-rpc-ling--strip (text)
+  "Return TEXT without text properties and control characters.
+Newlines and tabs are kept; every other C0 control character
+\(escape and carriage return included), DEL and the C1 controls
+are removed, so that no escape sequence or key reaches the terminal."
+  (replace-regexp-in-string "[\0-\10\13-\37\177\u0080-\u009f]" ""
+                            (substring-no-properties text) t t))
+
+(defun hive-rpc-ling--tail (buffer)
+  "Return the last `hive-rpc-ling-tail-lines' non-blank lines of BUFFER."
+  (with-current-buffer buffer
+    (save-excursion
+      (save-restriction
+        (widen)
+        (goto-char (point-max))
+        (skip-chars-backward " \t\n")
+        (let ((end (line-end-position)))
+          (forward-line (- 1 (max 1 hive-rpc-ling-tail-lines)))
+          (buffer-substring-no-properties
+           (max (point) (- end hive-rpc-ling--max-tail-chars)) end))))))
+
+(defun hive-rpc-ling--live-p (buffer)
+  "Return non-nil if BUFFER is a terminal whose process is running."
+  (and (hive-rpc-ling--kind buffer)
+       (process-live-p (get-buffer-process buffer))))
+
+(defun hive-rpc-ling--comint-send (text)
+  "Send TEXT as one input of the current comint buffer.
+Input the user had typed but not sent is set aside, and put back
+after TEXT is sent."
+  (let* ((mark (process-mark (get-buffer-process (current-buffer))))
+         (draft (delete-and-extract-region mark (point-max))))
+    (goto-char (point-max))
+    (insert text)
+    (comint-send-input)
+    (unless (string-empty-p draft)
+      (goto-char (point-max))
+      (insert draft))))
+
+(defun hive-rpc-ling--type (buffer kind text)
+  "Type TEXT into BUFFER, a terminal of KIND, and submit it with Enter."
+  (with-current-buffer buffer
+    (pcase kind
+      ('vterm
+       (vterm-send-string text t)
+       (vterm-send-return))
+      ('eat
+       (if (fboundp 'eat-term-send-string-as-yank)
+           (eat-term-send-string-as-yank eat-terminal text)
+         (eat-term-send-string eat-terminal text))
+       (eat-term-send-string eat-terminal "\r"))
+      ('term
+       (term-send-raw-string text)
+       (term-send-raw-string "\r"))
+      ('comint
+       (hive-rpc-ling--comint-send text)))))
+
+(defun hive-rpc-ling--check-offer ()
+  "Refuse the hub's request unless `hive-rpc-ling-offer-delivery' is set."
+  (unless hive-rpc-ling-offer-delivery
+    (hive-rpc-ling--refuse
+     "this Emacs does not let the hub type into its buffers (hive-rpc-ling-offer-delivery is nil)")))
+
+(defun hive-rpc-ling--offer (connection)
+  "Offer Emacs to the hub on CONNECTION as a delivery peer."
+  (when hive-rpc-ling-offer-delivery
+    (jsonrpc-async-request
+     connection 'hive/offerDelivery nil
+     :success-fn #'ignore
+     :error-fn (lambda (err)
+                 (message "hive-rpc: the hub cannot type into Emacs buffers: %s"
+                          (hive-rpc--clean (plist-get err :message))))
+     :timeout-fn #'ignore)))
+
+(add-hook 'hive-rpc-connected-functions #'hive-rpc-ling--offer)
+
+(defun hive-rpc-ling--default-name (buffer-name)
+  "Return a ling name derived from BUFFER-NAME.
+It is lowercase, and every run of characters other than letters,
+digits, `_', `-' and `.' becomes a single `-'; for example
+\"*claude-code: auth*\" gives \"claude-code-auth\"."
+  (let* ((name (downcase buffer-name))
+         (name (replace-regexp-in-string "[^a-z0-9_.-]+" "-" name t t))
+         (name (replace-regexp-in-string "-*\\.[-.]*" "." name t t))
+         (name (replace-regexp-in-string "\\`[-.]+\\|[-.]+\\'" "" name t t))
+         (name (replace-regexp-in-string "-\\{2,\\}" "-" name t t)))
+    (if (string-empty-p name)
+        "ling"
+      (string-trim-right (substring name 0 (min 128 (length name))) "[-.]+"))))
+
+(defun hive-rpc-ling--check-name (name)
+  "Signal a `user-error' unless NAME is a valid ling name."
+  (unless (and (stringp name) (<= (length name) 128)
+               (string-match-p hive-rpc-ling--name-regexp name))
+    (user-error "Not a ling name: %S; use dot-separated parts of letters, digits, `-' and `_'"
+                name)))
+
+(defun hive-rpc-ling--require-connection ()
+  "Signal a `user-error' unless hive-rpc is connected to the hub."
+  (unless (hive-rpc--connected-p)
+    (user-error "Not connected to the hub; turn on `hive-rpc-mode'")))
+
+(defun hive-rpc-ling--refused-message (verb name err)
+  "Show that the hub refused to VERB ling NAME, with error ERR."
+  (message "hive-rpc: cannot %s ling %s: %s%s" verb name
+           (hive-rpc--clean (plist-get err :message))
+           (if (eql (plist-get err :code) -32601)
+               " (this hub has no lings; update hive-rpc)"
+             "")))
+
+
+;;; Requests from the hub
+;;;
+
+(cl-defmethod hive-rpc-handle-request
+  (_connection (_method (eql 'hive/bufferState)) params)
+  "Report the state of the buffer named in PARAMS.
+The result says whether the buffer exists, whether it is a
+terminal whose process runs (alive), its kind of terminal (mode:
+vterm, eat, term, comint, or the major mode of any other buffer),
+and the text of its last lines (tail)."
+  (hive-rpc-ling--check-offer)
+  (let* ((name (hive-rpc-ling--string-param params :buffer 'hive/bufferState))
+         (buffer (get-buffer name)))
+    (if (not (buffer-live-p buffer))
+        (list :exists :json-false :alive :json-false :mode nil :tail "")
+      (let ((kind (hive-rpc-ling--kind buffer)))
+        (list :exists t
+              :alive (if (hive-rpc-ling--live-p buffer) t :json-false)
+              :mode (symbol-name (or kind (buffer-local-value 'major-mode buffer)))
+              :tail (hive-rpc-ling--tail buffer))))))
+
+(cl-defmethod hive-rpc-handle-request
+  (_connection (_method (eql 'hive/deliver)) params)
+  "Type the text in PARAMS into the terminal buffer named in PARAMS.
+The text is typed as data and submitted with Enter; the result
+is (:delivered t)."
+  (hive-rpc-ling--check-offer)
+  (let* ((name (hive-rpc-ling--string-param params :buffer 'hive/deliver))
+         (text (hive-rpc-ling--string-param params :text 'hive/deliver))
+         (buffer (get-buffer name))
+         (kind (and (buffer-live-p buffer) (hive-rpc-ling--kind buffer))))
+    (cond ((not (buffer-live-p buffer))
+           (hive-rpc-ling--refuse "no buffer named %s in this Emacs" name))
+          ((not kind)
+           (hive-rpc-ling--refuse
+            "buffer %s is not a terminal (vterm, eat, term or comint)" name))
+          ((not (process-live-p (get-buffer-process buffer)))
+           (hive-rpc-ling--refuse "the process in buffer %s has exited" name)))
+    (condition-case err
+        (hive-rpc-ling--type buffer kind (hive-rpc-ling--strip text))
+      (error (hive-rpc-ling--refuse "typing into buffer %s failed: %s"
+                                    name (error-message-string err))))
+    (list :delivered t)))
+
+
+;;; Commands
+;;;
+
+;;;###autoload
+(defun hive-rpc-register-ling (name &optional buffer)
+  "Register the terminal in BUFFER with the hub as the ling NAME.
+BUFFER defaults to the current buffer, which must be a vterm,
+eat, term or comint buffer.  NAME is made of dot-separated parts
+of letters, digits, `-' and `_', such as \"main.feature.auth\";
+interactively, the default is derived from the buffer's name.
+The hub's relays can then type messages into BUFFER."
+  (interactive
+   (let ((default (hive-rpc-ling--default-name (buffer-name))))
+     (unless (hive-rpc-ling--kind (current-buffer))
+       (user-error "Buffer %s is not a terminal (vterm, eat, term or comint)"
+                   (buffer-name)))
+     (hive-rpc-ling--require-connection)
+     (list (read-string (format-prompt "Ling name" default) nil nil default)
+           (current-buffer))))
+  (let ((buffer (or buffer (current-buffer))))
+    (hive-rpc-ling--check-name name)
+    (unless (hive-rpc-ling--kind buffer)
+      (user-error "Buffer %s is not a terminal (vterm, eat, term or comint)"
+                  (buffer-name buffer)))
+    (hive-rpc-ling--require-connection)
+    (let ((address (buffer-name buffer)))
+      (jsonrpc-async-request
+       hive-rpc--connection 'ling/register
+       (list :name name :kind "emacs-buffer" :address address)
+       :success-fn (lambda (_ling)
+                     (message "hive-rpc: ling %s is buffer %s" name address))
+       :error-fn (lambda (err) (hive-rpc-ling--refused-message "register" name err))))))
+
+;;;###autoload
+(defun hive-rpc-unregister-ling (name)
+  "Remove the ling NAME from the hub.
+Interactively, the default is the name `hive-rpc-register-ling'
+would derive from the current buffer's name."
+  (interactive
+   (let ((default (and (hive-rpc-ling--kind (current-buffer))
+                       (hive-rpc-ling--default-name (buffer-name)))))
+     (hive-rpc-ling--require-connection)
+     (list (read-string (format-prompt "Remove ling" default) nil nil default))))
+  (hive-rpc-ling--check-name name)
+  (hive-rpc-ling--require-connection)
+  (jsonrpc-async-request
+   hive-rpc--connection 'ling/remove (list :name name)
+   :success-fn (lambda (_result) (message "hive-rpc: removed ling %s" name))
+   :error-fn (lambda (err) (hive-rpc-ling--refused-message "remove" name err))))
+
+(provide 'hive-rpc-ling)
+;;; hive-rpc-ling.el ends here

@@ -1,0 +1,114 @@
+"""The text typed into an agent's terminal.  Pure: structured facts in, prose out.
+
+Agents read these as messages from a collaborator, so they are natural language with
+the one instruction that matters (how to reply) spelled out, as in the seeds: the
+Agora context template of seed 001 and the child-event templates of seed 004.
+Everything that came from another agent is passed through as the message body; the
+relay makes the whole text safe to type (relay.text.prepare).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hive_rpc.core.dialogue import SIGNALS, Dialogue, Turn
+
+AGORA_TEMPLATE = """---
+AGORA DIALOGUE CONTEXT
+Dialogue ID: {dialogue_id}
+From: {sender}
+To: {to} (you)
+Topic: {topic}
+Turn: {number} of at most {max_turns}
+
+You are participating in a multi-agent Nash Equilibrium dialogue.
+After reading the message, respond using agora_dispatch with:
+- dialogue_id: "{dialogue_id}"
+- to: "{sender}" (or another participant: {others})
+- signal: One of [propose|counter|approve|no-change|defer]
+- message: Your response
+- sender: "{to}" (only if your agent id is not {to})
+
+Signal Guide:
+{guide}
+
+Consensus is reached when all participants signal approve/no-change.
+---
+
+{message}"""
+
+
+def agora_turn(d: Dialogue, turn: Turn) -> str:
+    """The seed's context template around one turn's message."""
+    others = [p for p in d.participants if p not in (turn.to, turn.sender)]
+    guide = "\n".join(f"- {s.value}: {rule.meaning}" for s, rule in SIGNALS.items())
+    return AGORA_TEMPLATE.format(
+        dialogue_id=d.id,
+        sender=turn.sender,
+        to=turn.to,
+        topic=d.topic,
+        number=turn.number,
+        max_turns=d.max_turns,
+        others=", ".join(others) if others else "none",
+        guide=guide,
+        message=turn.message,
+    )
+
+
+EVENT_KINDS = ("child-complete", "child-question", "child-note", "pr-status", "ci-status")
+
+
+def child_event(kind: str, child: str, child_name: str, fields: dict[str, Any]) -> str:
+    """A child's event as its parent reads it (seed 004's templates).
+
+    ``child`` is what the parent calls it (its label, e.g. ``auth-module``),
+    ``child_name`` its full branch-like name; ``fields``: message, pr, ci, review,
+    url, comments as given by the caller.
+    """
+    message = str(fields.get("message") or "").strip()
+    pr, ci, review = fields.get("pr"), fields.get("ci"), fields.get("review")
+    if kind == "child-complete":
+        lines = [f"[CHILD COMPLETE] Agent '{child}' on branch {child_name} has completed."]
+        facts = []
+        if pr is not None:
+            facts.append(f"PR #{pr} filed against your branch.")
+        if review:
+            facts.append(f"Copilot status: {review}.")
+        if ci:
+            facts.append(f"CI: {ci}.")
+        if facts:
+            lines.append(" ".join(facts))
+        if message:
+            lines.append(message)
+        if pr is not None:
+            lines.append(f"Review with: gh pr view {pr}")
+        return "\n".join(lines)
+    if kind == "child-question":
+        reply = json.dumps("...")
+        return (
+            f"[QUESTION from {child}] {message}\n"
+            f"Reply with: answer_question agent={child_name} message={reply}"
+        )
+    if kind == "child-note":
+        return f"[NOTE from {child}] {message}"
+    if kind == "pr-status":
+        head = f"[PR STATUS] PR #{pr} ({child})" if pr is not None else f"[PR STATUS] {child}"
+        parts = [head + (f": {review}." if review else ".")]
+        if fields.get("comments") is not None:
+            parts.append(f"{fields['comments']} comments.")
+        if message:
+            parts.append(message)
+        if fields.get("url"):
+            parts.append(f"\nView: {fields['url']}")
+        return " ".join(parts).replace(" \nView", "\nView")
+    if kind == "ci-status":
+        what = f"PR #{pr} ({child})" if pr is not None else child
+        text = f"[CI STATUS] {what}: {ci or 'unknown'}."
+        return f"{text} {message}" if message else text
+    raise ValueError(f"unknown event kind {kind!r}")
+
+
+def answer(parent: str, message: str) -> str:
+    """A parent's answer to a child's question, typed into the child's terminal."""
+    return f"[ANSWER from {parent}] {message.strip()}"

@@ -1,0 +1,226 @@
+"""The relay's queue: one lane per target key, typed into one message at a time.
+
+Why a queue per key: two messages typed into one terminal at once would interleave,
+and a ling (an agent in a terminal) reads its input in order, so messages to one
+key are typed in submission order, one at a time, at least ``min_interval_s`` apart
+(a ling needs a moment to take one prompt before the next lands on it).  Different
+keys do not wait for each other.
+
+For each message a lane:
+
+1. makes the text safe with ``text.prepare`` (the relay never types unprepared
+   text; a message too large or empty fails here, typing nothing);
+2. waits for the rate limit (a deadline on the trio clock, not a poll);
+3. calls ``target.check()``: a dead target fails the message at once; a target
+   showing a dialog is held: checked again every ``hold_retry_s``, up to
+   ``hold_attempts`` checks, then the message fails, untyped, because typing would
+   answer the dialog;
+4. types it with ``target.type_text``.
+
+Every outcome is a ``DeliveryResult`` on the message's ``Ticket``; nothing a target
+does ends a lane.  Lanes are tasks in the nursery the ``Relay`` was given: a lane
+idle for ``idle_exit_s`` ends (the next message starts a new one), and when the
+nursery is cancelled every ticket still waiting is finished with "the relay
+stopped", so no waiter hangs.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import trio
+
+from hive_rpc.relay.target import DeliveryError, Target
+from hive_rpc.relay.text import dialog_in, prepare
+
+STOPPED = "the relay stopped before this message was typed"
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryResult:
+    """How one message ended."""
+
+    delivered: bool
+    reason: str
+    """Empty when delivered; else why not, in words a person can act on."""
+    attempts: int
+    """How many times the target was checked (0: the text was refused first)."""
+    address: str | None
+    """The target's new address when ``check`` re-resolved it, else None."""
+    finished_at: float
+    """Wall-clock time (``time.time()``) the outcome was decided."""
+
+
+@dataclass(eq=False)
+class Ticket:
+    """One submitted message; ``done`` is set once ``result`` is filled in."""
+
+    key: str
+    target: Target
+    text: str
+    done: trio.Event = field(default_factory=trio.Event)
+    result: DeliveryResult | None = None
+
+    async def wait(self) -> DeliveryResult:
+        """The result, once there is one."""
+        await self.done.wait()
+        assert self.result is not None
+        return self.result
+
+    def _finish(self, result: DeliveryResult) -> None:
+        if self.result is None:
+            self.result = result
+            self.done.set()
+
+
+@dataclass(frozen=True, slots=True)
+class RelayStatistics:
+    lanes: int
+    """Keys with a running lane."""
+    queued: int
+    """Messages submitted and not yet taken up by their lane."""
+
+
+@dataclass(eq=False)
+class _Lane:
+    key: str
+    send: trio.MemorySendChannel[Ticket]
+    receive: trio.MemoryReceiveChannel[Ticket]
+    next_allowed: float = -math.inf
+
+
+class Relay:
+    """Per-key delivery lanes living in ``nursery``."""
+
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        *,
+        min_interval_s: float = 0.5,
+        hold_retry_s: float = 2.0,
+        hold_attempts: int = 15,
+        idle_exit_s: float = 60.0,
+    ) -> None:
+        if min_interval_s < 0 or hold_retry_s < 0 or idle_exit_s < 0:
+            raise ValueError("intervals cannot be negative")
+        if hold_attempts < 1:
+            raise ValueError("hold_attempts must be at least 1")
+        self._nursery = nursery
+        self.min_interval_s = min_interval_s
+        self.hold_retry_s = hold_retry_s
+        self.hold_attempts = hold_attempts
+        # A lane that ended keeps no rate-limit deadline, so it must not end before
+        # that deadline has passed.
+        self.idle_exit_s = max(idle_exit_s, min_interval_s)
+        self._lanes: dict[str, _Lane] = {}
+
+    def submit(self, key: str, target: Target, text: str) -> Ticket:
+        """Queue ``text`` for ``target`` behind earlier messages to ``key``; at once."""
+        ticket = Ticket(key=key, target=target, text=text)
+        lane = self._lanes.get(key)
+        if lane is None:
+            send, receive = trio.open_memory_channel[Ticket](math.inf)
+            lane = _Lane(key=key, send=send, receive=receive)
+            try:
+                self._nursery.start_soon(self._run_lane, lane)
+            except RuntimeError:  # the nursery has closed: no lane can run
+                ticket._finish(_failed(STOPPED, attempts=0))
+                return ticket
+            self._lanes[key] = lane
+        lane.send.send_nowait(ticket)
+        return ticket
+
+    async def deliver(self, key: str, target: Target, text: str) -> DeliveryResult:
+        """Submit and wait for the result.  Cancelling the wait does not withdraw
+        the message: it is still typed in its turn."""
+        return await self.submit(key, target, text).wait()
+
+    def statistics(self) -> RelayStatistics:
+        return RelayStatistics(
+            lanes=len(self._lanes),
+            queued=sum(
+                lane.receive.statistics().current_buffer_used for lane in self._lanes.values()
+            ),
+        )
+
+    async def _run_lane(self, lane: _Lane) -> None:
+        current: Ticket | None = None
+        try:
+            while True:
+                with trio.move_on_after(self.idle_exit_s):
+                    current = await lane.receive.receive()
+                if current is None:
+                    # Idle.  No checkpoint from here to the return, so no submit can
+                    # slip a ticket into a lane that is going away.
+                    if lane.receive.statistics().current_buffer_used == 0:
+                        return
+                    continue
+                current._finish(await self._deliver(lane, current))
+                current = None
+        finally:
+            if self._lanes.get(lane.key) is lane:
+                del self._lanes[lane.key]
+            stopped = _failed(STOPPED, attempts=0)
+            if current is not None:
+                current._finish(stopped)
+            while True:
+                try:
+                    lane.receive.receive_nowait()._finish(stopped)
+                except (trio.WouldBlock, trio.ClosedResourceError, trio.EndOfChannel):
+                    break
+            lane.send.close()
+            lane.receive.close()
+
+    async def _deliver(self, lane: _Lane, ticket: Ticket) -> DeliveryResult:
+        try:
+            text = prepare(ticket.text)
+        except ValueError as exc:
+            return _failed(str(exc), attempts=0)
+        await trio.sleep_until(lane.next_allowed)
+        attempts = 0
+        address: str | None = None
+        try:
+            while True:
+                attempts += 1
+                state = await ticket.target.check()
+                address = state.address or address
+                if not state.alive:
+                    reason = state.reason or f"the {ticket.target.kind} target is gone"
+                    return _failed(reason, attempts, address)
+                dialog = dialog_in(state.tail)
+                if dialog is None:
+                    break
+                if attempts >= self.hold_attempts:
+                    return _failed(
+                        f"the pane shows a dialog ({dialog}); not typed into; "
+                        f"tried {attempts} times",
+                        attempts,
+                        address,
+                    )
+                await trio.sleep(self.hold_retry_s)
+            try:
+                await ticket.target.type_text(text)
+            finally:
+                lane.next_allowed = trio.current_time() + self.min_interval_s
+        except DeliveryError as exc:
+            return _failed(exc.message, attempts, address)
+        except Exception as exc:  # a broken target must not end the lane
+            return _failed(f"unexpected error from the target: {exc!r}", attempts, address)
+        return DeliveryResult(
+            delivered=True, reason="", attempts=attempts, address=address, finished_at=time.time()
+        )
+
+
+def _failed(reason: str, attempts: int, address: str | None = None) -> DeliveryResult:
+    return DeliveryResult(
+        delivered=False,
+        reason=reason,
+        attempts=attempts,
+        address=address,
+        finished_at=time.time(),
+    )
+
+
+__all__ = ["STOPPED", "DeliveryResult", "Relay", "RelayStatistics", "Ticket"]

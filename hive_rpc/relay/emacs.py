@@ -1,0 +1,220 @@
+"""Emacs buffers as relay targets, through the Emacs connected to the hub.
+
+An Emacs running ``hive-rpc-mode`` calls ``hive/offerDelivery`` on the editor socket;
+its connection then joins the hub's ``DeliveryPeers``.  An ``emacs-buffer`` ling
+(vterm, eat, term or comint, which covers Claude Code inside Emacs) is reached by
+asking the peers, in turn, for its buffer: the hub sends the peer a request, Emacs
+answers it.  Two requests travel from hub to Emacs:
+
+    hive/bufferState  {"buffer": NAME}
+        -> {"exists": bool, "alive": bool, "mode": str | null, "tail": str}
+    hive/deliver      {"buffer": NAME, "text": TEXT}
+        -> {"delivered": true}            (or an error whose message says why)
+
+Rules: ``check`` never raises; the peer that has the buffer is remembered and asked
+first next time; ``type_text`` is sent once and never retried (a timeout may mean the
+text was typed, and typing it twice is worse than reporting a doubt).  The text is
+data: Emacs types it, strips control characters again, and evaluates nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Protocol
+
+from hive_rpc.relay.target import DeliveryError, TargetState
+
+CHECK_TIMEOUT_S = 5.0
+"""How long one peer may take to answer ``hive/bufferState``."""
+DELIVER_TIMEOUT_S = 10.0
+"""How long Emacs may take to confirm ``hive/deliver``."""
+
+TERMINAL_MODES = frozenset({"vterm", "eat", "term", "comint"})
+NO_EMACS = "no Emacs with hive-rpc-mode is connected to the hub"
+
+
+class PeerError(Exception):
+    """A request to a peer got no result; ``message`` says why."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class PeerClosed(PeerError):
+    """The peer's connection closed before it answered (or was already closed)."""
+
+
+class PeerTimeout(PeerError):
+    """The peer did not answer in time; the request may or may not have taken effect."""
+
+
+class PeerRefused(PeerError):
+    """The peer answered with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.data = data
+
+
+class DeliveryPeer(Protocol):
+    """A connection the hub can send requests to (``editor_socket.Session``)."""
+
+    async def request(self, method: str, params: dict[str, Any], timeout_s: float) -> Any:
+        """The result of ``method``; PeerRefused, PeerTimeout or PeerClosed otherwise."""
+        ...
+
+
+class DeliveryPeers:
+    """The editor connections that offered to type into their Emacs buffers.
+
+    Ordered by when they offered; iterating gives a snapshot, so peers may come and
+    go while a caller walks it.
+    """
+
+    def __init__(self) -> None:
+        self._peers: dict[DeliveryPeer, None] = {}
+        self._offers = 0
+
+    def add(self, peer: DeliveryPeer) -> None:
+        if peer not in self._peers:
+            self._offers += 1
+        self._peers[peer] = None
+
+    def remove(self, peer: DeliveryPeer) -> None:
+        """Forget ``peer``; no error if it was not there."""
+        self._peers.pop(peer, None)
+
+    def __contains__(self, peer: object) -> bool:
+        return peer in self._peers
+
+    def __iter__(self) -> Iterator[DeliveryPeer]:
+        return iter(list(self._peers))
+
+    def __len__(self) -> int:
+        return len(self._peers)
+
+    def statistics(self) -> dict[str, int]:
+        return {"peers": len(self._peers), "offers": self._offers}
+
+
+def _state_of(reply: Any) -> dict[str, Any] | None:
+    """A ``hive/bufferState`` result that has the buffer, else None."""
+    if not isinstance(reply, dict) or reply.get("exists") is False:
+        return None
+    if not isinstance(reply.get("alive"), bool):
+        return None
+    return reply
+
+
+class EmacsBufferTarget:
+    """A terminal buffer in one of the connected Emacsen, by its buffer name."""
+
+    kind = "emacs-buffer"
+
+    def __init__(
+        self,
+        peers: DeliveryPeers,
+        buffer_name: str,
+        *,
+        check_timeout: float = CHECK_TIMEOUT_S,
+        deliver_timeout: float = DELIVER_TIMEOUT_S,
+    ) -> None:
+        self.address = buffer_name
+        self._peers = peers
+        self._check_timeout = check_timeout
+        self._deliver_timeout = deliver_timeout
+        self._peer: DeliveryPeer | None = None
+        self.mode: str | None = None
+        """The buffer's kind of terminal as Emacs last reported it (``vterm`` ...)."""
+
+    def _candidates(self) -> list[DeliveryPeer]:
+        peers = list(self._peers)
+        if self._peer in peers:
+            assert self._peer is not None
+            peers.remove(self._peer)
+            peers.insert(0, self._peer)
+        return peers
+
+    async def check(self) -> TargetState:
+        name = self.address
+        peers = self._candidates()
+        if not peers:
+            self._peer = None
+            return TargetState(alive=False, reason=NO_EMACS)
+        failures: list[str] = []
+        for peer in peers:
+            try:
+                reply = await peer.request(
+                    "hive/bufferState", {"buffer": name}, self._check_timeout
+                )
+            except PeerError as e:
+                failures.append(e.message)
+                continue
+            state = _state_of(reply)
+            if state is None:
+                continue
+            self._peer = peer
+            mode = state.get("mode")
+            self.mode = mode if isinstance(mode, str) else None
+            tail = state.get("tail")
+            tail = tail if isinstance(tail, str) else ""
+            if state["alive"]:
+                return TargetState(alive=True, tail=tail)
+            if self.mode not in TERMINAL_MODES:
+                reason = (
+                    f"buffer {name} in Emacs is not a terminal (vterm, eat, term or comint); "
+                    f"its mode is {self.mode or 'unknown'}"
+                )
+            else:
+                reason = f"the process in Emacs buffer {name} ({self.mode}) has exited"
+            return TargetState(alive=False, tail=tail, reason=reason)
+        self._peer = None
+        reason = f"no connected Emacs has a buffer named {name}"
+        if failures:
+            reason += f" ({len(failures)} of {len(peers)} did not answer: {failures[0]})"
+        return TargetState(alive=False, reason=reason)
+
+    async def type_text(self, text: str) -> None:
+        name = self.address
+        if self._peer is None or self._peer not in self._peers:
+            state = await self.check()
+            if not state.alive:
+                raise DeliveryError(state.reason)
+        peer = self._peer
+        if peer is None:  # pragma: no cover - check() set it when alive
+            raise DeliveryError(f"no connected Emacs has a buffer named {name}")
+        try:
+            reply = await peer.request(
+                "hive/deliver", {"buffer": name, "text": text}, self._deliver_timeout
+            )
+        except PeerRefused as e:
+            raise DeliveryError(e.message) from None
+        except PeerTimeout:
+            raise DeliveryError(
+                f"Emacs did not confirm typing into buffer {name} within "
+                f"{self._deliver_timeout:g}s; the text may or may not have been typed"
+            ) from None
+        except PeerClosed:
+            self._peer = None
+            raise DeliveryError(
+                f"the Emacs with buffer {name} disconnected before confirming; "
+                "the text may or may not have been typed"
+            ) from None
+        if not (isinstance(reply, dict) and reply.get("delivered") is True):
+            raise DeliveryError(f"Emacs gave an unexpected reply to hive/deliver: {reply!r:.200}")
+
+
+__all__ = [
+    "CHECK_TIMEOUT_S",
+    "DELIVER_TIMEOUT_S",
+    "NO_EMACS",
+    "DeliveryPeer",
+    "DeliveryPeers",
+    "EmacsBufferTarget",
+    "PeerClosed",
+    "PeerError",
+    "PeerRefused",
+    "PeerTimeout",
+]

@@ -1,0 +1,53 @@
+"""What the relay needs from a terminal that an agent ("ling") runs in.
+
+Each kind (``tmux``, ``zellij``, ``emacs-buffer``) implements ``Target``.  The relay
+calls ``check`` before every delivery: a dead target is reported, a stale address
+re-resolved, and a target whose last lines show a dialog (a permission prompt, a y/n
+question) is not typed into.  ``type_text`` gets text already made safe by
+``relay.text.prepare``: no control characters or escape sequences, newlines kept.
+It types the text as one paste where the terminal supports bracketed paste, then
+submits it with Enter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class TargetState:
+    """What ``check`` saw."""
+
+    alive: bool
+    tail: str = ""
+    """The last lines the target shows (plain text), for dialog detection."""
+    reason: str = ""
+    """Why it is not alive, in words a person can act on; empty when alive."""
+    address: str | None = None
+    """A new address when the old one was stale and was re-resolved, else None."""
+
+
+class DeliveryError(Exception):
+    """Typing into the target failed; ``message`` says why."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class Target(Protocol):
+    kind: str
+    address: str
+
+    async def check(self) -> TargetState:
+        """Is the target there, and what does it show?  Never raises for a dead
+        target: returns ``alive=False`` with the reason."""
+        ...
+
+    async def type_text(self, text: str) -> None:
+        """Type ``text`` (already prepared) and submit it; DeliveryError on failure."""
+        ...
+
+
+__all__ = ["DeliveryError", "Target", "TargetState"]

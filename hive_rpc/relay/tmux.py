@@ -1,0 +1,133 @@
+"""A tmux pane as a relay target, driven through the ``tmux`` command line.
+
+Every call is one ``tmux`` process started with an argv list (no shell), so nothing
+in a message or an address is ever parsed by a shell.  The text travels on the stdin
+of ``tmux load-buffer``, not in argv, and is pasted with ``paste-buffer -p``: tmux
+wraps it in bracketed-paste markers when the program in the pane asked for them
+(Claude Code does), so a multi-line message arrives as one paste rather than as
+lines each submitted by its newline.  ``-r`` keeps newlines as LF instead of tmux's
+default CR, which a program without bracketed paste would take as Enter.  One
+``send-keys Enter`` then submits it.
+
+Addresses are what ``tmux -t`` accepts: a pane id (``%3``) or a target spec
+(``agents:0.1``).  A spec names whichever pane is there now, so ``check`` resolves
+it to the pane id and keeps that id, and the relay types into the pane it checked.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import uuid
+
+import trio
+
+from hive_rpc.relay.target import DeliveryError, TargetState
+
+TAIL_LINES = 40
+"""How many lines (history included) ``check`` reads for dialog detection."""
+
+
+def find_tmux() -> str | None:
+    """The path of the ``tmux`` executable on PATH, or None when it is not installed."""
+    return shutil.which("tmux")
+
+
+class TmuxTarget:
+    """The tmux pane at ``address``; ``socket`` is a ``tmux -S`` server socket path,
+    None for the user's default server (what the hub uses)."""
+
+    kind = "tmux"
+
+    def __init__(self, address: str, *, socket: str | None = None) -> None:
+        if not address.strip():
+            raise ValueError("a tmux address is a pane id like %3 or a target like agents:0.1")
+        self.address = address
+        self.socket = socket
+
+    def __repr__(self) -> str:
+        return f"TmuxTarget({self.address!r}, socket={self.socket!r})"
+
+    async def check(self) -> TargetState:
+        """Is the pane there and running, and what are its last lines?
+
+        A missing pane, a dead one (kept by ``remain-on-exit``) and a tmux that
+        cannot be run all come back as ``alive=False`` with tmux's own words.
+        """
+        try:
+            return await self._check()
+        except OSError as exc:
+            return TargetState(alive=False, reason=f"cannot run tmux: {exc}")
+
+    async def _check(self) -> TargetState:
+        # display-message resolves the address to a pane id, but leniently (tmux 3.3):
+        # a missing pane id gives an empty answer, and a stale spec such as
+        # "agents:0.5" falls back to some other pane.  capture-pane resolves the
+        # address strictly, so it runs second, on the address as given: if it finds
+        # the pane, the id display-message named is that pane's.
+        found = await self._tmux(
+            "display-message", "-p", "-t", self.address, "#{pane_id} #{pane_dead}"
+        )
+        if found.returncode != 0:
+            return self._gone(found)
+        captured = await self._tmux(
+            "capture-pane", "-p", "-J", "-t", self.address, "-S", f"-{TAIL_LINES}"
+        )
+        if captured.returncode != 0:
+            return self._gone(captured)
+        pane_id, _, dead = found.stdout.decode("utf-8", "replace").strip().partition(" ")
+        if not pane_id.startswith("%"):
+            return TargetState(
+                alive=False, reason=f"tmux pane {self.address} is gone: tmux names no pane for it"
+            )
+        resolved = None
+        if pane_id != self.address:
+            resolved = self.address = pane_id
+        if dead.strip() == "1":
+            return TargetState(
+                alive=False,
+                reason=f"the program in tmux pane {pane_id} has exited (the pane is dead)",
+                address=resolved,
+            )
+        tail = captured.stdout.decode("utf-8", "replace")
+        return TargetState(alive=True, tail=tail, address=resolved)
+
+    def _gone(self, done: subprocess.CompletedProcess[bytes]) -> TargetState:
+        return TargetState(alive=False, reason=f"tmux pane {self.address} is gone: {_stderr(done)}")
+
+    async def type_text(self, text: str) -> None:
+        """Paste ``text`` into the pane and press Enter; DeliveryError with tmux's
+        message when a step fails."""
+        buffer = f"hive-rpc-{uuid.uuid4().hex}"
+        try:
+            await self._run("load-buffer", "-b", buffer, "-", stdin=text.encode("utf-8"))
+            try:
+                await self._run("paste-buffer", "-p", "-d", "-r", "-b", buffer, "-t", self.address)
+            except DeliveryError:
+                # -d deletes the buffer only after a paste; don't leave the text behind.
+                await self._tmux("delete-buffer", "-b", buffer)
+                raise
+            await self._run("send-keys", "-t", self.address, "Enter")
+        except OSError as exc:
+            raise DeliveryError(f"cannot run tmux: {exc}") from None
+
+    async def _run(self, *args: str, stdin: bytes = b"") -> None:
+        done = await self._tmux(*args, stdin=stdin)
+        if done.returncode != 0:
+            raise DeliveryError(f"tmux {args[0]} failed for {self.address}: {_stderr(done)}")
+
+    async def _tmux(self, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+        argv = ["tmux"]
+        if self.socket is not None:
+            argv += ["-S", self.socket]
+        return await trio.run_process(
+            [*argv, *args], stdin=stdin, capture_stdout=True, capture_stderr=True, check=False
+        )
+
+
+def _stderr(done: subprocess.CompletedProcess[bytes]) -> str:
+    message = done.stderr.decode("utf-8", "replace").strip()
+    return message or f"exit status {done.returncode}"
+
+
+__all__ = ["TAIL_LINES", "TmuxTarget", "find_tmux"]

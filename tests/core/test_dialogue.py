@@ -1,0 +1,223 @@
+"""Agora dialogue rules (core/dialogue.py): examples, then properties over random games."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hive_rpc.core import dialogue as dlg
+from hive_rpc.core.errors import InvalidParams, NotAParticipant
+from hive_rpc.core.messages import agora_turn, answer, child_event
+
+A, B, C = "main.a", "main.b", "main.c"
+
+
+def new(*participants: str, max_turns: int = 50) -> dlg.Dialogue:
+    return dlg.new_dialogue("Which cache?", list(participants), now=0.0, max_turns=max_turns)
+
+
+def turn(d: dlg.Dialogue, sender: str, to: str, signal: str) -> tuple[dlg.Dialogue, dlg.Outcome]:
+    d, _turn, outcome = dlg.dispatch(
+        d, sender=sender, to=to, signal=signal, message=f"{signal} from {sender}", now=1.0
+    )
+    return d, outcome
+
+
+def test_propose_then_approve_is_consensus_between_two() -> None:
+    d = new(A, B)
+    d, outcome = turn(d, A, B, "propose")
+    assert (outcome, d.status) == (dlg.Outcome.RELAY, dlg.Status.ACTIVE)
+    d, outcome = turn(d, B, A, "approve")
+    assert (outcome, d.status) == (dlg.Outcome.CONSENSUS, dlg.Status.CONSENSUS)
+    assert d.end_reason == "every participant approves"
+
+
+def test_a_counter_resets_earlier_approvals() -> None:
+    d = new(A, B, C)
+    d, _ = turn(d, A, B, "propose")
+    d, _ = turn(d, B, C, "approve")
+    d, outcome = turn(d, C, A, "counter")  # C's alternative: A and B must speak again
+    assert outcome is dlg.Outcome.RELAY
+    assert dlg.stances(d) == {
+        A: dlg.Stance.UNDECIDED,
+        B: dlg.Stance.UNDECIDED,
+        C: dlg.Stance.AGREE,
+    }
+    d, outcome = turn(d, A, B, "approve")
+    assert outcome is dlg.Outcome.RELAY
+    d, outcome = turn(d, B, C, "no-change")
+    assert outcome is dlg.Outcome.CONSENSUS
+
+
+def test_consensus_needs_a_full_round() -> None:
+    d = new(A, B, C)
+    d, _ = turn(d, A, B, "no-change")
+    d, outcome = turn(d, B, A, "approve")
+    assert outcome is dlg.Outcome.RELAY  # C has not spoken yet
+    d, outcome = turn(d, C, A, "approve")
+    assert outcome is dlg.Outcome.CONSENSUS
+
+
+def test_defer_counts_toward_consensus_but_cannot_make_one_alone() -> None:
+    d = new(A, B)
+    d, _ = turn(d, A, B, "defer")
+    d, outcome = turn(d, B, A, "defer")
+    assert outcome is dlg.Outcome.RELAY  # nobody agreed to anything
+    d, outcome = turn(d, A, B, "approve")
+    assert outcome is dlg.Outcome.CONSENSUS  # A agrees, B yields
+
+
+def test_max_turns_ends_the_dialogue_as_timeout() -> None:
+    d = new(A, B, max_turns=3)
+    d, _ = turn(d, A, B, "propose")
+    d, _ = turn(d, B, A, "counter")
+    d, outcome = turn(d, A, B, "counter")
+    assert (outcome, d.status) == (dlg.Outcome.MAX_TURNS, dlg.Status.TIMEOUT)
+    with pytest.raises(dlg.DialogueClosed, match="is timeout"):
+        turn(d, B, A, "approve")
+
+
+def test_refusals_say_what_is_wrong() -> None:
+    d = new(A, B)
+    with pytest.raises(NotAParticipant, match=r"'main\.z' is not a participant") as e:
+        turn(d, A, "main.z", "propose")
+    assert e.value.data["event"] == "agora/not-a-participant"
+    with pytest.raises(NotAParticipant, match=r"from 'main\.z'"):
+        turn(d, "main.z", A, "propose")
+    with pytest.raises(InvalidParams, match="not to its sender"):
+        turn(d, A, A, "propose")
+    with pytest.raises(InvalidParams, match="signal 'maybe' is not one of propose, counter"):
+        turn(d, A, B, "maybe")
+    with pytest.raises(InvalidParams, match="message must not be empty"):
+        dlg.dispatch(d, sender=A, to=B, signal="propose", message="  ", now=1.0)
+    aborted = dlg.abort(d, reason="wrong room", now=2.0)
+    with pytest.raises(dlg.DialogueClosed, match="aborted"):
+        turn(aborted, A, B, "propose")
+
+
+@pytest.mark.parametrize(
+    ("topic", "participants", "why"),
+    [
+        ("", [A, B], "topic must not be empty"),
+        ("t", [A], "2 to 16"),
+        ("t", [A, A], "distinct"),
+        ("t", [A, "bad name!"], "not a ling name"),
+        ("t", [A, "a..b"], "not a ling name"),
+    ],
+)
+def test_new_dialogue_checks_its_input(topic: str, participants: list[str], why: str) -> None:
+    with pytest.raises(InvalidParams, match=why):
+        dlg.new_dialogue(topic, participants, now=0.0)
+
+
+def test_records_round_trip() -> None:
+    d = new(A, B)
+    d, _ = turn(d, A, B, "propose")
+    d = dlg.with_delivery(d, 1, {"state": "delivered", "reason": ""})
+    assert dlg.Dialogue.from_record(d.record()) == d
+    assert d.record()["turns"][0]["delivery"] == {"state": "delivered", "reason": ""}
+
+
+# --- properties over random games ---------------------------------------------------
+
+names = [f"main.l{i}" for i in range(4)]
+games = st.integers(2, 4).flatmap(
+    lambda n: st.tuples(
+        st.just(names[:n]),
+        st.lists(
+            st.tuples(
+                st.integers(0, n - 1), st.integers(1, n - 1), st.sampled_from(list(dlg.Signal))
+            ),
+            max_size=40,
+        ),
+        st.integers(1, 30),
+    )
+)
+
+
+def play(participants: list[str], moves: list[tuple[int, int, dlg.Signal]], max_turns: int):  # type: ignore[no-untyped-def]
+    d = dlg.new_dialogue("t", participants, now=0.0, max_turns=max_turns)
+    outcomes = []
+    for i, step, signal in moves:
+        if d.status is not dlg.Status.ACTIVE:
+            break
+        sender = participants[i]
+        to = participants[(i + step) % len(participants)]
+        d, outcome = turn(d, sender, to, signal.value)
+        outcomes.append(outcome)
+    return d, outcomes
+
+
+@given(games)
+def test_property_a_dialogue_ends_once_and_only_as_its_rules_say(game) -> None:  # type: ignore[no-untyped-def]
+    participants, moves, max_turns = game
+    d, outcomes = play(participants, moves, max_turns)
+    # at most the last outcome ends it, and the status matches it
+    assert all(o is dlg.Outcome.RELAY for o in outcomes[:-1])
+    assert len(d.turns) <= max_turns
+    if outcomes and outcomes[-1] is dlg.Outcome.CONSENSUS:
+        assert d.status is dlg.Status.CONSENSUS
+        assert {t.sender for t in d.turns} == set(participants)  # a full round
+        last_reset = max((t.number for t in d.turns if dlg.SIGNALS[t.signal].resets), default=0)
+        for p in participants:
+            spoke_after = [t for t in d.turns if t.sender == p and t.number >= last_reset]
+            assert spoke_after, f"{p} was undecided"
+        assert any(
+            dlg.SIGNALS[t.signal].stance is dlg.Stance.AGREE
+            for t in d.turns
+            if t.number >= last_reset
+        )
+    elif outcomes and outcomes[-1] is dlg.Outcome.MAX_TURNS:
+        assert d.status is dlg.Status.TIMEOUT
+        assert len(d.turns) == max_turns
+    else:
+        assert d.status is dlg.Status.ACTIVE
+        assert not dlg.is_consensus(d)
+
+
+@given(games)
+def test_property_a_reset_always_clears_consensus(game) -> None:  # type: ignore[no-untyped-def]
+    """Right after a propose or counter, consensus needs everyone else to speak again
+    (with three or more participants, the reset alone never ends the dialogue)."""
+    participants, moves, max_turns = game
+    d, outcomes = play(participants, moves, max_turns)
+    if len(participants) >= 3 and d.turns and dlg.SIGNALS[d.turns[-1].signal].resets:
+        assert outcomes[-1] is not dlg.Outcome.CONSENSUS
+
+
+# --- the text typed into terminals ----------------------------------------------------
+
+
+def test_agora_turn_text_follows_the_seed_template() -> None:
+    d = new(A, B, C)
+    d, t, _ = dlg.dispatch(d, sender=A, to=B, signal="propose", message="Use Redis.", now=1.0)
+    text = agora_turn(d, t)
+    assert text.startswith("---\nAGORA DIALOGUE CONTEXT\n")
+    assert f"Dialogue ID: {d.id}\nFrom: {A}\nTo: {B} (you)\nTopic: Which cache?" in text
+    assert f'- dialogue_id: "{d.id}"\n- to: "{A}" (or another participant: {C})' in text
+    assert f'- sender: "{B}" (only if your agent id is not {B})' in text
+    assert "- defer: You yield to others' judgment" in text
+    assert text.endswith("---\n\nUse Redis.")
+
+
+def test_child_event_texts_follow_the_seed() -> None:
+    done = child_event(
+        "child-complete",
+        "auth-module",
+        "main.feature.auth",
+        {"pr": 42, "review": "approved", "ci": "passing"},
+    )
+    assert done == (
+        "[CHILD COMPLETE] Agent 'auth-module' on branch main.feature.auth has completed.\n"
+        "PR #42 filed against your branch. Copilot status: approved. CI: passing.\n"
+        "Review with: gh pr view 42"
+    )
+    question = child_event(
+        "child-question", "auth-module", "main.feature.auth", {"message": "Define types locally?"}
+    )
+    assert question == (
+        "[QUESTION from auth-module] Define types locally?\n"
+        'Reply with: answer_question agent=main.feature.auth message="..."'
+    )
+    assert answer("main.feature", " Yes. ") == "[ANSWER from main.feature] Yes."

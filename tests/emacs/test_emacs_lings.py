@@ -1,0 +1,283 @@
+"""End to end: the hub types into terminal buffers of a real interactive Emacs.
+
+An `emacs -nw -Q` under tmux loads elisp/hive-rpc.el, connects `hive-rpc-mode` to a
+hub running in this process (the ``hub`` fixture), and runs a recorder program in
+(a) a comint buffer and (b) a vterm buffer.  The test then drives delivery as the
+relay does, through ``EmacsBufferTarget`` over the hub's ``delivery_peers``, and
+reads what the recorder received, byte for byte.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+import trio
+
+from hive_rpc.hub import HubConfig
+from hive_rpc.relay.emacs import EmacsBufferTarget
+from hive_rpc.relay.target import DeliveryError, TargetState
+from hive_rpc.service import HubService
+
+ELISP = Path(__file__).resolve().parents[2] / "elisp"
+VTERM_DIRS = sorted(glob.glob("/usr/share/emacs/site-lisp/elpa/vterm-*"))
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("emacs") is None or shutil.which("tmux") is None,
+    reason="needs emacs and tmux",
+)
+
+RECORDER = r'''
+"""Append every byte read from stdin to RECORD; PID goes to PIDFILE."""
+import os, sys
+record, pidfile = sys.argv[1], sys.argv[2]
+with open(pidfile, "w") as f:
+    f.write(str(os.getpid()))
+if "paste" in sys.argv[3:]:
+    sys.stdout.write("\x1b[?2004h")  # ask the terminal for bracketed paste
+sys.stdout.write("recorder ready\n")
+sys.stdout.flush()
+while True:
+    data = os.read(0, 65536)
+    if not data:
+        break
+    with open(record, "ab") as f:
+        f.write(data)
+'''
+
+HOSTILE = (
+    "hello \x1b[201~ world\r\x1b]0;pwned\x07\n"
+    '(delete-file "victim") \\C-x\t\x03\x04\x15 end \x1b[31mred\x1b[0m \x9b2J'
+)
+"""Raw text with an early end-of-paste, a carriage return, an OSC title, C0 keys
+that a terminal would act on, SGR colours and a C1 CSI; Emacs must make it inert."""
+CLEAN = 'hello [201~ world]0;pwned\n(delete-file "victim") \\C-x\t end [31mred[0m 2J'
+"""What Emacs types: the same text without its control characters."""
+
+
+class LingEmacs:
+    """`emacs -nw` in a detached tmux session, connected to the in-process hub."""
+
+    def __init__(self, root: Path, socket: Path) -> None:
+        self.root = root
+        self.socket = socket
+        self.name = f"hive-ling-{uuid.uuid4().hex[:8]}"
+        self.recorder = root / "recorder.py"
+        self.recorder.write_text(RECORDER)
+
+    def start(self, setup: str, load_path: list[str]) -> None:
+        elisp = (
+            f"(progn (setq hive-rpc-socket {json.dumps(str(self.socket))}"
+            " hive-rpc-program nil)"
+            " (hive-rpc-mode 1)"
+            f" {setup})"
+        )
+        args = ["emacs", "-nw", "-Q", "-L", str(ELISP)]
+        for d in load_path:
+            args += ["-L", d]
+        args += ["-l", "hive-rpc", "--eval", elisp]
+        subprocess.run(
+            ["tmux", "new-session", "-d", "-s", self.name, "-x", "150", "-y", "45", *args],
+            check=True,
+            cwd=self.root,
+        )
+
+    def recorder_command(self, tag: str, *extra: str) -> list[str]:
+        return [
+            sys.executable,
+            str(self.recorder),
+            str(self.root / f"{tag}.record"),
+            str(self.root / f"{tag}.pid"),
+            *extra,
+        ]
+
+    def record(self, tag: str) -> bytes:
+        path = self.root / f"{tag}.record"
+        return path.read_bytes() if path.exists() else b""
+
+    def pid(self, tag: str) -> int:
+        return int((self.root / f"{tag}.pid").read_text())
+
+    def screen(self) -> str:
+        return subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", self.name],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True, check=False)
+
+
+async def wait_until(done: Callable[[], bool], what: str, emacs: LingEmacs) -> None:
+    """Poll ``done`` for up to 20 seconds; fail with the screen."""
+    for _ in range(400):
+        if done():
+            return
+        await trio.sleep(0.05)
+    pytest.fail(f"timed out waiting for {what}; the screen was:\n{emacs.screen()}")
+
+
+async def check_until(
+    target: EmacsBufferTarget, done: Callable[[TargetState], bool]
+) -> TargetState:
+    """``target.check()`` until ``done`` holds of its state, for up to 20 seconds."""
+    for _ in range(200):
+        state = await target.check()
+        if done(state):
+            break
+        await trio.sleep(0.1)
+    return state
+
+
+@pytest.fixture
+async def ling_emacs(
+    hub: HubService, hub_config: HubConfig, short_tmp: Path
+) -> AsyncIterator[LingEmacs]:
+    emacs = LingEmacs(short_tmp, hub_config.socket)
+    try:
+        yield emacs
+    finally:
+        emacs.close()
+
+
+def lisp_list(words: list[str]) -> str:
+    return " ".join(json.dumps(w) for w in words)
+
+
+async def check_buffer(
+    hub: HubService, emacs: LingEmacs, buffer: str, mode: str, tag: str, expected: bytes
+) -> None:
+    """The full story for one buffer: state, hostile delivery, once, then death."""
+    target = EmacsBufferTarget(hub.delivery_peers, buffer)
+
+    state = await check_until(target, lambda s: s.alive and "recorder ready" in s.tail)
+    assert state.alive, (state, emacs.screen())
+    assert "recorder ready" in state.tail
+    assert target.mode == mode
+
+    (emacs.root / "victim").write_text("keep me")
+    await target.type_text(HOSTILE)
+    await wait_until(lambda: emacs.record(tag) == expected, f"{tag} to receive the text", emacs)
+    await trio.sleep(0.5)
+    assert emacs.record(tag) == expected  # typed once, nothing after it
+    assert (emacs.root / "victim").read_text() == "keep me"
+
+    os.kill(emacs.pid(tag), signal.SIGTERM)
+    state = await check_until(target, lambda s: not s.alive)
+    assert not state.alive
+    assert state.reason == f"the process in Emacs buffer {buffer} ({mode}) has exited"
+    with pytest.raises(DeliveryError) as refused:
+        await target.type_text("too late")
+    assert refused.value.message == f"the process in buffer {buffer} has exited"
+
+
+async def test_comint_buffer_receives_text_as_data(hub: HubService, ling_emacs: LingEmacs) -> None:
+    assert len(hub.delivery_peers) == 0
+    command = ling_emacs.recorder_command("comint")
+    ling_emacs.start(
+        f'(make-comint-in-buffer "rec" "*rec comint*" {json.dumps(command[0])} nil'
+        f" {lisp_list(command[1:])})",
+        load_path=[],
+    )
+    await wait_until(lambda: len(hub.delivery_peers) == 1, "Emacs to offer delivery", ling_emacs)
+    with trio.fail_after(90):
+        await check_buffer(
+            hub, ling_emacs, "*rec comint*", "comint", "comint", (CLEAN + "\n").encode()
+        )
+        missing = await EmacsBufferTarget(hub.delivery_peers, "*nothing*").check()
+        assert missing.reason == "no connected Emacs has a buffer named *nothing*"
+
+
+@pytest.mark.skipif(not VTERM_DIRS, reason="needs vterm (Debian package elpa-vterm)")
+async def test_vterm_buffer_receives_one_bracketed_paste(
+    hub: HubService, ling_emacs: LingEmacs
+) -> None:
+    shell = shlex.join(ling_emacs.recorder_command("vterm", "paste"))
+    ling_emacs.start(
+        "(progn (require 'vterm) (setq vterm-kill-buffer-on-exit nil)"
+        f' (let ((vterm-shell {json.dumps(shell)})) (vterm "*rec vterm*")))',
+        load_path=VTERM_DIRS[-1:],
+    )
+    await wait_until(lambda: len(hub.delivery_peers) == 1, "Emacs to offer delivery", ling_emacs)
+    # One paste: the recorder asked for bracketed paste, so vterm wraps the text in
+    # exactly one ESC[200~ ... ESC[201~ pair; the ESC[201~ inside the text was inert.
+    expected = b"\x1b[200~" + CLEAN.encode() + b"\x1b[201~\n"
+    with trio.fail_after(90):
+        await check_buffer(hub, ling_emacs, "*rec vterm*", "vterm", "vterm", expected)
+
+
+def keys(emacs: LingEmacs, *keys: str) -> None:
+    subprocess.run(["tmux", "send-keys", "-t", emacs.name, *keys], check=True)
+
+
+async def test_register_and_unregister_ling_from_emacs(
+    hub: HubService, ling_emacs: LingEmacs
+) -> None:
+    """M-x hive-rpc-register-ling in a terminal buffer registers it with the hub under a
+    name derived from the buffer's; an Agora turn dispatched to that ling is typed into
+    the buffer; M-x hive-rpc-unregister-ling removes it."""
+    command = ling_emacs.recorder_command("comint")
+    ling_emacs.start(
+        f'(make-comint-in-buffer "rec" "*rec comint*" {json.dumps(command[0])} nil'
+        f' {lisp_list(command[1:])}) (switch-to-buffer "*rec comint*")',
+        load_path=[],
+    )
+    await wait_until(lambda: len(hub.delivery_peers) == 1, "Emacs to offer delivery", ling_emacs)
+    await wait_until(lambda: "recorder ready" in ling_emacs.screen(), "the recorder", ling_emacs)
+    keys(ling_emacs, "M-x", "hive-rpc-register-ling", "Enter")
+    await wait_until(
+        lambda: "Ling name (default rec-comint):" in ling_emacs.screen(), "the prompt", ling_emacs
+    )
+    keys(ling_emacs, "Enter")
+
+    async def lings() -> list[tuple[str, str, str]]:
+        return [(r["name"], r["kind"], r["address"]) for r in await hub.call("ling/list", {})]
+
+    expected = ("rec-comint", "emacs-buffer", "*rec comint*")
+    for _ in range(200):
+        if expected in await lings():
+            break
+        await trio.sleep(0.1)
+    assert expected in await lings(), ling_emacs.screen()
+    await wait_until(
+        lambda: "ling rec-comint is buffer *rec comint*" in ling_emacs.screen(),
+        "the confirmation",
+        ling_emacs,
+    )
+    checked = await hub.call("ling/list", {"check": True})
+    assert [(r["name"], r["alive"]) for r in checked] == [("rec-comint", True)]
+
+    # the whole path: a turn for this ling reaches its Emacs buffer
+    d = await hub.call("agora/create", {"topic": "Ship?", "participants": ["main", "rec-comint"]})
+    turn = await hub.call(
+        "agora/dispatch",
+        {"dialogue_id": d["id"], "from": "main", "to": "rec-comint", "signal": "propose",
+         "message": "Ship it today."},
+    )  # fmt: skip
+    assert turn["delivery"]["state"] == "delivered", turn
+    await wait_until(
+        lambda: b"Ship it today." in ling_emacs.record("comint"), "the turn's text", ling_emacs
+    )
+    assert b"AGORA DIALOGUE CONTEXT" in ling_emacs.record("comint")
+    keys(ling_emacs, "M-x", "hive-rpc-unregister-ling", "Enter")
+    await wait_until(
+        lambda: "Remove ling (default rec-comint):" in ling_emacs.screen(), "the prompt", ling_emacs
+    )
+    keys(ling_emacs, "Enter")
+    for _ in range(200):
+        if expected not in await lings():
+            break
+        await trio.sleep(0.1)
+    assert expected not in await lings()

@@ -1,0 +1,288 @@
+"""The relay's queue against FakeTarget, a scripted stand-in for a terminal defined in
+this file: these are unit tests of the queue (order, rate limit, hold while a dialog
+shows, failures, cancellation), on trio's autojump clock, so no test waits in real
+time.  The real terminals are tested in test_tmux.py and test_zellij.py."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+import pytest
+import trio
+import trio.testing
+
+from hive_rpc.relay.delivery import STOPPED, Relay
+from hive_rpc.relay.target import DeliveryError, TargetState
+
+
+class FakeTarget:
+    """A terminal whose state the test scripts: ``states`` is what successive
+    ``check`` calls return (the last one repeats); ``type_text`` records the time
+    and text, taking ``typing_s`` of (mock) time."""
+
+    kind = "fake"
+
+    def __init__(
+        self,
+        *states: TargetState,
+        typing_s: float = 0.1,
+        fail_typing: Exception | None = None,
+        on_check: Callable[[int], None] | None = None,
+    ) -> None:
+        self.address = "fake:1"
+        self.states = list(states) or [TargetState(alive=True, tail="ling> ")]
+        self.typing_s = typing_s
+        self.fail_typing = fail_typing
+        self.on_check = on_check
+        self.checks = 0
+        self.typed: list[tuple[float, str]] = []
+        self.typing_now = 0
+        self.most_at_once = 0
+
+    async def check(self) -> TargetState:
+        self.checks += 1
+        if self.on_check is not None:
+            self.on_check(self.checks)
+        await trio.lowlevel.checkpoint()
+        return self.states[min(self.checks, len(self.states)) - 1]
+
+    async def type_text(self, text: str) -> None:
+        self.typing_now += 1
+        self.most_at_once = max(self.most_at_once, self.typing_now)
+        try:
+            await trio.sleep(self.typing_s)
+            if self.fail_typing is not None:
+                raise self.fail_typing
+            self.typed.append((trio.current_time(), text))
+        finally:
+            self.typing_now -= 1
+
+
+ALIVE = TargetState(alive=True, tail="ling> ")
+DIALOG = TargetState(alive=True, tail="Bash command\n  make deploy\nDo you want to proceed?")
+
+
+async def test_one_key_is_typed_in_order_one_at_a_time(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    relay = Relay(nursery, min_interval_s=0.5)
+    target = FakeTarget()
+    tickets = [relay.submit("ling-a", target, f"message {i}") for i in range(6)]
+    results = [await t.wait() for t in tickets]
+    assert all(r.delivered and r.reason == "" and r.attempts == 1 for r in results)
+    assert [text for _, text in target.typed] == [f"message {i}" for i in range(6)]
+    assert target.most_at_once == 1
+
+
+async def test_one_key_is_typed_at_least_min_interval_apart(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    relay = Relay(nursery, min_interval_s=0.5)
+    target = FakeTarget(typing_s=0.01)
+    tickets = [relay.submit("ling-a", target, f"m{i}") for i in range(4)]
+    for t in tickets:
+        await t.wait()
+    times = [when for when, _ in target.typed]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert all(gap >= 0.5 for gap in gaps), gaps
+
+
+async def test_different_keys_do_not_wait_for_each_other(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    relay = Relay(nursery, min_interval_s=10.0)
+    slow, quick = FakeTarget(typing_s=5.0), FakeTarget(typing_s=0.1)
+    start = trio.current_time()
+    first = relay.submit("slow", slow, "one")
+    relay.submit("slow", slow, "two")
+    result = await relay.deliver("quick", quick, "hello")
+    assert result.delivered
+    assert trio.current_time() - start < 1.0
+    assert not first.done.is_set()
+
+
+async def test_a_dialog_holds_the_message_until_it_is_gone(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    relay = Relay(nursery, hold_retry_s=2.0, hold_attempts=15)
+    target = FakeTarget(DIALOG, DIALOG, DIALOG, ALIVE)
+    result = await relay.deliver("ling-a", target, "your turn")
+    assert result.delivered
+    assert result.attempts == 4
+    assert target.checks == 4
+    assert [text for _, text in target.typed] == ["your turn"]
+
+
+async def test_a_dialog_that_stays_fails_the_message_untyped(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    relay = Relay(nursery, hold_retry_s=2.0, hold_attempts=3)
+    target = FakeTarget(DIALOG)
+    start = trio.current_time()
+    result = await relay.deliver("ling-a", target, "your turn")
+    assert not result.delivered
+    assert result.reason == (
+        "the pane shows a dialog (a 'Do you want to proceed?' prompt); not typed into; "
+        "tried 3 times"
+    )
+    assert result.attempts == 3
+    assert target.typed == []
+    assert trio.current_time() - start == pytest.approx(4.0)  # two waits between three checks
+
+
+async def test_a_dead_target_fails_at_once_without_retry(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    relay = Relay(nursery)
+    target = FakeTarget(TargetState(alive=False, reason="tmux pane %3 is gone: can't find pane"))
+    result = await relay.deliver("ling-a", target, "hello")
+    assert not result.delivered
+    assert result.reason == "tmux pane %3 is gone: can't find pane"
+    assert result.attempts == 1
+    assert target.checks == 1
+    assert target.typed == []
+
+
+async def test_a_dead_target_without_reason_still_says_why(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    relay = Relay(nursery)
+    result = await relay.deliver("k", FakeTarget(TargetState(alive=False)), "hello")
+    assert result.reason == "the fake target is gone"
+
+
+async def test_too_large_text_fails_without_touching_the_target(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    relay = Relay(nursery)
+    target = FakeTarget()
+    result = await relay.deliver("ling-a", target, "x" * 1_000_000)
+    assert not result.delivered
+    assert "1,000,000 bytes" in result.reason
+    assert "65,536 bytes" in result.reason
+    assert result.attempts == 0
+    assert target.checks == 0
+    assert target.typed == []
+
+
+async def test_empty_text_fails_without_touching_the_target(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    relay = Relay(nursery)
+    target = FakeTarget()
+    result = await relay.deliver("ling-a", target, "\x1b[2J \n")
+    assert not result.delivered
+    assert result.reason.startswith("nothing to deliver")
+    assert target.checks == 0
+
+
+async def test_the_relay_types_only_prepared_text(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    relay = Relay(nursery)
+    target = FakeTarget()
+    result = await relay.deliver("k", target, "a\x1b]0;pwned\x07b\rc\x1b[201~d\x00\u202ee  ")
+    assert result.delivered
+    assert [text for _, text in target.typed] == ["ab\ncde"]
+
+
+async def test_a_typing_error_is_reported_and_the_lane_goes_on(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    relay = Relay(nursery)
+    broken = FakeTarget(fail_typing=DeliveryError("tmux paste-buffer failed: no space"))
+    result = await relay.deliver("k", broken, "one")
+    assert not result.delivered
+    assert result.reason == "tmux paste-buffer failed: no space"
+    assert result.attempts == 1
+
+    weird = FakeTarget(fail_typing=RuntimeError("boom"))
+    result = await relay.deliver("k", weird, "two")
+    assert not result.delivered
+    assert "RuntimeError('boom')" in result.reason
+
+    fine = FakeTarget()
+    assert (await relay.deliver("k", fine, "three")).delivered
+
+
+async def test_a_re_resolved_address_is_reported(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    relay = Relay(nursery)
+    target = FakeTarget(TargetState(alive=True, tail="> ", address="%7"))
+    result = await relay.deliver("k", target, "hi")
+    assert result.delivered
+    assert result.address == "%7"
+    assert (await relay.deliver("k", FakeTarget(), "again")).address is None
+
+
+async def test_an_idle_lane_ends_and_a_new_message_starts_another(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    relay = Relay(nursery, idle_exit_s=30.0)
+    target = FakeTarget()
+    await relay.deliver("k", target, "one")
+    assert relay.statistics().lanes == 1
+    await trio.sleep(31.0)
+    assert relay.statistics().lanes == 0
+    assert (await relay.deliver("k", target, "two")).delivered
+    assert [text for _, text in target.typed] == ["one", "two"]
+
+
+async def test_statistics_count_lanes_and_queued_messages(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    relay = Relay(nursery)
+    target = FakeTarget(typing_s=1.0)
+    tickets = [relay.submit("a", target, str(i)) for i in range(3)]
+    relay.submit("b", FakeTarget(), "x")
+    await trio.testing.wait_all_tasks_blocked()
+    stats = relay.statistics()
+    assert stats.lanes == 2
+    assert stats.queued == 2  # lane a took "0"; "1" and "2" wait
+    for t in tickets:
+        await t.wait()
+
+
+async def test_cancelling_the_nursery_finishes_every_ticket(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    target = FakeTarget(DIALOG)  # holds the first message
+    async with trio.open_nursery() as nursery:
+        relay = Relay(nursery, hold_retry_s=2.0, hold_attempts=100)
+        held = relay.submit("k", target, "first")
+        queued = [relay.submit("k", target, f"later {i}") for i in range(3)]
+        other = relay.submit("other", FakeTarget(DIALOG), "elsewhere")
+        await trio.sleep(5.0)
+        nursery.cancel_scope.cancel()
+    for ticket in [held, *queued, other]:
+        assert ticket.done.is_set()
+        assert ticket.result is not None
+        assert not ticket.result.delivered
+        assert ticket.result.reason == STOPPED
+    assert target.typed == []
+    assert relay.statistics().lanes == 0
+
+    late = relay.submit("k", target, "after the end")  # the nursery has closed
+    assert late.done.is_set()
+    assert late.result is not None
+    assert late.result.reason == STOPPED
+
+
+async def test_a_waiter_cancelled_does_not_withdraw_the_message(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    relay = Relay(nursery)
+    target = FakeTarget(DIALOG, ALIVE)
+    with trio.move_on_after(0.5):
+        await relay.deliver("k", target, "still sent")
+    await trio.sleep(5.0)
+    assert [text for _, text in target.typed] == ["still sent"]
+
+
+async def test_bad_settings_are_refused(nursery: trio.Nursery) -> None:
+    with pytest.raises(ValueError, match="hold_attempts"):
+        Relay(nursery, hold_attempts=0)
+    with pytest.raises(ValueError, match="negative"):
+        Relay(nursery, min_interval_s=-1)

@@ -1,0 +1,154 @@
+"""What the relay may type, and the dialogs it must not type into."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hive_rpc.relay.text import (
+    DIALOG_LINES,
+    MAX_MESSAGE_BYTES,
+    MessageTooLarge,
+    dialog_in,
+    prepare,
+)
+
+UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+@pytest.mark.parametrize(
+    ("raw", "typed"),
+    [
+        ("hello", "hello"),
+        ("title\x1b]0;pwned\x07!", "title!"),
+        ("clear\x1b[2J\x1b[Hme", "clearme"),
+        ("one\rtwo\r\nthree\nfour", "one\ntwo\nthree\nfour"),
+        ("paste \x1b[201~ends here", "paste ends here"),
+        ("paste [201~ends [200~here", "paste ends here"),
+        ("nested [20[201~1~marker", "nested marker"),
+        ("nul\x00bell\x07del\x7f", "nulbelldel"),
+        ("abc\u202eevil\u202c", "abcevil"),
+        ("tabs\tand\nnewlines kept", "tabs\tand\nnewlines kept"),
+        ("trailing whitespace  \n\n\t ", "trailing whitespace"),
+        ("Grüße, 日本, 🐝", "Grüße, 日本, 🐝"),
+    ],
+)
+def test_prepare_cleans(raw: str, typed: str) -> None:
+    assert prepare(raw) == typed
+
+
+@pytest.mark.parametrize("raw", ["", "   \n\t", "\x1b[2J\x07\x00", "[200~[201~"])
+def test_prepare_refuses_nothing(raw: str) -> None:
+    with pytest.raises(ValueError, match="nothing to deliver"):
+        prepare(raw)
+
+
+def test_prepare_refuses_a_megabyte_with_size_and_limit() -> None:
+    with pytest.raises(MessageTooLarge) as caught:
+        prepare("x" * 1_000_000)
+    assert caught.value.size == 1_000_000
+    assert caught.value.limit == MAX_MESSAGE_BYTES
+    assert "1,000,000 bytes" in str(caught.value)
+    assert "65,536 bytes" in str(caught.value)
+    assert isinstance(caught.value, ValueError)
+
+
+def test_prepare_counts_utf8_bytes_not_characters() -> None:
+    assert prepare("é" * 10, max_bytes=20) == "é" * 10
+    with pytest.raises(MessageTooLarge, match="22 bytes"):
+        prepare("é" * 11, max_bytes=20)
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=300))
+def test_prepared_text_is_inert(raw: str) -> None:
+    try:
+        typed = prepare(raw)
+    except ValueError:
+        return
+    assert not UNSAFE.search(typed)
+    assert "\x1b" not in typed
+    assert "\r" not in typed
+    assert "[200~" not in typed
+    assert "[201~" not in typed
+    assert typed == typed.rstrip()
+    assert prepare(typed) == typed  # idempotent: preparing twice changes nothing
+
+
+@pytest.mark.parametrize(
+    ("screen", "kind"),
+    [
+        ("Overwrite config.toml? (y/n)", "yes/no"),
+        ("Continue? [Y/n] ", "yes/no"),
+        ("Delete everything? [y/N]", "yes/no"),
+        ("Are you sure (yes/no)?", "yes/no"),
+        ("Allow?", "Allow"),
+        ("Allow this action? (y/n)", "yes/no"),
+        ("│ Allow Bash(rm -rf build)?", "Allow"),
+        ("Do you want to proceed?", "proceed"),
+        ("Do you want to make this edit to hub.py?", "edit"),
+        ("Do you want to create notes.md?", "creation"),
+        (
+            "Bash command\n  rm -rf build\nDo you want to proceed?\n"
+            "\u276f 1. Yes\n  2. Yes, and don't ask again\n"
+            "  3. No, and tell Claude what to do differently",
+            "Claude Code",
+        ),
+        ("Press Enter to continue...", "Enter"),
+        ("[sudo] password for ling: ", "password"),
+        ("Password:", "password"),
+        ("Enter passphrase for key '/home/ling/.ssh/id_ed25519': ", "passphrase"),
+        ("\x1b[1mDo you want to proceed?\x1b[0m", "proceed"),
+    ],
+)
+def test_dialog_in_sees_dialogs(screen: str, kind: str) -> None:
+    found = dialog_in("some earlier output\n" + screen + "\n\n\n")
+    assert found is not None
+    assert kind.lower() in found.lower()
+
+
+@pytest.mark.parametrize(
+    "screen",
+    [
+        "",
+        "ling> ",
+        "All tests passed.\n> ",
+        "I will allow the retry logic to handle this case.\n> ",
+        "the password is stored in the keyring, not in config\n> ",
+        "Thinking…",
+    ],
+)
+def test_dialog_in_ignores_ordinary_screens(screen: str) -> None:
+    assert dialog_in(screen) is None
+
+
+def test_a_dialog_scrolled_up_no_longer_counts() -> None:
+    above = "Allow this action? (y/n)\n"
+    assert dialog_in(above + "answer: y\n" * (DIALOG_LINES - 1)) is not None
+    assert dialog_in(above + "answer: y\n" * DIALOG_LINES) is None
+    # blank lines between do not push it out of sight
+    assert dialog_in(above + "\n\n\n\n\n\n\n\nok\n") is not None
+
+
+# Every pattern needs one of e/E, y/Y, "?" or ":" ("1. Yes" and "No, and tell Claude"
+# need an e), so text without them can never hold the relay.
+_PLAIN = st.characters(codec="utf-8", exclude_characters="eEyY?:")
+
+
+@given(st.lists(st.text(alphabet=_PLAIN, max_size=80), max_size=30))
+def test_text_without_dialog_patterns_is_no_dialog(lines: list[str]) -> None:
+    assert dialog_in("\n".join(lines)) is None
+
+
+@given(st.lists(st.text(alphabet=_PLAIN, max_size=80), max_size=30))
+def test_a_dialog_on_the_last_line_is_always_seen(lines: list[str]) -> None:
+    assert dialog_in("\n".join([*lines, "Allow this action? (y/n)"])) == "a yes/no question"
+
+
+def test_an_unterminated_escape_string_does_not_hide_a_later_dialog() -> None:
+    # \x98 (SOS) and ESC ] (OSC) run to their terminator; a hostile line leaving one
+    # open must not swallow the dialog drawn below it.
+    assert dialog_in("\x98junk\nAllow this action? (y/n)") == "a yes/no question"
+    assert dialog_in("\x1b]0;title\nDo you want to proceed?") is not None
