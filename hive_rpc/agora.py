@@ -84,6 +84,8 @@ class Agora:
         self._lings: dict[str, Ling] = {}
         self._lock = trio.Lock()
         self.events: collections.deque[dict[str, Any]] = collections.deque(maxlen=EVENT_LOG)
+        self.on_event: Callable[[dict[str, Any], dlg.Dialogue | None], None] | None = None
+        """Called with each event (and its dialogue, if any): the activity stream."""
 
     async def load(self) -> None:
         for body in await self._store.documents(DIALOGUE):
@@ -93,12 +95,33 @@ class Agora:
             ling = Ling.from_record(body)
             self._lings[ling.name] = ling
 
+    def ingest(self, kind: str | None, key: str, value: dict[str, Any] | None) -> None:
+        """A dialogue or ling saved (or removed) by another hub sharing the store."""
+        if kind == DIALOGUE:
+            if value is None:
+                self._dialogues.pop(key, None)
+                return
+            d = dlg.Dialogue.from_record(value)
+            if self._dialogues.get(key) == d:
+                return  # our own write, echoed
+            self._dialogues[key] = d
+            if self.on_event is not None:
+                self.on_event({"event": "agora/synced", "at": self._now(), "dialogue_id": key}, d)
+        elif kind == LING:
+            if value is None:
+                self._lings.pop(key, None)
+            else:
+                self._lings[key] = Ling.from_record(value)
+
     # --- events ----------------------------------------------------------------------
 
     def _emit(self, event: str, **facts: Any) -> dict[str, Any]:
         entry = {"event": event, "at": self._now(), **facts}
         self.events.append(entry)
         log.info("%s %s", event, facts)
+        if self.on_event is not None:
+            d = self._dialogues.get(facts.get("dialogue_id") or "")
+            self.on_event(entry, d)
         return entry
 
     def recent_events(self, dialogue_id: str | None = None) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,14 +17,19 @@ from typing import Any
 import trio
 
 from hive_rpc.agora import open_agora
-from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S
+from hive_rpc.core.dialogue import Dialogue
+from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S, Prompt
 from hive_rpc.faces.editor_socket import bind_socket, remove_socket, serve_editor_socket
 from hive_rpc.paths import DB_NAME, HubLock, prepare_socket_dir, private_dir
 from hive_rpc.registry import open_registry
 from hive_rpc.service import HubInfo, HubService
 from hive_rpc.store import MemoryStore, PromptStore, SqliteStore
+from hive_rpc.store.base import SharedStore
 
 log = logging.getLogger(__name__)
+
+ACTIVITY_BUFFER = 100_000
+"""Changes the activity feed may fall behind by (it never blocks: it only appends)."""
 
 STORES = ("sqlite", "memory")
 
@@ -78,6 +84,43 @@ async def run_hub(config: HubConfig, *, task_status: Any = trio.TASK_STATUS_IGNO
             remove_socket(config.socket)
             with trio.CancelScope(shield=True):
                 await listener.aclose()
+
+
+async def feed_activity(
+    service: HubService, *, task_status: Any = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Every prompt change into the activity stream (the Agora feeds it directly)."""
+    with service.registry.watch(buffer=ACTIVITY_BUFFER) as watch:
+        task_status.started()
+        async for change in watch:
+            service.activity.prompt_changed(change.event, change.prompt)
+
+
+def _agora_activity(service: HubService) -> Callable[[dict[str, Any], Dialogue | None], None]:
+    def publish(event: dict[str, Any], dialogue: Dialogue | None) -> None:
+        if dialogue is not None:
+            data = {**dialogue.summary(), "event_facts": event}
+            service.activity.publish("dialogue", event["event"], dialogue.id, data)
+        else:
+            key = str(event.get("ling") or event.get("child") or "")
+            service.activity.publish("ling", event["event"], key, dict(event))
+
+    return publish
+
+
+async def follow_shared_store(
+    service: HubService, store: SharedStore, *, task_status: Any = trio.TASK_STATUS_IGNORED
+) -> None:
+    """What other hubs sharing the store change, made this hub's own: their prompts
+    reach this hub's subscribers and waiters, their dialogues and lings its Agora."""
+    async with store.changes() as changes:
+        task_status.started()
+        async for change in changes:
+            if change.kind == "prompt":
+                if change.value is not None:
+                    await service.registry.ingest(Prompt.from_record(change.value))
+            elif service.agora is not None:
+                service.agora.ingest(change.doc_kind, change.key, change.value)
 
 
 async def _serve(

@@ -65,6 +65,14 @@ class Change:
         return self.prompt.to_record()
 
 
+INGESTED_EVENTS = {
+    Status.RESPONDED: "respond",
+    Status.EXPIRED: "expire",
+    Status.CANCELLED: "cancel",
+}
+"""The event subscribers see for a prompt closed on another hub."""
+
+
 class Watch:
     """A subscription: the pending prompts at the moment it began, then every change."""
 
@@ -241,6 +249,37 @@ class Registry:
         self._asked.set()
         self._asked = trio.Event()
         return prompt
+
+    async def ingest(self, prompt: Prompt) -> None:
+        """A record seen in a store shared with other hubs (NATS KV): their asks,
+        answers, typing and expiries become this hub's, for its waiters and
+        subscribers.  This hub's own writes come back here too and change nothing."""
+        async with self._write_lock:
+            old = self._pending.get(prompt.id)
+            if old == prompt:
+                return  # our own write, echoed
+            if old is None:
+                if not prompt.is_pending:
+                    closed = self._closed.pop(prompt.id, None)
+                    if closed is not None:
+                        closed.set()
+                    return
+                # Asked on another hub, or a stale echo of one of ours closed since:
+                # the store has the last word.
+                latest = await self.store.get(prompt.id)
+                if latest is None or not latest.is_pending:
+                    return
+                self._track(latest)
+                self._publish(Change("ask", latest))
+                self._asked.set()
+                self._asked = trio.Event()
+                return
+            if prompt.is_pending:
+                self._settle(prompt)
+                self._publish(Change("typing", prompt))
+                return
+            self._settle(prompt)
+            self._publish(Change(INGESTED_EVENTS[prompt.status], prompt))
 
     async def poll(self, prompt_id: str, *, agent_id: str | None = COORDINATOR) -> Prompt:
         """The prompt as it is now.  An agent sees only its own prompts."""

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hive_rpc import __version__
+from hive_rpc.activity import ActivityLog
 from hive_rpc.core.dialogue import DEFAULT_MAX_TURNS
 from hive_rpc.core.errors import InvalidParams, MethodNotFound
 from hive_rpc.core.prompt import Action, Prompt, check_name
@@ -139,6 +140,21 @@ METHODS: dict[str, Method] = {
         ),
         "A child's event (child-complete, child-question, ...), typed into its parent's terminal.",
     ),
+    "hive/reportResult": Method(
+        _spec(
+            task_id=REQ_STR,
+            outcome=REQ_STR,
+            result=Param("any"),
+            error=STR,
+            agent_id=STR,
+            in_reply_to=STR,
+        ),
+        "An agent loop's outcome (success, failed, cancelled) under its task id.",
+    ),
+    "hive/activity": Method(
+        _spec(task_id=STR, since=NUM, limit=NUM),
+        "Recent activity entries (or those of one task id), oldest first.",
+    ),
     "agent/answer": Method(
         _spec(agent=REQ_STR, message=REQ_STR, **{"from": STR}),
         "A parent's answer to a child's question, typed into the child's terminal.",
@@ -254,7 +270,11 @@ class HubService:
             "ling/remove": self._ling_remove,
             "event/post": self._event_post,
             "agent/answer": self._agent_answer,
+            "hive/reportResult": self._report_result,
+            "hive/activity": self._activity,
         }
+        self.activity = ActivityLog(registry.now)
+        """Every change, for GET /activity and the dashboard (fed by hub.py)."""
         self.agora: Agora | None = None
         """Set by the hub once its nursery runs (hub._serve)."""
 
@@ -298,6 +318,32 @@ class HubService:
         keys = ("message", "pr", "ci", "review", "url", "comments")
         fields: dict[str, Any] = {k: p[k] for k in keys if k in p}
         return await self._agora().post_event(p["kind"], p["from"], fields)
+
+    async def _report_result(self, p: dict[str, Any]) -> Any:
+        entry = self.activity.report_task(
+            task_id=p["task_id"],
+            outcome=p["outcome"],
+            result=p.get("result"),
+            error=p.get("error"),
+            agent_id=_agent(p),
+            in_reply_to=p.get("in_reply_to"),
+        )
+        return entry.record()
+
+    async def _activity(self, p: dict[str, Any]) -> Any:
+        if p.get("task_id") is not None:
+            entries = self.activity.task(p["task_id"])
+        elif p.get("since") is not None:
+            found = self.activity.since(int(p["since"]))
+            if found is None:
+                raise InvalidParams(
+                    f"entries after {p['since']} are gone; start again without since",
+                    param="since",
+                )
+            entries = found
+        else:
+            entries = self.activity.recent(int(p.get("limit") or 100))
+        return [e.record() for e in entries]
 
     async def _agent_answer(self, p: dict[str, Any]) -> Any:
         return await self._agora().answer(p["agent"], p["message"], p.get("from"))

@@ -7,8 +7,10 @@ cd "$(dirname "$0")/.."
 
 # Debian packages the tests drive for real: Emacs (batch ERT and `emacs -nw` under
 # tmux), package-lint, Debian's epc.el as an independent EPC peer, and a session bus
-# with a real notification daemon (dunst on Xvfb) for urgent prompts.
-APT_PACKAGES=(emacs-nox elpa-package-lint elpa-epc elpa-vterm tmux dbus dunst xvfb)
+# with a real notification daemon (dunst on Xvfb) for urgent prompts; a real NATS
+# server (JetStream) for the shared store, and Chromium for the dashboard test.
+APT_PACKAGES=(emacs-nox elpa-package-lint elpa-epc elpa-vterm tmux dbus dunst xvfb
+    nats-server chromium)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

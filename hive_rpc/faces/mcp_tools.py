@@ -287,6 +287,7 @@ class HiveMcp:
         self._subscribers: dict[str, set[Any]] = {}
         self._register_tools()
         self._register_agora_tools()
+        self._register_task_tools()
         self._register_resources()
 
     async def _call(self, method: str, **params: Any) -> Any:
@@ -710,6 +711,40 @@ class HiveMcp:
                     "agent/answer", agent=agent, message=message, **{"from": sender}
                 )
                 return _agora_ok(r, _delivery_text(r["delivery"]))
+
+            return await _guarded(work())
+
+    def _register_task_tools(self) -> None:
+        mcp, me = self.server, self.identity
+
+        @mcp.tool(
+            name="task_report",
+            description=(
+                "Publish the outcome of your task under its task_id (success, failed or "
+                "cancelled, with a result or an error), so whoever waits for that task "
+                "(a dashboard, an editor, another agent watching the activity stream) "
+                "gets it. Use the task_id you were given, or the one you asked under."
+            ),
+        )
+        async def task_report(
+            ctx: Context,
+            task_id: str,
+            outcome: Literal["success", "failed", "cancelled"],
+            result: Any = None,
+            error: str | None = None,
+            in_reply_to: str | None = None,
+        ) -> Annotated[CallToolResult, AgoraResult]:
+            async def work() -> CallToolResult:
+                r = await self._call(
+                    "hive/reportResult",
+                    task_id=task_id,
+                    outcome=outcome,
+                    result=result,
+                    error=error,
+                    in_reply_to=in_reply_to,
+                    agent_id=me(ctx),
+                )
+                return _agora_ok(r, f"task {task_id}: {outcome} reported (activity #{r['id']})")
 
             return await _guarded(work())
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
 from hive_rpc.core.prompt import Prompt, Status
@@ -48,3 +50,30 @@ class PromptStore(Protocol):
 
     async def aclose(self) -> None:
         """Release files or connections."""
+
+
+class StoreChange(Protocol):
+    """One change seen in a shared store, made by any hub (this one included)."""
+
+    @property
+    def kind(self) -> str:
+        """``prompt`` or ``document``."""
+
+    @property
+    def key(self) -> str:
+        """The prompt id, or the document's key."""
+
+    @property
+    def doc_kind(self) -> str | None:
+        """For a document: its kind (``dialogue``, ``ling`` ...)."""
+
+    @property
+    def value(self) -> dict[str, Any] | None:
+        """The new record; None when it was deleted."""
+
+
+class SharedStore(PromptStore, Protocol):
+    """A store several hubs use at once (NATS KV): it tells each hub what changed."""
+
+    def changes(self) -> AbstractAsyncContextManager[AsyncIterator[StoreChange]]:
+        """Every change after the call, by anyone, until the block ends."""

@@ -56,6 +56,7 @@ TOOLS = {
     "ling_remove",
     "report_to_parent",
     "answer_question",
+    "task_report",
 }
 
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
@@ -221,6 +222,24 @@ async def test_agora_tools(connect: Connect) -> None:
             )
             removed = await tool(c, "ling_remove", name="main.a.kid")
             assert removed["removed"] is True
+
+
+async def test_task_report_reaches_the_activity_stream(
+    connect: Connect, http_hub: HubService
+) -> None:
+    with trio.fail_after(30):
+        async with connect("looper") as c:
+            await c.list_tools()
+            r = await tool(
+                c, "task_report", task_id="build-412", outcome="success", result={"tests": 42}
+            )
+            assert (r["kind"], r["task_id"], r["outcome"]) == ("task", "build-412", "success")
+            assert r["agent_id"] == "looper"
+            assert "task_id must be a non-empty string" in await tool_error(
+                c, "task_report", task_id=" ", outcome="failed"
+            )
+    (entry,) = http_hub.activity.task("build-412")
+    assert (entry.data["result"], entry.data["completed_at"] is not None) == ({"tests": 42}, True)
 
 
 async def test_ask_async_answered_in_an_editor_then_polled(

@@ -1,0 +1,247 @@
+"""The activity stream: every change of a prompt, a dialogue or an agent's task, in
+order, with an id a client can resume from (``GET /activity``, Server-Sent Events).
+
+Why it exists (seed 003): results of asynchronous work never reached the UI because
+the completion data never reached what the UI watched, and the UI could not match a
+task id to what it was waiting for.  So every entry here carries:
+
+* correlation ids: ``task_id`` and ``in_reply_to`` (a prompt's, or a task report's),
+  so a client that only knows a task id can pick out what concerns it;
+* completion data once finished: ``outcome`` (``success``, ``failed`` or
+  ``cancelled``), ``result``, ``error``, ``completed_at``.
+
+Entries live in a ring (newest ``size``) and, once finished, for ``ttl_s`` seconds.
+A result over ``INLINE_RESULT_BYTES`` is stored once as a blob (keyed by its SHA-256)
+and entries carry a reference (``result_ref``, ``result_size``) instead of a copy.
+
+The log is trio-side state of one hub; the hub feeds it from the registry's watch,
+the Agora's events and ``hive/reportResult`` (see hub.py).  ``follow`` waits on an
+event, never polls; expiry is lazy (on publish and read), so no timer runs.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from hive_rpc.core.errors import InvalidParams
+from hive_rpc.core.prompt import Prompt, Status, check_name
+
+DEFAULT_SIZE = 10_000
+DEFAULT_TTL_S = 3600.0
+INLINE_RESULT_BYTES = 16 * 1024
+MAX_RESULT_BYTES = 4 << 20
+MAX_BLOBS = 256
+OUTCOMES = ("success", "failed", "cancelled")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    id: int
+    kind: str
+    """``prompt``, ``dialogue``, ``task`` or ``ling``."""
+    event: str
+    """What happened: ``ask``, ``respond``, ``expire``, ``cancel``, ``typing``,
+    ``agora/consensus`` ..., ``task/report``."""
+    key: str
+    """The prompt id, dialogue id, task id or ling name."""
+    at: float
+    data: dict[str, Any]
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "event": self.event,
+            "key": self.key,
+            "at": self.at,
+            **self.data,
+        }
+
+    @property
+    def finished(self) -> bool:
+        return self.data.get("outcome") is not None
+
+
+def prompt_data(prompt: Prompt) -> dict[str, Any]:
+    """A prompt's record plus the completion data and correlation ids every entry has."""
+    record = prompt.to_record()
+    outcome: str | None = None
+    result: Any = None
+    error: str | None = None
+    completed_at: float | None = None
+    if prompt.status is Status.RESPONDED:
+        outcome, result, completed_at = "success", prompt.answer, prompt.answered_at
+        if record.get("action") not in (None, "accept"):
+            outcome, error = "cancelled", f"the human chose {record['action']}"
+    elif prompt.status is Status.EXPIRED:
+        outcome, error, completed_at = (
+            "failed",
+            "expired: nobody answered in time",
+            prompt.expired_at,
+        )
+    elif prompt.status is Status.CANCELLED:
+        outcome, completed_at = "cancelled", prompt.cancelled_at
+    return {
+        **record,
+        "task_id": prompt.task_id,
+        "in_reply_to": prompt.in_reply_to,
+        "outcome": outcome,
+        "result": result,
+        "error": error,
+        "completed_at": completed_at,
+    }
+
+
+class ActivityLog:
+    def __init__(
+        self,
+        now: Callable[[], float],
+        *,
+        size: int = DEFAULT_SIZE,
+        ttl_s: float = DEFAULT_TTL_S,
+    ) -> None:
+        self._now = now
+        self._ttl = ttl_s
+        self._entries: collections.deque[Entry] = collections.deque(maxlen=size)
+        self._finished: collections.deque[float] = collections.deque()
+        """When each finished entry was published, oldest first (for the TTL)."""
+        self._next_id = 1
+        self._changed = trio.Event()
+        self._blobs: collections.OrderedDict[str, str] = collections.OrderedDict()
+
+    @property
+    def last_id(self) -> int:
+        return self._next_id - 1
+
+    # --- writing ---------------------------------------------------------------------
+
+    def publish(self, kind: str, event: str, key: str, data: dict[str, Any]) -> Entry:
+        """Append one entry and wake every follower."""
+        data = self._store_large_result(dict(data))
+        entry = Entry(self._next_id, kind, event, key, self._now(), data)
+        self._next_id += 1
+        self._expire()
+        self._entries.append(entry)
+        if entry.finished:
+            self._finished.append(entry.at)
+        self._changed.set()
+        self._changed = trio.Event()
+        return entry
+
+    def prompt_changed(self, event: str, prompt: Prompt) -> Entry:
+        return self.publish("prompt", event, prompt.id, prompt_data(prompt))
+
+    def report_task(
+        self,
+        *,
+        task_id: str,
+        outcome: str,
+        result: Any = None,
+        error: str | None = None,
+        agent_id: str | None = None,
+        in_reply_to: str | None = None,
+    ) -> Entry:
+        """An agent loop's outcome under its task id (``hive/reportResult``)."""
+        check_name(task_id, "task_id")
+        if outcome not in OUTCOMES:
+            raise InvalidParams(f"outcome must be one of {', '.join(OUTCOMES)}", param="outcome")
+        if error is not None and not isinstance(error, str):
+            raise InvalidParams("error must be a string", param="error")
+        size = len(json.dumps(result, default=str))
+        if size > MAX_RESULT_BYTES:
+            raise InvalidParams(
+                f"result is {size} bytes of JSON, over the {MAX_RESULT_BYTES}-byte limit",
+                param="result",
+            )
+        return self.publish(
+            "task",
+            "task/report",
+            task_id,
+            {
+                "task_id": task_id,
+                "in_reply_to": in_reply_to,
+                "agent_id": agent_id,
+                "outcome": outcome,
+                "result": result,
+                "error": error,
+                "completed_at": self._now(),
+            },
+        )
+
+    def _store_large_result(self, data: dict[str, Any]) -> dict[str, Any]:
+        if data.get("result") is None:
+            return data
+        text = json.dumps(data["result"], separators=(",", ":"), default=str)
+        if len(text) <= INLINE_RESULT_BYTES:
+            return data
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        self._blobs[digest] = text
+        self._blobs.move_to_end(digest)
+        while len(self._blobs) > MAX_BLOBS:
+            self._blobs.popitem(last=False)
+        data["result"] = None
+        data["result_ref"] = f"/activity/blobs/{digest}"
+        data["result_size"] = len(text)
+        return data
+
+    def blob(self, digest: str) -> str | None:
+        """A large result's JSON text, by the digest in its ``result_ref``."""
+        return self._blobs.get(digest)
+
+    def _expire(self) -> None:
+        """Drop finished entries older than the TTL (lazily; the ring is rebuilt only
+        when one is due, so the cost is amortised over the entries dropped)."""
+        cutoff = self._now() - self._ttl
+        if not self._finished or self._finished[0] >= cutoff:
+            return
+        while self._finished and self._finished[0] < cutoff:
+            self._finished.popleft()
+        kept = [e for e in self._entries if not (e.finished and e.at < cutoff)]
+        self._entries = collections.deque(kept, maxlen=self._entries.maxlen)
+
+    # --- reading ---------------------------------------------------------------------
+
+    def since(self, last_id: int) -> list[Entry] | None:
+        """Entries after ``last_id``; None when some of them are gone (the client
+        must start again from a snapshot)."""
+        self._expire()
+        if last_id >= self.last_id:
+            return []
+        oldest = self._entries[0].id if self._entries else self._next_id
+        if last_id + 1 < oldest:
+            return None
+        return [e for e in self._entries if e.id > last_id]
+
+    def recent(self, limit: int = 100) -> list[Entry]:
+        self._expire()
+        return list(self._entries)[-limit:]
+
+    def task(self, task_id: str) -> list[Entry]:
+        """What is known of one task id: its reports and the prompts asked under it."""
+        self._expire()
+        return [
+            e
+            for e in self._entries
+            if e.data.get("task_id") == task_id or e.data.get("in_reply_to") == task_id
+        ]
+
+    async def follow(self, last_id: int) -> AsyncGenerator[list[Entry] | None]:
+        """Batches of new entries as they come (None once: the client fell behind)."""
+        while True:
+            batch = self.since(last_id)
+            if batch is None:
+                yield None
+                last_id = self.last_id
+                continue
+            if batch:
+                last_id = batch[-1].id
+                yield batch
+                continue
+            await self._changed.wait()
