@@ -357,6 +357,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
         store=args.store,
         max_lifetime_s=args.max_lifetime,
         http=args.http,
+        notify=not args.no_notify,
     )
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with trio.open_nursery() as nursery:
@@ -460,6 +461,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         help="also serve MCP over Streamable HTTP on this loopback address "
         "(e.g. 127.0.0.1:8765; port 0 picks one)",
+    )
+    p.add_argument(
+        "--no-notify",
+        action="store_true",
+        help="no desktop notifications for urgent prompts (docs/notifications.md)",
     )
     p.add_argument("--ready-fd", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING ...")

@@ -19,6 +19,7 @@ import trio
 from hive_rpc.agora import open_agora
 from hive_rpc.core.dialogue import Dialogue
 from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S, Prompt
+from hive_rpc.faces.desktop_notify import run_desktop_notifications
 from hive_rpc.faces.editor_socket import bind_socket, remove_socket, serve_editor_socket
 from hive_rpc.paths import DB_NAME, HubLock, prepare_socket_dir, private_dir
 from hive_rpc.registry import open_registry
@@ -46,6 +47,9 @@ class HubConfig:
     max_lifetime_s: float = DEFAULT_MAX_LIFETIME_S
     http: str | None = None
     """``HOST:PORT`` on loopback for the MCP Streamable HTTP endpoint, or None for none."""
+    notify: bool = False
+    """Raise desktop notifications for urgent prompts (the CLI turns it on; tests'
+    in-process hubs stay quiet on a developer's desktop)."""
 
 
 def open_store(config: HubConfig) -> PromptStore:
@@ -143,6 +147,9 @@ async def _serve(
                     serve_mcp_http, service, config.http, config.data_dir
                 )
                 info.http_url, info.token_file = url, os.fspath(token_file)
+            if config.notify:
+                # start_soon: the hub does not wait for the bus (up to 5 s) to serve.
+                nursery.start_soon(run_desktop_notifications, service)
             await nursery.start(serve_editor_socket, service, listener)
             log.info("hub %d listening on %s (%s store)", os.getpid(), config.socket, store.kind)
             task_status.started(service)

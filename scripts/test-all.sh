@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 # with a real notification daemon (dunst on Xvfb) for urgent prompts; a real NATS
 # server (JetStream) for the shared store, and Chromium for the dashboard test.
 APT_PACKAGES=(emacs-nox elpa-package-lint elpa-epc elpa-vterm tmux dbus dunst xvfb
-    nats-server chromium)
+    nats-server chromium libnotify-bin)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
