@@ -117,12 +117,16 @@ When nil, prompts only wait in the queue: answer them with
 (defcustom hive-rpc-notify-urgent t
   "Non-nil means urgent prompts also raise a desktop notification.
 This needs D-Bus and a notification daemon; without them it does
-nothing."
+nothing.  It is skipped when the hub raises its own notifications
+\(its status says so), so an urgent prompt is not announced twice."
   :type 'boolean)
 
 
 ;;; Internal state
 ;;;
+
+(defvar hive-rpc--hub-notifies nil
+  "Non-nil when the connected hub raises desktop notifications itself.")
 
 (defvar hive-rpc--connection nil
   "The live `hive-rpc-connection', or nil.")
@@ -270,12 +274,17 @@ answers, and connect once it listens."
       ;; Typing that began while the hub was away still stops its countdown.
       (dolist (id hive-rpc--typed)
         (jsonrpc-notify conn 'hive/typing (list :id id)))
+      ;; Learn whether the hub notifies urgent prompts itself before the
+      ;; subscription replays the pending ones.
       (jsonrpc-async-request
-       conn 'hive/subscribe nil
-       :success-fn #'ignore
-       :error-fn (lambda (err)
-                   (message "hive-rpc: subscribe failed: %s"
-                            (hive-rpc--clean (plist-get err :message)))))
+       conn 'hive/status nil
+       :success-fn (lambda (status)
+                     ;; Only the hub's own D-Bus notifications count:
+                     ;; its notify-send fallback may reach no desktop.
+                     (setq hive-rpc--hub-notifies
+                           (equal (plist-get status :notifications) "dbus"))
+                     (hive-rpc--subscribe conn))
+       :error-fn (lambda (_err) (hive-rpc--subscribe conn)))
       (run-hook-with-args 'hive-rpc-connected-functions conn)
       (hive-rpc--update)
       t)
@@ -287,6 +296,20 @@ answers, and connect once it listens."
       (hive-rpc--schedule-reconnect)
       (hive-rpc--update)
       nil))))
+
+(defun hive-rpc--subscribe (conn)
+  "Subscribe on CONN: the hub then sends each pending prompt, and new ones."
+  (when (and (eq conn hive-rpc--connection) (jsonrpc-running-p conn))
+    (hive-rpc--subscribe-1 conn)))
+
+(defun hive-rpc--subscribe-1 (conn)
+  "Send the subscribe request on the live CONN."
+  (jsonrpc-async-request
+   conn 'hive/subscribe nil
+   :success-fn #'ignore
+   :error-fn (lambda (err)
+               (message "hive-rpc: subscribe failed: %s"
+                        (hive-rpc--clean (plist-get err :message))))))
 
 (defun hive-rpc--start-hub (socket)
   "Start a hub listening on SOCKET, and connect when it is ready."
@@ -462,6 +485,7 @@ failed recently (see `hive-rpc--start-retry')."
 (defun hive-rpc--notify (record)
   "Raise a desktop notification for the urgent RECORD, if D-Bus is up."
   (when (and hive-rpc-notify-urgent
+             (not hive-rpc--hub-notifies)
              (featurep 'dbusbind)
              (require 'notifications nil t)
              (ignore-errors

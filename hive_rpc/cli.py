@@ -27,7 +27,7 @@ from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S, check_name
 from hive_rpc.core.terminal_text import one_line, strip_controls
 from hive_rpc.faces.editor_socket import SocketInUse
-from hive_rpc.hub import STORES, HubAlreadyRunning, HubConfig, run_hub
+from hive_rpc.hub import HubAlreadyRunning, HubConfig, run_hub
 from hive_rpc.paths import (
     InsecurePath,
     NotLoopback,
@@ -241,6 +241,15 @@ async def cmd_cancel(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _store(text: str) -> str:
+    """argparse type: ``sqlite``, ``memory`` or a NATS URL."""
+    if text in ("sqlite", "memory") or text.startswith(("nats://", "tls://")):
+        return text
+    raise argparse.ArgumentTypeError(
+        f"{text!r} is not a store: choose sqlite, memory or nats://[USER:PASS@]HOST:PORT"
+    )
+
+
 def _tmux_address(pane: str | None) -> str:
     """``--tmux``: the pane (default: this one, ``$TMUX_PANE``), plus the tmux server's
     socket from ``$TMUX`` after an ``@``, so a hub started outside tmux finds it."""
@@ -444,9 +453,11 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", parents=[common], help="run the hub in the foreground")
     p.add_argument(
         "--store",
-        choices=STORES,
+        type=_store,
         default="sqlite",
-        help="where prompts live (default: sqlite in the data dir)",
+        metavar="STORE",
+        help="where prompts live: sqlite (default, in the data dir), memory, or "
+        "nats://[USER:PASS@]HOST:PORT shared by several hubs (docs/multi-machine.md)",
     )
     p.add_argument(
         "--max-lifetime",
@@ -594,6 +605,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _error_code(e: RemoteError) -> int:
+    if e.kind == "store_unavailable":
+        return EXIT_UNREACHABLE
     return EXIT_NOT_FOUND if e.kind == "not_found" else EXIT_REFUSED
 
 
@@ -620,7 +633,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = error.code
         elif isinstance(error, RemoteError):
             code = _error_code(error)
-        elif isinstance(error, HubUnreachable):
+        elif (
+            isinstance(error, HubUnreachable) or getattr(error, "kind", None) == "store_unavailable"
+        ):
             code = EXIT_UNREACHABLE
         elif isinstance(error, HubAlreadyRunning | SocketInUse | InsecurePath | PermissionError):
             code = EXIT_REFUSED

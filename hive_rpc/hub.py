@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import AsyncIterator, Callable
+from contextlib import ExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import trio
 
@@ -32,7 +32,8 @@ log = logging.getLogger(__name__)
 ACTIVITY_BUFFER = 100_000
 """Changes the activity feed may fall behind by (it never blocks: it only appends)."""
 
-STORES = ("sqlite", "memory")
+STORES = ("sqlite", "memory", "nats://HOST:PORT")
+NATS_SCHEMES = ("nats://", "tls://")
 
 
 class HubAlreadyRunning(RuntimeError):
@@ -52,12 +53,28 @@ class HubConfig:
     in-process hubs stay quiet on a developer's desktop)."""
 
 
-def open_store(config: HubConfig) -> PromptStore:
+@asynccontextmanager
+async def open_store(config: HubConfig) -> AsyncIterator[PromptStore]:
+    """The configured store for the block; closed (shielded) when it ends."""
+    if config.store.startswith(NATS_SCHEMES):
+        # Imported here: only a hub on NATS needs nats-py and its asyncio thread.
+        from hive_rpc.store.nats import open_nats_store
+
+        async with open_nats_store(config.store) as nats_store:
+            yield nats_store
+        return
+    store: PromptStore
     if config.store == "sqlite":
-        return SqliteStore(config.data_dir / DB_NAME)
-    if config.store == "memory":
-        return MemoryStore()
-    raise ValueError(f"unknown store {config.store!r}; choose one of {', '.join(STORES)}")
+        store = SqliteStore(config.data_dir / DB_NAME)
+    elif config.store == "memory":
+        store = MemoryStore()
+    else:
+        raise ValueError(f"unknown store {config.store!r}; choose one of {', '.join(STORES)}")
+    try:
+        yield store
+    finally:
+        with trio.CancelScope(shield=True):
+            await store.aclose()
 
 
 def _lock(stack: ExitStack, path: Path, what: str) -> None:
@@ -78,12 +95,8 @@ async def run_hub(config: HubConfig, *, task_status: Any = trio.TASK_STATUS_IGNO
         _lock(stack, config.data_dir / "hub.lock", "data dir")
         listener = await bind_socket(config.socket)
         try:
-            store = open_store(config)
-            try:
+            async with open_store(config) as store:
                 await _serve(config, store, listener, task_status)
-            finally:
-                with trio.CancelScope(shield=True):
-                    await store.aclose()
         finally:
             remove_socket(config.socket)
             with trio.CancelScope(shield=True):
@@ -139,6 +152,10 @@ async def _serve(
             if isinstance(store, SqliteStore):
                 await nursery.start(store.run_checkpoints)
             service.agora = await open_agora(store, registry.now, service.delivery_peers, nursery)
+            service.agora.on_event = _agora_activity(service)
+            await nursery.start(feed_activity, service)
+            if hasattr(store, "changes"):  # shared by several hubs: follow the others
+                await nursery.start(follow_shared_store, service, cast("SharedStore", store))
             if config.http is not None:
                 # Imported here: the MCP SDK is heavy and only this endpoint needs it.
                 from hive_rpc.faces.mcp_http import serve_mcp_http

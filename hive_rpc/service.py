@@ -230,6 +230,9 @@ class HubInfo:
     pid: int = field(default_factory=os.getpid)
     http_url: str | None = None
     token_file: str | None = None
+    notifications: str = "off"
+    """How the hub raises desktop notifications itself: ``dbus``, ``notify-send`` or
+    ``off`` (editors that notify on their own skip it when the hub does)."""
 
 
 def dismissal(prompt: Prompt) -> dict[str, Any]:
@@ -416,6 +419,7 @@ class HubService:
             "store": self.info.store,
             "http_url": self.info.http_url,
             "token_file": self.info.token_file,
+            "notifications": self.info.notifications,
             "started_at": self.registry.started_at,
             "max_lifetime_s": self.registry.max_lifetime_s,
             "counts": await self.registry.counts(),

@@ -55,7 +55,7 @@ Return PREDICATE's value; fail the test on timeout."
            :command (list "python3" "-m" "hive_rpc" "serve"
                           "--socket" hive-rpc-tests--socket
                           "--data-dir" (expand-file-name "data" hive-rpc-tests--dir)
-                          "--store" store)
+                          "--store" store "--no-notify")
            :noquery t)))
   (hive-rpc-tests--wait-for
    (lambda () (with-current-buffer " *hive-rpc-test-hub*"
@@ -378,6 +378,30 @@ Return PREDICATE's value; fail the test on timeout."
           (kill-process hive-rpc--hub-process)
           (hive-rpc-tests--wait-for
            (lambda () (not (process-live-p hive-rpc--hub-process)))))))))
+
+(ert-deftest hive-rpc-tests-no-second-notification-when-the-hub-notifies ()
+  "Urgent prompts are notified by Emacs only when the hub does not itself."
+  (skip-unless (featurep 'dbusbind))
+  (require 'notifications)
+  (let ((calls 0))
+    (cl-letf (((symbol-function 'dbus-ping) (lambda (&rest _) t))
+              ((symbol-function 'notifications-notify)
+               (lambda (&rest _) (setq calls (1+ calls)))))
+      (let ((hive-rpc--hub-notifies nil))
+        (hive-rpc--notify '(:agent_id "a" :question "q" :urgent t)))
+      (should (= calls 1))
+      (let ((hive-rpc--hub-notifies t))
+        (hive-rpc--notify '(:agent_id "a" :question "q" :urgent t)))
+      (should (= calls 1)))))
+
+(ert-deftest hive-rpc-tests-learn-whether-the-hub-notifies ()
+  "The status the hub gives on connect sets `hive-rpc--hub-notifies'."
+  (hive-rpc-tests--with-hub ()
+    (setq hive-rpc--hub-notifies 'unknown)
+    (hive-rpc-tests--connect)
+    (hive-rpc-tests--wait-for (lambda () (not (eq hive-rpc--hub-notifies 'unknown))))
+    ;; the test hub runs with --no-notify
+    (should-not hive-rpc--hub-notifies)))
 
 (provide 'hive-rpc-tests)
 ;;; hive-rpc-tests.el ends here

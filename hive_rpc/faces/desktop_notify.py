@@ -178,9 +178,14 @@ async def run_desktop_notifications(
             task_status.started()
             return
         log.info("falling back to %s (no buttons, no closing)", program)
-        await _run_notify_send(service, program, task_status)
+        service.info.notifications = "notify-send"
+        try:
+            await _run_notify_send(service, program, task_status)
+        finally:
+            service.info.notifications = "off"
         return
     try:
+        service.info.notifications = "dbus"
         async with conn, conn.router() as router:
             await _Notifier(service, router).run(task_status)
     except* BUS_GONE as group:
@@ -192,6 +197,8 @@ async def run_desktop_notifications(
         log.warning(
             "the session bus failed (%s): desktop notifications are off", group.exceptions[0]
         )
+    finally:
+        service.info.notifications = "off"
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ set -eu
 exec 3>&1
 Xvfb -displayfd 4 -screen 0 640x480x24 4>"$TMP/display" >/dev/null 2>&1 &
 XVFB=$!
-python3 -m hive_rpc serve --socket "$SOCK" --data-dir "$TMP/data" --store memory \
+python3 -m hive_rpc serve --socket "$SOCK" --data-dir "$TMP/data" --store memory --no-notify \
     --ready-fd 5 5>"$TMP/ready" >/dev/null 2>&1 &
 HUB=$!
 trap 'kill $DUNST $HUB $XVFB 2>/dev/null || true' EXIT

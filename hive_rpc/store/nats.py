@@ -1,0 +1,573 @@
+"""The distributed store: NATS JetStream key-value buckets shared by a team's hubs.
+
+nats-py is asyncio-only, so every call crosses ``hive_rpc.aio_bridge``: the client,
+its buckets and its subscriptions live on the bridge's asyncio thread and are
+touched only by the ``_aio_*`` coroutines below, which run there.
+
+Layout (both buckets keep one revision per key, on file storage):
+
+- ``hive_prompts``: key = the prompt id, value = compact JSON of ``Prompt.to_record()``.
+- ``hive_documents``: key = ``KIND.KEY``, value = ``{"kind", "key", "created_ns",
+  "body"}``; ``created_ns`` is kept across replacements, so ``documents()`` lists in
+  first-save order.
+
+KV keys allow only ``[-/_=.a-zA-Z0-9]``.  A name made of ``[-_a-zA-Z0-9]`` is used as
+is; any other is written ``=`` + base32 of its UTF-8 (raw names never contain ``=``,
+so the two never collide, and the original can always be read back from the key).
+
+First answer wins across hubs: ``update`` reads the record with its revision, checks
+the status, and writes with ``last=revision``.  A hub that loses that race gets a
+wrong-last-sequence error, reads again, and returns what the winner wrote.
+
+When NATS cannot be reached every operation fails within ``timeout`` seconds with
+``StoreUnavailable``.  The client is connected with a zero-byte reconnect buffer, so
+nothing is queued while disconnected to be sent later behind the caller's back: a
+refused write was not saved.  nats-py keeps reconnecting (forever, every 0.5 s);
+once it is back, operations work again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import json
+import logging
+import re
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import nats.errors
+import nats.js.errors
+import trio
+from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext, api
+from nats.js.kv import KV_DEL, KV_OP, KV_PURGE, KeyValue
+
+from hive_rpc.aio_bridge import AsyncioThread, open_asyncio_thread
+from hive_rpc.core.errors import HiveError
+from hive_rpc.core.prompt import Prompt, Status
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+PROMPTS_BUCKET = "hive_prompts"
+DOCUMENTS_BUCKET = "hive_documents"
+BUCKETS = (PROMPTS_BUCKET, DOCUMENTS_BUCKET)
+DEFAULT_TIMEOUT_S = 5.0
+"""Longest any one store operation may take before it fails with StoreUnavailable."""
+CAS_ATTEMPTS = 20
+"""Read-check-write rounds before ``update``/``put_document`` give up under contention."""
+WATCH_QUEUE = 1024
+"""Changes held on the asyncio side before the watch stops reading from NATS."""
+
+_RAW_NAME = re.compile(r"[-_a-zA-Z0-9]+")
+
+
+class StoreUnavailable(HiveError):
+    """The shared store (NATS) could not be reached in time."""
+
+    code = -32007
+    kind = "store_unavailable"
+
+    def __init__(
+        self,
+        url: str,
+        reason: str,
+        *,
+        write: bool = False,
+        maybe_saved: bool = False,
+        outcome: str | None = None,
+    ):
+        if outcome is None and maybe_saved:
+            outcome = "this change may or may not have been saved (check before retrying)"
+        elif outcome is None:
+            outcome = "nothing was saved" if write else "nothing was read"
+        super().__init__(
+            f"the shared store (NATS at {url}) is unreachable: {reason}; {outcome}; "
+            "try again when it is back",
+            url=url,
+            reason=reason,
+            maybe_saved=maybe_saved,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StoreChange:
+    """One write to the shared store, by any hub (this one included)."""
+
+    kind: Literal["prompt", "document"]
+    key: str
+    """The prompt id, or the document's own key."""
+    doc_kind: str | None
+    """The document's kind (``dialogue``, ``ling`` ...); None for a prompt."""
+    value: dict[str, Any] | None
+    """The prompt record or the document body; None when it was deleted."""
+
+
+def encode_name(name: str) -> str:
+    """A KV key token for ``name``: itself if plain, else ``=`` + base32 of its UTF-8."""
+    if _RAW_NAME.fullmatch(name):
+        return name
+    data = name.encode("utf-8", "surrogatepass")
+    return "=" + base64.b32encode(data).decode("ascii").rstrip("=")
+
+
+def decode_name(token: str) -> str:
+    """The name ``encode_name`` turned into ``token``."""
+    if not token.startswith("="):
+        return token
+    body = token[1:]
+    body += "=" * (-len(body) % 8)
+    return base64.b32decode(body).decode("utf-8", "surrogatepass")
+
+
+def redact_url(url: str) -> str:
+    """The URL without its password or token, fit for messages and logs."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"***@{host}"))
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode("ascii")
+
+
+def _doc_key(kind: str, key: str) -> str:
+    return f"{encode_name(kind)}.{encode_name(key)}"
+
+
+class NatsStore:
+    """``PromptStore`` on two JetStream KV buckets, through an asyncio bridge.
+
+    Make one with ``open_nats_store(url)``.
+    """
+
+    kind = "nats"
+
+    def __init__(
+        self,
+        bridge: AsyncioThread,
+        nc: NatsClient,
+        js: JetStreamContext,
+        prompts: KeyValue,
+        docs: KeyValue,
+        *,
+        url: str,
+        timeout: float,
+    ) -> None:
+        self._bridge = bridge
+        self._nc = nc
+        self._js = js
+        self._prompts = prompts
+        self._docs = docs
+        self.url = redact_url(url)
+        self.timeout = timeout
+        self._closed = False
+        self._watches: set[_Watch] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._last_created_ns = 0
+
+    # -- crossing to asyncio -------------------------------------------------------
+
+    async def _call(self, write: bool, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        return await self._bridge.run(self._aio_guarded, write, fn, *args)
+
+    async def _aio_guarded(self, write: bool, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """On the loop: run ``fn`` within the timeout; NATS trouble -> StoreUnavailable."""
+        if self._nc.is_closed:
+            raise StoreUnavailable(self.url, "the connection is closed", write=write)
+        if not self._nc.is_connected:
+            raise StoreUnavailable(self.url, "not connected (reconnecting)", write=write)
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await fn(*args)
+        except TimeoutError:  # also nats.errors.TimeoutError
+            raise StoreUnavailable(
+                self.url, f"no answer within {self.timeout:g} s", write=write, maybe_saved=write
+            ) from None
+        except (
+            nats.errors.OutboundBufferLimitError,
+            nats.errors.ConnectionClosedError,
+            nats.errors.ConnectionReconnectingError,
+            nats.errors.StaleConnectionError,
+        ):
+            raise StoreUnavailable(self.url, "the connection was lost", write=write) from None
+        except nats.errors.NoRespondersError:
+            raise StoreUnavailable(self.url, "JetStream is not answering", write=write) from None
+        except nats.js.errors.ServiceUnavailableError as exc:
+            raise StoreUnavailable(
+                self.url, f"JetStream is unavailable ({exc.description})", write=write
+            ) from None
+
+    # -- prompts -------------------------------------------------------------------
+
+    async def insert(self, prompt: Prompt) -> None:
+        await self._call(True, self._aio_insert, prompt)
+
+    async def _aio_insert(self, prompt: Prompt) -> None:
+        try:
+            await self._prompts.create(encode_name(prompt.id), _dumps(prompt.to_record()))
+        except nats.js.errors.KeyWrongLastSequenceError:
+            raise KeyError(f"prompt {prompt.id} already exists") from None
+
+    async def update(self, prompt: Prompt, *, expected: Status) -> Prompt | None:
+        return await self._call(True, self._aio_update, prompt, expected)
+
+    async def _aio_update(self, prompt: Prompt, expected: Status) -> Prompt | None:
+        key = encode_name(prompt.id)
+        value = _dumps(prompt.to_record())
+        for _ in range(CAS_ATTEMPTS):
+            try:
+                entry = await self._prompts.get(key)
+            except nats.js.errors.KeyNotFoundError:
+                raise KeyError(f"prompt {prompt.id} is not in the store") from None
+            current = Prompt.from_record(json.loads(entry.value or b"{}"))
+            if current.status is not expected:
+                return current
+            try:
+                await self._prompts.update(key, value, last=entry.revision)
+            except nats.js.errors.KeyWrongLastSequenceError:
+                continue  # another hub wrote first: look at what it wrote
+            return None
+        raise StoreUnavailable(self.url, "too much contention on one prompt", write=True)
+
+    async def get(self, prompt_id: str) -> Prompt | None:
+        return await self._call(False, self._aio_get, prompt_id)
+
+    async def _aio_get(self, prompt_id: str) -> Prompt | None:
+        try:
+            entry = await self._prompts.get(encode_name(prompt_id))
+        except nats.js.errors.KeyNotFoundError:
+            return None
+        return Prompt.from_record(json.loads(entry.value or b"{}"))
+
+    async def pending(self) -> list[Prompt]:
+        records = await self._call(False, self._aio_scan, self._prompts, ">")
+        found = [Prompt.from_record(json.loads(e.value)) for e in records if e.value]
+        pending = [p for p in found if p.status is Status.PENDING]
+        return sorted(pending, key=lambda p: p.created_at)
+
+    async def counts(self) -> dict[str, int]:
+        records = await self._call(False, self._aio_scan, self._prompts, ">")
+        counts = {s.value: 0 for s in Status}
+        for entry in records:
+            if entry.value:
+                status = json.loads(entry.value).get("status", Status.PENDING.value)
+                counts[status] = counts.get(status, 0) + 1
+        return counts
+
+    async def _aio_scan(self, kv: KeyValue, keys: str) -> list[KeyValue.Entry]:
+        """Every live entry whose key matches ``keys`` (a KV wildcard pattern)."""
+        watcher = await kv.watch(keys, ignore_deletes=True, inactive_threshold=30)
+        entries: list[KeyValue.Entry] = []
+        try:
+            async for entry in watcher:
+                if entry is None:  # the end of the initial values
+                    break
+                entries.append(entry)
+        finally:
+            with contextlib.suppress(Exception):
+                await watcher.stop()  # type: ignore[no-untyped-call]
+        return entries
+
+    # -- documents -----------------------------------------------------------------
+
+    def _created_ns(self) -> int:
+        """Wall-clock nanoseconds, strictly increasing within this hub."""
+        self._last_created_ns = max(time.time_ns(), self._last_created_ns + 1)
+        return self._last_created_ns
+
+    async def put_document(self, kind: str, key: str, body: dict[str, Any]) -> None:
+        await self._call(True, self._aio_put_document, kind, key, body)
+
+    async def _aio_put_document(self, kind: str, key: str, body: dict[str, Any]) -> None:
+        kv_key = _doc_key(kind, key)
+        for _ in range(CAS_ATTEMPTS):
+            try:
+                entry = await self._docs.get(kv_key)
+            except nats.js.errors.KeyNotFoundError:
+                record = {"kind": kind, "key": key, "created_ns": self._created_ns(), "body": body}
+                try:
+                    await self._docs.create(kv_key, _dumps(record))
+                except nats.js.errors.KeyWrongLastSequenceError:
+                    continue  # another hub saved it first: replace theirs
+                return
+            created = json.loads(entry.value or b"{}").get("created_ns") or self._created_ns()
+            record = {"kind": kind, "key": key, "created_ns": created, "body": body}
+            try:
+                await self._docs.update(kv_key, _dumps(record), last=entry.revision)
+            except nats.js.errors.KeyWrongLastSequenceError:
+                continue
+            return
+        raise StoreUnavailable(self.url, "too much contention on one document", write=True)
+
+    async def documents(self, kind: str) -> list[dict[str, Any]]:
+        entries = await self._call(False, self._aio_scan, self._docs, f"{encode_name(kind)}.*")
+        found = [(json.loads(e.value), e.revision or 0) for e in entries if e.value]
+        found.sort(key=lambda pair: (pair[0].get("created_ns", 0), pair[1]))
+        return [record["body"] for record, _ in found]
+
+    async def delete_document(self, kind: str, key: str) -> bool:
+        return await self._call(True, self._aio_delete_document, kind, key)
+
+    async def _aio_delete_document(self, kind: str, key: str) -> bool:
+        kv_key = _doc_key(kind, key)
+        try:
+            await self._docs.get(kv_key)
+        except nats.js.errors.KeyNotFoundError:
+            return False
+        await self._docs.delete(kv_key)
+        return True
+
+    # -- changes -------------------------------------------------------------------
+
+    def changes(self) -> AbstractAsyncContextManager[AsyncIterator[StoreChange]]:
+        """Every change made to the store by anyone after the block starts, in order
+        per bucket (prompts and documents are two streams, so not across them).
+
+        Use as ``async with store.changes() as changes: async for change in changes``.
+        The watch resumes by itself after NATS comes back; a change is never
+        reported twice (revisions already seen are dropped).
+        """
+        return self._changes()
+
+    @asynccontextmanager
+    async def _changes(self) -> AsyncIterator[AsyncIterator[StoreChange]]:
+        watch = _Watch(self)
+        try:
+            await self._call(False, watch.start)
+            async with self._bridge.stream(watch.items, buffer=64) as items:
+                yield items
+        finally:
+            with (
+                trio.CancelScope(shield=True),
+                trio.move_on_after(self.timeout),
+                contextlib.suppress(Exception),
+            ):
+                await self._bridge.run(watch.stop)
+
+    # -- closing -------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with trio.move_on_after(self.timeout) as scope:
+            scope.shield = True
+            with contextlib.suppress(Exception):
+                await self._bridge.run(self._nc.close)
+
+    def _aio_reconnected(self) -> None:
+        """On the loop, after nats-py reconnected: restart every watch at once, from
+        just after the last revision it saw (its own recovery would wait for missed
+        heartbeats, ~10 s, when the server restarted and lost its consumers)."""
+        for watch in self._watches:
+            task = asyncio.get_running_loop().create_task(watch.resume())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    @classmethod
+    async def _aio_connect(cls, bridge: AsyncioThread, url: str, op_timeout_s: float) -> NatsStore:
+        """On the loop: connect and open (or create) the two buckets."""
+        shown = redact_url(url)
+
+        made: list[NatsStore] = []
+
+        async def disconnected() -> None:
+            if made and not made[0]._closed:  # not while connecting, nor when closing
+                log.warning("lost the connection to NATS at %s; reconnecting", shown)
+
+        async def reconnected() -> None:
+            log.info("reconnected to NATS at %s", shown)
+            if made:
+                made[0]._aio_reconnected()
+
+        errors: list[Exception] = []
+
+        async def error(exc: Exception) -> None:
+            errors.append(exc)
+            del errors[:-1]
+            log.debug("NATS client error: %r", exc)
+
+        nc = NatsClient()
+        try:
+            async with asyncio.timeout(op_timeout_s):
+                await nc.connect(
+                    url,
+                    name="hive-rpc hub",
+                    max_reconnect_attempts=-1,
+                    reconnect_time_wait=0.5,  # type: ignore[arg-type]  # int in its hints
+                    connect_timeout=max(1, int(op_timeout_s)),
+                    allow_reconnect=True,
+                    pending_size=0,  # refuse, rather than queue, while disconnected
+                    ping_interval=10,
+                    max_outstanding_pings=2,
+                    disconnected_cb=disconnected,
+                    reconnected_cb=reconnected,
+                    error_cb=error,
+                )
+                js = nc.jetstream(timeout=op_timeout_s)
+                prompts = await _bucket(js, PROMPTS_BUCKET)
+                docs = await _bucket(js, DOCUMENTS_BUCKET)
+        except (TimeoutError, OSError, nats.errors.Error) as exc:
+            with contextlib.suppress(Exception):
+                await nc.close()
+            if not isinstance(exc, TimeoutError):
+                errors.append(exc)
+            reason = f"could not connect within {op_timeout_s:g} s"
+            if errors:
+                reason += f" (last error: {str(errors[-1]) or type(errors[-1]).__name__})"
+            raise StoreUnavailable(shown, reason, outcome="the hub cannot use it") from None
+        made.append(cls(bridge, nc, js, prompts, docs, url=url, timeout=op_timeout_s))
+        return made[0]
+
+
+async def _bucket(js: JetStreamContext, name: str) -> KeyValue:
+    try:
+        return await js.key_value(name)
+    except nats.js.errors.BucketNotFoundError:
+        return await js.create_key_value(
+            bucket=name, history=1, storage=api.StorageType.FILE, description="hive-rpc"
+        )
+
+
+class _Watch:
+    """The asyncio side of ``changes()``: one ordered consumer per bucket, starting
+    just after the bucket's last revision, feeding one queue."""
+
+    def __init__(self, store: NatsStore) -> None:
+        self._store = store
+        self._queue: asyncio.Queue[StoreChange] = asyncio.Queue(maxsize=WATCH_QUEUE)
+        self._subs: list[Any] = []
+        self._seen: dict[str, int] = {}
+
+    async def start(self) -> None:
+        for bucket in BUCKETS:
+            info = await self._store._js.stream_info(f"KV_{bucket}")
+            self._seen[bucket] = info.state.last_seq
+        await self._subscribe()
+        self._store._watches.add(self)
+
+    async def _subscribe(self) -> None:
+        for bucket in BUCKETS:
+            config = api.ConsumerConfig(
+                deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
+                opt_start_seq=self._seen[bucket] + 1,
+            )
+            sub = await self._store._js.subscribe(
+                f"$KV.{bucket}.>",
+                stream=f"KV_{bucket}",
+                config=config,
+                cb=self._receiver(bucket),
+                ordered_consumer=True,
+                inactive_threshold=60,
+            )
+            self._subs.append(sub)
+
+    async def resume(self) -> None:
+        """Subscribe again from just after what was seen (after a reconnection)."""
+        await self._unsubscribe()
+        for _ in range(20):  # JetStream may need a moment after a restart
+            try:
+                await self._subscribe()
+            except (nats.errors.Error, TimeoutError) as exc:
+                log.debug("watch not resumed yet: %r", exc)
+                await self._unsubscribe()
+                await asyncio.sleep(0.5)
+            else:
+                return
+        log.warning("could not resume watching the shared store; changes may be missed")
+
+    def _receiver(self, bucket: str) -> Callable[[Msg], Awaitable[None]]:
+        prefix = f"$KV.{bucket}."
+
+        async def receive(msg: Msg) -> None:
+            revision = msg.metadata.sequence.stream
+            if revision <= self._seen[bucket]:
+                return  # replayed after the consumer was reset
+            self._seen[bucket] = revision
+            change = _parse(bucket, msg.subject[len(prefix) :], msg)
+            if change is not None:
+                await self._queue.put(change)
+
+        return receive
+
+    async def items(self) -> AsyncIterator[StoreChange]:
+        while True:
+            yield await self._queue.get()
+
+    async def stop(self) -> None:
+        self._store._watches.discard(self)
+        await self._unsubscribe()
+
+    async def _unsubscribe(self) -> None:
+        subs, self._subs = self._subs, []
+        for sub in subs:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+
+
+def _parse(bucket: str, key: str, msg: Msg) -> StoreChange | None:
+    deleted = bool(msg.headers) and (msg.headers or {}).get(KV_OP) in (KV_DEL, KV_PURGE)
+    try:
+        value = None if deleted else json.loads(msg.data)
+    except ValueError:
+        log.warning("skipping a value that is not JSON under %s in %s", key, bucket)
+        return None
+    try:
+        if bucket == PROMPTS_BUCKET:
+            return StoreChange("prompt", decode_name(key), None, value)
+        kind_token, _, key_token = key.partition(".")
+        body = value.get("body") if isinstance(value, dict) else None
+        return StoreChange("document", decode_name(key_token), decode_name(kind_token), body)
+    except (binascii.Error, UnicodeDecodeError):
+        log.warning("skipping a key hive-rpc did not write: %s in %s", key, bucket)
+        return None
+
+
+@asynccontextmanager
+async def open_nats_store(
+    url: str, *, op_timeout_s: float = DEFAULT_TIMEOUT_S
+) -> AsyncIterator[NatsStore]:
+    """Connect to NATS at ``url`` (``nats://[user:pass@]host:port``, ``tls://...``) and
+    yield a store on its JetStream KV buckets, created on first use.
+
+    Raises ``StoreUnavailable`` when NATS does not answer within ``op_timeout_s``
+    seconds; every later operation is bounded by the same time.
+    """
+    async with open_asyncio_thread(name="hive-nats") as bridge:
+        store = await bridge.run(NatsStore._aio_connect, bridge, url, op_timeout_s)
+        try:
+            yield store
+        finally:
+            await store.aclose()
+
+
+if TYPE_CHECKING:
+    from hive_rpc.store.base import SharedStore
+
+    def _is_a_shared_store(store: NatsStore) -> SharedStore:
+        return store  # mypy checks NatsStore against the protocol here
+
+
+__all__ = [
+    "DOCUMENTS_BUCKET",
+    "PROMPTS_BUCKET",
+    "NatsStore",
+    "StoreChange",
+    "StoreUnavailable",
+    "decode_name",
+    "encode_name",
+    "open_nats_store",
+    "redact_url",
+]

@@ -1,0 +1,341 @@
+"""The NATS JetStream KV store against a real ``nats-server -js``: the store contract
+(also run on memory and sqlite, documents included), first answer wins between two
+hubs, changes seen across hubs, and what happens when the server dies and returns."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import trio
+
+from hive_rpc.core import lifecycle
+from hive_rpc.core.errors import HiveError
+from hive_rpc.core.prompt import Action, Prompt, Status, new_prompt
+from hive_rpc.store import MemoryStore, PromptStore, SqliteStore
+from hive_rpc.store.nats import (
+    NatsStore,
+    StoreChange,
+    StoreUnavailable,
+    decode_name,
+    encode_name,
+    open_nats_store,
+    redact_url,
+)
+
+NOW = 1_800_000_000.0
+NATS_SERVER = shutil.which("nats-server")
+
+needs_nats = pytest.mark.skipif(
+    NATS_SERVER is None, reason="nats-server is not installed (Debian: apt-get install nats-server)"
+)
+
+
+def prompt(i: int, agent: str = "a") -> Prompt:
+    return new_prompt(agent_id=agent, question=f"q{i} ✓ «ünïcode»", now=NOW + i, timeout_s=60)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class NatsServer:
+    """One ``nats-server -js`` on a loopback port, storing under ``store_dir``."""
+
+    def __init__(self, store_dir: Path) -> None:
+        self.port = free_port()
+        self.store_dir = store_dir
+        self.url = f"nats://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        assert NATS_SERVER is not None
+        self.process = subprocess.Popen(
+            [
+                NATS_SERVER,
+                "-js",
+                "-a",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-sd",
+                str(self.store_dir),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while True:
+            assert self.process.poll() is None, "nats-server exited at start"
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as conn:
+                    if conn.recv(4).startswith(b"INFO"):
+                        return
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "nats-server did not accept connections"
+            time.sleep(0.05)
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=10)
+        self.process = None
+
+
+@pytest.fixture
+def nats_server(short_tmp: Path) -> Iterator[NatsServer]:
+    if NATS_SERVER is None:
+        pytest.skip("nats-server is not installed (Debian: apt-get install nats-server)")
+    server = NatsServer(short_tmp / "jetstream")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+@pytest.fixture
+async def nats_store(nats_server: NatsServer) -> AsyncIterator[NatsStore]:
+    with trio.fail_after(10):
+        async with open_nats_store(nats_server.url) as s:
+            yield s
+
+
+@pytest.fixture(params=["memory", "sqlite", "nats"])
+async def store(request: pytest.FixtureRequest, short_tmp: Path) -> AsyncIterator[PromptStore]:
+    """Every store, so that the contract below (documents included) holds for all three."""
+    if request.param == "nats":
+        server: NatsServer = request.getfixturevalue("nats_server")
+        with trio.fail_after(10):
+            async with open_nats_store(server.url) as s:
+                yield s
+        return
+    s2: PromptStore = MemoryStore() if request.param == "memory" else SqliteStore(short_tmp / "db")
+    yield s2
+    await s2.aclose()
+
+
+# -- the store contract (mirrors tests/store/test_stores.py, plus documents) ----------
+
+
+async def test_insert_get_round_trip(store: PromptStore) -> None:
+    p = prompt(1)
+    await store.insert(p)
+    assert await store.get(p.id) == p
+    assert await store.get("missing") is None
+
+
+async def test_update_is_compare_and_set_on_status(store: PromptStore) -> None:
+    p = prompt(1)
+    await store.insert(p)
+    typed = lifecycle.typing(p, now=NOW + 1)
+    assert await store.update(typed, expected=Status.PENDING) is None
+    answered = lifecycle.respond(typed, answer="x", by="first", action=Action.ACCEPT, now=NOW + 2)
+    assert await store.update(answered, expected=Status.PENDING) is None
+    late = lifecycle.respond(p, answer="y", by="second", action=Action.ACCEPT, now=NOW + 3)
+    current = await store.update(late, expected=Status.PENDING)
+    assert current is not None
+    assert current.by == "first"
+    assert (await store.get(p.id)) == answered
+
+
+async def test_pending_oldest_first_and_counts(store: PromptStore) -> None:
+    assert await store.counts() == {"pending": 0, "responded": 0, "expired": 0, "cancelled": 0}
+    assert await store.pending() == []
+    ps = [prompt(i) for i in (3, 1, 2)]
+    for p in ps:
+        await store.insert(p)
+    await store.update(lifecycle.cancel(ps[0], by="a", now=NOW + 9), expected=Status.PENDING)
+    assert [p.question[:2] for p in await store.pending()] == ["q1", "q2"]
+    assert await store.counts() == {"pending": 2, "responded": 0, "expired": 0, "cancelled": 1}
+
+
+async def test_schema_and_choices_survive_storage(store: PromptStore) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    p = replace(prompt(1), schema=schema)
+    q = replace(prompt(2), choices=("yes", "no"))
+    await store.insert(p)
+    await store.insert(q)
+    got_p, got_q = await store.get(p.id), await store.get(q.id)
+    assert got_p is not None
+    assert got_q is not None
+    assert dict(got_p.schema or {}) == schema
+    assert got_q.choices == ("yes", "no")
+
+
+async def test_documents_in_first_save_order(store: PromptStore) -> None:
+    odd_key = "main.feature/auth ✓ «x»"  # dots, slashes, spaces, non-ASCII
+    await store.put_document("ling", "b", {"n": 1})
+    await store.put_document("ling", odd_key, {"n": 2})
+    await store.put_document("dialogue", "d1", {"n": 3})
+    await store.put_document("ling", "a", {"n": 4})
+    await store.put_document("ling", "b", {"n": 5})  # replaced, keeps its place
+    assert await store.documents("ling") == [{"n": 5}, {"n": 2}, {"n": 4}]
+    assert await store.documents("dialogue") == [{"n": 3}]
+    assert await store.documents("nothing") == []
+    assert await store.delete_document("ling", odd_key) is True
+    assert await store.delete_document("ling", odd_key) is False
+    assert await store.documents("ling") == [{"n": 5}, {"n": 4}]
+    await store.put_document("ling", odd_key, {"n": 6})  # saved again: now the newest
+    assert await store.documents("ling") == [{"n": 5}, {"n": 4}, {"n": 6}]
+
+
+# -- NATS only ------------------------------------------------------------------------
+
+
+def test_names_are_encoded_into_the_kv_key_charset() -> None:
+    for name in ["plain-Name_09", "a.b", "x/y", "=", "", "ü ✓", "\udc80"]:
+        token = encode_name(name)
+        assert token == "" or all(c.isascii() and (c.isalnum() or c in "-_=") for c in token)
+        assert decode_name(token) == name
+    assert encode_name("3f9c0a51d2e84b17") == "3f9c0a51d2e84b17"
+    assert redact_url("nats://user:secret@host:4222") == "nats://***@host:4222"
+    assert redact_url("nats://host:4222") == "nats://host:4222"
+
+
+@needs_nats
+async def test_first_answer_wins_across_two_hubs(nats_server: NatsServer) -> None:
+    with trio.fail_after(20):
+        async with open_nats_store(nats_server.url) as a, open_nats_store(nats_server.url) as b:
+            for round_ in range(20):
+                p = prompt(round_)
+                await a.insert(p)
+                assert await b.get(p.id) == p
+                results: dict[str, Prompt | None] = {}
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(_answer, a, p, "hub-a", results)
+                    nursery.start_soon(_answer, b, p, "hub-b", results)
+                winners = [by for by, stored in results.items() if stored is None]
+                assert len(winners) == 1, results
+                (loser,) = {"hub-a", "hub-b"} - set(winners)
+                stored = results[loser]
+                assert stored is not None
+                assert stored.by == winners[0]
+                assert (await a.get(p.id)) == (await b.get(p.id)) == stored
+
+
+async def _answer(store: NatsStore, p: Prompt, by: str, results: dict[str, Prompt | None]) -> None:
+    mine = lifecycle.respond(p, answer=by, by=by, action=Action.ACCEPT, now=NOW)
+    results[by] = await store.update(mine, expected=Status.PENDING)
+
+
+@needs_nats
+async def test_changes_show_what_other_hubs_write(nats_server: NatsServer) -> None:
+    with trio.fail_after(20):
+        async with open_nats_store(nats_server.url) as a, open_nats_store(nats_server.url) as b:
+            before = prompt(0)
+            await b.insert(before)  # written before the watch: not reported
+            async with a.changes() as changes:
+                p = prompt(1)
+                await b.insert(p)
+                answered = lifecycle.respond(p, answer="y", by="b", action=Action.ACCEPT, now=NOW)
+                assert await b.update(answered, expected=Status.PENDING) is None
+                await b.put_document("ling", "main.feature.auth", {"name": "main.feature.auth"})
+                await b.delete_document("ling", "main.feature.auth")
+                await a.put_document("dialogue", "d1", {"id": "d1"})  # this hub's own too
+                got: list[StoreChange] = []
+                async for change in changes:
+                    got.append(change)
+                    if len(got) == 5:
+                        break
+    prompts = [c for c in got if c.kind == "prompt"]
+    documents = [c for c in got if c.kind == "document"]
+    assert [(c.key, c.value and c.value["status"]) for c in prompts] == [
+        (p.id, "pending"),
+        (p.id, "responded"),
+    ]
+    assert prompts[1].value is not None
+    assert Prompt.from_record(prompts[1].value) == answered
+    assert documents == [
+        StoreChange("document", "main.feature.auth", "ling", {"name": "main.feature.auth"}),
+        StoreChange("document", "main.feature.auth", "ling", None),
+        StoreChange("document", "d1", "dialogue", {"id": "d1"}),
+    ]
+
+
+@needs_nats
+async def test_unreachable_nats_fails_fast_then_recovers(nats_server: NatsServer) -> None:
+    with trio.fail_after(60):
+        async with open_nats_store(nats_server.url) as s:
+            kept = prompt(1)
+            await s.insert(kept)
+            await s.put_document("ling", "kept", {"n": 1})
+
+            nats_server.kill()
+            started = trio.current_time()
+            with pytest.raises(StoreUnavailable) as caught:
+                await s.insert(prompt(2))
+            assert trio.current_time() - started < s.timeout + 1
+            error = caught.value
+            assert isinstance(error, HiveError)
+            assert error.code == -32007
+            assert error.data["kind"] == "store_unavailable"
+            assert "the shared store (NATS at nats://127.0.0.1:" in error.message
+            assert "is unreachable" in error.message
+            assert "try again when it is back" in error.message
+            for op in (s.get(kept.id), s.pending(), s.counts(), s.documents("ling")):
+                started = trio.current_time()
+                with pytest.raises(StoreUnavailable):
+                    await op
+                assert trio.current_time() - started < s.timeout + 1
+
+            nats_server.start()  # same port, same storage dir
+            while True:  # nats-py reconnects by itself, every 0.5 s
+                try:
+                    assert await s.get(kept.id) == kept
+                    break
+                except StoreUnavailable:
+                    await trio.sleep(0.2)
+            assert [p.id for p in await s.pending()] == [kept.id]
+            assert await s.documents("ling") == [{"n": 1}]
+            await s.insert(prompt(3))
+            assert (await s.counts())["pending"] == 2
+
+
+@needs_nats
+async def test_changes_resume_after_nats_returns(nats_server: NatsServer) -> None:
+    with trio.fail_after(60):
+        async with open_nats_store(nats_server.url) as s, s.changes() as changes:
+            p1 = prompt(1)
+            await s.insert(p1)
+            first = await changes.__anext__()
+            assert first.key == p1.id
+            nats_server.kill()
+            nats_server.start()
+            while True:
+                try:
+                    await s.insert(p2 := prompt(2))
+                    break
+                except StoreUnavailable:
+                    await trio.sleep(0.2)
+            second = await changes.__anext__()
+            assert (second.kind, second.key) == ("prompt", p2.id)
+
+
+@needs_nats
+async def test_connecting_to_nothing_is_a_clear_error() -> None:
+    url = f"nats://127.0.0.1:{free_port()}"
+    with trio.fail_after(10), pytest.raises(StoreUnavailable) as caught:
+        async with open_nats_store(url, op_timeout_s=2):
+            pass
+    assert url in caught.value.message
+    assert "could not connect within 2 s (last error:" in caught.value.message
+
+
+async def test_inserting_an_existing_id_fails(nats_store: NatsStore) -> None:
+    p = prompt(1)
+    await nats_store.insert(p)
+    with pytest.raises(KeyError):
+        await nats_store.insert(replace(p, question="another"))
+    assert await nats_store.get(p.id) == p
