@@ -28,6 +28,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
     ("epc_calls", [], ["-n", "300", "--warmup", "30"]),
     ("lsp_roundtrip", [], ["-n", "200", "--warmup", "20"]),
     ("store_roundtrip", [], ["-n", "100", "--warmup", "10"]),
+    ("sse_fanout", [], ["--asks", "50", "--rounds", "1"]),
 ]
 ALIASES = {"mcp": "mcp_roundtrip", "epc": "epc_calls", "lsp": "lsp_roundtrip"}
 """Short names --only also accepts."""

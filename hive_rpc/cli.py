@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import re
+import shlex
 import signal
 import sys
 import time
@@ -327,6 +328,10 @@ async def cmd_status(args: argparse.Namespace) -> int:
         )
         if status["http_url"]:
             print(f"mcp url  {status['http_url']} (token in {status['token_file']})")
+            base = status["http_url"].removesuffix("/mcp")
+            token_file = shlex.quote(status["token_file"])
+            print(f"dashboard {base}/dashboard")
+            print(f'         open with: xdg-open "{base}/dashboard?token=$(cat {token_file})"')
     return EXIT_OK
 
 

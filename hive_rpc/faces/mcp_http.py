@@ -1,24 +1,34 @@
-"""The hub's MCP endpoint over Streamable HTTP (``hive-rpc serve --http 127.0.0.1:PORT``).
+"""The hub's HTTP server (``hive-rpc serve --http 127.0.0.1:PORT``): MCP over Streamable
+HTTP at ``/mcp``, and the web face (``faces/web.py``: the activity stream at
+``/activity``, the dashboard at ``/dashboard``), one hypercorn trio worker for both.
 
-For agents that prefer a URL to a stdio process.  The same tools as ``hive-rpc mcp``,
-served in-process on the hub's own registry by hypercorn's trio worker.  Secure by
-default, as the MCP specification asks of local servers:
+For agents that prefer a URL to a stdio process, the same tools as ``hive-rpc mcp``,
+served in-process on the hub's own registry.  Secure by default, as the MCP
+specification asks of local servers:
 
 * it binds loopback addresses only (127.0.0.0/8, ::1, localhost) and refuses others;
 * every request needs ``Authorization: Bearer TOKEN``; the token is random, made on
-  first use and kept in ``DATA_DIR/mcp-token`` (0600), compared in constant time;
+  first use and kept in ``DATA_DIR/mcp-token`` (0600), compared in constant time.
+  Browsers (whose EventSource sends no headers) trade the token once, at
+  ``/dashboard?token=TOKEN``, for an HttpOnly, SameSite=Strict cookie that the web
+  routes (not ``/mcp``) accept instead; the cookie holds a key derived from the token,
+  not the token;
 * a request carrying an ``Origin`` other than this endpoint's own is refused (403),
-  which stops a web page in the user's browser from driving the hub; the SDK's own
-  DNS-rebinding protection checks ``Host`` as well (421).
+  which stops a web page in the user's browser from driving the hub; a POST to the
+  web routes must carry this server's own origin (CSRF);
+* ``Host`` must name this server on loopback (421): the SDK checks it for ``/mcp``,
+  the Guard for the web routes (DNS rebinding).
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import parse_qs
 
 import trio
 from hypercorn.config import Config
@@ -28,6 +38,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from hive_rpc.backends import LocalBackend
 from hive_rpc.faces.mcp_tools import HiveMcp
+from hive_rpc.faces.web import WebFace
 from hive_rpc.paths import load_token, parse_bind
 from hive_rpc.service import HubService
 
@@ -35,29 +46,70 @@ log = logging.getLogger(__name__)
 
 TOKEN_NAME = "mcp-token"
 MCP_PATH = "/mcp"
+COOKIE = "hive_token"
+DASHBOARD_PATH = "/dashboard"
+GRACEFUL_S = 1.0
+"""Seconds the server waits, once stopping, for open requests to finish."""
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
+_SAFE_METHODS = frozenset({"GET", "HEAD"})
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
 
 def _netloc(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-class Guard:
-    """ASGI middleware: 403 for a foreign Origin, 401 without the bearer token.
-    Lifespan events pass through untouched (they start the SDK's session manager)."""
+def cookie_value(token: str) -> str:
+    """What the dashboard cookie holds: a key derived from the token (a cookie reaches
+    every port of its host, so it never carries the token itself)."""
+    return hmac.new(token.encode(), b"hive-rpc dashboard cookie", hashlib.sha256).hexdigest()
 
-    def __init__(self, app: App, token: str) -> None:
+
+def _cookies(header: bytes | None, name: str) -> list[bytes]:
+    if not header:
+        return []
+    found = []
+    for part in header.split(b";"):
+        key, _, value = part.strip().partition(b"=")
+        if key == name.encode():
+            found.append(value.strip())
+    return found
+
+
+def _is_mcp(path: str) -> bool:
+    return path == MCP_PATH or path.startswith(MCP_PATH + "/")
+
+
+class Guard:
+    """ASGI middleware in front of both apps.  In order: 403 for a foreign Origin; the
+    dashboard's token-for-cookie exchange; 401 without the bearer token (or, for the web
+    routes, the cookie); for the web routes, 421 for a Host that is not this server on
+    loopback and 403 for a POST without this server's own Origin.  ``/mcp`` goes to the
+    MCP app (whose SDK checks Host itself), the rest to the web app.  Lifespan events go
+    to the MCP app untouched (they start the SDK's session manager)."""
+
+    def __init__(
+        self, app: App, token: str, web: App | None = None, token_file: Path | None = None
+    ) -> None:
         self.app = app
+        self.web = web
         self._token = token.encode()
+        self._cookie = cookie_value(token).encode()
+        self._token_file = token_file
         self.origins: set[str] = set()
+        self.hosts: set[str] = set()
 
     def allow_port(self, host: str, port: int) -> None:
-        for name in {_netloc(host), "127.0.0.1", "localhost", "[::1]"}:
+        for name in {_netloc(host), *_LOOPBACK_NAMES}:
             self.origins |= {f"http://{name}:{port}", f"http://{name}"}
+            self.hosts.add(f"{name}:{port}")
+            if port == 80:
+                self.hosts.add(name)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -68,16 +120,67 @@ class Guard:
         if origin is not None and origin.decode("latin-1") not in self.origins:
             await _deny(send, 403, f"Origin {origin.decode('latin-1')!r} is not allowed")
             return
-        auth = headers.get(b"authorization", b"")
-        if not (auth.startswith(b"Bearer ") and hmac.compare_digest(auth[7:], self._token)):
-            await _deny(
-                send,
-                401,
-                "missing or wrong bearer token; see `hive-rpc status --json`",
-                [(b"www-authenticate", b'Bearer realm="hive-rpc"')],
-            )
+        path = str(scope.get("path", ""))
+        web = not _is_mcp(path) and self.web is not None
+        host = headers.get(b"host", b"").decode("latin-1")
+        if web and host not in self.hosts:
+            await _deny(send, 421, "Invalid Host header")
             return
-        await self.app(scope, receive, send)
+        if web and path == DASHBOARD_PATH and await self._exchange(scope, send):
+            return
+        auth = headers.get(b"authorization", b"")
+        bearer = auth.startswith(b"Bearer ") and hmac.compare_digest(auth[7:], self._token)
+        cookie = web and any(
+            hmac.compare_digest(c, self._cookie) for c in _cookies(headers.get(b"cookie"), COOKIE)
+        )
+        if not (bearer or cookie):
+            await _deny(send, 401, self._where_is_the_token(host if web else None), _CHALLENGE)
+            return
+        if not web:
+            await self.app(scope, receive, send)
+            return
+        if str(scope.get("method", "GET")).upper() not in _SAFE_METHODS:
+            own = f"http://{host}"
+            if origin is None or origin.decode("latin-1") != own:
+                await _deny(send, 403, f"a POST here must carry the header Origin: {own}")
+                return
+        assert self.web is not None
+        await self.web(scope, receive, send)
+
+    async def _exchange(self, scope: Scope, send: Send) -> bool:
+        """``GET /dashboard?token=TOKEN``: set the cookie and redirect to the bare page
+        (so the token leaves the address bar).  False when there is no token to trade."""
+        query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))
+        given = query.get("token")
+        if not given:
+            return False
+        if not hmac.compare_digest(given[0].encode(), self._token):
+            await _deny(send, 401, self._where_is_the_token(None), _CHALLENGE)
+            return True
+        cookie = f"{COOKIE}={self._cookie.decode()}; HttpOnly; SameSite=Strict; Path=/"
+        await _deny(
+            send,
+            303,
+            "see /dashboard",
+            [
+                (b"location", DASHBOARD_PATH.encode()),
+                (b"set-cookie", cookie.encode()),
+                (b"cache-control", b"no-store"),
+                (b"referrer-policy", b"no-referrer"),
+            ],
+        )
+        return True
+
+    def _where_is_the_token(self, host: str | None) -> str:
+        where = f" (it is in {self._token_file})" if self._token_file else ""
+        text = f"missing or wrong bearer token{where}; see `hive-rpc status --json`"
+        if host is not None:
+            token = f"$(cat {self._token_file})" if self._token_file else "TOKEN"
+            text += f"; in a browser, open http://{host}{DASHBOARD_PATH}?token={token}"
+        return text
+
+
+_CHALLENGE = [(b"www-authenticate", b'Bearer realm="hive-rpc"')]
 
 
 async def _deny(
@@ -98,9 +201,13 @@ async def serve_mcp_http(
     bind: str,
     data_dir: Path,
     *,
+    ping_s: float | None = None,
     task_status: Any = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve MCP over Streamable HTTP until cancelled; ``started`` with (url, token file)."""
+    """Serve MCP and the web face until cancelled; ``started`` with (MCP url, token file).
+
+    On cancellation the server stops gracefully: open activity streams end cleanly,
+    other requests get ``GRACEFUL_S`` to finish."""
     host, port = parse_bind(bind)
     token, token_file = load_token(data_dir, TOKEN_NAME)
     hive = HiveMcp(LocalBackend(service))
@@ -119,28 +226,50 @@ async def serve_mcp_http(
     app = hive.server.streamable_http_app(
         streamable_http_path=MCP_PATH, transport_security=security, host=host
     )
-    guard = Guard(app, token)
+    web = WebFace(service, ping_s=ping_s)
+    guard = Guard(app, token, web, token_file)
     config = Config()
     config.bind = [f"{_netloc(host)}:{port}"]
     config.accesslog = None
-    config.graceful_timeout = 1.0
+    config.graceful_timeout = GRACEFUL_S
     shutdown = trio.Event()
+    stopped = trio.Event()
+    # The server runs shielded so that, when the hub is cancelled, it can still stop in
+    # order (end the streams, answer in-flight requests) instead of dropping connections.
+    server_scope = trio.CancelScope(shield=True)
+
+    async def run_server(task_status: Any) -> None:
+        try:
+            with server_scope:
+                await serve(
+                    cast("ASGIFramework", guard),
+                    config,
+                    shutdown_trigger=shutdown.wait,
+                    task_status=task_status,
+                )
+        finally:
+            stopped.set()
+
     async with trio.open_nursery() as nursery:
         await nursery.start(hive.run_updates)
-        binds = await nursery.start(
-            lambda task_status: serve(
-                cast("ASGIFramework", guard),
-                config,
-                shutdown_trigger=shutdown.wait,
-                task_status=task_status,
-            )
-        )
-        base = binds[0]
-        guard.allow_port(host, int(base.rsplit(":", 1)[1]))
-        url = base + MCP_PATH
-        log.info("MCP endpoint %s (token in %s)", url, token_file)
-        task_status.started((url, token_file))
+        binds = await nursery.start(run_server)
         try:
+            base = binds[0]
+            guard.allow_port(host, int(base.rsplit(":", 1)[1]))
+            url = base + MCP_PATH
+            log.info(
+                "MCP endpoint %s, dashboard %s%s (token in %s)",
+                url,
+                base,
+                DASHBOARD_PATH,
+                token_file,
+            )
+            task_status.started((url, token_file))
             await trio.sleep_forever()
         finally:
+            web.close()
             shutdown.set()
+            with trio.move_on_after(GRACEFUL_S + 1) as cleanup:
+                cleanup.shield = True
+                await stopped.wait()
+            server_scope.cancel()

@@ -1,0 +1,478 @@
+// The hive-rpc dashboard: pending prompts, dialogues and activity, live through
+// GET /activity (Server-Sent Events).  Plain DOM, no framework, no external fetches.
+// Everything that comes from agents is inserted with textContent, never as HTML.
+"use strict";
+
+(function () {
+  const state = {
+    lastId: null, // the id of the newest activity entry the page reflects
+    pending: new Map(), // prompt id -> record, oldest first
+    dialogues: [],
+    activity: [], // records, newest first
+    clockSkew: 0, // server time minus browser time, in seconds
+    source: null,
+    refreshTimer: null,
+    announced: new Set(),
+    loads: [], // one list per /api/state request in flight: the events seen meanwhile
+  };
+  const MAX_ACTIVITY = 100;
+
+  const $ = (id) => document.getElementById(id);
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key === "className") node.className = value;
+      else if (key === "text") node.textContent = value;
+      else node.setAttribute(key, value === true ? "" : String(value));
+    }
+    for (const child of children) {
+      if (child === null || child === undefined) continue;
+      node.append(typeof child === "string" ? document.createTextNode(child) : child);
+    }
+    return node;
+  }
+
+  function now() {
+    return Date.now() / 1000 + state.clockSkew;
+  }
+
+  function duration(seconds) {
+    const s = Math.max(0, Math.round(seconds));
+    if (s < 60) return `${s}s`;
+    const m = Math.floor(s / 60);
+    if (m < 60) return `${m}m ${s % 60}s`;
+    const h = Math.floor(m / 60);
+    return `${h}h ${m % 60}m`;
+  }
+
+  function clock(at) {
+    return new Date(at * 1000).toLocaleTimeString();
+  }
+
+  function announce(text) {
+    const region = $("announcer");
+    region.textContent = "";
+    // A fresh text node in a cleared region is what screen readers announce.
+    window.setTimeout(() => {
+      region.textContent = text;
+    }, 50);
+  }
+
+  function setConnection(text, cls) {
+    const node = $("connection");
+    node.textContent = text;
+    node.className = cls || "";
+  }
+
+  // --- talking to the hub ----------------------------------------------------------
+
+  async function post(path, body) {
+    const reply = await fetch(path, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+      credentials: "same-origin",
+    });
+    let data = null;
+    try {
+      data = await reply.json();
+    } catch (_e) {
+      data = null;
+    }
+    if (!reply.ok) {
+      const message = data && data.error ? data.error.message : `HTTP ${reply.status}`;
+      throw new Error(message);
+    }
+    return data;
+  }
+
+  async function loadState() {
+    // Events that arrive while the snapshot is on its way may be newer than it:
+    // they are kept aside and applied again on top of it.
+    const newer = [];
+    state.loads.push(newer);
+    let snapshot;
+    try {
+      const reply = await fetch("/api/state", { credentials: "same-origin", cache: "no-store" });
+      if (!reply.ok) {
+        setConnection(
+          reply.status === 401
+            ? "Not signed in: open /dashboard?token=… with the token from `hive-rpc status`."
+            : `The hub answered ${reply.status}.`,
+          "down",
+        );
+        throw new Error(`state: HTTP ${reply.status}`);
+      }
+      snapshot = await reply.json();
+    } finally {
+      state.loads.splice(state.loads.indexOf(newer), 1);
+    }
+    state.clockSkew = snapshot.now - Date.now() / 1000;
+    state.lastId = snapshot.last_id;
+    state.pending = new Map(snapshot.pending.map((p) => [p.id, p]));
+    state.dialogues = snapshot.dialogues;
+    state.activity = snapshot.activity.slice(0, MAX_ACTIVITY);
+    for (const [id, entry] of newer) {
+      if (id > state.lastId) apply(id, entry);
+    }
+    renderPrompts();
+    renderDialogues();
+    renderActivity();
+  }
+
+  function refreshSoon() {
+    if (state.refreshTimer !== null) return;
+    state.refreshTimer = window.setTimeout(async () => {
+      state.refreshTimer = null;
+      try {
+        await loadState();
+      } catch (e) {
+        console.warn(e);
+      }
+    }, 150);
+  }
+
+  function connect() {
+    const source = new EventSource(`/activity?last_id=${encodeURIComponent(state.lastId)}`);
+    state.source = source;
+    source.onopen = () => setConnection("Live", "live");
+    source.onerror = () => setConnection("Reconnecting…", "down");
+    for (const kind of ["prompt", "dialogue", "task", "ling"]) {
+      source.addEventListener(kind, onEntry);
+    }
+    source.addEventListener("reset", () => refreshSoon());
+  }
+
+  function onEntry(event) {
+    const id = Number(event.lastEventId);
+    const entry = JSON.parse(event.data);
+    for (const newer of state.loads) newer.push([id, entry]);
+    if (state.lastId !== null && id <= state.lastId) return; // already in the snapshot
+    apply(id, entry);
+    renderActivity();
+    if (entry.kind === "prompt") renderPrompts();
+    else if (entry.kind === "dialogue") refreshSoon(); // entries carry no turns
+  }
+
+  function apply(id, entry) {
+    state.lastId = id;
+    state.activity.unshift(entry);
+    state.activity.length = Math.min(state.activity.length, MAX_ACTIVITY);
+    if (entry.kind === "prompt") {
+      if (entry.status === "pending") state.pending.set(entry.key, entry);
+      else state.pending.delete(entry.key);
+    }
+  }
+
+  // --- waiting prompts -------------------------------------------------------------
+
+  function promptId(record) {
+    return record.id;
+  }
+
+  function controlsFor(record, form) {
+    const pid = promptId(record);
+    const qid = `q-${pid}`;
+    if (Array.isArray(record.choices) && record.choices.length > 0) {
+      const group = el("fieldset", { className: "choices" }, el("legend", { text: "Your answer" }));
+      record.choices.forEach((choice, i) => {
+        const input = el("input", {
+          type: "radio",
+          name: `answer-${pid}`,
+          value: String(choice),
+          id: `a-${pid}-${i}`,
+          required: true,
+          "aria-describedby": qid,
+        });
+        // Enter on a choice answers with it (radio buttons do not submit by themselves).
+        input.addEventListener("keydown", (ev) => {
+          if (ev.key === "Enter") {
+            ev.preventDefault();
+            if (!input.checked) input.checked = true;
+            form.requestSubmit();
+          }
+        });
+        group.append(el("label", { className: "choice", for: input.id }, input, ` ${choice}`));
+      });
+      return { node: group, read: () => readChoice(form, pid, record.choices) };
+    }
+    const schema = record.schema;
+    if (schema && schema.type === "object" && schema.properties) {
+      const required = new Set(schema.required || []);
+      const fields = [];
+      const group = el("fieldset", { className: "fields" }, el("legend", { text: "Your answer" }));
+      Object.entries(schema.properties).forEach(([name, prop], i) => {
+        const id = `a-${pid}-${i}`;
+        const label = prop.title || name;
+        let input;
+        if (Array.isArray(prop.enum)) {
+          input = el("select", { id, name, required: required.has(name) });
+          if (!required.has(name)) input.append(el("option", { value: "", text: "(none)" }));
+          for (const option of prop.enum) {
+            input.append(el("option", { value: String(option), text: String(option) }));
+          }
+        } else if (prop.type === "boolean") {
+          input = el("input", { id, name, type: "checkbox" });
+        } else if (prop.type === "number" || prop.type === "integer") {
+          input = el("input", {
+            id,
+            name,
+            type: "number",
+            step: prop.type === "integer" ? "1" : "any",
+            required: required.has(name),
+          });
+        } else {
+          input = el("input", { id, name, type: "text", required: required.has(name) });
+        }
+        input.setAttribute("aria-describedby", qid);
+        fields.push({ name, prop, input });
+        const help = prop.description ? el("small", { text: ` ${prop.description}` }) : null;
+        group.append(el("label", { className: "field", for: id }, el("span", { text: label }), input, help));
+      });
+      return { node: group, read: () => readFields(fields) };
+    }
+    const id = `a-${pid}-text`;
+    const input = el("input", { id, type: "text", name: "answer", autocomplete: "off", "aria-describedby": qid });
+    const node = el("label", { className: "field", for: id }, el("span", { text: "Your answer" }), input);
+    return { node, read: () => input.value };
+  }
+
+  function readChoice(form, pid, choices) {
+    const checked = form.querySelector(`input[name="answer-${CSS.escape(pid)}"]:checked`);
+    if (!checked) throw new Error("Pick one of the choices first.");
+    // Send the choice itself (choices may be numbers or strings).
+    const found = choices.find((c) => String(c) === checked.value);
+    return found === undefined ? checked.value : found;
+  }
+
+  function readFields(fields) {
+    const answer = {};
+    for (const { name, prop, input } of fields) {
+      if (prop.type === "boolean") {
+        answer[name] = input.checked;
+      } else if (input.value === "") {
+        continue;
+      } else if (prop.type === "number" || prop.type === "integer") {
+        answer[name] = Number(input.value);
+      } else if (Array.isArray(prop.enum)) {
+        answer[name] = prop.enum.find((o) => String(o) === input.value) ?? input.value;
+      } else {
+        answer[name] = input.value;
+      }
+    }
+    return answer;
+  }
+
+  function timeLeft(record) {
+    const left = record.deadline_at - now();
+    if (left <= 0) return "expiring";
+    if (record.typing_at) return `${duration(left)} left (countdown stopped)`;
+    return `${duration(left)} left`;
+  }
+
+  function promptCard(record) {
+    const pid = promptId(record);
+    const form = el("form", { className: "prompt-form", "aria-labelledby": `q-${pid}` });
+    const error = el("p", { className: "error", role: "alert" });
+    const left = el("span", { className: "left", text: timeLeft(record) });
+    const meta = el(
+      "p",
+      { className: "meta" },
+      el("span", { className: "agent", text: `From ${record.agent_id}` }),
+      " · ",
+      left,
+      record.task_id ? ` · task ${record.task_id}` : null,
+    );
+    const question = el("p", { className: "question", id: `q-${pid}`, text: record.question });
+    const controls = controlsFor(record, form);
+    const answerButton = el("button", { type: "submit", text: "Answer" });
+    const cancelButton = el("button", { type: "button", className: "secondary", text: "Cancel" });
+    cancelButton.setAttribute("aria-label", "Cancel this question");
+    form.append(meta, question, controls.node, el("div", { className: "buttons" }, answerButton, cancelButton), error);
+
+    async function act(path, body, buttons) {
+      error.textContent = "";
+      buttons.forEach((b) => (b.disabled = true));
+      try {
+        await post(path, body);
+        announce(path === "/api/cancel" ? "Question cancelled." : "Answer sent.");
+        removePrompt(pid);
+      } catch (e) {
+        error.textContent = e.message;
+        buttons.forEach((b) => (b.disabled = false));
+      }
+    }
+
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      let answer;
+      try {
+        answer = controls.read();
+      } catch (e) {
+        error.textContent = e.message;
+        return;
+      }
+      act("/api/respond", { id: pid, answer }, [answerButton, cancelButton]);
+    });
+    cancelButton.addEventListener("click", () => act("/api/cancel", { id: pid }, [answerButton, cancelButton]));
+
+    const item = el("li", { className: record.urgent ? "prompt urgent" : "prompt", "data-id": pid }, form);
+    item.updateLeft = () => {
+      left.textContent = timeLeft(state.pending.get(pid) || record);
+    };
+    return item;
+  }
+
+  function firstControl(item) {
+    return item ? item.querySelector("input, select, textarea, button") : null;
+  }
+
+  function removePrompt(pid) {
+    state.pending.delete(pid);
+    renderPrompts();
+  }
+
+  function renderPrompts() {
+    const list = $("prompts");
+    const existing = new Map([...list.children].map((li) => [li.dataset.id, li]));
+    const focused = document.activeElement;
+    let focusLost = false;
+    // Drop the closed ones (keeping the rest in place, so typing is never disturbed).
+    for (const [pid, li] of existing) {
+      if (!state.pending.has(pid)) {
+        if (li.contains(focused)) focusLost = true;
+        li.remove();
+        existing.delete(pid);
+      }
+    }
+    let fresh = [];
+    let previous = null;
+    for (const [pid, record] of state.pending) {
+      let li = existing.get(pid);
+      if (!li) {
+        li = promptCard(record);
+        fresh.push(record);
+        if (previous) previous.after(li);
+        else list.prepend(li);
+      }
+      previous = li;
+    }
+    const count = state.pending.size;
+    $("waiting-count").textContent = count ? `(${count})` : "";
+    $("no-prompts").hidden = count > 0;
+    fresh = fresh.filter((r) => !state.announced.has(r.id));
+    for (const record of fresh) state.announced.add(record.id);
+    if (fresh.length === 1) {
+      announce(`New question from ${fresh[0].agent_id}: ${fresh[0].question}`);
+    } else if (fresh.length > 1) {
+      announce(`${fresh.length} new questions are waiting.`);
+    }
+    if (focusLost) {
+      const next = firstControl(list.firstElementChild);
+      (next || $("waiting-heading")).focus();
+    }
+  }
+
+  function tick() {
+    for (const li of $("prompts").children) {
+      if (li.updateLeft) li.updateLeft();
+    }
+  }
+
+  // --- dialogues -------------------------------------------------------------------
+
+  function renderDialogues() {
+    const list = $("dialogues");
+    list.replaceChildren();
+    const dialogues = state.dialogues.slice().reverse(); // newest first
+    $("no-dialogues").hidden = dialogues.length > 0;
+    for (const d of dialogues) {
+      const turns = el("ol", { className: "turns", "aria-label": `Turns of ${d.topic}` });
+      for (const t of d.turns || []) {
+        const delivery = t.delivery && t.delivery.state ? ` [${t.delivery.state}]` : "";
+        turns.append(
+          el(
+            "li",
+            { className: "turn" },
+            el("span", { className: "who", text: `#${t.number} ${t.from} → ${t.to} (${t.signal})${delivery}: ` }),
+            el("span", { className: "message", text: t.message }),
+          ),
+        );
+      }
+      list.append(
+        el(
+          "li",
+          { className: "dialogue", "data-id": d.id },
+          el("h3", { text: d.topic }),
+          el("p", {
+            className: "meta",
+            text: `${d.status} · ${d.participants.join(", ")} · ${d.turn_count} of ${d.max_turns} turns`,
+          }),
+          turns,
+        ),
+      );
+    }
+  }
+
+  // --- activity --------------------------------------------------------------------
+
+  function describe(entry) {
+    if (entry.kind === "prompt") {
+      const outcome = entry.outcome ? ` → ${entry.outcome}` : "";
+      const answer = entry.status === "responded" && entry.answer !== null ? `: ${JSON.stringify(entry.answer)}` : "";
+      return `${entry.event} ${entry.key} from ${entry.agent_id}${outcome}${answer} · ${entry.question}`;
+    }
+    if (entry.kind === "task") {
+      const result = entry.result_ref
+        ? ` (result of ${entry.result_size} bytes at ${entry.result_ref})`
+        : entry.result !== null && entry.result !== undefined
+          ? `: ${JSON.stringify(entry.result)}`
+          : "";
+      const error = entry.error ? ` (${entry.error})` : "";
+      return `task ${entry.task_id} ${entry.outcome}${error}${result}`;
+    }
+    if (entry.kind === "dialogue") {
+      return `${entry.event} · ${entry.topic || entry.key} (${entry.status})`;
+    }
+    return `${entry.event} ${entry.key}`;
+  }
+
+  function renderActivity() {
+    const list = $("activity");
+    list.replaceChildren(
+      ...state.activity.map((entry) =>
+        el(
+          "li",
+          { "data-kind": entry.kind },
+          el("time", { datetime: new Date(entry.at * 1000).toISOString(), text: clock(entry.at) }),
+          el("span", { className: "kind", text: entry.kind }),
+          el("span", { text: describe(entry) }),
+        ),
+      ),
+    );
+  }
+
+  // --- start -----------------------------------------------------------------------
+
+  function skipToFirst(ev) {
+    ev.preventDefault();
+    const target = firstControl($("prompts").firstElementChild) || $("waiting-heading");
+    target.focus();
+  }
+
+  async function start() {
+    $("skip-link").addEventListener("click", skipToFirst);
+    try {
+      await loadState();
+    } catch (e) {
+      console.warn(e);
+      return;
+    }
+    connect();
+    window.setInterval(tick, 1000);
+  }
+
+  document.addEventListener("DOMContentLoaded", start);
+})();

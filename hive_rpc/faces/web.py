@@ -1,0 +1,342 @@
+"""The hub's web face: the activity stream (``GET /activity``, Server-Sent Events) and
+the dashboard, served next to MCP by the same hypercorn server (``faces/mcp_http.py``).
+
+Routes (every one behind ``mcp_http.Guard``: loopback Host, token or dashboard cookie,
+same-origin ``Origin`` on POST):
+
+* ``GET /activity``: one SSE event per activity entry (``id: N``, ``event: KIND``,
+  ``data: RECORD``), resumable from ``Last-Event-ID`` or ``?last_id=N``; ``event: reset``
+  when the entries after that id are gone; ``: ping`` comments every ``ping_s``;
+* ``GET /activity/blobs/{sha256}``: a large result's JSON;
+* ``GET /api/state``: the snapshot the dashboard starts from (pending prompts, dialogues
+  with their turns, recent activity, and the ``last_id`` to stream from);
+* ``POST /api/respond`` and ``POST /api/cancel``: the human's answer or withdrawal,
+  recorded as by ``dashboard``;
+* ``GET /dashboard`` (the page, with ``/dashboard/app.js`` and ``/dashboard/style.css``)
+  and ``GET /`` (a redirect to it).
+
+The stream is plain trio: one task follows the log, one watches for the client's
+disconnect, one for the hub's stop; the sender interleaves pings with a timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable, MutableMapping
+from contextlib import aclosing
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import trio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from hive_rpc.activity import ActivityLog, Entry
+from hive_rpc.core.errors import HiveError
+from hive_rpc.service import HubService
+
+log = logging.getLogger(__name__)
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+PING_S = 15.0
+"""Seconds between ``: ping`` comments on an idle stream (read when a WebFace is made)."""
+RETRY_MS = 2000
+"""What the stream tells EventSource to wait before reconnecting."""
+RECENT = 100
+"""Activity entries in ``/api/state``."""
+MAX_DIALOGUES = 50
+"""Dialogues (newest) in ``/api/state``, each with its turns."""
+MAX_BODY = 1 << 20
+BY = "dashboard"
+"""The ``by`` recorded for answers and withdrawals made on the page."""
+
+HTTP_STATUS = {-32001: 404, -32002: 409, -32003: 409, -32004: 400, -32602: 400}
+"""A hub error's JSON-RPC code -> the HTTP status of ``/api/respond`` and ``/api/cancel``."""
+
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+_ASSETS = {
+    "index.html": "text/html; charset=utf-8",
+    "app.js": "text/javascript; charset=utf-8",
+    "style.css": "text/css; charset=utf-8",
+}
+PAGE_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+        "img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    ),
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+
+
+def load_assets() -> dict[str, bytes]:
+    """The dashboard's files (package data in ``hive_rpc/faces/dashboard/``)."""
+    folder = resources.files("hive_rpc.faces").joinpath("dashboard")
+    return {name: folder.joinpath(name).read_bytes() for name in _ASSETS}
+
+
+@dataclass(frozen=True, slots=True)
+class _Reset:
+    last_id: int
+
+
+def sse_event(entry: Entry) -> bytes:
+    data = json.dumps(entry.record(), separators=(",", ":"), default=str)
+    return f"id: {entry.id}\nevent: {entry.kind}\ndata: {data}\n\n".encode()
+
+
+def sse_reset(last_id: int) -> bytes:
+    data = json.dumps({"last_id": last_id})
+    return f"id: {last_id}\nevent: reset\ndata: {data}\n\n".encode()
+
+
+def _error(status: int, message: str, code: int | None = None, data: Any = None) -> JSONResponse:
+    body: dict[str, Any] = {"message": message}
+    if code is not None:
+        body["code"] = code
+    if data is not None:
+        body["data"] = data
+    return JSONResponse({"error": body}, status_code=status)
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+def _resume_point(scope: Scope) -> int | None:
+    """``Last-Event-ID`` (what EventSource sends on reconnect) or ``?last_id=N``."""
+    text = _header(scope, b"last-event-id")
+    if text is None:
+        for part in bytes(scope.get("query_string", b"")).decode("latin-1").split("&"):
+            key, _, value = part.partition("=")
+            if key == "last_id":
+                text = value
+    if text is None or not text.strip():
+        return None
+    return int(text.strip())  # ValueError: a bad id, refused by the caller
+
+
+class ActivityStream:
+    """``GET /activity`` as a raw ASGI app (the stream is trio all the way)."""
+
+    def __init__(self, service: HubService, ping_s: float, closing: trio.Event) -> None:
+        self._service = service
+        self.ping_s = ping_s
+        self._closing = closing
+        self.streams = 0
+        """Streams open now (``statistics``)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            start = _resume_point(scope)
+        except ValueError:
+            await JSONResponse(
+                {"error": {"message": "Last-Event-ID / last_id must be an integer"}},
+                status_code=400,
+            )(scope, receive, send)
+            return
+        activity = self._service.activity
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/event-stream; charset=utf-8"),
+                    (b"cache-control", b"no-store"),
+                    (b"x-accel-buffering", b"no"),
+                ],
+            }
+        )
+        self.streams += 1
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._watch_disconnect, receive, nursery.cancel_scope)
+                nursery.start_soon(self._watch_closing, nursery.cancel_scope)
+                await self._send_body(send, f"retry: {RETRY_MS}\n\n".encode())
+                await self._stream(activity, start, send)
+        finally:
+            self.streams -= 1
+        # The client left or the hub is stopping: end the response cleanly.
+        with trio.move_on_after(1) as cleanup:
+            cleanup.shield = True
+            try:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            except Exception:
+                log.debug("activity stream: the client left before the end", exc_info=True)
+
+    async def _watch_disconnect(self, receive: Receive, scope: trio.CancelScope) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        scope.cancel()
+
+    async def _watch_closing(self, scope: trio.CancelScope) -> None:
+        await self._closing.wait()
+        scope.cancel()
+
+    @staticmethod
+    async def _send_body(send: Send, body: bytes) -> None:
+        await send({"type": "http.response.body", "body": body, "more_body": True})
+
+    async def _stream(self, activity: ActivityLog, start: int | None, send: Send) -> None:
+        if start is not None and start > activity.last_id:
+            # Ids from another run of the hub (the log lives in memory): start over.
+            start = None
+            await self._send_body(send, sse_reset(activity.last_id))
+        if start is None:
+            start = activity.last_id
+        sender, receiver = trio.open_memory_channel[list[Entry] | _Reset](0)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_follow, activity, start, sender)
+            async with receiver:
+                while True:
+                    item: list[Entry] | _Reset | None = None
+                    with trio.move_on_after(self.ping_s):
+                        item = await receiver.receive()
+                    if item is None:
+                        await self._send_body(send, b": ping\n\n")
+                    elif isinstance(item, _Reset):
+                        await self._send_body(send, sse_reset(item.last_id))
+                    else:
+                        await self._send_body(send, b"".join(map(sse_event, item)))
+
+
+async def _follow(
+    activity: ActivityLog, last_id: int, out: trio.MemorySendChannel[list[Entry] | _Reset]
+) -> None:
+    """Batches from the log, and a reset (restarting from the newest id) whenever the
+    entries after ``last_id`` are gone."""
+    async with out:
+        while True:
+            # follow() is an async generator: close it here, not in the garbage collector.
+            async with aclosing(activity.follow(last_id)) as batches:
+                async for batch in batches:
+                    if batch is None:
+                        break
+                    await out.send(batch)
+                    last_id = batch[-1].id
+            last_id = activity.last_id
+            await out.send(_Reset(last_id))
+
+
+class WebFace:
+    """The Starlette app of the web routes, over one service."""
+
+    def __init__(self, service: HubService, *, ping_s: float | None = None) -> None:
+        self.service = service
+        self.closing = trio.Event()
+        self.activity = ActivityStream(service, PING_S if ping_s is None else ping_s, self.closing)
+        self._assets = load_assets()
+        self.app = Starlette(
+            routes=[
+                Route("/", self.root, methods=["GET"]),
+                Route("/dashboard", self.page, methods=["GET"]),
+                Route("/dashboard/{name}", self.asset, methods=["GET"]),
+                Route("/activity", self.activity, methods=["GET"]),
+                Route("/activity/blobs/{digest}", self.blob, methods=["GET"]),
+                Route("/api/state", self.state, methods=["GET"]),
+                Route("/api/respond", self.respond, methods=["POST"], max_body_size=MAX_BODY),
+                Route("/api/cancel", self.cancel, methods=["POST"], max_body_size=MAX_BODY),
+            ]
+        )
+
+    def close(self) -> None:
+        """End every open stream (the hub is stopping)."""
+        self.closing.set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, send)
+
+    # --- the page ------------------------------------------------------------------
+
+    async def root(self, request: Request) -> Response:
+        return RedirectResponse("/dashboard", status_code=303)
+
+    async def page(self, request: Request) -> Response:
+        return self._asset("index.html")
+
+    async def asset(self, request: Request) -> Response:
+        name = str(request.path_params["name"])
+        if name not in _ASSETS or name == "index.html":
+            return _error(404, f"no dashboard file {name[:60]!r}")
+        return self._asset(name)
+
+    def _asset(self, name: str) -> Response:
+        return Response(self._assets[name], media_type=_ASSETS[name], headers=PAGE_HEADERS)
+
+    # --- data ------------------------------------------------------------------------
+
+    async def blob(self, request: Request) -> Response:
+        digest = str(request.path_params["digest"])
+        text = self.service.activity.blob(digest) if _DIGEST.fullmatch(digest) else None
+        if text is None:
+            return _error(404, f"no result blob {digest[:70]!r} (unknown, or dropped)")
+        return Response(text, media_type="application/json")
+
+    async def state(self, request: Request) -> Response:
+        pending = await self.service.call("hive/list", {})
+        dialogues: list[dict[str, Any]] = []
+        agora = self.service.agora
+        if agora is not None:
+            newest = agora.dialogues()[-MAX_DIALOGUES:]
+            dialogues = [agora.status(d["id"]) for d in newest]
+        activity = self.service.activity
+        # Nothing above awaited after the list was read, so last_id matches the snapshot.
+        return JSONResponse(
+            {
+                "pending": pending,
+                "dialogues": dialogues,
+                "activity": [e.record() for e in reversed(activity.recent(RECENT))],
+                "last_id": activity.last_id,
+                "now": self.service.registry.now(),
+            }
+        )
+
+    # --- actions -----------------------------------------------------------------------
+
+    async def respond(self, request: Request) -> Response:
+        body = await _json_body(request)
+        if isinstance(body, Response):
+            return body
+        params: dict[str, Any] = {"id": body.get("id"), "answer": body.get("answer"), "by": BY}
+        if body.get("action") is not None:
+            params["action"] = body["action"]
+        return await self._call("hive/respond", params)
+
+    async def cancel(self, request: Request) -> Response:
+        body = await _json_body(request)
+        if isinstance(body, Response):
+            return body
+        return await self._call("hive/cancel", {"id": body.get("id"), "by": BY})
+
+    async def _call(self, method: str, params: dict[str, Any]) -> Response:
+        try:
+            record = await self.service.call(method, params)
+        except HiveError as e:
+            return _error(HTTP_STATUS.get(e.code, 400), e.message, e.code, e.data)
+        return JSONResponse(record)
+
+
+async def _json_body(request: Request) -> dict[str, Any] | Response:
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media != "application/json":
+        return _error(415, "send the body as application/json")
+    try:
+        body = json.loads(await request.body())
+    except ValueError:
+        return _error(400, "the body is not valid JSON")
+    if not isinstance(body, dict):
+        return _error(400, "the body must be a JSON object")
+    return body

@@ -1,0 +1,211 @@
+"""The dashboard in a real browser: Debian's headless Chromium (/usr/bin/chromium),
+driven by Playwright (never a browser of Playwright's own).  The CLI asks, the page
+shows the question without a reload, the human answers with the keyboard alone, and the
+CLI's poll gets the answer.  Screenshots go to $HIVE_ARTIFACTS (or the test's tmp dir).
+
+Playwright's Python API runs on asyncio, so its sync API is driven from a worker thread
+while the hub runs on trio in the test's own thread."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from hive_rpc.hub import HubConfig, run_hub
+from hive_rpc.service import HubService
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT_MS = 15_000
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)"
+)
+
+
+def prepare(service: HubService, tmp_path: Path) -> tuple[str, Path]:
+    """The hub's token, and the directory for screenshots (made, and printed)."""
+    token = Path(str(service.info.token_file)).read_text().strip()
+    shots = Path(os.environ.get("HIVE_ARTIFACTS", str(tmp_path)))
+    shots.mkdir(parents=True, exist_ok=True)
+    print(f"screenshots in {shots}")
+    return token, shots
+
+
+def cli(config: HubConfig, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hive_rpc", *args, "--socket", str(config.socket), "--no-start"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+    )
+
+
+def cli_ask(config: HubConfig, question: str, *more: str) -> str:
+    done = cli(config, "ask", question, *more, "--json")
+    assert done.returncode == 0, done.stderr
+    ask_id: str = json.loads(done.stdout)["id"]
+    return ask_id
+
+
+async def test_a_prompt_is_answered_and_cancelled_on_the_page_with_the_keyboard(
+    hub_config: HubConfig, nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    hub_config.http = "127.0.0.1:0"
+    service: HubService = await nursery.start(run_hub, hub_config)
+    base = str(service.info.http_url).removesuffix("/mcp")
+    token, shots = prepare(service, tmp_path)
+
+    def on_hub(fn: Callable[..., Any], *args: Any) -> Any:
+        return trio.from_thread.run(fn, *args)
+
+    def scenario() -> None:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            try:
+                drive(browser.new_page(viewport={"width": 1000, "height": 900}))
+            finally:
+                browser.close()
+
+    def drive(page: Any) -> None:
+        page.set_default_timeout(TIMEOUT_MS)
+        dialogs: list[str] = []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+
+        # Sign in: the token is traded for a cookie and leaves the address bar.
+        page.goto(f"{base}/dashboard?token={token}")
+        assert page.url == f"{base}/dashboard"
+        page.get_by_role("heading", name="Waiting for you").wait_for()
+        page.locator("#connection.live").wait_for()
+        page.screenshot(path=shots / "01-empty.png", full_page=True)
+
+        # 1. The CLI asks; the question appears without a reload.
+        first = cli_ask(hub_config, "Deploy build 412 to production?", "--choices", "yes,no")
+        card = page.locator(f"li.prompt[data-id='{first}']")
+        card.get_by_text("Deploy build 412 to production?").wait_for()
+        assert "From cli" in card.inner_text()
+        announcer = page.locator("#announcer")
+        page.wait_for_function(
+            "document.getElementById('announcer').textContent.includes('Deploy build 412')"
+        )
+        assert "New question from cli" in announcer.inner_text()
+        page.screenshot(path=shots / "02-prompt.png", full_page=True)
+
+        # Keyboard alone: the skip link comes first, then the first choice.
+        page.keyboard.press("Tab")
+        assert focused(page)["id"] == "skip-link"
+        page.keyboard.press("Tab")
+        now = focused(page)
+        assert (now["type"], now["value"]) == ("radio", "yes")
+        assert now["label"].strip() == "yes"  # a label tied to the input
+        assert now["outline"] != "none"  # focus is visible
+        page.screenshot(path=shots / "03-focus-on-yes.png", full_page=True)
+        page.keyboard.press("Space")
+        page.keyboard.press("Enter")
+        card.wait_for(state="detached")
+        polled = cli(hub_config, "poll", first)
+        assert (polled.returncode, polled.stdout.strip()) == (0, "yes"), polled
+        record = json.loads(cli(hub_config, "poll", first, "--json").stdout)
+        assert (record["by"], record["action"]) == ("dashboard", "accept")
+        page.screenshot(path=shots / "04-answered.png", full_page=True)
+
+        # 2. A second prompt is cancelled from the page: Tab from its input to Cancel.
+        second = cli_ask(hub_config, "Name the release")
+        card = page.locator(f"li.prompt[data-id='{second}']")
+        card.wait_for()
+        back_to_skip_link(page)
+        page.keyboard.press("Enter")
+        assert focused(page)["type"] == "text"
+        page.keyboard.press("Tab")
+        assert focused(page)["text"] == "Answer"
+        page.keyboard.press("Tab")
+        assert focused(page)["text"] == "Cancel"
+        page.keyboard.press("Enter")
+        card.wait_for(state="detached")
+        record = json.loads(cli(hub_config, "poll", second, "--json").stdout)
+        assert (record["status"], record["by"]) == ("cancelled", "dashboard")
+
+        # 3. A hostile question stays text; typing an answer and Enter submits it.
+        hostile = "<img src=x onerror=alert(1)>"
+        third = cli_ask(hub_config, hostile)
+        card = page.locator(f"li.prompt[data-id='{third}']")
+        card.get_by_text(hostile, exact=True).wait_for()
+        assert page.locator("img").count() == 0
+        page.screenshot(path=shots / "05-hostile.png", full_page=True)
+        back_to_skip_link(page)
+        page.keyboard.press("Enter")
+        page.keyboard.type("<b>not bold</b>")
+        page.keyboard.press("Enter")
+        card.wait_for(state="detached")
+        polled = cli(hub_config, "poll", third)
+        assert polled.stdout.strip() == "<b>not bold</b>"
+
+        # 4. A dialogue shows with its turn (relayed to a ling nobody registered).
+        dialogue = on_hub(
+            service.call,
+            "agora/create",
+            {"topic": "Cache <script>?", "participants": ["main.a", "main.b"]},
+        )
+        on_hub(
+            service.call,
+            "agora/dispatch",
+            {"dialogue_id": dialogue["id"], "from": "main.a", "to": "main.b",
+             "signal": "propose", "message": "Use Redis"},
+        )  # fmt: skip
+        shown = page.locator(f"li.dialogue[data-id='{dialogue['id']}']")
+        shown.get_by_text("Use Redis").wait_for()
+        text = shown.inner_text()
+        assert "Cache <script>?" in text
+        assert "main.a, main.b" in text
+        assert "main.a → main.b (propose)" in text
+        assert page.locator("#activity li").count() >= 6
+        page.screenshot(path=shots / "06-dialogue.png", full_page=True)
+
+        assert page.locator("img, script:not([src])").count() == 0
+        assert dialogs == []
+        assert errors == []
+
+    await trio.to_thread.run_sync(scenario)
+
+
+def back_to_skip_link(page: Any) -> None:
+    """Shift+Tab until the skip link has the focus (it is first in the tab order)."""
+    for _ in range(40):
+        page.keyboard.press("Shift+Tab")
+        if focused(page)["id"] == "skip-link":
+            return
+    raise AssertionError("Shift+Tab never reached the skip link")
+
+
+def focused(page: Any) -> dict[str, str]:
+    """What has the keyboard focus: its id, type, value, label, text and outline."""
+    result: dict[str, str] = page.evaluate(
+        """() => {
+            const el = document.activeElement;
+            const label = el.labels && el.labels.length ? el.labels[0].textContent : "";
+            return {
+                id: el.id || "",
+                type: el.type || el.tagName.toLowerCase(),
+                value: el.value || "",
+                label,
+                text: el.tagName === "BUTTON" ? el.textContent : "",
+                outline: getComputedStyle(el).outlineStyle,
+            };
+        }"""
+    )
+    return result
