@@ -370,6 +370,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
         data_dir=args.data_dir,
         store=args.store,
         max_lifetime_s=args.max_lifetime,
+        activity_ttl_s=args.activity_ttl,
         http=args.http,
         notify=not args.no_notify,
     )
@@ -470,6 +471,13 @@ def _parser() -> argparse.ArgumentParser:
         default=DEFAULT_MAX_LIFETIME_S,
         metavar="SECONDS",
         help="hard maximum lifetime of a prompt (default 24 h)",
+    )
+    p.add_argument(
+        "--activity-ttl",
+        type=_seconds,
+        default=3600.0,
+        metavar="SECONDS",
+        help="how long finished entries stay in the activity stream (default 1 h)",
     )
     p.add_argument(
         "--http",

@@ -16,6 +16,7 @@ from typing import Any, cast
 
 import trio
 
+from hive_rpc.activity import DEFAULT_TTL_S, ActivityLog
 from hive_rpc.agora import open_agora
 from hive_rpc.core.dialogue import Dialogue
 from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S, Prompt
@@ -48,6 +49,8 @@ class HubConfig:
     max_lifetime_s: float = DEFAULT_MAX_LIFETIME_S
     http: str | None = None
     """``HOST:PORT`` on loopback for the MCP Streamable HTTP endpoint, or None for none."""
+    activity_ttl_s: float = DEFAULT_TTL_S
+    """How long finished entries stay in the activity stream."""
     notify: bool = False
     """Raise desktop notifications for urgent prompts (the CLI turns it on; tests'
     in-process hubs stay quiet on a developer's desktop)."""
@@ -148,6 +151,7 @@ async def _serve(
             socket=os.fspath(config.socket), data_dir=os.fspath(config.data_dir), store=store.kind
         )
         service = HubService(registry, info)
+        service.activity = ActivityLog(registry.now, ttl_s=config.activity_ttl_s)
         async with trio.open_nursery() as nursery:
             if isinstance(store, SqliteStore):
                 await nursery.start(store.run_checkpoints)
