@@ -217,7 +217,15 @@ class ActivityLog:
         oldest = self._entries[0].id if self._entries else self._next_id
         if last_id + 1 < oldest:
             return None
-        return [e for e in self._entries if e.id > last_id]
+        # Followers mostly want the last few: walk back from the newest, so the cost
+        # is the number of new entries, not the size of the ring.
+        newer: list[Entry] = []
+        for entry in reversed(self._entries):
+            if entry.id <= last_id:
+                break
+            newer.append(entry)
+        newer.reverse()
+        return newer
 
     def recent(self, limit: int = 100) -> list[Entry]:
         self._expire()
