@@ -10,6 +10,7 @@ same-origin ``Origin`` on POST):
 * ``GET /activity/blobs/{sha256}``: a large result's JSON;
 * ``GET /api/state``: the snapshot the dashboard starts from (pending prompts, dialogues
   with their turns, recent activity, and the ``last_id`` to stream from);
+* ``POST /api/typing``: the human started typing an answer (the countdown stops);
 * ``POST /api/respond`` and ``POST /api/cancel``: the human's answer or withdrawal,
   recorded as by ``dashboard``;
 * ``GET /dashboard`` (the page, with ``/dashboard/app.js`` and ``/dashboard/style.css``)
@@ -249,6 +250,7 @@ class WebFace:
                 Route("/api/state", self.state, methods=["GET"]),
                 Route("/api/respond", self.respond, methods=["POST"], max_body_size=MAX_BODY),
                 Route("/api/cancel", self.cancel, methods=["POST"], max_body_size=MAX_BODY),
+                Route("/api/typing", self.typing, methods=["POST"], max_body_size=MAX_BODY),
             ]
         )
 
@@ -320,6 +322,13 @@ class WebFace:
         if isinstance(body, Response):
             return body
         return await self._call("hive/cancel", {"id": body.get("id"), "by": BY})
+
+    async def typing(self, request: Request) -> Response:
+        """The human started typing on the page: stop the prompt's countdown."""
+        body = await _json_body(request)
+        if isinstance(body, Response):
+            return body
+        return await self._call("hive/typing", {"id": body.get("id")})
 
     async def _call(self, method: str, params: dict[str, Any]) -> Response:
         try:

@@ -371,6 +371,18 @@ async def test_respond_and_cancel_report_the_hubs_refusals(web_hub: HubService) 
     assert bad_action.status_code == 400
 
 
+async def test_typing_on_the_page_stops_the_countdown(web_hub: HubService) -> None:
+    asked = await ask(web_hub, timeout_s=300)
+    assert asked["deadline_at"] < asked["max_deadline_at"]
+    async with http(web_hub, **bearer(web_hub), **own_origin(web_hub)) as client:
+        typed = await client.post("/api/typing", json={"id": asked["id"]})
+        unknown = await client.post("/api/typing", json={"id": "0123456789abcdef"})
+    assert typed.status_code == 200
+    assert typed.json()["typing_at"] is not None
+    assert typed.json()["deadline_at"] == typed.json()["max_deadline_at"]
+    assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, -32001)
+
+
 async def test_state_is_the_dashboards_snapshot(web_hub: HubService) -> None:
     asked = await ask(web_hub, "Which region?", choices=["eu", "us"])
     assert web_hub.agora is not None

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -142,7 +143,7 @@ async def test_a_prompt_is_answered_and_cancelled_on_the_page_with_the_keyboard(
 
         # 3. A hostile question stays text; typing an answer and Enter submits it.
         hostile = "<img src=x onerror=alert(1)>"
-        third = cli_ask(hub_config, hostile)
+        third = cli_ask(hub_config, hostile, "--timeout", "600")
         card = page.locator(f"li.prompt[data-id='{third}']")
         card.get_by_text(hostile, exact=True).wait_for()
         assert page.locator("img").count() == 0
@@ -150,6 +151,13 @@ async def test_a_prompt_is_answered_and_cancelled_on_the_page_with_the_keyboard(
         back_to_skip_link(page)
         page.keyboard.press("Enter")
         page.keyboard.type("<b>not bold</b>")
+        # the first keystroke stopped the countdown on the hub, as in the editors
+        for _ in range(100):
+            typed = json.loads(cli(hub_config, "poll", third, "--json").stdout)
+            if typed["typing_at"] is not None:
+                break
+            time.sleep(0.05)
+        assert typed["deadline_at"] == typed["max_deadline_at"]
         page.keyboard.press("Enter")
         card.wait_for(state="detached")
         polled = cli(hub_config, "poll", third)

@@ -318,6 +318,19 @@
     });
     cancelButton.addEventListener("click", () => act("/api/cancel", { id: pid }, [answerButton, cancelButton]));
 
+    // The first change in the form stops the countdown, as in the editors: a
+    // half-typed answer is never lost to the deadline.
+    let typed = record.typing_at !== null && record.typing_at !== undefined;
+    const onTyping = () => {
+      if (typed) return;
+      typed = true;
+      post("/api/typing", { id: pid }).catch(() => {
+        typed = false;
+      });
+    };
+    form.addEventListener("input", onTyping);
+    form.addEventListener("change", onTyping);
+
     const item = el("li", { className: record.urgent ? "prompt urgent" : "prompt", "data-id": pid }, form);
     item.updateLeft = () => {
       left.textContent = timeLeft(state.pending.get(pid) || record);
