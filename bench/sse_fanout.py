@@ -36,7 +36,7 @@ from _common import percentile, print_machine, ratio, short_tmp, table
 from hive_rpc.activity import prompt_data
 from hive_rpc.client import HubClient
 from hive_rpc.core.prompt import new_prompt
-from hive_rpc.hub import HubConfig, run_hub
+from hive_rpc.hub import HubConfig, freeze_startup_objects, run_hub
 from hive_rpc.service import HubService
 
 SCRIPT = os.path.abspath(__file__)
@@ -102,6 +102,7 @@ async def serve_hub(tmp: Path, store: str, *, task_status: Any = trio.TASK_STATU
     )
     async with trio.open_nursery() as nursery:
         service: HubService = await nursery.start(run_hub, config)
+        freeze_startup_objects()  # as `hive-rpc serve` does once the hub is up
         base = str(service.info.http_url).removesuffix("/mcp")
         task_status.started(f"{base} {service.info.token_file}")
 

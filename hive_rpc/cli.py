@@ -28,7 +28,7 @@ from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S, check_name
 from hive_rpc.core.terminal_text import one_line, strip_controls
 from hive_rpc.faces.editor_socket import SocketInUse
-from hive_rpc.hub import HubAlreadyRunning, HubConfig, run_hub
+from hive_rpc.hub import HubAlreadyRunning, HubConfig, freeze_startup_objects, run_hub
 from hive_rpc.paths import (
     InsecurePath,
     NotLoopback,
@@ -377,6 +377,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(run_hub, config)
+            freeze_startup_objects()
             if args.ready_fd is not None:
                 os.write(args.ready_fd, b"ready\n")
                 os.close(args.ready_fd)
