@@ -36,7 +36,7 @@ from _common import percentile, print_machine, ratio, short_tmp, table, verdict
 
 from hive_rpc.client import HubClient
 from hive_rpc.core.prompt import new_prompt
-from hive_rpc.hub import HubConfig, run_hub
+from hive_rpc.hub import HubConfig, freeze_startup_objects, run_hub
 from hive_rpc.protocol.framing import Frame, FrameDecoder, encode_frame
 
 TARGET_RATIO = 5.0
@@ -50,7 +50,12 @@ QUESTION = "Deploy build 4521 to production? The canary has been green for an ho
 async def serve_hub(
     socket: Path, data_dir: Path, store: str, *, task_status: Any = trio.TASK_STATUS_IGNORED
 ) -> None:
-    await run_hub(HubConfig(socket=socket, data_dir=data_dir, store=store), task_status=task_status)
+    async with trio.open_nursery() as nursery:
+        service = await nursery.start(
+            run_hub, HubConfig(socket=socket, data_dir=data_dir, store=store)
+        )
+        freeze_startup_objects()  # as `hive-rpc serve` does once the hub is up
+        task_status.started(service)
 
 
 async def serve_echo(socket: Path, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
