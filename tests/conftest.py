@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from nats_support import NATS_SERVER, NatsServer
 
 from hive_rpc.client import HubClient
 from hive_rpc.hub import HubConfig, run_hub
@@ -41,3 +42,15 @@ async def hub(hub_config: HubConfig, nursery: trio.Nursery) -> HubService:
 async def client(hub: HubService, hub_config: HubConfig) -> AsyncIterator[HubClient]:
     async with await HubClient.connect(hub_config.socket) as c:
         yield c
+
+
+@pytest.fixture
+def nats_server(short_tmp: Path) -> Iterator[NatsServer]:
+    if NATS_SERVER is None:
+        pytest.skip("nats-server is not installed (Debian: apt-get install nats-server)")
+    server = NatsServer(short_tmp / "jetstream")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.kill()

@@ -15,11 +15,9 @@ from pathlib import Path
 
 import pytest
 import trio
+from nats_support import NATS_SERVER, NatsServer
 
 from hive_rpc.client import HubClient
-
-sys.path.insert(0, str(Path(__file__).parent / "store"))
-from test_nats_store import NATS_SERVER, NatsServer
 
 pytestmark = pytest.mark.skipif(
     NATS_SERVER is None, reason="needs nats-server (Debian: apt-get install nats-server)"
@@ -71,16 +69,6 @@ class Hub:
         )
 
 
-@pytest.fixture
-def nats(short_tmp: Path) -> Iterator[NatsServer]:
-    server = NatsServer(short_tmp / "jetstream")
-    server.start()
-    try:
-        yield server
-    finally:
-        server.kill()
-
-
 @contextmanager
 def hubs(root: Path, url: str) -> Iterator[tuple[Hub, Hub]]:
     build, laptop = Hub(root, "build", url), Hub(root, "laptop", url)
@@ -93,8 +81,8 @@ def hubs(root: Path, url: str) -> Iterator[tuple[Hub, Hub]]:
         laptop.stop()
 
 
-async def test_ask_on_one_hub_answer_on_the_other(nats: NatsServer, short_tmp: Path) -> None:
-    with hubs(short_tmp, nats.url) as (build, laptop):
+async def test_ask_on_one_hub_answer_on_the_other(nats_server: NatsServer, short_tmp: Path) -> None:
+    with hubs(short_tmp, nats_server.url) as (build, laptop):
         async with await HubClient.connect(laptop.socket) as editor:
             await editor.call("hive/subscribe", {})
             # the agent on the build server asks through its own hub
@@ -118,9 +106,9 @@ async def test_ask_on_one_hub_answer_on_the_other(nats: NatsServer, short_tmp: P
 
 
 async def test_a_waiting_agent_is_woken_by_an_answer_on_the_other_hub(
-    nats: NatsServer, short_tmp: Path
+    nats_server: NatsServer, short_tmp: Path
 ) -> None:
-    with hubs(short_tmp, nats.url) as (build, laptop):
+    with hubs(short_tmp, nats_server.url) as (build, laptop):
         asked = await trio.to_thread.run_sync(build.cli, "ask", "Name?", "--json")
         prompt_id = json.loads(asked.stdout)["id"]
         got: dict[str, object] = {}
@@ -135,8 +123,10 @@ async def test_a_waiting_agent_is_woken_by_an_answer_on_the_other_hub(
         assert (got["status"], got["answer"]) == ("responded", "Ada")
 
 
-async def test_a_killed_hub_comes_back_and_loses_nothing(nats: NatsServer, short_tmp: Path) -> None:
-    with hubs(short_tmp, nats.url) as (build, laptop):
+async def test_a_killed_hub_comes_back_and_loses_nothing(
+    nats_server: NatsServer, short_tmp: Path
+) -> None:
+    with hubs(short_tmp, nats_server.url) as (build, laptop):
         asked = await trio.to_thread.run_sync(build.cli, "ask", "Still there?", "--json")
         prompt_id = json.loads(asked.stdout)["id"]
         build.kill()  # mid-ask: nobody has answered yet
@@ -149,17 +139,17 @@ async def test_a_killed_hub_comes_back_and_loses_nothing(nats: NatsServer, short
 
 
 async def test_nats_going_away_is_a_clear_error_and_nothing_is_lost(
-    nats: NatsServer, short_tmp: Path
+    nats_server: NatsServer, short_tmp: Path
 ) -> None:
-    with hubs(short_tmp, nats.url) as (build, laptop):
+    with hubs(short_tmp, nats_server.url) as (build, laptop):
         first = await trio.to_thread.run_sync(build.cli, "ask", "Before?", "--json")
         first_id = json.loads(first.stdout)["id"]
-        nats.kill()
+        nats_server.kill()
         refused = await trio.to_thread.run_sync(build.cli, "ask", "During?")
         assert refused.returncode == 4, refused.stderr
         assert "unreachable" in refused.stderr
         assert "nothing was saved" in refused.stderr
-        nats.start()
+        nats_server.start()
         with trio.fail_after(30):
             # NATS's client reconnects on its own, with no event to wait on: retry.
             while (again := await trio.to_thread.run_sync(build.cli, "ask", "After?")).returncode:  # noqa: ASYNC110

@@ -1,25 +1,21 @@
-"""The NATS JetStream KV store against a real ``nats-server -js``: the store contract
-(also run on memory and sqlite, documents included), first answer wins between two
-hubs, changes seen across hubs, and what happens when the server dies and returns."""
+"""The NATS JetStream KV store against a real ``nats-server -js`` (the ``nats_server``
+fixture of tests/conftest.py): first answer wins between two hubs, changes seen across
+hubs, and what happens when the server dies and returns.  The store contract itself
+runs on every store, NATS included, in tests/store/test_stores.py."""
 
 from __future__ import annotations
 
 import shutil
-import signal
-import socket
-import subprocess
-import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 import trio
+from nats_support import NatsServer, free_port
 
 from hive_rpc.core import lifecycle
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.prompt import Action, Prompt, Status, new_prompt
-from hive_rpc.store import MemoryStore, PromptStore, SqliteStore
 from hive_rpc.store.nats import (
     NatsStore,
     StoreChange,
@@ -31,10 +27,10 @@ from hive_rpc.store.nats import (
 )
 
 NOW = 1_800_000_000.0
-NATS_SERVER = shutil.which("nats-server")
 
 needs_nats = pytest.mark.skipif(
-    NATS_SERVER is None, reason="nats-server is not installed (Debian: apt-get install nats-server)"
+    shutil.which("nats-server") is None,
+    reason="nats-server is not installed (Debian: apt-get install nats-server)",
 )
 
 
@@ -42,153 +38,11 @@ def prompt(i: int, agent: str = "a") -> Prompt:
     return new_prompt(agent_id=agent, question=f"q{i} ✓ «ünïcode»", now=NOW + i, timeout_s=60)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-class NatsServer:
-    """One ``nats-server -js`` on a loopback port, storing under ``store_dir``."""
-
-    def __init__(self, store_dir: Path) -> None:
-        self.port = free_port()
-        self.store_dir = store_dir
-        self.url = f"nats://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        assert NATS_SERVER is not None
-        self.process = subprocess.Popen(
-            [
-                NATS_SERVER,
-                "-js",
-                "-a",
-                "127.0.0.1",
-                "-p",
-                str(self.port),
-                "-sd",
-                str(self.store_dir),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while True:
-            assert self.process.poll() is None, "nats-server exited at start"
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as conn:
-                    if conn.recv(4).startswith(b"INFO"):
-                        return
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "nats-server did not accept connections"
-            time.sleep(0.05)
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(timeout=10)
-        self.process = None
-
-
-@pytest.fixture
-def nats_server(short_tmp: Path) -> Iterator[NatsServer]:
-    if NATS_SERVER is None:
-        pytest.skip("nats-server is not installed (Debian: apt-get install nats-server)")
-    server = NatsServer(short_tmp / "jetstream")
-    server.start()
-    try:
-        yield server
-    finally:
-        server.kill()
-
-
 @pytest.fixture
 async def nats_store(nats_server: NatsServer) -> AsyncIterator[NatsStore]:
     with trio.fail_after(10):
         async with open_nats_store(nats_server.url) as s:
             yield s
-
-
-@pytest.fixture(params=["memory", "sqlite", "nats"])
-async def store(request: pytest.FixtureRequest, short_tmp: Path) -> AsyncIterator[PromptStore]:
-    """Every store, so that the contract below (documents included) holds for all three."""
-    if request.param == "nats":
-        server: NatsServer = request.getfixturevalue("nats_server")
-        with trio.fail_after(10):
-            async with open_nats_store(server.url) as s:
-                yield s
-        return
-    s2: PromptStore = MemoryStore() if request.param == "memory" else SqliteStore(short_tmp / "db")
-    yield s2
-    await s2.aclose()
-
-
-# -- the store contract (mirrors tests/store/test_stores.py, plus documents) ----------
-
-
-async def test_insert_get_round_trip(store: PromptStore) -> None:
-    p = prompt(1)
-    await store.insert(p)
-    assert await store.get(p.id) == p
-    assert await store.get("missing") is None
-
-
-async def test_update_is_compare_and_set_on_status(store: PromptStore) -> None:
-    p = prompt(1)
-    await store.insert(p)
-    typed = lifecycle.typing(p, now=NOW + 1)
-    assert await store.update(typed, expected=Status.PENDING) is None
-    answered = lifecycle.respond(typed, answer="x", by="first", action=Action.ACCEPT, now=NOW + 2)
-    assert await store.update(answered, expected=Status.PENDING) is None
-    late = lifecycle.respond(p, answer="y", by="second", action=Action.ACCEPT, now=NOW + 3)
-    current = await store.update(late, expected=Status.PENDING)
-    assert current is not None
-    assert current.by == "first"
-    assert (await store.get(p.id)) == answered
-
-
-async def test_pending_oldest_first_and_counts(store: PromptStore) -> None:
-    assert await store.counts() == {"pending": 0, "responded": 0, "expired": 0, "cancelled": 0}
-    assert await store.pending() == []
-    ps = [prompt(i) for i in (3, 1, 2)]
-    for p in ps:
-        await store.insert(p)
-    await store.update(lifecycle.cancel(ps[0], by="a", now=NOW + 9), expected=Status.PENDING)
-    assert [p.question[:2] for p in await store.pending()] == ["q1", "q2"]
-    assert await store.counts() == {"pending": 2, "responded": 0, "expired": 0, "cancelled": 1}
-
-
-async def test_schema_and_choices_survive_storage(store: PromptStore) -> None:
-    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
-    p = replace(prompt(1), schema=schema)
-    q = replace(prompt(2), choices=("yes", "no"))
-    await store.insert(p)
-    await store.insert(q)
-    got_p, got_q = await store.get(p.id), await store.get(q.id)
-    assert got_p is not None
-    assert got_q is not None
-    assert dict(got_p.schema or {}) == schema
-    assert got_q.choices == ("yes", "no")
-
-
-async def test_documents_in_first_save_order(store: PromptStore) -> None:
-    odd_key = "main.feature/auth ✓ «x»"  # dots, slashes, spaces, non-ASCII
-    await store.put_document("ling", "b", {"n": 1})
-    await store.put_document("ling", odd_key, {"n": 2})
-    await store.put_document("dialogue", "d1", {"n": 3})
-    await store.put_document("ling", "a", {"n": 4})
-    await store.put_document("ling", "b", {"n": 5})  # replaced, keeps its place
-    assert await store.documents("ling") == [{"n": 5}, {"n": 2}, {"n": 4}]
-    assert await store.documents("dialogue") == [{"n": 3}]
-    assert await store.documents("nothing") == []
-    assert await store.delete_document("ling", odd_key) is True
-    assert await store.delete_document("ling", odd_key) is False
-    assert await store.documents("ling") == [{"n": 5}, {"n": 4}]
-    await store.put_document("ling", odd_key, {"n": 6})  # saved again: now the newest
-    assert await store.documents("ling") == [{"n": 5}, {"n": 4}, {"n": 6}]
 
 
 # -- NATS only ------------------------------------------------------------------------

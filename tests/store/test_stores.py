@@ -1,4 +1,6 @@
-"""The store contract, run against every store; then what only SQLite promises."""
+"""The store contract, run against every store (NATS on a real nats-server, see
+tests/nats_support.py); then what only SQLite promises.  What only NATS promises is
+in test_nats_store.py."""
 
 from __future__ import annotations
 
@@ -10,10 +12,12 @@ from pathlib import Path
 import pytest
 import trio
 import trio.testing
+from nats_support import NatsServer
 
 from hive_rpc.core import lifecycle
 from hive_rpc.core.prompt import Action, Prompt, Status, new_prompt
 from hive_rpc.store import MemoryStore, PromptStore, SqliteStore
+from hive_rpc.store.nats import open_nats_store
 from hive_rpc.store.sqlite import BACKSTOP_PAGES
 
 NOW = 1_800_000_000.0
@@ -23,8 +27,14 @@ def prompt(i: int, agent: str = "a") -> Prompt:
     return new_prompt(agent_id=agent, question=f"q{i} ✓ «ünïcode»", now=NOW + i, timeout_s=60)
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "nats"])
 async def store(request: pytest.FixtureRequest, short_tmp: Path) -> AsyncIterator[PromptStore]:
+    if request.param == "nats":
+        server: NatsServer = request.getfixturevalue("nats_server")
+        with trio.fail_after(10):
+            async with open_nats_store(server.url) as nats:
+                yield nats
+        return
     s: PromptStore = MemoryStore() if request.param == "memory" else SqliteStore(short_tmp / "db")
     yield s
     await s.aclose()
@@ -50,6 +60,8 @@ async def test_update_is_compare_and_set_on_status(store: PromptStore) -> None:
 
 
 async def test_pending_oldest_first_and_counts(store: PromptStore) -> None:
+    assert await store.counts() == {"pending": 0, "responded": 0, "expired": 0, "cancelled": 0}
+    assert await store.pending() == []
     ps = [prompt(i) for i in (3, 1, 2)]
     for p in ps:
         await store.insert(p)
@@ -69,6 +81,23 @@ async def test_schema_and_choices_survive_storage(store: PromptStore) -> None:
     assert got_q is not None
     assert dict(got_p.schema or {}) == schema
     assert got_q.choices == ("yes", "no")
+
+
+async def test_documents_in_first_save_order(store: PromptStore) -> None:
+    odd_key = "main.feature/auth ✓ «x»"  # dots, slashes, spaces, non-ASCII
+    await store.put_document("ling", "b", {"n": 1})
+    await store.put_document("ling", odd_key, {"n": 2})
+    await store.put_document("dialogue", "d1", {"n": 3})
+    await store.put_document("ling", "a", {"n": 4})
+    await store.put_document("ling", "b", {"n": 5})  # replaced, keeps its place
+    assert await store.documents("ling") == [{"n": 5}, {"n": 2}, {"n": 4}]
+    assert await store.documents("dialogue") == [{"n": 3}]
+    assert await store.documents("nothing") == []
+    assert await store.delete_document("ling", odd_key) is True
+    assert await store.delete_document("ling", odd_key) is False
+    assert await store.documents("ling") == [{"n": 5}, {"n": 4}]
+    await store.put_document("ling", odd_key, {"n": 6})  # saved again: now the newest
+    assert await store.documents("ling") == [{"n": 5}, {"n": 4}, {"n": 6}]
 
 
 async def test_sqlite_survives_reopen_and_is_private(short_tmp: Path) -> None:
