@@ -13,6 +13,7 @@ import os
 import platform
 import shutil
 import sqlite3
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -103,6 +104,26 @@ def short_tmp(prefix: str = "hvb-") -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+
+
+@contextmanager
+def hub_process(store: str, socket: Path, data_dir: Path) -> Iterator[None]:
+    """``hive-rpc serve`` as a child process on ``socket``, for the block: returns once
+    the hub says it is ready (its ``--ready-fd`` pipe), terminates it at the end."""
+    read_fd, write_fd = os.pipe()
+    argv = [sys.executable, "-m", "hive_rpc", "serve", "--store", store, "--no-notify",
+            "--socket", os.fspath(socket), "--data-dir", os.fspath(data_dir),
+            "--ready-fd", str(write_fd)]  # fmt: skip
+    proc = subprocess.Popen(argv, pass_fds=(write_fd,))
+    os.close(write_fd)
+    try:
+        if os.read(read_fd, 16) != b"ready\n":
+            raise RuntimeError(f"the hub on the {store.split(':')[0]} store did not start")
+        yield
+    finally:
+        os.close(read_fd)
+        proc.terminate()
+        proc.wait(10)
 
 
 @contextmanager

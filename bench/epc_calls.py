@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from _common import print_machine, ratio, short_tmp, table, verdict
+from _common import hub_process, print_machine, ratio, short_tmp, table, verdict
 from epc.client import EPCClient
 
 from hive_rpc.protocol import epc
@@ -123,24 +123,6 @@ def child(
     finally:
         proc.terminate()
         proc.wait(10)
-
-
-@contextlib.contextmanager
-def hub(where: list[str]) -> Iterator[None]:
-    """``hive-rpc serve --store memory``, returning once it says it is ready."""
-    read_fd, write_fd = os.pipe()
-    args = [sys.executable, "-m", "hive_rpc", "serve", "--store", "memory", *where]
-    try:
-        with child([*args, "--ready-fd", str(write_fd)], port_line=False, pass_fds=(write_fd,)):
-            os.close(write_fd)
-            write_fd = -1
-            if os.read(read_fd, 16) != b"ready\n":
-                raise RuntimeError("the hub did not start")
-            yield
-    finally:
-        os.close(read_fd)
-        if write_fd >= 0:
-            os.close(write_fd)
 
 
 class RawClient:
@@ -283,7 +265,7 @@ def measure(args: argparse.Namespace) -> Rates:
     with short_tmp() as tmp:
         data_dir = tmp / "data"
         where = ["--socket", os.fspath(tmp / "hub.sock"), "--data-dir", os.fspath(data_dir)]
-        with hub(where):
+        with hub_process("memory", tmp / "hub.sock", data_dir):
             epc_args = [sys.executable, "-m", "hive_rpc", "epc", "--no-start", *where]
             with child(epc_args) as (_, port):
                 token = (data_dir / "epc-token").read_text().strip()

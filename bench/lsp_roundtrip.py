@@ -33,7 +33,7 @@ import time
 from collections.abc import Iterator
 from typing import IO, Any
 
-from _common import print_machine, ratio, short_tmp, table
+from _common import hub_process, print_machine, ratio, short_tmp, table
 
 from hive_rpc.protocol.framing import encode_frame
 
@@ -139,28 +139,12 @@ def lsp_child(args: list[str]) -> Iterator[Frames]:
             proc.wait()
 
 
-@contextlib.contextmanager
-def hub(where: list[str]) -> Iterator[None]:
-    read_fd, write_fd = os.pipe()
-    args = [sys.executable, "-m", "hive_rpc", "serve", "--store", "memory", *where]
-    proc = subprocess.Popen([*args, "--ready-fd", str(write_fd)], pass_fds=(write_fd,))
-    os.close(write_fd)
-    try:
-        if os.read(read_fd, 16) != b"ready\n":
-            raise RuntimeError("the hub did not start")
-        yield
-    finally:
-        os.close(read_fd)
-        proc.terminate()
-        proc.wait(10)
-
-
 def measure(args: argparse.Namespace) -> dict[str, tuple[float, float]]:
     out: dict[str, tuple[float, float]] = {}
     with short_tmp() as tmp:
         sock_path = tmp / "hub.sock"
         where = ["--socket", os.fspath(sock_path), "--data-dir", os.fspath(tmp / "data")]
-        with hub(where):
+        with hub_process("memory", sock_path, tmp / "data"):
             ours = [sys.executable, "-m", "hive_rpc", "lsp", "--no-start", *where]
             with lsp_child(ours) as frames:
                 status = frames.call(METHOD, {})

@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import shutil
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import trio
-from _common import percentile, print_machine, ratio, short_tmp, table
+from _common import hub_process, percentile, print_machine, ratio, short_tmp, table
 
 from hive_rpc.client import HubClient
 
@@ -60,28 +58,6 @@ def nats_server(tmp: Path) -> Iterator[str]:
         proc.wait()
 
 
-@contextlib.contextmanager
-def hub(tmp: Path, store: str) -> Iterator[Path]:
-    sock = tmp / f"{abs(hash(store)) % 10**6}.sock"
-    read_fd, write_fd = os.pipe()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hive_rpc", "serve", "--store", store, "--no-notify",
-         "--socket", str(sock), "--data-dir", str(tmp / f"data-{abs(hash(store)) % 10**6}"),
-         "--ready-fd", str(write_fd)],
-        pass_fds=(write_fd,),
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    os.close(write_fd)
-    try:
-        if os.read(read_fd, 16) != b"ready\n":
-            raise RuntimeError(f"the hub on {store} did not start")
-        yield sock
-    finally:
-        os.close(read_fd)
-        proc.terminate()
-        proc.wait(10)
-
-
 async def cycles(sock: Path, n: int, warmup: int) -> list[float]:
     out = []
     async with await HubClient.connect(sock) as c:
@@ -106,7 +82,8 @@ def main(argv: list[str] | None = None) -> None:
     results: dict[str, list[float]] = {}
     with short_tmp() as tmp, nats_server(tmp) as url:
         for name, store in (("memory", "memory"), ("sqlite", "sqlite"), ("nats", url)):
-            with hub(tmp, store) as sock:
+            sock = tmp / f"{name}.sock"
+            with hub_process(store, sock, tmp / f"data-{name}"):
                 results[name] = trio.run(cycles, sock, args.n, args.warmup)
     rows = []
     for name, times in results.items():
