@@ -522,36 +522,21 @@ export class PromptFlow implements vscode.Disposable {
   ): Promise<StepResult> {
     return new Promise<StepResult>((resolve) => {
       const box = vscode.window.createInputBox();
-      let done = false;
-      let timer: unknown;
-      const disposables: { dispose(): void }[] = [];
-      const finish = (result: StepResult): void => {
-        if (done) {
-          return;
-        }
-        done = true;
-        if (timer !== undefined) {
-          this.timers.clearInterval(timer);
-        }
+      const life = new StepLife(this.timers, box, resolve, () => {
         if (session.step === step) {
           session.step = undefined;
         }
-        for (const d of disposables) {
-          d.dispose();
-        }
-        box.hide();
-        box.dispose();
-        resolve(result);
-      };
+      });
+      const disposables = life.disposables;
+      const finish = (result: StepResult): void => life.finish(result);
       const render = (): void => {
         box.title = this.title(entry, { stepInfo: opts.stepInfo });
         const countdown = countdownText(entry.record, this.now(), entry.typed);
         box.placeholder = countdown
           ? `${countdown} · Enter answers, Escape defers`
           : 'Enter answers, Escape defers';
-        if (!countdown && timer !== undefined) {
-          this.timers.clearInterval(timer);
-          timer = undefined;
+        if (!countdown) {
+          life.stopTicking();
         }
       };
       const step: OpenStep = { ui: box, close: finish, render };
@@ -565,7 +550,7 @@ export class PromptFlow implements vscode.Disposable {
       }
       render();
       if (countdownText(entry.record, this.now(), entry.typed)) {
-        timer = this.timers.setInterval(render, 1000);
+        life.startTicking(render);
       }
       disposables.push(
         box.onDidChangeValue((text) => {
@@ -621,34 +606,19 @@ export class PromptFlow implements vscode.Disposable {
   ): Promise<StepResult> {
     return new Promise<StepResult>((resolve) => {
       const pick = vscode.window.createQuickPick<T>();
-      let done = false;
-      let timer: unknown;
       let problem: string | undefined = opts.retryMessage;
-      const disposables: { dispose(): void }[] = [];
-      const finish = (result: StepResult): void => {
-        if (done) {
-          return;
-        }
-        done = true;
-        if (timer !== undefined) {
-          this.timers.clearInterval(timer);
-        }
+      const life = new StepLife(this.timers, pick, resolve, () => {
         if (session.step === step) {
           session.step = undefined;
         }
-        for (const d of disposables) {
-          d.dispose();
-        }
-        pick.hide();
-        pick.dispose();
-        resolve(result);
-      };
+      });
+      const disposables = life.disposables;
+      const finish = (result: StepResult): void => life.finish(result);
       const render = (): void => {
         pick.title = this.title(entry, { countdown: true, stepInfo: opts.stepInfo });
         pick.placeholder = problem ? `${problem} — ${opts.placeholder}` : opts.placeholder;
-        if (!countdownText(entry.record, this.now(), entry.typed) && timer !== undefined) {
-          this.timers.clearInterval(timer);
-          timer = undefined;
+        if (!countdownText(entry.record, this.now(), entry.typed)) {
+          life.stopTicking();
         }
       };
       const step: OpenStep = { ui: pick as unknown as vscode.QuickPick<vscode.QuickPickItem>, close: finish, render };
@@ -660,7 +630,7 @@ export class PromptFlow implements vscode.Disposable {
       pick.buttons = [this.declineButton];
       render();
       if (countdownText(entry.record, this.now(), entry.typed)) {
-        timer = this.timers.setInterval(render, 1000);
+        life.startTicking(render);
       }
       const valueOf = (item: T): unknown => (opts.selectValue ? opts.selectValue(item) : item.label);
       disposables.push(
@@ -696,6 +666,51 @@ export class PromptFlow implements vscode.Disposable {
       );
       pick.show();
     });
+  }
+}
+
+/**
+ * The life of one open input box or quick pick: the countdown timer that ticks
+ * while it is open, and its end, which happens once (answer, decline, defer or
+ * dismiss) and then stops the timer, runs `onEnd`, disposes the listeners and
+ * the widget, and resolves the step.
+ */
+class StepLife {
+  readonly disposables: { dispose(): void }[] = [];
+  private timer: unknown;
+  private done = false;
+
+  constructor(
+    private readonly timers: Timers,
+    private readonly ui: { hide(): void; dispose(): void },
+    private readonly resolve: (result: StepResult) => void,
+    private readonly onEnd: () => void,
+  ) {}
+
+  startTicking(tick: () => void): void {
+    this.timer = this.timers.setInterval(tick, 1000);
+  }
+
+  stopTicking(): void {
+    if (this.timer !== undefined) {
+      this.timers.clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  finish(result: StepResult): void {
+    if (this.done) {
+      return;
+    }
+    this.done = true;
+    this.stopTicking();
+    this.onEnd();
+    for (const d of this.disposables) {
+      d.dispose();
+    }
+    this.ui.hide();
+    this.ui.dispose();
+    this.resolve(result);
   }
 }
 
