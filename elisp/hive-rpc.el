@@ -298,18 +298,15 @@ answers, and connect once it listens."
       nil))))
 
 (defun hive-rpc--subscribe (conn)
-  "Subscribe on CONN: the hub then sends each pending prompt, and new ones."
+  "Subscribe on CONN: the hub then sends each pending prompt, and new ones.
+Nothing is sent when CONN is no longer the live connection."
   (when (and (eq conn hive-rpc--connection) (jsonrpc-running-p conn))
-    (hive-rpc--subscribe-1 conn)))
-
-(defun hive-rpc--subscribe-1 (conn)
-  "Send the subscribe request on the live CONN."
-  (jsonrpc-async-request
-   conn 'hive/subscribe nil
-   :success-fn #'ignore
-   :error-fn (lambda (err)
-               (message "hive-rpc: subscribe failed: %s"
-                        (hive-rpc--clean (plist-get err :message))))))
+    (jsonrpc-async-request
+     conn 'hive/subscribe nil
+     :success-fn #'ignore
+     :error-fn (lambda (err)
+                 (message "hive-rpc: subscribe failed: %s"
+                          (hive-rpc--clean (plist-get err :message)))))))
 
 (defun hive-rpc--start-hub (socket)
   "Start a hub listening on SOCKET, and connect when it is ready."

@@ -164,8 +164,8 @@ async def _serve(
         info = HubInfo(
             socket=os.fspath(config.socket), data_dir=os.fspath(config.data_dir), store=store.kind
         )
-        service = HubService(registry, info)
-        service.activity = ActivityLog(registry.now, ttl_s=config.activity_ttl_s)
+        activity = ActivityLog(registry.now, ttl_s=config.activity_ttl_s)
+        service = HubService(registry, info, activity=activity)
         async with trio.open_nursery() as nursery:
             if isinstance(store, SqliteStore):
                 await nursery.start(store.run_checkpoints)

@@ -248,7 +248,13 @@ def dismissal(prompt: Prompt) -> dict[str, Any]:
 class HubService:
     """Transport-neutral method table over one registry."""
 
-    def __init__(self, registry: Registry, info: HubInfo | None = None) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        info: HubInfo | None = None,
+        *,
+        activity: ActivityLog | None = None,
+    ) -> None:
         self.registry = registry
         self.info = info or HubInfo(store=registry.store.kind)
         self.delivery_peers = DeliveryPeers()
@@ -276,7 +282,7 @@ class HubService:
             "hive/reportResult": self._report_result,
             "hive/activity": self._activity,
         }
-        self.activity = ActivityLog(registry.now)
+        self.activity = activity or ActivityLog(registry.now)
         """Every change, for GET /activity and the dashboard (fed by hub.py)."""
         self.agora: Agora | None = None
         """Set by the hub once its nursery runs (hub._serve)."""
