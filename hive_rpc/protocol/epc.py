@@ -96,14 +96,6 @@ EncodeError = sexp.PrintError
 to_sexp = sexp.dumps
 
 
-def _keyword(name: str) -> str:
-    return ":" + sexp.dumps_symbol(name)
-
-
-def _string(text: str) -> str:
-    return sexp.dumps_string(text)
-
-
 # --- frames and messages --------------------------------------------------------------
 
 
@@ -120,7 +112,7 @@ def _uid(uid: int | None) -> str:
 
 
 def encode_call(uid: int, method: str, args: list[Any]) -> bytes:
-    return encode_payload(f"(call {uid} {_keyword(method)[1:]} {to_sexp(list(args))})")
+    return encode_payload(f"(call {uid} {sexp.dumps_symbol(method)} {to_sexp(list(args))})")
 
 
 def encode_return(uid: int, value: Any) -> bytes:
@@ -141,17 +133,16 @@ def encode_methods(uid: int) -> bytes:
 
 def encode_method_list(uid: int, methods: list[tuple[str, str, str]]) -> bytes:
     """The answer to ``(methods UID)``: ``((NAME ARGSPEC DOC) ...)``, NAME a symbol."""
-    items = " ".join(f"({_keyword(n)[1:]} {_string(a)} {_string(d)})" for n, a, d in methods)
+    items = " ".join(
+        f"({sexp.dumps_symbol(n)} {sexp.dumps_string(a)} {sexp.dumps_string(d)})"
+        for n, a, d in methods
+    )
     return encode_payload(f"(return {uid} ({items}))")
 
 
 def _guess_uid(text: str) -> int | None:
     m = _UID_PREFIX.match(text)
     return int(m.group(1)) if m else None
-
-
-def _plain(value: Any) -> Any:
-    return str.__str__(value) if isinstance(value, sexp.Symbol) else value
 
 
 def parse_message(payload: bytes) -> Message:
@@ -171,7 +162,7 @@ def parse_message(payload: bytes) -> Message:
     kind, rest = str(form[0]), form[1:]
     if kind == "epc-error" and len(rest) == 2 and rest[0] is None:
         # A peer's error about a frame whose UID it could not read.
-        return EpcError(None, _plain(rest[1]))
+        return EpcError(None, sexp.plain(rest[1]))
     if not rest or type(rest[0]) is not int:
         raise EpcProtocolError(f"{kind[:40]}: the second element must be an integer UID")
     uid, rest = rest[0], rest[1:]
@@ -189,7 +180,7 @@ def parse_message(payload: bytes) -> Message:
     if kind in ("return", "return-error", "epc-error"):
         if len(rest) != 1:
             raise EpcProtocolError(f"{kind}: want ({kind} UID VALUE)", uid=uid)
-        value = _plain(rest[0])
+        value = sexp.plain(rest[0])
         if kind == "return":
             return Return(uid, value)
         if kind == "return-error":

@@ -146,13 +146,14 @@ def _close(items: list[Any], top: bool) -> Any:
         return None
     n = len(items)
     if n % 2 == 0 and all(type(k) is _Keyword for k in items[::2]):
-        return {items[i][1:]: _plain(items[i + 1]) for i in range(0, n, 2)}
+        return {items[i][1:]: plain(items[i + 1]) for i in range(0, n, 2)}
     if top:
         return items
-    return [_plain(x) for x in items]
+    return [plain(x) for x in items]
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
+    """A symbol or keyword from the outermost list as a plain ``str``; else as is."""
     t = type(value)
     if t is Symbol or t is _Keyword:
         return str.__str__(value)
@@ -207,7 +208,7 @@ def read(text: str) -> Any:
         raise ReadError("a quote (') with nothing after it")
     if not done:
         raise ReadError("empty payload: want one s-expression")
-    return _plain(result) if not isinstance(result, list) else result
+    return plain(result) if not isinstance(result, list) else result
 
 
 # --- printing -------------------------------------------------------------------------
@@ -261,4 +262,14 @@ def dumps(value: Any, _depth: int = 0) -> str:
     raise PrintError(f"{type(value).__name__} has no EPC form")
 
 
-__all__ = ["MAX_DEPTH", "PrintError", "ReadError", "Symbol", "dumps", "dumps_string", "read"]
+__all__ = [
+    "MAX_DEPTH",
+    "PrintError",
+    "ReadError",
+    "Symbol",
+    "dumps",
+    "dumps_string",
+    "dumps_symbol",
+    "plain",
+    "read",
+]
