@@ -23,7 +23,13 @@ from typing import Any
 import trio
 
 from hive_rpc import __version__
-from hive_rpc.client import HubClient, HubUnreachable, RemoteError, connect_or_start
+from hive_rpc.client import (
+    HubClient,
+    HubUnreachable,
+    RemoteError,
+    connect_or_start,
+    start_and_connect,
+)
 from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S, check_name
 from hive_rpc.core.terminal_text import one_line, strip_controls
@@ -364,7 +370,41 @@ async def cmd_lsp(args: argparse.Namespace) -> int:
     return await run_lsp(args.socket, args.data_dir, start=not args.no_start)
 
 
+def _serve_args(args: argparse.Namespace) -> list[str]:
+    """The ``serve`` options to pass on to a detached hub (socket and data dir aside)."""
+    extra = [
+        *("--store", args.store),
+        *("--max-lifetime", repr(args.max_lifetime)),
+        *("--activity-ttl", repr(args.activity_ttl)),
+        *("--log-level", args.log_level),
+    ]
+    if args.http is not None:
+        extra += ["--http", args.http]
+    if args.no_notify:
+        extra.append("--no-notify")
+    return extra
+
+
+async def _serve_detached(args: argparse.Namespace) -> int:
+    """``serve --detach``: a hub in its own session that outlives us (and our terminal,
+    Emacs, or whatever ran us), as ``emacs --daemon`` does; we return once it listens."""
+    try:
+        async with await HubClient.connect(args.socket):
+            pass
+    except HubUnreachable:
+        pass
+    else:
+        print(f"hive-rpc: listening on {args.socket} (already running)")
+        return EXIT_OK
+    async with await start_and_connect(args.socket, args.data_dir, _serve_args(args)) as client:
+        status = await client.call("hive/status")
+    print(f"hive-rpc: listening on {args.socket} (pid {status['pid']})")
+    return EXIT_OK
+
+
 async def cmd_serve(args: argparse.Namespace) -> int:
+    if args.detach:
+        return await _serve_detached(args)
     config = HubConfig(
         socket=args.socket,
         data_dir=args.data_dir,
@@ -457,7 +497,17 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"hive-rpc {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("serve", parents=[common], help="run the hub in the foreground")
+    p = sub.add_parser(
+        "serve",
+        parents=[common],
+        help="run the hub (in the foreground; --detach: in the background)",
+    )
+    p.add_argument(
+        "--detach",
+        action="store_true",
+        help="start the hub in the background, in its own session, and return once it "
+        "listens (or at once if a hub already answers on the socket)",
+    )
     p.add_argument(
         "--store",
         type=_store,

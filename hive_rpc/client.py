@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import errno
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -134,18 +135,22 @@ class HubClient:
         return self.notifications.popleft()
 
 
-def spawn_hub(socket: Path, data_dir: Path, extra_args: list[str] | None = None) -> int:
+def spawn_hub(socket: Path, data_dir: Path, extra_args: list[str] | None = None) -> tuple[int, int]:
     """Start ``hive-rpc serve`` in its own session, logging to the data dir.
 
-    Returns the read end of a pipe the child closes once it listens (or dies).
+    Returns the read end of a pipe the child closes once it listens (or dies), and
+    the log's size before the child started: what follows is this start's own output.
     posix_spawn rather than Popen: the hub outlives us, so there is no child object
-    to wait on or to warn about at exit.
+    to wait on or to warn about at exit.  ``setsid`` puts it in a session of its own,
+    so the starter's terminal hanging up, or its process group being killed (Emacs
+    exiting, a shell closing), does not reach it, as with ``emacs --daemon``.
     """
     prepare_socket_dir(socket)
     private_dir(data_dir)
     read_fd, write_fd = os.pipe()
     log_fd = os.open(data_dir / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
+        log_offset = os.fstat(log_fd).st_size
         os.set_inheritable(write_fd, True)
         argv = [
             sys.executable,
@@ -174,20 +179,56 @@ def spawn_hub(socket: Path, data_dir: Path, extra_args: list[str] | None = None)
     finally:
         os.close(write_fd)
         os.close(log_fd)
-    return read_fd
+    return read_fd, log_offset
 
 
-async def start_hub(socket: Path, data_dir: Path, extra_args: list[str] | None = None) -> None:
-    """Start a hub and return once its socket is listening.
+_ERROR_LINE = re.compile(
+    r"^hive-rpc: |\b(ERROR|CRITICAL)\b|^[A-Za-z_][\w.]*(Error|Exception|Exit)\b"
+)
 
-    If the child exits first (say, another hub won a start race) we return as well
-    and let the caller connect to whoever won.
+
+def start_failure_cause(log: Path, offset: int) -> str | None:
+    """The last error line the hub wrote to ``log`` after ``offset`` (this start's
+    own output, not an older hub's), else its last line, else None."""
+    try:
+        with log.open("rb") as f:
+            f.seek(offset)
+            text = f.read(1 << 20).decode(errors="replace")
+    except OSError:
+        return None
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if _ERROR_LINE.search(line)]
+    if not (errors or lines):
+        return None
+    return (errors or lines)[-1].removeprefix("hive-rpc: ")
+
+
+async def start_and_connect(
+    socket: Path, data_dir: Path, extra_args: list[str] | None = None
+) -> HubClient:
+    """Start a hub, wait until it listens, and connect to it.
+
+    If the child exits first (say, another hub won a start race) we still connect,
+    to whoever won.  If nobody answers, HubUnreachable quotes the cause from the
+    hub's log.  The whole start is bounded by START_TIMEOUT_S: it never hangs.
     """
-    read_fd = spawn_hub(socket, data_dir, extra_args)
-    async with trio.lowlevel.FdStream(read_fd) as ready:
-        with trio.move_on_after(START_TIMEOUT_S):
+    log = data_dir / LOG_NAME
+    read_fd, log_offset = spawn_hub(socket, data_dir, extra_args)
+    with trio.move_on_after(START_TIMEOUT_S) as scope:
+        async with trio.lowlevel.FdStream(read_fd) as ready:
             while await ready.receive_some(64):
                 pass  # read until the child closes its end: ready, or dead
+        try:
+            return await HubClient.connect(socket)
+        except HubUnreachable:
+            pass
+    cause = start_failure_cause(log, log_offset)
+    if scope.cancelled_caught:
+        why = f"it did not come up within {START_TIMEOUT_S:g} s"
+        why += f" (its last words: {cause})" if cause else ""
+    else:
+        why = cause or "it exited without saying why"
+    raise HubUnreachable(f"could not start a hub on {socket}: {why}; log: {log}")
 
 
 async def connect_or_start(
@@ -199,10 +240,4 @@ async def connect_or_start(
     except HubUnreachable:
         if not start:
             raise HubUnreachable(f"no hub answers on {socket} (and --no-start was given)") from None
-    await start_hub(socket, data_dir, extra_args)
-    try:
-        return await HubClient.connect(socket)
-    except HubUnreachable:
-        raise HubUnreachable(
-            f"started a hub for {socket} but it did not come up; see {data_dir / LOG_NAME}"
-        ) from None
+    return await start_and_connect(socket, data_dir, extra_args)
