@@ -164,6 +164,9 @@ class ThreadedSqliteStore:
     async def pending(self) -> list[Prompt]:
         return await self._inner.pending()
 
+    async def find(self, prefix: str) -> list[Prompt]:
+        return await self._inner.find(prefix)
+
     async def counts(self) -> dict[str, int]:
         return await self._inner.counts()
 

@@ -34,6 +34,8 @@ from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S, check_name
 from hive_rpc.core.terminal_text import one_line, strip_controls
 from hive_rpc.faces.editor_socket import SocketInUse
+from hive_rpc.faces.mcp_groups import DEFAULT_GROUPS, parse_groups
+from hive_rpc.faces.mcp_groups import valid_names as valid_groups
 from hive_rpc.hub import HubAlreadyRunning, HubConfig, freeze_startup_objects, run_hub
 from hive_rpc.paths import (
     InsecurePath,
@@ -42,7 +44,7 @@ from hive_rpc.paths import (
     default_socket,
     parse_bind,
 )
-from hive_rpc.service import HUMAN
+from hive_rpc.service import HUMAN, MIN_ID_PREFIX
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
@@ -146,6 +148,41 @@ def _as_agent(agent: str | None, **params: Any) -> dict[str, Any]:
     return {**params, "agent_id": agent} if agent else params
 
 
+async def _resolve(client: HubClient, given: str, agent: str | None) -> str:
+    """The full prompt id that ``given`` means: the one prompt whose id starts with it
+    (at least MIN_ID_PREFIX characters), as git takes a commit id in part.  The hub's
+    methods stay exact; only the command line takes prefixes."""
+    whose = f" asked by agent {agent!r}" if agent else ""
+    if len(given) < MIN_ID_PREFIX:
+        raise CliError(
+            f"no prompt {given!r}{whose}: give at least {MIN_ID_PREFIX} characters of its id "
+            "(`hive-rpc list` shows the pending ones)",
+            EXIT_NOT_FOUND,
+        )
+    try:
+        matches = await client.call("hive/lookup", _as_agent(agent, prefix=given))
+    except RemoteError as e:
+        if e.kind == "method_not_found":  # a hub older than this command: exact ids only
+            return given
+        raise
+    ids = [m["id"] for m in matches]
+    if given in ids or len(ids) == 1:
+        return given if given in ids else str(ids[0])
+    if not ids:
+        raise CliError(
+            f"no prompt {given!r}{whose}; `hive-rpc list` shows the pending prompts' ids",
+            EXIT_NOT_FOUND,
+        )
+    rows = "".join(
+        f"\n  {one_line(m['id'])}  {m['status']:<9}  {one_line(m['question'])[:60]}"
+        for m in matches
+    )
+    raise CliError(
+        f"the id prefix {given!r} matches {len(ids)} prompts; give more of the id:{rows}",
+        EXIT_USAGE,
+    )
+
+
 async def _wait(args: argparse.Namespace, prompt_id: str) -> dict[str, Any]:
     """Long-poll until the prompt is closed.  Prompts are durable, so when the hub goes
     away mid-wait we reconnect (starting a hub unless --no-start) and wait on."""
@@ -195,9 +232,10 @@ async def cmd_ask(args: argparse.Namespace) -> int:
 
 async def cmd_poll(args: argparse.Namespace) -> int:
     async with await _client(args) as client:
-        record = await client.call("hive/poll", _as_agent(args.agent, id=args.id))
+        prompt_id = await _resolve(client, args.id, args.agent)
+        record = await client.call("hive/poll", _as_agent(args.agent, id=prompt_id))
     if args.wait and record["status"] == "pending":
-        record = await _wait(args, args.id)
+        record = await _wait(args, prompt_id)
     if args.json:
         _print_json(record)
     else:
@@ -213,8 +251,9 @@ async def cmd_answer(args: argparse.Namespace) -> int:
             answer, action = None, "decline"
         elif args.value is None:
             raise CliError("give an answer VALUE, or --decline", EXIT_USAGE)
-        else:
-            current = await client.call("hive/poll", {"id": args.id})
+        prompt_id = await _resolve(client, args.id, None)
+        if action == "accept":
+            current = await client.call("hive/poll", {"id": prompt_id})
             if current.get("schema") is not None:
                 try:
                     answer = json.loads(args.value)
@@ -223,7 +262,7 @@ async def cmd_answer(args: argparse.Namespace) -> int:
                         f"this prompt wants a JSON object matching its schema: {e}", EXIT_USAGE
                     ) from None
         record = await client.call(
-            "hive/respond", {"id": args.id, "answer": answer, "by": args.by, "action": action}
+            "hive/respond", {"id": prompt_id, "answer": answer, "by": args.by, "action": action}
         )
     if args.json:
         _print_json(record)
@@ -242,7 +281,8 @@ async def cmd_list(args: argparse.Namespace) -> int:
 
 async def cmd_cancel(args: argparse.Namespace) -> int:
     async with await _client(args) as client:
-        record = await client.call("hive/cancel", _as_agent(args.agent, id=args.id))
+        prompt_id = await _resolve(client, args.id, args.agent)
+        record = await client.call("hive/cancel", _as_agent(args.agent, id=prompt_id))
     if args.json:
         _print_json(record)
     return EXIT_OK
@@ -350,6 +390,7 @@ async def cmd_mcp(args: argparse.Namespace) -> int:
         args.data_dir,
         start=not args.no_start,
         agent=args.agent,
+        groups=args.tools,
         human_input_timeout_s=args.human_timeout,
         progress_every_s=args.progress_every,
     )
@@ -438,6 +479,14 @@ def _seconds(text: str) -> float:
     if not (value > 0 and value != float("inf")):
         raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
     return value
+
+
+def _tool_groups(text: str) -> frozenset[str]:
+    """argparse type: ``hive-rpc mcp --tools ask,agora``."""
+    try:
+        return parse_groups(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _agent_name(text: str) -> str:
@@ -608,6 +657,14 @@ def _parser() -> argparse.ArgumentParser:
         default=10.0,
         metavar="SECONDS",
         help="progress notification interval while a tool waits (default 10)",
+    )
+    p.add_argument(
+        "--tools",
+        type=_tool_groups,
+        default=DEFAULT_GROUPS,
+        metavar="GROUPS",
+        help=f"comma-separated tool groups to offer: {valid_groups()} (default: ask; "
+        "docs/mcp.md#tool-groups)",
     )
     p.set_defaults(func=cmd_mcp)
 

@@ -345,6 +345,14 @@ class Registry:
         prompts = sorted(self._pending.values(), key=lambda p: p.created_at)
         return [p for p in prompts if agent_id is None or p.agent_id == agent_id]
 
+    async def find(
+        self, prefix: str, *, agent_id: str | None = COORDINATOR, limit: int = 20
+    ) -> list[Prompt]:
+        """Up to ``limit`` prompts whose id starts with ``prefix``, oldest first, so that
+        a client can take an id prefix; an agent sees only its own."""
+        found = [self._pending.get(p.id, p) for p in await self.store.find(prefix)]
+        return [p for p in found if agent_id is None or p.agent_id == agent_id][:limit]
+
     async def await_ask(self, *, timeout_s: float, exclude: Collection[str] = ()) -> Prompt | None:
         """Coordinators: the oldest pending prompt not in ``exclude``, waiting for one
         to be asked if there is none; None when ``timeout_s`` runs out first."""

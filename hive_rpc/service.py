@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 HUMAN = "human"
 """The ``by`` recorded when an answer comes from an editor or the CLI without a name."""
 DEFAULT_AGENT = "anonymous"
+MIN_ID_PREFIX = 4
+"""``hive/lookup`` wants this much of an id: fewer would match too much to be useful."""
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -91,6 +93,11 @@ METHODS: dict[str, Method] = {
     ),
     "hive/cancel": Method(_spec(id=REQ_STR, by=STR, agent_id=STR), "Withdraw a pending prompt."),
     "hive/list": Method(_spec(agent_id=STR), "Pending prompt records, oldest first."),
+    "hive/lookup": Method(
+        _spec(prefix=REQ_STR, agent_id=STR),
+        "Prompt records whose id starts with prefix (4 characters or more), any status, "
+        "oldest first, at most 20: how a client takes an id prefix.",
+    ),
     "hive/awaitAsk": Method(
         _spec(timeout_s=REQ_NUM, exclude=Param("array")),
         "Coordinators: wait for the oldest pending prompt not in exclude (null on timeout).",
@@ -266,6 +273,7 @@ class HubService:
             "hive/respond": self._respond,
             "hive/cancel": self._cancel,
             "hive/list": self._list,
+            "hive/lookup": self._lookup,
             "hive/awaitAsk": self._await_ask,
             "hive/typing": self._typing,
             "hive/status": self._status,
@@ -405,6 +413,15 @@ class HubService:
 
     async def _list(self, p: dict[str, Any]) -> list[dict[str, Any]]:
         return [x.to_record() for x in self.registry.list_pending(agent_id=_agent(p))]
+
+    async def _lookup(self, p: dict[str, Any]) -> list[dict[str, Any]]:
+        prefix = p["prefix"]
+        if len(prefix) < MIN_ID_PREFIX:
+            raise InvalidParams(
+                f"an id prefix needs at least {MIN_ID_PREFIX} characters, got {prefix!r}",
+                param="prefix",
+            )
+        return [x.to_record() for x in await self.registry.find(prefix, agent_id=_agent(p))]
 
     async def _await_ask(self, p: dict[str, Any]) -> dict[str, Any] | None:
         exclude = p.get("exclude") or []

@@ -35,6 +35,10 @@ class PromptStore(Protocol):
     async def pending(self) -> list[Prompt]:
         """Every pending prompt, oldest first: what a restarted hub resumes."""
 
+    async def find(self, prefix: str) -> list[Prompt]:
+        """Every prompt whose id starts with ``prefix``, whatever its status, oldest
+        first: people copy ids in part, as they do git's commit ids."""
+
     async def counts(self) -> dict[str, int]:
         """How many prompts are in each status (every status present, zero included)."""
 

@@ -35,6 +35,10 @@ class MemoryStore:
         found = [p for p in self._prompts.values() if p.status is Status.PENDING]
         return sorted(found, key=lambda p: p.created_at)
 
+    async def find(self, prefix: str) -> list[Prompt]:
+        found = [p for i, p in self._prompts.items() if i.startswith(prefix)]
+        return sorted(found, key=lambda p: p.created_at)
+
     async def counts(self) -> dict[str, int]:
         counts = {s.value: 0 for s in Status}
         for p in self._prompts.values():

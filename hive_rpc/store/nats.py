@@ -257,6 +257,11 @@ class NatsStore:
         pending = [p for p in found if p.status is Status.PENDING]
         return sorted(pending, key=lambda p: p.created_at)
 
+    async def find(self, prefix: str) -> list[Prompt]:
+        records = await self._call(False, self._aio_scan, self._prompts, ">")
+        found = [Prompt.from_record(json.loads(e.value)) for e in records if e.value]
+        return sorted((p for p in found if p.id.startswith(prefix)), key=lambda p: p.created_at)
+
     async def counts(self) -> dict[str, int]:
         records = await self._call(False, self._aio_scan, self._prompts, ">")
         counts = {s.value: 0 for s in Status}

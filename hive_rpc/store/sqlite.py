@@ -140,6 +140,13 @@ class SqliteStore:
         ).fetchall()
         return [_load(r[0]) for r in rows]
 
+    async def find(self, prefix: str) -> list[Prompt]:
+        rows = self._db.execute(
+            "SELECT record FROM prompts WHERE substr(id, 1, ?) = ? ORDER BY created_at",
+            (len(prefix), prefix),
+        ).fetchall()
+        return [_load(r[0]) for r in rows]
+
     async def counts(self) -> dict[str, int]:
         counts = {s.value: 0 for s in Status}
         for status, n in self._db.execute("SELECT status, count(*) FROM prompts GROUP BY status"):

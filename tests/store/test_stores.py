@@ -47,6 +47,19 @@ async def test_insert_get_round_trip(store: PromptStore) -> None:
     assert await store.get("missing") is None
 
 
+async def test_find_by_id_prefix_any_status_oldest_first(store: PromptStore) -> None:
+    ids = ["abcd0000000000ff", "abcd1111000000ff", "ffff0000000000ff"]
+    old, new, other = (replace(prompt(i), id=x) for i, x in enumerate(ids))
+    for p in (new, old, other):
+        await store.insert(p)
+    answered = lifecycle.respond(old, answer="x", by="h", action=Action.ACCEPT, now=NOW + 9)
+    assert await store.update(answered, expected=Status.PENDING) is None
+    assert await store.find("abcd") == [answered, new]
+    assert await store.find("abcd1") == [new]
+    assert await store.find("ffff0000000000ff") == [other]
+    assert await store.find("abce") == []
+
+
 async def test_update_is_compare_and_set_on_status(store: PromptStore) -> None:
     p = prompt(1)
     await store.insert(p)
