@@ -18,6 +18,7 @@ import trio
 from mcp.server.stdio import stdio_server
 
 from hive_rpc.backends import open_remote_backend
+from hive_rpc.faces.mcp_groups import DEFAULT_GROUPS, ToolGroups
 from hive_rpc.faces.mcp_tools import HiveMcp, Identity
 
 
@@ -65,12 +66,14 @@ async def run_mcp_stdio(
     *,
     start: bool = True,
     agent: str | None = None,
+    groups: frozenset[str] = DEFAULT_GROUPS,
     **tuning: float,
 ) -> None:
-    """Serve MCP on stdin/stdout until the client closes stdin.  ``tuning``:
-    ``human_input_timeout_s`` and ``progress_every_s`` of HiveMcp."""
+    """Serve MCP on stdin/stdout until the client closes stdin, offering the tool
+    ``groups`` (``hive-rpc mcp --tools``).  ``tuning``: ``human_input_timeout_s`` and
+    ``progress_every_s`` of HiveMcp."""
     async with open_remote_backend(socket, data_dir, start=start) as backend:
-        hive = HiveMcp(backend, Identity(agent), **tuning)
+        hive = HiveMcp(backend, Identity(agent), groups=ToolGroups(groups), **tuning)
         low = hive.server._lowlevel_server
         async with trio.open_nursery() as nursery:
             await nursery.start(hive.run_updates)

@@ -18,6 +18,9 @@ Two ways to wait, because MCP clients abort a tool that is silent for too long:
 Identity: every request acts as the agent ``Identity`` names.  ``poll``, ``await``,
 ``cancel`` and the ``hive://asks/{ask_id}`` resource see only that agent's prompts;
 the coordinator tools (``respond``, ``list_pending``, ``await_ask``) see all.
+
+Groups: a session offers only the tool groups it was given (``faces/mcp_groups.py``;
+``ask`` by default), so an agent that only asks is not handed the Agora's tools.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from hive_rpc.backends import Backend
 from hive_rpc.client import RemoteError
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.prompt import check_name
+from hive_rpc.faces.mcp_groups import GROUP_OF, ToolGroups
 from hive_rpc.hub_connection import HubUnreachable
 
 EXPIRED_MARKER = ":timeout->what-would-rich-hickey-do"
@@ -275,6 +279,7 @@ class HiveMcp:
         backend: Backend,
         identity: Identity | None = None,
         *,
+        groups: ToolGroups | None = None,
         human_input_timeout_s: float = HUMAN_INPUT_TIMEOUT_S,
         progress_every_s: float = PROGRESS_EVERY_S,
     ) -> None:
@@ -283,12 +288,20 @@ class HiveMcp:
         self.human_input_timeout_s = human_input_timeout_s
         self.progress_every_s = progress_every_s
         self.bus = InMemorySubscriptionBus()
-        self.server = MCPServer("hive-rpc", instructions=INSTRUCTIONS, subscriptions=self.bus)
+        self.groups = groups or ToolGroups()
+        self.server = MCPServer(
+            "hive-rpc",
+            instructions=INSTRUCTIONS,
+            subscriptions=self.bus,
+            middleware=[self.groups],
+        )
         self._subscribers: dict[str, set[Any]] = {}
         self._register_tools()
         self._register_agora_tools()
         self._register_task_tools()
         self._register_resources()
+        ungrouped = {t.name for t in self.server._tool_manager.list_tools()} - set(GROUP_OF)
+        assert not ungrouped, f"tools missing from mcp_groups.GROUPS: {sorted(ungrouped)}"
 
     async def _call(self, method: str, **params: Any) -> Any:
         return await self.backend.call(method, {k: v for k, v in params.items() if v is not None})

@@ -93,10 +93,18 @@ def stdio_params(config: HubConfig, *extra: str) -> StdioServerParameters:
 
 @asynccontextmanager
 async def http_client(
-    service: HubService, mode: str, *, agent: str | None = None, name: str = "agent", **kw: Any
+    service: HubService,
+    mode: str,
+    *,
+    agent: str | None = None,
+    name: str = "agent",
+    tools: str | None = None,
+    **kw: Any,
 ) -> AsyncIterator[Client]:
     token = read_token(service)
     headers = {"Authorization": f"Bearer {token}"}
+    if tools:
+        headers["X-Hive-Tools"] = tools
     if agent:
         headers["X-Hive-Agent"] = agent
     async with (
@@ -117,16 +125,20 @@ async def http_client(
 async def connect(
     request: pytest.FixtureRequest, http_hub: HubService, hub_config: HubConfig
 ) -> Connect:
-    """Opens an MCP client session as a named agent, over the transport and mode under test."""
+    """Opens an MCP client session as a named agent, over the transport and mode under
+    test, offering the tool groups ``tools`` (the default group when None)."""
     transport, mode = request.param
 
     @asynccontextmanager
-    async def open_session(agent: str, *extra: str, **kw: Any) -> AsyncIterator[Client]:
+    async def open_session(
+        agent: str, *extra: str, tools: str | None = None, **kw: Any
+    ) -> AsyncIterator[Client]:
         if transport == "http":
-            async with http_client(http_hub, mode, agent=agent, **kw) as c:
+            async with http_client(http_hub, mode, agent=agent, tools=tools, **kw) as c:
                 yield c
         else:
-            params = stdio_params(hub_config, "--agent", agent, *extra)
+            groups = ["--tools", tools] if tools else []
+            params = stdio_params(hub_config, "--agent", agent, *groups, *extra)
             async with Client(params, mode=mode, **kw) as c:  # type: ignore[arg-type]
                 yield c
 
@@ -161,7 +173,7 @@ async def answer_next(editor: HubClient, value: Any, *, by: str = "human") -> di
 
 async def test_tools_are_listed_with_their_fixed_names(connect: Connect) -> None:
     with trio.fail_after(30):
-        async with connect("lister") as c:
+        async with connect("lister", tools="all") as c:
             tools = {t.name: t for t in (await c.list_tools()).tools}
     assert set(tools) == TOOLS
     assert "deprecated: use hivemind_ask_async + hivemind_poll" in str(
@@ -175,7 +187,7 @@ async def test_agora_tools(connect: Connect) -> None:
     """Dialogues, lings and events through MCP (delivery into real terminals is
     tested in tests/test_agora.py; here nothing is registered, so nothing is typed)."""
     with trio.fail_after(30):
-        async with connect("main.a") as c:
+        async with connect("main.a", tools="agora,lings,events") as c:
             await c.list_tools()
             d = await tool(c, "agora_create", topic="Cache?", participants=["main.a", "main.b"])
             assert (d["status"], d["participants"]) == ("active", ["main.a", "main.b"])
@@ -228,7 +240,7 @@ async def test_task_report_reaches_the_activity_stream(
     connect: Connect, http_hub: HubService
 ) -> None:
     with trio.fail_after(30):
-        async with connect("looper") as c:
+        async with connect("looper", tools="tasks") as c:
             await c.list_tools()
             r = await tool(
                 c, "task_report", task_id="build-412", outcome="success", result={"tests": 42}
@@ -310,7 +322,7 @@ async def test_schema_answers_are_validated_and_structured(
         "required": ["n"],
     }
     with trio.fail_after(30):
-        async with connect("counter") as agent, connect("boss") as boss:
+        async with connect("counter") as agent, connect("boss", tools="coordinator") as boss:
             asked = await tool(agent, "hivemind_ask_async", question="How many?", schema=schema)
             refused = await tool_error(
                 boss, "hivemind_respond", ask_id=asked["ask_id"], decision={"n": 0}
@@ -325,7 +337,10 @@ async def test_schema_answers_are_validated_and_structured(
 
 async def test_coordinator_awaits_asks_lists_and_answers(connect: Connect) -> None:
     with trio.fail_after(30):
-        async with connect("worker") as worker, connect("coordinator") as boss:
+        async with (
+            connect("worker") as worker,
+            connect("coordinator", tools="coordinator") as boss,
+        ):
             found: dict[str, Any] = {}
             async with trio.open_nursery() as nursery:
 
@@ -372,7 +387,7 @@ async def test_two_agents_are_kept_apart(connect: Connect) -> None:
 
 async def test_bad_arguments_say_what_to_change(connect: Connect) -> None:
     with trio.fail_after(30):
-        async with connect("clumsy") as c:
+        async with connect("clumsy", tools="ask,coordinator") as c:
             assert "options must not be empty" in await tool_error(
                 c, "hivemind_ask_async", question="q", options=[]
             )
@@ -700,7 +715,7 @@ async def test_http_on_another_loopback_address(
 
 async def test_tool_texts_speak_the_tools_language(http_hub: HubService) -> None:
     with trio.fail_after(30):
-        async with http_client(http_hub, "legacy", agent="boss") as boss:
+        async with http_client(http_hub, "legacy", agent="boss", tools="all") as boss:
             asked = await tool(
                 boss,
                 "hivemind_ask_async",
