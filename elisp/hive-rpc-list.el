@@ -20,11 +20,13 @@
 ;;; Commentary:
 
 ;; `hive-rpc-list' shows the questions pending in the hub in a
-;; `tabulated-list-mode' buffer (agent, age, time left, question),
-;; updated live: RET answers, c withdraws, g refreshes from the hub.
+;; `tabulated-list-mode' buffer (short id, agent, age, time left, the
+;; question with its choices), updated live: RET answers, c withdraws,
+;; w copies the full id, g refreshes from the hub.
 
 ;;; Code:
 
+(require 'cl-lib)
 (require 'hive-rpc)
 (require 'tabulated-list)
 
@@ -48,6 +50,7 @@
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "RET") #'hive-rpc-list-answer)
     (define-key map "c" #'hive-rpc-list-cancel)
+    (define-key map "w" #'hive-rpc-list-copy-id)
     map)
   "Keymap of `hive-rpc-list-mode'.")
 
@@ -55,10 +58,31 @@
   "Major mode listing the questions pending in the hub.
 \\{hive-rpc-list-mode-map}"
   (setq tabulated-list-format
-        [("Agent" 16 t) ("Age" 7 nil) ("Left" 7 nil) ("Question" 0 nil)])
+        [("Id" 8 nil) ("Agent" 16 t) ("Age" 7 nil) ("Left" 7 nil) ("Question" 0 nil)])
   (setq tabulated-list-padding 1)
   (add-hook 'tabulated-list-revert-hook #'hive-rpc--list-fetch nil t)
   (tabulated-list-init-header))
+
+(defconst hive-rpc--list-id-length 8
+  "Characters of a prompt's id shown in the list.
+Enough to tell pending questions apart and to type at the CLI;
+\\<hive-rpc-list-mode-map>\\[hive-rpc-list-copy-id] copies the full id.")
+
+(defun hive-rpc--list-answers (record)
+  "Return what RECORD accepts, in the CLI's words, or \"\".
+Choices in the agent's order, \"  [yes / no]\"; a schema's fields,
+\"  {env, replicas}\"."
+  (let ((choices (plist-get record :choices))
+        (properties (plist-get (plist-get record :schema) :properties)))
+    (cond
+     ((and choices (> (length choices) 0))
+      (format "  [%s]" (mapconcat #'hive-rpc--clean choices " / ")))
+     (properties
+      (format "  {%s}" (mapconcat #'hive-rpc--clean
+                                  (cl-loop for (key _) on properties by #'cddr
+                                           collect (hive-rpc--key-name key))
+                                  ", ")))
+     (t ""))))
 
 (defun hive-rpc--list-entries ()
   "Return the `tabulated-list-entries' of the pending questions."
@@ -67,11 +91,16 @@
      (lambda (id)
        (let ((r (gethash id hive-rpc--prompts)))
          (list id
-               (vector (hive-rpc--clean (plist-get r :agent_id))
+               (vector (let ((short (hive-rpc--clean id)))
+                         (propertize (substring short 0 (min (length short)
+                                                             hive-rpc--list-id-length))
+                                     'help-echo short))
+                       (hive-rpc--clean (plist-get r :agent_id))
                        (hive-rpc--duration (- now (plist-get r :created_at)))
                        (hive-rpc--duration (- (plist-get r :deadline_at) now))
                        (concat (if (eq (plist-get r :urgent) t) "!" "")
-                               (hive-rpc--clean (plist-get r :question)))))))
+                               (hive-rpc--clean (plist-get r :question))
+                               (hive-rpc--list-answers r))))))
      (hive-rpc--pending-ids))))
 
 (defun hive-rpc--list-refresh ()
@@ -109,7 +138,8 @@
 (defun hive-rpc-list ()
   "List the questions pending in the hub.
 \\<hive-rpc-list-mode-map>\\[hive-rpc-list-answer] answers, \
-\\[hive-rpc-list-cancel] cancels, \\[revert-buffer] refreshes."
+\\[hive-rpc-list-cancel] cancels, \\[hive-rpc-list-copy-id] copies the \
+full id, \\[revert-buffer] refreshes."
   (interactive)
   (add-hook 'hive-rpc-update-hook #'hive-rpc--list-update)
   (with-current-buffer (get-buffer-create "*hive-rpc*")
@@ -128,6 +158,14 @@
   (let ((id (tabulated-list-get-id)))
     (unless id (user-error "No question here"))
     (let ((hive-rpc-auto-ask nil)) (hive-rpc--ask id))))
+
+(defun hive-rpc-list-copy-id ()
+  "Copy the full id of the question at point to the kill ring."
+  (interactive)
+  (let ((id (tabulated-list-get-id)))
+    (unless id (user-error "No question here"))
+    (kill-new id)
+    (message "%s" id)))
 
 (defun hive-rpc-list-cancel ()
   "Withdraw the question at point, as a coordinator."

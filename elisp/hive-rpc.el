@@ -125,6 +125,8 @@ nothing.  It is skipped when the hub raises its own notifications
 ;;; Internal state
 ;;;
 
+(defvar hive-rpc-mode)                   ; defined below by `define-minor-mode'
+
 (defvar hive-rpc--hub-notifies nil
   "Non-nil when the connected hub raises desktop notifications itself.")
 
@@ -241,6 +243,21 @@ connection and after every reconnection.")
   "Return non-nil if there is a live connection to the hub."
   (and hive-rpc--connection (eq hive-rpc--state 'connected)
        (jsonrpc-running-p hive-rpc--connection)))
+
+(defun hive-rpc--check-connected ()
+  "Signal a `user-error' saying how to reach the hub, unless connected."
+  (unless (hive-rpc--connected-p)
+    (cond
+     ((not hive-rpc-mode)
+      (user-error "Not connected to the hub: turn on hive-rpc-mode first (M-x hive-rpc-mode)"))
+     ((eq hive-rpc--state 'connecting)
+      (user-error "The hub on %s is starting; try again in a moment" (hive-rpc--socket)))
+     (hive-rpc-program
+      (user-error "No hub answers on %s; hive-rpc keeps trying to start one \
+\(see buffer \" *hive-rpc hub*\")" (hive-rpc--socket)))
+     (t
+      (user-error "No hub answers on %s; start one with: hive-rpc serve --detach --socket %s"
+                  (hive-rpc--socket) (hive-rpc--socket))))))
 
 (defun hive-rpc--open (socket)
   "Open a connection to the hub on SOCKET; return it, or nil if none answers."
@@ -438,7 +455,12 @@ failed recently (see `hive-rpc--start-retry')."
   (let ((conn hive-rpc--connection))
     (setq hive-rpc--connection nil)
     (when (and conn (jsonrpc-running-p conn))
-      (jsonrpc-shutdown conn t)))
+      ;; A shutdown we asked for is no news: jsonrpc's sentinel, which runs
+      ;; within `jsonrpc-shutdown', would say "[jsonrpc] Server exited with
+      ;; status 0", and requests still in flight would report "Server died".
+      (let ((inhibit-message t)
+            (message-log-max nil))
+        (jsonrpc-shutdown conn t))))
   (clrhash hive-rpc--prompts)
   (setq hive-rpc--queue nil
         hive-rpc--typed nil
@@ -578,6 +600,30 @@ hub is away it is kept and sent after reconnecting."
 
 
 
+;;; The command map
+;;;
+
+;;;###autoload (autoload 'hive-rpc-command-map "hive-rpc" nil t 'keymap)
+(defvar hive-rpc-command-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map "n" #'hive-rpc-answer-next)
+    (define-key map "l" #'hive-rpc-list)
+    (define-key map "a" #'hive-rpc-ask)
+    (define-key map "d" #'hive-rpc-decline)
+    (define-key map "m" #'hive-rpc-mode)
+    (define-key map "e" #'hive-rpc-events-buffer)
+    (define-key map "r" #'hive-rpc-register-ling)
+    (define-key map "u" #'hive-rpc-unregister-ling)
+    map)
+  "Keymap of hive-rpc's commands, for you to bind to a prefix key.
+hive-rpc binds it to no key itself.  For example:
+
+  (global-set-key (kbd \"C-c h\") hive-rpc-command-map)
+
+\\{hive-rpc-command-map}")
+(defalias 'hive-rpc-command-map hive-rpc-command-map)
+
+
 ;;; Public commands
 ;;;
 
@@ -619,13 +665,17 @@ declines and \\[keyboard-quit] defers."
 (defun hive-rpc-ask (question &optional choices)
   "Ask QUESTION through the hub as agent `hive-rpc-agent-id'.
 CHOICES, a list of strings, restricts the answers; interactively,
-give them separated by commas, or nothing for free text."
+give them separated by commas, or nothing for free text.
+Without a connection to the hub it signals a `user-error' saying
+how to get one, before reading anything."
   (interactive
-   (list (read-string "Question: ")
-         (split-string (read-string "Choices (comma-separated, empty for free text): ")
-                       "," t "[ \t]+")))
-  (unless (hive-rpc--connected-p)
-    (user-error "Not connected to the hub; turn on `hive-rpc-mode'"))
+   (progn
+     ;; Check first: a question typed and then thrown away is lost work.
+     (hive-rpc--check-connected)
+     (list (read-string "Question: ")
+           (split-string (read-string "Choices (comma-separated, empty for free text): ")
+                         "," t "[ \t]+"))))
+  (hive-rpc--check-connected)
   (jsonrpc-async-request
    hive-rpc--connection 'hive/ask
    `(:question ,question :agent_id ,hive-rpc-agent-id

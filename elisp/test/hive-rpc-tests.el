@@ -245,6 +245,60 @@ Return PREDICATE's value; fail the test on timeout."
       (should (equal (plist-get record :agent_id) hive-rpc-agent-id))
       (should (equal (plist-get record :choices) ["now" "later"])))))
 
+(ert-deftest hive-rpc-tests-ask-checks-the-connection-first ()
+  "Refuse `hive-rpc-ask' before reading anything when there is no hub.
+The error says how to get one."
+  (let ((reads 0)
+        (hive-rpc-socket "/nonexistent/hive-rpc-ert/hub.sock"))
+    (cl-letf (((symbol-function 'read-string)
+               (lambda (&rest _) (setq reads (1+ reads)) "typed")))
+      ;; The mode is off: turn it on.
+      (hive-rpc-mode -1)
+      (let ((err (should-error (call-interactively #'hive-rpc-ask) :type 'user-error)))
+        (should (string-match-p "M-x hive-rpc-mode" (cadr err))))
+      ;; The mode is on but the hub is away: say where hive-rpc looks for it.
+      (let ((hive-rpc-mode t)
+            (hive-rpc--state 'dead))
+        (let ((err (should-error (call-interactively #'hive-rpc-ask) :type 'user-error)))
+          (should (string-match-p "No hub answers on /nonexistent/hive-rpc-ert/hub.sock"
+                                  (cadr err))))
+        (let* ((hive-rpc-program nil)
+               (err (should-error (call-interactively #'hive-rpc-ask) :type 'user-error)))
+          (should (string-match-p "hive-rpc serve --detach --socket /nonexistent/"
+                                  (cadr err)))))
+      (should (= reads 0)))))
+
+(ert-deftest hive-rpc-tests-mode-off-is-quiet ()
+  "Turn the mode off without jsonrpc's \"Server exited\" message."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub ()
+    (hive-rpc-tests--connect)
+    (let ((proc (jsonrpc--process hive-rpc--connection))
+          (start (with-current-buffer (messages-buffer) (point-max))))
+      (hive-rpc-mode -1)
+      ;; jsonrpc's sentinel, which says it, has run by now.
+      (should-not (process-live-p proc))
+      (should (process-get proc 'jsonrpc-sentinel-cleanup-started))
+      (let ((said (with-current-buffer (messages-buffer)
+                    (buffer-substring-no-properties start (point-max)))))
+        (should-not (string-match-p "jsonrpc\\|exited\\|died" said))))))
+
+(ert-deftest hive-rpc-tests-command-map ()
+  "Offer the commands on the variable `hive-rpc-command-map', bound nowhere."
+  (dolist (binding '(("n" . hive-rpc-answer-next) ("l" . hive-rpc-list)
+                     ("a" . hive-rpc-ask) ("d" . hive-rpc-decline)
+                     ("m" . hive-rpc-mode) ("e" . hive-rpc-events-buffer)))
+    (should (eq (lookup-key hive-rpc-command-map (car binding)) (cdr binding)))
+    (should (commandp (cdr binding))))
+  (should-not (where-is-internal 'hive-rpc-answer-next (list global-map)))
+  ;; Both ways of binding it that docs/emacs.md shows.
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "C-c h") hive-rpc-command-map)
+    (should (eq (lookup-key map (kbd "C-c h n")) #'hive-rpc-answer-next)))
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "C-c h") 'hive-rpc-command-map)
+    (should (eq (lookup-key map (kbd "C-c h l")) #'hive-rpc-list))))
+
 (ert-deftest hive-rpc-tests-keep-prompt-on-invalid-answer ()
   "Keep a prompt pending and queued when the hub refuses the answer."
   (skip-unless (executable-find "python3"))
@@ -264,19 +318,48 @@ Return PREDICATE's value; fail the test on timeout."
   (skip-unless (executable-find "python3"))
   (hive-rpc-tests--with-hub ()
     (hive-rpc-tests--connect)
-    (let ((id (hive-rpc-tests--ask "Listed?" "--agent" "lister" "--timeout" "600")))
+    (let ((id (hive-rpc-tests--ask "Listed?" "--agent" "lister" "--timeout" "600"
+                                   "--choices" "red,blue,green"))
+          (free (hive-rpc-tests--ask "Free?" "--agent" "lister")))
       (hive-rpc-tests--arrived id)
+      (hive-rpc-tests--arrived free)
       (unwind-protect
           (with-current-buffer (progn (hive-rpc-list) "*hive-rpc*")
             (should (derived-mode-p 'hive-rpc-list-mode))
             (let ((entry (assoc id tabulated-list-entries)))
               (should entry)
-              (should (equal (aref (cadr entry) 0) "lister"))
-              (should (string-match-p "\\`[0-9]+m[0-9]+s\\'" (aref (cadr entry) 2)))
-              (should (equal (aref (cadr entry) 3) "Listed?")))
+              ;; A short id, unique enough to type at the CLI; the full one is
+              ;; the entry's id.
+              (should (equal (aref (cadr entry) 0) (substring id 0 8)))
+              (should (equal (aref (cadr entry) 1) "lister"))
+              (should (string-match-p "\\`[0-9]+m[0-9]+s\\'" (aref (cadr entry) 3)))
+              ;; The choices, in the agent's order, as `hive-rpc list' shows them.
+              (should (equal (aref (cadr entry) 4) "Listed?  [red / blue / green]")))
+            (should (equal (aref (cadr (assoc free tabulated-list-entries)) 4) "Free?"))
+            ;; The buffer shows them too, and `w' copies the full id at point.
+            (tabulated-list-print)
+            (goto-char (point-min))
+            (should (search-forward "Listed?  [red / blue / green]" nil t))
+            (should (search-backward (substring id 0 8) (line-beginning-position) t))
+            (let ((kill-ring nil))
+              (call-interactively (lookup-key hive-rpc-list-mode-map "w"))
+              (should (equal (car kill-ring) id)))
             (should (eql (car (hive-rpc-tests--cli "cancel" id)) 0))
+            (should (eql (car (hive-rpc-tests--cli "cancel" free)) 0))
             (hive-rpc-tests--wait-for (lambda () (null tabulated-list-entries))))
         (kill-buffer "*hive-rpc*")))))
+
+(ert-deftest hive-rpc-tests-list-shows-schema-fields ()
+  "Show a schema question's fields in `hive-rpc-list'."
+  (let ((hive-rpc--prompts (make-hash-table :test #'equal)))
+    (puthash "0123456789abcdef"
+             (list :id "0123456789abcdef" :agent_id "d" :question "Deploy?"
+                   :created_at (float-time) :deadline_at (+ (float-time) 60)
+                   :schema '(:type "object"
+                             :properties (:env (:type "string") :replicas (:type "integer"))))
+             hive-rpc--prompts)
+    (should (equal (aref (cadr (car (hive-rpc--list-entries))) 4)
+                   "Deploy?  {env, replicas}"))))
 
 (ert-deftest hive-rpc-tests-start-hub-when-none-answers ()
   "Start a hub with `hive-rpc-program' when none answers, then connect."
