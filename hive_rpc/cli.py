@@ -360,8 +360,18 @@ async def cmd_event(args: argparse.Namespace) -> int:
 
 
 async def cmd_status(args: argparse.Namespace) -> int:
-    async with await _client(args) as client:
+    try:
+        hub, started = await HubClient.connect(args.socket), False
+    except HubUnreachable:  # start one (or say why not): but say so, one asked for a status
+        hub, started = await _client(args), True
+    async with hub as client:
         status = await client.call("hive/status")
+    if started:
+        print(
+            f"hive-rpc: no hub was running; started one (stop it with `kill {status['pid']}`; "
+            "`hive-rpc status --no-start` checks without starting one)",
+            file=sys.stderr,
+        )
     if args.json:
         _print_json(status)
     else:

@@ -290,3 +290,16 @@ def test_autostart_makes_every_new_directory_private(short_tmp: Path) -> None:
         assert stat.S_IMODE(shell.socket.stat().st_mode) == 0o600
     finally:
         shell.stop()
+
+
+def test_status_says_when_it_started_the_hub(sh: Shell) -> None:
+    first = sh.run("status")
+    assert first.returncode == cli.EXIT_OK, first.stderr
+    pid = sh.hub_pid()
+    assert first.stderr == (
+        f"hive-rpc: no hub was running; started one (stop it with `kill {pid}`; "
+        "`hive-rpc status --no-start` checks without starting one)\n"
+    )
+    again = sh.run("status")
+    assert again.stderr == ""
+    assert again.stdout.startswith(f"hive-rpc {cli.__version__} pid {pid}\n")
