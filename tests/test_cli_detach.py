@@ -73,6 +73,25 @@ def test_detached_hub_outlives_the_starters_process_group(sh: Shell) -> None:
     assert sh.hub_pid() == pid
 
 
+def test_an_autostarted_hub_outlives_its_starters_process_group(sh: Shell) -> None:
+    with subprocess.Popen(
+        ["sh", "-c", f"{sys.executable} -m hive_rpc status --json && exec sleep 600"],
+        env=sh.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    ) as starter:
+        try:
+            assert starter.stdout is not None
+            text = "".join(iter(starter.stdout.readline, "}\n")) + "}"  # one JSON object
+            pid = int(json.loads(text)["pid"])
+        finally:
+            os.killpg(starter.pid, signal.SIGKILL)
+            starter.wait(timeout=30)
+    assert sh.json("status", "--no-start")["pid"] == pid
+
+
 def test_detach_passes_the_serve_options_on(sh: Shell) -> None:
     out = sh.run(
         "serve", "--detach", "--store", "memory", "--http", "127.0.0.1:0", "--no-notify",
