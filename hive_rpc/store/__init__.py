@@ -1,6 +1,6 @@
 """Where prompts outlive the hub process.
 
-The registry talks to a store only through ``PromptStore``: six async methods, with
+The registry talks to a store only through ``PromptStore``: seven async methods, with
 ``update`` a compare-and-set on the status so that a shared store (NATS JetStream KV,
 several hubs) keeps "first answer wins" true across machines.
 """
