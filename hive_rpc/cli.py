@@ -55,6 +55,9 @@ EXIT_EXPIRED = 5
 EXIT_CANCELLED = 6
 EXIT_DECLINED = 7
 EXIT_PENDING = 8
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+"""stdout was closed early (``hive-rpc list --json | head``): what a shell reports for
+a command killed by SIGPIPE, as Python ignores that signal and raises instead."""
 
 WAIT_CHUNK_S = 600.0
 """``--wait`` long-polls in chunks of this many seconds."""
@@ -760,6 +763,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         error = _sole_leaf(raised)
         if isinstance(error, KeyboardInterrupt):
             return 130
+        if isinstance(error, BrokenPipeError):
+            # The reader went away: no traceback, and nothing more to flush at exit.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            return EXIT_BROKEN_PIPE
         if isinstance(error, CliError):
             code = error.code
         elif isinstance(error, RemoteError):

@@ -303,3 +303,23 @@ def test_status_says_when_it_started_the_hub(sh: Shell) -> None:
     again = sh.run("status")
     assert again.stderr == ""
     assert again.stdout.startswith(f"hive-rpc {cli.__version__} pid {pid}\n")
+
+
+def test_a_reader_that_goes_away_gets_no_traceback(sh: Shell) -> None:
+    sh.run("ask", "Anything?")
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # like `| head` that has already exited
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "hive_rpc", "list", "--json"],
+            env=sh.env,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert out.returncode == cli.EXIT_BROKEN_PIPE == 141
+    assert out.stderr == ""
