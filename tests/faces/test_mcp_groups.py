@@ -143,28 +143,31 @@ def read_token(service: HubService) -> str:
 
 
 @asynccontextmanager
-async def http(service: HubService, query: str = "", **headers: str) -> AsyncIterator[Client]:
+async def http(
+    service: HubService, mode: str, query: str = "", **headers: str
+) -> AsyncIterator[Client]:
     token = read_token(service)
     async with (
         httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}", **headers}) as client,
         Client(
             streamable_http_client(str(service.info.http_url) + query, http_client=client),
-            mode="legacy",
+            mode=mode,
         ) as session,
     ):
         yield session
 
 
-async def test_http_sessions_name_their_groups(http_hub: HubService) -> None:
+@pytest.mark.parametrize("mode", MODES)
+async def test_http_sessions_name_their_groups(http_hub: HubService, mode: str) -> None:
     with trio.fail_after(60):
-        async with http(http_hub) as client:
+        async with http(http_hub, mode) as client:
             assert await listed(client) == tools_of("ask")
             with pytest.raises(MCPError, match="in the tool group 'tasks'"):
                 await client.call_tool("task_report", {"task_id": "t", "outcome": "success"})
-        async with http(http_hub, "?tools=ask,agora") as client:
+        async with http(http_hub, mode, "?tools=ask,agora") as client:
             assert await listed(client) == tools_of("ask", "agora")
-        async with http(http_hub, **{"X-Hive-Tools": "coordinator,tasks"}) as client:
+        async with http(http_hub, mode, **{"X-Hive-Tools": "coordinator,tasks"}) as client:
             assert await listed(client) == tools_of("coordinator", "tasks")
-        async with http(http_hub, "?tools=nope") as client:
+        async with http(http_hub, mode, "?tools=nope") as client:
             with pytest.raises(MCPError, match="unknown tool group 'nope'; valid: ask"):
                 await client.list_tools()
