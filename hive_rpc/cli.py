@@ -443,12 +443,18 @@ async def _serve_detached(args: argparse.Namespace) -> int:
     """``serve --detach``: a hub in its own session that outlives us (and our terminal,
     Emacs, or whatever ran us), as ``emacs --daemon`` does; we return once it listens."""
     try:
-        async with await HubClient.connect(args.socket):
-            pass
+        async with await HubClient.connect(args.socket) as client:
+            running = await client.call("hive/status")
     except HubUnreachable:
         pass
     else:
         print(f"hive-rpc: listening on {args.socket} (already running)")
+        kept = running["data_dir"]
+        if Path(kept) != args.data_dir:  # as given: it may be the same dir, said otherwise
+            print(
+                f"hive-rpc: note: it keeps its data dir {kept}, not {args.data_dir}",
+                file=sys.stderr,
+            )
         return EXIT_OK
     async with await start_and_connect(args.socket, args.data_dir, _serve_args(args)) as client:
         status = await client.call("hive/status")

@@ -70,7 +70,14 @@ def test_detached_hub_outlives_the_starters_process_group(sh: Shell) -> None:
     again = sh.run("serve", "--detach")
     assert again.returncode == cli.EXIT_OK, again.stderr
     assert again.stdout == f"hive-rpc: listening on {sh.socket} (already running)\n"
+    assert again.stderr == ""
     assert sh.hub_pid() == pid
+    elsewhere = sh.run("serve", "--detach", "--data-dir", str(sh.data_dir / "other"))
+    assert elsewhere.returncode == cli.EXIT_OK
+    assert "(already running)" in elsewhere.stdout
+    assert elsewhere.stderr == (
+        f"hive-rpc: note: it keeps its data dir {sh.data_dir}, not {sh.data_dir / 'other'}\n"
+    )
 
 
 def test_an_autostarted_hub_outlives_its_starters_process_group(sh: Shell) -> None:
