@@ -84,8 +84,11 @@ the variable `temporary-file-directory' (normally /tmp/hive-rpc-UID/hub.sock)."
   "Command that starts a hub when none answers on the socket.
 It is run when `hive-rpc-mode' is turned on, and again when the
 hub went away and none answers.  A list of strings: the program
-and its arguments.  hive-rpc appends \"--socket\" and the socket
-path.  Set it to nil to never start a hub from Emacs."
+and its arguments.  hive-rpc appends \"--detach\", \"--socket\"
+and the socket path: the command starts the hub in a session of
+its own and exits once it listens, so the hub outlives Emacs and
+keeps serving agents after Emacs exits.  Set it to nil to never
+start a hub from Emacs."
   :type '(repeat string))
 
 (defcustom hive-rpc-by nil
@@ -110,8 +113,10 @@ When nil, prompts only wait in the queue: answer them with
   "Seconds between attempts to reach the hub after it went away."
   :type 'number)
 
-(defcustom hive-rpc-start-timeout 15
-  "Seconds to wait for a hub started by hive-rpc to listen."
+(defcustom hive-rpc-start-timeout 20
+  "Seconds to wait for a hub started by hive-rpc to listen.
+A backstop: \"hive-rpc serve --detach\" gives up by itself after
+15 seconds and says why."
   :type 'number)
 
 (defcustom hive-rpc-notify-urgent t
@@ -154,7 +159,8 @@ Each is a plist (:id ID :answer ANSWER :action ACTION).")
   "Timer retrying the connection to the hub.")
 
 (defvar hive-rpc--hub-process nil
-  "The hub process started by hive-rpc, if any.")
+  "The process starting a hub (`hive-rpc-program' --detach), if any.
+It exits once the hub listens; the hub itself is not Emacs's child.")
 
 (defvar hive-rpc--start-timer nil
   "Timer giving up on a starting hub after `hive-rpc-start-timeout'.")
@@ -326,7 +332,14 @@ Nothing is sent when CONN is no longer the live connection."
                           (hive-rpc--clean (plist-get err :message)))))))
 
 (defun hive-rpc--start-hub (socket)
-  "Start a hub listening on SOCKET, and connect when it is ready."
+  "Start a hub listening on SOCKET, and connect when it is ready.
+The hub is started detached (\"hive-rpc serve --detach\"): in a
+session of its own, not as a child of Emacs, so it outlives Emacs,
+as `emacs --daemon' and ssh-agent do.  Every agent uses it, and
+Emacs exiting must not take it from them.  Emacs runs only the
+short-lived starter, which prints \"listening on SOCKET\" and
+exits 0 once the hub listens, or prints the cause and exits
+non-zero."
   (unless (process-live-p hive-rpc--hub-process)
     (setq hive-rpc--state 'connecting)
     (hive-rpc--update)
@@ -336,13 +349,13 @@ Nothing is sent when CONN is no longer the live connection."
                 (make-process
                  :name "hive-rpc-hub"
                  :buffer buffer
-                 :command (append hive-rpc-program (list "--socket" socket))
+                 :command (append hive-rpc-program (list "--detach" "--socket" socket))
                  :noquery t
                  :connection-type 'pipe
                  :filter #'hive-rpc--hub-filter
                  :sentinel #'hive-rpc--hub-sentinel))
-          ;; The buffer may hold an earlier hub's output: only this hub's
-          ;; own "listening on" counts.
+          ;; The buffer may hold an earlier start's output: only this
+          ;; start's own "listening on" counts.
           (process-put hive-rpc--hub-process 'hive-rpc-output-start
                        (with-current-buffer buffer (point-max)))
           (hive-rpc--cancel-timer 'hive-rpc--start-timer)
@@ -357,7 +370,7 @@ Nothing is sent when CONN is no longer the live connection."
        (hive-rpc--update)))))
 
 (defun hive-rpc--hub-filter (proc string)
-  "Log STRING from the hub PROC; connect once the hub is listening."
+  "Log STRING from the starter PROC; connect once the hub is listening."
   (when (buffer-live-p (process-buffer proc))
     (with-current-buffer (process-buffer proc)
       (goto-char (point-max))
@@ -371,23 +384,43 @@ Nothing is sent when CONN is no longer the live connection."
         (hive-rpc--connect)))))
 
 (defun hive-rpc--hub-sentinel (proc _event)
-  "Note the end of the hub PROC that hive-rpc started."
+  "Note the end of the starter PROC; connect, or say why no hub came up."
   (unless (process-live-p proc)
     (when (eq hive-rpc--state 'connecting)
       (hive-rpc--cancel-timer 'hive-rpc--start-timer)
-      ;; Another hub may have won the race for the socket.
+      ;; Exit 0 means a hub listens (ours, or one that won the race).
       (unless (hive-rpc--connect)
         (hive-rpc--start-failed-later)
-        (message "hive-rpc: the hub exited (%s); see buffer \" *hive-rpc hub*\""
-                 (process-exit-status proc))))))
+        (let ((cause (hive-rpc--start-output proc)))
+          (if (and cause (not (zerop (process-exit-status proc))))
+              (message "hive-rpc: %s" (hive-rpc--clean cause))
+            (message "hive-rpc: no hub came up (%s exited with %s); see buffer \" *hive-rpc hub*\""
+                     (car hive-rpc-program) (process-exit-status proc))))))))
+
+(defun hive-rpc--start-output (proc)
+  "Return the last line the starter PROC printed, without \"hive-rpc: \".
+That is where \"hive-rpc serve --detach\" says why it failed.
+Return nil if it printed nothing."
+  (when (buffer-live-p (process-buffer proc))
+    (with-current-buffer (process-buffer proc)
+      (let* ((start (or (process-get proc 'hive-rpc-output-start) (point-min)))
+             (lines (split-string (buffer-substring-no-properties start (point-max))
+                                  "\n" t "[ \t\r]+"))
+             (last (car (last lines))))
+        (when last
+          (string-remove-prefix "hive-rpc: " last))))))
 
 (defun hive-rpc--start-failed ()
   "Give up waiting for a starting hub, and retry later."
   (setq hive-rpc--start-timer nil)
   (when (eq hive-rpc--state 'connecting)
     (message "hive-rpc: the hub did not come up; retrying")
-    (unless (hive-rpc--connect)
-      (hive-rpc--start-failed-later))))
+    (let ((connected (hive-rpc--connect)))
+      ;; No longer `connecting': the starter's sentinel has nothing to add.
+      (when (process-live-p hive-rpc--hub-process)
+        (delete-process hive-rpc--hub-process))
+      (unless connected
+        (hive-rpc--start-failed-later)))))
 
 (defun hive-rpc--start-failed-later ()
   "Delay the next start of a hub by `hive-rpc--reconnect' after a failure.

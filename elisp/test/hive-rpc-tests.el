@@ -106,6 +106,24 @@ Return PREDICATE's value; fail the test on timeout."
                                             "--no-start")))))
         (cons exit (string-trim (buffer-string)))))))
 
+(defun hive-rpc-tests--hub-pid (socket)
+  "Return the pid of the hub answering on SOCKET, or nil if none answers."
+  (let ((default-directory hive-rpc-tests--root))
+    (with-temp-buffer
+      (when (eql 0 (call-process "python3" nil '(t nil) nil "-m" "hive_rpc" "status"
+                                 "--json" "--socket" socket "--no-start"))
+        (plist-get (json-parse-string (buffer-string) :object-type 'plist) :pid)))))
+
+(defun hive-rpc-tests--stop-detached-hub (socket)
+  "Stop the hub on SOCKET that hive-rpc started detached; wait until it is gone.
+Such a hub is no child of Emacs: it outlives Emacs, and this test."
+  (let ((pid (hive-rpc-tests--hub-pid socket)))
+    (when pid
+      (signal-process pid 'term)
+      (hive-rpc-tests--wait-for
+       (lambda () (not (memq pid (list-system-processes))))
+       15))))
+
 (defun hive-rpc-tests--ask (&rest args)
   "Ask through the CLI with ARGS; return the new prompt's id."
   (let ((result (apply #'hive-rpc-tests--cli "ask" args)))
@@ -369,19 +387,46 @@ The error says how to get one."
          (hive-rpc-socket (expand-file-name "hub.sock" dir))
          (hive-rpc-program (list "python3" "-m" "hive_rpc" "serve"
                                  "--data-dir" (expand-file-name "data" dir)
-                                 "--store" "memory")))
+                                 "--store" "memory" "--no-notify")))
     (unwind-protect
         (progn
           (hive-rpc-mode 1)
           (should (memq hive-rpc--state '(connecting connected)))
-          (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'connected)) 15)
-          (should (process-live-p hive-rpc--hub-process)))
+          (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'connected)) 20)
+          ;; The starter exits once the hub listens; the hub runs on, in a
+          ;; session of its own, so Emacs exiting does not end it.
+          (hive-rpc-tests--wait-for (lambda () (not (process-live-p hive-rpc--hub-process))))
+          (should (eql (process-exit-status hive-rpc--hub-process) 0))
+          (let ((pid (hive-rpc-tests--hub-pid hive-rpc-socket)))
+            (should pid)
+            (should-not (eql (alist-get 'sess (process-attributes pid))
+                             (alist-get 'sess (process-attributes (emacs-pid)))))
+            (should-not (eql (alist-get 'ppid (process-attributes pid)) (emacs-pid)))))
       (hive-rpc-mode -1)
-      (when (process-live-p hive-rpc--hub-process)
-        (kill-process hive-rpc--hub-process)
-        (hive-rpc-tests--wait-for
-         (lambda () (not (process-live-p hive-rpc--hub-process)))))
+      (hive-rpc-tests--stop-detached-hub hive-rpc-socket)
       (delete-directory dir t))))
+
+(ert-deftest hive-rpc-tests-start-failure-says-why ()
+  "Say why no hub came up, in the starter's words."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub ()
+    ;; The fixture's hub holds this data dir: a second hub cannot start on it.
+    (let* ((default-directory hive-rpc-tests--root)
+           (hive-rpc-socket (expand-file-name "other.sock" hive-rpc-tests--dir))
+           (hive-rpc-program (list "python3" "-m" "hive_rpc" "serve" "--data-dir"
+                                   (expand-file-name "data" hive-rpc-tests--dir)))
+           (start (with-current-buffer (messages-buffer) (point-max))))
+      (hive-rpc-mode 1)
+      (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'dead)) 20)
+      (let ((said (with-current-buffer (messages-buffer)
+                    (buffer-substring-no-properties start (point-max)))))
+        (should (string-match-p
+                 (format "^hive-rpc: could not start a hub on %s: another hub (pid %d) \
+already serves this data dir"
+                         (regexp-quote hive-rpc-socket)
+                         (process-id hive-rpc-tests--hub))
+                 said)))
+      (should (equal (hive-rpc--mode-line-string) " hive:down")))))
 
 (ert-deftest hive-rpc-tests-survive-missing-program ()
   "Go to the down state, not an error, when the hub program is missing."
@@ -427,7 +472,7 @@ The error says how to get one."
     (let ((default-directory hive-rpc-tests--root)
           (hive-rpc-program (list "python3" "-m" "hive_rpc" "serve"
                                   "--data-dir" (expand-file-name "data" hive-rpc-tests--dir)
-                                  "--store" "sqlite"))
+                                  "--store" "sqlite" "--no-notify"))
           (hive-rpc--hub-process nil))
       (unwind-protect
           (progn
@@ -443,24 +488,22 @@ The error says how to get one."
               (should (equal (mapcar (lambda (e) (plist-get e :id)) hive-rpc--outbox)
                              (list answered)))
               ;; Nobody restarts the hub here: hive-rpc must.
-              (hive-rpc-tests--wait-for (lambda () (process-live-p hive-rpc--hub-process)))
               (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'connected)) 20)
+              (should (hive-rpc-tests--hub-pid hive-rpc-tests--socket))
+              (should-not (eql (hive-rpc-tests--hub-pid hive-rpc-tests--socket)
+                               (process-id hive-rpc-tests--hub)))
               (hive-rpc-tests--wait-for (lambda () (null hive-rpc--outbox)))
               (should (equal (hive-rpc-tests--cli "poll" answered) '(0 . "yes")))
               (hive-rpc-tests--wait-for
                (lambda () (equal (hive-rpc--mode-line-string) " hive:1")))
               (should (gethash waiting hive-rpc--prompts))
-              ;; One hub only: the reconnect timer is gone and starts no other.
+              ;; One start only: the reconnect timer is gone and starts no
+              ;; other, and the starter has exited.
               (should-not hive-rpc--reconnect-timer)
-              (should (= 1 (cl-count-if
-                            (lambda (p) (and (process-live-p p)
-                                             (string-prefix-p "hive-rpc-hub" (process-name p))))
-                            (process-list))))))
+              (hive-rpc-tests--wait-for (lambda () (not (process-live-p hive-rpc--hub-process))))
+              (should (eql (process-exit-status hive-rpc--hub-process) 0))))
         (hive-rpc-mode -1)
-        (when (process-live-p hive-rpc--hub-process)
-          (kill-process hive-rpc--hub-process)
-          (hive-rpc-tests--wait-for
-           (lambda () (not (process-live-p hive-rpc--hub-process)))))))))
+        (hive-rpc-tests--stop-detached-hub hive-rpc-tests--socket)))))
 
 (ert-deftest hive-rpc-tests-no-second-notification-when-the-hub-notifies ()
   "Urgent prompts are notified by Emacs only when the hub does not itself."

@@ -1,0 +1,238 @@
+"""The hub's life around a real interactive Emacs.
+
+`emacs -nw -Q` under tmux, with `hive-rpc-mode` and the package's defaults (the
+default `hive-rpc-program`, the default socket under `$XDG_RUNTIME_DIR`), starts a
+hub when none answers.  That hub serves every agent, so it must outlive the Emacs
+that started it, as `emacs --daemon` and `ssh-agent` do: whether Emacs exits with
+`C-x C-c` or is killed outright.  Also here: the mode turned off says nothing of
+jsonrpc's, and `hive-rpc-command-map` works once bound to a prefix."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+ELISP = Path(__file__).resolve().parents[2] / "elisp"
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("emacs") is None or shutil.which("tmux") is None,
+    reason="needs emacs and tmux",
+)
+
+
+class LoneEmacs:
+    """An `emacs -nw` in a detached tmux session, with no hub started for it.
+
+    Its environment points the hub's defaults into a private directory: the socket
+    is `$XDG_RUNTIME_DIR/hive-rpc/hub.sock`, the data dir `$XDG_DATA_HOME/hive-rpc`,
+    and `hive-rpc` on PATH is this checkout's (the venv running the tests)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.runtime = root / "run"
+        self.runtime.mkdir(mode=0o700)
+        self.socket = self.runtime / "hive-rpc" / "hub.sock"
+        self.env = {
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+            "XDG_RUNTIME_DIR": str(self.runtime),
+            "XDG_DATA_HOME": str(root / "share"),
+        }
+        self.name = ""
+
+    def start(self, settings: str = "") -> None:
+        """Start Emacs and turn the mode on.  Questions do not open by themselves
+        (`hive-rpc-auto-ask` nil): these tests type keys meant for other things."""
+        self.name = f"hive-life-{uuid.uuid4().hex[:8]}"
+        setup = f"(progn (setq hive-rpc-auto-ask nil) {settings} (hive-rpc-mode 1))"
+        command = [
+            "env",
+            "-u",
+            "HIVE_RPC_SOCKET",
+            "-u",
+            "HIVE_RPC_DATA_DIR",
+            *(f"{k}={v}" for k, v in self.env.items()),
+            "emacs",
+            "-nw",
+            "-Q",
+            "-L",
+            str(ELISP),
+            "-l",
+            "hive-rpc",
+            "--eval",
+            setup,
+        ]
+        subprocess.run(
+            ["tmux", "new-session", "-d", "-s", self.name, "-x", "160", "-y", "40", *command],
+            check=True,
+        )
+        self.wait_for(lambda screen: "*scratch*" in screen)
+
+    def alive(self) -> bool:
+        return (
+            subprocess.run(
+                ["tmux", "has-session", "-t", f"={self.name}"], capture_output=True, check=False
+            ).returncode
+            == 0
+        )
+
+    def pid(self) -> int:
+        out = subprocess.run(
+            ["tmux", "display-message", "-p", "-t", self.name, "#{pane_pid}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        return int(out)
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "hive_rpc", *args, "--socket", str(self.socket), "--no-start"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+
+    def hub_pid(self) -> int | None:
+        done = self.cli("status", "--json")
+        return int(json.loads(done.stdout)["pid"]) if done.returncode == 0 else None
+
+    def screen(self) -> str:
+        return subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", self.name],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+
+    def minibuffer(self) -> str:
+        """The last line of the screen: the minibuffer / echo area."""
+        lines = self.screen().rstrip("\n").split("\n")
+        return lines[-1] if lines else ""
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+
+    def wait_for(self, done: Callable[[str], bool], timeout: float = 30) -> str:
+        """Poll the screen until `done(screen)` holds; fail with the screen after timeout."""
+        end = time.monotonic() + timeout
+        while True:
+            screen = self.screen()
+            if done(screen):
+                return screen
+            if time.monotonic() > end:
+                pytest.fail(f"timed out; the screen was:\n{screen}")
+            time.sleep(0.1)
+
+    def wait_until(self, done: Callable[[], bool], what: str, timeout: float = 30) -> None:
+        end = time.monotonic() + timeout
+        while not done():
+            if time.monotonic() > end:
+                pytest.fail(f"timed out waiting until {what}")
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        if self.name:
+            subprocess.run(
+                ["tmux", "kill-session", "-t", f"={self.name}"], capture_output=True, check=False
+            )
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    # A zombie is gone for our purposes; it is reaped by whoever is its parent.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except (OSError, IndexError):
+        return True
+
+
+@pytest.fixture
+def lone(short_tmp: Path) -> Iterator[LoneEmacs]:
+    session = LoneEmacs(short_tmp)
+    try:
+        yield session
+    finally:
+        session.close()
+        # The hub outlives Emacs by design: stop the one this test made.
+        pid = session.hub_pid()
+        if pid is not None:
+            os.kill(pid, signal.SIGTERM)
+            session.wait_until(lambda: _gone(pid), f"hub {pid} exits")
+
+
+def _started_hub(lone: LoneEmacs) -> int:
+    """Start Emacs with the defaults; return the pid of the hub it started."""
+    assert lone.hub_pid() is None  # nothing serves the default socket yet
+    lone.start()
+    lone.wait_until(lambda: lone.hub_pid() is not None, "Emacs started a hub")
+    pid = lone.hub_pid()
+    assert pid is not None
+    # Emacs is connected to it: a question reaches Emacs (the mode line counts it).
+    done = lone.cli("ask", "Still there?", "--agent", "life")
+    assert done.returncode == 0, done.stderr
+    lone.wait_for(lambda screen: re.search(r"hive:[1-9]", screen) is not None)
+    return pid
+
+
+def test_hub_outlives_emacs_quit_with_c_x_c_c(lone: LoneEmacs) -> None:
+    hub = _started_hub(lone)
+    lone.keys("C-x", "C-c")
+    lone.wait_until(lambda: not lone.alive(), "Emacs exits")
+    done = lone.cli("status")
+    assert done.returncode == 0, done.stderr
+    assert lone.hub_pid() == hub
+    # The question asked before is still there for the next Emacs.
+    assert "Still there?" in lone.cli("list").stdout
+    # The next Emacs uses that hub rather than starting another.
+    lone.start()
+    lone.wait_for(lambda screen: re.search(r"hive:[1-9]", screen) is not None)
+    assert lone.hub_pid() == hub
+
+
+def test_hub_outlives_emacs_killed(lone: LoneEmacs) -> None:
+    hub = _started_hub(lone)
+    os.kill(lone.pid(), signal.SIGKILL)
+    lone.wait_until(lambda: not lone.alive(), "Emacs is gone")
+    done = lone.cli("status")
+    assert done.returncode == 0, done.stderr
+    assert lone.hub_pid() == hub
+
+
+def test_mode_off_says_nothing_of_jsonrpc(lone: LoneEmacs) -> None:
+    _started_hub(lone)
+    lone.keys("M-x", "hive-rpc-mode", "Enter")
+    lone.wait_for(lambda screen: "Hive-Rpc mode disabled" in screen)
+    lone.keys("C-h", "e")  # the *Messages* buffer
+    screen = lone.wait_for(lambda screen: "*Messages*" in screen)
+    assert "Hive-Rpc mode disabled" in screen
+    assert "jsonrpc" not in screen
+    assert "exited" not in screen
+
+
+def test_command_map_on_a_prefix_key(lone: LoneEmacs) -> None:
+    lone.start('(global-set-key (kbd "C-c h") hive-rpc-command-map)')
+    lone.wait_until(lambda: lone.hub_pid() is not None, "Emacs started a hub")
+    done = lone.cli("ask", "Which colour?", "--choices", "red,blue", "--agent", "painter")
+    assert done.returncode == 0, done.stderr
+    lone.wait_for(lambda screen: re.search(r"hive:[1-9]", screen) is not None)
+    lone.keys("C-c", "h", "l")  # hive-rpc-list
+    lone.wait_for(lambda screen: "Which colour?  [red / blue]" in screen)
+    lone.keys("C-c", "h", "n")  # hive-rpc-answer-next
+    lone.wait_for(lambda _: "[painter] Which colour?" in lone.minibuffer())
+    lone.keys("blue", "Enter")
+    lone.wait_until(lambda: lone.cli("list").stdout.strip() == "no pending prompts", "answered")
