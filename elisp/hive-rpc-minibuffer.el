@@ -19,17 +19,32 @@
 
 ;;; Commentary:
 
-;; The minibuffer side of `hive-rpc-mode': asking each queued question
-;; when Emacs is idle, the countdown shown before the prompt, the
-;; `hive/typing' notification sent on the first key, reading answers
-;; (free text, choices, or the fields of a JSON schema), and
-;; `hive-rpc-decline' in `hive-rpc-minibuffer-map'.
+;; The minibuffer side of `hive-rpc-mode': when a queued question may
+;; take the minibuffer, reading its answer (free text, choices, or the
+;; fields of a JSON schema), the countdown shown before the prompt,
+;; the `hive/typing' notification sent on the first key, and the keys
+;; of `hive-rpc-minibuffer-map'.
+;;
+;; The rule behind the timing: an answer is only what you typed
+;; knowing that it answers a question.  So a question never opens
+;; under your fingers.  It is announced in the echo area and counted
+;; in the mode line when it arrives; it opens by itself only after
+;; you paused for `hive-rpc-idle-delay' seconds, or for
+;; `hive-rpc-idle-delay-after-typing' seconds when your last key typed
+;; text; and the keys you press in its first `hive-rpc-open-grace'
+;; seconds are not an answer: they close it and go to the buffer you
+;; were typing in, and the question waits for your next pause.
+;;
+;; The minibuffer keeps Emacs's own editing keys.  The hive keys are
+;; on C-c: C-c C-k declines, C-c C-d shows the question's details;
+;; C-g defers it and every question queued behind it.
 ;;
 ;; hive-rpc.el requires this file; load hive-rpc.el, not this file alone.
 
 ;;; Code:
 
 (require 'jsonrpc)
+(require 'seq)
 (require 'subr-x)
 
 ;; Defined in hive-rpc.el, which requires this file.
@@ -49,15 +64,59 @@
 (declare-function hive-rpc--respond "hive-rpc" (id answer &optional action))
 
 
+;;; User options
+;;;
+
+(defcustom hive-rpc-idle-delay-after-typing 10
+  "Seconds of idleness before a question opens when your last key typed text.
+A pause while you write is often a pause to think, not a sign
+that you are free: after a key that inserts or deletes text (a
+printing character, RET, TAB or DEL), a question opens by itself
+only after this many seconds without a key.  After any other
+command `hive-rpc-idle-delay' applies.  The larger of the two
+always applies."
+  :type 'number
+  :group 'hive-rpc)
+
+(defcustom hive-rpc-open-grace 1
+  "Seconds after a question opened by itself during which keys are not an answer.
+A key pressed in that time was meant for the buffer you were in:
+it closes the question's minibuffer and goes to that buffer, and
+the question waits for your next pause.  Meanwhile the prompt
+starts with \"(opening)\".  Questions you open yourself, with
+`hive-rpc-answer-next' or from the list buffer, take keys at
+once.  0 turns this off."
+  :type 'number
+  :group 'hive-rpc)
+
+(defcustom hive-rpc-key-hint t
+  "Non-nil means a hive prompt ends with a hint of its keys.
+The hint names the keys of `hive-rpc-minibuffer-map' that decline
+the question and show its details."
+  :type 'boolean
+  :group 'hive-rpc)
+
+
 ;;; Keymaps
 ;;;
 
 (defvar hive-rpc-minibuffer-map
   (let ((map (make-sparse-keymap)))
-    (define-key map (kbd "M-d") #'hive-rpc-decline)
+    (define-key map (kbd "C-c C-k") #'hive-rpc-decline)
+    (define-key map (kbd "C-c C-d") #'hive-rpc-details)
     map)
   "Keymap active in the minibuffer while a hive prompt is asked.
-Its keys take precedence over the minibuffer's own map.")
+Its keys take precedence over the minibuffer's own map.  They are
+all after the mode-specific prefix, so that every editing key of
+the minibuffer (`kill-word', `backward-kill-word', `kill-line',
+`kill-region', `yank', `yank-pop', completion...) keeps its key.")
+
+(defvar hive-rpc--grace-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map [t] #'hive-rpc--give-back)
+    map)
+  "Keymap catching every key in the first moments of a question.
+See `hive-rpc-open-grace'.")
 
 
 ;;; Internal state
@@ -68,8 +127,23 @@ Its keys take precedence over the minibuffer's own map.")
 
 (defvar hive-rpc--exit-reason nil
   "Why the current hive prompt's minibuffer was aborted.
-One of nil (the user quit: defer), `decline', or (dismiss . MESSAGE)
-when the prompt was closed elsewhere.")
+One of nil (the user quit: defer), `decline', `give-back' (a key
+came in the opening moment), or (dismiss . MESSAGE) when the
+prompt was closed elsewhere.")
+
+(defvar hive-rpc--given-back nil
+  "The keys that closed a question in its opening moment.")
+
+(defvar hive-rpc--opening nil
+  "Non-nil while a question that opened by itself is in its opening moment.
+Let-bound by `hive-rpc--ask' to non-nil for a question that opens
+by itself, until its first minibuffer is set up.")
+
+(defvar hive-rpc--grace-timer nil
+  "Timer ending the opening moment of the current prompt.")
+
+(defvar hive-rpc--grace-exit nil
+  "Function removing `hive-rpc--grace-map', or nil.")
 
 (defvar hive-rpc--countdown-timer nil
   "Timer updating the countdown of the current prompt.")
@@ -78,16 +152,44 @@ when the prompt was closed elsewhere.")
   "Overlay showing the countdown in the current prompt's minibuffer.")
 
 (defvar hive-rpc--idle-timer nil
-  "Idle timer asking queued prompts.")
+  "Idle timer asking queued prompts, once per pause of `hive-rpc-idle-delay'.")
+
+(defvar hive-rpc--pause-timer nil
+  "Idle timer asking queued prompts after a longer pause in the same idle time.")
+
+(defvar hive-rpc--announced nil
+  "Ids of the prompts already announced in the echo area, newest first.")
+
+(defvar hive-rpc--drafts (make-hash-table :test #'equal)
+  "Text typed for each question, kept across \\[keyboard-quit].
+Keys are (ID . FIELD), FIELD being a schema field's name or nil.")
+
+(defvar hive-rpc--histories (make-hash-table :test #'equal)
+  "Minibuffer history of each question, by (ID . FIELD).
+No history is shared between questions, so \\`M-p' never offers
+the answer to another question.")
+
+(defvar hive-rpc--history nil
+  "The minibuffer history of the answer being read.")
+
+(defvar hive-rpc--draft-key nil
+  "The (ID . FIELD) whose answer is being read, or nil.")
+
+(defvar hive-rpc--refusals (make-hash-table :test #'equal)
+  "Why the hub refused the last answer to each question, by id.")
+
+(defconst hive-rpc--details-buffer "*hive-rpc question*"
+  "Name of the buffer where \\[hive-rpc-details] shows a question.")
 
 
-;;; Asking in the minibuffer
+;;; When a question may open
 ;;;
 
 (defconst hive-rpc--minibuffer-exits
   '(exit-minibuffer minibuffer-complete-and-exit abort-recursive-edit
     abort-minibuffers keyboard-quit minibuffer-keyboard-quit
-    keyboard-escape-quit y-or-n-p-insert-y y-or-n-p-insert-n hive-rpc-decline)
+    keyboard-escape-quit y-or-n-p-insert-y y-or-n-p-insert-n hive-rpc-decline
+    hive-rpc--give-back)
   "Commands that end a minibuffer read.
 A hive prompt is read from a timer, so when it ends `this-command'
 still names the key that ended it; that is no sign of a command
@@ -104,34 +206,113 @@ running.")
            (and this-command
                 (not (memq this-command hive-rpc--minibuffer-exits))))))
 
-(defun hive-rpc--schedule-ask ()
-  "Ask the next queued prompt now if Emacs is idle, else when it is."
+(defun hive-rpc--typing-event-p (event)
+  "Return non-nil if EVENT is a key that types or deletes text."
+  (or (memq event '(return backspace tab delete))
+      (and (characterp event)
+           (or (>= event ?\s) (memq event '(?\t ?\r ?\n))))))
+
+(defun hive-rpc--pause-needed ()
+  "Return how many seconds of idleness a question waits for before opening."
+  (if (hive-rpc--typing-event-p last-command-event)
+      (max hive-rpc-idle-delay hive-rpc-idle-delay-after-typing)
+    hive-rpc-idle-delay))
+
+(defun hive-rpc--paused-p ()
+  "Return non-nil if Emacs has been idle long enough to open a question."
+  (let ((idle (current-idle-time)))
+    (and idle (>= (float-time idle) (hive-rpc--pause-needed)))))
+
+(defun hive-rpc--announce ()
+  "Say in the echo area which question arrived, and when it opens."
+  (let ((new (seq-remove (lambda (id) (member id hive-rpc--announced))
+                         hive-rpc--queue)))
+    (when new
+      (setq hive-rpc--announced (seq-take (append (reverse new) hive-rpc--announced)
+                                          200))
+      (let ((record (gethash (car (last new)) hive-rpc--prompts)))
+        (when record
+          ;; The question is the agent's text: never substitute keys in it.
+          (message "hive-rpc: %s asks \"%s\"; it opens when you pause (%s opens it now)"
+                   (hive-rpc--agent record)
+                   (truncate-string-to-width
+                    (hive-rpc--clean (plist-get record :question)) 60 nil nil "...")
+                   (substitute-command-keys "\\[hive-rpc-answer-next]")))))))
+
+(defun hive-rpc--schedule-ask (&optional now)
+  "Ask the next queued prompt when the human pauses.
+With NOW non-nil, ask it as soon as Emacs is idle: the human has
+just answered the question before it."
   (when (and hive-rpc-auto-ask hive-rpc--queue (not noninteractive))
-    (if (hive-rpc--idle-p)
-        (run-at-time 0 nil #'hive-rpc--ask-queued)
-      (message "hive-rpc: %d question(s) waiting" (length hive-rpc--queue)))
+    (unless now (hive-rpc--announce))
     (unless (timerp hive-rpc--idle-timer)
       (setq hive-rpc--idle-timer
-            (run-with-idle-timer hive-rpc-idle-delay t #'hive-rpc--ask-queued)))))
+            (run-with-idle-timer hive-rpc-idle-delay t #'hive-rpc--ask-queued)))
+    (when (or now (hive-rpc--paused-p))
+      (run-at-time 0 nil #'hive-rpc--ask-queued now))))
 
-(defun hive-rpc--ask-queued ()
-  "Ask the oldest queued prompt, if Emacs is idle."
+(defun hive-rpc--stop-asking ()
+  "Cancel the idle timers of `hive-rpc--schedule-ask'."
+  (hive-rpc--cancel-timer 'hive-rpc--idle-timer)
+  (hive-rpc--cancel-timer 'hive-rpc--pause-timer))
+
+(defun hive-rpc--ask-queued (&optional now)
+  "Ask the oldest queued prompt if Emacs is idle and the human paused.
+With NOW non-nil, do not wait for a pause."
   (cond
-   ((null hive-rpc--queue) (hive-rpc--cancel-timer 'hive-rpc--idle-timer))
-   ((and hive-rpc-auto-ask (hive-rpc--idle-p))
-    (hive-rpc--ask (car hive-rpc--queue)))))
+   ((null hive-rpc--queue) (hive-rpc--stop-asking))
+   ((not (and hive-rpc-auto-ask (hive-rpc--idle-p))) nil)
+   ((or now (hive-rpc--paused-p))
+    (hive-rpc--cancel-timer 'hive-rpc--pause-timer)
+    (hive-rpc--ask (car hive-rpc--queue) t))
+   ((current-idle-time)
+    ;; Idle, but not for long enough after typing: wait on in this pause.
+    (hive-rpc--cancel-timer 'hive-rpc--pause-timer)
+    (setq hive-rpc--pause-timer
+          (run-with-idle-timer (hive-rpc--pause-needed) nil #'hive-rpc--ask-queued)))))
 
-(defun hive-rpc--prompt-text (record &optional field)
-  "Return the minibuffer prompt for RECORD, or for its schema FIELD."
-  (format "[%s]%s %s%s: "
-          (hive-rpc--clean (plist-get record :agent_id))
-          (if (eq (plist-get record :urgent) t) "!" "")
-          (hive-rpc--clean (plist-get record :question))
-          (if field (format " %s" (hive-rpc--clean field)) "")))
+
+;;; Prompts
+;;;
+
+(defun hive-rpc--agent (record)
+  "Return the name of RECORD's agent, safe to display."
+  (let ((agent (plist-get record :agent_id)))
+    (if (stringp agent) (hive-rpc--clean agent) "an agent")))
+
+(defun hive-rpc--key-hint ()
+  "Return the hint naming the keys of a hive prompt, or \"\"."
+  (if hive-rpc-key-hint
+      (substitute-command-keys
+       " (\\<hive-rpc-minibuffer-map>\\[hive-rpc-decline]: decline, \
+\\[hive-rpc-details]: details)")
+    ""))
+
+(defun hive-rpc--choices-text (names)
+  "Return NAMES, the choices in the agent's order, as shown in a prompt."
+  (format " [%s]" (mapconcat #'identity names " / ")))
+
+(defun hive-rpc--prompt-text (record &optional field choices reason)
+  "Return the minibuffer prompt for RECORD.
+FIELD is the text naming a schema field and its constraints, or
+nil; CHOICES the names of the choices, shown in order; REASON why
+the last answer was refused, shown on a line of its own above."
+  (concat
+   (when reason
+     (concat (propertize (format "refused: %s" (hive-rpc--clean reason)) 'face 'error)
+             "\n"))
+   (format "[%s]%s %s" (hive-rpc--agent record)
+           (if (eq (plist-get record :urgent) t) "!" "")
+           (hive-rpc--clean (plist-get record :question)))
+   (if field (format " (%s)" field) "")
+   (if choices (hive-rpc--choices-text choices) "")
+   (hive-rpc--key-hint)
+   ": "))
 
 (defun hive-rpc--countdown-text (record)
   "Return the countdown shown for RECORD."
-  (cond ((not (eq hive-rpc--state 'connected)) "(hub down) ")
+  (cond (hive-rpc--grace-exit "(opening) ")
+        ((not (eq hive-rpc--state 'connected)) "(hub down) ")
         ((member (plist-get record :id) hive-rpc--typed) "")
         ((not (numberp (plist-get record :timeout_s))) "")
         (t (format "(%s) " (hive-rpc--duration
@@ -147,9 +328,16 @@ running.")
                    (propertize (hive-rpc--countdown-text record)
                                'face 'minibuffer-prompt)))))
 
+
+;;; The minibuffer of a question
+;;;
+
 (defun hive-rpc--minibuffer-setup (record)
-  "Prepare the minibuffer to ask RECORD: keys, countdown, typing."
+  "Prepare the minibuffer to ask RECORD: keys, countdown, typing, draft."
   (use-local-map (make-composed-keymap hive-rpc-minibuffer-map (current-local-map)))
+  (when hive-rpc--opening
+    (setq hive-rpc--opening nil)
+    (hive-rpc--start-grace))
   (setq hive-rpc--countdown-overlay (make-overlay (point-min) (point-min)))
   (hive-rpc--show-countdown)
   (hive-rpc--cancel-timer 'hive-rpc--countdown-timer)
@@ -157,16 +345,68 @@ running.")
               (not (numberp (plist-get record :timeout_s))))
     (setq hive-rpc--countdown-timer
           (run-at-time 1 1 #'hive-rpc--show-countdown)))
-  (add-hook 'pre-command-hook #'hive-rpc--first-key nil t))
+  (add-hook 'pre-command-hook #'hive-rpc--first-key nil t)
+  (add-hook 'post-command-hook #'hive-rpc--save-draft nil t))
+
+(defun hive-rpc--start-grace ()
+  "Begin the opening moment of a question: see `hive-rpc-open-grace'."
+  (when (and (numberp hive-rpc-open-grace) (> hive-rpc-open-grace 0))
+    (hive-rpc--end-grace)
+    ;; The map goes away by itself at the first key (KEEP-PRED t and no
+    ;; key is bound in it but by default), or when the moment ends.
+    (setq hive-rpc--grace-exit (set-transient-map hive-rpc--grace-map t))
+    (setq hive-rpc--grace-timer
+          (run-at-time hive-rpc-open-grace nil #'hive-rpc--grace-over))))
+
+(defun hive-rpc--end-grace ()
+  "End the opening moment of the current question, if any."
+  (hive-rpc--cancel-timer 'hive-rpc--grace-timer)
+  (when (functionp hive-rpc--grace-exit)
+    (let ((exit hive-rpc--grace-exit))
+      (setq hive-rpc--grace-exit nil)
+      (funcall exit))))
+
+(defun hive-rpc--grace-over ()
+  "End the opening moment: from now on keys answer the question."
+  (setq hive-rpc--grace-timer nil)
+  (hive-rpc--end-grace)
+  (hive-rpc--show-countdown))
+
+(defun hive-rpc--give-back ()
+  "Close a question in its opening moment, giving its key to the buffer.
+Bound to every key in `hive-rpc--grace-map'."
+  (interactive)
+  (let ((keys (this-command-keys-vector)))
+    (setq hive-rpc--grace-exit nil)
+    (hive-rpc--cancel-timer 'hive-rpc--grace-timer)
+    (if (hive-rpc--hive-minibuffer-p)
+        (progn
+          (setq hive-rpc--given-back keys
+                hive-rpc--exit-reason 'give-back)
+          (abort-recursive-edit))
+      ;; No question is open (it closed meanwhile): the key still
+      ;; belongs to the human.
+      (hive-rpc--unread keys))))
+
+(defun hive-rpc--unread (keys)
+  "Put KEYS back in front of the keyboard's input, as typed."
+  (setq unread-command-events
+        (append (mapcar (lambda (event) (cons t event)) keys)
+                unread-command-events)))
 
 (defun hive-rpc--first-key ()
   "Send `hive/typing' on the first key typed in a hive prompt."
-  (unless (memq this-command '(hive-rpc-decline abort-recursive-edit
-                               minibuffer-keyboard-quit keyboard-quit
-                               abort-minibuffers keyboard-escape-quit))
+  (unless (memq this-command '(hive-rpc-decline hive-rpc-details hive-rpc--give-back
+                               abort-recursive-edit minibuffer-keyboard-quit
+                               keyboard-quit abort-minibuffers keyboard-escape-quit))
     (remove-hook 'pre-command-hook #'hive-rpc--first-key t)
     (when hive-rpc--current
       (hive-rpc--typing hive-rpc--current))))
+
+(defun hive-rpc--save-draft ()
+  "Keep the text of the answer being typed, to offer it again after \\[keyboard-quit]."
+  (when (and hive-rpc--draft-key (minibufferp))
+    (puthash hive-rpc--draft-key (minibuffer-contents-no-properties) hive-rpc--drafts)))
 
 (defun hive-rpc--typing (id)
   "Tell the hub that the human started typing the answer to prompt ID.
@@ -178,137 +418,308 @@ This stops the prompt's countdown."
     (when (hive-rpc--connected-p)
       (jsonrpc-notify hive-rpc--connection 'hive/typing (list :id id)))))
 
-(defun hive-rpc--read (record prompt reader)
+(defun hive-rpc--read (record field prompt reader)
   "Call READER with PROMPT in a minibuffer set up for RECORD.
-Quit instead if RECORD was closed meanwhile (between two schema
-fields, say)."
+READER gets PROMPT and the draft of RECORD's FIELD (nil for the
+whole answer), and reads with the history `hive-rpc--history',
+which is RECORD's FIELD's own.  Quit instead if RECORD was closed
+meanwhile (between two schema fields, say)."
   (unless (gethash (plist-get record :id) hive-rpc--prompts)
     (setq hive-rpc--exit-reason (cons 'dismiss "hive-rpc: that question was closed"))
     (signal 'quit nil))
-  (minibuffer-with-setup-hook
-      (lambda () (hive-rpc--minibuffer-setup record))
-    (funcall reader prompt)))
+  (let* ((key (cons (plist-get record :id) field))
+         (hive-rpc--draft-key key)
+         (hive-rpc--history (gethash key hive-rpc--histories))
+         (draft (gethash key hive-rpc--drafts)))
+    (unwind-protect
+        (minibuffer-with-setup-hook
+            (lambda () (hive-rpc--minibuffer-setup record))
+          (funcall reader prompt draft))
+      (puthash key hive-rpc--history hive-rpc--histories))))
+
+(defun hive-rpc--read-text (prompt draft)
+  "Read free text with PROMPT, starting from DRAFT."
+  (read-string prompt draft 'hive-rpc--history))
+
+(defun hive-rpc--choice-table (names)
+  "Return a completion table of NAMES, in their order."
+  (lambda (string predicate action)
+    (if (eq action 'metadata)
+        '(metadata (display-sort-function . identity)
+                   (cycle-sort-function . identity))
+      (complete-with-action action names string predicate))))
+
+(defun hive-rpc--read-choice (record field prompt choices)
+  "Read one of CHOICES, an alist of (NAME . VALUE), for RECORD's FIELD.
+PROMPT is the prompt without a refusal reason.  Return the value,
+or the symbol `skip' for an empty answer."
+  (let ((names (mapcar #'car choices)))
+    (cdr (assoc (hive-rpc--read
+                 record field prompt
+                 (lambda (p draft)
+                   (completing-read p (hive-rpc--choice-table names) nil t
+                                    draft 'hive-rpc--history)))
+                choices))))
+
+
+;;; Schemas
+;;;
 
 (defun hive-rpc--enum (property)
   "Return the allowed values of schema PROPERTY, or nil.
-The result is an alist of (DISPLAY . VALUE), DISPLAY being VALUE
-as text safe to show."
-  (let ((items (or (append (plist-get property :enum) nil)
-                   (mapcar (lambda (o) (plist-get o :const))
-                           (or (plist-get property :oneOf)
-                               (plist-get property :anyOf))))))
-    (delq nil (mapcar (lambda (v)
-                        (and v (cons (hive-rpc--clean (format "%s" v)) v)))
-                      items))))
+The result is an alist of (DISPLAY . VALUE) in the schema's order,
+DISPLAY being the value's name from enumNames, or the title of its
+oneOf/anyOf entry, or the value itself, as text safe to show."
+  (let* ((options (or (plist-get property :oneOf) (plist-get property :anyOf)))
+         (values (or (append (plist-get property :enum) nil)
+                     (mapcar (lambda (o) (plist-get o :const)) options)))
+         (names (or (append (plist-get property :enumNames) nil)
+                    (mapcar (lambda (o) (plist-get o :title)) options))))
+    (let (result)
+      (while values
+        (let ((value (pop values))
+              (name (pop names)))
+          (when value
+            (push (cons (hive-rpc--clean (format "%s" (or name value))) value) result))))
+      (nreverse result))))
 
-(defun hive-rpc--read-number (record prompt label type required)
-  "Read a number for RECORD with PROMPT; LABEL names the field.
-TYPE is \"integer\" or \"number\".  REQUIRED nil allows an empty
-answer, which gives the symbol `skip'."
-  (let (value)
-    (while (not value)
-      (let ((text (string-trim (hive-rpc--read record prompt #'read-string))))
-        (cond ((and (string-empty-p text) (not required))
-               (setq value 'skip))
-              ((string-match-p "\\`[-+]?[0-9]+\\'" text)
-               (setq value (string-to-number text)))
-              ((and (equal type "number")
-                    (string-match-p
-                     "\\`[-+]?[0-9]*\\.?[0-9]+\\(?:[eE][-+]?[0-9]+\\)?\\'" text))
-               (setq value (string-to-number text)))
-              (t (message "hive-rpc: %s wants %s" label
-                          (if (equal type "integer") "an integer" "a number"))
-                 (sit-for 1)))))
-    value))
+(defun hive-rpc--number-text (n)
+  "Return the number N as a schema writes it."
+  (if (and (floatp n) (= n (ffloor n)) (< (abs n) 1e15))
+      (format "%d" (truncate n))
+    (format "%s" n)))
 
-(defun hive-rpc--read-field (record name property required)
-  "Read schema field NAME of RECORD described by PROPERTY.
+(defun hive-rpc--bounds-text (low high unit)
+  "Describe the bounds LOW and HIGH (numbers or nil) of a count of UNIT."
+  (let ((u (if unit (concat " " unit) "")))
+    (cond ((and low high) (format "%s to %s%s" (hive-rpc--number-text low)
+                                  (hive-rpc--number-text high) u))
+          (low (format "at least %s%s" (hive-rpc--number-text low) u))
+          (high (format "at most %s%s" (hive-rpc--number-text high) u)))))
+
+(defconst hive-rpc--formats
+  '(("email" . "an email address")
+    ("uri" . "a URI such as https://...")
+    ("date" . "a date: YYYY-MM-DD")
+    ("date-time" . "a date and time: YYYY-MM-DDTHH:MM:SS"))
+  "What each string format of a schema asks for, in words.")
+
+(defun hive-rpc--constraints (property required)
+  "Return the words describing schema PROPERTY's constraints, as a list.
+REQUIRED nil adds \"optional\"."
+  (let ((type (plist-get property :type))
+        (number-p (member (plist-get property :type) '("integer" "number")))
+        (words nil))
+    (when (and number-p (not (hive-rpc--enum property)))
+      (push type words))
+    (when number-p
+      (push (hive-rpc--bounds-text (plist-get property :minimum)
+                                   (plist-get property :maximum) nil)
+            words))
+    (when (equal type "string")
+      (push (hive-rpc--bounds-text (plist-get property :minLength)
+                                   (plist-get property :maxLength) "characters")
+            words)
+      (push (cdr (assoc (plist-get property :format) hive-rpc--formats)) words))
+    (when (equal type "array")
+      (push "several, comma-separated" words)
+      (push (hive-rpc--bounds-text (plist-get property :minItems)
+                                   (plist-get property :maxItems) "choices")
+            words))
+    (unless required (push "optional" words))
+    (when-let ((description (plist-get property :description)))
+      (push (hive-rpc--clean description) words))
+    (delq nil (nreverse words))))
+
+(defun hive-rpc--field-text (label property required)
+  "Return the prompt's text naming field LABEL of PROPERTY and its constraints.
+REQUIRED nil marks the field optional."
+  (let ((words (hive-rpc--constraints property required)))
+    (if words (format "%s: %s" label (string-join words ", ")) label)))
+
+(defun hive-rpc--check-bounds (label n low high unit)
+  "Return why N is outside LOW..HIGH for field LABEL (counting UNIT), or nil.
+The words are the hub's own."
+  (let ((suffix (if unit (concat " " unit) "")))
+    (cond ((and (numberp low) (< n low))
+           (format "'%s' must be at least %s%s" label (hive-rpc--number-text low) suffix))
+          ((and (numberp high) (> n high))
+           (format "'%s' must be at most %s%s" label (hive-rpc--number-text high) suffix)))))
+
+(defun hive-rpc--parse-field (name property required text)
+  "Parse TEXT, typed for field NAME described by PROPERTY.
 REQUIRED non-nil means an empty answer is not accepted.  Return
-the value, or the symbol `skip' for an omitted optional field."
+\(ok . VALUE), VALUE being `skip' for an omitted field, or
+\(retry . REASON)."
+  (let ((type (plist-get property :type))
+        (text (string-trim text)))
+    (cond
+     ((string-empty-p text)
+      (if required
+          (cons 'retry (format "'%s' is required" name))
+        (cons 'ok 'skip)))
+     ((member type '("integer" "number"))
+      (let ((n (cond ((string-match-p "\\`[-+]?[0-9]+\\'" text) (string-to-number text))
+                     ((and (equal type "number")
+                           (string-match-p
+                            "\\`[-+]?[0-9]*\\.?[0-9]+\\(?:[eE][-+]?[0-9]+\\)?\\'" text))
+                      (string-to-number text)))))
+        (if (not n)
+            (cons 'retry (format "'%s' must be %s" name
+                                 (if (equal type "integer") "an integer" "a number")))
+          (let ((why (hive-rpc--check-bounds name n (plist-get property :minimum)
+                                             (plist-get property :maximum) nil)))
+            (if why (cons 'retry why) (cons 'ok n))))))
+     (t
+      (let ((why (hive-rpc--check-bounds name (length text)
+                                         (plist-get property :minLength)
+                                         (plist-get property :maxLength) "chars")))
+        (if why (cons 'retry why) (cons 'ok text)))))))
+
+(defun hive-rpc--read-field (record name property required reason)
+  "Read schema field NAME of RECORD described by PROPERTY, once.
+REQUIRED non-nil means an empty answer is not accepted; REASON,
+if non-nil, says why the last answer was refused.  Return
+\(ok . VALUE), VALUE being `skip' for an omitted field, or
+\(retry . REASON)."
   (let* ((type (plist-get property :type))
          (label (hive-rpc--clean (or (plist-get property :title) name)))
-         (prompt (hive-rpc--prompt-text record (format "(%s)" label)))
-         (choices (hive-rpc--enum property)))
+         (choices (hive-rpc--enum property))
+         (prompt (hive-rpc--prompt-text record
+                                        (hive-rpc--field-text label property required)
+                                        (mapcar #'car choices) reason)))
     (cond
      ((equal type "boolean")
-      (if (hive-rpc--read record prompt #'y-or-n-p) t :json-false))
+      (cons 'ok (if (hive-rpc--read record name prompt
+                                    (lambda (p _draft) (y-or-n-p p)))
+                    t :json-false)))
      ((equal type "array")
       (let* ((items (hive-rpc--enum (plist-get property :items)))
+             (prompt (hive-rpc--prompt-text
+                      record (hive-rpc--field-text label property required)
+                      (mapcar #'car items) reason))
              (picked (hive-rpc--read
-                      record prompt
-                      (lambda (p) (completing-read-multiple p items nil t)))))
-        (if (and (null picked) (not required))
-            'skip
-          (vconcat (mapcar (lambda (d) (cdr (assoc d items))) picked)))))
+                      record name prompt
+                      (lambda (p draft)
+                        (completing-read-multiple
+                         p (hive-rpc--choice-table (mapcar #'car items)) nil t
+                         draft 'hive-rpc--history))))
+             (why (hive-rpc--check-bounds label (length picked)
+                                          (plist-get property :minItems)
+                                          (plist-get property :maxItems) "items")))
+        (cond ((and (null picked) (not required)) (cons 'ok 'skip))
+              (why (cons 'retry why))
+              (t (cons 'ok (vconcat (mapcar (lambda (d) (cdr (assoc d items))) picked)))))))
      (choices
-      (let (value)
-        (while (not value)
-          (let ((text (hive-rpc--read record prompt
-                                      (lambda (p) (completing-read p choices nil t)))))
-            (setq value (if (and (string-empty-p text) (not required))
-                            'skip
-                          (cdr (assoc text choices))))))
-        value))
-     ((member type '("integer" "number"))
-      (hive-rpc--read-number record prompt label type required))
+      (let ((value (hive-rpc--read-choice record name prompt choices)))
+        (cond (value (cons 'ok value))
+              (required (cons 'retry (format "pick one of the choices for '%s' \
+\(TAB lists them)" label)))
+              (t (cons 'ok 'skip)))))
      (t
-      (let ((text (hive-rpc--read record prompt #'read-string)))
-        (if (and (string-empty-p text) (not required)) 'skip text))))))
+      (hive-rpc--parse-field label property required
+                             (hive-rpc--read record name prompt #'hive-rpc--read-text))))))
+
+(defun hive-rpc--read-schema (record refusal)
+  "Read the answer to RECORD, which has a schema, field after field.
+REFUSAL says why the hub refused the last answer, or is nil."
+  (let* ((schema (plist-get record :schema))
+         (answer (make-hash-table :test #'equal))
+         (required (mapcar (lambda (r) (format "%s" r)) (plist-get schema :required)))
+         (properties (plist-get schema :properties)))
+    (while properties
+      (let* ((name (hive-rpc--key-name (car properties)))
+             (property (cadr properties))
+             (reason refusal)
+             result)
+        (while (not (eq (car (setq result (hive-rpc--read-field
+                                           record name property
+                                           (member name required) reason)))
+                        'ok))
+          (setq reason (cdr result)))
+        (unless (eq (cdr result) 'skip)
+          (puthash name (cdr result) answer)))
+      (setq properties (cddr properties)))
+    answer))
 
 (defun hive-rpc--read-answer (record)
   "Read an answer to RECORD in the minibuffer and return it."
-  (let ((choices (append (plist-get record :choices) nil))
-        (schema (plist-get record :schema))
-        (prompt (hive-rpc--prompt-text record)))
+  (let ((choices (mapcar (lambda (c) (cons (hive-rpc--clean c) c))
+                         (append (plist-get record :choices) nil)))
+        (refusal (gethash (plist-get record :id) hive-rpc--refusals)))
     (cond
      (choices
-      (let* ((table (mapcar (lambda (c) (cons (hive-rpc--clean c) c)) choices))
-             (picked (hive-rpc--read record prompt
-                                     (lambda (p) (completing-read p table nil t)))))
-        (or (cdr (assoc picked table)) picked)))
-     (schema
-      (let ((answer (make-hash-table :test #'equal))
-            (required (mapcar (lambda (r) (format "%s" r))
-                              (plist-get schema :required)))
-            (properties (plist-get schema :properties)))
-        (while properties
-          (let* ((name (hive-rpc--key-name (car properties)))
-                 (value (hive-rpc--read-field record name (cadr properties)
-                                              (member name required))))
-            (unless (eq value 'skip)
-              (puthash name value answer)))
-          (setq properties (cddr properties)))
-        answer))
-     (t (hive-rpc--read record prompt #'read-string)))))
+      (let ((reason refusal) value)
+        (while (not value)
+          (setq value (hive-rpc--read-choice
+                       record nil
+                       (hive-rpc--prompt-text record nil (mapcar #'car choices) reason)
+                       choices)
+                reason "pick one of the choices (TAB lists them)"))
+        value))
+     ((plist-get record :schema) (hive-rpc--read-schema record refusal))
+     (t (hive-rpc--read record nil (hive-rpc--prompt-text record nil nil refusal)
+                        #'hive-rpc--read-text)))))
 
-(defun hive-rpc--ask (id)
+
+;;; Asking
+;;;
+
+(defun hive-rpc--ask (id &optional by-itself)
   "Ask prompt ID in the minibuffer and send the answer.
+BY-ITSELF non-nil means the question opens without the human
+asking for it, so keys pressed in its opening moment go back to
+the buffer (see `hive-rpc-open-grace').
 \\<hive-rpc-minibuffer-map>\\[hive-rpc-decline] declines; \\[keyboard-quit] \
-defers."
-  (let ((record (gethash id hive-rpc--prompts)))
+defers it and every question queued behind it."
+  (let ((record (gethash id hive-rpc--prompts))
+        (next nil))
     (setq hive-rpc--queue (delete id hive-rpc--queue))
-    (unless hive-rpc--queue (hive-rpc--cancel-timer 'hive-rpc--idle-timer))
+    (unless hive-rpc--queue (hive-rpc--stop-asking))
     (when record
       (let ((hive-rpc--current id)
-            (hive-rpc--exit-reason nil))
+            (hive-rpc--exit-reason nil)
+            (hive-rpc--opening by-itself))
         (unwind-protect
             (condition-case err
-                (hive-rpc--respond id (hive-rpc--read-answer record))
+                (let ((answer (hive-rpc--read-answer record)))
+                  (remhash id hive-rpc--refusals)
+                  (hive-rpc--respond id answer)
+                  (setq next t))
               (quit
                (pcase hive-rpc--exit-reason
                  ('decline
                   (hive-rpc--respond id nil "decline")
-                  (message "hive-rpc: declined"))
-                 (`(dismiss . ,text) (message "%s" text))
-                 (_ (message "%s" (substitute-command-keys
-                                   "hive-rpc: deferred; \\[hive-rpc-answer-next] \
-answers it later")))))
+                  (message "hive-rpc: declined")
+                  (setq next t))
+                 ('give-back
+                  (push id hive-rpc--queue)
+                  (hive-rpc--unread hive-rpc--given-back)
+                  (message "hive-rpc: your key went to your buffer; the question \
+waits for your next pause")
+                  (hive-rpc--schedule-ask))
+                 (`(dismiss . ,text)
+                  (message "%s" text)
+                  (setq next t))
+                 (_ (hive-rpc--defer-all))))
               (error
                (message "hive-rpc: could not ask %s: %s" (hive-rpc--clean id)
                         (error-message-string err))))
+          (hive-rpc--end-grace)
           (hive-rpc--cancel-timer 'hive-rpc--countdown-timer)
-          (setq hive-rpc--countdown-overlay nil)))
-      (hive-rpc--schedule-ask))))
+          (setq hive-rpc--countdown-overlay nil)
+          (when-let ((window (get-buffer-window hive-rpc--details-buffer)))
+            (quit-window nil window))))
+      (when next (hive-rpc--schedule-ask t)))))
+
+(defun hive-rpc--defer-all ()
+  "Leave the question just deferred and every queued one pending, unasked."
+  (let ((n (hash-table-count hive-rpc--prompts)))
+    (setq hive-rpc--queue nil)
+    (hive-rpc--stop-asking)
+    (message "%s" (substitute-command-keys
+                   (format "hive-rpc: deferred; %d question%s pending: \
+\\[hive-rpc-answer-next] asks the oldest" n (if (= n 1) " is" "s are"))))))
 
 (defun hive-rpc--hive-minibuffer-p ()
   "Return non-nil if the innermost active minibuffer asks a hive prompt."
@@ -328,6 +739,45 @@ answers it later")))))
                         (if (stringp by) (format " by %s" (hive-rpc--clean by)) ""))))
     (abort-recursive-edit)))
 
+
+;;; After an answer
+;;;
+
+(defun hive-rpc--answer-text (answer)
+  "Return ANSWER as a short text for a message."
+  (truncate-string-to-width
+   (hive-rpc--clean (if (stringp answer) answer (json-serialize answer)))
+   60 nil nil "..."))
+
+(defun hive-rpc--answer-sent (entry record)
+  "Say that the hub accepted ENTRY of the outbox; RECORD is the closed prompt."
+  (let ((id (plist-get entry :id))
+        (agent (hive-rpc--agent record)))
+    (hive-rpc--forget id)
+    (if (equal (plist-get entry :action) "accept")
+        (message "hive-rpc: sent %s to %s"
+                 (hive-rpc--answer-text (plist-get entry :answer)) agent)
+      (message "hive-rpc: %s %s" (if (equal (plist-get entry :action) "decline")
+                                     "declined; told" "cancelled; told")
+               agent))))
+
+(defun hive-rpc--answer-refused (id reason)
+  "Note that the hub refused the answer to prompt ID because of REASON.
+The question shows REASON when it is asked again."
+  (puthash id reason hive-rpc--refusals))
+
+(defun hive-rpc--forget (id)
+  "Forget the drafts, histories and refusal of prompt ID, which is closed."
+  (remhash id hive-rpc--refusals)
+  (dolist (table (list hive-rpc--drafts hive-rpc--histories))
+    (let (keys)
+      (maphash (lambda (key _) (when (equal (car key) id) (push key keys))) table)
+      (dolist (key keys) (remhash key table)))))
+
+
+;;; Commands
+;;;
+
 (defun hive-rpc-decline ()
   "Decline the hive prompt in the minibuffer: tell the agent no answer comes."
   (interactive)
@@ -335,6 +785,75 @@ answers it later")))))
       (user-error "Not in a hive prompt")
     (setq hive-rpc--exit-reason 'decline)
     (abort-recursive-edit)))
+
+(defun hive-rpc--details-text (record)
+  "Return the text describing RECORD in full."
+  (let* ((now (float-time))
+         (created (plist-get record :created_at))
+         (deadline (plist-get record :deadline_at))
+         (choices (append (plist-get record :choices) nil))
+         (schema (plist-get record :schema)))
+    (concat
+     (format "%s asks (question %s)%s:\n\n"
+             (hive-rpc--agent record) (hive-rpc--clean (plist-get record :id))
+             (if (eq (plist-get record :urgent) t) ", urgently" ""))
+     (mapconcat (lambda (line) (concat "  " (hive-rpc--clean line)))
+                (split-string (format "%s" (plist-get record :question)) "\n")
+                "\n")
+     "\n\n"
+     (if (numberp created)
+         (format "Asked:    %s ago\n" (hive-rpc--duration (- now created)))
+       "")
+     (if (and (numberp deadline) (numberp (plist-get record :timeout_s)))
+         (format "Expires:  in %s\n" (hive-rpc--duration (- deadline now)))
+       "Expires:  no timeout\n")
+     (if (stringp (plist-get record :task_id))
+         (format "Task:     %s\n" (hive-rpc--clean (plist-get record :task_id)))
+       "")
+     (if choices
+         (format "Choices:  %s\n" (mapconcat #'hive-rpc--clean choices " / "))
+       "")
+     (if schema
+         (let ((required (mapcar (lambda (r) (format "%s" r)) (plist-get schema :required)))
+               (properties (plist-get schema :properties))
+               (lines nil))
+           (while properties
+             (let* ((name (hive-rpc--key-name (car properties)))
+                    (property (cadr properties))
+                    (enum (hive-rpc--enum (if (equal (plist-get property :type) "array")
+                                              (plist-get property :items)
+                                            property))))
+               (push (format "  %s%s%s\n"
+                             (hive-rpc--field-text
+                              (hive-rpc--clean (or (plist-get property :title) name))
+                              property (member name required))
+                             (if (equal (plist-get property :type) "boolean") " (y or n)" "")
+                             (if enum (hive-rpc--choices-text (mapcar #'car enum)) ""))
+                     lines))
+             (setq properties (cddr properties)))
+           (concat "Fields, asked one after another:\n" (apply #'concat (nreverse lines))))
+       "")
+     (substitute-command-keys
+      "\nIn the minibuffer: \\<hive-rpc-minibuffer-map>RET answers, \
+\\[hive-rpc-decline] declines, \\[keyboard-quit] defers (with every \
+question queued behind it), \\[hive-rpc-details] shows this.\n"))))
+
+(defun hive-rpc-details ()
+  "Show the hive prompt in the minibuffer in full, in another window.
+The full question, its id, its agent, its choices or fields with
+their constraints, and its deadline.  The minibuffer stays."
+  (interactive)
+  (let ((record (and hive-rpc--current (gethash hive-rpc--current hive-rpc--prompts))))
+    (unless (and record (hive-rpc--hive-minibuffer-p))
+      (user-error "Not in a hive prompt"))
+    (let ((buffer (get-buffer-create hive-rpc--details-buffer)))
+      (with-current-buffer buffer
+        (let ((inhibit-read-only t))
+          (erase-buffer)
+          (insert (hive-rpc--details-text record))
+          (goto-char (point-min)))
+        (special-mode))
+      (display-buffer buffer))))
 
 (provide 'hive-rpc-minibuffer)
 ;;; hive-rpc-minibuffer.el ends here

@@ -1,0 +1,143 @@
+"""A hub process and a real `emacs -nw -Q` under tmux, subscribed to it.
+
+Shared by the tests that look at Emacs as a person does: they read the screen with
+`tmux capture-pane` and type with `tmux send-keys`.  `settings` is Lisp evaluated
+before `hive-rpc-mode` is turned on (``setq`` forms); leave it empty to test with
+the package's default options."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ELISP = Path(__file__).resolve().parents[2] / "elisp"
+
+FAST = "(setq hive-rpc-idle-delay 0.2 hive-rpc-idle-delay-after-typing 0.2 hive-rpc-open-grace 0)"
+"""Settings for tests about what happens inside a question, not about when it opens."""
+
+
+class EmacsSession:
+    """A hub, and an `emacs -nw` in a detached tmux session subscribed to it."""
+
+    def __init__(self, root: Path, settings: str = "") -> None:
+        self.root = root
+        self.settings = settings
+        self.socket = root / "hub.sock"
+        self.name = f"hive-ert-{uuid.uuid4().hex[:8]}"
+        self.hub: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        root = self.root
+        self.hub = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "hive_rpc",
+                "serve",
+                "--socket",
+                str(self.socket),
+                "--data-dir",
+                str(root / "data"),
+                "--store",
+                "memory",
+                "--no-notify",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        end = time.monotonic() + 15
+        while self.cli("status").returncode != 0:
+            assert self.hub.poll() is None, "the hub exited"
+            assert time.monotonic() < end, "the hub did not come up"
+            time.sleep(0.1)
+        setup = (
+            f"(progn (setq hive-rpc-socket {json.dumps(str(self.socket))}"
+            " hive-rpc-program nil hive-rpc-notify-urgent nil)"
+            f" {self.settings} (hive-rpc-mode 1))"
+        )
+        emacs = ["emacs", "-nw", "-Q", "-L", str(ELISP), "-l", "hive-rpc", "--eval", setup]
+        subprocess.run(
+            ["tmux", "new-session", "-d", "-s", self.name, "-x", "200", "-y", "50", *emacs],
+            check=True,
+        )
+        self.wait_for(lambda screen: "*scratch*" in screen)
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "hive_rpc", *args, "--socket", str(self.socket), "--no-start"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+
+    def ask(self, *args: str) -> str:
+        done = self.cli("ask", *args)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    def record(self, prompt_id: str) -> Any:
+        return json.loads(self.cli("poll", prompt_id, "--json").stdout)
+
+    def screen(self) -> str:
+        return subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", self.name],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+
+    def minibuffer(self) -> str:
+        """The last line of the screen: the minibuffer / echo area."""
+        lines = self.screen().rstrip("\n").split("\n")
+        return lines[-1] if lines else ""
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+
+    def type(self, text: str, pace: float = 0.12) -> None:
+        """Type TEXT one key at a time, at about a person's pace."""
+        for char in text:
+            subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", char], check=True)
+            time.sleep(pace)
+
+    def wait_for(self, done: Callable[[str], bool], timeout: float = 15) -> str:
+        """Poll the screen until `done(screen)` holds; fail with the screen after timeout."""
+        end = time.monotonic() + timeout
+        while True:
+            screen = self.screen()
+            if done(screen):
+                return screen
+            if time.monotonic() > end:
+                pytest.fail(f"timed out; the screen was:\n{screen}")
+            time.sleep(0.1)
+
+    def wait_prompt(self, text: str, timeout: float = 15) -> str:
+        """Wait until the minibuffer asks TEXT and takes keys (its opening moment is over)."""
+        return self.wait_for(
+            lambda _: text in self.minibuffer() and "(opening)" not in self.minibuffer(),
+            timeout,
+        )
+
+    def eval(self, form: str) -> None:
+        """Evaluate FORM with M-: (the human's own command)."""
+        self.keys("M-:", form, "Enter")
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True, check=False)
+        if self.hub is None:
+            return
+        self.hub.terminate()
+        try:
+            self.hub.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.hub.kill()
+            self.hub.wait()
