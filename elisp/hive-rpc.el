@@ -33,8 +33,12 @@
 ;;
 ;; In a hive prompt:
 ;;   RET      answers;
-;;   C-g      defers (the prompt stays pending; see `hive-rpc-answer-next');
-;;   M-d      declines (`hive-rpc-decline').
+;;   C-g      defers it and every queued question (they stay pending;
+;;            see `hive-rpc-answer-next');
+;;   C-c C-k  declines (`hive-rpc-decline');
+;;   C-c C-d  shows the question in full (`hive-rpc-details').
+;; Every other key edits the answer as in any minibuffer.  A question
+;; opens by itself only when you pause (see `hive-rpc-idle-delay').
 ;; The first key you type tells the hub you are typing, which stops the
 ;; agent's countdown.
 ;;
@@ -105,8 +109,12 @@ When nil, prompts only wait in the queue: answer them with
 `hive-rpc-answer-next' or from `hive-rpc-list'."
   :type 'boolean)
 
-(defcustom hive-rpc-idle-delay 0.5
-  "Seconds of idleness before a queued prompt is asked."
+(defcustom hive-rpc-idle-delay 3
+  "Seconds of idleness before a queued prompt opens in the minibuffer.
+A question never opens under your fingers: it opens by itself only
+after this many seconds without a key (after typing text, after
+`hive-rpc-idle-delay-after-typing' seconds), and keys pressed in its
+first `hive-rpc-open-grace' seconds go back to your buffer."
   :type 'number)
 
 (defcustom hive-rpc-reconnect-interval 2
@@ -528,6 +536,7 @@ failed recently (see `hive-rpc--start-retry')."
       (remhash id hive-rpc--prompts)
       (setq hive-rpc--queue (delete id hive-rpc--queue)
             hive-rpc--typed (delete id hive-rpc--typed))
+      (hive-rpc--forget id)
       (when (equal id hive-rpc--current)
         (run-at-time 0 nil #'hive-rpc--abort-current id
                      (hive-rpc--clean (or (plist-get params :status) "closed"))
@@ -579,9 +588,10 @@ hub is away it is kept and sent after reconnecting."
            ,@(when (equal action "accept") (list :answer (plist-get entry :answer)))
            ,@(when hive-rpc-by (list :by hive-rpc-by)))
      :success-fn
-     (lambda (_record)
+     (lambda (record)
        (setq hive-rpc--outbox (delq entry hive-rpc--outbox))
        (remhash id hive-rpc--prompts)
+       (hive-rpc--answer-sent entry record)
        (hive-rpc--update))
      :error-fn
      (lambda (err)
@@ -591,6 +601,7 @@ hub is away it is kept and sent after reconnecting."
            (message "hive-rpc: answer refused: %s"
                     (hive-rpc--clean (plist-get err :message)))
            (when (and (eql code -32004) (gethash id hive-rpc--prompts))
+             (hive-rpc--answer-refused id (plist-get err :message))
              (setq hive-rpc--queue (append hive-rpc--queue (list id)))
              (hive-rpc--schedule-ask))
            (hive-rpc--update))))
