@@ -359,6 +359,7 @@ The error says how to get one."
             (goto-char (point-min))
             (should (search-forward "Listed?  [red / blue / green]" nil t))
             (should (search-backward (substring id 0 8) (line-beginning-position) t))
+            (should (equal (get-text-property (point) 'help-echo) id))
             (let ((kill-ring nil))
               (call-interactively (lookup-key hive-rpc-list-mode-map "w"))
               (should (equal (car kill-ring) id)))
