@@ -44,12 +44,18 @@
 ;;
 ;; Commands: `hive-rpc-mode', `hive-rpc-list', `hive-rpc-answer-next',
 ;; `hive-rpc-ask', `hive-rpc-events-buffer', and for agents running in
-;; terminal buffers `hive-rpc-register-ling' (hive-rpc-ling.el).
+;; terminal buffers `hive-rpc-register-ling' (hive-rpc-ling.el).  They
+;; are on `hive-rpc-command-map', for you to bind to a prefix key:
+;;   (global-set-key (kbd "C-c h") hive-rpc-command-map)
+;;
+;; When no hub answers, hive-rpc starts one with `hive-rpc-program'
+;; ("hive-rpc serve --detach"): the hub runs in a session of its own
+;; and outlives Emacs, since every agent uses it.
 ;;
 ;; Every call to the hub is asynchronous: Emacs never waits for the hub
 ;; or for an agent.  If the hub dies, the mode line says so, answers you
 ;; give meanwhile are kept, and they are sent once the hub is back
-;; (hive-rpc starts a new hub with `hive-rpc-program' if none answers).
+;; (hive-rpc starts a new hub if none answers).
 ;;
 ;; The minibuffer side (asking, countdown, reading answers,
 ;; `hive-rpc-decline') is in hive-rpc-minibuffer.el, which this file
