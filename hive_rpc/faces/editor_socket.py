@@ -24,7 +24,9 @@ import errno
 import itertools
 import logging
 import os
+import shutil
 import socket as stdlib_socket
+import tempfile
 import traceback
 from pathlib import Path
 from typing import Any
@@ -356,18 +358,49 @@ async def bind_socket(path: Path) -> trio.SocketListener:
     """Listen on ``path`` with mode 0600, taking over a stale socket file.
 
     Refuses (SocketInUse) when a live process answers there.  The caller holds the
-    hub lock, so no other hub can be binding at the same moment.
+    hub lock, so no other hub can be binding at the same moment.  The bind runs in a
+    worker thread (a filesystem walk, as trio's own ``bind`` does for Unix sockets).
     """
     _claim(path)
-    sock = trio.socket.socket(stdlib_socket.AF_UNIX, stdlib_socket.SOCK_STREAM)
-    old_umask = os.umask(0o177)
+    sock = stdlib_socket.socket(stdlib_socket.AF_UNIX, stdlib_socket.SOCK_STREAM)
     try:
-        await sock.bind(os.fspath(path))
+        await trio.to_thread.run_sync(_bind_private, sock, path)
+        sock.listen(128)
+    except BaseException:
+        sock.close()
+        raise
+    return trio.SocketListener(trio.socket.from_stdlib_socket(sock))
+
+
+SUN_PATH_MAX = 107
+"""Bytes of a Unix socket's path (sun_path less its NUL); 103 on the BSDs, which
+only makes the staging directory's fallback more likely there."""
+
+
+def _bind_private(sock: stdlib_socket.socket, path: Path) -> None:
+    """Bind ``sock`` at ``path`` so that nobody else can connect before it is 0600.
+
+    Never by changing the umask: it is one per process, and the hub's worker threads
+    spawn children (notify-send, tmux) and create files at any moment, which would
+    inherit it.  Instead the socket is bound in a fresh 0700 directory beside
+    ``path``, made 0600 there, and renamed into place.  When that staging path would
+    be too long for a socket address, it binds in place; on Linux the mode set on
+    the unbound socket (``fchmod``) is the file's mode from its first moment.
+    """
+    with contextlib.suppress(OSError):  # Linux honours it; others may refuse
+        os.fchmod(sock.fileno(), 0o600)
+    staging = Path(tempfile.mkdtemp(prefix=".h", dir=path.parent))
+    try:
+        temp = staging / "s"
+        if len(os.fsencode(temp)) > SUN_PATH_MAX:
+            sock.bind(os.fspath(path))
+            os.chmod(path, 0o600)
+            return
+        sock.bind(os.fspath(temp))
+        os.chmod(temp, 0o600)
+        os.rename(temp, path)
     finally:
-        os.umask(old_umask)
-    os.chmod(path, 0o600)
-    sock.listen(128)
-    return trio.SocketListener(sock)
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 async def serve_editor_socket(
