@@ -355,40 +355,88 @@ def _error_name(reply: Any) -> str:
 # --- fallback: notify-send ------------------------------------------------------
 
 
+NOTIFY_SEND_WORKERS = 2
+NOTIFY_SEND_QUEUE = 64
+
+
 async def _run_notify_send(service: HubService, program: str, task_status: Any) -> None:
-    """Urgent prompts through ``notify-send``: shown once each, no buttons, no closing."""
-    sent: set[str] = set()
-    while True:
-        with service.registry.watch() as watch:
-            task_status.started()
-            task_status = trio.TASK_STATUS_IGNORED
-            sent &= {p.id for p in watch.pending}
-            for prompt in watch.pending:
-                await _notify_send(program, prompt, sent)
-            async for change in watch:
-                if change.event == "ask":
-                    await _notify_send(program, change.prompt, sent)
-                elif not change.prompt.is_pending:
-                    sent.discard(change.prompt.id)
+    """Urgent prompts through ``notify-send``: shown once each, no buttons, no closing.
+
+    The watch never waits on the program: prompts go into a bounded queue that two
+    workers drain, each run killed after ``CALL_TIMEOUT_S``.  A program that hangs
+    (a bus that never finishes its handshake, say) costs one worker those seconds,
+    never the hub or the next notification.
+    """
+    sender = _NotifySend(program)
+    send, receive = trio.open_memory_channel[Prompt](NOTIFY_SEND_QUEUE)
+    async with trio.open_nursery() as nursery, send, receive:
+        for _ in range(NOTIFY_SEND_WORKERS):
+            nursery.start_soon(sender.work, receive.clone())
+        sent: set[str] = set()
+        while True:
+            with service.registry.watch() as watch:
+                task_status.started()
+                task_status = trio.TASK_STATUS_IGNORED
+                sent &= {p.id for p in watch.pending}
+                for prompt in watch.pending:
+                    sender.offer(send, prompt, sent)
+                async for change in watch:
+                    if change.event == "ask":
+                        sender.offer(send, change.prompt, sent)
+                    elif not change.prompt.is_pending:
+                        sent.discard(change.prompt.id)
 
 
-async def _notify_send(program: str, prompt: Prompt, sent: set[str]) -> None:
-    if not (prompt.urgent and prompt.is_pending) or prompt.id in sent:
-        return
-    sent.add(prompt.id)
-    with trio.move_on_after(CALL_TIMEOUT_S):
-        try:
-            result = await trio.run_process(
-                notify_send_argv(program, prompt),
-                check=False,
-                capture_stdout=True,
-                capture_stderr=True,
-            )
-        except OSError as exc:
-            log.warning("%s failed: %s", program, exc)
+class _NotifySend:
+    """Runs ``notify-send``; says once, not per prompt, when it hangs or falls behind."""
+
+    def __init__(self, program: str) -> None:
+        self.program = program
+        self._said: set[str] = set()
+
+    def _once(self, what: str, message: str, *args: object) -> None:
+        level = logging.DEBUG if what in self._said else logging.WARNING
+        self._said.add(what)
+        log.log(level, message, *args)
+
+    def offer(self, send: trio.MemorySendChannel[Prompt], prompt: Prompt, sent: set[str]) -> None:
+        if not (prompt.urgent and prompt.is_pending) or prompt.id in sent:
             return
-        if result.returncode != 0:
-            stderr = one_line(result.stderr.decode(errors="replace"))
-            log.warning("%s exited with %d: %s", program, result.returncode, stderr)
-        return
-    log.warning("%s did not finish in %gs", program, CALL_TIMEOUT_S)
+        sent.add(prompt.id)
+        try:
+            send.send_nowait(prompt)
+        except trio.WouldBlock:
+            self._once(
+                "behind",
+                "%s is %d notifications behind; not showing more until it catches up",
+                self.program,
+                NOTIFY_SEND_QUEUE,
+            )
+
+    async def work(self, receive: trio.MemoryReceiveChannel[Prompt]) -> None:
+        async with receive:
+            async for prompt in receive:
+                await self._show(prompt)
+
+    async def _show(self, prompt: Prompt) -> None:
+        with trio.move_on_after(CALL_TIMEOUT_S):
+            try:
+                result = await trio.run_process(
+                    notify_send_argv(self.program, prompt),
+                    check=False,
+                    capture_stdout=True,
+                    capture_stderr=True,
+                )
+            except OSError as exc:
+                self._once("oserror", "%s failed: %s", self.program, exc)
+                return
+            if result.returncode != 0:
+                stderr = one_line(result.stderr.decode(errors="replace"))
+                self._once("exit", "%s exited with %d: %s", self.program, result.returncode, stderr)
+            return
+        self._once(
+            "hang",
+            "%s did not finish in %gs: killed it (later hangs are logged at debug level)",
+            self.program,
+            CALL_TIMEOUT_S,
+        )

@@ -13,7 +13,7 @@ import logging
 import os
 import shutil
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -399,3 +399,65 @@ async def test_when_the_bus_goes_away_it_stops_and_the_hub_works(
         done = await client.call("hive/respond", {"id": prompt["id"], "answer": "yes"})
     assert done["status"] == "responded"
     assert any("went away" in r.getMessage() for r in caplog.records)
+
+
+HANGING_NOTIFY_SEND = """#!/bin/sh
+echo $$ >> {pids}
+exec sleep 600
+"""
+
+
+async def _until(done: Callable[[], bool]) -> None:
+    """Wait for processes outside trio, which leave only traces (files, pids) to look at."""
+    while not done():  # noqa: ASYNC110
+        await trio.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_a_hanging_notify_send_is_killed_said_once_and_never_waited_on(
+    hub: HubService,
+    client: HubClient,
+    short_tmp: Path,
+    nursery: trio.Nursery,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A notify-send that never returns (as libnotify does when the bus never finishes
+    its handshake): the next urgent prompt's notify-send starts while the first still
+    hangs, both are killed when their time is up, and the hub says so once."""
+    bin_dir = short_tmp / "bin"
+    bin_dir.mkdir()
+    pids = short_tmp / "pids"
+    fake = bin_dir / "notify-send"
+    fake.write_text(HANGING_NOTIFY_SEND.format(pids=pids))
+    fake.chmod(0o755)
+    monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(short_tmp))
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.setattr("hive_rpc.faces.desktop_notify.CALL_TIMEOUT_S", 3.0)
+    caplog.set_level(logging.DEBUG, logger="hive_rpc.faces.desktop_notify")
+
+    def started() -> list[int]:
+        return [int(line) for line in pids.read_text().split()] if pids.exists() else []
+
+    with trio.fail_after(20):
+        await nursery.start(run_desktop_notifications, hub)
+        assert hub.info.notifications == "notify-send"
+        await client.call("hive/ask", {**ASK, "question": "First?"})
+        await client.call("hive/ask", {**ASK, "question": "Second?"})
+        await _until(lambda: len(started()) == 2)
+        assert all(_alive(pid) for pid in started())  # the second did not wait
+        await _until(lambda: not any(_alive(pid) for pid in started()))
+        # Both were killed; the hub still answers.
+        asked = await client.call("hive/ask", {"question": "Still there?"})
+        done = await client.call("hive/respond", {"id": asked["id"], "answer": "yes"})
+    assert done["status"] == "responded"
+    hangs = [r for r in caplog.records if "did not finish" in r.getMessage()]
+    assert [r.levelno for r in hangs] == [logging.WARNING, logging.DEBUG]
