@@ -204,10 +204,17 @@ def test_hub_outlives_emacs_quit_with_c_x_c_c(lone: LoneEmacs) -> None:
     assert lone.hub_pid() == hub
 
 
-def test_hub_outlives_emacs_killed(lone: LoneEmacs) -> None:
+@pytest.mark.parametrize("end", ["SIGKILL", "terminal closed"])
+def test_hub_outlives_emacs_killed(lone: LoneEmacs, end: str) -> None:
     hub = _started_hub(lone)
-    os.kill(lone.pid(), signal.SIGKILL)
-    lone.wait_until(lambda: not lone.alive(), "Emacs is gone")
+    emacs = lone.pid()
+    if end == "SIGKILL":
+        os.kill(emacs, signal.SIGKILL)
+    else:
+        # The terminal goes away (a closed window, a dropped ssh): Emacs gets
+        # SIGHUP and exits, taking its child processes with it.
+        lone.close()
+    lone.wait_until(lambda: _gone(emacs), "Emacs is gone")
     done = lone.cli("status")
     assert done.returncode == 0, done.stderr
     assert lone.hub_pid() == hub
