@@ -101,9 +101,9 @@ async def test_a_prompt_is_answered_and_cancelled_on_the_page_with_the_keyboard(
         card.get_by_text("Deploy build 412 to production?").wait_for()
         assert "From cli" in card.inner_text()
         announcer = page.locator("#announcer")
-        page.wait_for_function(
-            "document.getElementById('announcer').textContent.includes('Deploy build 412')"
-        )
+        # A locator, not wait_for_function: a string predicate is eval'd in the page,
+        # which the dashboard's CSP (no 'unsafe-eval') refuses whenever it must poll.
+        page.locator("#announcer", has_text="Deploy build 412").wait_for(state="attached")
         assert "New question from cli" in announcer.inner_text()
         page.screenshot(path=shots / "02-prompt.png", full_page=True)
 
