@@ -4,8 +4,10 @@
 default `hive-rpc-program`, the default socket under `$XDG_RUNTIME_DIR`), starts a
 hub when none answers.  That hub serves every agent, so it must outlive the Emacs
 that started it, as `emacs --daemon` and `ssh-agent` do: whether Emacs exits with
-`C-x C-c` or is killed outright.  Also here: the mode turned off says nothing of
-jsonrpc's, and `hive-rpc-command-map` works once bound to a prefix."""
+`C-x C-c`, loses its terminal or is killed outright.  Also here: the mode turned
+off says nothing of jsonrpc's, `hive-rpc-command-map` works once bound to a
+prefix, and the package installs with `package-install-file` as docs/emacs.md
+says (the Emacs 28 route)."""
 
 from __future__ import annotations
 
@@ -243,3 +245,43 @@ def test_command_map_on_a_prefix_key(lone: LoneEmacs) -> None:
     lone.wait_for(lambda _: "[painter] Which colour?" in lone.minibuffer())
     lone.keys("blue", "Enter")
     lone.wait_until(lambda: lone.cli("list").stdout.strip() == "no pending prompts", "answered")
+
+
+def test_package_install_file_installs_the_package(short_tmp: Path) -> None:
+    """docs/emacs.md's install route for Emacs 28: `package-install-file` on a
+    directory holding the package's four files; a fresh Emacs then has the mode and
+    the command map autoloaded, with no `require`."""
+    src = short_tmp / "hive-rpc-el"
+    src.mkdir()
+    for name in ("hive-rpc", "hive-rpc-minibuffer", "hive-rpc-list", "hive-rpc-ling"):
+        shutil.copy(ELISP / f"{name}.el", src)
+    elpa = json.dumps(str(short_tmp / "elpa"))
+    install = (
+        f"(progn (setq package-user-dir {elpa}) (package-initialize)"
+        f" (package-install-file {json.dumps(str(src) + '/')}))"
+    )
+    done = subprocess.run(
+        ["emacs", "--batch", "-Q", "-l", "package", "--eval", install],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    check = (
+        f"(progn (setq package-user-dir {elpa}) (package-initialize)"
+        ' (princ (format "%S %S " (featurep \'hive-rpc)'
+        " (autoloadp (symbol-function 'hive-rpc-mode))))"
+        ' (global-set-key (kbd "C-c h") \'hive-rpc-command-map)'
+        ' (princ (format "%S %S" (key-binding (kbd "C-c h n") t)'
+        " (package-desc-version (cadr (assq 'hive-rpc package-alist))))))"
+    )
+    done = subprocess.run(
+        ["emacs", "--batch", "-Q", "-l", "package", "--eval", check],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "nil t hive-rpc-answer-next (0 1 0)"
