@@ -157,6 +157,9 @@ by itself, until its first minibuffer is set up.")
 (defvar hive-rpc--pause-timer nil
   "Idle timer asking queued prompts after a longer pause in the same idle time.")
 
+(defvar hive-rpc--closed-at nil
+  "When the last hive prompt closed, as a `float-time'.")
+
 (defvar hive-rpc--announced nil
   "Ids of the prompts already announced in the echo area, newest first.")
 
@@ -214,14 +217,43 @@ running.")
 
 (defun hive-rpc--pause-needed ()
   "Return how many seconds of idleness a question waits for before opening."
-  (if (hive-rpc--typing-event-p last-command-event)
+  (if (and (hive-rpc--typing-event-p last-command-event)
+           ;; The key that closed a hive prompt typed no text in a buffer.
+           (not (memq this-command hive-rpc--minibuffer-exits)))
       (max hive-rpc-idle-delay hive-rpc-idle-delay-after-typing)
     hive-rpc-idle-delay))
 
+(defun hive-rpc--idle-seconds ()
+  "Return the idle seconds since the last key, or nil in a command.
+A hive prompt is read from a timer, and after such a nested read
+Emacs's idle clock stays stopped until the next key:
+`current-idle-time' is then nil although no command runs, and
+idle timers do not fire.  The time since the prompt closed is the
+idle time then."
+  (let ((idle (current-idle-time)))
+    (cond (idle (float-time idle))
+          ((and hive-rpc--closed-at
+                (or (null this-command) (memq this-command hive-rpc--minibuffer-exits)))
+           (- (float-time) hive-rpc--closed-at)))))
+
 (defun hive-rpc--paused-p ()
   "Return non-nil if Emacs has been idle long enough to open a question."
-  (let ((idle (current-idle-time)))
-    (and idle (>= (float-time idle) (hive-rpc--pause-needed)))))
+  (let ((idle (hive-rpc--idle-seconds)))
+    (and idle (>= idle (hive-rpc--pause-needed)))))
+
+(defun hive-rpc--wait-for-pause ()
+  "Ask the oldest queued prompt after a long enough pause.
+Within this same idle time; the repeating `hive-rpc--idle-timer'
+covers the pauses after the next keys."
+  (let ((idle (hive-rpc--idle-seconds)))
+    (when idle
+      (hive-rpc--cancel-timer 'hive-rpc--pause-timer)
+      (setq hive-rpc--pause-timer
+            (if (current-idle-time)
+                (run-with-idle-timer (hive-rpc--pause-needed) nil #'hive-rpc--ask-queued)
+              ;; The idle clock is stopped (see `hive-rpc--idle-seconds').
+              (run-at-time (max 0 (- (hive-rpc--pause-needed) idle)) nil
+                           #'hive-rpc--ask-queued))))))
 
 (defun hive-rpc--announce ()
   "Say in the echo area which question arrived, and when it opens."
@@ -248,8 +280,9 @@ just answered the question before it."
     (unless (timerp hive-rpc--idle-timer)
       (setq hive-rpc--idle-timer
             (run-with-idle-timer hive-rpc-idle-delay t #'hive-rpc--ask-queued)))
-    (when (or now (hive-rpc--paused-p))
-      (run-at-time 0 nil #'hive-rpc--ask-queued now))))
+    (if (or now (hive-rpc--paused-p))
+        (run-at-time 0 nil #'hive-rpc--ask-queued now)
+      (hive-rpc--wait-for-pause))))
 
 (defun hive-rpc--stop-asking ()
   "Cancel the idle timers of `hive-rpc--schedule-ask'."
@@ -265,11 +298,8 @@ With NOW non-nil, do not wait for a pause."
    ((or now (hive-rpc--paused-p))
     (hive-rpc--cancel-timer 'hive-rpc--pause-timer)
     (hive-rpc--ask (car hive-rpc--queue) t))
-   ((current-idle-time)
-    ;; Idle, but not for long enough after typing: wait on in this pause.
-    (hive-rpc--cancel-timer 'hive-rpc--pause-timer)
-    (setq hive-rpc--pause-timer
-          (run-with-idle-timer (hive-rpc--pause-needed) nil #'hive-rpc--ask-queued)))))
+   ;; Idle, but not for long enough after typing: wait on in this pause.
+   (t (hive-rpc--wait-for-pause))))
 
 
 ;;; Prompts
@@ -693,6 +723,7 @@ defers it and every question queued behind it."
                   (message "hive-rpc: declined")
                   (setq next t))
                  ('give-back
+                  (setq hive-rpc--closed-at (float-time))
                   (push id hive-rpc--queue)
                   (hive-rpc--unread hive-rpc--given-back)
                   (message "hive-rpc: your key went to your buffer; the question \
@@ -705,6 +736,7 @@ waits for your next pause")
               (error
                (message "hive-rpc: could not ask %s: %s" (hive-rpc--clean id)
                         (error-message-string err))))
+          (setq hive-rpc--closed-at (float-time))
           (hive-rpc--end-grace)
           (hive-rpc--cancel-timer 'hive-rpc--countdown-timer)
           (setq hive-rpc--countdown-overlay nil)

@@ -153,3 +153,75 @@ def test_next_question_follows_without_another_key(emacs: EmacsSession) -> None:
     emacs.keys("b", "Enter")
     emacs.wait_for(lambda _: emacs.cli("poll", second).returncode == 0)
     assert emacs.cli("poll", second).stdout.strip() == "b"
+
+
+def test_a_refused_answer_is_asked_again_with_the_reason_in_the_prompt(
+    emacs: EmacsSession,
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "replicas": {"type": "integer", "minimum": 1, "maximum": 9},
+            "when": {"type": "string", "format": "date"},
+        },
+        "required": ["replicas", "when"],
+    }
+    prompt_id = emacs.ask("Scale up?", "--schema", json.dumps(schema), "--agent", "ops")
+    emacs.wait_prompt("[ops] Scale up? (replicas: integer, 1 to 9) (C-c")
+    emacs.keys("0", "Enter")
+    # Checked in Emacs: the same field again, the reason above it, the text kept.
+    screen = emacs.wait_for(lambda s: "refused: 'replicas' must be at least 1" in s)
+    assert "[ops] Scale up? (replicas: integer, 1 to 9) (C-c" in screen.rstrip().split("\n")[-1]
+    assert emacs.minibuffer().rstrip().endswith(": 0")
+    emacs.keys("C-a", "C-k", "2", "Enter")
+    emacs.wait_prompt("[ops] Scale up? (when: a date: YYYY-MM-DD) (C-c")
+    emacs.keys("tomorrow", "Enter")
+    # Refused by the hub: asked again with the hub's reason, the answers given kept.
+    screen = emacs.wait_for(lambda s: "refused: 'when' must be a valid date" in s)
+    assert emacs.cli("poll", prompt_id).returncode == 8
+    emacs.wait_prompt("[ops] Scale up? (replicas: integer, 1 to 9) (C-c")
+    assert emacs.minibuffer().rstrip().endswith(": 2")
+    emacs.keys("Enter")
+    emacs.wait_prompt("(when: a date: YYYY-MM-DD)")
+    assert emacs.minibuffer().rstrip().endswith(": tomorrow")
+    emacs.keys("C-a", "C-k", "2026-12-01", "Enter")
+    emacs.wait_for(lambda _: emacs.cli("poll", prompt_id).returncode == 0)
+    assert emacs.record(prompt_id)["answer"] == {"replicas": 2, "when": "2026-12-01"}
+
+
+def test_history_is_per_question(emacs: EmacsSession) -> None:
+    first = emacs.ask("Branch name?", "--agent", "a")
+    emacs.wait_prompt("[a] Branch name? (C-c")
+    emacs.keys("secret-branch", "Enter")
+    emacs.wait_for(lambda _: emacs.cli("poll", first).returncode == 0)
+    second = emacs.ask("Commit message?", "--agent", "b")
+    emacs.wait_prompt("[b] Commit message? (C-c")
+    emacs.keys("M-p")
+    emacs.wait_for(lambda _: "Beginning of history" in emacs.minibuffer())
+    assert "secret-branch" not in emacs.screen()
+    # Emacs drops the keys typed while it shows an error: type once it is gone.
+    emacs.wait_for(lambda _: "Beginning of history" not in emacs.minibuffer())
+    emacs.keys("fix typo", "Enter")
+    emacs.wait_for(lambda _: emacs.cli("poll", second).returncode == 0)
+    assert emacs.cli("poll", second).stdout.strip() == "fix typo"
+
+
+def test_one_c_g_leaves_the_whole_queue_and_keeps_the_draft(emacs: EmacsSession) -> None:
+    ids = [emacs.ask(f"Question {n}?", "--agent", "q") for n in (1, 2, 3)]
+    emacs.wait_prompt("[q] Question 1? (C-c")
+    emacs.keys("half an ans")
+    emacs.wait_for(lambda _: emacs.minibuffer().rstrip().endswith(": half an ans"))
+    emacs.keys("C-g")
+    emacs.wait_for(lambda _: "deferred; 3 questions are pending" in emacs.minibuffer())
+    time.sleep(2)  # ten times the idle delay of these tests: none may open by itself
+    assert "[q] Question" not in emacs.minibuffer()
+    assert "hive:3" in emacs.screen()
+    assert all(emacs.cli("poll", i).returncode == 8 for i in ids)
+    emacs.keys("M-x", "hive-rpc-answer-next", "Enter")
+    emacs.wait_prompt("[q] Question 1? (C-c")
+    assert emacs.minibuffer().rstrip().endswith(": half an ans")  # the draft
+    emacs.keys("wer", "Enter")
+    emacs.wait_for(lambda _: emacs.cli("poll", ids[0]).returncode == 0)
+    assert emacs.cli("poll", ids[0]).stdout.strip() == "half an answer"
+    emacs.wait_for(lambda _: "hive-rpc: sent half an answer to q" in emacs.minibuffer())
+    assert "hive:2" in emacs.screen()
