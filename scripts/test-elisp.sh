@@ -12,3 +12,7 @@ echo "== ERT elisp/test/hive-rpc-tests.el"
 echo "== ERT elisp/test/hive-rpc-ling-tests.el"
 "$EMACS" --batch -Q -L elisp -L elisp/test -l elisp/test/hive-rpc-ling-tests.el \
     --eval '(ert-run-tests-batch-and-exit "\\`hive-rpc-ling-tests-")'
+# The minibuffer suite reuses the hub fixture of hive-rpc-tests.el too.
+echo "== ERT elisp/test/hive-rpc-minibuffer-tests.el"
+"$EMACS" --batch -Q -L elisp -L elisp/test -l elisp/test/hive-rpc-minibuffer-tests.el \
+    --eval '(ert-run-tests-batch-and-exit "\\`hive-rpc-minibuffer-tests-")'
