@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from cli_support import Shell
 from nats_support import NATS_SERVER, NatsServer
 
 from hive_rpc.client import HubClient
@@ -42,6 +43,16 @@ async def hub(hub_config: HubConfig, nursery: trio.Nursery) -> HubService:
 async def client(hub: HubService, hub_config: HubConfig) -> AsyncIterator[HubClient]:
     async with await HubClient.connect(hub_config.socket) as c:
         yield c
+
+
+@pytest.fixture
+def sh(short_tmp: Path) -> Iterator[Shell]:
+    """``hive-rpc`` run as a shell user runs it, on a private socket and data dir."""
+    shell = Shell(short_tmp)
+    try:
+        yield shell
+    finally:
+        shell.stop()
 
 
 @pytest.fixture

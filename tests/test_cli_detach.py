@@ -10,24 +10,14 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import trio
-from test_cli import Shell
+from cli_support import Shell
 
 from hive_rpc import cli, client
 from hive_rpc.paths import LOG_NAME
-
-
-@pytest.fixture
-def sh(short_tmp: Path) -> Iterator[Shell]:
-    shell = Shell(short_tmp)
-    try:
-        yield shell
-    finally:
-        shell.stop()
 
 
 def _other_socket(sh: Shell) -> Shell:

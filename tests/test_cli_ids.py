@@ -5,23 +5,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
-from test_cli import Shell
+from cli_support import Shell
 
 from hive_rpc import cli
 from hive_rpc.paths import DB_NAME
-
-
-@pytest.fixture
-def sh(short_tmp: Path) -> Iterator[Shell]:
-    shell = Shell(short_tmp)
-    try:
-        yield shell
-    finally:
-        shell.stop()
 
 
 def _rename(sh: Shell, renames: dict[str, str]) -> None:

@@ -1,0 +1,70 @@
+"""Running the ``hive-rpc`` command as a shell user does: real processes, a private
+socket and data dir, the hub it autostarts killed afterwards."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+
+class Shell:
+    """Runs ``hive-rpc`` with a private socket and data dir; kills the hub afterwards."""
+
+    def __init__(self, root: Path) -> None:
+        self.socket = root / "run" / "hub.sock"
+        self.data_dir = root / "data"
+        self.env = {
+            **os.environ,
+            "HIVE_RPC_SOCKET": str(self.socket),
+            "HIVE_RPC_DATA_DIR": str(self.data_dir),
+        }
+
+    def run(self, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "hive_rpc", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    def json(self, *args: str) -> Any:
+        out = self.run(*args, "--json")
+        assert out.stdout, out.stderr
+        return json.loads(out.stdout)
+
+    def hub_pid(self) -> int:
+        return int(self.json("status")["pid"])
+
+    def wait_hub_gone(self) -> None:
+        """Block until the hub's socket lock is free: the kernel frees it when the hub dies."""
+        lock = self.socket.with_name("hub.sock.lock")
+        if not lock.exists():
+            return
+        fd = os.open(lock, os.O_RDWR)
+        done = threading.Event()
+
+        def take() -> None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            done.set()
+
+        threading.Thread(target=take, daemon=True).start()
+        assert done.wait(15), "hub did not exit"
+        os.close(fd)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        lock = self.socket.with_name("hub.sock.lock")
+        if lock.exists():
+            try:
+                os.kill(int(lock.read_text()), sig)
+            except (ValueError, ProcessLookupError):
+                return
+            self.wait_hub_gone()
