@@ -141,9 +141,13 @@ class SqliteStore:
         return [_load(r[0]) for r in rows]
 
     async def find(self, prefix: str) -> list[Prompt]:
+        # A range on the primary key, so the lookup reads the matches, not the table:
+        # ids starting with prefix sort from prefix up to prefix + the last code point
+        # (hub ids are hex; the substr check keeps the answer exact for any prefix).
         rows = self._db.execute(
-            "SELECT record FROM prompts WHERE substr(id, 1, ?) = ? ORDER BY created_at",
-            (len(prefix), prefix),
+            "SELECT record FROM prompts WHERE id >= ?1 AND id <= ?1 || ?2"
+            " AND substr(id, 1, length(?1)) = ?1 ORDER BY created_at",
+            (prefix, "\U0010ffff"),
         ).fetchall()
         return [_load(r[0]) for r in rows]
 
