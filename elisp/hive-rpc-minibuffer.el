@@ -56,6 +56,7 @@
 (defvar hive-rpc--queue)
 (defvar hive-rpc--typed)
 
+(declare-function hive-rpc-answer-next "hive-rpc" ())
 (declare-function hive-rpc--cancel-timer "hive-rpc" (symbol))
 (declare-function hive-rpc--clean "hive-rpc" (text))
 (declare-function hive-rpc--connected-p "hive-rpc" ())
@@ -264,12 +265,12 @@ covers the pauses after the next keys."
                                           200))
       (let ((record (gethash (car (last new)) hive-rpc--prompts)))
         (when record
-          ;; The question is the agent's text: never substitute keys in it.
-          (message "hive-rpc: %s asks \"%s\"; it opens when you pause (%s opens it now)"
-                   (hive-rpc--agent record)
-                   (truncate-string-to-width
-                    (hive-rpc--clean (plist-get record :question)) 60 nil nil "...")
-                   (substitute-command-keys "\\[hive-rpc-answer-next]")))))))
+          (let ((key (where-is-internal #'hive-rpc-answer-next nil t)))
+            (message "hive-rpc: %s asks \"%s\"; it opens when you pause%s"
+                     (hive-rpc--agent record)
+                     (truncate-string-to-width
+                      (hive-rpc--clean (plist-get record :question)) 50 nil nil "...")
+                     (if key (format " (%s: now)" (key-description key)) ""))))))))
 
 (defun hive-rpc--schedule-ask (&optional now)
   "Ask the next queued prompt when the human pauses.
@@ -885,7 +886,7 @@ their constraints, and its deadline.  The minibuffer stays."
           (insert (hive-rpc--details-text record))
           (goto-char (point-min)))
         (special-mode))
-      (display-buffer buffer))))
+      (display-buffer buffer '(nil (window-height . fit-window-to-buffer))))))
 
 (provide 'hive-rpc-minibuffer)
 ;;; hive-rpc-minibuffer.el ends here
