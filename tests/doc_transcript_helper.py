@@ -6,6 +6,7 @@ background first:
 
     python tests/doc_transcript_helper.py answer QUESTION [--kill-hub] -- ANSWER-ARGS...
     python tests/doc_transcript_helper.py kill-when-awaited QUESTION
+    python tests/doc_transcript_helper.py call METHOD JSON-PARAMS
 
 It connects to the hub the session's CLI would use (starting one, as the CLI does),
 subscribes as an editor does (the pending prompts are replayed first, so a question
@@ -19,10 +20,14 @@ command reconnects to.  It waits on notifications, without polling.
 for the example of a wait that loses its hub.  The hub sends no notification when
 a wait starts, so this one asks `hive/status` for the waiter count until it is 1
 (a test helper, bounded by the transcript's deadline).
+
+`call` makes one socket call the CLI has no command for (`hive/reportResult`, for
+the activity stream's task entry) and prints its result as JSON.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -58,7 +63,15 @@ async def _kill_when_awaited(question: str) -> None:
             await trio.sleep(0.05)
 
 
+async def _call(method: str, params: dict[str, Any]) -> Any:
+    async with await connect_or_start(default_socket(), default_data_dir()) as client:
+        return await client.call(method, params)
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 3 and argv[0] == "call":
+        print(json.dumps(trio.run(_call, argv[1], json.loads(argv[2]))))
+        return 0
     if len(argv) == 2 and argv[0] == "kill-when-awaited":
         trio.run(_kill_when_awaited, argv[1])
         return 0

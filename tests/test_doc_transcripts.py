@@ -40,6 +40,7 @@ Markers, HTML comments on the lines right before a fence:
   (it must succeed).  ``hvdoc_answer QUESTION -- ARGS...`` starts, in the background,
   the "other shell" of the docs: it answers QUESTION with ``hive-rpc answer ID ARGS``
   as soon as it is asked (``tests/doc_transcript_helper.py``);
+  ``hvdoc_call METHOD JSON`` makes one socket call (``hive/reportResult``);
   ``hvdoc_kill_when_awaited QUESTION`` kills the hub (SIGKILL) once a command
   waits on QUESTION's prompt; ``hvdoc_stop_hub`` stops the hub of the current
   socket; ``hvdoc_tmux`` starts a private tmux server with panes %0 and %1 running
@@ -275,6 +276,7 @@ set -m
 hvdoc_status() { return "$1"; }  # so that `echo $?` sees the previous command's status
 hvdoc_helper() { "$HVDOC_PY" "$HVDOC_HELPER" "$@" >>"$HVDOC_ROOT/helper.log" 2>&1 & }
 hvdoc_answer() { hvdoc_helper answer "$@"; }
+hvdoc_call() { "$HVDOC_PY" "$HVDOC_HELPER" call "$@"; }
 hvdoc_kill_when_awaited() { hvdoc_helper kill-when-awaited "$@"; }
 hvdoc_tmux() {  # a tmux server of two panes running cat, this shell "in" its pane %1
   local sock="$HVDOC_ROOT/tmux/default"
