@@ -46,6 +46,7 @@
 (require 'jsonrpc)
 (require 'seq)
 (require 'subr-x)
+(require 'hive-rpc-question)
 
 ;; Defined in hive-rpc.el, which requires this file.
 (defvar hive-rpc-auto-ask)
@@ -306,11 +307,6 @@ With NOW non-nil, do not wait for a pause."
 ;;; Prompts
 ;;;
 
-(defun hive-rpc--agent (record)
-  "Return the name of RECORD's agent, safe to display."
-  (let ((agent (plist-get record :agent_id)))
-    (if (stringp agent) (hive-rpc--clean agent) "an agent")))
-
 (defun hive-rpc--key-hint ()
   "Return the hint naming the keys of a hive prompt, or \"\"."
   (if hive-rpc-key-hint
@@ -318,10 +314,6 @@ With NOW non-nil, do not wait for a pause."
        " (\\<hive-rpc-minibuffer-map>\\[hive-rpc-decline]: decline, \
 \\[hive-rpc-details]: details)")
     ""))
-
-(defun hive-rpc--choices-text (names)
-  "Return NAMES, the choices in the agent's order, as shown in a prompt."
-  (format " [%s]" (mapconcat #'identity names " / ")))
 
 (defun hive-rpc--prompt-text (record &optional field choices reason)
   "Return the minibuffer prompt for RECORD.
@@ -493,119 +485,8 @@ or the symbol `skip' for an empty answer."
                 choices))))
 
 
-;;; Schemas
+;;; Reading schema fields
 ;;;
-
-(defun hive-rpc--enum (property)
-  "Return the allowed values of schema PROPERTY, or nil.
-The result is an alist of (DISPLAY . VALUE) in the schema's order,
-DISPLAY being the value's name from enumNames, or the title of its
-oneOf/anyOf entry, or the value itself, as text safe to show."
-  (let* ((options (or (plist-get property :oneOf) (plist-get property :anyOf)))
-         (values (or (append (plist-get property :enum) nil)
-                     (mapcar (lambda (o) (plist-get o :const)) options)))
-         (names (or (append (plist-get property :enumNames) nil)
-                    (mapcar (lambda (o) (plist-get o :title)) options))))
-    (let (result)
-      (while values
-        (let ((value (pop values))
-              (name (pop names)))
-          (when value
-            (push (cons (hive-rpc--clean (format "%s" (or name value))) value) result))))
-      (nreverse result))))
-
-(defun hive-rpc--number-text (n)
-  "Return the number N as a schema writes it."
-  (if (and (floatp n) (= n (ffloor n)) (< (abs n) 1e15))
-      (format "%d" (truncate n))
-    (format "%s" n)))
-
-(defun hive-rpc--bounds-text (low high unit)
-  "Describe the bounds LOW and HIGH (numbers or nil) of a count of UNIT."
-  (let ((u (if unit (concat " " unit) "")))
-    (cond ((and low high) (format "%s to %s%s" (hive-rpc--number-text low)
-                                  (hive-rpc--number-text high) u))
-          (low (format "at least %s%s" (hive-rpc--number-text low) u))
-          (high (format "at most %s%s" (hive-rpc--number-text high) u)))))
-
-(defconst hive-rpc--formats
-  '(("email" . "an email address")
-    ("uri" . "a URI such as https://...")
-    ("date" . "a date: YYYY-MM-DD")
-    ("date-time" . "a date and time: YYYY-MM-DDTHH:MM:SS"))
-  "What each string format of a schema asks for, in words.")
-
-(defun hive-rpc--constraints (property required)
-  "Return the words describing schema PROPERTY's constraints, as a list.
-REQUIRED nil adds \"optional\"."
-  (let ((type (plist-get property :type))
-        (number-p (member (plist-get property :type) '("integer" "number")))
-        (words nil))
-    (when (and number-p (not (hive-rpc--enum property)))
-      (push type words))
-    (when number-p
-      (push (hive-rpc--bounds-text (plist-get property :minimum)
-                                   (plist-get property :maximum) nil)
-            words))
-    (when (equal type "string")
-      (push (hive-rpc--bounds-text (plist-get property :minLength)
-                                   (plist-get property :maxLength) "characters")
-            words)
-      (push (cdr (assoc (plist-get property :format) hive-rpc--formats)) words))
-    (when (equal type "array")
-      (push "several, comma-separated" words)
-      (push (hive-rpc--bounds-text (plist-get property :minItems)
-                                   (plist-get property :maxItems) "choices")
-            words))
-    (unless required (push "optional" words))
-    (when-let ((description (plist-get property :description)))
-      (push (hive-rpc--clean description) words))
-    (delq nil (nreverse words))))
-
-(defun hive-rpc--field-text (label property required)
-  "Return the prompt's text naming field LABEL of PROPERTY and its constraints.
-REQUIRED nil marks the field optional."
-  (let ((words (hive-rpc--constraints property required)))
-    (if words (format "%s: %s" label (string-join words ", ")) label)))
-
-(defun hive-rpc--check-bounds (label n low high unit)
-  "Return why N is outside LOW..HIGH for field LABEL (counting UNIT), or nil.
-The words are the hub's own."
-  (let ((suffix (if unit (concat " " unit) "")))
-    (cond ((and (numberp low) (< n low))
-           (format "'%s' must be at least %s%s" label (hive-rpc--number-text low) suffix))
-          ((and (numberp high) (> n high))
-           (format "'%s' must be at most %s%s" label (hive-rpc--number-text high) suffix)))))
-
-(defun hive-rpc--parse-field (name property required text)
-  "Parse TEXT, typed for field NAME described by PROPERTY.
-REQUIRED non-nil means an empty answer is not accepted.  Return
-\(ok . VALUE), VALUE being `skip' for an omitted field, or
-\(retry . REASON)."
-  (let ((type (plist-get property :type))
-        (text (string-trim text)))
-    (cond
-     ((string-empty-p text)
-      (if required
-          (cons 'retry (format "'%s' is required" name))
-        (cons 'ok 'skip)))
-     ((member type '("integer" "number"))
-      (let ((n (cond ((string-match-p "\\`[-+]?[0-9]+\\'" text) (string-to-number text))
-                     ((and (equal type "number")
-                           (string-match-p
-                            "\\`[-+]?[0-9]*\\.?[0-9]+\\(?:[eE][-+]?[0-9]+\\)?\\'" text))
-                      (string-to-number text)))))
-        (if (not n)
-            (cons 'retry (format "'%s' must be %s" name
-                                 (if (equal type "integer") "an integer" "a number")))
-          (let ((why (hive-rpc--check-bounds name n (plist-get property :minimum)
-                                             (plist-get property :maximum) nil)))
-            (if why (cons 'retry why) (cons 'ok n))))))
-     (t
-      (let ((why (hive-rpc--check-bounds name (length text)
-                                         (plist-get property :minLength)
-                                         (plist-get property :maxLength) "chars")))
-        (if why (cons 'retry why) (cons 'ok text)))))))
 
 (defun hive-rpc--read-field (record name property required reason)
   "Read schema field NAME of RECORD described by PROPERTY, once.
@@ -776,12 +657,6 @@ waits for your next pause")
 ;;; After an answer
 ;;;
 
-(defun hive-rpc--answer-text (answer)
-  "Return ANSWER as a short text for a message."
-  (truncate-string-to-width
-   (hive-rpc--clean (if (stringp answer) answer (json-serialize answer)))
-   60 nil nil "..."))
-
 (defun hive-rpc--answer-sent (entry record)
   "Say that the hub accepted ENTRY of the outbox; RECORD is the closed prompt."
   (let ((id (plist-get entry :id))
@@ -819,58 +694,6 @@ The question shows REASON when it is asked again."
     (setq hive-rpc--exit-reason 'decline)
     (abort-recursive-edit)))
 
-(defun hive-rpc--details-text (record)
-  "Return the text describing RECORD in full."
-  (let* ((now (float-time))
-         (created (plist-get record :created_at))
-         (deadline (plist-get record :deadline_at))
-         (choices (append (plist-get record :choices) nil))
-         (schema (plist-get record :schema)))
-    (concat
-     (format "%s asks (question %s)%s:\n\n"
-             (hive-rpc--agent record) (hive-rpc--clean (plist-get record :id))
-             (if (eq (plist-get record :urgent) t) ", urgently" ""))
-     (mapconcat (lambda (line) (concat "  " (hive-rpc--clean line)))
-                (split-string (format "%s" (plist-get record :question)) "\n")
-                "\n")
-     "\n\n"
-     (if (numberp created)
-         (format "Asked:    %s ago\n" (hive-rpc--duration (- now created)))
-       "")
-     (if (and (numberp deadline) (numberp (plist-get record :timeout_s)))
-         (format "Expires:  in %s\n" (hive-rpc--duration (- deadline now)))
-       "Expires:  no timeout\n")
-     (if (stringp (plist-get record :task_id))
-         (format "Task:     %s\n" (hive-rpc--clean (plist-get record :task_id)))
-       "")
-     (if choices
-         (format "Choices:  %s\n" (mapconcat #'hive-rpc--clean choices " / "))
-       "")
-     (if schema
-         (let ((required (mapcar (lambda (r) (format "%s" r)) (plist-get schema :required)))
-               (properties (plist-get schema :properties))
-               (lines nil))
-           (while properties
-             (let* ((name (hive-rpc--key-name (car properties)))
-                    (property (cadr properties))
-                    (enum (hive-rpc--enum (if (equal (plist-get property :type) "array")
-                                              (plist-get property :items)
-                                            property))))
-               (push (format "  %s%s%s\n"
-                             (hive-rpc--field-text
-                              (hive-rpc--clean (or (plist-get property :title) name))
-                              property (member name required))
-                             (if (equal (plist-get property :type) "boolean") " (y or n)" "")
-                             (if enum (hive-rpc--choices-text (mapcar #'car enum)) ""))
-                     lines))
-             (setq properties (cddr properties)))
-           (concat "Fields, asked one after another:\n" (apply #'concat (nreverse lines))))
-       "")
-     (substitute-command-keys
-      "\nIn the minibuffer: \\<hive-rpc-minibuffer-map>RET answers, \
-\\[hive-rpc-decline] declines, \\[keyboard-quit] defers (with every \
-question queued behind it), \\[hive-rpc-details] shows this.\n"))))
-
 (defun hive-rpc-details ()
   "Show the hive prompt in the minibuffer in full, in another window.
 The full question, its id, its agent, its choices or fields with
@@ -883,7 +706,11 @@ their constraints, and its deadline.  The minibuffer stays."
       (with-current-buffer buffer
         (let ((inhibit-read-only t))
           (erase-buffer)
-          (insert (hive-rpc--details-text record))
+          (insert (hive-rpc--details-text record)
+                  (substitute-command-keys
+                   "\nIn the minibuffer: \\<hive-rpc-minibuffer-map>RET answers, \
+\\[hive-rpc-decline] declines, \\[keyboard-quit] defers (with every \
+question queued behind it), \\[hive-rpc-details] shows this.\n"))
           (goto-char (point-min)))
         (special-mode))
       (display-buffer buffer '(nil (window-height . fit-window-to-buffer))))))

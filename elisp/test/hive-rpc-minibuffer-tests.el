@@ -179,8 +179,7 @@
     (should (string-match-p "deployer asks (question 3f9c0a51d2e84b17)" text))
     (should (string-match-p "^  The build is green\\.$" text))
     (should (string-match-p "^  replicas: integer, at least 1$" text))
-    (should (string-match-p "^  env: optional \\[stg / prd\\]$" text))
-    (should (string-match-p "C-c C-k declines" text))))
+    (should (string-match-p "^  env: optional \\[stg / prd\\]$" text))))
 
 (ert-deftest hive-rpc-minibuffer-tests-sent-confirms ()
   "Say the answer was sent, to whom, once the hub accepted it."

@@ -169,6 +169,7 @@ def test_c_c_c_k_declines_and_c_c_c_d_shows_details(emacs_fast: EmacsSession) ->
     screen = emacs.wait_for(lambda screen: "*hive-rpc question*" in screen)
     assert prompt_id in screen
     assert "cleaner" in screen
+    assert "C-c C-k declines" in screen
     assert "[cleaner] Delete the cache?" in emacs.minibuffer()  # still asking
     emacs.keys("C-c", "C-k")
     wait_until(emacs, lambda: emacs.cli("poll", prompt_id).returncode == 7, "the decline")
