@@ -267,18 +267,20 @@ covers the pauses after the next keys."
       (let ((record (gethash (car (last new)) hive-rpc--prompts)))
         (when record
           (let ((key (where-is-internal #'hive-rpc-answer-next nil t)))
-            (message "hive-rpc: %s asks \"%s\"; it opens when you pause%s"
+            (message "hive-rpc: %s asks \"%s\"%s%s"
                      (hive-rpc--agent record)
                      (truncate-string-to-width
                       (hive-rpc--clean (plist-get record :question)) 50 nil nil "...")
+                     (if hive-rpc-auto-ask "; it opens when you pause" "")
                      (if key (format " (%s: now)" (key-description key)) ""))))))))
 
 (defun hive-rpc--schedule-ask (&optional now)
   "Ask the next queued prompt when the human pauses.
 With NOW non-nil, ask it as soon as Emacs is idle: the human has
 just answered the question before it."
+  (when (and hive-rpc--queue (not noninteractive) (not now))
+    (hive-rpc--announce))
   (when (and hive-rpc-auto-ask hive-rpc--queue (not noninteractive))
-    (unless now (hive-rpc--announce))
     (unless (timerp hive-rpc--idle-timer)
       (setq hive-rpc--idle-timer
             (run-with-idle-timer hive-rpc-idle-delay t #'hive-rpc--ask-queued)))

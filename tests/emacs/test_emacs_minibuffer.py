@@ -131,6 +131,9 @@ def test_list_buffer_answers_with_ret(emacs: EmacsSession) -> None:
     emacs.keys("M-:", "(setq hive-rpc-auto-ask nil)", "Enter")
     prompt_id = emacs.ask("Pick a colour", "--agent", "painter", "--timeout", "600")
     emacs.wait_for(lambda screen: "hive:1" in screen)
+    # Announced, without promising to open by itself.
+    emacs.wait_for(lambda _: 'hive-rpc: painter asks "Pick a colour"' in emacs.minibuffer())
+    assert "opens when you pause" not in emacs.minibuffer()
     emacs.keys("M-x", "hive-rpc-list", "Enter")
     emacs.wait_for(lambda screen: "painter" in screen and "Pick a colour" in screen)
     emacs.keys("M-:", '(pop-to-buffer "*hive-rpc*")', "Enter", "M-<")
