@@ -249,11 +249,17 @@ def test_command_map_on_a_prefix_key(lone: LoneEmacs) -> None:
 
 def test_package_install_file_installs_the_package(short_tmp: Path) -> None:
     """docs/emacs.md's install route for Emacs 28: `package-install-file` on a
-    directory holding the package's four files; a fresh Emacs then has the mode and
+    directory holding the package's five files; a fresh Emacs then has the mode and
     the command map autoloaded, with no `require`."""
     src = short_tmp / "hive-rpc-el"
     src.mkdir()
-    for name in ("hive-rpc", "hive-rpc-minibuffer", "hive-rpc-list", "hive-rpc-ling"):
+    for name in (
+        "hive-rpc",
+        "hive-rpc-minibuffer",
+        "hive-rpc-question",
+        "hive-rpc-list",
+        "hive-rpc-ling",
+    ):
         shutil.copy(ELISP / f"{name}.el", src)
     elpa = json.dumps(str(short_tmp / "elpa"))
     install = (
