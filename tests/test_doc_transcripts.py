@@ -7,7 +7,9 @@ The blocks of one file run in order in one ``bash`` session, so variables (``id=
 and the prompt ids printed by earlier blocks carry over to later ones.
 
 The environment is a fresh temp root per session: HOME, XDG_RUNTIME_DIR and
-XDG_DATA_HOME inside it, this interpreter's bin directory first on PATH, cwd the root.
+XDG_DATA_HOME inside it, this interpreter's bin directory first on PATH, cwd the root,
+a private D-Bus session bus (as on a desktop), and a ``~/.curlrc`` that turns off
+curl's progress meter (curl shows none on a terminal; here output goes to a file).
 The CLI autostarts the hub as it does for a user.  Every process the session started
 (found by a marker variable in its environment) is killed afterwards.
 
@@ -165,10 +167,11 @@ def parse(path: Path) -> tuple[list[Block], list[str]]:
 _TOKEN = re.compile(
     r"(?P<dots>\.\.\.)"
     r"|(?P<time>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: ?(?:[+-]\d\d:?\d\d|Z))?)"
+    r"|(?P<httpdate>[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT)"
     r"|(?P<path>(?<![\w/.:~])/[\w.@%+~-]+(?:/[\w.@%+~-]+)*)"
+    r"|(?P<num>(?<![\w.])\d{4,}(?:\.\d+)?(?![\w.]))"
     r"|(?P<hex>(?<![0-9A-Za-z])[0-9a-f]{4,16}(?![0-9A-Za-z]))"
     r"|(?P<age>(?<![\w.])\d+[smh](?![\w.]))"
-    r"|(?P<num>(?<![\w.])\d{4,}(?:\.\d+)?(?![\w.]))"
 )
 
 
@@ -201,6 +204,8 @@ def _line_pattern(expected: str, bindings: dict[str, str]) -> tuple[re.Pattern[s
             parts.append(
                 r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: ?(?:[+-]\d\d:?\d\d|Z))?"
             )
+        elif m.lastgroup == "httpdate":
+            parts.append(r"[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT")
         elif m.lastgroup == "path":
             last = text.rstrip("/").rsplit("/", 1)[-1]
             parts.append(r"(?:/[^\s'\"()\[\],;]*)?/" + re.escape(last))
@@ -322,6 +327,8 @@ class Session:
                 check=True,
             )
             env["DBUS_SESSION_BUS_ADDRESS"] = bus.stdout.strip()
+        # curl writing to a terminal shows no progress meter; here it writes to a file
+        (self.root / ".curlrc").write_text("--no-progress-meter\n")
         self.bindings: dict[str, str] = {}
         self.count = 0
         self.buffer = b""
@@ -477,7 +484,7 @@ def run_block(session: Session, block: Block) -> list[str]:
                 raise Broken(_report(block, command, text, actual, "did not end")) from None
         else:
             n, pid = session.start(text)
-            before = expected if cut is None else expected[:cut]
+            before = expected if cut is None else _trim(expected[:cut])
             if session.wait_for(n, before) is None:
                 failures.append(
                     _report(block, command, text, session.output(n), "no match in time")
@@ -488,11 +495,13 @@ def run_block(session: Session, block: Block) -> list[str]:
             if cut is not None:
                 _signal(pid, signal.SIGINT)
                 session.finish(pid)
-                expected = [
-                    *before,
-                    *([expected[cut][2:]] if expected[cut][2:] else []),
-                    *expected[cut + 1 :],
-                ]
+                expected = _trim(
+                    [
+                        *before,
+                        *([expected[cut][2:]] if expected[cut][2:] else []),
+                        *expected[cut + 1 :],
+                    ]
+                )
         actual = session.output(n)
         bound = match(expected, actual, session.bindings)
         if bound is None:
