@@ -49,10 +49,12 @@ def test_detached_hub_outlives_the_starters_process_group(sh: Shell) -> None:
             assert os.getsid(pid) not in (os.getsid(0), os.getsid(starter.pid))
             assert os.getpgid(pid) != starter.pid
         finally:
+            # Hung up, then killed at once: a test run under nohup inherits SIGHUP
+            # ignored, so the hang-up alone may end nobody.
             os.killpg(starter.pid, signal.SIGHUP)
-            starter.wait(timeout=30)
             with contextlib.suppress(ProcessLookupError):  # the hang-up ended them all
                 os.killpg(starter.pid, signal.SIGKILL)
+            starter.wait(timeout=30)
     status = sh.run("status", "--no-start", "--json")
     assert status.returncode == cli.EXIT_OK, status.stderr
     assert json.loads(status.stdout)["pid"] == pid
