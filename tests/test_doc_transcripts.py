@@ -77,9 +77,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 HELPER = Path(__file__).resolve().parent / "doc_transcript_helper.py"
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-DEADLINE_S = float(
-    os.environ.get("HVDOC_DEADLINE_S", 60)
-)  # generous: a stuck command fails the test instead of hanging it
+# Generous: a stuck command fails the test instead of hanging it (HVDOC_DEADLINE_S=10
+# makes a doc writer's failing run quicker).
+DEADLINE_S = float(os.environ.get("HVDOC_DEADLINE_S", "60"))
 MARKER = re.compile(r"^\s*<!-- transcript: (.*?) -->\s*$")
 FENCE = re.compile(r"^(\s*)(```+|~~~+)")
 
@@ -380,6 +380,12 @@ class Session:
     def _out(self, n: int) -> Path:
         return self.root / f"out.{n}"
 
+    def helper_log(self) -> str:
+        """What the background helpers said, for a failure report."""
+        log = self.root / "helper.log"
+        text = log.read_text(errors="replace") if log.exists() else ""
+        return f"  background helpers said:\n{text}" if text.strip() else ""
+
     def output(self, n: int) -> list[str]:
         try:
             text = self._out(n).read_text(encoding="utf-8", errors="replace")
@@ -543,13 +549,61 @@ def test_shell_examples_print_what_the_docs_show(doc: Path) -> None:
     failures: list[str] = []
     for group in _sessions(blocks):
         session = Session()
+        found: list[str] = []
         try:
             for block in group:
-                failures += run_block(session, block)
+                found += run_block(session, block)
         except Broken as e:
-            failures.append(str(e))
+            found.append(str(e))
         except (TimeoutError, EOFError) as e:
-            failures.append(f"{doc.relative_to(ROOT)}: the session broke off: {e}")
+            found.append(f"{doc.relative_to(ROOT)}: the session broke off: {e}")
         finally:
+            if found:
+                found.append(session.helper_log())
             session.close()
+        failures += found
     assert not failures, "\n".join(failures)
+
+
+# -- the comparison itself: it must be able to say no ------------------------------
+
+
+def test_an_id_binds_once_and_its_prefixes_follow_it() -> None:
+    b = match(["4def33f64a515938"], ["0a1b2c3d4e5f6a7b"], {})
+    assert b == {"4def33f64a515938": "0a1b2c3d4e5f6a7b"}
+    assert match(["no prompt '4def33f6'"], ["no prompt '0a1b2c3d'"], b) == b
+    assert match(["4def33f64a515938"], ["ffffffffffffffff"], b) is None
+    # one real id cannot stand for two ids of the docs
+    assert match(["848d04de70efde31"], ["0a1b2c3d4e5f6a7b"], b) is None
+
+
+def test_what_varies_matches_and_what_does_not_vary_must_be_equal() -> None:
+    expected = [
+        "hive-rpc 0.1.0 pid 15749",
+        "socket   /tmp/hvdoc/hub.sock",
+        "4def33f64a515938  deployer  1s   in 14m   Deploy?  [yes / no]",
+        "at 2026-11-22T15:35:05+00:00; exit 4",
+    ]
+    actual = [
+        "hive-rpc 0.1.0 pid 812",
+        "socket /tmp/hvt-x/tmp/hvdoc/hub.sock",
+        "0a1b2c3d4e5f6a7b deployer 0s in 2h Deploy? [yes / no]",
+        "at 2026-11-24T05:01:00+00:00; exit 4",
+    ]
+    assert match(expected, actual, {}) is not None
+    for n, wrong in [
+        (1, "socket /tmp/hvt-x/hvdoc/other.sock"),
+        (2, "0a1b2c3d4e5f6a7b deployer 0s in 2h Deploy? [yes / no / later]"),
+        (3, "at 2026-11-24T05:01:00+00:00; exit 0"),
+    ]:
+        assert match(expected, [*actual[:n], wrong, *actual[n + 1 :]], {}) is None
+    assert match(expected, actual[:-1], {}) is None  # a line missing
+    assert match(expected, [*actual, "more"], {}) is None  # a line too many
+
+
+def test_dots_match_any_lines_or_any_text() -> None:
+    assert match(["a", "...", "z"], ["a", "z"], {}) is not None
+    assert match(["a", "...", "z"], ["a", "b", "c", "z"], {}) is not None
+    assert match(["a", "...", "z"], ["a", "b"], {}) is None
+    assert match(['{"id":1,...,"ok":true}'], ['{"id":1,"x":2,"ok":true}'], {}) is not None
+    assert match(['{"id":1,...,"ok":true}'], ['{"id":1,"x":2,"ok":false}'], {}) is None
