@@ -24,7 +24,65 @@ FAST = "(setq hive-rpc-idle-delay 0.2 hive-rpc-idle-delay-after-typing 0.2 hive-
 """Settings for tests about what happens inside a question, not about when it opens."""
 
 
-class EmacsSession:
+class TmuxEmacs:
+    """An `emacs -nw` in a detached tmux session (``name``) and the hub socket it
+    uses (``socket``): reading the screen, typing, waiting, and the CLI."""
+
+    name: str
+    socket: Path
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "hive_rpc", *args, "--socket", str(self.socket), "--no-start"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+
+    def screen(self) -> str:
+        return subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", self.name],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+
+    def minibuffer(self) -> str:
+        """The last line of the screen: the minibuffer / echo area."""
+        lines = self.screen().rstrip("\n").split("\n")
+        return lines[-1] if lines else ""
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+
+    def wait_for(self, done: Callable[[str], bool], timeout: float = 15) -> str:
+        """Poll the screen until `done(screen)` holds; fail with the screen after timeout."""
+        end = time.monotonic() + timeout
+        while True:
+            screen = self.screen()
+            if done(screen):
+                return screen
+            if time.monotonic() > end:
+                pytest.fail(f"timed out; the screen was:\n{screen}")
+            time.sleep(0.1)
+
+    def wait_until(self, done: Callable[[], bool], what: str, timeout: float = 30) -> None:
+        """Poll `done()` (the hub, a process) until it holds; fail with the screen."""
+        end = time.monotonic() + timeout
+        while not done():
+            if time.monotonic() > end:
+                pytest.fail(f"timed out waiting until {what}; the screen was:\n{self.screen()}")
+            time.sleep(0.1)
+
+    def kill_tmux(self) -> None:
+        if self.name:
+            subprocess.run(
+                ["tmux", "kill-session", "-t", f"={self.name}"], capture_output=True, check=False
+            )
+
+
+class EmacsSession(TmuxEmacs):
     """A hub, and an `emacs -nw` in a detached tmux session subscribed to it."""
 
     def __init__(self, root: Path, settings: str = "") -> None:
@@ -70,15 +128,6 @@ class EmacsSession:
         )
         self.wait_for(lambda screen: "*scratch*" in screen)
 
-    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "hive_rpc", *args, "--socket", str(self.socket), "--no-start"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-
     def ask(self, *args: str) -> str:
         done = self.cli("ask", *args)
         assert done.returncode == 0, done.stderr
@@ -87,38 +136,11 @@ class EmacsSession:
     def record(self, prompt_id: str) -> Any:
         return json.loads(self.cli("poll", prompt_id, "--json").stdout)
 
-    def screen(self) -> str:
-        return subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", self.name],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-
-    def minibuffer(self) -> str:
-        """The last line of the screen: the minibuffer / echo area."""
-        lines = self.screen().rstrip("\n").split("\n")
-        return lines[-1] if lines else ""
-
-    def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
-
     def type(self, text: str, pace: float = 0.12) -> None:
         """Type TEXT one key at a time, at about a person's pace."""
         for char in text:
             subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", char], check=True)
             time.sleep(pace)
-
-    def wait_for(self, done: Callable[[str], bool], timeout: float = 15) -> str:
-        """Poll the screen until `done(screen)` holds; fail with the screen after timeout."""
-        end = time.monotonic() + timeout
-        while True:
-            screen = self.screen()
-            if done(screen):
-                return screen
-            if time.monotonic() > end:
-                pytest.fail(f"timed out; the screen was:\n{screen}")
-            time.sleep(0.1)
 
     def wait_prompt(self, text: str, timeout: float = 15) -> str:
         """Wait until the minibuffer asks TEXT and takes keys (its opening moment is over)."""
@@ -132,7 +154,7 @@ class EmacsSession:
         self.keys("M-:", form, "Enter")
 
     def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True, check=False)
+        self.kill_tmux()
         if self.hub is None:
             return
         self.hub.terminate()

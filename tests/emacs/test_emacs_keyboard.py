@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,14 +20,6 @@ pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
     reason="needs emacs and tmux",
 )
-
-
-def wait_until(emacs: EmacsSession, done: Callable[[], bool], what: str) -> None:
-    end = time.monotonic() + 20
-    while not done():
-        if time.monotonic() > end:
-            pytest.fail(f"timed out waiting for {what}; the screen was:\n{emacs.screen()}")
-        time.sleep(0.1)
 
 
 def session(root: Path, settings: str = "") -> Iterator[EmacsSession]:
@@ -84,7 +76,7 @@ def test_words_typed_with_pauses_stay_in_the_buffer(emacs_defaults: EmacsSession
     # Once the human pauses (after a command that was not typing), it opens.
     emacs.wait_prompt("[deployer] Deploy to production? [yes / no]")
     emacs.keys("yes", "Enter")
-    wait_until(emacs, lambda: emacs.cli("poll", prompt_id).returncode == 0, "the answer")
+    emacs.wait_until(lambda: emacs.cli("poll", prompt_id).returncode == 0, "the answer")
     assert emacs.cli("poll", prompt_id).stdout.strip() == "yes"
     emacs.wait_for(lambda _: "hive-rpc: sent yes to deployer" in emacs.minibuffer())
 
@@ -142,7 +134,7 @@ def test_standard_editing_keys_edit_the_answer(emacs_fast: EmacsSession) -> None
     emacs.keys("C-y", "C-a", "C-d", "F", "C-e", "!")
     shows("Fix the flaky test!")
     emacs.keys("Enter")
-    wait_until(emacs, lambda: emacs.cli("poll", prompt_id).returncode == 0, "the answer")
+    emacs.wait_until(lambda: emacs.cli("poll", prompt_id).returncode == 0, "the answer")
     assert emacs.cli("poll", prompt_id).stdout.strip() == "Fix the flaky test!"
 
 
@@ -157,7 +149,7 @@ def test_choices_show_in_the_agents_order_and_complete(emacs_fast: EmacsSession)
     emacs.keys("n", "Tab")
     emacs.wait_for(lambda _: emacs.minibuffer().rstrip().endswith(": no"))
     emacs.keys("Enter")
-    wait_until(emacs, lambda: emacs.cli("poll", prompt_id).returncode == 0, "the answer")
+    emacs.wait_until(lambda: emacs.cli("poll", prompt_id).returncode == 0, "the answer")
     assert emacs.cli("poll", prompt_id).stdout.strip() == "no"
 
 
@@ -172,6 +164,6 @@ def test_c_c_c_k_declines_and_c_c_c_d_shows_details(emacs_fast: EmacsSession) ->
     assert "C-c C-k declines" in screen
     assert "[cleaner] Delete the cache?" in emacs.minibuffer()  # still asking
     emacs.keys("C-c", "C-k")
-    wait_until(emacs, lambda: emacs.cli("poll", prompt_id).returncode == 7, "the decline")
+    emacs.wait_until(lambda: emacs.cli("poll", prompt_id).returncode == 7, "the decline")
     assert emacs.cli("poll", prompt_id).stdout.strip() == "declined by human"
     emacs.wait_for(lambda _: "declined" in emacs.minibuffer())

@@ -18,14 +18,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-ELISP = Path(__file__).resolve().parents[2] / "elisp"
+from emacs_session import ELISP, TmuxEmacs
 
 pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
@@ -33,7 +31,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-class LoneEmacs:
+class LoneEmacs(TmuxEmacs):
     """An `emacs -nw` in a detached tmux session, with no hub started for it.
 
     Its environment points the hub's defaults into a private directory: the socket
@@ -97,58 +95,12 @@ class LoneEmacs:
         ).stdout
         return int(out)
 
-    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "hive_rpc", *args, "--socket", str(self.socket), "--no-start"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-
     def hub_pid(self) -> int | None:
         done = self.cli("status", "--json")
         return int(json.loads(done.stdout)["pid"]) if done.returncode == 0 else None
 
-    def screen(self) -> str:
-        return subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", self.name],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-
-    def minibuffer(self) -> str:
-        """The last line of the screen: the minibuffer / echo area."""
-        lines = self.screen().rstrip("\n").split("\n")
-        return lines[-1] if lines else ""
-
-    def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
-
-    def wait_for(self, done: Callable[[str], bool], timeout: float = 30) -> str:
-        """Poll the screen until `done(screen)` holds; fail with the screen after timeout."""
-        end = time.monotonic() + timeout
-        while True:
-            screen = self.screen()
-            if done(screen):
-                return screen
-            if time.monotonic() > end:
-                pytest.fail(f"timed out; the screen was:\n{screen}")
-            time.sleep(0.1)
-
-    def wait_until(self, done: Callable[[], bool], what: str, timeout: float = 30) -> None:
-        end = time.monotonic() + timeout
-        while not done():
-            if time.monotonic() > end:
-                pytest.fail(f"timed out waiting until {what}")
-            time.sleep(0.1)
-
     def close(self) -> None:
-        if self.name:
-            subprocess.run(
-                ["tmux", "kill-session", "-t", f"={self.name}"], capture_output=True, check=False
-            )
+        self.kill_tmux()
 
 
 def _gone(pid: int) -> bool:
