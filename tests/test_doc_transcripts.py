@@ -41,7 +41,8 @@ Markers, HTML comments on the lines right before a fence:
 - ``<!-- transcript: setup: COMMAND -->`` runs COMMAND first, unseen, in the session
   (it must succeed).  ``hvdoc_answer QUESTION -- ARGS...`` starts, in the background,
   the "other shell" of the docs: it answers QUESTION with ``hive-rpc answer ID ARGS``
-  as soon as it is asked (``tests/doc_transcript_helper.py``);
+  as soon as it is asked (``tests/doc_transcript_helper.py``), with ``--kill-hub``
+  before ``--`` after killing the hub with SIGKILL;
   ``hvdoc_call METHOD JSON`` makes one socket call (``hive/reportResult``);
   ``hvdoc_kill_when_awaited QUESTION`` kills the hub (SIGKILL) once a command
   waits on QUESTION's prompt; ``hvdoc_stop_hub`` stops the hub of the current
@@ -291,7 +292,8 @@ hvdoc_tmux() {  # a tmux server of two panes running cat, this shell "in" its pa
 }
 hvdoc_stop_hub() {
   local pid
-  pid=$(hive-rpc status --json --no-start | jq -r .pid) || return 1
+  pid=$(hive-rpc status --json --no-start |
+        "$HVDOC_PY" -c 'import json, sys; print(json.load(sys.stdin)["pid"])') || return 1
   kill "$pid" && while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
 }
 """
@@ -546,6 +548,11 @@ def test_markers_are_well_formed_and_say_why_a_block_is_not_run() -> None:
 @pytest.mark.parametrize("doc", TRANSCRIPT_DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_shell_examples_print_what_the_docs_show(doc: Path) -> None:
     blocks, _ = parse(doc)
+    text = " ".join(c.text for b in blocks if b.not_run is None for c in b.commands)
+    text += " ".join(m for b in blocks if b.not_run is None for m in b.markers)
+    for tool, used in [("tmux", "hvdoc_tmux"), ("jq", "jq "), ("curl", "curl ")]:
+        if used in text and shutil.which(tool) is None:
+            pytest.skip(f"{tool} is not installed (Debian: apt-get install {tool})")
     failures: list[str] = []
     for group in _sessions(blocks):
         session = Session()
