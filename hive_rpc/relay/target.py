@@ -50,4 +50,11 @@ class Target(Protocol):
         ...
 
 
-__all__ = ["DeliveryError", "Target", "TargetState"]
+def cannot_run(program: str, exc: OSError) -> str:
+    """Why ``program`` could not be started, in words a person can act on."""
+    if isinstance(exc, FileNotFoundError):
+        return f"{program} is not installed or not on PATH"
+    return f"cannot run {program}: {exc.strerror or exc}"
+
+
+__all__ = ["DeliveryError", "Target", "TargetState", "cannot_run"]

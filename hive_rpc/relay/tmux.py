@@ -22,7 +22,7 @@ import uuid
 
 import trio
 
-from hive_rpc.relay.target import DeliveryError, TargetState
+from hive_rpc.relay.target import DeliveryError, TargetState, cannot_run
 
 TAIL_LINES = 40
 """How many lines (history included) ``check`` reads for dialog detection."""
@@ -57,7 +57,7 @@ class TmuxTarget:
         try:
             return await self._check()
         except OSError as exc:
-            return TargetState(alive=False, reason=f"cannot run tmux: {exc}")
+            return TargetState(alive=False, reason=cannot_run("tmux", exc))
 
     async def _check(self) -> TargetState:
         # display-message resolves the address to a pane id, but leniently (tmux 3.3):
@@ -109,7 +109,7 @@ class TmuxTarget:
                 raise
             await self._run("send-keys", "-t", self.address, "Enter")
         except OSError as exc:
-            raise DeliveryError(f"cannot run tmux: {exc}") from None
+            raise DeliveryError(cannot_run("tmux", exc)) from None
 
     async def _run(self, *args: str, stdin: bytes = b"") -> None:
         done = await self._tmux(*args, stdin=stdin)

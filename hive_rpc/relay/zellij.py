@@ -40,7 +40,7 @@ import subprocess
 
 import trio
 
-from hive_rpc.relay.target import DeliveryError, TargetState
+from hive_rpc.relay.target import DeliveryError, TargetState, cannot_run
 
 TAIL_LINES = 40
 """How many of the viewport's last lines ``check`` keeps for dialog detection."""
@@ -86,7 +86,7 @@ class ZellijTarget:
         try:
             return await self._check()
         except OSError as exc:
-            return TargetState(alive=False, reason=f"cannot run zellij: {exc}")
+            return TargetState(alive=False, reason=cannot_run("zellij", exc))
 
     async def _check(self) -> TargetState:
         listed = await self._zellij("list-sessions", "--no-formatting", session=False)
@@ -154,7 +154,7 @@ class ZellijTarget:
             await self._run("action", verb, "--pane-id", self.pane_id, "--", text)
             await self._run("action", "write", "--pane-id", self.pane_id, ENTER)
         except OSError as exc:
-            raise DeliveryError(f"cannot run zellij: {exc}") from None
+            raise DeliveryError(cannot_run("zellij", exc)) from None
 
     async def _run(self, *args: str) -> None:
         done = await self._zellij(*args)

@@ -240,15 +240,3 @@ async def test_the_relay_delivers_through_the_standin(
     assert not held.delivered
     assert "dialog" in held.reason
     assert len(standin_zellij.pastes()) == 1
-
-
-async def test_no_zellij_on_path_is_reported(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("PATH", str(tmp_path))
-    target = ZellijTarget("agents:3")
-    state = await target.check()
-    assert not state.alive
-    assert state.reason.startswith("cannot run zellij: ")
-    with pytest.raises(DeliveryError, match="cannot run zellij"):
-        await target.type_text("hello")
