@@ -1,0 +1,249 @@
+"""Every limit on what a client may send or make the hub hold, each with its reason.
+
+Agents are untrusted input (docs/security.md).  Whatever a client sends is checked
+against these numbers at the door (``service.check_params``), so every face refuses
+the same thing with the same -32602 naming the limit; stores re-check rows on load
+(``problem``) so one over-limit row cannot stop a restart.  A limit lives here once:
+the table in docs/security.md is checked against ``LIMITS`` by a test.
+
+The JSON walk is iterative and linear in the size of the value: a value nested 980
+deep must be refused, not blow the interpreter's stack the way a recursive walk (or
+``json.dumps`` of it later, on restart) does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hive_rpc.core.errors import InvalidParams
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """One limit: its name in errors (``data.limit``), value, unit and why it exists."""
+
+    name: str
+    value: int
+    unit: str
+    reason: str
+
+
+def _limit(name: str, value: int, unit: str, reason: str) -> int:
+    LIMITS[name] = Limit(name, value, unit, reason)
+    return value
+
+
+LIMITS: dict[str, Limit] = {}
+"""Every limit by name, in the order docs/security.md lists them."""
+
+MAX_JSON_DEPTH = _limit(
+    "json_depth",
+    32,
+    "levels",
+    "nesting of any JSON value from a client (params, schema, answer, result); a flat "
+    "elicitation schema needs 4, and 980 levels broke the restart with RecursionError",
+)
+MAX_STRING_CHARS = _limit(
+    "string_chars",
+    1 << 20,
+    "characters",
+    "any one string in a client's value: the socket's frame is 1 MiB, HTTP must not allow more",
+)
+MAX_TOTAL_CHARS = _limit(
+    "total_chars",
+    4 << 20,
+    "characters",
+    "all strings and keys of one request's params together (the activity log keeps "
+    "results up to 4 MiB)",
+)
+MAX_NODES = _limit(
+    "json_nodes",
+    100_000,
+    "values",
+    "values (items, entries) in one request's params: bounds the time of every walk",
+)
+MAX_INT_BITS = _limit(
+    "int_bits",
+    1023,
+    "bits",
+    "an integer must fit a double: a 400-digit answer to a number field raised "
+    "OverflowError in the bounds check",
+)
+MAX_QUESTION_CHARS = _limit(
+    "question_chars",
+    65_536,
+    "characters",
+    "a question is read by a human in an editor; it is also the largest part of a "
+    "pending record held in memory",
+)
+MAX_NAME_CHARS = _limit(
+    "name_chars",
+    200,
+    "characters",
+    "agent ids, by, task ids, correlation ids: names, not documents",
+)
+MAX_CHOICES = _limit(
+    "choices",
+    100,
+    "choices",
+    "choices (and enum values of one schema field) a human can pick from",
+)
+MAX_SCHEMA_PROPERTIES = _limit(
+    "schema_properties",
+    50,
+    "fields",
+    "fields of one answer form",
+)
+MAX_SCHEMA_CHARS = _limit(
+    "schema_chars",
+    65_536,
+    "characters",
+    "all strings of one schema (titles, descriptions, enum values) together",
+)
+MAX_PENDING_PER_AGENT = _limit(
+    "pending_per_agent",
+    10_000,
+    "prompts",
+    "pending prompts one agent may hold: a runaway loop fills its own quota, not the hub",
+)
+MAX_PENDING = _limit(
+    "pending_total",
+    100_000,
+    "prompts",
+    "pending prompts in all: memory, the deadline heap and every subscriber's snapshot "
+    "grow with it",
+)
+MAX_REPLY_BYTES = _limit(
+    "reply_bytes",
+    8 << 20,
+    "bytes",
+    "a reply built for one request (hive/list without paging): a 263 MB reply held the "
+    "hub's memory and cut slow readers off",
+)
+LIST_PAGE_MAX = _limit(
+    "list_page",
+    1000,
+    "records",
+    "records in one page of hive/list or hivemind_list_pending (the default page is 100)",
+)
+MAX_CONNECTIONS = _limit(
+    "connections",
+    1000,
+    "connections",
+    "open editor-socket connections (fewer if the fd limit is lower): above it a "
+    "client gets one error and is closed, instead of the hub looping on EMFILE",
+)
+MAX_IN_FLIGHT = _limit(
+    "in_flight",
+    256,
+    "requests",
+    "requests one connection may have running at once (long polls included)",
+)
+LISTEN_BACKLOG = _limit(
+    "listen_backlog",
+    4096,
+    "connections",
+    "connects the kernel queues before the hub accepts them: 128 made a burst of ~180 "
+    "connects fail with EAGAIN (Linux caps it at net.core.somaxconn)",
+)
+LIST_PAGE_DEFAULT = 100
+"""Records in a page of ``hive/list`` when ``limit`` is not given with ``cursor``."""
+
+
+class LimitError(InvalidParams):
+    """A value is over one of the limits above; ``data.limit`` names it."""
+
+    def __init__(self, what: str, limit: str, detail: str) -> None:
+        entry = LIMITS[limit]
+        super().__init__(
+            f"{what}: {detail} (limit {limit}: {entry.value:,} {entry.unit})",
+            limit=limit,
+            max=entry.value,
+        )
+
+
+def check_value(
+    value: Any,
+    what: str,
+    *,
+    max_depth: int = MAX_JSON_DEPTH,
+    max_total_chars: int = MAX_TOTAL_CHARS,
+    total_limit: str = "total_chars",
+) -> None:
+    """Raise LimitError if JSON ``value`` is nested too deep, too large or holds an
+    integer too large for a double.  ``what`` names the value in the message.
+
+    Iterative, one visit per value: its cost is linear and its stack is a list.
+    Values that are not JSON types (a Python object in a test) are not refused here.
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    nodes = 0
+    chars = 0
+    while stack:
+        item, depth = stack.pop()
+        nodes += 1
+        if nodes > MAX_NODES:
+            raise LimitError(what, "json_nodes", f"more than {MAX_NODES:,} values")
+        if isinstance(item, str):
+            n = len(item)
+            if n > MAX_STRING_CHARS:
+                raise LimitError(what, "string_chars", f"a string of {n:,} characters")
+            chars += n
+        elif isinstance(item, bool) or item is None or isinstance(item, float):
+            continue
+        elif isinstance(item, int):
+            if item.bit_length() > MAX_INT_BITS:
+                raise LimitError(what, "int_bits", "an integer too large for a double")
+            continue
+        elif isinstance(item, dict | list):
+            if depth >= max_depth:
+                raise LimitError(what, "json_depth", f"nested deeper than {max_depth} levels")
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    chars += len(key) if isinstance(key, str) else 0
+                    stack.append((child, depth + 1))
+            else:
+                stack.extend((child, depth + 1) for child in item)
+        if chars > max_total_chars:
+            raise LimitError(what, total_limit, f"more than {max_total_chars:,} characters")
+
+
+def problem(value: Any, what: str = "value") -> str | None:
+    """Why ``value`` breaks a limit, or None: for a store re-checking a row on load."""
+    try:
+        check_value(value, what)
+    except LimitError as e:
+        return e.message
+    return None
+
+
+def record_problem(record: Any) -> str | None:
+    """Why a stored prompt record breaks a limit, or None: the JSON limits above plus
+    the question's length, so a store can quarantine the row instead of failing."""
+    if not isinstance(record, dict):
+        return f"record is a {type(record).__name__}, not an object"
+    found = problem(record, "record")
+    if found is not None:
+        return found
+    question = record.get("question")
+    if isinstance(question, str) and len(question) > MAX_QUESTION_CHARS:
+        return f"record: question of {len(question):,} characters (limit question_chars)"
+    return None
+
+
+def fits_double(value: int) -> bool:
+    """True if the integer can be compared with and converted to a float."""
+    return value.bit_length() <= MAX_INT_BITS
+
+
+__all__ = [
+    "LIMITS",
+    "LIST_PAGE_DEFAULT",
+    "Limit",
+    "LimitError",
+    "check_value",
+    "fits_double",
+    "problem",
+    "record_problem",
+]
