@@ -16,7 +16,10 @@ from hive_rpc.relay.text import (
     prepare,
 )
 
-UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e"
+    "\u2028\u2029\u2060-\u2064\u2066-\u2069\ufeff]"
+)
 
 
 @pytest.mark.parametrize(
@@ -34,6 +37,12 @@ UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e
         ("tabs\tand\nnewlines kept", "tabs\tand\nnewlines kept"),
         ("trailing whitespace  \n\n\t ", "trailing whitespace"),
         ("Grüße, 日本, 🐝", "Grüße, 日本, 🐝"),
+        # Invisible characters that make two strings look alike are dropped ...
+        ("r\u200bm -rf\u200c\u200d x", "rm -rf x"),
+        ("\ufeffbom\u2060joined\u2061\u2062\u2063\u2064", "bomjoined"),
+        ("ltr\u200emark\u200f", "ltrmark"),
+        # ... and line/paragraph separators are the newlines they stand for.
+        ("one\u2028two\u2029three", "one\ntwo\nthree"),
     ],
 )
 def test_prepare_cleans(raw: str, typed: str) -> None:
