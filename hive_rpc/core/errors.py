@@ -79,3 +79,12 @@ class LingNotFound(HiveError):
 
     code = -32006
     kind = "ling_not_found"
+
+
+class LimitReached(HiveError):
+    """A limit on what the hub holds was reached: pending prompts of one agent or in
+    all, or the size of one reply.  ``data.limit`` names it (see core/limits.py);
+    unlike -32602 the request itself was well formed, and may succeed later."""
+
+    code = -32012
+    kind = "limit_reached"

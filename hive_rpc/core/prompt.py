@@ -16,11 +16,9 @@ from enum import StrEnum
 from typing import Any
 
 from hive_rpc.core.errors import InvalidParams
+from hive_rpc.core.limits import MAX_CHOICES, MAX_NAME_CHARS, MAX_QUESTION_CHARS, LimitError
 from hive_rpc.core.schema import check_schema
 
-MAX_QUESTION_CHARS = 65_536
-MAX_CHOICES = 100
-MAX_NAME_CHARS = 200
 DEFAULT_MAX_LIFETIME_S = 24 * 60 * 60.0
 
 
@@ -128,7 +126,11 @@ def check_name(value: object, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidParams(f"{what} must be a non-empty string")
     if len(value) > MAX_NAME_CHARS:
-        raise InvalidParams(f"{what} is longer than {MAX_NAME_CHARS} characters")
+        raise InvalidParams(
+            f"{what} is longer than {MAX_NAME_CHARS} characters (limit name_chars)",
+            limit="name_chars",
+            max=MAX_NAME_CHARS,
+        )
     return value
 
 
@@ -159,7 +161,9 @@ def new_prompt(
     if not isinstance(question, str) or not question.strip():
         raise InvalidParams("question must be a non-empty string")
     if len(question) > MAX_QUESTION_CHARS:
-        raise InvalidParams(f"question is longer than {MAX_QUESTION_CHARS} characters")
+        raise LimitError(
+            "question", "question_chars", f"longer than {MAX_QUESTION_CHARS:,} characters"
+        )
     if choices is not None and schema is not None:
         raise InvalidParams("give either choices or schema, not both")
     checked_choices = _check_choices(choices) if choices is not None else None
@@ -198,7 +202,7 @@ def _check_choices(choices: object) -> tuple[str, ...]:
     if not choices:
         raise InvalidParams("choices must not be empty (omit it for a free-text answer)")
     if len(choices) > MAX_CHOICES:
-        raise InvalidParams(f"at most {MAX_CHOICES} choices are allowed")
+        raise LimitError("choices", "choices", f"at most {MAX_CHOICES} choices are allowed")
     if not all(isinstance(c, str) and c.strip() for c in choices):
         raise InvalidParams("every choice must be a non-empty string")
     if len(set(choices)) != len(choices):
