@@ -20,6 +20,7 @@ behind is dropped rather than allowed to slow the hub.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import heapq
 import itertools
@@ -33,8 +34,8 @@ from typing import Any
 
 import trio
 
-from hive_rpc.core import lifecycle
-from hive_rpc.core.errors import HiveError, InvalidParams, PromptNotFound
+from hive_rpc.core import lifecycle, limits
+from hive_rpc.core.errors import HiveError, InvalidParams, LimitReached, PromptNotFound
 from hive_rpc.core.prompt import (
     DEFAULT_MAX_LIFETIME_S,
     Action,
@@ -106,6 +107,8 @@ class Registry:
         self.max_lifetime_s = max_lifetime_s
         self._wall0 = time.time() - trio.current_time() if epoch is None else epoch
         self._pending: dict[str, Prompt] = {}
+        self._per_agent: collections.Counter[str] = collections.Counter()
+        """Pending prompts per agent, for the limit on them (core/limits.py)."""
         self._heap: list[tuple[float, int, str]] = []
         self._seq = itertools.count()
         self._timer: trio.CancelScope | None = None
@@ -163,6 +166,8 @@ class Registry:
                         await self._write(lifecycle.expire(prompt, now=self.now()), "expire")
 
     def _track(self, prompt: Prompt) -> None:
+        if prompt.id not in self._pending:
+            self._per_agent[prompt.agent_id] += 1
         self._pending[prompt.id] = prompt
         deadline = self._trio_deadline(prompt)
         heapq.heappush(self._heap, (deadline, next(self._seq), prompt.id))
@@ -189,7 +194,11 @@ class Registry:
             else:
                 self._pending[prompt.id] = prompt
             return
-        self._pending.pop(prompt.id, None)
+        gone = self._pending.pop(prompt.id, None)
+        if gone is not None:
+            self._per_agent[gone.agent_id] -= 1
+            if self._per_agent[gone.agent_id] <= 0:
+                del self._per_agent[gone.agent_id]
         if len(self._heap) > 2 * len(self._pending) + HEAP_SLACK:
             self._compact_heap()
         closed = self._closed.pop(prompt.id, None)
@@ -243,12 +252,32 @@ class Registry:
             max_lifetime_s=self.max_lifetime_s,
         )
         async with self._write_lock:
+            self._check_room(prompt.agent_id)
             await self.store.insert(prompt)
             self._track(prompt)
             self._publish(Change("ask", prompt))
         self._asked.set()
         self._asked = trio.Event()
         return prompt
+
+    def _check_room(self, agent_id: str) -> None:
+        """Refuse a new prompt over the pending limits (checked under the write lock,
+        so concurrent asks cannot overshoot them)."""
+        if len(self._pending) >= limits.MAX_PENDING:
+            raise LimitReached(
+                f"the hub holds {limits.MAX_PENDING:,} pending prompts, its limit "
+                "(pending_total); answer or cancel some first",
+                limit="pending_total",
+                max=limits.MAX_PENDING,
+            )
+        if self._per_agent[agent_id] >= limits.MAX_PENDING_PER_AGENT:
+            raise LimitReached(
+                f"agent {agent_id!r} has {limits.MAX_PENDING_PER_AGENT:,} pending prompts, "
+                "its limit (pending_per_agent); wait for answers or cancel some first",
+                limit="pending_per_agent",
+                max=limits.MAX_PENDING_PER_AGENT,
+                agent_id=agent_id,
+            )
 
     async def ingest(self, prompt: Prompt) -> None:
         """A record seen in a store shared with other hubs (NATS KV): their asks,
@@ -344,6 +373,19 @@ class Registry:
         """Pending prompts, oldest first; an agent sees only its own."""
         prompts = sorted(self._pending.values(), key=lambda p: p.created_at)
         return [p for p in prompts if agent_id is None or p.agent_id == agent_id]
+
+    def pending_page(
+        self, *, after: tuple[float, str] | None, limit: int, agent_id: str | None = COORDINATOR
+    ) -> list[Prompt]:
+        """Up to ``limit`` pending prompts after ``after`` (created_at, id), oldest
+        first: one pass and a bounded heap, never a sort of everything pending."""
+        chosen = (
+            p
+            for p in self._pending.values()
+            if (agent_id is None or p.agent_id == agent_id)
+            and (after is None or (p.created_at, p.id) > after)
+        )
+        return heapq.nsmallest(limit, chosen, key=lambda p: (p.created_at, p.id))
 
     async def find(
         self, prefix: str, *, agent_id: str | None = COORDINATOR, limit: int = 20

@@ -14,6 +14,7 @@ reaches every prompt.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -22,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from hive_rpc import __version__
 from hive_rpc.activity import ActivityLog
+from hive_rpc.core import limits
 from hive_rpc.core.dialogue import DEFAULT_MAX_TURNS
-from hive_rpc.core.errors import InvalidParams, MethodNotFound
+from hive_rpc.core.errors import InvalidParams, LimitReached, MethodNotFound
 from hive_rpc.core.prompt import Action, Prompt, check_name
 from hive_rpc.registry import Registry, Watch
 from hive_rpc.relay.emacs import DeliveryPeers
@@ -92,7 +94,11 @@ METHODS: dict[str, Method] = {
         "Answer a prompt (first answer wins).",
     ),
     "hive/cancel": Method(_spec(id=REQ_STR, by=STR, agent_id=STR), "Withdraw a pending prompt."),
-    "hive/list": Method(_spec(agent_id=STR), "Pending prompt records, oldest first."),
+    "hive/list": Method(
+        _spec(agent_id=STR, limit=NUM, cursor=STR),
+        "Pending prompt records, oldest first; with limit or cursor, one page "
+        '{"prompts": [...], "next_cursor": ...}.',
+    ),
     "hive/lookup": Method(
         _spec(prefix=REQ_STR, agent_id=STR),
         "Prompt records whose id starts with prefix (4 characters or more), any status, "
@@ -199,6 +205,11 @@ def check_params(method: str, params: dict[str, Any]) -> dict[str, Any]:
                     f"{method}: missing required parameter {name!r}", method=method, param=name
                 )
             continue
+        try:
+            limits.check_value(value, f"{method}: parameter {name!r}")
+        except limits.LimitError as e:
+            e.data.update(method=method, param=name)
+            raise
         ok = isinstance(value, _TYPES[param.type])
         if param.type == "number":
             ok = ok and not isinstance(value, bool) and _finite(value)
@@ -209,6 +220,53 @@ def check_params(method: str, params: dict[str, Any]) -> dict[str, Any]:
                 param=name,
             )
     return params
+
+
+def _fill(prompts: list[Prompt]) -> tuple[list[dict[str, Any]], bool]:
+    """Records of ``prompts`` in order while they fit the reply limit; True if all did.
+    At least one record is always taken, so a page always moves on."""
+    records: list[dict[str, Any]] = []
+    size = 0
+    for prompt in prompts:
+        record = prompt.to_record()
+        size += len(json.dumps(record, ensure_ascii=False, default=str)) + 1
+        if size > limits.MAX_REPLY_BYTES and records:
+            return records, False
+        records.append(record)
+    return records, True
+
+
+def _page_size(value: Any) -> int:
+    if value is None:
+        return limits.LIST_PAGE_DEFAULT
+    if not isinstance(value, int) or not 1 <= value <= limits.LIST_PAGE_MAX:
+        raise InvalidParams(
+            f"limit must be an integer from 1 to {limits.LIST_PAGE_MAX} (limit list_page)",
+            param="limit",
+            limit="list_page",
+            max=limits.LIST_PAGE_MAX,
+        )
+    return value
+
+
+def _encode_cursor(prompt: Prompt) -> str:
+    """Opaque to clients: where the page ended, as (created_at, id)."""
+    return f"{prompt.created_at!r}/{prompt.id}"
+
+
+def _decode_cursor(value: str | None) -> tuple[float, str] | None:
+    if value is None:
+        return None
+    stamp, slash, prompt_id = value.partition("/")
+    try:
+        created = float(stamp)
+    except ValueError:
+        created = math.nan
+    if not slash or not prompt_id or not math.isfinite(created):
+        raise InvalidParams(
+            f"cursor {value[:80]!r} is not a next_cursor from hive/list", param="cursor"
+        )
+    return created, prompt_id
 
 
 def _agent(p: dict[str, Any]) -> str | None:
@@ -411,8 +469,32 @@ class HubService:
         )
         return prompt.to_record()
 
-    async def _list(self, p: dict[str, Any]) -> list[dict[str, Any]]:
-        return [x.to_record() for x in self.registry.list_pending(agent_id=_agent(p))]
+    async def _list(self, p: dict[str, Any]) -> list[dict[str, Any]] | dict[str, Any]:
+        """Without ``limit`` or ``cursor``: every pending record, as before paging
+        existed, refused (LimitReached ``reply_bytes``) rather than built past the
+        reply limit.  With either: one page, cut short at the reply limit too."""
+        agent = _agent(p)
+        if p.get("limit") is None and p.get("cursor") is None:
+            records, complete = _fill(self.registry.list_pending(agent_id=agent))
+            if not complete:
+                raise LimitReached(
+                    f"hive/list: the pending prompts take more than "
+                    f"{limits.MAX_REPLY_BYTES:,} bytes (limit reply_bytes); ask for pages "
+                    'with "limit" and "cursor"',
+                    limit="reply_bytes",
+                    max=limits.MAX_REPLY_BYTES,
+                )
+            return records
+        size = _page_size(p.get("limit"))
+        after = _decode_cursor(p.get("cursor"))
+        page = self.registry.pending_page(after=after, limit=size + 1, agent_id=agent)
+        records, _ = _fill(page[:size])
+        more = len(records) < len(page)
+        last = page[len(records) - 1] if records else None
+        return {
+            "prompts": records,
+            "next_cursor": _encode_cursor(last) if more and last is not None else None,
+        }
 
     async def _lookup(self, p: dict[str, Any]) -> list[dict[str, Any]]:
         prefix = p["prefix"]
