@@ -69,6 +69,10 @@ class CliError(Exception):
     def __init__(self, message: str, code: int) -> None:
         super().__init__(message)
         self.code = code
+HUB_TIMEOUT_S = 30.0
+"""How long a command waits for the hub's answer to one call (``--hub-timeout``)."""
+LIST_PAGE = 1000
+"""Records ``list`` asks for per call (the hub's ``list_page`` limit)."""
 
 
 def outcome_code(record: dict[str, Any]) -> int:
@@ -143,7 +147,14 @@ def _table(records: list[dict[str, Any]]) -> str:
 
 
 async def _client(args: argparse.Namespace) -> HubClient:
-    return await connect_or_start(args.socket, args.data_dir, start=not args.no_start)
+    return await connect_or_start(
+        args.socket, args.data_dir, start=not args.no_start, timeout_s=_hub_timeout(args)
+    )
+
+
+def _hub_timeout(args: argparse.Namespace) -> float:
+    seconds: float = getattr(args, "hub_timeout", HUB_TIMEOUT_S)
+    return seconds
 
 
 def _as_agent(agent: str | None, **params: Any) -> dict[str, Any]:
@@ -274,7 +285,7 @@ async def cmd_answer(args: argparse.Namespace) -> int:
 
 async def cmd_list(args: argparse.Namespace) -> int:
     async with await _client(args) as client:
-        records = await client.call("hive/list", _as_agent(args.agent))
+        records = await _list_all(client, args.agent)
     if args.json:
         _print_json(records)
     else:
@@ -289,6 +300,29 @@ async def cmd_cancel(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(record)
     return EXIT_OK
+async def _list_all(client: HubClient, agent: str | None) -> list[dict[str, Any]]:
+    """Every pending record, page by page (the hub refuses one reply of them all
+    when they are many)."""
+    records: list[dict[str, Any]] = []
+    cursor: str | None = None
+    while True:
+        params = _as_agent(agent, limit=LIST_PAGE)
+        if cursor is not None:
+            params["cursor"] = cursor
+        try:
+            page = await client.call("hive/list", params)
+        except RemoteError as e:
+            if e.code == InvalidParams.code and "unknown parameter" in e.message:
+                # A hub older than paging: it answers the whole list.
+                whole: list[dict[str, Any]] = await client.call("hive/list", _as_agent(agent))
+                return whole
+            raise
+        records.extend(page["prompts"])
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return records
+
+
 
 
 def _store(text: str) -> str:
@@ -381,6 +415,7 @@ async def cmd_status(args: argparse.Namespace) -> int:
         counts = ", ".join(f"{n} {s}" for s, n in status["counts"].items())
         print(
             f"hive-rpc {status['version']} pid {status['pid']}\n"
+        hub.timeout_s = _hub_timeout(args)
             f"socket   {status['socket']}\n"
             f"data dir {status['data_dir']} ({status['store']} store)\n"
             f"prompts  {counts}"
@@ -620,6 +655,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--schema", help="a flat elicitation schema (JSON) for a structured answer")
     p.add_argument(
         "--timeout",
+    client.add_argument(
+        "--hub-timeout",
+        type=_seconds,
+        default=HUB_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"give up when the hub does not answer a call in this long (default "
+        f"{HUB_TIMEOUT_S:g}; added to a long poll's own wait)",
+    )
         type=_seconds,
         default=None,
         metavar="SECONDS",

@@ -41,6 +41,14 @@ class HubUnreachable(ConnectionError):
     """No hub answers on the socket (and none could be started)."""
 
 
+class HubTimeout(HubUnreachable):
+    """The hub took the request but did not answer in time (stopped, or stuck)."""
+
+
+LONG_POLLS = frozenset({"hive/await", "hive/awaitAsk"})
+"""Methods that wait on purpose for their ``timeout_s``: a call timeout adds to it."""
+
+
 class RemoteError(Exception):
     """The hub refused a request; ``code``, ``message`` and ``data`` are its JSON-RPC error."""
 
@@ -56,8 +64,12 @@ class RemoteError(Exception):
 
 
 class HubClient:
-    def __init__(self, stream: trio.abc.Stream) -> None:
+    def __init__(self, stream: trio.abc.Stream, path: Path | None = None) -> None:
         self._stream = stream
+        self.path = path
+        self.timeout_s: float | None = None
+        """Give up on a call after this long (``HubTimeout``); None waits for ever.
+        The CLI sets it (``--timeout``): a stopped hub must not hang a shell."""
         self._endpoint = Endpoint(max_body=REPLY_MAX_BYTES)
         self._inbox: collections.deque[Any] = collections.deque()
         self.notifications: collections.deque[Notification] = collections.deque()
@@ -70,7 +82,7 @@ class HubClient:
             if e.errno in (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK):
                 raise HubUnreachable(f"no hub answers on {path}") from None
             raise
-        return cls(stream)
+        return cls(stream, path)
 
     @property
     def stream(self) -> trio.abc.Stream:
@@ -115,6 +127,18 @@ class HubClient:
         return msg
 
     async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        if self.timeout_s is None:
+            return await self._call(method, params)
+        limit = self.timeout_s
+        waits = (params or {}).get("timeout_s") if method in LONG_POLLS else None
+        if isinstance(waits, int | float) and not isinstance(waits, bool):
+            limit += max(0.0, float(waits))
+        with trio.move_on_after(limit):
+            return await self._call(method, params)
+        where = f"the hub at {self.path}" if self.path is not None else "the hub"
+        raise HubTimeout(f"{where} did not answer in {limit:g} s")
+
+    async def _call(self, method: str, params: dict[str, Any] | None) -> Any:
         msg_id, data = self._endpoint.request(method, params)
         await self._stream.send_all(data)
         while True:
@@ -232,9 +256,23 @@ async def start_and_connect(
 
 
 async def connect_or_start(
-    socket: Path, data_dir: Path, *, start: bool = True, extra_args: list[str] | None = None
+    socket: Path,
+    data_dir: Path,
+    *,
+    start: bool = True,
+    extra_args: list[str] | None = None,
+    timeout_s: float | None = None,
 ) -> HubClient:
-    """Connect to the hub on ``socket``, starting one first if none answers."""
+    """Connect to the hub on ``socket``, starting one first if none answers; its
+    calls give up after ``timeout_s`` (None: never)."""
+    client = await _connect_or_start(socket, data_dir, start=start, extra_args=extra_args)
+    client.timeout_s = timeout_s
+    return client
+
+
+async def _connect_or_start(
+    socket: Path, data_dir: Path, *, start: bool, extra_args: list[str] | None
+) -> HubClient:
     try:
         return await HubClient.connect(socket)
     except HubUnreachable:

@@ -14,7 +14,7 @@ import pytest
 from hive_rpc import cli
 
 DOC = (Path(__file__).parent.parent / "docs" / "cli.md").read_text()
-COMMON = {"--socket", "--data-dir", "--no-start", "--json", "-h", "--help"}
+COMMON = {"--socket", "--data-dir", "--no-start", "--json", "--hub-timeout", "-h", "--help"}
 """Flags documented once, under "Common options"."""
 
 

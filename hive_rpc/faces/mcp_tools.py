@@ -135,6 +135,8 @@ class PendingAsk(BaseModel):
 class PendingList(BaseModel):
     count: int
     prompts: list[PendingAsk]
+    next_cursor: str | None = None
+    """More pending asks follow: pass it as ``cursor`` for the next page."""
 
 
 class AwaitedAsk(BaseModel):
@@ -434,13 +436,22 @@ class HiveMcp:
 
         @mcp.tool(
             name="hivemind_list_pending",
-            description="Coordinators: every pending ask from every agent, oldest first.",
+            description="Coordinators: pending asks from every agent, oldest first, one "
+            "page of at most `limit` (default 100, at most 1000); when next_cursor is set, "
+            "pass it as `cursor` for the next page.",
         )
-        async def hivemind_list_pending(ctx: Context) -> Annotated[CallToolResult, PendingList]:
+        async def hivemind_list_pending(
+            ctx: Context, limit: int = 100, cursor: str | None = None
+        ) -> Annotated[CallToolResult, PendingList]:
             async def work() -> CallToolResult:
-                prompts = [_pending(r) for r in await self._call("hive/list")]
-                listing = PendingList(count=len(prompts), prompts=prompts)
+                page = await self._call("hive/list", limit=limit, cursor=cursor)
+                prompts = [_pending(r) for r in page["prompts"]]
+                listing = PendingList(
+                    count=len(prompts), prompts=prompts, next_cursor=page["next_cursor"]
+                )
                 lines = [f"{p.ask_id} ({p.agent_id}): {p.question}" for p in prompts]
+                if listing.next_cursor is not None:
+                    lines.append(f"(more: cursor={listing.next_cursor})")
                 return _ok(listing, "\n".join(lines) or "no pending asks")
 
             return await _guarded(work())
