@@ -12,6 +12,7 @@ import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import ExitStack, asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -20,14 +21,15 @@ import trio
 from hive_rpc.activity import DEFAULT_TTL_S, ActivityLog
 from hive_rpc.agora import open_agora
 from hive_rpc.core.dialogue import Dialogue
-from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S, Prompt
+from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S
 from hive_rpc.faces.desktop_notify import run_desktop_notifications
 from hive_rpc.faces.editor_socket import bind_socket, remove_socket, serve_editor_socket
 from hive_rpc.paths import DB_NAME, HubLock, prepare_socket_dir, private_dir
-from hive_rpc.registry import open_registry
+from hive_rpc.registry import Registry, open_registry
 from hive_rpc.service import HubInfo, HubService
 from hive_rpc.store import MemoryStore, PromptStore, SqliteStore
-from hive_rpc.store.base import SharedStore
+from hive_rpc.store.base import RETENTION_BATCH, SharedStore
+from hive_rpc.store.records import UnreadableRecord, prompt_from_record
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +37,11 @@ ACTIVITY_BUFFER = 100_000
 """Changes the activity feed may fall behind by (it never blocks: it only appends)."""
 
 STORES = ("sqlite", "memory", "nats://HOST:PORT")
+DEFAULT_RETAIN_S = 30 * 86400.0
+"""How long closed prompts are kept (``serve --retain``): long enough to poll an old
+answer, short enough that the store does not grow without end."""
+RETENTION_EVERY_S = 3600.0
+"""How often the retention task looks for closed prompts past ``--retain``."""
 NATS_SCHEMES = ("nats://", "tls://")
 
 
@@ -55,6 +62,8 @@ class HubConfig:
     notify: bool = False
     """Raise desktop notifications for urgent prompts (the CLI turns it on; tests'
     in-process hubs stay quiet on a developer's desktop)."""
+    retain_s: float | None = DEFAULT_RETAIN_S
+    """Closed prompts older than this are deleted (``serve --retain``); None keeps all."""
 
 
 @asynccontextmanager
@@ -147,14 +156,53 @@ async def follow_shared_store(
 ) -> None:
     """What other hubs sharing the store change, made this hub's own: their prompts
     reach this hub's subscribers and waiters, their dialogues and lings its Agora."""
+    registry = service.registry
     async with store.changes() as changes:
         task_status.started()
         async for change in changes:
             if change.kind == "prompt":
-                if change.value is not None:
-                    await service.registry.ingest(Prompt.from_record(change.value))
+                if change.value is None:
+                    continue
+                try:
+                    prompt = prompt_from_record(change.key, change.value)
+                except UnreadableRecord as e:
+                    log.warning("store: skipping a change: %s", e)
+                    continue
+                try:
+                    await registry.ingest(prompt)
+                except Exception as e:  # the store could not be read: go on with the next
+                    registry.store_trouble("ingest", e)
+                else:
+                    registry.store_trouble("ingest", None)
             elif service.agora is not None:
                 service.agora.ingest(change.doc_kind, change.key, change.value)
+
+
+async def run_retention(
+    registry: Registry, retain_s: float, *, task_status: Any = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Delete closed prompts older than ``retain_s``, every ``RETENTION_EVERY_S``.
+
+    Off the hot path: small batches (``RETENTION_BATCH`` rows, one short statement
+    each) with a trio checkpoint between them, so requests run in between.  A failed
+    delete is store trouble like any other (``hive/status`` shows it), never fatal."""
+    task_status.started()
+    while True:
+        before = registry.now() - retain_s
+        deleted = 0
+        try:
+            while (n := await registry.store.prune_closed(before)) > 0:
+                deleted += n
+                if n < RETENTION_BATCH:
+                    break
+                await trio.lowlevel.checkpoint()
+        except Exception as e:
+            registry.store_trouble("retention", e)
+        else:
+            registry.store_trouble("retention", None)
+        if deleted:
+            log.info("retention: deleted %d closed prompts older than %g s", deleted, retain_s)
+        await trio.sleep(RETENTION_EVERY_S)
 
 
 async def _serve(
@@ -168,7 +216,9 @@ async def _serve(
         service = HubService(registry, info, activity=activity)
         async with trio.open_nursery() as nursery:
             if isinstance(store, SqliteStore):
-                await nursery.start(store.run_checkpoints)
+                await nursery.start(partial(store.run_checkpoints, trouble=registry.store_trouble))
+            if config.retain_s is not None:
+                await nursery.start(run_retention, registry, config.retain_s)
             service.agora = await open_agora(store, registry.now, service.delivery_peers, nursery)
             service.agora.on_event = _agora_activity(service)
             await nursery.start(feed_activity, service)

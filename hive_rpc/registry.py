@@ -21,9 +21,9 @@ behind is dropped rather than allowed to slow the hub.
 from __future__ import annotations
 
 import collections
-import contextlib
 import heapq
 import itertools
+import logging
 import math
 import time
 from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
@@ -35,7 +35,13 @@ from typing import Any
 import trio
 
 from hive_rpc.core import lifecycle, limits
-from hive_rpc.core.errors import HiveError, InvalidParams, LimitReached, PromptNotFound
+from hive_rpc.core.errors import (
+    AlreadyAnswered,
+    InvalidParams,
+    LimitReached,
+    PromptClosed,
+    PromptNotFound,
+)
 from hive_rpc.core.prompt import (
     DEFAULT_MAX_LIFETIME_S,
     Action,
@@ -46,10 +52,16 @@ from hive_rpc.core.prompt import (
 )
 from hive_rpc.store.base import PromptStore
 
+log = logging.getLogger(__name__)
+
 COORDINATOR = None
 """Pass ``agent_id=COORDINATOR`` (None) to act across agents: editors, CLI, coordinators."""
 
 WATCH_BUFFER = 1024
+STORE_RETRY_MIN_S = 1.0
+"""First wait before an expiry the store refused is tried again (then doubled)."""
+STORE_RETRY_MAX_S = 60.0
+"""Longest wait between two tries of a refused expiry: a freed disk is seen within it."""
 HEAP_SLACK = 1024
 
 
@@ -110,6 +122,11 @@ class Registry:
         self._per_agent: collections.Counter[str] = collections.Counter()
         """Pending prompts per agent, for the limit on them (core/limits.py)."""
         self._heap: list[tuple[float, int, str]] = []
+        self._retry: dict[str, float] = {}
+        """Overdue prompts whose expiry the store refused: trio time of the next try."""
+        self._retry_s = STORE_RETRY_MIN_S
+        self.degraded: dict[str, str] = {}
+        """Kinds of the hub's own store writes now failing, with the reason."""
         self._seq = itertools.count()
         self._timer: trio.CancelScope | None = None
         self._write_lock = trio.StrictFIFOLock()
@@ -130,12 +147,62 @@ class Registry:
     # --- lifecycle of the registry itself -------------------------------------
 
     async def _resume(self) -> None:
-        """Take back the store's pending prompts: expire the overdue, re-arm the rest."""
+        """Take back the store's pending prompts: expire the overdue, re-arm the rest.
+
+        An expiry the store refuses (a full disk) does not stop the start: the prompt
+        is tracked as pending and overdue, and the deadline task retries it."""
         for prompt in await self.store.pending():
             if prompt.deadline_at <= self.now():
-                await self._write(lifecycle.expire(prompt, now=prompt.deadline_at), "expire")
+                try:
+                    await self._write(lifecycle.expire(prompt, now=prompt.deadline_at), "expire")
+                except Exception as e:
+                    self.store_trouble("expire", e)
+                    self._track(prompt)
             else:
                 self._track(prompt)
+
+    # --- store trouble outside a request --------------------------------------
+
+    def store_trouble(self, kind: str, error: Exception | None) -> None:
+        """A store write the hub made on its own (``expire``, ``ingest``,
+        ``checkpoint``, ``retention``) failed (``error``) or worked again (None).
+
+        Nobody asked for it, so nobody gets an error: it is logged once per kind
+        until that kind works again, and ``hive/status`` shows ``degraded``."""
+        if error is None:
+            if self.degraded.pop(kind, None) is not None:
+                log.warning("store: %s writes work again", kind)
+            return
+        reason = str(getattr(error, "reason", "") or error)
+        if kind not in self.degraded:
+            log.error("store: %s write failed (%s); the hub goes on and retries", kind, reason)
+        self.degraded[kind] = reason
+
+    def degraded_reason(self) -> str | None:
+        """What ``hive/status`` shows as ``degraded``, e.g. ``store: database or disk
+        is full``; None while every store write works."""
+        return f"store: {next(iter(self.degraded.values()))}" if self.degraded else None
+
+    def _retry_later(self, prompt_id: str, at: float) -> None:
+        """Try the overdue prompt's expiry again at trio time ``at`` (its deadline
+        entry stays in the heap as a retry entry; see ``_due``)."""
+        self._retry[prompt_id] = at
+        heapq.heappush(self._heap, (at, next(self._seq), prompt_id))
+        if self._heap[0][2] == prompt_id:
+            self._arm()
+
+    def _due(self, prompt_id: str, deadline: float) -> Prompt | None:
+        """The pending prompt a heap entry is for, if the entry is still current: its
+        own deadline, or a retry of an expiry the store refused (while still overdue)."""
+        prompt = self._pending.get(prompt_id)
+        if prompt is None:
+            return None
+        own = self._trio_deadline(prompt)
+        if own == deadline:
+            return prompt
+        if self._retry.get(prompt_id) == deadline and own <= trio.current_time():
+            return prompt
+        return None  # answered, cancelled, or its countdown was stopped by typing
 
     async def _run_deadlines(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         task_status.started()
@@ -152,18 +219,38 @@ class Registry:
             self._timer.deadline = self._heap[0][0] if self._heap else math.inf
 
     async def _expire_due(self) -> None:
+        """Expire every prompt now due.  If the store refuses (a full disk), the rest
+        stay pending and overdue and are tried again after a backoff that doubles
+        up to ``STORE_RETRY_MAX_S``: a deadline in the heap, not a polling loop."""
+        retry_at: float | None = None
         while self._heap and self._heap[0][0] <= trio.current_time():
             deadline, _, prompt_id = heapq.heappop(self._heap)
-            prompt = self._pending.get(prompt_id)
-            if prompt is None or self._trio_deadline(prompt) != deadline:
-                continue  # answered, cancelled, or its countdown was stopped by typing
+            if self._due(prompt_id, deadline) is None:
+                continue
+            if retry_at is not None:  # the store just refused one: do not hammer it
+                self._retry_later(prompt_id, retry_at)
+                continue
             async with self._write_lock:
-                prompt = self._pending.get(prompt_id)
-                if prompt is not None and self._trio_deadline(prompt) == deadline:
-                    # A hub sharing the store may have closed it first: _write settles
-                    # memory to what the store holds, and the refusal is nobody's error.
-                    with contextlib.suppress(HiveError):
-                        await self._write(lifecycle.expire(prompt, now=self.now()), "expire")
+                prompt = self._due(prompt_id, deadline)
+                if prompt is None:
+                    continue
+                # A retried expiry happened at the deadline, not when the disk freed up.
+                retried = prompt_id in self._retry
+                at = min(self.now(), prompt.deadline_at) if retried else self.now()
+                try:
+                    await self._write(lifecycle.expire(prompt, now=at), "expire")
+                except (AlreadyAnswered, PromptClosed):
+                    # A hub sharing the store closed it first: _write settled memory to
+                    # what the store holds, and the refusal is nobody's error.
+                    pass
+                except Exception as e:
+                    self.store_trouble("expire", e)
+                    retry_at = trio.current_time() + self._retry_s
+                    self._retry_s = min(2 * self._retry_s, STORE_RETRY_MAX_S)
+                    self._retry_later(prompt_id, retry_at)
+                    continue
+                self._retry_s = STORE_RETRY_MIN_S
+                self.store_trouble("expire", None)
 
     def _track(self, prompt: Prompt) -> None:
         if prompt.id not in self._pending:
@@ -195,6 +282,7 @@ class Registry:
                 self._pending[prompt.id] = prompt
             return
         gone = self._pending.pop(prompt.id, None)
+        self._retry.pop(prompt.id, None)
         if gone is not None:
             self._per_agent[gone.agent_id] -= 1
             if self._per_agent[gone.agent_id] <= 0:
@@ -209,7 +297,8 @@ class Registry:
         """Drop the entries of closed prompts, so the heap grows with what is pending,
         not with what was recently asked.  Amortised: it runs once per HEAP_SLACK closes."""
         self._heap = [
-            (self._trio_deadline(p), next(self._seq), p.id) for p in self._pending.values()
+            (self._retry.get(p.id, self._trio_deadline(p)), next(self._seq), p.id)
+            for p in self._pending.values()
         ]
         heapq.heapify(self._heap)
         self._arm()

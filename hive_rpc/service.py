@@ -529,6 +529,7 @@ class HubService:
             "max_lifetime_s": self.registry.max_lifetime_s,
             "counts": await self.registry.counts(),
             "live": self.registry.statistics(),
+            "degraded": self.registry.degraded_reason(),
         }
 
     @staticmethod

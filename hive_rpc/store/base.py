@@ -6,7 +6,35 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
+from hive_rpc.core.errors import HiveError
 from hive_rpc.core.prompt import Prompt, Status
+
+RETENTION_BATCH = 500
+"""Closed prompts deleted per statement by ``prune_closed``: small enough that the
+hub's other writes never wait long behind one."""
+
+
+class StoreWriteFailed(HiveError):
+    """The local store refused a write (a full disk, an I/O error): nothing was saved.
+
+    Same code and kind as NATS's ``StoreUnavailable``: to a client both mean "the hub
+    could not save this, try again later"."""
+
+    code = -32007
+    kind = "store_unavailable"
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(
+            f"the store ({where}) could not save: {reason}; nothing was saved; "
+            "try again once it has room (`hive-rpc doctor` checks it)",
+            reason=reason,
+        )
+        self.reason = reason
+
+
+class StoreCorrupt(RuntimeError):
+    """The store's file is damaged or made by a newer hive-rpc: the hub cannot start
+    on it.  The message says what to run."""
 
 
 class PromptStore(Protocol):
@@ -41,6 +69,11 @@ class PromptStore(Protocol):
 
     async def counts(self) -> dict[str, int]:
         """How many prompts are in each status (every status present, zero included)."""
+
+    async def prune_closed(self, before: float, *, limit: int = RETENTION_BATCH) -> int:
+        """Delete up to ``limit`` closed prompts created before ``before`` (wall-clock
+        seconds); how many went.  The hub calls it until it returns less than
+        ``limit`` (``--retain``), so the store does not grow without end."""
 
     async def put_document(self, kind: str, key: str, body: dict[str, Any]) -> None:
         """Save (insert or replace) one JSON document of ``kind`` (``dialogue``,

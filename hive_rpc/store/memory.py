@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hive_rpc.core.prompt import Prompt, Status
+from hive_rpc.store.base import RETENTION_BATCH
 
 
 class MemoryStore:
@@ -44,6 +45,14 @@ class MemoryStore:
         for p in self._prompts.values():
             counts[p.status.value] += 1
         return counts
+
+    async def prune_closed(self, before: float, *, limit: int = RETENTION_BATCH) -> int:
+        old = [i for i, p in self._prompts.items() if not p.is_pending and p.created_at < before][
+            :limit
+        ]
+        for prompt_id in old:
+            del self._prompts[prompt_id]
+        return len(old)
 
     async def put_document(self, kind: str, key: str, body: dict[str, Any]) -> None:
         self._documents[kind, key] = body

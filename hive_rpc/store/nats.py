@@ -53,6 +53,8 @@ from nats.js.kv import KV_DEL, KV_OP, KV_PURGE, KeyValue
 from hive_rpc.aio_bridge import AsyncioThread, open_asyncio_thread
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.prompt import Prompt, Status
+from hive_rpc.store.base import RETENTION_BATCH
+from hive_rpc.store.records import PromptUnreadable, UnreadableRecord, decode_prompt
 
 log = logging.getLogger(__name__)
 
@@ -176,6 +178,8 @@ class NatsStore:
         self._watches: set[_Watch] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._last_created_ns = 0
+        self.unreadable: dict[str, str] = {}
+        """Prompt ids whose records this hub could not read, with the reason."""
 
     # -- crossing to asyncio -------------------------------------------------------
 
@@ -231,7 +235,7 @@ class NatsStore:
                 entry = await self._prompts.get(key)
             except nats.js.errors.KeyNotFoundError:
                 raise KeyError(f"prompt {prompt.id} is not in the store") from None
-            current = Prompt.from_record(json.loads(entry.value or b"{}"))
+            current = self._decode_or_raise(prompt.id, entry.value or b"{}")
             if current.status is not expected:
                 return current
             try:
@@ -249,18 +253,60 @@ class NatsStore:
             entry = await self._prompts.get(encode_name(prompt_id))
         except nats.js.errors.KeyNotFoundError:
             return None
-        return Prompt.from_record(json.loads(entry.value or b"{}"))
+        return self._decode_or_raise(prompt_id, entry.value or b"{}")
+
+    def _decode_or_raise(self, prompt_id: str, value: bytes) -> Prompt:
+        try:
+            return decode_prompt(prompt_id, value)
+        except UnreadableRecord as e:
+            self._note_unreadable(e)
+            raise PromptUnreadable(prompt_id, e.reason) from None
+
+    def _note_unreadable(self, error: UnreadableRecord) -> None:
+        """Log an unreadable record once per hub: it stays in the bucket (other hubs
+        share it), skipped by every scan; ``unreadable`` lists it."""
+        if error.prompt_id not in self.unreadable:
+            log.warning("store: skipping %s", error)
+        self.unreadable[error.prompt_id] = error.reason
+
+    def _readable(self, records: list[KeyValue.Entry]) -> list[Prompt]:
+        found = []
+        for entry in records:
+            if not entry.value:
+                continue
+            try:
+                found.append(decode_prompt(decode_name(entry.key), entry.value))
+            except UnreadableRecord as e:
+                self._note_unreadable(e)
+            except (binascii.Error, UnicodeDecodeError):
+                log.warning("store: skipping a key hive-rpc did not write: %s", entry.key)
+        return found
 
     async def pending(self) -> list[Prompt]:
+        """Every readable pending prompt; an unreadable one is logged and skipped."""
         records = await self._call(False, self._aio_scan, self._prompts, ">")
-        found = [Prompt.from_record(json.loads(e.value)) for e in records if e.value]
-        pending = [p for p in found if p.status is Status.PENDING]
+        pending = [p for p in self._readable(records) if p.status is Status.PENDING]
         return sorted(pending, key=lambda p: p.created_at)
 
     async def find(self, prefix: str) -> list[Prompt]:
         records = await self._call(False, self._aio_scan, self._prompts, ">")
-        found = [Prompt.from_record(json.loads(e.value)) for e in records if e.value]
+        found = self._readable(records)
         return sorted((p for p in found if p.id.startswith(prefix)), key=lambda p: p.created_at)
+
+    async def prune_closed(self, before: float, *, limit: int = RETENTION_BATCH) -> int:
+        """Purge up to ``limit`` closed prompts created before ``before``.  Every hub
+        sharing the bucket may run it; purging a purged key changes nothing."""
+        records = await self._call(False, self._aio_scan, self._prompts, ">")
+        old = [p.id for p in self._readable(records) if not p.is_pending and p.created_at < before][
+            :limit
+        ]
+        if old:
+            await self._call(True, self._aio_purge, old)
+        return len(old)
+
+    async def _aio_purge(self, prompt_ids: list[str]) -> None:
+        for prompt_id in prompt_ids:
+            await self._prompts.purge(encode_name(prompt_id))
 
     async def counts(self) -> dict[str, int]:
         records = await self._call(False, self._aio_scan, self._prompts, ">")

@@ -24,13 +24,20 @@ the log; ``journal_size_limit`` then gives the file's space back.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import trio
 
 from hive_rpc.core.prompt import Prompt, Status
+from hive_rpc.store.base import RETENTION_BATCH, StoreCorrupt, StoreWriteFailed
+from hive_rpc.store.records import PromptUnreadable, UnreadableRecord, decode_prompt
+
+log = logging.getLogger(__name__)
 
 CHECKPOINT_EVERY = 1000
 """Commits between two checkpoints (SQLite's own default is 1000 WAL pages)."""
@@ -39,7 +46,7 @@ BACKSTOP_PAGES = 4000
 WAL_LIMIT_BYTES = 64 << 20
 """What a rewound WAL file is truncated to (``journal_size_limit``)."""
 
-SCHEMA = """
+BASE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS prompts (
     id         TEXT PRIMARY KEY,
     agent_id   TEXT NOT NULL,
@@ -56,15 +63,67 @@ CREATE TABLE IF NOT EXISTS documents (
     PRIMARY KEY (kind, key)
 );
 """
+"""Schema version 0: the tables as every hive-rpc before versioning made them."""
+
+MIGRATIONS: tuple[str, ...] = (
+    # 0 -> 1: rows a hub could not read are set aside here, with the reason, instead
+    # of stopping its restart (issue 11); ``hive-rpc doctor`` lists them.
+    """
+    CREATE TABLE IF NOT EXISTS quarantine (
+        source         TEXT NOT NULL,
+        id             TEXT NOT NULL,
+        record         TEXT,
+        reason         TEXT NOT NULL,
+        quarantined_at REAL NOT NULL,
+        PRIMARY KEY (source, id)
+    );
+    """,
+)
+"""``MIGRATIONS[n]`` takes a file from schema version n to n+1 (``PRAGMA
+user_version``), each in its own transaction.  Add one for every change to the
+tables, never edit one that shipped: a user's file may be at any earlier version."""
+SCHEMA_VERSION = len(MIGRATIONS)
+
+_CORRUPT = {"SQLITE_CORRUPT", "SQLITE_NOTADB"}
+
+
+def is_corruption(error: sqlite3.Error) -> bool:
+    """True if SQLite says the file is damaged (or not a database at all)."""
+    name = getattr(error, "sqlite_errorname", "")
+    return name.startswith(tuple(_CORRUPT)) or "malformed" in str(error)
+
+
+def corrupt(path: Path, error: sqlite3.Error) -> StoreCorrupt:
+    """The error a hub gives for a damaged file: what happened and what to run."""
+    return StoreCorrupt(
+        f"the prompt store {path} is damaged ({error}); run `hive-rpc doctor` to see "
+        "what can be read, then `hive-rpc doctor --recover` (with the hub stopped) to "
+        "copy every readable row into a new file, keeping the old one"
+    )
+
+
+def migrate(db: sqlite3.Connection, path: Path) -> int:
+    """Bring the file at ``db`` to ``SCHEMA_VERSION``; the version it had."""
+    found = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if found > SCHEMA_VERSION:
+        raise StoreCorrupt(
+            f"the prompt store {path} was made by a newer hive-rpc (schema version "
+            f"{found}; this one knows up to {SCHEMA_VERSION}): upgrade hive-rpc, or "
+            "point --data-dir elsewhere"
+        )
+    if found == 0:
+        db.executescript(BASE_SCHEMA)
+    for version in range(found, SCHEMA_VERSION):
+        db.executescript(
+            f"BEGIN; {MIGRATIONS[version]}; PRAGMA user_version = {version + 1}; COMMIT;"
+        )
+        log.info("prompt store %s: schema version %d -> %d", path, version, version + 1)
+    return found
 
 
 def _dump(prompt: Prompt) -> str:
     # ASCII escapes keep any string Python can hold storable, lone surrogates included.
     return json.dumps(prompt.to_record(), separators=(",", ":"))
-
-
-def _load(text: str) -> Prompt:
-    return Prompt.from_record(json.loads(text))
 
 
 class SqliteStore:
@@ -73,27 +132,63 @@ class SqliteStore:
     kind = "sqlite"
 
     def __init__(self, path: Path, *, checkpoint_every: int = CHECKPOINT_EVERY) -> None:
+        """Open (or create) the file and bring its schema up to date.
+
+        Raises ``StoreCorrupt`` naming ``hive-rpc doctor`` when the file is damaged,
+        rather than SQLite's bare "database disk image is malformed"."""
         self.path = path
+        self.where = f"SQLite at {path}"
         self.checkpoint_every = checkpoint_every
         self.checkpoints = 0
+        self.schema_version_found = 0
+        """The file's schema version before this hub migrated it (tests, doctor)."""
         self._commits = 0
         self._checkpoint_due = trio.Event()
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._db = sqlite3.connect(path, isolation_level=None)
-        path.chmod(0o600)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=5000")
-        self._db.executescript(SCHEMA)
+        try:
+            path.chmod(0o600)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA busy_timeout=5000")
+            self.schema_version_found = migrate(self._db, path)
+        except sqlite3.Error as e:
+            self._db.close()
+            if is_corruption(e):
+                raise corrupt(path, e) from None
+            raise StoreWriteFailed(self.where, str(e)) from None
+        except BaseException:
+            self._db.close()
+            raise
 
     def _committed(self) -> None:
         self._commits += 1
         if self._commits >= self.checkpoint_every:
             self._checkpoint_due.set()
 
-    async def run_checkpoints(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        """Run WAL checkpoints in a worker thread until cancelled (see the module doc)."""
+    def _write(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
+        """One committed statement; a refused write (full disk ...) becomes
+        ``StoreWriteFailed``, which every face reports as -32007."""
+        try:
+            cur = self._db.execute(sql, params)
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.Error as e:
+            raise StoreWriteFailed(self.where, str(e)) from None
+        self._committed()
+        return cur
+
+    async def run_checkpoints(
+        self,
+        *,
+        trouble: Callable[[str, Exception | None], None] | None = None,
+        task_status: Any = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Run WAL checkpoints in a worker thread until cancelled (see the module doc).
+
+        A checkpoint that fails (a full disk) is reported to ``trouble`` and tried
+        again at the next one due: it never ends the hub."""
         checkpointer = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_PAGES}")
         try:
@@ -102,28 +197,84 @@ class SqliteStore:
                 await self._checkpoint_due.wait()
                 self._checkpoint_due = trio.Event()
                 self._commits = 0
-                await trio.to_thread.run_sync(
-                    checkpointer.execute, "PRAGMA wal_checkpoint(PASSIVE)"
-                )
+                try:
+                    await trio.to_thread.run_sync(
+                        checkpointer.execute, "PRAGMA wal_checkpoint(PASSIVE)"
+                    )
+                except sqlite3.Error as e:
+                    if trouble is None:
+                        raise
+                    trouble("checkpoint", StoreWriteFailed(self.where, str(e)))
+                    continue
+                if trouble is not None:
+                    trouble("checkpoint", None)
                 self.checkpoints += 1
         finally:
             self._db.execute("PRAGMA wal_autocheckpoint=1000")
             checkpointer.close()
 
+    # --- reading rows without trusting them -----------------------------------
+
+    def _decode(self, prompt_id: str, text: str) -> Prompt | None:
+        """The row's prompt, or None once an unreadable row is set aside."""
+        try:
+            return decode_prompt(prompt_id, text)
+        except UnreadableRecord as e:
+            self._set_aside("prompt", prompt_id, text, e.reason)
+            return None
+
+    def _set_aside(self, source: str, key: str, text: str | None, reason: str) -> None:
+        """Move an unreadable row into ``quarantine`` (kept for ``hive-rpc doctor``).
+
+        If even that write fails (a full disk) the row stays where it is, skipped
+        again next time: the hub goes on either way."""
+        log.warning("store: set aside unreadable %s %s: %s", source, key, reason)
+        table, where = (
+            ("prompts", "id = ?") if source == "prompt" else ("documents", "kind || '/' || key = ?")
+        )
+        try:
+            self._db.execute("BEGIN")
+            self._db.execute(
+                "INSERT OR REPLACE INTO quarantine (source, id, record, reason, quarantined_at)"
+                " VALUES (?,?,?,?,?)",
+                (source, key, text, reason, time.time()),
+            )
+            self._db.execute(f"DELETE FROM {table} WHERE {where}", (key,))
+            self._db.execute("COMMIT")
+        except sqlite3.Error as e:
+            log.warning("store: could not set %s %s aside: %s", source, key, e)
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+
+    def quarantined(self) -> list[dict[str, Any]]:
+        """Rows set aside, oldest first: ``source``, ``id``, ``reason``, ``quarantined_at``."""
+        rows = self._db.execute(
+            "SELECT source, id, reason, quarantined_at FROM quarantine ORDER BY quarantined_at"
+        ).fetchall()
+        return [
+            dict(zip(("source", "id", "reason", "quarantined_at"), r, strict=True)) for r in rows
+        ]
+
+    def _unreadable(self, prompt_id: str) -> PromptUnreadable | None:
+        row = self._db.execute(
+            "SELECT reason FROM quarantine WHERE source = 'prompt' AND id = ?", (prompt_id,)
+        ).fetchone()
+        return PromptUnreadable(prompt_id, row[0]) if row else None
+
+    # --- the PromptStore protocol ---------------------------------------------
+
     async def insert(self, prompt: Prompt) -> None:
-        self._db.execute(
+        self._write(
             "INSERT INTO prompts (id, agent_id, status, created_at, record) VALUES (?,?,?,?,?)",
             (prompt.id, prompt.agent_id, prompt.status.value, prompt.created_at, _dump(prompt)),
         )
-        self._committed()
 
     async def update(self, prompt: Prompt, *, expected: Status) -> Prompt | None:
-        cur = self._db.execute(
+        cur = self._write(
             "UPDATE prompts SET status = ?, record = ? WHERE id = ? AND status = ?",
             (prompt.status.value, _dump(prompt), prompt.id, expected.value),
         )
         if cur.rowcount == 1:
-            self._committed()
             return None
         current = await self.get(prompt.id)
         if current is None:
@@ -131,25 +282,48 @@ class SqliteStore:
         return current
 
     async def get(self, prompt_id: str) -> Prompt | None:
+        """The prompt, None if there is none, or ``PromptUnreadable`` (-32008) if its
+        row cannot be read (it is set aside on the way)."""
         row = self._db.execute("SELECT record FROM prompts WHERE id = ?", (prompt_id,)).fetchone()
-        return _load(row[0]) if row else None
+        if row is not None:
+            prompt = self._decode(prompt_id, row[0])
+            if prompt is not None:
+                return prompt
+        unreadable = self._unreadable(prompt_id)
+        if unreadable is not None:
+            raise unreadable
+        return None
 
     async def pending(self) -> list[Prompt]:
-        rows = self._db.execute(
-            "SELECT record FROM prompts WHERE status = 'pending' ORDER BY created_at"
-        ).fetchall()
-        return [_load(r[0]) for r in rows]
+        """Every readable pending prompt; an unreadable row is set aside and logged
+        with its id, so one bad row cannot stop a restart."""
+        try:
+            rows = self._db.execute(
+                "SELECT id, record FROM prompts WHERE status = 'pending' ORDER BY created_at"
+            ).fetchall()
+        except sqlite3.DatabaseError as e:
+            if is_corruption(e):
+                raise corrupt(self.path, e) from None
+            raise
+        found = (self._decode(i, text) for i, text in rows)
+        return [p for p in found if p is not None]
 
     async def find(self, prefix: str) -> list[Prompt]:
         # A range on the primary key, so the lookup reads the matches, not the table:
         # ids starting with prefix sort from prefix up to prefix + the last code point
         # (hub ids are hex; the substr check keeps the answer exact for any prefix).
         rows = self._db.execute(
-            "SELECT record FROM prompts WHERE id >= ?1 AND id <= ?1 || ?2"
+            "SELECT id, record FROM prompts WHERE id >= ?1 AND id <= ?1 || ?2"
             " AND substr(id, 1, length(?1)) = ?1 ORDER BY created_at",
             (prefix, "\U0010ffff"),
         ).fetchall()
-        return [_load(r[0]) for r in rows]
+        readable = [p for p in (self._decode(i, text) for i, text in rows) if p is not None]
+        if not any(p.id == prefix for p in readable):
+            # A whole id whose row was set aside: say so (-32008), not "no prompt".
+            unreadable = self._unreadable(prefix)
+            if unreadable is not None:
+                raise unreadable
+        return readable
 
     async def counts(self) -> dict[str, int]:
         counts = {s.value: 0 for s in Status}
@@ -157,24 +331,48 @@ class SqliteStore:
             counts[status] = n
         return counts
 
+    async def prune_closed(self, before: float, *, limit: int = RETENTION_BATCH) -> int:
+        # One status at a time, so each statement walks the (status, created_at) index.
+        left = limit
+        for status in Status:
+            if status is Status.PENDING or left <= 0:
+                continue
+            cur = self._write(
+                "DELETE FROM prompts WHERE id IN (SELECT id FROM prompts"
+                " WHERE status = ? AND created_at < ? LIMIT ?)",
+                (status.value, before, left),
+            )
+            left -= cur.rowcount
+        return limit - left
+
     async def put_document(self, kind: str, key: str, body: dict[str, Any]) -> None:
         text = json.dumps(body, separators=(",", ":"))
-        self._db.execute(
+        self._write(
             "INSERT INTO documents (kind, key, body) VALUES (?,?,?) "
             "ON CONFLICT (kind, key) DO UPDATE SET body = excluded.body",
             (kind, key, text),
         )
-        self._committed()
 
     async def documents(self, kind: str) -> list[dict[str, Any]]:
+        """Every readable document of ``kind``; an unreadable one is set aside."""
         rows = self._db.execute(
-            "SELECT body FROM documents WHERE kind = ? ORDER BY rowid", (kind,)
+            "SELECT key, body FROM documents WHERE kind = ? ORDER BY rowid", (kind,)
         ).fetchall()
-        return [json.loads(r[0]) for r in rows]
+        found = []
+        for key, text in rows:
+            try:
+                body = json.loads(text)
+            except (ValueError, RecursionError) as e:
+                self._set_aside("document", f"{kind}/{key}", text, f"not JSON ({e})")
+                continue
+            if not isinstance(body, dict):
+                self._set_aside("document", f"{kind}/{key}", text, "not a JSON object")
+                continue
+            found.append(body)
+        return found
 
     async def delete_document(self, kind: str, key: str) -> bool:
-        cur = self._db.execute("DELETE FROM documents WHERE kind = ? AND key = ?", (kind, key))
-        self._committed()
+        cur = self._write("DELETE FROM documents WHERE kind = ? AND key = ?", (kind, key))
         return cur.rowcount == 1
 
     async def aclose(self) -> None:
