@@ -30,7 +30,7 @@
 ;; `hive-rpc-ling-offer-delivery' is nil.  It then answers two
 ;; requests from the hub:
 ;;
-;;   hive/bufferState {buffer}       -> {exists, alive, mode, tail}
+;;   hive/bufferState {buffer}       -> {exists, alive, mode, tail, pid}
 ;;   hive/deliver     {buffer, text} -> {delivered: true}
 ;;
 ;; The text is typed as data, as one paste where the terminal supports
@@ -241,17 +241,20 @@ digits, `_', `-' and `.' becomes a single `-'; for example
 The result says whether the buffer exists, whether it is a
 terminal whose process runs (alive), its kind of terminal (mode:
 vterm, eat, term, comint, or the major mode of any other buffer),
-and the text of its last lines (tail)."
+the text of its last lines (tail) and the id of its process (pid),
+from which the hub tells whether a shell or an agent runs there."
   (hive-rpc-ling--check-offer)
   (let* ((name (hive-rpc-ling--string-param params :buffer 'hive/bufferState))
          (buffer (get-buffer name)))
     (if (not (buffer-live-p buffer))
-        (list :exists :json-false :alive :json-false :mode nil :tail "")
-      (let ((kind (hive-rpc-ling--kind buffer)))
+        (list :exists :json-false :alive :json-false :mode nil :tail "" :pid nil)
+      (let ((kind (hive-rpc-ling--kind buffer))
+            (process (get-buffer-process buffer)))
         (list :exists t
               :alive (if (hive-rpc-ling--live-p buffer) t :json-false)
               :mode (symbol-name (or kind (buffer-local-value 'major-mode buffer)))
-              :tail (hive-rpc-ling--tail buffer))))))
+              :tail (hive-rpc-ling--tail buffer)
+              :pid (and process (process-id process)))))))
 
 (cl-defmethod hive-rpc-handle-request
   (_connection (_method (eql 'hive/deliver)) params)

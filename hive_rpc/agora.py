@@ -12,21 +12,34 @@ A dispatch waits up to ``dispatch_wait_s`` for its delivery so the sender's tool
 result can say "delivered" or why not; a delivery still held after that (a dialog
 on screen) is reported as ``queued`` and its final state lands in the turn's
 ``delivery`` (``agora/status``) and in the event log.
+
+Consent (docs/security.md, "Typing into terminals"): a registration made from inside
+the terminal it names (relay/consent.py) is the human's and takes effect at once;
+any other (an agent's ``ling_register``, the CLI run elsewhere, the dashboard) is a
+*request*: the hub asks the human with a prompt of its own (urgent, approve/deny,
+who asked, what runs in the terminal and its last lines), which every editor shows
+like any question, and registers the ling only once it is approved.  Requests live
+in the store (``ling-request``) so that a restart keeps waiting for the answer.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
+import dataclasses
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
 from hive_rpc.core import dialogue as dlg
 from hive_rpc.core import messages
-from hive_rpc.core.errors import InvalidParams, LingNotFound, NotAParticipant
-from hive_rpc.core.ling import Ling, check_ling_name, new_ling, parent_of
+from hive_rpc.core.errors import HiveError, InvalidParams, LingNotFound, NotAParticipant
+from hive_rpc.core.ling import SHELL_REFUSED, Ling, check_ling_name, is_shell, new_ling, parent_of
+from hive_rpc.core.prompt import Action, Status
+from hive_rpc.core.terminal_text import strip_controls
+from hive_rpc.relay.consent import Caller, from_inside
 from hive_rpc.relay.delivery import DeliveryResult, Relay
 from hive_rpc.relay.emacs import DeliveryPeers, EmacsBufferTarget
 from hive_rpc.relay.target import Target
@@ -34,10 +47,22 @@ from hive_rpc.relay.tmux import TmuxTarget
 from hive_rpc.relay.zellij import ZellijTarget
 from hive_rpc.store.base import PromptStore
 
+if TYPE_CHECKING:
+    from hive_rpc.registry import Registry
+
 log = logging.getLogger(__name__)
 
 DIALOGUE = "dialogue"
 LING = "ling"
+LING_REQUEST = "ling-request"
+"""A registration waiting for the human's approval: the ling and its prompt's id."""
+HUB_AGENT = "hive-rpc"
+"""The agent id of the hub's own prompts (the consent questions)."""
+APPROVE, DENY = "approve", "deny"
+CONSENT_TIMEOUT_S = 600.0
+"""How long a registration request waits for the human before it is denied."""
+CONSENT_TAIL_LINES = 8
+"""How many of the terminal's last lines the consent question shows."""
 DISPATCH_WAIT_S = 5.0
 EVENT_LOG = 500
 """Recent Agora events kept in memory (``agora/events``)."""
@@ -73,7 +98,16 @@ class Agora:
         nursery: trio.Nursery,
         *,
         dispatch_wait_s: float = DISPATCH_WAIT_S,
+        registry: Registry | None = None,
+        peers: DeliveryPeers | None = None,
+        consent_timeout_s: float = CONSENT_TIMEOUT_S,
     ) -> None:
+        self._registry = registry
+        self._peers = peers if peers is not None else DeliveryPeers()
+        self.consent_timeout_s = consent_timeout_s
+        """How long a registration request waits for the human before it is denied."""
+        self._requests: dict[str, tuple[Ling, str]] = {}
+        """Registrations waiting for the human: ling name -> (ling, prompt id)."""
         self._store = store
         self._now = now
         self._relay = relay
@@ -94,6 +128,10 @@ class Agora:
         for body in await self._store.documents(LING):
             ling = Ling.from_record(body)
             self._lings[ling.name] = ling
+        for body in await self._store.documents(LING_REQUEST):
+            ling, prompt_id = Ling.from_record(body["ling"]), str(body["prompt_id"])
+            self._requests[ling.name] = (ling, prompt_id)
+            self._nursery.start_soon(self._await_consent, ling, prompt_id)
 
     def ingest(self, kind: str | None, key: str, value: dict[str, Any] | None) -> None:
         """A dialogue or ling saved (or removed) by another hub sharing the store."""
@@ -229,21 +267,144 @@ class Agora:
     # --- lings -----------------------------------------------------------------------
 
     async def register(
-        self, name: str, kind: str, address: str, *, label: str | None = None
+        self,
+        name: str,
+        kind: str,
+        address: str,
+        *,
+        label: str | None = None,
+        allow_shell: bool = False,
+        caller: Caller | None = None,
+        asked_by: str | None = None,
+        owner: bool = False,
     ) -> dict[str, Any]:
-        ling = new_ling(name, kind, address, now=self._now(), label=label)
+        """Register a ling now if the human is the one asking, else ask the human.
+
+        ``owner``: the caller is the hub itself or a test, trusted as the human.
+        Otherwise the registration is the human's when ``caller`` runs inside the
+        terminal (relay/consent.py) and was not sent on behalf of an agent
+        (``asked_by``); any other becomes a request the human approves or denies
+        through the hub's own prompt.  The result has ``state``: ``registered`` or
+        ``pending`` (with the prompt's ``prompt_id``).
+        """
+        ling = new_ling(name, kind, address, now=self._now(), label=label, allow_shell=allow_shell)
+        try:
+            target = self._target(ling)  # the target's own parser checks the address
+        except ValueError as e:
+            raise InvalidParams(f"address: {e}", param="address") from None
+        if owner or (
+            asked_by is None
+            and await from_inside(ling.kind, ling.address, target, caller, self._peers)
+        ):
+            return await self._put(ling, "ling/registered")
+        return await self._ask_consent(ling, target, caller, asked_by)
+
+    async def _put(self, ling: Ling, event: str) -> dict[str, Any]:
         async with self._lock:
             await self._store.put_document(LING, ling.name, ling.record())
             self._lings[ling.name] = ling
-        self._emit("ling/registered", ling=ling.name, kind=ling.kind, address=ling.address)
-        return ling.record()
+        self._emit(event, ling=ling.name, kind=ling.kind, address=ling.address)
+        return {**ling.record(), "state": "registered"}
+
+    async def _ask_consent(
+        self, ling: Ling, target: Target, caller: Caller | None, asked_by: str | None
+    ) -> dict[str, Any]:
+        if self._registry is None:
+            raise HiveError(
+                "this hub cannot ask the human to approve a ling; register it from "
+                "inside its terminal (hive-rpc ling register NAME --tmux, run in the pane)"
+            )
+        state = await target.check()
+        where = {"tmux": "tmux pane", "zellij": "Zellij pane", "emacs-buffer": "Emacs buffer"}
+        who = asked_by or "a client that gave no agent id"
+        if caller is not None and caller.pid is not None:
+            who += f" ({caller.describe()})"
+        running = state.command or "cannot tell"
+        if is_shell(state.command):
+            running += " - a SHELL: whatever is typed there runs as a command"
+        lines = strip_controls(state.tail).rstrip().splitlines()[-CONSENT_TAIL_LINES:]
+        question = (
+            f"{who} asks to register {where[ling.kind]} {ling.address} as ling {ling.name}"
+            + (" WITH --allow-shell (typing even into a shell)" if ling.allow_shell else "")
+            + ": other agents' messages would be typed into it and submitted.\n"
+            + f"Running there now: {running}\n"
+            + (
+                "Its last lines:\n" + "\n".join(f"  | {line}" for line in lines)
+                if state.alive and lines
+                else f"It cannot be read now: {state.reason or 'nothing shown'}"
+            )
+            + "\nApprove only a terminal where an agent runs that others may type to."
+        )
+        prompt = await self._registry.ask(
+            agent_id=HUB_AGENT,
+            question=question,
+            choices=[APPROVE, DENY],
+            urgent=True,
+            timeout_s=self.consent_timeout_s,
+        )
+        async with self._lock:
+            old = self._requests.pop(ling.name, None)
+            self._requests[ling.name] = (ling, prompt.id)
+            await self._store.put_document(
+                LING_REQUEST, ling.name, {"ling": ling.record(), "prompt_id": prompt.id}
+            )
+        if old is not None:  # asked again: the new request replaces the old one
+            await self._withdraw(old[1])
+        self._nursery.start_soon(self._await_consent, ling, prompt.id)
+        self._emit(
+            "ling/requested", ling=ling.name, kind=ling.kind, address=ling.address,
+            prompt_id=prompt.id, by=asked_by,
+        )  # fmt: skip
+        return {**ling.record(), "state": "pending", "prompt_id": prompt.id}
+
+    async def _withdraw(self, prompt_id: str) -> None:
+        assert self._registry is not None
+        # Answered or gone meanwhile: its waiter sees it is no longer the current one.
+        with contextlib.suppress(HiveError):
+            await self._registry.cancel(prompt_id, by=HUB_AGENT)
+
+    async def _await_consent(self, ling: Ling, prompt_id: str) -> None:
+        """Wait for the human's answer to a registration request and carry it out."""
+        assert self._registry is not None
+        try:
+            prompt = await self._registry.poll(prompt_id)
+            while prompt.status is Status.PENDING:
+                prompt = await self._registry.wait(prompt_id, timeout_s=3600.0)
+        except HiveError as e:
+            prompt = None
+            log.warning("ling request %s: its prompt %s is gone (%s)", ling.name, prompt_id, e)
+        async with self._lock:
+            current = self._requests.get(ling.name)
+            if current is None or current[1] != prompt_id:
+                return  # replaced by a newer request, or removed
+            del self._requests[ling.name]
+            await self._store.delete_document(LING_REQUEST, ling.name)
+        approved = (
+            prompt is not None
+            and prompt.status is Status.RESPONDED
+            and prompt.action is Action.ACCEPT
+            and prompt.answer == APPROVE
+        )
+        if approved:
+            await self._put(ling, "ling/approved")
+            return
+        outcome = prompt.status.value if prompt is not None else "gone"
+        if prompt is not None and prompt.status is Status.RESPONDED:
+            outcome = "denied" if prompt.answer == DENY else f"declined ({prompt.action})"
+        self._emit("ling/denied", ling=ling.name, kind=ling.kind, address=ling.address,
+                   outcome=outcome)  # fmt: skip
 
     async def remove(self, name: str) -> dict[str, Any]:
         check_ling_name(name)
         async with self._lock:
             removed = await self._store.delete_document(LING, name)
             self._lings.pop(name, None)
-        return {"name": name, "removed": removed}
+            request = self._requests.pop(name, None)
+            if request is not None:
+                await self._store.delete_document(LING_REQUEST, name)
+        if request is not None:
+            await self._withdraw(request[1])
+        return {"name": name, "removed": removed or request is not None}
 
     def _ling(self, name: str) -> Ling:
         ling = self._lings.get(name)
@@ -256,13 +417,31 @@ class Agora:
         return ling
 
     async def lings(self, *, check: bool = False) -> list[dict[str, Any]]:
-        out = []
-        for ling in sorted(self._lings.values(), key=lambda x: x.name):
-            record = ling.record()
-            if check:
+        """Registered lings (``state: registered``) and requests waiting for the human
+        (``state: pending``, with ``prompt_id``), by name.  ``check`` tests every
+        terminal at once, so one slow terminal (a silent Emacs) delays the answer by
+        its own timeout, not by the sum of all."""
+        out: list[dict[str, Any]] = [
+            {**ling.record(), "state": "registered"} for ling in self._lings.values()
+        ]
+        out += [
+            {**ling.record(), "state": "pending", "prompt_id": prompt_id}
+            for ling, prompt_id in self._requests.values()
+        ]
+        out.sort(key=lambda r: (r["name"], r["state"]))
+        if check:
+
+            async def check_one(record: dict[str, Any]) -> None:
+                ling = Ling.from_record(record)
                 state = await self._target(ling).check()
                 record["alive"], record["reason"] = state.alive, state.reason
-            out.append(record)
+                record["command"] = state.command
+                if state.alive and is_shell(state.command) and not ling.allow_shell:
+                    record["reason"] = f"{SHELL_REFUSED} ({state.command})"
+
+            async with trio.open_nursery() as nursery:
+                for record in out:
+                    nursery.start_soon(check_one, record)
         return out
 
     # --- delivery --------------------------------------------------------------------
@@ -280,7 +459,9 @@ class Agora:
             }
             await self._record_delivery(dialogue_id, turn, delivery)
             return delivery
-        ticket = self._relay.submit(ling.name, self._target(ling), text)
+        ticket = self._relay.submit(
+            ling.name, self._target(ling), text, allow_shell=ling.allow_shell
+        )
         with trio.move_on_after(self._wait_s):
             await ticket.done.wait()
         if ticket.result is not None:
@@ -317,9 +498,8 @@ class Agora:
         if result.address and result.address != ling.address.partition("@")[0]:
             # The pane was re-resolved (e.g. ``work:1.0`` -> ``%7``): keep the new one.
             _, at, socket = ling.address.partition("@")
-            await self.register(
-                ling.name, ling.kind, result.address + (at + socket), label=ling.label
-            )
+            moved = dataclasses.replace(ling, address=result.address + (at + socket))
+            await self._put(moved, "ling/registered")
         await self._record_delivery(dialogue_id, turn, delivery)
         self._emit(
             "relay/delivered" if result.delivered else "relay/failed",
@@ -376,8 +556,12 @@ async def open_agora(
     target: TargetFactory | None = None,
     relay: Relay | None = None,
     dispatch_wait_s: float = DISPATCH_WAIT_S,
+    registry: Registry | None = None,
+    consent_timeout_s: float = CONSENT_TIMEOUT_S,
 ) -> Agora:
-    """An Agora whose relay tasks live in ``nursery``, with what the store kept."""
+    """An Agora whose relay tasks live in ``nursery``, with what the store kept.
+    Without ``registry`` it cannot ask the human, so only registrations from inside
+    a terminal (or ``owner=True``) succeed."""
     agora = Agora(
         store,
         now,
@@ -385,6 +569,9 @@ async def open_agora(
         target or default_target(peers),
         nursery,
         dispatch_wait_s=dispatch_wait_s,
+        registry=registry,
+        peers=peers,
+        consent_timeout_s=consent_timeout_s,
     )
     await agora.load()
     return agora

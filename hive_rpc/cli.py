@@ -353,12 +353,21 @@ async def cmd_ling(args: argparse.Namespace) -> int:
                 kind, address = "zellij", args.zellij
             else:
                 kind, address = "emacs-buffer", args.emacs_buffer
-            params = {"name": args.name, "kind": kind, "address": address}
+            params: dict[str, Any] = {"name": args.name, "kind": kind, "address": address}
             if args.label:
                 params["label"] = args.label
+            if args.allow_shell:
+                params["allow_shell"] = True
             result = await client.call("ling/register", params)
             if not args.json:
-                print(f"{result['name']}: {result['kind']} {strip_controls(result['address'])}")
+                where = f"{result['kind']} {strip_controls(result['address'])}"
+                if result.get("state") == "pending":
+                    print(
+                        f"{result['name']}: {where} is pending: not run inside that terminal, "
+                        f"so the human must approve it (prompt {result['prompt_id']})"
+                    )
+                else:
+                    print(f"{result['name']}: {where}")
         elif args.ling_command == "remove":
             result = await client.call("ling/remove", {"name": args.name})
             if not args.json:
@@ -758,6 +767,11 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--zellij", metavar="SESSION:PANE", help="a Zellij pane")
     where.add_argument("--emacs-buffer", metavar="BUFFER", help="a buffer in the connected Emacs")
     q.add_argument("--label", help="what events call it (default: the name's last part)")
+    q.add_argument(
+        "--allow-shell",
+        action="store_true",
+        help="type into it even while a shell (not an agent) runs there",
+    )
     q.set_defaults(func=cmd_ling)
     q = lings.add_parser("list", parents=[client], help="list lings")
     q.add_argument("--check", action="store_true", help="also check that each terminal is alive")

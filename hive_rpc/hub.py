@@ -219,7 +219,9 @@ async def _serve(
                 await nursery.start(partial(store.run_checkpoints, trouble=registry.store_trouble))
             if config.retain_s is not None:
                 await nursery.start(run_retention, registry, config.retain_s)
-            service.agora = await open_agora(store, registry.now, service.delivery_peers, nursery)
+            service.agora = await open_agora(
+                store, registry.now, service.delivery_peers, nursery, registry=registry
+            )
             service.agora.on_event = _agora_activity(service)
             await nursery.start(feed_activity, service)
             if hasattr(store, "changes"):  # shared by several hubs: follow the others

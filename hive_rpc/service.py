@@ -28,6 +28,7 @@ from hive_rpc.core.dialogue import DEFAULT_MAX_TURNS
 from hive_rpc.core.errors import InvalidParams, LimitReached, MethodNotFound
 from hive_rpc.core.prompt import Action, Prompt, check_name
 from hive_rpc.registry import Registry, Watch
+from hive_rpc.relay.consent import CALLER
 from hive_rpc.relay.emacs import DeliveryPeers
 
 if TYPE_CHECKING:
@@ -135,8 +136,12 @@ METHODS: dict[str, Method] = {
     "agora/list": Method(_spec(status=STR), "Dialogues (without turns), oldest first."),
     "agora/abort": Method(_spec(dialogue_id=REQ_STR, reason=STR), "End a dialogue by hand."),
     "ling/register": Method(
-        _spec(name=REQ_STR, kind=REQ_STR, address=REQ_STR, label=STR),
-        "Register (or move) an agent's terminal: tmux pane, zellij pane or Emacs buffer.",
+        _spec(
+            name=REQ_STR, kind=REQ_STR, address=REQ_STR, label=STR, allow_shell=BOOL, agent_id=STR
+        ),
+        "Register (or move) an agent's terminal: tmux pane, zellij pane or Emacs buffer. "
+        "From inside that terminal it is registered at once; otherwise (or with agent_id) "
+        "it is pending until the human approves the hub's prompt (docs/security.md).",
     ),
     "ling/list": Method(_spec(check=BOOL), "Registered lings; check: also test each terminal."),
     "ling/remove": Method(_spec(name=REQ_STR), "Forget a ling."),
@@ -380,7 +385,13 @@ class HubService:
 
     async def _ling_register(self, p: dict[str, Any]) -> Any:
         return await self._agora().register(
-            p["name"], p["kind"], p["address"], label=p.get("label")
+            p["name"],
+            p["kind"],
+            p["address"],
+            label=p.get("label"),
+            allow_shell=p.get("allow_shell") or False,
+            caller=CALLER.get(),
+            asked_by=p.get("agent_id"),
         )
 
     async def _ling_list(self, p: dict[str, Any]) -> Any:

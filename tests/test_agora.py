@@ -102,9 +102,26 @@ async def lings(short_tmp: Path, *names: str) -> AsyncIterator[dict[str, Pane]]:
 
 
 async def register(client: HubClient, name: str, pane: Pane, **extra: Any) -> None:
-    await client.call(
+    """Register from outside the pane (this test process), so the hub asks the human;
+    approve its prompt as an editor would (docs/security.md, "Typing into terminals")."""
+    asked = await client.call(
         "ling/register", {"name": name, "kind": "tmux", "address": pane.address, **extra}
     )
+    assert asked["state"] == "pending", asked
+    await approve(client, name, asked["prompt_id"])
+
+
+async def approve(client: HubClient, name: str, prompt_id: str, answer: str = "approve") -> None:
+    """Answer the hub's consent prompt; once approved, wait for the ling to be there."""
+    await client.call("hive/respond", {"id": prompt_id, "answer": answer, "by": "human"})
+    if answer != "approve":
+        return
+    with trio.fail_after(20):
+        while not any(  # noqa: ASYNC110 (the hub's own task registers it)
+            x["name"] == name and x["state"] == "registered"
+            for x in await client.call("ling/list", {})
+        ):
+            await trio.sleep(0.02)
 
 
 async def test_a_dialogue_relays_each_turn_into_the_receivers_pane_until_consensus(
@@ -246,7 +263,7 @@ async def test_children_report_to_their_parent_and_parents_answer(
 
 
 async def test_cli_registers_lists_and_posts_events(
-    hub: HubService, hub_config: HubConfig, short_tmp: Path
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
 ) -> None:
     where = ["--socket", str(hub_config.socket), "--data-dir", str(hub_config.data_dir)]
 
@@ -262,8 +279,15 @@ async def test_cli_registers_lists_and_posts_events(
         env_pane = panes["parent"]
         done = await cli("ling", "register", "main.x", "--tmux", env_pane.address)
         assert done.returncode == 0, done.stderr
-        assert done.stdout.decode().strip() == f"main.x: tmux {env_pane.address}"
-        await cli("ling", "register", "main.x.y", "--tmux", panes["child"].address)
+        # Run outside the pane: a request the human approves (here, as an editor would).
+        said, _, prompt_id = done.stdout.decode().strip().rpartition(" (prompt ")
+        assert said == (
+            f"main.x: tmux {env_pane.address} is pending: not run inside that terminal, "
+            "so the human must approve it"
+        )
+        await approve(client, "main.x", prompt_id.rstrip(")"))
+        child = await cli("ling", "register", "main.x.y", "--tmux", panes["child"].address)
+        await approve(client, "main.x.y", child.stdout.decode().strip()[-17:-1])
         listed = await cli("ling", "list", "--check")
         lines = listed.stdout.decode().splitlines()
         assert [line.split()[0] for line in lines] == ["main.x", "main.x.y"]
@@ -294,7 +318,7 @@ async def test_dialogues_and_lings_survive_a_restart(short_tmp: Path) -> None:
         store = SqliteStore(path)
         agora = await open_agora(store, lambda: 1.0, DeliveryPeers(), nursery)
         d = await agora.create("t", ["main.a", "main.b"])
-        await agora.register("main.b", "tmux", "%9")
+        await agora.register("main.b", "tmux", "%9", owner=True)
         await agora.dispatch(d["id"], sender="main.a", to="main.b", signal="propose", message="m")
         await store.aclose()
         store = SqliteStore(path)

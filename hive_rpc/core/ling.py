@@ -12,6 +12,11 @@ kind            address
 ``zellij``      ``SESSION:PANE_ID``
 ``emacs-buffer`` a buffer name in the Emacs connected to the hub
 ==============  ==========================================================
+
+A ling is typed into only while an agent runs in it: ``is_shell`` names the
+programs whose input is a command line (docs/security.md, "Typing into
+terminals"), and a terminal whose foreground program is one of them gets nothing
+unless the human registered it with ``allow_shell``.
 """
 
 from __future__ import annotations
@@ -26,6 +31,28 @@ KINDS = ("tmux", "zellij", "emacs-buffer")
 MAX_NAME_CHARS = 128
 MAX_ADDRESS_CHARS = 256
 _NAME = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\Z")
+
+SHELLS = frozenset(
+    {
+        "sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "pdksh", "oksh", "tcsh", "csh",
+        "nu", "nushell", "pwsh", "powershell", "elvish", "xonsh", "yash", "osh", "ysh", "oil",
+        "ion", "rc", "es", "busybox", "ash", "hush", "screen", "tmux", "login", "su", "sudo",
+    }
+)  # fmt: skip
+"""Programs whose input is a command line: text typed into them runs.  ``su``,
+``sudo``, ``login`` and a nested ``tmux``/``screen`` are here too: what they run
+next is a shell, or a password prompt."""
+SHELL_REFUSED = "a shell, not an agent, runs in this terminal"
+
+
+def is_shell(command: str | None) -> bool:
+    """Whether ``command`` (a program name as tmux, ``/proc/PID/comm`` or Zellij gives
+    it: ``bash``, ``-zsh``, ``/usr/bin/fish``) is a shell.  None (unknown) is not."""
+    if not command:
+        return False
+    name = command.strip().rsplit("/", 1)[-1].lstrip("-").lower()
+    name = re.sub(r"(?:\.exe)?$", "", name)
+    return name in SHELLS or re.fullmatch(r"(?:ba|z|k|c|tc|da)?sh[0-9.]*", name) is not None
 
 
 def check_ling_name(name: object, *, param: str = "name") -> str:
@@ -57,6 +84,8 @@ class Ling:
     registered_at: float
     label: str | None = None
     """What events call it (``auth-module``); defaults to the last part of the name."""
+    allow_shell: bool = False
+    """The human let the relay type into this terminal even while a shell runs there."""
 
     @property
     def display(self) -> str:
@@ -70,6 +99,7 @@ class Ling:
             "label": self.label,
             "parent": parent_of(self.name),
             "registered_at": self.registered_at,
+            "allow_shell": self.allow_shell,
         }
 
     @classmethod
@@ -80,11 +110,18 @@ class Ling:
             address=str(r["address"]),
             registered_at=float(r["registered_at"]),
             label=r.get("label"),
+            allow_shell=r.get("allow_shell") is True,
         )
 
 
 def new_ling(
-    name: object, kind: object, address: object, *, now: float, label: object = None
+    name: object,
+    kind: object,
+    address: object,
+    *,
+    now: float,
+    label: object = None,
+    allow_shell: object = False,
 ) -> Ling:
     """A checked ling record, or InvalidParams saying what is wrong."""
     check_ling_name(name)
@@ -102,4 +139,13 @@ def new_ling(
         raise InvalidParams("a zellij address is SESSION:PANE_ID", param="address")
     if label is not None and (not isinstance(label, str) or not 0 < len(label) <= 64):
         raise InvalidParams("label must be a string of 1 to 64 characters", param="label")
-    return Ling(name, str(kind), address, now, label if isinstance(label, str) else None)
+    if not isinstance(allow_shell, bool):
+        raise InvalidParams("allow_shell must be true or false", param="allow_shell")
+    return Ling(
+        name,
+        str(kind),
+        address,
+        now,
+        label if isinstance(label, str) else None,
+        allow_shell=allow_shell,
+    )

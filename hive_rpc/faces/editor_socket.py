@@ -49,6 +49,7 @@ from hive_rpc.protocol.jsonrpc import (
     dumps,
 )
 from hive_rpc.registry import Watch
+from hive_rpc.relay.consent import CALLER, Caller, peer_pid
 from hive_rpc.relay.emacs import PeerClosed, PeerRefused, PeerTimeout
 from hive_rpc.service import METHODS, HubService, check_params
 
@@ -279,7 +280,15 @@ class Session:
                 self._subscription.cancel()
                 self._subscription = None
             return {"subscribed": False, "was_subscribed": was}
+        # Who sent it, from the kernel (relay/consent.py): this request's task only.
+        CALLER.set(Caller(pid=self._peer_pid(), peer=self))
         return await self._service.call(method, params)
+
+    def _peer_pid(self) -> int | None:
+        sock = getattr(self._stream, "socket", None)
+        if sock is None or sock.family != stdlib_socket.AF_UNIX:
+            return None
+        return peer_pid(sock)
 
     async def _handle_notification(self, note: Notification) -> None:
         spec = METHODS.get(note.method)

@@ -633,10 +633,11 @@ class HiveMcp:
         @mcp.tool(
             name="ling_register",
             description=(
-                "Register the terminal an agent runs in, so turns and events can be typed "
-                "into it: kind tmux (address: pane such as %3), zellij (SESSION:PANE_ID) "
+                "Ask to register the terminal an agent runs in, so turns and events can be "
+                "typed into it: kind tmux (address: pane such as %3), zellij (SESSION:PANE_ID) "
                 "or emacs-buffer (buffer name). name is branch-like: main.feature.auth "
-                "reports to main.feature."
+                "reports to main.feature. The ling is pending until the human approves "
+                "(state: pending, prompt_id); nothing is typed into a shell."
             ),
         )
         async def ling_register(
@@ -648,8 +649,19 @@ class HiveMcp:
         ) -> Annotated[CallToolResult, AgoraResult]:
             async def work() -> CallToolResult:
                 r = await self._call(
-                    "ling/register", name=name, kind=kind, address=address, label=label
+                    "ling/register",
+                    name=name,
+                    kind=kind,
+                    address=address,
+                    label=label,
+                    agent_id=me(ctx),
                 )
+                if r.get("state") == "pending":
+                    text = (
+                        f"ling {r['name']} ({r['kind']} {r['address']}) is pending: the human "
+                        f"must approve it (prompt {r['prompt_id']})"
+                    )
+                    return _agora_ok(r, text)
                 return _agora_ok(r, f"ling {r['name']} is {r['kind']} {r['address']}")
 
             return await _guarded(work())

@@ -14,7 +14,9 @@ For each message a lane:
 3. calls ``target.check()``: a dead target fails the message at once; a target
    showing a dialog is held: checked again every ``hold_retry_s``, up to
    ``hold_attempts`` checks, then the message fails, untyped, because typing would
-   answer the dialog;
+   answer the dialog; a target whose foreground program is a shell fails the message
+   at once, untyped (a shell runs what it is typed: the ling's agent has exited, or
+   never ran there), unless the ticket has ``allow_shell``;
 4. types it with ``target.type_text``.
 
 Every outcome is a ``DeliveryResult`` on the message's ``Ticket``; nothing a target
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field
 
 import trio
 
+from hive_rpc.core.ling import SHELL_REFUSED, is_shell
 from hive_rpc.relay.target import DeliveryError, Target
 from hive_rpc.relay.text import dialog_in, prepare
 
@@ -60,6 +63,8 @@ class Ticket:
     key: str
     target: Target
     text: str
+    allow_shell: bool = False
+    """Type even while a shell runs in the target (the human said so)."""
     done: trio.Event = field(default_factory=trio.Event)
     result: DeliveryResult | None = None
 
@@ -116,9 +121,9 @@ class Relay:
         self.idle_exit_s = max(idle_exit_s, min_interval_s)
         self._lanes: dict[str, _Lane] = {}
 
-    def submit(self, key: str, target: Target, text: str) -> Ticket:
+    def submit(self, key: str, target: Target, text: str, *, allow_shell: bool = False) -> Ticket:
         """Queue ``text`` for ``target`` behind earlier messages to ``key``; at once."""
-        ticket = Ticket(key=key, target=target, text=text)
+        ticket = Ticket(key=key, target=target, text=text, allow_shell=allow_shell)
         lane = self._lanes.get(key)
         if lane is None:
             send, receive = trio.open_memory_channel[Ticket](math.inf)
@@ -132,10 +137,12 @@ class Relay:
         lane.send.send_nowait(ticket)
         return ticket
 
-    async def deliver(self, key: str, target: Target, text: str) -> DeliveryResult:
+    async def deliver(
+        self, key: str, target: Target, text: str, *, allow_shell: bool = False
+    ) -> DeliveryResult:
         """Submit and wait for the result.  Cancelling the wait does not withdraw
         the message: it is still typed in its turn."""
-        return await self.submit(key, target, text).wait()
+        return await self.submit(key, target, text, allow_shell=allow_shell).wait()
 
     def statistics(self) -> RelayStatistics:
         return RelayStatistics(
@@ -189,6 +196,14 @@ class Relay:
                 if not state.alive:
                     reason = state.reason or f"the {ticket.target.kind} target is gone"
                     return _failed(reason, attempts, address)
+                if is_shell(state.command) and not ticket.allow_shell:
+                    return _failed(
+                        f"{SHELL_REFUSED} ({state.command}); not typed: start the agent "
+                        "there again, or register the ling with --allow-shell to type "
+                        "into the shell itself",
+                        attempts,
+                        address,
+                    )
                 dialog = dialog_in(state.tail)
                 if dialog is None:
                     break

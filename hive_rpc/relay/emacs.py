@@ -7,25 +7,40 @@ asking the peers, in turn, for its buffer: the hub sends the peer a request, Ema
 answers it.  Two requests travel from hub to Emacs:
 
     hive/bufferState  {"buffer": NAME}
-        -> {"exists": bool, "alive": bool, "mode": str | null, "tail": str}
+        -> {"exists": bool, "alive": bool, "mode": str | null, "tail": str,
+            "pid": int | null}
     hive/deliver      {"buffer": NAME, "text": TEXT}
         -> {"delivered": true}            (or an error whose message says why)
 
 Rules: ``check`` never raises; the peer that has the buffer is remembered and asked
-first next time; ``type_text`` is sent once and never retried (a timeout may mean the
-text was typed, and typing it twice is worse than reporting a doubt).  The text is
-data: Emacs types it, strips control characters again, and evaluates nothing.
+first next time, alone; the others are asked all at once, each with a short timeout,
+so a slow or silent Emacs holds up no other (a peer that lets ``STRIKES`` requests in
+a row time out is dropped from delivery until it offers again); the buffer's process
+``pid`` gives the program in its terminal's foreground (relay/proc.py), so the relay
+can refuse to type into a shell; ``type_text`` is sent once and never retried (a
+timeout may mean the text was typed, and typing it twice is worse than reporting a
+doubt).  The text is data: Emacs types it, strips control characters again, and
+evaluates nothing.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+import trio
+
+from hive_rpc.relay.proc import foreground_command
 from hive_rpc.relay.target import DeliveryError, TargetState
 
-CHECK_TIMEOUT_S = 5.0
-"""How long one peer may take to answer ``hive/bufferState``."""
+log = logging.getLogger(__name__)
+
+CHECK_TIMEOUT_S = 2.0
+"""How long one peer may take to answer ``hive/bufferState``: a local Emacs answers
+in milliseconds, and every check waits for the slowest peer it asks."""
+STRIKES = 2
+"""Requests in a row a peer may leave unanswered before it is dropped from delivery."""
 DELIVER_TIMEOUT_S = 10.0
 """How long Emacs may take to confirm ``hive/deliver``."""
 
@@ -76,6 +91,7 @@ class DeliveryPeers:
     def __init__(self) -> None:
         self._peers: dict[DeliveryPeer, None] = {}
         self._offers = 0
+        self._strikes: dict[DeliveryPeer, int] = {}
 
     def add(self, peer: DeliveryPeer) -> None:
         if peer not in self._peers:
@@ -85,6 +101,20 @@ class DeliveryPeers:
     def remove(self, peer: DeliveryPeer) -> None:
         """Forget ``peer``; no error if it was not there."""
         self._peers.pop(peer, None)
+        self._strikes.pop(peer, None)
+
+    def answered(self, peer: DeliveryPeer) -> None:
+        """``peer`` answered a request: its strikes start again."""
+        self._strikes.pop(peer, None)
+
+    def missed(self, peer: DeliveryPeer) -> None:
+        """``peer`` let a request time out; at ``STRIKES`` in a row it is dropped."""
+        if peer not in self._peers:
+            return
+        strikes = self._strikes[peer] = self._strikes.get(peer, 0) + 1
+        if strikes >= STRIKES:
+            self.remove(peer)
+            log.warning("an Emacs left %d requests unanswered; dropped from delivery", strikes)
 
     def __contains__(self, peer: object) -> bool:
         return peer in self._peers
@@ -144,37 +174,61 @@ class EmacsBufferTarget:
             self._peer = None
             return TargetState(alive=False, reason=NO_EMACS)
         failures: list[str] = []
-        for peer in peers:
+        replies: dict[DeliveryPeer, dict[str, Any]] = {}
+
+        async def ask(peer: DeliveryPeer) -> None:
             try:
                 reply = await peer.request(
                     "hive/bufferState", {"buffer": name}, self._check_timeout
                 )
+            except PeerTimeout as e:
+                self._peers.missed(peer)
+                failures.append(e.message)
+                return
             except PeerError as e:
                 failures.append(e.message)
-                continue
+                return
+            self._peers.answered(peer)
             state = _state_of(reply)
-            if state is None:
-                continue
-            self._peer = peer
-            mode = state.get("mode")
-            self.mode = mode if isinstance(mode, str) else None
-            tail = state.get("tail")
-            tail = tail if isinstance(tail, str) else ""
-            if state["alive"]:
-                return TargetState(alive=True, tail=tail)
-            if self.mode not in TERMINAL_MODES:
-                reason = (
-                    f"buffer {name} in Emacs is not a terminal (vterm, eat, term or comint); "
-                    f"its mode is {self.mode or 'unknown'}"
-                )
-            else:
-                reason = f"the process in Emacs buffer {name} ({self.mode}) has exited"
-            return TargetState(alive=False, tail=tail, reason=reason)
+            if state is not None:
+                replies[peer] = state
+
+        # The peer that had the buffer last time, alone: usually it still has it.
+        first, rest = (peers[:1], peers[1:]) if self._peer in peers else ([], peers)
+        for group in (first, rest):
+            async with trio.open_nursery() as nursery:
+                for peer in group:
+                    nursery.start_soon(ask, peer)
+            found = [peer for peer in group if peer in replies]
+            if found:
+                return self._state(found[0], replies[found[0]])
         self._peer = None
         reason = f"no connected Emacs has a buffer named {name}"
         if failures:
             reason += f" ({len(failures)} of {len(peers)} did not answer: {failures[0]})"
         return TargetState(alive=False, reason=reason)
+
+    def _state(self, peer: DeliveryPeer, state: dict[str, Any]) -> TargetState:
+        name = self.address
+        self._peer = peer
+        mode = state.get("mode")
+        self.mode = mode if isinstance(mode, str) else None
+        tail = state.get("tail")
+        tail = tail if isinstance(tail, str) else ""
+        if state["alive"]:
+            pid = state.get("pid")
+            command = None
+            if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
+                command = foreground_command(pid)
+            return TargetState(alive=True, tail=tail, command=command)
+        if self.mode not in TERMINAL_MODES:
+            reason = (
+                f"buffer {name} in Emacs is not a terminal (vterm, eat, term or comint); "
+                f"its mode is {self.mode or 'unknown'}"
+            )
+        else:
+            reason = f"the process in Emacs buffer {name} ({self.mode}) has exited"
+        return TargetState(alive=False, tail=tail, reason=reason)
 
     async def type_text(self, text: str) -> None:
         name = self.address
@@ -210,6 +264,7 @@ __all__ = [
     "CHECK_TIMEOUT_S",
     "DELIVER_TIMEOUT_S",
     "NO_EMACS",
+    "STRIKES",
     "DeliveryPeer",
     "DeliveryPeers",
     "EmacsBufferTarget",

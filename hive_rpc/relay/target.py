@@ -3,7 +3,8 @@
 Each kind (``tmux``, ``zellij``, ``emacs-buffer``) implements ``Target``.  The relay
 calls ``check`` before every delivery: a dead target is reported, a stale address
 re-resolved, and a target whose last lines show a dialog (a permission prompt, a y/n
-question) is not typed into.  ``type_text`` gets text already made safe by
+question) is not typed into, nor is one whose foreground program is a shell
+(``command``).  ``type_text`` gets text already made safe by
 ``relay.text.prepare``: no control characters or escape sequences, newlines kept.
 It types the text as one paste where the terminal supports bracketed paste, then
 submits it with Enter.
@@ -26,6 +27,9 @@ class TargetState:
     """Why it is not alive, in words a person can act on; empty when alive."""
     address: str | None = None
     """A new address when the old one was stale and was re-resolved, else None."""
+    command: str | None = None
+    """The program in the terminal's foreground (``claude``, ``bash``) where the
+    terminal tells it, else None; the relay types nothing while it is a shell."""
 
 
 class DeliveryError(Exception):

@@ -12,6 +12,9 @@ default CR, which a program without bracketed paste would take as Enter.  One
 Addresses are what ``tmux -t`` accepts: a pane id (``%3``) or a target spec
 (``agents:0.1``).  A spec names whichever pane is there now, so ``check`` resolves
 it to the pane id and keeps that id, and the relay types into the pane it checked.
+``check`` also reads ``#{pane_current_command}``, the program in the pane's
+foreground, so the relay can refuse to type into a shell, and ``#{pane_tty}``, so the
+hub can tell whether a process runs inside the pane (relay/consent.py).
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ class TmuxTarget:
             raise ValueError("a tmux address is a pane id like %3 or a target like agents:0.1")
         self.address = address
         self.socket = socket
+        self.tty: str | None = None
+        """The pane's terminal device (``/dev/pts/3``) as the last ``check`` saw it."""
 
     def __repr__(self) -> str:
         return f"TmuxTarget({self.address!r}, socket={self.socket!r})"
@@ -66,7 +71,11 @@ class TmuxTarget:
         # address strictly, so it runs second, on the address as given: if it finds
         # the pane, the id display-message named is that pane's.
         found = await self._tmux(
-            "display-message", "-p", "-t", self.address, "#{pane_id} #{pane_dead}"
+            "display-message",
+            "-p",
+            "-t",
+            self.address,
+            "#{pane_id}\t#{pane_dead}\t#{pane_current_command}\t#{pane_tty}",
         )
         if found.returncode != 0:
             return self._gone(found)
@@ -75,7 +84,10 @@ class TmuxTarget:
         )
         if captured.returncode != 0:
             return self._gone(captured)
-        pane_id, _, dead = found.stdout.decode("utf-8", "replace").strip().partition(" ")
+        pane_id, dead, command, tty = (
+            [*found.stdout.decode("utf-8", "replace").rstrip("\n").split("\t"), "", "", ""]
+        )[:4]
+        self.tty = tty or None
         if not pane_id.startswith("%"):
             return TargetState(
                 alive=False, reason=f"tmux pane {self.address} is gone: tmux names no pane for it"
@@ -90,7 +102,7 @@ class TmuxTarget:
                 address=resolved,
             )
         tail = captured.stdout.decode("utf-8", "replace")
-        return TargetState(alive=True, tail=tail, address=resolved)
+        return TargetState(alive=True, tail=tail, address=resolved, command=command or None)
 
     def _gone(self, done: subprocess.CompletedProcess[bytes]) -> TargetState:
         return TargetState(alive=False, reason=f"tmux pane {self.address} is gone: {_stderr(done)}")

@@ -11,6 +11,9 @@ was written, so it follows the documentation, not a run against a real Zellij:
   ``write-chars`` and ``write`` (``write 13`` is Enter); ``dump-screen`` prints the
   viewport to stdout when ``--path`` is omitted; ``list-panes --json`` gives
   ``id``, ``is_plugin``, ``exited`` per pane; pane ids are ``terminal_N`` or ``N``.
+  ``docs/src/cli-recipes.md`` there shows ``pane_command`` (``"bash"``) in that
+  JSON: the program the pane runs, which ``check`` reports so the relay does not
+  type into a shell; a Zellij that leaves it out is "cannot tell".
 - ``docs/src/programmatic-control.md`` there: ``zellij --session S action ...``
   targets a session from outside it; ``paste`` uses bracketed paste.
 - zellij-org/zellij pull requests #4691 (``--pane-id`` for write/write-chars/
@@ -131,7 +134,12 @@ class ZellijTarget:
         lines = screen.stdout.decode("utf-8", "replace").splitlines()
         while lines and not lines[-1].strip():  # the empty rows below the prompt
             lines.pop()
-        return TargetState(alive=True, tail="\n".join(lines[-TAIL_LINES:]))
+        command = pane.get("pane_command")
+        return TargetState(
+            alive=True,
+            tail="\n".join(lines[-TAIL_LINES:]),
+            command=command if isinstance(command, str) and command else None,
+        )
 
     def _find_pane(self, listing: bytes) -> dict[str, object] | str:
         """The pane's entry in ``list-panes --json``, or why there is none."""

@@ -1,0 +1,89 @@
+"""What Linux's /proc says about a process: its controlling terminal and the
+program in that terminal's foreground.
+
+Two questions of the relay's consent model (docs/security.md, "Typing into
+terminals") are answered here, from the kernel rather than from anything a client
+says: does the process on the other end of a socket run *inside* a given terminal
+(its controlling tty is that terminal), and what runs in the foreground of a
+terminal whose program Emacs started (a shell, or an agent)?  The kernel sets a
+process's controlling terminal; a process cannot take one that already belongs to
+another session (``TIOCSCTTY`` refuses without root), so a client cannot claim a
+pane it does not run in.  Where there is no /proc (not Linux) every answer is None:
+"cannot tell", which the callers treat as not proven.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class ProcStat:
+    """The fields of ``/proc/PID/stat`` the relay reads."""
+
+    pid: int
+    comm: str
+    pgrp: int
+    tty_nr: int
+    """The controlling terminal's device number (0: none)."""
+    tpgid: int
+    """The foreground process group of that terminal (-1: none)."""
+
+
+def stat(pid: int) -> ProcStat | None:
+    """``/proc/PID/stat`` read, or None when the process is gone or unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    # comm is in parentheses and may itself contain ") ": split at the last one.
+    head, sep, rest = raw.rpartition(")")
+    fields = rest.split()
+    if not sep or "(" not in head or len(fields) < 6:
+        return None
+    try:
+        return ProcStat(
+            pid=pid,
+            comm=head.partition("(")[2],
+            pgrp=int(fields[2]),
+            tty_nr=int(fields[4]),
+            tpgid=int(fields[5]),
+        )
+    except ValueError:
+        return None
+
+
+def tty_device(tty_nr: int) -> int:
+    """The ``st_rdev`` of the device ``tty_nr`` (the kernel's own encoding) names."""
+    major = (tty_nr >> 8) & 0xFFF
+    minor = (tty_nr & 0xFF) | ((tty_nr >> 12) & 0xFFF00)
+    return os.makedev(major, minor)
+
+
+def runs_in_tty(pid: int, tty_path: str) -> bool:
+    """Whether ``tty_path`` (``/dev/pts/3``) is the controlling terminal of ``pid``."""
+    found = stat(pid)
+    if found is None or found.tty_nr == 0:
+        return False
+    try:
+        device = os.stat(tty_path).st_rdev
+    except OSError:
+        return False
+    return device != 0 and device == tty_device(found.tty_nr)
+
+
+def foreground_command(pid: int) -> str | None:
+    """The program in the foreground of the terminal ``pid`` runs in, or ``pid``'s
+    own when it has no terminal (a comint buffer on a pipe); None when gone."""
+    found = stat(pid)
+    if found is None:
+        return None
+    if found.tty_nr == 0 or found.tpgid <= 0 or found.tpgid == found.pgrp:
+        return found.comm
+    leader = stat(found.tpgid)
+    return leader.comm if leader is not None else found.comm
+
+
+__all__ = ["ProcStat", "foreground_command", "runs_in_tty", "stat", "tty_device"]
