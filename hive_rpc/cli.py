@@ -36,7 +36,13 @@ from hive_rpc.core.terminal_text import one_line, strip_controls
 from hive_rpc.faces.editor_socket import SocketInUse
 from hive_rpc.faces.mcp_groups import DEFAULT_GROUPS, parse_groups
 from hive_rpc.faces.mcp_groups import valid_names as valid_groups
-from hive_rpc.hub import HubAlreadyRunning, HubConfig, freeze_startup_objects, run_hub
+from hive_rpc.hub import (
+    DEFAULT_RETAIN_S,
+    HubAlreadyRunning,
+    HubConfig,
+    freeze_startup_objects,
+    run_hub,
+)
 from hive_rpc.paths import (
     InsecurePath,
     NotLoopback,
@@ -45,6 +51,7 @@ from hive_rpc.paths import (
     parse_bind,
 )
 from hive_rpc.service import HUMAN, MIN_ID_PREFIX
+from hive_rpc.store.base import StoreCorrupt
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
@@ -62,6 +69,10 @@ a command killed by SIGPIPE, as Python ignores that signal and raises instead.""
 WAIT_CHUNK_S = 600.0
 """``--wait`` long-polls in chunks of this many seconds."""
 WAIT_RECONNECTS = 3
+HUB_TIMEOUT_S = 30.0
+"""How long a command waits for the hub's answer to one call (``--hub-timeout``)."""
+LIST_PAGE = 1000
+"""Records ``list`` asks for per call (the hub's ``list_page`` limit)."""
 """Consecutive lost connections ``--wait`` survives before giving up (exit 4)."""
 
 
@@ -69,10 +80,6 @@ class CliError(Exception):
     def __init__(self, message: str, code: int) -> None:
         super().__init__(message)
         self.code = code
-HUB_TIMEOUT_S = 30.0
-"""How long a command waits for the hub's answer to one call (``--hub-timeout``)."""
-LIST_PAGE = 1000
-"""Records ``list`` asks for per call (the hub's ``list_page`` limit)."""
 
 
 def outcome_code(record: dict[str, Any]) -> int:
@@ -293,13 +300,6 @@ async def cmd_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def cmd_cancel(args: argparse.Namespace) -> int:
-    async with await _client(args) as client:
-        prompt_id = await _resolve(client, args.id, args.agent)
-        record = await client.call("hive/cancel", _as_agent(args.agent, id=prompt_id))
-    if args.json:
-        _print_json(record)
-    return EXIT_OK
 async def _list_all(client: HubClient, agent: str | None) -> list[dict[str, Any]]:
     """Every pending record, page by page (the hub refuses one reply of them all
     when they are many)."""
@@ -323,6 +323,13 @@ async def _list_all(client: HubClient, agent: str | None) -> list[dict[str, Any]
             return records
 
 
+async def cmd_cancel(args: argparse.Namespace) -> int:
+    async with await _client(args) as client:
+        prompt_id = await _resolve(client, args.id, args.agent)
+        record = await client.call("hive/cancel", _as_agent(args.agent, id=prompt_id))
+    if args.json:
+        _print_json(record)
+    return EXIT_OK
 
 
 def _store(text: str) -> str:
@@ -408,6 +415,7 @@ async def cmd_event(args: argparse.Namespace) -> int:
 async def cmd_status(args: argparse.Namespace) -> int:
     try:
         hub, started = await HubClient.connect(args.socket), False
+        hub.timeout_s = _hub_timeout(args)
     except HubUnreachable:  # start one (or say why not): but say so, one asked for a status
         hub, started = await _client(args), True
     async with hub as client:
@@ -424,11 +432,12 @@ async def cmd_status(args: argparse.Namespace) -> int:
         counts = ", ".join(f"{n} {s}" for s, n in status["counts"].items())
         print(
             f"hive-rpc {status['version']} pid {status['pid']}\n"
-        hub.timeout_s = _hub_timeout(args)
             f"socket   {status['socket']}\n"
             f"data dir {status['data_dir']} ({status['store']} store)\n"
             f"prompts  {counts}"
         )
+        if status.get("degraded"):
+            print(f"degraded {status['degraded']} (`hive-rpc doctor` checks the store)")
         if status["http_url"]:
             print(f"mcp url  {status['http_url']} (token in {status['token_file']})")
             base = status["http_url"].removesuffix("/mcp")
@@ -474,6 +483,7 @@ def _serve_args(args: argparse.Namespace) -> list[str]:
         *("--store", args.store),
         *("--max-lifetime", repr(args.max_lifetime)),
         *("--activity-ttl", repr(args.activity_ttl)),
+        *("--retain", repr(args.retain)),
         *("--log-level", args.log_level),
     ]
     if args.http is not None:
@@ -515,6 +525,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
         store=args.store,
         max_lifetime_s=args.max_lifetime,
         activity_ttl_s=args.activity_ttl,
+        retain_s=args.retain,
         http=args.http,
         notify=not args.no_notify,
     )
@@ -531,6 +542,49 @@ async def cmd_serve(args: argparse.Namespace) -> int:
                 nursery.cancel_scope.cancel()
                 break
     return EXIT_OK
+
+
+async def cmd_doctor(args: argparse.Namespace) -> int:
+    """Check the data dir and its store without a hub; ``--recover`` rebuilds a
+    damaged store from what can still be read (docs/cli.md)."""
+    # Imported here: only this command needs it.
+    from hive_rpc.store import doctor
+
+    if args.recover:
+        try:
+            done = doctor.recover(args.data_dir)
+        except doctor.RecoverRefused as e:
+            raise CliError(str(e), EXIT_REFUSED) from None
+        copied = ", ".join(f"{n} {table}" for table, n in done.copied.items())
+        print(f"hive-rpc: recovered {done.new}: copied {copied}")
+        if any(done.lost.values()):
+            print("hive-rpc: some rows were on damaged pages and could not be read")
+        print(f"hive-rpc: the damaged file is kept as {done.kept}")
+        return EXIT_OK
+    report = doctor.check(args.data_dir, args.socket)
+    if args.json:
+        _print_json(report.to_json())
+        return EXIT_OK if report.ok else EXIT_REFUSED
+    for finding in report.findings:
+        print(f"{finding.level:<4} {strip_controls(finding.text)}")
+    for row in report.unreadable:
+        print(f"     unreadable prompt {row['id']}: {strip_controls(row['reason'])}")
+    for aside in report.quarantined:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(aside["quarantined_at"]))
+        print(
+            f"     quarantined {aside['source']} {strip_controls(aside['id'])} ({when}): "
+            f"{strip_controls(aside['reason'])}"
+        )
+    return EXIT_OK if report.ok else EXIT_REFUSED
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _duration(text: str) -> float:
+    """argparse type: a positive duration, in seconds or with a unit (``30d``, ``12h``)."""
+    unit = _UNITS.get(text[-1:].lower())
+    return _seconds(text[:-1] if unit else text) * (unit or 1)
 
 
 def _seconds(text: str) -> float:
@@ -601,6 +655,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     client = argparse.ArgumentParser(add_help=False, parents=[starter])
     client.add_argument("--json", action="store_true", help="print JSON records")
+    client.add_argument(
+        "--hub-timeout",
+        type=_seconds,
+        default=HUB_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"give up when the hub does not answer a call in this long (default "
+        f"{HUB_TIMEOUT_S:g}; added to a long poll's own wait)",
+    )
 
     parser = argparse.ArgumentParser(
         prog="hive-rpc",
@@ -654,6 +716,14 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="no desktop notifications for urgent prompts (docs/notifications.md)",
     )
+    p.add_argument(
+        "--retain",
+        type=_duration,
+        default=DEFAULT_RETAIN_S,
+        metavar="DURATION",
+        help="delete closed prompts older than this (seconds, or with a unit: 30d, 12h; "
+        "default 30d)",
+    )
     p.add_argument("--ready-fd", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING ...")
     p.set_defaults(func=cmd_serve)
@@ -664,14 +734,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--schema", help="a flat elicitation schema (JSON) for a structured answer")
     p.add_argument(
         "--timeout",
-    client.add_argument(
-        "--hub-timeout",
-        type=_seconds,
-        default=HUB_TIMEOUT_S,
-        metavar="SECONDS",
-        help=f"give up when the hub does not answer a call in this long (default "
-        f"{HUB_TIMEOUT_S:g}; added to a long poll's own wait)",
-    )
         type=_seconds,
         default=None,
         metavar="SECONDS",
@@ -798,6 +860,20 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("status", parents=[client], help="show the hub's paths and counts")
     p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser(
+        "doctor",
+        parents=[common],
+        help="check the data dir and its store (modes, locks, integrity, rows set aside)",
+    )
+    p.add_argument(
+        "--recover",
+        action="store_true",
+        help="copy every readable row of a damaged store into a new file (hub stopped; "
+        "the old file is kept)",
+    )
+    p.add_argument("--json", action="store_true", help="print the findings as JSON")
+    p.set_defaults(func=cmd_doctor)
     return parser
 
 
@@ -840,7 +916,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             isinstance(error, HubUnreachable) or getattr(error, "kind", None) == "store_unavailable"
         ):
             code = EXIT_UNREACHABLE
-        elif isinstance(error, HubAlreadyRunning | SocketInUse | InsecurePath | PermissionError):
+        elif isinstance(
+            error, HubAlreadyRunning | SocketInUse | InsecurePath | PermissionError | StoreCorrupt
+        ):
             code = EXIT_REFUSED
         else:
             raise
