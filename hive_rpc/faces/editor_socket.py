@@ -15,6 +15,12 @@ error and the connection carries on; a broken frame gets one error and the
 connection closes; an exception in a handler becomes an internal error for that
 request only.  A client that stops reading for ``SEND_TIMEOUT_S`` is disconnected
 rather than allowed to hold the hub's memory.
+
+Connections are capped (``connection_cap``: core/limits.py's ``connections``, lower
+when the fd limit is): one over the cap gets a single -32011 error and is closed.
+If accept still fails for want of descriptors (EMFILE: fds held elsewhere), the hub
+says so once and accepts again when a connection closes, instead of logging a
+traceback ten times a second as ``trio.serve_listeners`` does.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import errno
 import itertools
 import logging
 import os
+import resource
 import shutil
 import socket as stdlib_socket
 import tempfile
@@ -33,6 +40,7 @@ from typing import Any
 
 import trio
 
+from hive_rpc.core import limits
 from hive_rpc.core.errors import HiveError, InvalidParams
 from hive_rpc.protocol.framing import MAX_BODY_BYTES, encode_frame
 from hive_rpc.protocol.jsonrpc import (
@@ -55,8 +63,15 @@ from hive_rpc.service import METHODS, HubService, check_params
 
 log = logging.getLogger(__name__)
 
-MAX_IN_FLIGHT = 256
+MAX_IN_FLIGHT = limits.MAX_IN_FLIGHT
 """Requests one connection may have running at once (long polls included)."""
+FD_RESERVE = 64
+"""Descriptors kept back from the connection cap for the store, logs, the HTTP face
+and the relay's subprocesses."""
+ACCEPT_RETRY_S = 1.0
+"""Out of descriptors with no connection of ours to wait for (someone else holds
+them): try accept again after this long."""
+_NO_FDS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 SEND_TIMEOUT_S = 30.0
 EOF_GRACE_S = 30.0
 """After the client closes its side, how long requests it already sent may still run."""
@@ -374,7 +389,7 @@ async def bind_socket(path: Path) -> trio.SocketListener:
     sock = stdlib_socket.socket(stdlib_socket.AF_UNIX, stdlib_socket.SOCK_STREAM)
     try:
         await trio.to_thread.run_sync(_bind_private, sock, path)
-        sock.listen(128)
+        sock.listen(limits.LISTEN_BACKLOG)
     except BaseException:
         sock.close()
         raise
@@ -412,18 +427,82 @@ def _bind_private(sock: stdlib_socket.socket, path: Path) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def connection_cap() -> int:
+    """The most connections to serve at once: the ``connections`` limit, or fewer
+    when the process's fd limit would run out first."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return limits.MAX_CONNECTIONS
+    return max(1, min(limits.MAX_CONNECTIONS, soft - FD_RESERVE))
+
+
+async def _refuse(stream: trio.abc.Stream, cap: int) -> None:
+    """Tell a client over the cap why, in one frame, and close: no reading, bounded."""
+    with trio.move_on_after(1):
+        frame = Endpoint().error(
+            None,
+            OVERLOADED,
+            f"the hub serves {cap} connections at once, its limit (connections); "
+            "close one and connect again",
+            {"kind": "limit_reached", "limit": "connections", "max": cap},
+        )
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            await stream.send_all(frame)
+    with trio.move_on_after(1) as cleanup:
+        cleanup.shield = True
+        await stream.aclose()
+
+
 async def serve_editor_socket(
     service: HubService,
     listener: trio.SocketListener,
     *,
+    max_connections: int | None = None,
     task_status: Any = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve connections from ``listener`` (see ``bind_socket``) until cancelled."""
+    """Serve connections from ``listener`` (see ``bind_socket``) until cancelled,
+    at most ``max_connections`` (default ``connection_cap()``) at once."""
+    cap = max_connections or connection_cap()
+    live = 0
+    closed = trio.Event()
 
     async def handle(stream: trio.SocketStream) -> None:
-        await Session(stream, service).run()
+        nonlocal live, closed
+        try:
+            await Session(stream, service).run()
+        finally:
+            live -= 1
+            closed.set()
+            closed = trio.Event()
 
-    await trio.serve_listeners(handle, [listener], task_status=task_status)
+    async with trio.open_nursery() as nursery:
+        task_status.started([listener])
+        starved = False
+        while True:
+            try:
+                stream = await listener.accept()
+            except OSError as e:
+                if e.errno not in _NO_FDS:
+                    raise
+                if not starved:
+                    log.warning(
+                        "accept failed (%s) with %d connections open; accepting again "
+                        "when one closes",
+                        os.strerror(e.errno or 0),
+                        live,
+                    )
+                    starved = True
+                with trio.move_on_after(ACCEPT_RETRY_S):
+                    await closed.wait()
+                continue
+            if starved:
+                log.warning("accepting connections again (%d open)", live)
+                starved = False
+            if live >= cap:
+                nursery.start_soon(_refuse, stream, cap)
+                continue
+            live += 1
+            nursery.start_soon(handle, stream)
 
 
 def remove_socket(path: Path) -> None:

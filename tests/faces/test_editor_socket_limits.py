@@ -1,0 +1,127 @@
+"""The editor socket's own limits: the connection cap and running out of descriptors.
+
+trio.serve_listeners logs a traceback and retries every 0.1 s when accept fails
+with EMFILE: at the fd limit the hub's log grew 8 KB/s.  Here the socket says so
+once, waits for a connection to close, and carries on.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from hive_rpc.client import HubClient, RemoteError
+from hive_rpc.faces import editor_socket
+from hive_rpc.faces.editor_socket import bind_socket, serve_editor_socket
+from hive_rpc.protocol.jsonrpc import ErrorResponse
+from hive_rpc.service import HubService
+
+
+class StarvedListener(trio.abc.Listener[trio.SocketStream]):
+    """A real listener whose accept fails with EMFILE while ``starved`` is set and a
+    connection waits (held back, as the kernel would keep it in the backlog)."""
+
+    def __init__(self, real: trio.SocketListener) -> None:
+        self.real = real
+        self.starved = False
+        self.failures = 0
+        self.failed = trio.Event()
+        self._held: trio.SocketStream | None = None
+
+    async def accept(self) -> trio.SocketStream:
+        while True:
+            if self._held is not None:
+                if self.starved:
+                    self.failures += 1
+                    self.failed.set()
+                    raise OSError(errno.EMFILE, "Too many open files")
+                held, self._held = self._held, None
+                return held
+            stream = await self.real.accept()
+            if not self.starved:
+                return stream
+            self._held = stream
+
+    async def aclose(self) -> None:
+        await self.real.aclose()
+
+
+@asynccontextmanager
+async def serving(service: HubService, listener: Any, **kw: Any) -> AsyncIterator[None]:
+    """Serve ``listener`` for the block, then stop and close it."""
+    async with trio.open_nursery() as nursery:
+        await nursery.start(
+            lambda task_status: serve_editor_socket(
+                service, listener, task_status=task_status, **kw
+            )
+        )
+        try:
+            with trio.fail_after(30):
+                yield
+        finally:
+            nursery.cancel_scope.cancel()
+    await listener.aclose()
+
+
+async def test_out_of_descriptors_is_logged_once_and_accepting_resumes(
+    hub: HubService,
+    short_tmp: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(editor_socket, "ACCEPT_RETRY_S", 0.05)  # many retries, quickly
+    path = short_tmp / "starved.sock"
+    listener = StarvedListener(await bind_socket(path))
+    caplog.set_level(logging.INFO, logger="hive_rpc.faces.editor_socket")
+    async with serving(hub, listener):
+        first = await HubClient.connect(path)
+        assert (await first.call("hive/status"))["pid"]
+        listener.starved = True
+        second = await HubClient.connect(path)  # accepted by the kernel, refused by "EMFILE"
+        await listener.failed.wait()
+        listener.starved = False
+        await first.aclose()  # a connection closes: accept again at once
+        assert (await second.call("hive/status"))["pid"]
+        await second.aclose()
+    said = [r for r in caplog.records if r.name == "hive_rpc.faces.editor_socket"]
+    starved = [r for r in said if "accept failed" in r.getMessage()]
+    assert len(starved) == 1, [r.getMessage() for r in said]
+    assert starved[0].exc_info is None
+    assert "Too many open files" in starved[0].getMessage()
+    assert any("accepting connections again" in r.getMessage() for r in said)
+
+
+async def test_a_connection_over_the_cap_gets_one_error_and_is_closed(
+    hub: HubService, short_tmp: Path
+) -> None:
+    path = short_tmp / "capped.sock"
+    async with serving(hub, await bind_socket(path), max_connections=2):
+        a, b = await HubClient.connect(path), await HubClient.connect(path)
+        assert (await a.call("hive/status"))["pid"]
+        assert (await b.call("hive/status"))["pid"]
+        c = await HubClient.connect(path)
+        refusal = await c.next_message()
+        assert isinstance(refusal, ErrorResponse)
+        assert refusal.code == -32011
+        assert refusal.data["limit"] == "connections"
+        assert "2 connections at once" in refusal.message
+        await c.aclose()
+        await a.aclose()
+        # A slot is free once the hub has seen a close.
+        while True:
+            d = await HubClient.connect(path)
+            try:
+                assert (await d.call("hive/status"))["pid"]
+                break
+            except RemoteError:  # the hub has not seen the close yet
+                await d.aclose()
+                await trio.sleep(0.05)
+        await d.aclose()
+        await b.aclose()

@@ -1,0 +1,155 @@
+"""Hostile clients against a real hub process (``hive-rpc serve`` started by the CLI).
+
+What needs a process of its own: the parser's real stack depth (a 980-deep value was
+accepted and then stopped every restart), a hub stopped with SIGSTOP (the CLI must
+give up, not hang), the listen backlog (a burst of connects while the hub is not
+accepting), and a low fd limit (refuse politely above the cap, never loop on EMFILE).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_support import Shell
+
+from hive_rpc import cli
+from hive_rpc.paths import LOG_NAME
+from hive_rpc.protocol.framing import encode_frame
+from hive_rpc.protocol.jsonrpc import Endpoint, ErrorResponse
+
+
+def raw_request(path: Path, body: str) -> Any:
+    """One request written by hand on a fresh connection; the hub's first reply."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(30)
+        s.connect(os.fspath(path))
+        s.sendall(encode_frame(body.encode()))
+        endpoint = Endpoint(max_body=1 << 24)
+        while True:
+            data = s.recv(65536)
+            assert data, "the hub closed the connection"
+            for msg in endpoint.receive_data(data):
+                return msg
+
+
+@contextmanager
+def stopped(pid: int) -> Iterator[None]:
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
+def test_a_980_deep_value_is_refused_and_the_hub_restarts(sh: Shell) -> None:
+    assert sh.run("status").returncode == cli.EXIT_OK
+    schema = '{"type":"object","properties":{"a":{"type":"string"}},"title":%s}'
+    body = '{"jsonrpc":"2.0","id":1,"method":"hive/ask","params":{"question":"q","schema":%s}}'
+    for depth in (33, 300, 980):  # EPC broke above 200, MCP ~300, the restart at 980
+        deep = "[" * depth + '"x"' + "]" * depth
+        reply = raw_request(sh.socket, body % (schema % deep))
+        assert isinstance(reply, ErrorResponse), reply
+        if reply.code == -32700:  # the parser's own guard, below the stack's limit
+            assert depth == 980, reply
+            assert reply.message == "JSON nested too deeply"
+        else:
+            assert (reply.code, reply.data["limit"]) == (-32602, "json_depth"), reply
+    # The deepest schema allowed is kept, and comes back after a restart.
+    fits = "[" * 29 + '"x"' + "]" * 29
+    reply = raw_request(sh.socket, body % (schema % fits))
+    asked = reply.result
+    sh.stop()
+    listed = sh.json("list")
+    assert [r["id"] for r in listed] == [asked["id"]]
+
+
+def test_the_cli_gives_up_on_a_stopped_hub(sh: Shell) -> None:
+    asked = sh.run("ask", "still there?").stdout.strip()
+    with stopped(sh.hub_pid()):
+        out = sh.run("list", "--hub-timeout", "1")
+        assert out.returncode == cli.EXIT_UNREACHABLE, out
+        assert f"the hub at {sh.socket} did not answer in 1 s" in out.stderr
+        out = sh.run("poll", asked, "--wait", "--hub-timeout", "1", timeout=60)
+        assert out.returncode == cli.EXIT_UNREACHABLE, out
+    assert sh.run("poll", asked).returncode == cli.EXIT_PENDING
+
+
+def test_a_burst_of_connects_waits_in_the_backlog(sh: Shell) -> None:
+    burst = 300  # ~180 got EAGAIN with the old backlog of 128
+    somaxconn = int(Path("/proc/sys/net/core/somaxconn").read_text())
+    if somaxconn < burst:
+        pytest.skip(f"net.core.somaxconn is {somaxconn}, below the burst of {burst}")
+    assert sh.run("status").returncode == cli.EXIT_OK
+    socks: list[socket.socket] = []
+    failed = 0
+    try:
+        with stopped(sh.hub_pid()):
+            for _ in range(burst):
+                s = socket.socket(socket.AF_UNIX)
+                s.setblocking(False)
+                socks.append(s)
+                try:
+                    s.connect(os.fspath(sh.socket))
+                except BlockingIOError:
+                    failed += 1
+    finally:
+        for s in socks:
+            s.close()
+    assert failed == 0
+    assert sh.run("status").returncode == cli.EXIT_OK
+
+
+def test_connections_over_the_cap_get_one_error_and_the_log_stays_quiet(sh: Shell) -> None:
+    fds = 128  # so the hub's cap is 128 - FD_RESERVE = 64
+    started = subprocess.run(
+        [sys.executable, "-m", "hive_rpc", "status"],
+        env=sh.env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (fds, fds)),
+    )
+    assert started.returncode == cli.EXIT_OK, started.stderr
+    log = sh.data_dir / LOG_NAME
+    before = log.stat().st_size
+    socks = []
+    refusals = []
+    try:
+        for _ in range(150):
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(30)
+            s.connect(os.fspath(sh.socket))
+            socks.append(s)
+        for s in socks:
+            s.sendall(encode_frame(b'{"jsonrpc":"2.0","id":1,"method":"hive/status"}'))
+        for s in socks:
+            endpoint = Endpoint(max_body=1 << 20)
+            msgs: list[Any] = []
+            while not msgs:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                msgs = endpoint.receive_data(chunk)
+            assert msgs, "closed without a word"
+            if isinstance(msgs[0], ErrorResponse):
+                refusals.append(msgs[0])
+    finally:
+        for s in socks:
+            s.close()
+    assert len(refusals) == 150 - (fds - 64)
+    assert {(r.code, r.data["limit"]) for r in refusals} == {(-32011, "connections")}
+    assert sh.run("status").returncode == cli.EXIT_OK  # served again once they closed
+    grown = log.read_bytes()[before:].decode(errors="replace")
+    assert "Traceback" not in grown
+    assert len(grown.splitlines()) < 10, grown
