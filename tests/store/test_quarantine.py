@@ -15,8 +15,7 @@ import trio
 from cli_support import Shell
 
 from hive_rpc import cli
-from hive_rpc.client import LOG_NAME
-from hive_rpc.paths import DB_NAME
+from hive_rpc.paths import DB_NAME, LOG_NAME
 from hive_rpc.registry import open_registry
 from hive_rpc.store import SqliteStore
 from hive_rpc.store.records import PromptUnreadable
