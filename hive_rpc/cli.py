@@ -390,7 +390,9 @@ async def cmd_ling(args: argparse.Namespace) -> int:
                         alive = (
                             "  alive" if ling["alive"] else f"  DOWN: {one_line(ling['reason'])}"
                         )
-                    print(f"{ling['name']}  {ling['kind']}  {one_line(ling['address'])}{alive}")
+                    pending = "  pending" if ling.get("state") == "pending" else ""
+                    where = f"{ling['kind']}  {one_line(ling['address'])}"
+                    print(f"{ling['name']}  {where}{pending}{alive}")
     if args.json:
         _print_json(result)
     return EXIT_OK
