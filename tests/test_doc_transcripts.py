@@ -299,6 +299,11 @@ hvdoc_stop_hub() {
 """
 
 
+def _default_signals() -> None:
+    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 class Session:
     """One bash fed command by command; each command's output goes to its own file."""
 
@@ -342,6 +347,11 @@ class Session:
             cwd=self.root,
             env=env,
             start_new_session=True,
+            # A shell started in the background (`cmd &` in a script, as CI runners and
+            # nohup do) inherits SIGINT ignored, and bash cannot undo that: the `^C`
+            # of an example would then stop nothing.  The docs show an interactive
+            # terminal, where ^C interrupts.
+            preexec_fn=_default_signals,
         )
         self._send(_PRELUDE)
 
