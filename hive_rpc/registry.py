@@ -23,6 +23,7 @@ from __future__ import annotations
 import collections
 import heapq
 import itertools
+import json
 import logging
 import math
 import time
@@ -53,6 +54,19 @@ from hive_rpc.core.prompt import (
 from hive_rpc.store.base import PromptStore
 
 log = logging.getLogger(__name__)
+
+
+def held_chars(prompt: Prompt) -> int:
+    """Characters a pending prompt holds that its asker chose: question, choices,
+    schema.  Cheap for the common prompt (no schema); a schema is at most
+    ``schema_chars`` and walked once, when the prompt is tracked or let go."""
+    size = len(prompt.question)
+    if prompt.choices:
+        size += sum(len(c) for c in prompt.choices)
+    if prompt.schema is not None:
+        size += len(json.dumps(prompt.schema, ensure_ascii=False, default=str))
+    return size
+
 
 COORDINATOR = None
 """Pass ``agent_id=COORDINATOR`` (None) to act across agents: editors, CLI, coordinators."""
@@ -120,6 +134,10 @@ class Registry:
         self._wall0 = time.time() - trio.current_time() if epoch is None else epoch
         self._pending: dict[str, Prompt] = {}
         self._per_agent: collections.Counter[str] = collections.Counter()
+        self._chars = 0
+        self._chars_per_agent: collections.Counter[str] = collections.Counter()
+        """Characters of question, choices and schema held pending (in all, per
+        agent): what memory grows with, for the pending_chars limits."""
         """Pending prompts per agent, for the limit on them (core/limits.py)."""
         self._heap: list[tuple[float, int, str]] = []
         self._retry: dict[str, float] = {}
@@ -255,6 +273,9 @@ class Registry:
     def _track(self, prompt: Prompt) -> None:
         if prompt.id not in self._pending:
             self._per_agent[prompt.agent_id] += 1
+            size = held_chars(prompt)
+            self._chars += size
+            self._chars_per_agent[prompt.agent_id] += size
         self._pending[prompt.id] = prompt
         deadline = self._trio_deadline(prompt)
         heapq.heappush(self._heap, (deadline, next(self._seq), prompt.id))
@@ -287,6 +308,11 @@ class Registry:
             self._per_agent[gone.agent_id] -= 1
             if self._per_agent[gone.agent_id] <= 0:
                 del self._per_agent[gone.agent_id]
+            size = held_chars(gone)
+            self._chars -= size
+            self._chars_per_agent[gone.agent_id] -= size
+            if self._chars_per_agent[gone.agent_id] <= 0:
+                del self._chars_per_agent[gone.agent_id]
         if len(self._heap) > 2 * len(self._pending) + HEAP_SLACK:
             self._compact_heap()
         closed = self._closed.pop(prompt.id, None)
@@ -341,7 +367,7 @@ class Registry:
             max_lifetime_s=self.max_lifetime_s,
         )
         async with self._write_lock:
-            self._check_room(prompt.agent_id)
+            self._check_room(prompt.agent_id, held_chars(prompt))
             await self.store.insert(prompt)
             self._track(prompt)
             self._publish(Change("ask", prompt))
@@ -349,9 +375,9 @@ class Registry:
         self._asked = trio.Event()
         return prompt
 
-    def _check_room(self, agent_id: str) -> None:
-        """Refuse a new prompt over the pending limits (checked under the write lock,
-        so concurrent asks cannot overshoot them)."""
+    def _check_room(self, agent_id: str, size: int) -> None:
+        """Refuse a new prompt of ``size`` characters over the pending limits
+        (checked under the write lock, so concurrent asks cannot overshoot them)."""
         if len(self._pending) >= limits.MAX_PENDING:
             raise LimitReached(
                 f"the hub holds {limits.MAX_PENDING:,} pending prompts, its limit "
@@ -365,6 +391,23 @@ class Registry:
                 "its limit (pending_per_agent); wait for answers or cancel some first",
                 limit="pending_per_agent",
                 max=limits.MAX_PENDING_PER_AGENT,
+                agent_id=agent_id,
+            )
+        if self._chars + size > limits.MAX_PENDING_CHARS:
+            raise LimitReached(
+                f"the pending prompts hold {self._chars:,} characters; this one would pass "
+                f"the hub's limit of {limits.MAX_PENDING_CHARS:,} (pending_chars); answer "
+                "or cancel some first",
+                limit="pending_chars",
+                max=limits.MAX_PENDING_CHARS,
+            )
+        if self._chars_per_agent[agent_id] + size > limits.MAX_PENDING_CHARS_PER_AGENT:
+            raise LimitReached(
+                f"agent {agent_id!r}'s pending prompts hold "
+                f"{self._chars_per_agent[agent_id]:,} characters; this one would pass its "
+                f"limit of {limits.MAX_PENDING_CHARS_PER_AGENT:,} (pending_chars_per_agent)",
+                limit="pending_chars_per_agent",
+                max=limits.MAX_PENDING_CHARS_PER_AGENT,
                 agent_id=agent_id,
             )
 

@@ -114,6 +114,19 @@ MAX_PENDING = _limit(
     "pending prompts in all: memory, the deadline heap and every subscriber's snapshot "
     "grow with it",
 )
+MAX_PENDING_CHARS = _limit(
+    "pending_chars",
+    64 << 20,
+    "characters",
+    "characters of questions, choices and schemas pending in all: at the other limits' "
+    "maxima 100,000 prompts could hold 15 GB (bench/hostile.py); this holds ~100 MB",
+)
+MAX_PENDING_CHARS_PER_AGENT = _limit(
+    "pending_chars_per_agent",
+    16 << 20,
+    "characters",
+    "the same for one agent, so one cannot take the whole budget from the others",
+)
 MAX_REPLY_BYTES = _limit(
     "reply_bytes",
     8 << 20,

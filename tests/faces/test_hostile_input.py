@@ -151,6 +151,22 @@ async def test_pending_prompts_are_capped_per_agent_and_in_all(
     await client.call("hive/ask", {"question": "q", "agent_id": "a"})  # room again
 
 
+async def test_pending_characters_are_capped_per_agent_and_in_all(
+    hub: HubService, client: HubClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(limits, "MAX_PENDING_CHARS_PER_AGENT", 25_000)
+    monkeypatch.setattr(limits, "MAX_PENDING_CHARS", 35_000)
+    big = "x" * 10_000
+    asked = [await client.call("hive/ask", {"question": big, "agent_id": "a"}) for _ in range(2)]
+    error = await refused(client, "hive/ask", {"question": big, "agent_id": "a"})
+    assert (error.code, error.data["limit"]) == (-32012, "pending_chars_per_agent")
+    await client.call("hive/ask", {"question": big, "agent_id": "b"})
+    error = await refused(client, "hive/ask", {"question": big, "agent_id": "c"})
+    assert (error.code, error.data["limit"]) == (-32012, "pending_chars")
+    await client.call("hive/cancel", {"id": asked[0]["id"]})
+    await client.call("hive/ask", {"question": big, "agent_id": "c"})  # room again
+
+
 async def test_list_pages_with_limit_and_cursor(hub: HubService, client: HubClient) -> None:
     ids = [
         (await client.call("hive/ask", {"question": f"q{i}", "agent_id": f"a{i % 2}"}))["id"]
