@@ -111,13 +111,20 @@ def migrate(db: sqlite3.Connection, path: Path) -> int:
             f"{found}; this one knows up to {SCHEMA_VERSION}): upgrade hive-rpc, or "
             "point --data-dir elsewhere"
         )
+    new = (
+        found == 0
+        and not db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'prompts'"
+        ).fetchone()
+    )
     if found == 0:
         db.executescript(BASE_SCHEMA)
     for version in range(found, SCHEMA_VERSION):
         db.executescript(
             f"BEGIN; {MIGRATIONS[version]}; PRAGMA user_version = {version + 1}; COMMIT;"
         )
-        log.info("prompt store %s: schema version %d -> %d", path, version, version + 1)
+        if not new:  # a new file is made at the current version: nothing to tell
+            log.info("prompt store %s: schema version %d -> %d", path, version, version + 1)
     return found
 
 
