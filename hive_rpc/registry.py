@@ -20,6 +20,7 @@ behind is dropped rather than allowed to slow the hub.
 
 from __future__ import annotations
 
+import bisect
 import collections
 import heapq
 import itertools
@@ -134,6 +135,11 @@ class Registry:
         self._wall0 = time.time() - trio.current_time() if epoch is None else epoch
         self._pending: dict[str, Prompt] = {}
         self._per_agent: collections.Counter[str] = collections.Counter()
+        self._order: list[tuple[float, str]] = []
+        """(created_at, id) of pending prompts, for paging: appended as prompts are
+        asked (almost always in order), sorted again only when one came out of
+        order; closed prompts' keys are skipped, and dropped when they pile up."""
+        self._order_sorted = True
         self._chars = 0
         self._chars_per_agent: collections.Counter[str] = collections.Counter()
         """Characters of question, choices and schema held pending (in all, per
@@ -273,6 +279,10 @@ class Registry:
     def _track(self, prompt: Prompt) -> None:
         if prompt.id not in self._pending:
             self._per_agent[prompt.agent_id] += 1
+            key = (prompt.created_at, prompt.id)
+            if self._order and key < self._order[-1]:
+                self._order_sorted = False
+            self._order.append(key)
             size = held_chars(prompt)
             self._chars += size
             self._chars_per_agent[prompt.agent_id] += size
@@ -313,6 +323,10 @@ class Registry:
             self._chars_per_agent[gone.agent_id] -= size
             if self._chars_per_agent[gone.agent_id] <= 0:
                 del self._chars_per_agent[gone.agent_id]
+            if len(self._order) > 2 * len(self._pending) + HEAP_SLACK:
+                # Amortised like the heap's compaction: the order keeps no more
+                # than about twice what is pending.
+                self._order = [k for k in self._order if k[1] in self._pending]
         if len(self._heap) > 2 * len(self._pending) + HEAP_SLACK:
             self._compact_heap()
         closed = self._closed.pop(prompt.id, None)
@@ -510,14 +524,19 @@ class Registry:
         self, *, after: tuple[float, str] | None, limit: int, agent_id: str | None = COORDINATOR
     ) -> list[Prompt]:
         """Up to ``limit`` pending prompts after ``after`` (created_at, id), oldest
-        first: one pass and a bounded heap, never a sort of everything pending."""
-        chosen = (
-            p
-            for p in self._pending.values()
-            if (agent_id is None or p.agent_id == agent_id)
-            and (after is None or (p.created_at, p.id) > after)
-        )
-        return heapq.nsmallest(limit, chosen, key=lambda p: (p.created_at, p.id))
+        first: a bisection into the kept order, then a walk of about one page."""
+        if not self._order_sorted:
+            self._order = sorted((p.created_at, p.id) for p in self._pending.values())
+            self._order_sorted = True
+        start = 0 if after is None else bisect.bisect_right(self._order, after)
+        page: list[Prompt] = []
+        for _, prompt_id in itertools.islice(self._order, start, None):
+            prompt = self._pending.get(prompt_id)
+            if prompt is not None and (agent_id is None or prompt.agent_id == agent_id):
+                page.append(prompt)
+                if len(page) >= limit:
+                    break
+        return page
 
     async def find(
         self, prefix: str, *, agent_id: str | None = COORDINATOR, limit: int = 20

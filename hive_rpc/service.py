@@ -27,7 +27,7 @@ from hive_rpc.core import limits
 from hive_rpc.core.dialogue import DEFAULT_MAX_TURNS
 from hive_rpc.core.errors import InvalidParams, LimitReached, MethodNotFound
 from hive_rpc.core.prompt import Action, Prompt, check_name
-from hive_rpc.registry import Registry, Watch
+from hive_rpc.registry import Registry, Watch, held_chars
 from hive_rpc.relay.consent import CALLER
 from hive_rpc.relay.emacs import DeliveryPeers
 
@@ -227,10 +227,20 @@ def check_params(method: str, params: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
+RECORD_OVERHEAD = 6 * (5 * limits.MAX_NAME_CHARS + 64) + 1024
+"""Bytes a record's other fields (names, ids, times, answer-less status) can take
+at most once encoded; the answer of a pending prompt is null."""
+
+
 def _fill(prompts: list[Prompt]) -> tuple[list[dict[str, Any]], bool]:
     """Records of ``prompts`` in order while they fit the reply limit; True if all did.
     At least one record is always taken, so a page always moves on."""
     records: list[dict[str, Any]] = []
+    # A bound on the encoded size (every character escaped as \uXXXX, plus the
+    # fixed fields) spares measuring pages that cannot reach the limit.
+    bound = sum(6 * held_chars(p) + RECORD_OVERHEAD for p in prompts)
+    if bound <= limits.MAX_REPLY_BYTES:
+        return [p.to_record() for p in prompts], True
     size = 0
     for prompt in prompts:
         record = prompt.to_record()

@@ -196,6 +196,25 @@ async def test_list_pages_with_limit_and_cursor(hub: HubService, client: HubClie
         assert error.code == -32602, bad
 
 
+async def test_pages_neither_repeat_nor_skip_while_prompts_come_and_go(
+    hub: HubService, client: HubClient
+) -> None:
+    ids = [(await client.call("hive/ask", {"question": f"q{i}"}))["id"] for i in range(30)]
+    first = await client.call("hive/list", {"limit": 7})
+    assert [r["id"] for r in first["prompts"]] == ids[:7]
+    closed = {ids[2], ids[9], ids[20]}
+    for prompt_id in closed:
+        await client.call("hive/cancel", {"id": prompt_id})
+    late = [(await client.call("hive/ask", {"question": "late"}))["id"] for _ in range(2)]
+    seen: list[str] = []
+    cursor = first["next_cursor"]
+    while cursor is not None:
+        page = await client.call("hive/list", {"limit": 7, "cursor": cursor})
+        seen += [r["id"] for r in page["prompts"]]
+        cursor = page["next_cursor"]
+    assert seen == [i for i in ids[7:] if i not in closed] + late
+
+
 async def test_a_list_over_the_reply_limit_is_refused_whole_and_paged_by_size(
     hub: HubService, client: HubClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
