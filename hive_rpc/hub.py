@@ -29,7 +29,7 @@ from hive_rpc.registry import Registry, open_registry
 from hive_rpc.service import HubInfo, HubService
 from hive_rpc.store import MemoryStore, PromptStore, SqliteStore
 from hive_rpc.store.base import RETENTION_BATCH, SharedStore
-from hive_rpc.store.records import UnreadableRecord, prompt_from_record
+from hive_rpc.store.records import PromptUnreadable, UnreadableRecord, prompt_from_record
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +170,8 @@ async def follow_shared_store(
                     continue
                 try:
                     await registry.ingest(prompt)
+                except PromptUnreadable as e:  # a bad record, not a failing store
+                    log.warning("store: skipping a change: %s", e.message)
                 except Exception as e:  # the store could not be read: go on with the next
                     registry.store_trouble("ingest", e)
                 else:

@@ -7,12 +7,14 @@ a hand edit, an older hub with looser checks, or a hostile ask would leave them.
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
 import trio
 from cli_support import Shell
+from nats_support import NatsServer
 
 from hive_rpc import cli
 from hive_rpc.paths import DB_NAME, LOG_NAME
@@ -138,3 +140,26 @@ async def test_poll_of_an_unreadable_closed_row_is_32008(short_tmp: Path) -> Non
             await registry.ask(agent_id="a", question="the hub goes on")
     assert {row["id"] for row in store.quarantined()} == set(BAD_ROWS)
     await store.aclose()
+
+
+@pytest.mark.skipif(shutil.which("nats-server") is None, reason="nats-server is not installed")
+async def test_nats_skips_records_it_cannot_read(nats_server: NatsServer) -> None:
+    """A shared bucket is not this hub's to rearrange: bad records stay, skipped and
+    logged; ``get`` of one is -32008, and every readable prompt comes back."""
+    from hive_rpc.core.prompt import new_prompt
+    from hive_rpc.store.nats import open_nats_store
+
+    with trio.fail_after(30):
+        async with open_nats_store(nats_server.url) as store:
+            good = new_prompt(agent_id="a", question="readable", now=T0)
+            await store.insert(good)
+            for prompt_id, (_, text, _) in BAD_ROWS.items():
+                await store._call(True, store._prompts.put, prompt_id, text.encode())
+            assert [p.id for p in await store.pending()] == [good.id]
+            assert [p.id for p in await store.find("")] == [good.id]
+            with pytest.raises(PromptUnreadable) as raised:
+                await store.get("bad0000000000005")
+            assert raised.value.code == -32008
+            assert set(store.unreadable) == set(BAD_ROWS)
+            async with open_registry(store) as registry:  # resume skips them too
+                assert [p.id for p in registry.list_pending()] == [good.id]
