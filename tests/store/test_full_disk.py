@@ -78,8 +78,8 @@ def test_full_disk_degrades_then_recovers(short_tmp: Path, small_disk: Path) -> 
     sh.data_dir = small_disk / "data"
     sh.env["HIVE_RPC_DATA_DIR"] = str(sh.data_dir)
     try:
-        # Due in 10 s: time enough to fill the disk first, even on a slow machine.
-        soon = sh.run("ask", "falls due while the disk is full", "--timeout", "10").stdout
+        # Due in 20 s: time enough to fill the disk first, even on a slow machine.
+        soon = sh.run("ask", "falls due while the disk is full", "--timeout", "20").stdout
         stays = sh.run("ask", "stays pending").stdout
         soon, stays = soon.strip(), stays.strip()
         assert soon
