@@ -311,10 +311,8 @@ class NatsStore:
     async def counts(self) -> dict[str, int]:
         records = await self._call(False, self._aio_scan, self._prompts, ">")
         counts = {s.value: 0 for s in Status}
-        for entry in records:
-            if entry.value:
-                status = json.loads(entry.value).get("status", Status.PENDING.value)
-                counts[status] = counts.get(status, 0) + 1
+        for p in self._readable(records):  # unreadable records are not counted
+            counts[p.status.value] += 1
         return counts
 
     async def _aio_scan(self, kv: KeyValue, keys: str) -> list[KeyValue.Entry]:

@@ -161,5 +161,6 @@ async def test_nats_skips_records_it_cannot_read(nats_server: NatsServer) -> Non
                 await store.get("bad0000000000005")
             assert raised.value.code == -32008
             assert set(store.unreadable) == set(BAD_ROWS)
+            assert (await store.counts())["pending"] == 1
             async with open_registry(store) as registry:  # resume skips them too
                 assert [p.id for p in registry.list_pending()] == [good.id]
