@@ -100,7 +100,9 @@ Return (result . VALUE), or (error CODE MESSAGE) when refused."
       (should (eq (plist-get state :exists) t))
       (should (eq (plist-get state :alive) t))
       (should (equal (plist-get state :mode) "comint"))
-      (should (string-match-p "recorder ready" (plist-get state :tail))))
+      (should (string-match-p "recorder ready" (plist-get state :tail)))
+      (should (equal (plist-get state :pid)
+                     (process-id (get-buffer-process buffer)))))
     (delete-process (get-buffer-process buffer))
     (let ((state (cdr (hive-rpc-ling-tests--request
                        'hive/bufferState :buffer (buffer-name buffer)))))
@@ -111,7 +113,8 @@ Return (result . VALUE), or (error CODE MESSAGE) when refused."
 (ert-deftest hive-rpc-ling-tests-buffer-state-of-others ()
   "Report a missing buffer as not existing, any other buffer as not alive."
   (should (equal (hive-rpc-ling-tests--request 'hive/bufferState :buffer "no such buffer")
-                 '(result :exists :json-false :alive :json-false :mode nil :tail "")))
+                 '(result :exists :json-false :alive :json-false :mode nil :tail ""
+                          :pid nil)))
   (with-temp-buffer
     (insert "line 1\nline 2\n\n\n")
     (let ((state (cdr (hive-rpc-ling-tests--request
