@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import itertools
 import logging
+import sqlite3
+from functools import partial
+from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
 import trio.testing
 
-from hive_rpc.core.prompt import ExpiryReason, Prompt, Status
+from hive_rpc.core.prompt import ExpiryReason, Prompt, Status, new_prompt
 from hive_rpc.registry import STORE_RETRY_MAX_S, open_registry
-from hive_rpc.store import MemoryStore
+from hive_rpc.store import MemoryStore, SqliteStore
 from hive_rpc.store.base import StoreWriteFailed
 
 EPOCH = 1_800_000_000.0
@@ -98,3 +102,46 @@ async def test_resume_on_a_store_that_refuses_writes_still_starts(
         final = await second.wait(overdue.id, timeout_s=10)
         assert final.status is Status.EXPIRED
         assert final.expired_at == pytest.approx(overdue.deadline_at)
+
+
+async def test_a_failed_checkpoint_is_reported_and_tried_again(
+    short_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checkpoint task outlives a checkpoint SQLite refuses (a full disk)."""
+    store = SqliteStore(short_tmp / "p.db", checkpoint_every=5)
+    seen: list[tuple[str, Exception | None]] = []
+    real = trio.to_thread.run_sync
+    failing = True
+
+    async def checkpoint(fn: Any, *args: Any) -> Any:
+        if failing:
+            raise sqlite3.OperationalError("database or disk is full")
+        return await real(fn, *args)
+
+    monkeypatch.setattr(trio.to_thread, "run_sync", checkpoint)
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(partial(store.run_checkpoints, trouble=_note(seen)))
+            for i in range(12):
+                await store.insert(new_prompt(agent_id="a", question=f"q{i}", now=EPOCH))
+                await trio.testing.wait_all_tasks_blocked()
+            failing = False
+            for i in range(12, 17):
+                await store.insert(new_prompt(agent_id="a", question=f"q{i}", now=EPOCH))
+                await trio.testing.wait_all_tasks_blocked()
+            nursery.cancel_scope.cancel()
+    await store.aclose()
+    kinds = [(kind, None if e is None else str(getattr(e, "reason", e))) for kind, e in seen]
+    assert kinds == [
+        ("checkpoint", "database or disk is full"),
+        ("checkpoint", "database or disk is full"),
+        ("checkpoint", None),
+    ]
+    assert store.checkpoints == 1
+
+
+def _note(seen: list[tuple[str, Exception | None]]) -> Any:
+    def trouble(kind: str, error: Exception | None) -> None:
+        seen.append((kind, error))
+
+    return trouble
