@@ -240,3 +240,24 @@ async def test_the_relay_delivers_through_the_standin(
     assert not held.delivered
     assert "dialog" in held.reason
     assert len(standin_zellij.pastes()) == 1
+
+
+async def test_the_relay_types_nothing_into_a_shell_pane_via_standin(
+    standin_zellij: StandinZellij, nursery: trio.Nursery
+) -> None:
+    """Zellij's ``list-panes --json`` gives the pane's command (``pane_command``): a
+    shell there gets nothing, unless the ling allows it; an agent gets the text."""
+    relay = Relay(nursery, min_interval_s=0.0, hold_retry_s=0.0, hold_attempts=2)
+    target = ZellijTarget("agents:3")
+    shell = [{**p, "pane_command": "bash"} if p["id"] == 3 else p for p in PANES]
+    standin_zellij.scenario(panes=shell)
+    refused = await relay.deliver("agents:3", target, "ok\ntouch FILE")
+    assert not refused.delivered
+    assert refused.reason.startswith("a shell, not an agent, runs in this terminal (bash)")
+    assert standin_zellij.pastes() == []
+    allowed = await relay.deliver("agents:3", target, "echo hi", allow_shell=True)
+    assert allowed.delivered, allowed.reason
+    standin_zellij.scenario(panes=[{**p, "pane_command": "claude"} for p in PANES])
+    agent = await relay.deliver("agents:3", target, "hello")
+    assert agent.delivered, agent.reason
+    assert [call[-1] for call in standin_zellij.pastes()] == ["echo hi", "hello"]
