@@ -433,7 +433,12 @@ class Agora:
 
             async def check_one(record: dict[str, Any]) -> None:
                 ling = Ling.from_record(record)
-                state = await self._target(ling).check()
+                try:
+                    target = self._target(ling)
+                except ValueError as e:  # kept from before addresses were checked
+                    record["alive"], record["reason"], record["command"] = False, str(e), None
+                    return
+                state = await target.check()
                 record["alive"], record["reason"] = state.alive, state.reason
                 record["command"] = state.command
                 if state.alive and is_shell(state.command) and not ling.allow_shell:
@@ -459,9 +464,13 @@ class Agora:
             }
             await self._record_delivery(dialogue_id, turn, delivery)
             return delivery
-        ticket = self._relay.submit(
-            ling.name, self._target(ling), text, allow_shell=ling.allow_shell
-        )
+        try:
+            target = self._target(ling)
+        except ValueError as e:  # kept from before addresses were checked
+            delivery = {"state": "failed", "ling": name, "reason": str(e)}
+            await self._record_delivery(dialogue_id, turn, delivery)
+            return delivery
+        ticket = self._relay.submit(ling.name, target, text, allow_shell=ling.allow_shell)
         with trio.move_on_after(self._wait_s):
             await ticket.done.wait()
         if ticket.result is not None:

@@ -20,6 +20,7 @@ import trio
 
 from hive_rpc.agora import open_agora
 from hive_rpc.client import HubClient, RemoteError
+from hive_rpc.core.errors import InvalidParams
 from hive_rpc.hub import HubConfig
 from hive_rpc.relay.emacs import DeliveryPeers
 from hive_rpc.service import HubService
@@ -341,3 +342,25 @@ def test_environment_tmux_address(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TMUX")
     assert _tmux_address("%3") == "%3"
     assert os.environ["TMUX_PANE"] == "%7"
+
+
+async def test_a_ling_stored_with_a_bad_address_fails_its_deliveries_cleanly(
+    short_tmp: Path,
+) -> None:
+    """Issue 11, item 5: a Zellij address no parser takes, kept from before addresses
+    were checked at registration, is a failed delivery, not an internal error."""
+    async with trio.open_nursery() as nursery:
+        store = SqliteStore(short_tmp / "hub.db")
+        record = {"name": "z", "kind": "zellij", "address": "s:not-a-pane", "registered_at": 1.0}
+        await store.put_document("ling", "z", record)
+        agora = await open_agora(store, lambda: 2.0, DeliveryPeers(), nursery)
+        (checked,) = await agora.lings(check=True)
+        assert checked["alive"] is False
+        assert "SESSION:PANE" in checked["reason"]
+        answered = await agora.answer("z", "hi", None)
+        assert answered["delivery"]["state"] == "failed"
+        assert "SESSION:PANE" in answered["delivery"]["reason"]
+        with pytest.raises(InvalidParams):
+            await agora.register("z2", "zellij", "s:not-a-pane", owner=True)
+        await store.aclose()
+        nursery.cancel_scope.cancel()
