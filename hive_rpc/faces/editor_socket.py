@@ -73,6 +73,8 @@ ACCEPT_RETRY_S = 1.0
 them): try accept again after this long."""
 _NO_FDS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 SEND_TIMEOUT_S = 30.0
+SEND_CHUNK = 65536
+"""A client must take this much of a frame every SEND_TIMEOUT_S to stay connected."""
 EOF_GRACE_S = 30.0
 """After the client closes its side, how long requests it already sent may still run."""
 RECEIVE_CHUNK = 65536
@@ -242,11 +244,14 @@ class Session:
     async def _send(self, data: bytes) -> None:
         """Write one whole frame.  Shielded so that a cancelled sender (unsubscribe, a
         finished request) never leaves half a frame on the wire; bounded so that a
-        client that stops reading is disconnected."""
+        client that stops reading is disconnected: the deadline is per SEND_CHUNK, so
+        a client that keeps reading is never cut off, however large the reply."""
         async with self._send_lock:
+            view = memoryview(data)
             with trio.CancelScope(shield=True) as scope:
-                scope.deadline = trio.current_time() + SEND_TIMEOUT_S
-                await self._stream.send_all(data)
+                for start in range(0, len(view), SEND_CHUNK):
+                    scope.deadline = trio.current_time() + SEND_TIMEOUT_S
+                    await self._stream.send_all(view[start : start + SEND_CHUNK])
             if scope.cancelled_caught:
                 log.warning("client stopped reading for %ss; disconnecting", SEND_TIMEOUT_S)
                 raise trio.BrokenResourceError("client stopped reading")

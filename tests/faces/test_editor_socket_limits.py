@@ -125,3 +125,31 @@ async def test_a_connection_over_the_cap_gets_one_error_and_is_closed(
                 await trio.sleep(0.05)
         await d.aclose()
         await b.aclose()
+
+
+async def test_a_slow_reader_of_a_large_reply_is_not_cut_off(
+    hub: HubService, hub_config: Any, client: HubClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader that keeps reading gets the whole reply however long it takes; only
+    one that stops for SEND_TIMEOUT_S is dropped (a 263 MB hive/list reply to a slow
+    reader was cut off as "stopped reading")."""
+    monkeypatch.setattr(editor_socket, "SEND_TIMEOUT_S", 2.0)
+    for _ in range(60):
+        await client.call("hive/ask", {"question": "x" * 50_000})
+    with trio.fail_after(120):
+        stream = await trio.open_unix_socket(str(hub_config.socket))
+        async with stream:
+            await stream.send_all(
+                editor_socket.encode_frame(b'{"jsonrpc":"2.0","id":1,"method":"hive/list"}')
+            )
+            received = bytearray()
+            header, sep, body = b"", b"", b""
+            while True:
+                chunk = await stream.receive_some(32768)
+                assert chunk, f"cut off after {len(received):,} bytes"
+                received += chunk
+                header, sep, body = bytes(received).partition(b"\r\n\r\n")
+                if sep and len(body) >= int(header.split(b":")[1]):
+                    break
+                await trio.sleep(0.05)  # slow, but reading: about 650 KB/s
+    assert len(body) > 3_000_000
