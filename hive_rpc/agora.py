@@ -36,7 +36,15 @@ import trio
 from hive_rpc.core import dialogue as dlg
 from hive_rpc.core import messages
 from hive_rpc.core.errors import HiveError, InvalidParams, LingNotFound, NotAParticipant
-from hive_rpc.core.ling import SHELL_REFUSED, Ling, check_ling_name, is_shell, new_ling, parent_of
+from hive_rpc.core.ling import (
+    HUB_AGENT,
+    SHELL_REFUSED,
+    Ling,
+    check_ling_name,
+    is_shell,
+    new_ling,
+    parent_of,
+)
 from hive_rpc.core.prompt import Action, Status
 from hive_rpc.core.terminal_text import strip_controls
 from hive_rpc.relay.consent import Caller, from_inside
@@ -56,8 +64,6 @@ DIALOGUE = "dialogue"
 LING = "ling"
 LING_REQUEST = "ling-request"
 """A registration waiting for the human's approval: the ling and its prompt's id."""
-HUB_AGENT = "hive-rpc"
-"""The agent id of the hub's own prompts (the consent questions)."""
 APPROVE, DENY = "approve", "deny"
 CONSENT_TIMEOUT_S = 600.0
 """How long a registration request waits for the human before it is denied."""

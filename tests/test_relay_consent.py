@@ -286,7 +286,7 @@ async def test_the_issue_reproduction_mcp_agent_cannot_run_a_command_in_a_shell(
     params = StdioServerParameters(
         command=sys.executable,
         args=[
-            "-m", "hive_rpc", "mcp", "--agent", "sneaky", "--tools", "ask,lings,events",
+            "-m", "hive_rpc", "mcp", "--agent", "sneaky", "--tools", "ask,lings,events,coordinator",
             "--socket", str(hub_config.socket), "--data-dir", str(hub_config.data_dir),
             "--no-start",
         ],
@@ -308,6 +308,13 @@ async def test_the_issue_reproduction_mcp_agent_cannot_run_a_command_in_a_shell(
                 "answer_question", {"agent": "victim", "message": f"ok\ntouch {planted}"}
             )
             assert typed.is_error  # no such ling yet
+            # Nor can the agent approve its own request: only the human answers.
+            approved = await agent.call_tool(
+                "hivemind_respond", {"ask_id": prompt["id"], "decision": "approve"}
+            )
+            assert approved.is_error
+            assert "only the human answers it" in approved.content[0].text  # type: ignore[union-attr]
+            assert (await client.call("hive/poll", {"id": prompt["id"]}))["status"] == "pending"
             # Even a careless approval types nothing into the shell.
             await approve(client, "victim", prompt["id"])
             typed = await agent.call_tool(

@@ -43,6 +43,9 @@ SHELLS = frozenset(
 ``sudo``, ``login`` and a nested ``tmux``/``screen`` are here too: what they run
 next is a shell, or a password prompt."""
 SHELL_REFUSED = "a shell, not an agent, runs in this terminal"
+HUB_AGENT = "hive-rpc"
+"""The agent id of the hub's own prompts: the consent questions that only the human
+answers (MCP's ``hivemind_respond`` refuses them)."""
 
 
 def is_shell(command: str | None) -> bool:

@@ -48,6 +48,7 @@ from pydantic import BaseModel, Field
 from hive_rpc.backends import Backend
 from hive_rpc.client import RemoteError
 from hive_rpc.core.errors import HiveError
+from hive_rpc.core.ling import HUB_AGENT
 from hive_rpc.core.prompt import check_name
 from hive_rpc.faces.mcp_groups import GROUP_OF, ToolGroups
 from hive_rpc.hub_connection import HubUnreachable
@@ -415,6 +416,13 @@ class HiveMcp:
             action: Literal["accept", "decline", "cancel"] = "accept",
         ) -> Annotated[CallToolResult, AskState]:
             async def work() -> CallToolResult:
+                asked = await self._call("hive/poll", id=ask_id)
+                if asked.get("agent_id") == HUB_AGENT:
+                    return _failed(
+                        f"ask {ask_id} is the hub's own question to the human (may a "
+                        "terminal be typed into?); only the human answers it, in an "
+                        "editor, the dashboard or the CLI"
+                    )
                 record = await self._call(
                     "hive/respond", id=ask_id, answer=decision, by=me(ctx), action=action
                 )
