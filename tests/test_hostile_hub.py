@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 from cli_support import Shell
 
 from hive_rpc import cli
+from hive_rpc.client import HubClient
 from hive_rpc.paths import LOG_NAME
 from hive_rpc.protocol.framing import encode_frame
 from hive_rpc.protocol.jsonrpc import Endpoint, ErrorResponse
@@ -153,3 +155,22 @@ def test_connections_over_the_cap_get_one_error_and_the_log_stays_quiet(sh: Shel
     grown = log.read_bytes()[before:].decode(errors="replace")
     assert "Traceback" not in grown
     assert len(grown.splitlines()) < 10, grown
+
+
+def test_list_follows_the_pages(sh: Shell) -> None:
+    assert sh.run("status").returncode == cli.EXIT_OK
+    count = cli.LIST_PAGE * 2 + 5
+
+    async def ask_many() -> list[str]:
+        async with await HubClient.connect(sh.socket) as client:
+            return [
+                (await client.call("hive/ask", {"question": f"q{i}", "agent_id": f"a{i % 3}"}))[
+                    "id"
+                ]
+                for i in range(count)
+            ]
+
+    ids = trio.run(ask_many)
+    assert [r["id"] for r in sh.json("list")] == ids
+    assert [r["id"] for r in sh.json("list", "--agent", "a1")] == ids[1::3]
+    assert len(sh.run("list").stdout.splitlines()) == count + 1  # and the header

@@ -360,6 +360,14 @@ async def test_coordinator_awaits_asks_lists_and_answers(connect: Connect) -> No
             listing = await tool(boss, "hivemind_list_pending")
             assert [p["ask_id"] for p in listing["prompts"]] == [asked["ask_id"]]
             assert listing["count"] == 1
+            assert listing["next_cursor"] is None
+            later = await tool(worker, "hivemind_ask_async", question="Which cache?")
+            page = await tool(boss, "hivemind_list_pending", limit=1)
+            assert [p["ask_id"] for p in page["prompts"]] == [asked["ask_id"]]
+            rest = await tool(boss, "hivemind_list_pending", limit=1, cursor=page["next_cursor"])
+            assert [p["ask_id"] for p in rest["prompts"]] == [later["ask_id"]]
+            assert rest["next_cursor"] is None
+            await tool(worker, "hivemind_cancel", ask_id=later["ask_id"])
             await tool(boss, "hivemind_respond", ask_id=asked["ask_id"], decision="sqlite")
             polled = await tool(worker, "hivemind_poll", ask_id=asked["ask_id"])
             assert (polled["decision"], polled["by"]) == ("sqlite", "coordinator")
