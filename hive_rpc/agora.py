@@ -415,6 +415,13 @@ class Agora:
     def _ling(self, name: str) -> Ling:
         ling = self._lings.get(name)
         if ling is None:
+            request = self._requests.get(name)
+            if request is not None:
+                raise LingNotFound(
+                    f"no ling named {name!r} is registered yet: its registration waits "
+                    f"for the human to approve prompt {request[1]}",
+                    name=name,
+                )
             raise LingNotFound(
                 f"no ling named {name!r} is registered; register its terminal with "
                 "`hive-rpc ling register NAME --tmux PANE` (or --zellij / --emacs-buffer)",

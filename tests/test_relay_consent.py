@@ -98,7 +98,7 @@ async def test_a_registration_from_outside_is_pending_and_types_nothing_until_ap
         assert "\n  | ling>" in prompt["question"]  # its last lines
 
         assert await registered(client) == []
-        with pytest.raises(RemoteError, match=r"no ling named 'main\.kid'"):
+        with pytest.raises(RemoteError, match=r"no ling named 'main\.kid' is registered yet"):
             await client.call("agent/answer", {"agent": "main.kid", "message": "too soon"})
         report = await client.call(
             "event/post", {"kind": "child-note", "from": "main.kid.x", "message": "hi"}
