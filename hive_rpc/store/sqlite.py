@@ -19,6 +19,14 @@ would grow without end.  SQLite's own automatic checkpoint stays on as a backsto
 at ``BACKSTOP_PAGES`` instead of its usual 1000: when it fires on the trio thread,
 the worker has already copied almost every frame, so it is short, and it rewinds
 the log; ``journal_size_limit`` then gives the file's space back.
+
+That backstop alone fails when the machine is busy: it cannot run while the worker
+holds the checkpoint lock, and a starved worker holds it long.  So two rules make the
+bound hold whatever the load: writers wait (a trio wait, not a blocked thread) once
+they are ``CHECKPOINT_LAG`` checkpoints' worth of commits ahead of a running
+checkpoint, and when a checkpoint finds the log at ``BACKSTOP_PAGES`` or more, the
+next write first rewinds it (``wal_checkpoint(TRUNCATE)``, short: the frames are
+already copied).
 """
 
 from __future__ import annotations
@@ -43,6 +51,9 @@ CHECKPOINT_EVERY = 1000
 """Commits between two checkpoints (SQLite's own default is 1000 WAL pages)."""
 BACKSTOP_PAGES = 4000
 """WAL size (pages) at which SQLite checkpoints inline while run_checkpoints runs."""
+CHECKPOINT_LAG = 2
+"""How many ``checkpoint_every``s of commits writers may run ahead of a running
+checkpoint before they wait for it (see the module doc)."""
 WAL_LIMIT_BYTES = 64 << 20
 """What a rewound WAL file is truncated to (``journal_size_limit``)."""
 
@@ -151,6 +162,9 @@ class SqliteStore:
         """The file's schema version before this hub migrated it (tests, doctor)."""
         self._commits = 0
         self._checkpoint_due = trio.Event()
+        self._checkpoint_done = trio.Event()
+        self._checkpointing = False
+        self._rewind_due = False
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._db = sqlite3.connect(path, isolation_level=None)
         try:
@@ -174,9 +188,21 @@ class SqliteStore:
         if self._commits >= self.checkpoint_every:
             self._checkpoint_due.set()
 
+    async def _room_to_write(self) -> None:
+        """Wait while the writers are too far ahead of a running checkpoint."""
+        while self._checkpointing and self._commits >= CHECKPOINT_LAG * self.checkpoint_every:
+            await self._checkpoint_done.wait()
+
     def _write(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
         """One committed statement; a refused write (full disk ...) becomes
-        ``StoreWriteFailed``, which every face reports as -32007."""
+        ``StoreWriteFailed``, which every face reports as -32007.  Callers await
+        ``_room_to_write`` first."""
+        if self._rewind_due:
+            self._rewind_due = False
+            try:
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as e:  # the worker's next checkpoint tries again
+                log.debug("rewinding the WAL failed: %s", e)
         try:
             cur = self._db.execute(sql, params)
         except sqlite3.IntegrityError:
@@ -198,25 +224,39 @@ class SqliteStore:
         again at the next one due: it never ends the hub."""
         checkpointer = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_PAGES}")
+
+        def passive() -> int:
+            """The checkpoint; returns the log's size in pages."""
+            _busy, log_pages, _copied = checkpointer.execute(
+                "PRAGMA wal_checkpoint(PASSIVE)"
+            ).fetchone()
+            return int(log_pages)
+
+        self._checkpointing = True
         try:
             task_status.started()
             while True:
                 await self._checkpoint_due.wait()
                 self._checkpoint_due = trio.Event()
+                self._checkpoint_done = trio.Event()
                 self._commits = 0
                 try:
-                    await trio.to_thread.run_sync(
-                        checkpointer.execute, "PRAGMA wal_checkpoint(PASSIVE)"
-                    )
+                    log_pages = await trio.to_thread.run_sync(passive)
                 except sqlite3.Error as e:
                     if trouble is None:
                         raise
                     trouble("checkpoint", StoreWriteFailed(self.where, str(e)))
                     continue
+                finally:
+                    self._checkpoint_done.set()
+                if log_pages >= BACKSTOP_PAGES:
+                    self._rewind_due = True
                 if trouble is not None:
                     trouble("checkpoint", None)
                 self.checkpoints += 1
         finally:
+            self._checkpointing = False
+            self._checkpoint_done.set()
             self._db.execute("PRAGMA wal_autocheckpoint=1000")
             checkpointer.close()
 
@@ -271,12 +311,14 @@ class SqliteStore:
     # --- the PromptStore protocol ---------------------------------------------
 
     async def insert(self, prompt: Prompt) -> None:
+        await self._room_to_write()
         self._write(
             "INSERT INTO prompts (id, agent_id, status, created_at, record) VALUES (?,?,?,?,?)",
             (prompt.id, prompt.agent_id, prompt.status.value, prompt.created_at, _dump(prompt)),
         )
 
     async def update(self, prompt: Prompt, *, expected: Status) -> Prompt | None:
+        await self._room_to_write()
         cur = self._write(
             "UPDATE prompts SET status = ?, record = ? WHERE id = ? AND status = ?",
             (prompt.status.value, _dump(prompt), prompt.id, expected.value),
@@ -344,6 +386,7 @@ class SqliteStore:
         for status in Status:
             if status is Status.PENDING or left <= 0:
                 continue
+            await self._room_to_write()
             cur = self._write(
                 "DELETE FROM prompts WHERE id IN (SELECT id FROM prompts"
                 " WHERE status = ? AND created_at < ? LIMIT ?)",
@@ -353,6 +396,7 @@ class SqliteStore:
         return limit - left
 
     async def put_document(self, kind: str, key: str, body: dict[str, Any]) -> None:
+        await self._room_to_write()
         text = json.dumps(body, separators=(",", ":"))
         self._write(
             "INSERT INTO documents (kind, key, body) VALUES (?,?,?) "
@@ -379,6 +423,7 @@ class SqliteStore:
         return found
 
     async def delete_document(self, kind: str, key: str) -> bool:
+        await self._room_to_write()
         cur = self._write("DELETE FROM documents WHERE kind = ? AND key = ?", (kind, key))
         return cur.rowcount == 1
 
