@@ -35,7 +35,13 @@ import trio
 
 from hive_rpc.core import dialogue as dlg
 from hive_rpc.core import messages
-from hive_rpc.core.errors import HiveError, InvalidParams, LingNotFound, NotAParticipant
+from hive_rpc.core.errors import (
+    HiveError,
+    InvalidParams,
+    LimitReached,
+    LingNotFound,
+    NotAParticipant,
+)
 from hive_rpc.core.ling import (
     HUB_AGENT,
     SHELL_REFUSED,
@@ -69,6 +75,11 @@ CONSENT_TIMEOUT_S = 600.0
 """How long a registration request waits for the human before it is denied."""
 CONSENT_TAIL_LINES = 8
 """How many of the terminal's last lines the consent question shows."""
+CONSENT_LINE_CHARS = 200
+"""Each of those lines is cut to this many characters (tmux joins wrapped lines)."""
+MAX_LING_REQUESTS = 32
+"""Registration requests that may wait for the human at once: each is an urgent
+question on every screen, so an agent must not be able to bury the human in them."""
 DISPATCH_WAIT_S = 5.0
 EVENT_LOG = 500
 """Recent Agora events kept in memory (``agora/events``)."""
@@ -320,6 +331,13 @@ class Agora:
                 "this hub cannot ask the human to approve a ling; register it from "
                 "inside its terminal (hive-rpc ling register NAME --tmux, run in the pane)"
             )
+        if ling.name not in self._requests and len(self._requests) >= MAX_LING_REQUESTS:
+            raise LimitReached(
+                f"{MAX_LING_REQUESTS} ling registrations already wait for the human's "
+                "approval, the limit (ling_requests); wait for answers first",
+                limit="ling_requests",
+                max=MAX_LING_REQUESTS,
+            )
         state = await target.check()
         where = {"tmux": "tmux pane", "zellij": "Zellij pane", "emacs-buffer": "Emacs buffer"}
         who = asked_by or "a client that gave no agent id"
@@ -328,7 +346,10 @@ class Agora:
         running = state.command or "cannot tell"
         if is_shell(state.command):
             running += " - a SHELL: whatever is typed there runs as a command"
-        lines = strip_controls(state.tail).rstrip().splitlines()[-CONSENT_TAIL_LINES:]
+        lines = [
+            line[:CONSENT_LINE_CHARS]
+            for line in strip_controls(state.tail).rstrip().splitlines()[-CONSENT_TAIL_LINES:]
+        ]
         question = (
             f"{who} asks to register {where[ling.kind]} {ling.address} as ling {ling.name}"
             + (" WITH --allow-shell (typing even into a shell)" if ling.allow_shell else "")

@@ -364,3 +364,18 @@ async def test_open_pane_helper_still_types(short_tmp: Path) -> None:
         pane = await open_pane(socket, short_tmp, "p")
         command = tmux(socket, "display", "-p", "-t", pane.id, "#{pane_current_command}")
         assert command.startswith("python")
+
+
+async def test_requests_waiting_for_the_human_are_capped(client: HubClient) -> None:
+    from hive_rpc.agora import MAX_LING_REQUESTS
+
+    for n in range(MAX_LING_REQUESTS):
+        asked = await ask(client, f"spam{n}", "%99@/nonexistent/tmux.sock", agent_id="sneaky")
+        assert asked["state"] == "pending"
+    with pytest.raises(RemoteError) as caught:
+        await ask(client, "one.more", "%99@/nonexistent/tmux.sock", agent_id="sneaky")
+    assert caught.value.code == -32012
+    assert "(ling_requests)" in caught.value.message
+    again = await ask(client, "spam0", "%98@/nonexistent/tmux.sock")  # replaces its own
+    assert again["state"] == "pending"
+    assert len(await client.call("hive/list", {})) == MAX_LING_REQUESTS
