@@ -18,7 +18,7 @@ import trio
 
 from hive_rpc.client import HubClient
 from hive_rpc.hub import HubConfig
-from hive_rpc.protocol.jsonrpc import Endpoint, Request, Response
+from hive_rpc.protocol.jsonrpc import Endpoint, ErrorResponse, Request, Response
 from hive_rpc.relay.emacs import NO_EMACS, STRIKES
 from hive_rpc.service import HubService
 
@@ -35,14 +35,26 @@ class Peer:
         self.endpoint = Endpoint()
         self.requests: list[Request] = []
         self.offered = trio.Event()
+        self.responses: dict[object, Response | ErrorResponse] = {}
+        self.arrived = trio.Event()
+
+    async def call(self, method: str, params: dict[str, Any]) -> Response | ErrorResponse:
+        msg_id, data = self.endpoint.request(method, params)
+        await self.stream.send_all(data)
+        while msg_id not in self.responses:
+            await self.arrived.wait()
+        return self.responses.pop(msg_id)
 
     async def run(self) -> None:
         _, data = self.endpoint.request("hive/offerDelivery", None)
         await self.stream.send_all(data)
         while data := await self.stream.receive_some(65536):
             for msg in self.endpoint.receive_data(data):
-                if isinstance(msg, Response):
+                if isinstance(msg, Response | ErrorResponse):
                     self.offered.set()
+                    self.responses[msg.id] = msg
+                    self.arrived.set()
+                    self.arrived = trio.Event()
                 elif isinstance(msg, Request):
                     self.requests.append(msg)
                     if self.answer is not None:
@@ -152,3 +164,29 @@ async def test_a_shell_in_an_emacs_buffer_gets_nothing(
         await bash.wait()
         if bash.stdin is not None:
             await bash.stdin.aclose()
+
+
+async def test_emacs_registers_its_own_buffer_and_nothing_else_without_consent(
+    hub: HubService, client: HubClient, hub_config: HubConfig
+) -> None:
+    """``M-x hive-rpc-register-ling`` comes from the Emacs that has the buffer: the
+    human's.  The same request for a buffer that Emacs does not have, or from a
+    connection that never offered delivery, waits for the human."""
+    emacs = emacs_with({"*agent*": None})
+    async with peers(hub_config, emacs) as (peer,):
+        own = await peer.call(
+            "ling/register", {"name": "own", "kind": "emacs-buffer", "address": "*agent*"}
+        )
+        assert isinstance(own, Response)
+        assert own.result["state"] == "registered"
+        other = await peer.call(
+            "ling/register", {"name": "other", "kind": "emacs-buffer", "address": "*shell*"}
+        )
+        assert isinstance(other, Response)
+        assert other.result["state"] == "pending"
+        from_cli = await client.call(
+            "ling/register", {"name": "cli", "kind": "emacs-buffer", "address": "*agent*"}
+        )
+        assert from_cli["state"] == "pending"
+        states = {x["name"]: x["state"] for x in await client.call("ling/list", {})}
+        assert states == {"own": "registered", "other": "pending", "cli": "pending"}
