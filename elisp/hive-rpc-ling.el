@@ -290,7 +290,9 @@ BUFFER defaults to the current buffer, which must be a vterm,
 eat, term or comint buffer.  NAME is made of dot-separated parts
 of letters, digits, `-' and `_', such as \"main.feature.auth\";
 interactively, the default is derived from the buffer's name.
-The hub's relays can then type messages into BUFFER."
+The hub's relays can then type messages into BUFFER.  Registered
+from the Emacs that has BUFFER, it takes effect at once; otherwise
+the hub asks for approval first, like any question."
   (interactive
    (let ((default (hive-rpc-ling--default-name (buffer-name))))
      (unless (hive-rpc-ling--kind (current-buffer))
@@ -309,8 +311,11 @@ The hub's relays can then type messages into BUFFER."
       (jsonrpc-async-request
        hive-rpc--connection 'ling/register
        (list :name name :kind "emacs-buffer" :address address)
-       :success-fn (lambda (_ling)
-                     (message "hive-rpc: ling %s is buffer %s" name address))
+       :success-fn (lambda (ling)
+                     (if (equal (plist-get ling :state) "pending")
+                         (message "hive-rpc: ling %s (buffer %s) waits for your approval"
+                                  name address)
+                       (message "hive-rpc: ling %s is buffer %s" name address)))
        :error-fn (lambda (err) (hive-rpc-ling--refused-message "register" name err))))))
 
 ;;;###autoload

@@ -281,3 +281,62 @@ async def test_register_and_unregister_ling_from_emacs(
             break
         await trio.sleep(0.1)
     assert expected not in await lings()
+
+
+async def test_an_emacs_that_does_not_offer_delivery_asks_for_approval(
+    hub: HubService, ling_emacs: LingEmacs
+) -> None:
+    """Without a delivery offer the hub cannot tell the buffer is this Emacs's: the
+    registration waits for the human's approval, and Emacs says so."""
+    command = ling_emacs.recorder_command("comint")
+    ling_emacs.start(
+        "(setq hive-rpc-ling-offer-delivery nil)"
+        f' (make-comint-in-buffer "rec" "*rec comint*" {json.dumps(command[0])} nil'
+        f' {lisp_list(command[1:])}) (switch-to-buffer "*rec comint*")',
+        load_path=[],
+    )
+    await wait_until(lambda: "recorder ready" in ling_emacs.screen(), "the recorder", ling_emacs)
+    keys(ling_emacs, "M-x", "hive-rpc-register-ling", "Enter")
+    await wait_until(
+        lambda: "Ling name (default rec-comint):" in ling_emacs.screen(), "the prompt", ling_emacs
+    )
+    keys(ling_emacs, "Enter")
+    await wait_until(
+        lambda: (
+            "ling rec-comint (buffer *rec comint*) waits for your approval" in ling_emacs.screen()
+        ),
+        "the pending message",
+        ling_emacs,
+    )
+    (listed,) = await hub.call("ling/list", {})
+    assert (listed["name"], listed["state"]) == ("rec-comint", "pending")
+    (prompt,) = await hub.call("hive/list", {})
+    assert prompt["id"] == listed["prompt_id"]
+    assert "Emacs buffer *rec comint* as ling rec-comint" in prompt["question"]
+
+
+async def test_a_shell_in_a_registered_emacs_buffer_gets_nothing(
+    hub: HubService, ling_emacs: LingEmacs
+) -> None:
+    """M-x hive-rpc-register-ling in a buffer whose process is bash registers it (the
+    human asked), but the relay types nothing while a shell runs there."""
+    ling_emacs.start(
+        '(make-comint-in-buffer "sh" "*sh*" "bash" nil "--norc" "--noprofile" "-i")'
+        ' (switch-to-buffer "*sh*")',
+        load_path=[],
+    )
+    await wait_until(lambda: len(hub.delivery_peers) == 1, "Emacs to offer delivery", ling_emacs)
+    keys(ling_emacs, "M-x", "hive-rpc-register-ling", "Enter")
+    await wait_until(
+        lambda: "Ling name (default sh):" in ling_emacs.screen(), "the prompt", ling_emacs
+    )
+    keys(ling_emacs, "Enter")
+    await wait_until(
+        lambda: "ling sh is buffer *sh*" in ling_emacs.screen(), "the confirmation", ling_emacs
+    )
+    planted = ling_emacs.root / "planted"
+    sent = await hub.call("agent/answer", {"agent": "sh", "message": f"ok\ntouch {planted}"})
+    assert sent["delivery"]["state"] == "failed"
+    assert "a shell, not an agent, runs in this terminal (bash)" in sent["delivery"]["reason"]
+    assert "touch" not in ling_emacs.screen()
+    assert not planted.exists()
