@@ -286,8 +286,9 @@ async def test_register_and_unregister_ling_from_emacs(
 async def test_an_emacs_that_does_not_offer_delivery_asks_for_approval(
     hub: HubService, ling_emacs: LingEmacs
 ) -> None:
-    """Without a delivery offer the hub cannot tell the buffer is this Emacs's: the
-    registration waits for the human's approval, and Emacs says so."""
+    """When the hub cannot tell the buffer is this Emacs's (it takes no delivery
+    requests), the registration waits for the human's approval: the hub's question
+    shows in Emacs like any other, urgent, with approve / deny."""
     command = ling_emacs.recorder_command("comint")
     ling_emacs.start(
         "(setq hive-rpc-ling-offer-delivery nil)"
@@ -303,16 +304,26 @@ async def test_an_emacs_that_does_not_offer_delivery_asks_for_approval(
     keys(ling_emacs, "Enter")
     await wait_until(
         lambda: (
-            "ling rec-comint (buffer *rec comint*) waits for your approval" in ling_emacs.screen()
+            "asks to register Emacs buffer *rec comint* as ling rec-comint" in ling_emacs.screen()
         ),
-        "the pending message",
+        "the hub's question in Emacs",
         ling_emacs,
     )
+    assert "[approve / deny]" in ling_emacs.screen()
     (listed,) = await hub.call("ling/list", {})
     assert (listed["name"], listed["state"]) == ("rec-comint", "pending")
     (prompt,) = await hub.call("hive/list", {})
     assert prompt["id"] == listed["prompt_id"]
-    assert "Emacs buffer *rec comint* as ling rec-comint" in prompt["question"]
+    assert prompt["urgent"] is True
+    # Approved (here over the socket, as an editor answers): the ling is registered.
+    await hub.call("hive/respond", {"id": prompt["id"], "answer": "approve"})
+    for _ in range(200):
+        (listed,) = await hub.call("ling/list", {})
+        if listed["state"] == "registered":
+            break
+        await trio.sleep(0.1)
+    assert listed["state"] == "registered", ling_emacs.screen()
+    assert (await hub.call("hive/poll", {"id": prompt["id"]}))["answer"] == "approve"
 
 
 async def test_a_shell_in_a_registered_emacs_buffer_gets_nothing(
