@@ -136,8 +136,11 @@ class Session:
                 if drain:
                     await self._drain()
                 nursery.cancel_scope.cancel()
-        except Exception as e:
-            if not _only_disconnects(e):
+        except* Exception as group:
+            # except*, not except: when the hub is being cancelled the nursery raises
+            # a BaseExceptionGroup of Cancelled and the peer's reset, which a plain
+            # ``except Exception`` lets through; the reset then crashed the hub.
+            if not _only_disconnects(group):
                 log.exception("editor socket connection failed")
         finally:
             self._close_requests()

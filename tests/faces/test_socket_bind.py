@@ -1,4 +1,5 @@
-"""Binding the hub's socket keeps it private without touching the process umask.
+"""Binding the hub's socket keeps it private without touching the process umask;
+and a connection that ends badly never takes the socket's server down with it.
 
 The umask is one per process, and the hub is a threaded process (trio runs
 ``Popen`` and the Unix-socket ``bind`` itself in worker threads): a umask changed for
@@ -14,8 +15,11 @@ import stat
 from pathlib import Path
 
 import trio
+import trio.testing
 
-from hive_rpc.faces.editor_socket import SocketInUse, bind_socket
+from hive_rpc.faces.editor_socket import Session, SocketInUse, bind_socket
+from hive_rpc.protocol.framing import encode_frame
+from hive_rpc.service import HubService
 
 
 def _umask() -> int:
@@ -86,3 +90,47 @@ async def test_a_live_socket_is_not_taken_over(short_tmp: Path) -> None:
 
 async def _drop(stream: trio.SocketStream) -> None:
     await stream.aclose()
+
+
+class _ResetOnCancel(trio.abc.Stream):
+    """A client whose connection resets just as the hub is being cancelled: the read
+    in progress ends with BrokenResourceError instead of Cancelled."""
+
+    def __init__(self, request: bytes) -> None:
+        self._pending = request
+        self.sent = bytearray()
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        if self._pending:
+            data, self._pending = self._pending, b""
+            return data
+        try:
+            await trio.sleep_forever()
+        except trio.Cancelled:
+            raise trio.BrokenResourceError("connection reset by peer") from None
+        raise AssertionError("unreachable")
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        self.sent += data
+        await trio.lowlevel.checkpoint()
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+    async def aclose(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+
+async def test_a_reset_while_the_hub_is_cancelled_is_not_an_error(hub: HubService) -> None:
+    """The session's nursery then holds Cancelled (its subscription) and the reset
+    together; only the cancellation may leave it, or the reset crashes the hub."""
+    subscribe = encode_frame(b'{"jsonrpc":"2.0","id":1,"method":"hive/subscribe"}')
+    stream = _ResetOnCancel(subscribe)
+    with trio.fail_after(10):
+        with trio.CancelScope() as scope:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(Session(stream, hub).run)
+                await trio.testing.wait_all_tasks_blocked()
+                assert b'"subscribed":true' in bytes(stream.sent)
+                scope.cancel()
+        assert scope.cancelled_caught
