@@ -214,8 +214,9 @@ async def serve_epc(
         async with stream:
             try:
                 await Connection(stream, backend, token).run()
-            except Exception:
-                # One peer's trouble must never reach another's connection.
+            except* Exception:
+                # One peer's trouble must never reach another's connection; except*
+                # so that trouble grouped with a cancellation is caught as well.
                 log.exception("EPC connection failed")
 
     async with trio.open_nursery() as nursery:
