@@ -42,6 +42,7 @@ from hive_rpc.core.errors import (
     LingNotFound,
     NotAParticipant,
 )
+from hive_rpc.core.limits import MAX_LING_REQUESTS
 from hive_rpc.core.ling import (
     HUB_AGENT,
     SHELL_REFUSED,
@@ -77,9 +78,6 @@ CONSENT_TAIL_LINES = 8
 """How many of the terminal's last lines the consent question shows."""
 CONSENT_LINE_CHARS = 200
 """Each of those lines is cut to this many characters (tmux joins wrapped lines)."""
-MAX_LING_REQUESTS = 32
-"""Registration requests that may wait for the human at once: each is an urgent
-question on every screen, so an agent must not be able to bury the human in them."""
 DISPATCH_WAIT_S = 5.0
 EVENT_LOG = 500
 """Recent Agora events kept in memory (``agora/events``)."""

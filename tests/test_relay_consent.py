@@ -367,7 +367,7 @@ async def test_open_pane_helper_still_types(short_tmp: Path) -> None:
 
 
 async def test_requests_waiting_for_the_human_are_capped(client: HubClient) -> None:
-    from hive_rpc.agora import MAX_LING_REQUESTS
+    from hive_rpc.core.limits import MAX_LING_REQUESTS
 
     for n in range(MAX_LING_REQUESTS):
         asked = await ask(client, f"spam{n}", "%99@/nonexistent/tmux.sock", agent_id="sneaky")

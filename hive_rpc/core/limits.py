@@ -160,6 +160,13 @@ LISTEN_BACKLOG = _limit(
     "connects the kernel queues before the hub accepts them: 128 made a burst of ~180 "
     "connects fail with EAGAIN (Linux caps it at net.core.somaxconn)",
 )
+MAX_LING_REQUESTS = _limit(
+    "ling_requests",
+    32,
+    "requests",
+    "ling registrations waiting for the human's approval at once: each is an urgent "
+    "question on every screen, so an agent must not be able to bury the human in them",
+)
 LIST_PAGE_DEFAULT = 100
 """Records in a page of ``hive/list`` when ``limit`` is not given with ``cursor``."""
 
