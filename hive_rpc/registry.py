@@ -151,6 +151,8 @@ class Registry:
         self._retry_s = STORE_RETRY_MIN_S
         self.degraded: dict[str, str] = {}
         """Kinds of the hub's own store writes now failing, with the reason."""
+        self._health_changed = trio.Event()
+        """Set (and replaced) whenever ``degraded_reason()`` changes: see ``health``."""
         self._seq = itertools.count()
         self._timer: trio.CancelScope | None = None
         self._write_lock = trio.StrictFIFOLock()
@@ -192,20 +194,36 @@ class Registry:
         ``checkpoint``, ``retention``) failed (``error``) or worked again (None).
 
         Nobody asked for it, so nobody gets an error: it is logged once per kind
-        until that kind works again, and ``hive/status`` shows ``degraded``."""
+        until that kind works again, ``hive/status`` shows ``degraded``, and
+        subscribed editors are told when it changes (``health``)."""
+        before = self.degraded_reason()
         if error is None:
             if self.degraded.pop(kind, None) is not None:
                 log.warning("store: %s writes work again", kind)
-            return
-        reason = str(getattr(error, "reason", "") or error)
-        if kind not in self.degraded:
-            log.error("store: %s write failed (%s); the hub goes on and retries", kind, reason)
-        self.degraded[kind] = reason
+        else:
+            reason = str(getattr(error, "reason", "") or error)
+            if kind not in self.degraded:
+                log.error("store: %s write failed (%s); the hub goes on and retries", kind, reason)
+            self.degraded[kind] = reason
+        if self.degraded_reason() != before:
+            self._health_changed.set()
+            self._health_changed = trio.Event()
 
     def degraded_reason(self) -> str | None:
         """What ``hive/status`` shows as ``degraded``, e.g. ``store: database or disk
         is full``; None while every store write works."""
         return f"store: {next(iter(self.degraded.values()))}" if self.degraded else None
+
+    async def health(self, seen: str | None) -> str | None:
+        """Wait until ``degraded_reason()`` is other than ``seen``, and return it.
+
+        Level, not edge: a subscriber passes what it last told its client (None at
+        first, so a hub already degraded answers at once), and changes that come and
+        go while it is busy sending are folded into the state it finds.  Kept apart
+        from ``watch``, whose every change is about a prompt."""
+        while (reason := self.degraded_reason()) == seen:
+            await self._health_changed.wait()
+        return reason
 
     def _retry_later(self, prompt_id: str, at: float) -> None:
         """Try the overdue prompt's expiry again at trio time ``at`` (its deadline

@@ -2,7 +2,8 @@
 
 This is what Emacs's jsonrpc.el, vscode-jsonrpc and hive_rpc's own CLI connect to.
 Per connection: one reader task, one send lock, a nursery for the requests in flight
-(long polls must not hold up the reader), and at most one subscription forwarder.
+(long polls must not hold up the reader), and at most one subscription forwarder
+(prompts, and beside them the store's health).
 
 The hub may also send requests to a client (``Session.request``): an Emacs that
 called ``hive/offerDelivery`` is asked ``hive/bufferState`` and ``hive/deliver`` by
@@ -80,6 +81,9 @@ EOF_GRACE_S = 30.0
 RECEIVE_CHUNK = 65536
 OFFER_DELIVERY = "hive/offerDelivery"
 """Handled here, not in ``service.METHODS``: it is about this connection."""
+HEALTH = "hive/health"
+"""Notification to subscribers: ``{"degraded": str | None}`` when the store's state
+changes (the registry's ``health``)."""
 
 
 def _only_disconnects(error: BaseException) -> bool:
@@ -352,12 +356,24 @@ class Session:
         self, watch: Watch, resources: contextlib.ExitStack, scope: trio.CancelScope
     ) -> None:
         with resources, scope:
-            async with contextlib.aclosing(self._service.notifications(watch)) as notes:
-                async for method, params in notes:
-                    await self._send(self._endpoint.notify(method, params))
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._forward_health)
+                async with contextlib.aclosing(self._service.notifications(watch)) as notes:
+                    async for method, params in notes:
+                        await self._send(self._endpoint.notify(method, params))
+                nursery.cancel_scope.cancel()
             # The registry ended the subscription: this client fell too far behind.
             log.warning("subscriber fell behind; closing its connection so it resubscribes")
             await self._stream.aclose()
+
+    async def _forward_health(self) -> None:
+        """``hive/health`` each time the store's state changes (and at once if it is
+        degraded when the subscription starts): beside the prompts, not among them,
+        since it is no prompt's change.  Ends with the subscription."""
+        told: str | None = None
+        while True:
+            told = await self._service.registry.health(told)
+            await self._send(self._endpoint.notify(HEALTH, {"degraded": told}))
 
 
 def _probe(path: Path) -> bool:

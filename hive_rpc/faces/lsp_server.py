@@ -10,9 +10,10 @@ What the editor gets, under the editor socket's own names (docs/protocol.md):
 * every ``hive/*`` request (``hive/ask``, ``hive/respond``, ``hive/list`` ...) is sent
   to the hub with the same parameters, and its result or error comes back as is;
   ``hive/typing`` also works as a notification;
-* ``hive/subscribe`` makes this server forward the hub's ``hive/prompt`` and
-  ``hive/dismiss`` notifications, and keep doing so across hub restarts: it
-  reconnects (starting a hub), subscribes again, and dismisses what closed meanwhile;
+* ``hive/subscribe`` makes this server forward the hub's ``hive/prompt``,
+  ``hive/dismiss`` and ``hive/health`` notifications, and keep doing so across hub
+  restarts: it reconnects (starting a hub), subscribes again, and dismisses what
+  closed meanwhile (a new hub sends ``hive/health`` only if it is degraded);
 * ``hive/connection`` (``{"connected": bool, "message": str}``), a notification of
   this face only, says when the hub is lost and back;
 * while a prompt is pending, a work-done progress (``window/workDoneProgress/create``

@@ -26,6 +26,7 @@ from hive_rpc.protocol.jsonrpc import (
     dumps,
 )
 from hive_rpc.service import HubService
+from hive_rpc.store.base import StoreWriteFailed
 
 TIMEOUT_S = 20
 
@@ -423,3 +424,16 @@ async def test_prompts_gone_with_a_lost_hub_are_dismissed(short_tmp: Path) -> No
         await hub_proc.wait()
         with contextlib.suppress(ValueError, ProcessLookupError, FileNotFoundError):
             os.kill(int(lock.read_text()), signal.SIGTERM)
+
+
+async def test_the_store_health_reaches_the_window(hub: HubService, hub_config: HubConfig) -> None:
+    """``hive/health`` from the hub is passed on as it is (docs/protocol.md): the
+    store failing (a checkpoint, reported as the SQLite store reports it), then back."""
+    async with lsp(hub_config, "--no-start") as window:
+        await window.initialize()
+        await window.request("hive/subscribe", {})
+        hub.registry.store_trouble("checkpoint", StoreWriteFailed("test", "disk I/O error"))
+        degraded = await window.next("hive/health")
+        assert degraded.params == {"degraded": "store: disk I/O error"}
+        hub.registry.store_trouble("checkpoint", None)
+        assert (await window.next("hive/health")).params == {"degraded": None}
