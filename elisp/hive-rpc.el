@@ -149,6 +149,10 @@ nothing.  It is skipped when the hub raises its own notifications
 (defvar hive-rpc--hub-notifies nil
   "Non-nil when the connected hub raises desktop notifications itself.")
 
+(defvar hive-rpc--degraded nil
+  "Why the hub's store is degraded, or nil while it works.
+Set from the hub's status on connect and from `hive/health'.")
+
 (defvar hive-rpc--connection nil
   "The live `hive-rpc-connection', or nil.")
 
@@ -320,6 +324,8 @@ answers, and connect once it listens."
                      ;; its notify-send fallback may reach no desktop.
                      (setq hive-rpc--hub-notifies
                            (equal (plist-get status :notifications) "dbus"))
+                     ;; A hub that recovered, or another hub, while we were away.
+                     (hive-rpc--set-health (plist-get status :degraded))
                      (hive-rpc--subscribe conn))
        :error-fn (lambda (_err) (hive-rpc--subscribe conn)))
       (run-hook-with-args 'hive-rpc-connected-functions conn)
@@ -511,7 +517,8 @@ failed recently (see `hive-rpc--start-retry')."
   (clrhash hive-rpc--prompts)
   (setq hive-rpc--queue nil
         hive-rpc--typed nil
-        hive-rpc--start-retry nil)
+        hive-rpc--start-retry nil
+        hive-rpc--degraded nil)
   (hive-rpc--update))
 
 
@@ -547,6 +554,28 @@ failed recently (see `hive-rpc--start-retry')."
         (run-at-time 0 nil #'hive-rpc--abort-current id
                      (hive-rpc--clean (or (plist-get params :status) "closed"))
                      (plist-get params :by)))
+      (hive-rpc--update))))
+
+(cl-defmethod hive-rpc-handle-notification
+  (_connection (_method (eql 'hive/health)) params)
+  "Note the store's health in PARAMS: `:degraded' is why, or nil."
+  (hive-rpc--set-health (plist-get params :degraded)))
+
+(defun hive-rpc--set-health (degraded)
+  "Note that the hub's store is DEGRADED (the hub's reason), or works (nil).
+Say so once when it becomes degraded or the reason changes, and
+once when it works again; the mode line shows it meanwhile."
+  (let ((reason (and (stringp degraded) (not (string-empty-p degraded))
+                     (truncate-string-to-width
+                      (string-remove-prefix "store: " (hive-rpc--clean degraded))
+                      200 nil nil "..."))))
+    (unless (equal reason hive-rpc--degraded)
+      (let ((was hive-rpc--degraded))
+        (setq hive-rpc--degraded reason)
+        (cond (reason
+               (message "hive-rpc: the hub's store is degraded: %s (hive-rpc doctor checks it)"
+                        reason))
+              (was (message "hive-rpc: the hub's store works again"))))
       (hive-rpc--update))))
 
 (defun hive-rpc--notify (record)
@@ -625,10 +654,17 @@ hub is away it is kept and sent after reconnecting."
 ;;;
 
 (defun hive-rpc--mode-line-string ()
-  "Return the mode-line text of `hive-rpc-mode'."
+  "Return the mode-line text of `hive-rpc-mode'.
+\" hive:N\" while N questions wait; a final \"!\" while the hub's
+store is degraded, with the reason in its tooltip."
   (let ((n (hash-table-count hive-rpc--prompts)))
     (cond ((eq hive-rpc--state 'dead) " hive:down")
           ((eq hive-rpc--state 'connecting) " hive:...")
+          (hive-rpc--degraded
+           (propertize (if (> n 0) (format " hive:%d!" n) " hive:!")
+                       'face 'warning
+                       'help-echo (format "hive-rpc: the hub's store is degraded: %s \
+\(hive-rpc doctor checks it)" hive-rpc--degraded)))
           ((> n 0) (format " hive:%d" n))
           (t ""))))
 
@@ -683,7 +719,8 @@ hive-rpc binds it to no key itself.  For example:
 Connect to the hub (starting one with `hive-rpc-program' if none
 answers), subscribe, and ask each question in the minibuffer when
 Emacs is idle.  The mode line shows \" hive:N\" while N questions
-are pending.
+are pending, and \" hive:N!\" while the hub's store is degraded
+\(its tooltip says why).
 
 In a hive prompt, \\<hive-rpc-minibuffer-map>\\[hive-rpc-decline] \
 declines and \\[keyboard-quit] defers."

@@ -530,5 +530,56 @@ already serves this data dir"
     ;; the test hub runs with --no-notify
     (should-not hive-rpc--hub-notifies)))
 
+;; "(hive-rpc doctor checks it)" is in each message; the hub's "store: " is not.
+(ert-deftest hive-rpc-tests-health-shows-in-mode-line-and-messages ()
+  "A `hive/health' notification marks the mode line and says so once each way."
+  (let ((hive-rpc--state 'connected)
+        (hive-rpc--prompts (make-hash-table :test #'equal))
+        (hive-rpc--degraded nil)
+        (said nil))
+    (cl-letf (((symbol-function 'message)
+               (lambda (fmt &rest args) (push (apply #'format fmt args) said))))
+      (puthash "p1" '(:id "p1") hive-rpc--prompts)
+      (puthash "p2" '(:id "p2") hive-rpc--prompts)
+      (should (equal (hive-rpc--mode-line-string) " hive:2"))
+      (hive-rpc-handle-notification
+       nil 'hive/health '(:degraded "store: database or disk is full"))
+      (should (equal (hive-rpc--mode-line-string) " hive:2!"))
+      (should (equal (get-text-property 0 'help-echo (hive-rpc--mode-line-string))
+                     "hive-rpc: the hub's store is degraded: database or disk is full \
+(hive-rpc doctor checks it)"))
+      (should (equal said '("hive-rpc: the hub's store is degraded: database or disk is full \
+(hive-rpc doctor checks it)")))
+      ;; The same state again (a resubscribe, the status on reconnect): no news.
+      (hive-rpc-handle-notification
+       nil 'hive/health '(:degraded "store: database or disk is full"))
+      (should (= (length said) 1))
+      (clrhash hive-rpc--prompts)
+      (should (equal (hive-rpc--mode-line-string) " hive:!"))
+      (hive-rpc-handle-notification nil 'hive/health '(:degraded nil))
+      (should (equal (hive-rpc--mode-line-string) ""))
+      (should (equal (car said) "hive-rpc: the hub's store works again"))
+      (should (= (length said) 2))
+      ;; Lost hub: its health is unknown, the mode line says down.
+      (hive-rpc-handle-notification nil 'hive/health '(:degraded "store: disk I/O error"))
+      (let ((hive-rpc--state 'dead))
+        (should (equal (hive-rpc--mode-line-string) " hive:down"))))))
+
+(ert-deftest hive-rpc-tests-healthy-hub-after-reconnect-clears-degraded ()
+  "A hub that is back healthy after Emacs lost it clears the degraded mark."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub ()
+    (hive-rpc-tests--connect)
+    (hive-rpc-handle-notification
+     hive-rpc--connection 'hive/health '(:degraded "store: database or disk is full"))
+    (should (equal (hive-rpc--mode-line-string) " hive:!"))
+    (hive-rpc-tests--stop-hub)
+    (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'dead)))
+    (hive-rpc-tests--start-hub "memory")
+    ;; Its status on reconnect says degraded null: it sends no hive/health.
+    (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'connected)))
+    (hive-rpc-tests--wait-for (lambda () (null hive-rpc--degraded)))
+    (should (equal (hive-rpc--mode-line-string) ""))))
+
 (provide 'hive-rpc-tests)
 ;;; hive-rpc-tests.el ends here
