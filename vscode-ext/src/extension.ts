@@ -13,7 +13,7 @@ import { createLanguageClient, hubClientOf } from './languageClient';
 import { PendingTreeProvider, promptIdOf } from './pendingView';
 import { PromptFlow } from './promptFlow';
 import { Command, Method, Notification, PENDING_VIEW_ID, TEST_AGENT_ID } from './protocol';
-import type { ConnectionParams, PromptRecord, SubscribeResult } from './protocol';
+import type { ConnectionParams, HealthParams, PromptRecord, SubscribeResult } from './protocol';
 import { askParams, errorMessage } from './respond';
 import { HiveStatusBar } from './statusBar';
 import * as os from 'node:os';
@@ -22,6 +22,7 @@ let client: LanguageClient | undefined;
 let hub: SwitchableHubClient | undefined;
 let flow: PromptFlow | undefined;
 let output: vscode.LogOutputChannel | undefined;
+let statusBar: HiveStatusBar | undefined;
 
 function settings(): HiveSettings {
   const config = vscode.workspace.getConfiguration('hive');
@@ -61,8 +62,10 @@ async function startClient(): Promise<void> {
       return;
     }
     if (e.newState === State.Running) {
-      // First start, or an automatic restart after a crash: subscribe again.
+      // First start, or an automatic restart after a crash: subscribe again
+      // (a degraded hub says so again right after).
       flowRef.reset();
+      statusBar?.setHealth(null);
       hubRef.setTarget(hubClientOf(c));
       hubRef.sendRequest<SubscribeResult>(Method.subscribe).then(
         (r) => output?.info(`subscribed; ${r.pending ?? 0} pending`),
@@ -90,6 +93,7 @@ async function stopClient(): Promise<void> {
   client = undefined;
   hub?.setTarget(undefined);
   flow?.reset();
+  statusBar?.setHealth(null);
   if (c) {
     try {
       await c.stop();
@@ -140,17 +144,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   output = vscode.window.createOutputChannel('Hive', { log: true });
   hub = new SwitchableHubClient();
   flow = new PromptFlow(hub, undefined, { by: answeredBy, autoAsk: () => settings().autoAsk });
-  const statusBar = new HiveStatusBar(flow.queue);
+  const bar = new HiveStatusBar(flow.queue);
+  statusBar = bar;
   const connection = hub.onNotification<ConnectionParams>(Notification.connection, (p) =>
-    statusBar.setConnection(p.connected === true, typeof p.message === 'string' ? p.message : ''),
+    bar.setConnection(p.connected === true, typeof p.message === 'string' ? p.message : ''),
+  );
+  const health = hub.onNotification<HealthParams>(Notification.health, (p) =>
+    bar.setHealth(typeof p?.degraded === 'string' ? p.degraded : null),
   );
   const pending = new PendingTreeProvider(flow.queue);
   const f = flow;
   context.subscriptions.push(
     output,
     flow,
-    statusBar,
+    bar,
     connection,
+    health,
     pending,
     vscode.window.registerTreeDataProvider(PENDING_VIEW_ID, pending),
     vscode.commands.registerCommand(Command.answerNext, () => f.answerNext()),

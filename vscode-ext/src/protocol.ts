@@ -26,6 +26,8 @@ export const Notification = {
   dismiss: 'hive/dismiss',
   /** Sent by `hive-rpc lsp` only: it lost the hub, or has it back. */
   connection: 'hive/connection',
+  /** The hub's store is degraded (a reason), or works again (null). */
+  health: 'hive/health',
 } as const;
 
 /** The hub's own error codes (JSON-RPC `error.code`). */
@@ -113,6 +115,15 @@ export interface DismissParams {
 export interface ConnectionParams {
   connected: boolean;
   message: string;
+}
+
+/**
+ * `hive/health`: why the hub's own store writes fail (e.g. "store: database or
+ * disk is full"), or null when they work again. Sent when it changes, and right
+ * after `hive/subscribe` if the hub is degraded then.
+ */
+export interface HealthParams {
+  degraded: string | null;
 }
 
 export interface RespondParams {

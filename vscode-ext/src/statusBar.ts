@@ -1,7 +1,9 @@
 /**
  * The status bar item: `$(comment-discussion) N` while N prompts are pending,
  * hidden at 0. Clicking it runs "Hive: Show Pending Prompts". While the
- * sidecar has lost the hub (`hive/connection`), it says so instead.
+ * sidecar has lost the hub (`hive/connection`), it says so instead. While the
+ * hub's store is degraded (`hive/health`), it shows `$(warning) N` on the
+ * warning background, even at 0, with the reason in its tooltip.
  */
 import * as vscode from 'vscode';
 import { Command } from './protocol';
@@ -11,6 +13,7 @@ export class HiveStatusBar implements vscode.Disposable {
   readonly item: vscode.StatusBarItem;
   private readonly subscription: { dispose(): void };
   private lost: string | undefined;
+  private degraded: string | undefined;
 
   constructor(private readonly queue: PromptQueue) {
     this.item = vscode.window.createStatusBarItem('hive.pending', vscode.StatusBarAlignment.Left, 100);
@@ -23,6 +26,16 @@ export class HiveStatusBar implements vscode.Disposable {
   /** From `hive/connection`: show the lost hub until it is back. */
   setConnection(connected: boolean, message: string): void {
     this.lost = connected ? undefined : message || 'lost the hub';
+    if (!connected) {
+      // The next hub says again if it is degraded (right after subscribing).
+      this.degraded = undefined;
+    }
+    this.update();
+  }
+
+  /** From `hive/health`: the hub's reason its store is degraded, or null. */
+  setHealth(degraded: string | null): void {
+    this.degraded = degraded ? healthReason(degraded) : undefined;
     this.update();
   }
 
@@ -36,11 +49,20 @@ export class HiveStatusBar implements vscode.Disposable {
       this.item.show();
       return;
     }
+    const urgent = records.filter((r) => r.urgent).length;
+    if (this.degraded !== undefined) {
+      this.item.text = `$(warning) ${n}`;
+      this.item.tooltip =
+        `Hive: the hub's store is degraded: ${this.degraded} (hive-rpc doctor checks it)` +
+        (n > 0 ? ` — ${n} question${n === 1 ? '' : 's'} waiting` + (urgent > 0 ? ` (${urgent} urgent)` : '') : '');
+      this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+      this.item.show();
+      return;
+    }
     if (n === 0) {
       this.item.hide();
       return;
     }
-    const urgent = records.filter((r) => r.urgent).length;
     this.item.text = `$(comment-discussion) ${n}`;
     this.item.tooltip =
       `Hive: ${n} question${n === 1 ? '' : 's'} from agents waiting` +
@@ -54,4 +76,11 @@ export class HiveStatusBar implements vscode.Disposable {
     this.subscription.dispose();
     this.item.dispose();
   }
+}
+
+/** The hub's reason as shown: one line, without its "store: " prefix, at most 200 characters. */
+export function healthReason(degraded: string): string {
+  // eslint-disable-next-line no-control-regex
+  const line = degraded.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').replace(/^store: /, '');
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }

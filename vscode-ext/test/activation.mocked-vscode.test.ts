@@ -46,6 +46,13 @@ test('activate wires the client, commands, status bar, view and restarts on hive
   await settle();
   assert.deepEqual(client.requests.map((r) => r.method), ['hive/subscribe']);
 
+  // The hub's store health shows in the status bar.
+  client.emit('hive/health', { degraded: 'store: database or disk is full' });
+  assert.equal(mock.statusBarItems[0].text, '$(warning) 0');
+  assert.match(String(mock.statusBarItems[0].tooltip), /degraded: database or disk is full/);
+  client.emit('hive/health', { degraded: null });
+  assert.equal(mock.statusBarItems[0].visible, false);
+
   // A prompt from the sidecar opens an input box and shows in the status bar.
   const now = Date.now() / 1000;
   client.emit('hive/prompt', {

@@ -504,6 +504,36 @@ describe('status bar and pending view', () => {
     bar.dispose();
   });
 
+  test("status bar warns while the hub's store is degraded, and recovers", () => {
+    const w = world();
+    const bar = new HiveStatusBar(w.flow.queue);
+    const item = mock.statusBarItems[0];
+    bar.setHealth('store: database or disk is full');
+    assert.equal(item.text, '$(warning) 0');
+    assert.equal(item.visible, true); // shown even with nothing pending
+    assert.equal(
+      item.tooltip,
+      "Hive: the hub's store is degraded: database or disk is full (hive-rpc doctor checks it)",
+    );
+    assert.equal(item.backgroundColor?.id, 'statusBarItem.warningBackground');
+    prompt(w, { urgent: true });
+    assert.equal(item.text, '$(warning) 1');
+    assert.match(String(item.tooltip), /degraded: database or disk is full .* 1 question waiting \(1 urgent\)$/);
+    // A lost hub shows as lost; the next hub's health is unknown until it says.
+    bar.setConnection(false, 'lost the hub; reconnecting');
+    assert.equal(item.text, '$(debug-disconnect) 1');
+    bar.setConnection(true, '');
+    assert.equal(item.text, '$(comment-discussion) 1');
+    bar.setHealth('store: disk I/O error\nmore');
+    assert.match(String(item.tooltip), /degraded: disk I\/O error more \(hive-rpc doctor/);
+    bar.setHealth(null);
+    assert.equal(item.text, '$(comment-discussion) 1');
+    assert.equal(item.backgroundColor?.id, 'statusBarItem.warningBackground'); // urgent
+    w.flow.reset();
+    assert.equal(item.visible, false);
+    bar.dispose();
+  });
+
   test('tree items list agent, question and time left, with answer/cancel actions', async () => {
     const w = world();
     const view = new PendingTreeProvider(w.flow.queue, w.clock.now, false);
