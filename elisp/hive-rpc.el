@@ -572,11 +572,14 @@ once when it works again; the mode line shows it meanwhile."
     (unless (equal reason hive-rpc--degraded)
       (let ((was hive-rpc--degraded))
         (setq hive-rpc--degraded reason)
-        (cond (reason
-               (message "hive-rpc: the hub's store is degraded: %s (hive-rpc doctor checks it)"
-                        reason))
-              (was (message "hive-rpc: the hub's store works again"))))
+        ;; Through "%s": `message' would curve the apostrophes of a format.
+        (cond (reason (message "%s" (hive-rpc--degraded-text reason)))
+              (was (message "%s" "hive-rpc: the hub's store works again"))))
       (hive-rpc--update))))
+
+(defun hive-rpc--degraded-text (reason)
+  "Return the text shown while the hub's store is degraded for REASON."
+  (format "hive-rpc: the hub's store is degraded: %s (hive-rpc doctor checks it)" reason))
 
 (defun hive-rpc--notify (record)
   "Raise a desktop notification for the urgent RECORD, if D-Bus is up."
@@ -663,8 +666,7 @@ store is degraded, with the reason in its tooltip."
           (hive-rpc--degraded
            (propertize (if (> n 0) (format " hive:%d!" n) " hive:!")
                        'face 'warning
-                       'help-echo (format "hive-rpc: the hub's store is degraded: %s \
-\(hive-rpc doctor checks it)" hive-rpc--degraded)))
+                       'help-echo (hive-rpc--degraded-text hive-rpc--degraded)))
           ((> n 0) (format " hive:%d" n))
           (t ""))))
 

@@ -538,7 +538,7 @@ already serves this data dir"
         (hive-rpc--degraded nil)
         (said nil))
     (cl-letf (((symbol-function 'message)
-               (lambda (fmt &rest args) (push (apply #'format fmt args) said))))
+               (lambda (fmt &rest args) (push (apply #'format-message fmt args) said))))
       (puthash "p1" '(:id "p1") hive-rpc--prompts)
       (puthash "p2" '(:id "p2") hive-rpc--prompts)
       (should (equal (hive-rpc--mode-line-string) " hive:2"))

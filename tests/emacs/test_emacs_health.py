@@ -1,0 +1,123 @@
+"""A real `emacs -nw` under tmux shows when the hub's store is degraded, and when it
+works again: the hub is a real process on the SQLite store whose writes are refused,
+as on a full disk, while a flag file exists (the hub's own `hive/health`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from emacs_session import ELISP, EmacsSession
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("emacs") is None or shutil.which("tmux") is None,
+    reason="needs emacs and tmux",
+)
+
+# The hub, with every SQLite connection it opens refusing UPDATE statements while
+# the flag file exists, as SQLite does on a full disk ("database or disk is full").
+FULL_DISK_HUB = r"""
+import sqlite3, sys
+from pathlib import Path
+
+flag = Path(sys.argv[1])
+connect = sqlite3.connect
+
+
+class FullDisk:
+    def __init__(self, db):
+        self._db = db
+
+    def execute(self, sql, *args):
+        if flag.exists() and sql.lstrip().upper().startswith("UPDATE"):
+            raise sqlite3.OperationalError("database or disk is full")
+        return self._db.execute(sql, *args)
+
+    def __getattr__(self, name):
+        return getattr(self._db, name)
+
+
+sqlite3.connect = lambda *a, **k: FullDisk(connect(*a, **k))
+from hive_rpc.cli import main
+
+sys.exit(main(sys.argv[2:]))
+"""
+
+DEGRADED = (
+    "hive-rpc: the hub's store is degraded: database or disk is full (hive-rpc doctor checks it)"
+)
+
+
+class FullDiskSession(EmacsSession):
+    """``EmacsSession`` with the hub above instead of a memory-store hub."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root, "(setq hive-rpc-auto-ask nil)")
+        self.flag = root / "disk-full"
+
+    def start(self) -> None:
+        serve = ["serve", "--socket", str(self.socket), "--data-dir", str(self.root / "data")]
+        self.hub = subprocess.Popen(
+            [sys.executable, "-c", FULL_DISK_HUB, str(self.flag), *serve, "--no-notify"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        end = time.monotonic() + 15
+        while self.cli("status").returncode != 0:
+            assert self.hub.poll() is None, "the hub exited"
+            assert time.monotonic() < end, "the hub did not come up"
+            time.sleep(0.1)
+        setup = (
+            f"(progn (setq hive-rpc-socket {json.dumps(str(self.socket))}"
+            " hive-rpc-program nil hive-rpc-notify-urgent nil)"
+            f" {self.settings} (hive-rpc-mode 1))"
+        )
+        emacs = ["emacs", "-nw", "-Q", "-L", str(ELISP), "-l", "hive-rpc", "--eval", setup]
+        subprocess.run(
+            ["tmux", "new-session", "-d", "-s", self.name, "-x", "200", "-y", "50", *emacs],
+            check=True,
+        )
+        self.wait_for(lambda screen: "*scratch*" in screen)
+
+
+@pytest.fixture
+def emacs(short_tmp: Path) -> Iterator[FullDiskSession]:
+    session = FullDiskSession(short_tmp)
+    try:
+        session.start()
+        yield session
+    finally:
+        session.close()
+
+
+def status(emacs: FullDiskSession) -> dict[str, object]:
+    done = emacs.cli("status", "--json")
+    assert done.returncode == 0, done.stderr
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+def test_the_mode_line_and_echo_area_say_when_the_store_is_degraded(
+    emacs: FullDiskSession,
+) -> None:
+    waiting = emacs.ask("Still there?", "--agent", "a")
+    emacs.wait_for(lambda screen: "hive:1" in screen)
+    emacs.flag.touch()
+    emacs.ask("Due at once", "--agent", "a", "--timeout", "0.5")  # its expiry is refused
+    screen = emacs.wait_for(lambda screen: DEGRADED in screen and "hive:2!" in screen)
+    assert status(emacs)["degraded"] == "store: database or disk is full"
+
+    os.unlink(emacs.flag)  # room again: the retried expiry goes through
+    screen = emacs.wait_for(
+        lambda screen: "hive-rpc: the hub's store works again" in screen and "hive:1 " in screen
+    )
+    assert "hive:1!" not in screen
+    assert status(emacs)["degraded"] is None
+    assert emacs.record(waiting)["status"] == "pending"
