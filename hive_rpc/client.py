@@ -178,6 +178,9 @@ def spawn_hub(socket: Path, data_dir: Path, extra_args: list[str] | None = None)
         os.set_inheritable(write_fd, True)
         argv = [
             sys.executable,
+            # -P: no working directory on sys.path, or a client run inside some other
+            # checkout (any folder holding a hive_rpc/) would start that code's hub.
+            "-P",
             "-m",
             "hive_rpc",
             "serve",

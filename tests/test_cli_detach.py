@@ -169,3 +169,28 @@ async def test_a_hub_that_never_comes_up_does_not_hang_its_starter(
     finally:
         if pid_file.exists():
             os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+def test_the_hub_runs_the_installed_package_not_a_hive_rpc_folder_in_the_cwd(
+    sh: Shell, short_tmp: Path
+) -> None:
+    """A client started inside some other checkout (an agent's repository, an older
+    hive_rpc) must start the hub it is itself part of: ``python -m`` would otherwise
+    import ``hive_rpc`` from the working directory first."""
+    elsewhere = short_tmp / "other-checkout"
+    (elsewhere / "hive_rpc").mkdir(parents=True)
+    (elsewhere / "hive_rpc" / "__init__.py").write_text("")
+    (elsewhere / "hive_rpc" / "__main__.py").write_text(
+        "import sys\nprint('hive-rpc: the hive_rpc of the cwd ran', file=sys.stderr)\nsys.exit(3)\n"
+    )
+    autostart = subprocess.run(
+        [Path(sys.executable).parent / "hive-rpc", "status", "--json"],
+        cwd=elsewhere,
+        env=sh.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert autostart.returncode == cli.EXIT_OK, autostart.stderr
+    assert json.loads(autostart.stdout)["socket"] == str(sh.socket)
