@@ -123,7 +123,20 @@ class EmacsSession(TmuxEmacs):
         )
         emacs = ["emacs", "-nw", "-Q", "-L", str(ELISP), "-l", "hive-rpc", "--eval", setup]
         subprocess.run(
-            ["tmux", "new-session", "-d", "-s", self.name, "-x", "200", "-y", "50", *emacs],
+            [
+                "tmux",
+                "new-session",
+                "-d",
+                "-c",
+                str(self.root),
+                "-s",
+                self.name,
+                "-x",
+                "200",
+                "-y",
+                "50",
+                *emacs,
+            ],
             check=True,
         )
         self.wait_for(lambda screen: "*scratch*" in screen)

@@ -73,7 +73,20 @@ class LoneEmacs(TmuxEmacs):
             setup,
         ]
         subprocess.run(
-            ["tmux", "new-session", "-d", "-s", self.name, "-x", "160", "-y", "40", *command],
+            [
+                "tmux",
+                "new-session",
+                "-d",
+                "-c",
+                str(self.root),
+                "-s",
+                self.name,
+                "-x",
+                "160",
+                "-y",
+                "40",
+                *command,
+            ],
             check=True,
         )
         self.wait_for(lambda screen: "*scratch*" in screen)

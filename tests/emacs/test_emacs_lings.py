@@ -87,7 +87,20 @@ class LingEmacs:
             args += ["-L", d]
         args += ["-l", "hive-rpc", "--eval", elisp]
         subprocess.run(
-            ["tmux", "new-session", "-d", "-s", self.name, "-x", "150", "-y", "45", *args],
+            [
+                "tmux",
+                "new-session",
+                "-d",
+                "-c",
+                str(self.root),
+                "-s",
+                self.name,
+                "-x",
+                "150",
+                "-y",
+                "45",
+                *args,
+            ],
             check=True,
             cwd=self.root,
         )
