@@ -135,6 +135,7 @@ class Registry:
         self._wall0 = time.time() - trio.current_time() if epoch is None else epoch
         self._pending: dict[str, Prompt] = {}
         self._per_agent: collections.Counter[str] = collections.Counter()
+        """Pending prompts per agent, for the limit on them (core/limits.py)."""
         self._order: list[tuple[float, str]] = []
         """(created_at, id) of pending prompts, for paging: appended as prompts are
         asked (almost always in order), sorted again only when one came out of
@@ -144,7 +145,6 @@ class Registry:
         self._chars_per_agent: collections.Counter[str] = collections.Counter()
         """Characters of question, choices and schema held pending (in all, per
         agent): what memory grows with, for the pending_chars limits."""
-        """Pending prompts per agent, for the limit on them (core/limits.py)."""
         self._heap: list[tuple[float, int, str]] = []
         self._retry: dict[str, float] = {}
         """Overdue prompts whose expiry the store refused: trio time of the next try."""
