@@ -145,13 +145,18 @@ async def test_unreachable_nats_fails_fast_then_recovers(nats_server: NatsServer
                 assert trio.current_time() - started < s.timeout + 1
 
             nats_server.start()  # same port, same storage dir
-            while True:  # nats-py reconnects by itself, every 0.5 s
+            # nats-py reconnects by itself, every 0.5 s.  Right after the restart a
+            # scan (a KV watch) can briefly see no values although get() already
+            # finds them (seen once on a loaded machine): wait for both.
+            while True:
                 try:
-                    assert await s.get(kept.id) == kept
-                    break
+                    if await s.get(kept.id) == kept and [p.id for p in await s.pending()] == [
+                        kept.id
+                    ]:
+                        break
                 except StoreUnavailable:
-                    await trio.sleep(0.2)
-            assert [p.id for p in await s.pending()] == [kept.id]
+                    pass
+                await trio.sleep(0.2)
             assert await s.documents("ling") == [{"n": 1}]
             await s.insert(prompt(3))
             assert (await s.counts())["pending"] == 2
