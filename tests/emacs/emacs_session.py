@@ -24,6 +24,15 @@ FAST = "(setq hive-rpc-idle-delay 0.2 hive-rpc-idle-delay-after-typing 0.2 hive-
 """Settings for tests about what happens inside a question, not about when it opens."""
 
 
+def new_tmux_session(name: str, root: Path, cols: int, rows: int, argv: list[str]) -> None:
+    """Run ``argv`` in a new detached tmux session of that size, working in ``root``
+    (not in whatever directory the shared tmux server was started from)."""
+    size = ["-x", str(cols), "-y", str(rows)]
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-c", str(root), "-s", name, *size, *argv], check=True
+    )
+
+
 class TmuxEmacs:
     """An `emacs -nw` in a detached tmux session (``name``) and the hub socket it
     uses (``socket``): reading the screen, typing, waiting, and the CLI."""
@@ -92,24 +101,25 @@ class EmacsSession(TmuxEmacs):
         self.name = f"hive-ert-{uuid.uuid4().hex[:8]}"
         self.hub: subprocess.Popen[bytes] | None = None
 
+    def hub_command(self) -> list[str]:
+        """How the hub is run: on the memory store, without desktop notifications."""
+        return [
+            sys.executable,
+            "-m",
+            "hive_rpc",
+            "serve",
+            "--socket",
+            str(self.socket),
+            "--data-dir",
+            str(self.root / "data"),
+            "--store",
+            "memory",
+            "--no-notify",
+        ]
+
     def start(self) -> None:
-        root = self.root
         self.hub = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "hive_rpc",
-                "serve",
-                "--socket",
-                str(self.socket),
-                "--data-dir",
-                str(root / "data"),
-                "--store",
-                "memory",
-                "--no-notify",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            self.hub_command(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         end = time.monotonic() + 15
         while self.cli("status").returncode != 0:
@@ -122,23 +132,7 @@ class EmacsSession(TmuxEmacs):
             f" {self.settings} (hive-rpc-mode 1))"
         )
         emacs = ["emacs", "-nw", "-Q", "-L", str(ELISP), "-l", "hive-rpc", "--eval", setup]
-        subprocess.run(
-            [
-                "tmux",
-                "new-session",
-                "-d",
-                "-c",
-                str(self.root),
-                "-s",
-                self.name,
-                "-x",
-                "200",
-                "-y",
-                "50",
-                *emacs,
-            ],
-            check=True,
-        )
+        new_tmux_session(self.name, self.root, 200, 50, emacs)
         self.wait_for(lambda screen: "*scratch*" in screen)
 
     def ask(self, *args: str) -> str:

@@ -7,14 +7,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from emacs_session import ELISP, EmacsSession
+from emacs_session import EmacsSession
 
 pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
@@ -62,29 +60,9 @@ class FullDiskSession(EmacsSession):
         super().__init__(root, "(setq hive-rpc-auto-ask nil)")
         self.flag = root / "disk-full"
 
-    def start(self) -> None:
+    def hub_command(self) -> list[str]:
         serve = ["serve", "--socket", str(self.socket), "--data-dir", str(self.root / "data")]
-        self.hub = subprocess.Popen(
-            [sys.executable, "-c", FULL_DISK_HUB, str(self.flag), *serve, "--no-notify"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        end = time.monotonic() + 15
-        while self.cli("status").returncode != 0:
-            assert self.hub.poll() is None, "the hub exited"
-            assert time.monotonic() < end, "the hub did not come up"
-            time.sleep(0.1)
-        setup = (
-            f"(progn (setq hive-rpc-socket {json.dumps(str(self.socket))}"
-            " hive-rpc-program nil hive-rpc-notify-urgent nil)"
-            f" {self.settings} (hive-rpc-mode 1))"
-        )
-        emacs = ["emacs", "-nw", "-Q", "-L", str(ELISP), "-l", "hive-rpc", "--eval", setup]
-        subprocess.run(
-            ["tmux", "new-session", "-d", "-s", self.name, "-x", "200", "-y", "50", *emacs],
-            check=True,
-        )
-        self.wait_for(lambda screen: "*scratch*" in screen)
+        return [sys.executable, "-c", FULL_DISK_HUB, str(self.flag), *serve, "--no-notify"]
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from emacs_session import ELISP, TmuxEmacs
+from emacs_session import ELISP, TmuxEmacs, new_tmux_session
 
 pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
@@ -72,23 +72,7 @@ class LoneEmacs(TmuxEmacs):
             "--eval",
             setup,
         ]
-        subprocess.run(
-            [
-                "tmux",
-                "new-session",
-                "-d",
-                "-c",
-                str(self.root),
-                "-s",
-                self.name,
-                "-x",
-                "160",
-                "-y",
-                "40",
-                *command,
-            ],
-            check=True,
-        )
+        new_tmux_session(self.name, self.root, 160, 40, command)
         self.wait_for(lambda screen: "*scratch*" in screen)
 
     def alive(self) -> bool:

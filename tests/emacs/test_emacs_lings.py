@@ -23,13 +23,13 @@ from pathlib import Path
 
 import pytest
 import trio
+from emacs_session import ELISP, new_tmux_session
 
 from hive_rpc.hub import HubConfig
 from hive_rpc.relay.emacs import EmacsBufferTarget
 from hive_rpc.relay.target import DeliveryError, TargetState
 from hive_rpc.service import HubService
 
-ELISP = Path(__file__).resolve().parents[2] / "elisp"
 VTERM_DIRS = sorted(glob.glob("/usr/share/emacs/site-lisp/elpa/vterm-*"))
 
 pytestmark = pytest.mark.skipif(
@@ -86,24 +86,7 @@ class LingEmacs:
         for d in load_path:
             args += ["-L", d]
         args += ["-l", "hive-rpc", "--eval", elisp]
-        subprocess.run(
-            [
-                "tmux",
-                "new-session",
-                "-d",
-                "-c",
-                str(self.root),
-                "-s",
-                self.name,
-                "-x",
-                "150",
-                "-y",
-                "45",
-                *args,
-            ],
-            check=True,
-            cwd=self.root,
-        )
+        new_tmux_session(self.name, self.root, 150, 45, args)
 
     def recorder_command(self, tag: str, *extra: str) -> list[str]:
         return [
