@@ -40,6 +40,14 @@ async def hub(hub_config: HubConfig, nursery: trio.Nursery) -> HubService:
 
 
 @pytest.fixture
+async def http_hub(hub_config: HubConfig, nursery: trio.Nursery) -> HubService:
+    """A hub as ``hub``, also serving HTTP (MCP, the dashboard) on a free loopback port."""
+    hub_config.http = "127.0.0.1:0"
+    service: HubService = await nursery.start(run_hub, hub_config)
+    return service
+
+
+@pytest.fixture
 async def client(hub: HubService, hub_config: HubConfig) -> AsyncIterator[HubClient]:
     async with await HubClient.connect(hub_config.socket) as c:
         yield c

@@ -62,13 +62,6 @@ TOOLS = {
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
 
-@pytest.fixture
-async def http_hub(hub_config: HubConfig, nursery: trio.Nursery) -> HubService:
-    hub_config.http = "127.0.0.1:0"
-    service: HubService = await nursery.start(run_hub, hub_config)
-    return service
-
-
 def read_token(service: HubService) -> str:
     return Path(str(service.info.token_file)).read_text().strip()
 

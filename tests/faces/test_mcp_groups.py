@@ -19,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from hive_rpc.faces.mcp_groups import GROUPS
-from hive_rpc.hub import HubConfig, run_hub
+from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 
 pytestmark = pytest.mark.filterwarnings(
@@ -129,13 +129,6 @@ def test_an_unknown_group_names_the_valid_ones(short_tmp: Path) -> None:
 
 
 # --- over HTTP: each request names its groups ---------------------------------------
-
-
-@pytest.fixture
-async def http_hub(hub_config: HubConfig, nursery: trio.Nursery) -> HubService:
-    hub_config.http = "127.0.0.1:0"
-    service: HubService = await nursery.start(run_hub, hub_config)
-    return service
 
 
 def read_token(service: HubService) -> str:
