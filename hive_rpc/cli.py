@@ -818,6 +818,19 @@ def _parser() -> argparse.ArgumentParser:
         parents=[starter],
         help="serve the hub's methods as a stdio language server (VS Code, any LSP editor)",
     )
+    # What LSP clients add on their own (vscode-languageclient: --stdio with
+    # TransportKind.stdio, --clientProcessId=N for Node modules). Accepted so that
+    # such a client starts the server; stdio is the only transport, and the client's
+    # process id is not watched (the server exits when its input closes).
+    p.add_argument(
+        "--stdio", action="store_true", help="accepted and ignored: stdio is the only transport"
+    )
+    p.add_argument(
+        "--clientProcessId",
+        type=int,
+        metavar="PID",
+        help="accepted and ignored: the server exits when its input closes",
+    )
     p.set_defaults(func=cmd_lsp)
 
     p = sub.add_parser("ling", help="register the terminals agents run in (for Agora relays)")

@@ -322,6 +322,29 @@ async def test_exit_without_shutdown_exits_1(hub: HubService, hub_config: HubCon
             assert await window.proc.wait() == 1
 
 
+@pytest.mark.parametrize(
+    "flags",
+    [("--stdio",), ("--stdio", "--clientProcessId=4242"), ("--clientProcessId", "4242", "--stdio")],
+    ids=["stdio", "stdio-clientProcessId=N", "clientProcessId-N-stdio"],
+)
+async def test_the_flags_lsp_clients_add_are_accepted(
+    hub: HubService, hub_config: HubConfig, client: HubClient, flags: tuple[str, ...]
+) -> None:
+    """vscode-languageclient appends ``--stdio`` (TransportKind.stdio) and
+    ``--clientProcessId=N``; other clients pass them too. The server must start and
+    speak LSP on stdio with them, not exit 2 on an unknown argument."""
+    async with lsp(hub_config, "--no-start", *flags) as window:
+        init = await window.initialize()
+        assert init["serverInfo"]["name"] == "hive-rpc"
+        await window.request("hive/subscribe", {})
+        asked = await client.call("hive/ask", {"question": "Over stdio?", "agent_id": "a1"})
+        assert (await window.next("hive/prompt")).params["id"] == asked["id"]
+        assert await window.request("shutdown") is None
+        await window.notify("exit", None)
+        with trio.fail_after(TIMEOUT_S):
+            assert await window.proc.wait() == 0
+
+
 async def test_two_windows_race_and_one_wins(
     hub: HubService, hub_config: HubConfig, client: HubClient
 ) -> None:

@@ -3,7 +3,7 @@
  * adapter the UI talks to.
  */
 import * as vscode from 'vscode';
-import { LanguageClient, TransportKind } from 'vscode-languageclient/node';
+import { LanguageClient } from 'vscode-languageclient/node';
 import type { LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
 import type { ServerCommand } from './config';
 import type { Disposable, HubClient } from './hubClient';
@@ -14,7 +14,9 @@ export function createLanguageClient(server: ServerCommand, outputChannel: vscod
   const serverOptions: ServerOptions = {
     command: server.command,
     args: server.args,
-    transport: TransportKind.stdio,
+    // No `transport`: vscode-languageclient then spawns the command with stdio
+    // pipes and adds nothing to its arguments (TransportKind.stdio would append
+    // `--stdio`, which `hive-rpc lsp` accepts but older versions rejected).
     options: { env: { ...process.env, PYTHONUNBUFFERED: '1' } },
   };
   // The extension shows pending prompts itself (status bar, view), so the
