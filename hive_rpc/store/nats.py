@@ -316,18 +316,41 @@ class NatsStore:
         return counts
 
     async def _aio_scan(self, kv: KeyValue, keys: str) -> list[KeyValue.Entry]:
-        """Every live entry whose key matches ``keys`` (a KV wildcard pattern)."""
-        watcher = await kv.watch(keys, ignore_deletes=True, inactive_threshold=30)
+        """Every live entry whose key matches ``keys`` (a KV wildcard pattern).
+
+        A KV watch marks the end of its initial values with ``None``, but nats-py
+        decides that from the consumer's ``num_pending`` when it is created: values the
+        server has already pushed, and the client not yet handed to the watcher, count
+        as none, so the marker can come first and the scan would end empty (a resuming
+        hub seeing no pending prompt).  So deletes are watched too (every key then
+        yields an entry), the initial values end at the entry whose ``delta`` is 0, and
+        a marker before any entry is believed only when the stream has no message
+        under ``keys`` at all."""
+        watcher = await kv.watch(keys, ignore_deletes=False, inactive_threshold=30)
         entries: list[KeyValue.Entry] = []
+        seen = 0
         try:
             async for entry in watcher:
-                if entry is None:  # the end of the initial values
+                if entry is None:
+                    if seen == 0 and not await self._aio_has_keys(kv, keys):
+                        break
+                    continue  # an early marker: the values are on their way
+                seen += 1
+                if entry.operation is None:  # not a delete or purge marker
+                    entries.append(entry)
+                if entry.delta == 0:
                     break
-                entries.append(entry)
         finally:
             with contextlib.suppress(Exception):
                 await watcher.stop()  # type: ignore[no-untyped-call]
         return entries
+
+    async def _aio_has_keys(self, kv: KeyValue, keys: str) -> bool:
+        """Whether the bucket's stream holds any message whose key matches ``keys``
+        (its stream is ``KV_<bucket>``, its subjects ``$KV.<bucket>.<key>``)."""
+        bucket = PROMPTS_BUCKET if kv is self._prompts else DOCUMENTS_BUCKET
+        info = await self._js.stream_info(f"KV_{bucket}", subjects_filter=f"$KV.{bucket}.{keys}")
+        return bool(info.state.subjects)
 
     # -- documents -----------------------------------------------------------------
 

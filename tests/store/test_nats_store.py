@@ -8,9 +8,11 @@ from __future__ import annotations
 import shutil
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from typing import Any
 
 import pytest
 import trio
+from nats.js.kv import KeyValue
 from nats_support import NatsServer, free_port
 
 from hive_rpc.core import lifecycle
@@ -127,10 +129,10 @@ async def test_unreachable_nats_fails_fast_then_recovers(nats_server: NatsServer
             await s.put_document("ling", "kept", {"n": 1})
 
             nats_server.kill()
-            started = trio.current_time()
-            with pytest.raises(StoreUnavailable) as caught:
+            # Each operation settles with the store's own timeout, never hangs on
+            # the reconnect (the bound is generous: it only tells failing from hanging).
+            with trio.fail_after(s.timeout * 4), pytest.raises(StoreUnavailable) as caught:
                 await s.insert(prompt(2))
-            assert trio.current_time() - started < s.timeout + 1
             error = caught.value
             assert isinstance(error, HiveError)
             assert error.code == -32007
@@ -139,27 +141,73 @@ async def test_unreachable_nats_fails_fast_then_recovers(nats_server: NatsServer
             assert "is unreachable" in error.message
             assert "try again when it is back" in error.message
             for op in (s.get(kept.id), s.pending(), s.counts(), s.documents("ling")):
-                started = trio.current_time()
-                with pytest.raises(StoreUnavailable):
+                with trio.fail_after(s.timeout * 4), pytest.raises(StoreUnavailable):
                     await op
-                assert trio.current_time() - started < s.timeout + 1
 
             nats_server.start()  # same port, same storage dir
-            # nats-py reconnects by itself, every 0.5 s.  Right after the restart a
-            # scan (a KV watch) can briefly see no values although get() already
-            # finds them (seen once on a loaded machine): wait for both.
+            # nats-py reconnects by itself, every 0.5 s.  The scan must see the kept
+            # prompt as soon as get() does (an early end marker once made it see none:
+            # test_a_scan_is_not_ended_by_an_early_end_marker).
             while True:
                 try:
-                    if await s.get(kept.id) == kept and [p.id for p in await s.pending()] == [
-                        kept.id
-                    ]:
+                    if await s.get(kept.id) == kept:
                         break
                 except StoreUnavailable:
                     pass
                 await trio.sleep(0.2)
+            assert [p.id for p in await s.pending()] == [kept.id]
             assert await s.documents("ling") == [{"n": 1}]
             await s.insert(prompt(3))
             assert (await s.counts())["pending"] == 2
+
+
+class _EarlyEndMarker:
+    """A KV watcher whose end-of-initial-values marker (``None``) comes before the
+    values, as nats-py gives when the server pushed them before the client asked for
+    the consumer's info (a race seen once right after a nats-server restart)."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.marked = False
+
+    def __aiter__(self) -> _EarlyEndMarker:
+        return self
+
+    async def __anext__(self) -> Any:
+        if not self.marked:
+            self.marked = True
+            return None
+        return await self.real.__anext__()
+
+    async def stop(self) -> None:
+        await self.real.stop()
+
+
+@needs_nats
+async def test_a_scan_is_not_ended_by_an_early_end_marker(
+    nats_server: NatsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_watch = KeyValue.watch
+
+    async def early_marker_watch(self: KeyValue, *args: Any, **kwargs: Any) -> Any:
+        return _EarlyEndMarker(await real_watch(self, *args, **kwargs))
+
+    with trio.fail_after(30):
+        async with open_nats_store(nats_server.url) as s:
+            monkeypatch.setattr(KeyValue, "watch", early_marker_watch)
+            # Nothing stored: the marker is believed and the scan ends at once.
+            assert await s.pending() == []
+            assert await s.documents("ling") == []
+            kept = [prompt(i) for i in range(3)]
+            for p in kept:
+                await s.insert(p)
+            await s.put_document("ling", "kept", {"n": 1})
+            assert [p.id for p in await s.pending()] == [p.id for p in kept]
+            assert (await s.counts())["pending"] == 3
+            assert await s.documents("ling") == [{"n": 1}]
+            # A deleted document's marker is read past, never returned.
+            await s.delete_document("ling", "kept")
+            assert await s.documents("ling") == []
 
 
 @needs_nats
