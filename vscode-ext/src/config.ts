@@ -16,6 +16,8 @@ export interface HiveSettings {
   by: string;
   /** `hive.autoAsk`: open each new question on its own (default true). */
   autoAsk: boolean;
+  /** `hive.idleSeconds`: open a question on its own only after this long without typing (0: at once). */
+  idleSeconds: number;
 }
 
 export const DEFAULT_SETTINGS: HiveSettings = {
@@ -25,6 +27,7 @@ export const DEFAULT_SETTINGS: HiveSettings = {
   timeoutSeconds: 300,
   by: '',
   autoAsk: true,
+  idleSeconds: 2,
 };
 
 export interface ServerCommand {
@@ -114,5 +117,12 @@ export function readSettings(get: <T>(key: string) => T | undefined): HiveSettin
     timeoutSeconds: Number.isFinite(timeout) ? timeout : DEFAULT_SETTINGS.timeoutSeconds,
     by: String(get<string>('by') ?? ''),
     autoAsk: get<boolean>('autoAsk') !== false,
+    idleSeconds: nonNegative(get<number>('idleSeconds'), DEFAULT_SETTINGS.idleSeconds),
   };
+}
+
+/** A number of seconds from a setting: a negative or non-number value gets the default. */
+function nonNegative(value: unknown, fallback: number): number {
+  const n = Number(value);
+  return value !== undefined && value !== null && Number.isFinite(n) && n >= 0 ? n : fallback;
 }

@@ -9,6 +9,7 @@ import type { LanguageClient } from 'vscode-languageclient/node';
 import { readSettings, serverCommand } from './config';
 import type { HiveSettings } from './config';
 import { SwitchableHubClient } from './hubClient';
+import { IdleTracker, watchEditorActivity } from './idle';
 import { createLanguageClient, hubClientOf } from './languageClient';
 import { PendingTreeProvider, promptIdOf } from './pendingView';
 import { PromptFlow } from './promptFlow';
@@ -143,7 +144,10 @@ async function askTest(): Promise<void> {
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel('Hive', { log: true });
   hub = new SwitchableHubClient();
-  flow = new PromptFlow(hub, undefined, { by: answeredBy, autoAsk: () => settings().autoAsk });
+  // Questions open on their own only once the human stopped typing (src/idle.ts).
+  const idle = new IdleTracker(() => settings().idleSeconds);
+  const activity = watchEditorActivity(idle, { window: vscode.window, workspace: vscode.workspace });
+  flow = new PromptFlow(hub, undefined, { by: answeredBy, autoAsk: () => settings().autoAsk, idle });
   const bar = new HiveStatusBar(flow.queue);
   statusBar = bar;
   const connection = hub.onNotification<ConnectionParams>(Notification.connection, (p) =>
@@ -156,6 +160,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const f = flow;
   context.subscriptions.push(
     output,
+    idle,
+    activity,
     flow,
     bar,
     connection,
@@ -178,6 +184,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         return f.cancel(id);
       }
       return undefined;
+    }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('hive.idleSeconds')) {
+        idle.recheck();
+      }
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('hive')) {

@@ -9,11 +9,15 @@
  *   declines (`action: "decline"`);
  * - `hive/dismiss` closes the box when the prompt was closed elsewhere;
  * - a refused answer (-32004) asks again with the hub's message; a prompt
- *   answered or closed elsewhere (-32002, -32003) is dropped.
+ *   answered or closed elsewhere (-32002, -32003) is dropped;
+ * - the keyboard stays the human's: a new prompt opens on its own only once
+ *   the human has been idle (src/idle.ts); until then it is announced in a
+ *   notification with an "Answer" button, which does not take focus.
  */
 import * as vscode from 'vscode';
 import { countdownText, nowSeconds, timeLeftText } from './countdown';
 import type { HubClient } from './hubClient';
+import type { Disposable, Idleness } from './idle';
 import { Method, Notification } from './protocol';
 import type { DismissParams, PromptRecord, RespondParams } from './protocol';
 import { PromptQueue } from './queue';
@@ -65,7 +69,17 @@ export interface PromptFlowOptions {
   timers?: Timers;
   /** Ask new prompts on their own when nothing is open (default true; `hive.autoAsk`). */
   autoAsk?: boolean | (() => boolean);
+  /** Whether the human is idle (default: always, as with `hive.idleSeconds` 0). */
+  idle?: Idleness;
 }
+
+const ALWAYS_IDLE: Idleness = {
+  isIdle: () => true,
+  whenIdle: (fn) => {
+    fn();
+    return { dispose: () => undefined };
+  },
+};
 
 /** The currently open UI element, and how to close it from outside. */
 interface OpenStep {
@@ -84,6 +98,10 @@ interface Session {
 }
 
 export const DECLINE_TOOLTIP = 'Decline: tell the agent no answer will come';
+/** The button of the notification that announces a prompt. */
+export const ANSWER_BUTTON = 'Answer';
+/** What the input box says under the input line, after the question. */
+export const KEYS_HINT = '(Enter answers, Escape defers)';
 const YES_LABEL = 'Yes';
 const NO_LABEL = 'No';
 const SKIP_LABEL = '(leave empty)';
@@ -97,6 +115,11 @@ export class PromptFlow implements vscode.Disposable {
   private readonly now: () => number;
   private readonly timers: Timers;
   private readonly autoAsk: () => boolean;
+  private readonly idle: Idleness;
+  /** Waiting for the human to be idle before asking on our own. */
+  private idleWait: Disposable | undefined;
+  /** Prompts already announced in a notification (kept across a sidecar restart). */
+  private readonly announced = new Set<string>();
   private readonly subscriptions: { dispose(): void }[] = [];
   readonly declineButton: vscode.QuickInputButton;
 
@@ -114,6 +137,7 @@ export class PromptFlow implements vscode.Disposable {
     };
     const autoAsk = options.autoAsk ?? true;
     this.autoAsk = typeof autoAsk === 'function' ? autoAsk : () => autoAsk;
+    this.idle = options.idle ?? ALWAYS_IDLE;
     this.declineButton = { iconPath: new vscode.ThemeIcon('circle-slash'), tooltip: DECLINE_TOOLTIP };
     this.subscriptions.push(
       client.onNotification<PromptRecord>(Notification.prompt, (p) => this.onPrompt(p)),
@@ -127,14 +151,20 @@ export class PromptFlow implements vscode.Disposable {
     return this.session?.id;
   }
 
-  /** `hive/prompt`: queue it, and ask it now if nothing else is open. */
+  /**
+   * `hive/prompt`: queue it, and ask it if nothing else is open: now if the
+   * human is idle, else announce it and ask once they are.
+   */
   onPrompt(record: PromptRecord): void {
     if (!record || typeof record.id !== 'string' || record.status !== 'pending') {
       return;
     }
     const isNew = this.queue.add(record);
     if (isNew && !this.session && this.autoAsk()) {
-      this.askNext(false);
+      if (!this.idle.isIdle()) {
+        this.announce(record);
+      }
+      this.autoAskNext();
     }
   }
 
@@ -145,6 +175,7 @@ export class PromptFlow implements vscode.Disposable {
     }
     // A queued prompt just leaves the queue (the status bar and view update).
     this.queue.remove(params.id);
+    this.announced.delete(params.id);
     if (this.session?.id === params.id) {
       if (!this.ours.has(params.id) && !this.session.sending) {
         void vscode.window.showInformationMessage(dismissMessage(params));
@@ -252,6 +283,8 @@ export class PromptFlow implements vscode.Disposable {
 
   /** Forget everything (the sidecar restarts and will resend the pending prompts). */
   reset(): void {
+    this.idleWait?.dispose();
+    this.idleWait = undefined;
     const open = this.session;
     this.session = undefined;
     open?.step?.close({ kind: 'dismissed' });
@@ -260,9 +293,46 @@ export class PromptFlow implements vscode.Disposable {
 
   dispose(): void {
     this.reset();
+    this.announced.clear();
     for (const s of this.subscriptions.splice(0)) {
       s.dispose();
     }
+  }
+
+  /**
+   * Ask the next waiting prompt on our own (not deferred ones): at once if the
+   * human is idle, else once they are. The human asking (Answer Next, the
+   * view, the notification's button) does not wait.
+   */
+  private autoAskNext(): void {
+    if (this.session || !this.autoAsk() || !this.queue.next({ includeDeferred: false })) {
+      return;
+    }
+    if (this.idle.isIdle()) {
+      this.askNext(false);
+      return;
+    }
+    this.idleWait ??= this.idle.whenIdle(() => {
+      this.idleWait = undefined;
+      this.autoAskNext();
+    });
+  }
+
+  /** Say that a prompt waits, without taking the keyboard (a notification has no focus). */
+  private announce(record: PromptRecord): void {
+    if (this.announced.has(record.id)) {
+      return;
+    }
+    this.announced.add(record.id);
+    const text = `Hive: ${plain(record.agent_id)} asks: ${plain(record.question)}`;
+    const shown = record.urgent
+      ? vscode.window.showWarningMessage(text, ANSWER_BUTTON)
+      : vscode.window.showInformationMessage(text, ANSWER_BUTTON);
+    void Promise.resolve(shown).then((choice) => {
+      if (choice === ANSWER_BUTTON) {
+        this.answer(record.id);
+      }
+    });
   }
 
   /** Ask the next prompt; returns false if none is waiting. */
@@ -319,8 +389,8 @@ export class PromptFlow implements vscode.Disposable {
       const retry = this.queue.get(id);
       if (retry?.retryMessage !== undefined) {
         this.ask(retry);
-      } else if (this.autoAsk()) {
-        this.askNext(false);
+      } else {
+        this.autoAskNext();
       }
     }
   }
@@ -532,12 +602,18 @@ export class PromptFlow implements vscode.Disposable {
       const render = (): void => {
         box.title = this.title(entry, { stepInfo: opts.stepInfo });
         const countdown = countdownText(entry.record, this.now(), entry.typed);
-        box.placeholder = countdown
-          ? `${countdown} · Enter answers, Escape defers`
-          : 'Enter answers, Escape defers';
+        box.placeholder = countdown ?? '';
         if (!countdown) {
           life.stopTicking();
         }
+      };
+      // The line under the input shows `validationMessage` if set, else the
+      // prompt followed by VS Code's own "(Press 'Enter' to confirm or 'Escape'
+      // to cancel)", which is wrong here (Escape defers). So the message is
+      // always set: the question and our keys, and a problem goes before the
+      // question, never instead of it.
+      const showMessage = (problem?: string): void => {
+        box.validationMessage = inputMessage(opts.prompt, problem);
       };
       const step: OpenStep = { ui: box, close: finish, render };
       session.step = step;
@@ -545,9 +621,7 @@ export class PromptFlow implements vscode.Disposable {
       box.prompt = opts.prompt;
       box.value = opts.value;
       box.buttons = [this.declineButton];
-      if (opts.retryMessage) {
-        box.validationMessage = opts.retryMessage;
-      }
+      showMessage(opts.retryMessage);
       render();
       if (countdownText(entry.record, this.now(), entry.typed)) {
         life.startTicking(render);
@@ -560,9 +634,9 @@ export class PromptFlow implements vscode.Disposable {
           }
           if (opts.parse) {
             const p = opts.parse(text);
-            box.validationMessage = p.ok ? undefined : p.message;
+            showMessage(p.ok ? undefined : p.message);
           } else {
-            box.validationMessage = undefined;
+            showMessage();
           }
         }),
         box.onDidAccept(() => {
@@ -572,7 +646,7 @@ export class PromptFlow implements vscode.Disposable {
           }
           const p = opts.parse(box.value);
           if (!p.ok) {
-            box.validationMessage = p.message;
+            showMessage(p.message);
           } else if ('omit' in p) {
             finish({ kind: 'omit' });
           } else {
@@ -729,6 +803,30 @@ function toOutcome(r: StepResult): Outcome {
     default:
       throw new Error(`unexpected step result ${r.kind}`);
   }
+}
+
+/**
+ * The input box's message: the question and the keys, or a problem (a value
+ * the field refuses, the hub's reason for refusing an answer) before them.
+ */
+export function inputMessage(question: string, problem?: string): vscode.InputBoxValidationMessage {
+  if (problem) {
+    return {
+      message: `${plain(problem)} — ${plain(question)} ${KEYS_HINT}`,
+      severity: vscode.InputBoxValidationSeverity.Error,
+    };
+  }
+  return { message: `${plain(question)} ${KEYS_HINT}`, severity: vscode.InputBoxValidationSeverity.Info };
+}
+
+/**
+ * Agent text as plain text. The quick input's message and the notifications
+ * render `$(name)` as an icon and `[label](command:...)` as a link that runs a
+ * command when clicked; an agent's question must not do either. A zero-width
+ * space after `$` and `]` leaves the text as it reads and breaks both.
+ */
+export function plain(text: string): string {
+  return text.replace(/\$\(/g, () => '$\u200b(').replace(/\]\(/g, () => ']\u200b(');
 }
 
 function fieldPlaceholder(question: string, field: Field): string {

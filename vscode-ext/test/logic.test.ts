@@ -230,8 +230,13 @@ describe('settings', () => {
     assert.equal(readSettings((k) => ({ ...values, autoAsk: false })[k] as never).autoAsk, false);
     assert.deepEqual(
       readSettings((k) => values[k] as never),
-      { pythonPath: 'py', command: null, socket: 's', timeoutSeconds: 60, by: 'me', autoAsk: true },
+      { pythonPath: 'py', command: null, socket: 's', timeoutSeconds: 60, by: 'me', autoAsk: true, idleSeconds: 2 },
     );
+    const idle = (v: unknown): number => readSettings((k) => ({ idleSeconds: v })[k] as never).idleSeconds;
+    assert.equal(idle(0), 0);
+    assert.equal(idle(0.5), 0.5);
+    assert.equal(idle(-1), 2);
+    assert.equal(idle('soon'), 2);
   });
 });
 

@@ -13,7 +13,7 @@ import { DECLINE_TOOLTIP, PromptFlow } from '../src/promptFlow';
 import type { PromptRecord } from '../src/protocol';
 import { HiveStatusBar } from '../src/statusBar';
 import { Clock, FakeHub, FakeTimers, record, rpcError, settle } from './helpers';
-import { FakeInputBox, FakeQuickPick, mock, TreeItem } from './vscode-mock';
+import { FakeInputBox, FakeQuickPick, InputBoxValidationSeverity, mock, TreeItem } from './vscode-mock';
 
 interface World {
   hub: FakeHub;
@@ -243,14 +243,16 @@ describe('choices, Yes/No and schema prompts (quick pick)', () => {
     let box = openBox();
     assert.match(box.title ?? '', /replicas \(2\/6\)/);
     box.type('abc');
-    assert.equal(box.validationMessage, 'replicas wants an integer');
+    assert.match(box.message(), /^replicas wants an integer — Deploy how\? \(replicas\) \(Enter answers, Escape defers\)$/);
+    assert.equal(box.severity(), InputBoxValidationSeverity.Error);
     box.accept();
     await settle();
     assert.equal(mock.open(), box, 'an invalid value keeps the box open');
     box.setValue('11');
-    assert.equal(box.validationMessage, 'replicas must be at most 10');
+    assert.match(box.message(), /^replicas must be at most 10 — /);
     box.setValue('3');
-    assert.equal(box.validationMessage, undefined);
+    assert.equal(box.message(), 'Deploy how? (replicas) (Enter answers, Escape defers)');
+    assert.equal(box.severity(), InputBoxValidationSeverity.Info);
     box.accept();
     await settle();
     // 3. note: an optional string, left empty, so omitted.
@@ -321,12 +323,12 @@ describe('choices, Yes/No and schema prompts (quick pick)', () => {
     assert.equal(w.flow.queue.size, 1, 'the prompt stays pending');
     box = openBox();
     assert.equal(w.flow.currentId, r.id);
-    assert.equal(box.validationMessage, "'email' is not a valid email address");
+    assert.equal(box.message(), "'email' is not a valid email address — Deploy? (email) (Enter answers, Escape defers)");
     assert.equal(box.value, 'not-an-email', 'the refused value is offered again');
     assert.ok(mock.messages.some((m) => m.level === 'warning' && /answer refused/.test(m.text)));
     w.hub.server = () => ({ status: 'responded' });
     box.setValue('a@b.io');
-    assert.equal(box.validationMessage, undefined);
+    assert.equal(box.severity(), InputBoxValidationSeverity.Info);
     box.accept();
     await settle();
     assert.deepEqual(w.hub.sent('hive/respond')[1].params, { id: r.id, answer: { email: 'a@b.io' }, by: 'alice' });

@@ -147,11 +147,30 @@ class FakeQuickInput {
   }
 }
 
+export enum InputBoxValidationSeverity {
+  Info = 1,
+  Warning = 2,
+  Error = 3,
+}
+
 export class FakeInputBox extends FakeQuickInput {
   readonly kind = 'inputBox';
   prompt: string | undefined;
   password = false;
-  validationMessage: string | undefined;
+  validationMessage: string | { message: string; severity: InputBoxValidationSeverity } | undefined;
+  /** The text under the input line, as VS Code shows it (validationMessage wins over prompt). */
+  message(): string {
+    const v = this.validationMessage;
+    if (v) {
+      return typeof v === 'string' ? v : v.message;
+    }
+    return this.prompt ? `${this.prompt} (Press 'Enter' to confirm or 'Escape' to cancel)` : "Press 'Enter' to confirm your input or 'Escape' to cancel";
+  }
+  /** The message's severity (a plain string is an error, as in VS Code). */
+  severity(): InputBoxValidationSeverity | undefined {
+    const v = this.validationMessage;
+    return v === undefined ? undefined : typeof v === 'string' ? InputBoxValidationSeverity.Error : v.severity;
+  }
 }
 
 export class FakeQuickPick<T extends QuickPickItem = QuickPickItem> extends FakeQuickInput {
@@ -292,6 +311,16 @@ export const window = {
     mock.treeProviders.set(viewId, provider);
     return { dispose: () => mock.treeProviders.delete(viewId) };
   },
+  /** Editor activity (src/idle.ts): tests fire these through `editorEvents`. */
+  onDidChangeTextEditorSelection: (l: Listener<unknown>) => editorEvents.selection.event(l),
+  onDidChangeActiveTextEditor: (l: Listener<unknown>) => editorEvents.activeEditor.event(l),
+  visibleTextEditors: [] as { document: unknown }[],
+};
+
+export const editorEvents = {
+  selection: new EventEmitter<unknown>(),
+  activeEditor: new EventEmitter<unknown>(),
+  documentChange: new EventEmitter<unknown>(),
 };
 
 export const commands = {
@@ -317,6 +346,7 @@ export const workspace = {
     };
   },
   onDidChangeConfiguration: configChange.event,
+  onDidChangeTextDocument: (l: Listener<unknown>) => editorEvents.documentChange.event(l),
 };
 
 /** Change settings as the user would, firing onDidChangeConfiguration. */

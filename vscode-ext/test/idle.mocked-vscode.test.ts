@@ -1,0 +1,275 @@
+/**
+ * The keyboard stays the human's: src/idle.ts (the idle tracker and the editor
+ * events it reads) and how src/promptFlow.ts waits for idleness, announces a
+ * prompt without focus, and writes the input box's message. The `vscode`
+ * module is MOCKED (test/vscode-mock.ts) for the logic; what a real editor
+ * shows is proven by tests/vscode/test_vscode_keyboard.py.
+ */
+import './register-vscode-mock';
+import assert from 'node:assert/strict';
+import { beforeEach, describe, test } from 'node:test';
+import { IdleTracker, watchEditorActivity } from '../src/idle';
+import type { ActivitySources } from '../src/idle';
+import { ANSWER_BUTTON, inputMessage, plain, PromptFlow } from '../src/promptFlow';
+import { Clock, FakeHub, FakeTimers, record, settle } from './helpers';
+import { EventEmitter, FakeInputBox, InputBoxValidationSeverity, mock } from './vscode-mock';
+
+/** setTimeout on a fake millisecond clock: `advance` runs what came due. */
+class FakeTimeouts {
+  now = 1_000_000;
+  private next = 1;
+  readonly pending = new Map<number, { at: number; fn: () => void }>();
+  setTimeout = (fn: () => void, ms: number): unknown => {
+    const h = this.next++;
+    this.pending.set(h, { at: this.now + ms, fn });
+    return h;
+  };
+  clearTimeout = (h: unknown): void => {
+    this.pending.delete(h as number);
+  };
+  clock = (): number => this.now;
+  advance(ms: number): void {
+    const end = this.now + ms;
+    for (;;) {
+      const due = [...this.pending.entries()].filter(([, t]) => t.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
+      if (!due) {
+        break;
+      }
+      this.pending.delete(due[0]);
+      this.now = Math.max(this.now, due[1].at);
+      due[1].fn();
+    }
+    this.now = end;
+  }
+}
+
+describe('IdleTracker', () => {
+  test('idle at first; busy for idleSeconds after activity; 0 is always idle', () => {
+    const t = new FakeTimeouts();
+    let seconds = 2;
+    const idle = new IdleTracker(() => seconds, t.clock, t);
+    assert.equal(idle.isIdle(), true);
+    idle.activity();
+    assert.equal(idle.isIdle(), false);
+    t.advance(1999);
+    assert.equal(idle.isIdle(), false);
+    t.advance(1);
+    assert.equal(idle.isIdle(), true);
+    idle.activity();
+    seconds = 0;
+    assert.equal(idle.isIdle(), true);
+  });
+
+  test('whenIdle runs at once when idle, else once the activity stops, with one timer', () => {
+    const t = new FakeTimeouts();
+    const idle = new IdleTracker(() => 2, t.clock, t);
+    let ran = 0;
+    idle.whenIdle(() => ran++);
+    assert.equal(ran, 1, 'idle now: at once');
+    idle.activity();
+    idle.whenIdle(() => ran++);
+    assert.equal(ran, 1);
+    assert.equal(t.pending.size, 1);
+    // Typing goes on: every key is activity; the waiter keeps waiting.
+    for (let i = 0; i < 30; i++) {
+      t.advance(150);
+      idle.activity();
+    }
+    assert.equal(ran, 1);
+    assert.ok(t.pending.size <= 1, 'never more than one timer');
+    t.advance(1999);
+    assert.equal(ran, 1);
+    t.advance(1);
+    assert.equal(ran, 2, 'two seconds after the last key');
+    assert.equal(t.pending.size, 0);
+  });
+
+  test('a disposed waiter does not run; recheck applies a new idle time', () => {
+    const t = new FakeTimeouts();
+    let seconds = 10;
+    const idle = new IdleTracker(() => seconds, t.clock, t);
+    idle.activity();
+    let ran = 0;
+    const w = idle.whenIdle(() => ran++);
+    w.dispose();
+    assert.equal(t.pending.size, 0);
+    t.advance(20_000);
+    assert.equal(ran, 0);
+    idle.activity();
+    idle.whenIdle(() => ran++);
+    seconds = 0;
+    idle.recheck();
+    assert.equal(ran, 1);
+  });
+});
+
+describe('watchEditorActivity', () => {
+  function sources() {
+    const doc = { uri: { scheme: 'file' } };
+    const log = { uri: { scheme: 'output' } };
+    const hidden = { uri: { scheme: 'file' } };
+    const change = new EventEmitter<unknown>();
+    const selection = new EventEmitter<unknown>();
+    const active = new EventEmitter<unknown>();
+    const s = {
+      window: {
+        onDidChangeTextEditorSelection: selection.event,
+        onDidChangeActiveTextEditor: active.event,
+        visibleTextEditors: [{ document: doc }, { document: log }],
+      },
+      workspace: { onDidChangeTextDocument: change.event },
+    };
+    return { s: s as unknown as ActivitySources, doc, log, hidden, change, selection, active };
+  }
+
+  test('typing in a visible editor, moving the cursor or switching editors is activity', () => {
+    const t = new FakeTimeouts();
+    const idle = new IdleTracker(() => 2, t.clock, t);
+    const { s, doc, log, hidden, change, selection, active } = sources();
+    const watch = watchEditorActivity(idle, s);
+    const busyAfter = (fire: () => void): boolean => {
+      t.advance(5000);
+      assert.equal(idle.isIdle(), true);
+      fire();
+      return !idle.isIdle();
+    };
+    assert.equal(busyAfter(() => change.fire({ document: doc, contentChanges: [{ text: 'a' }] })), true);
+    assert.equal(busyAfter(() => selection.fire({ textEditor: { document: doc } })), true);
+    assert.equal(busyAfter(() => active.fire(undefined)), true);
+    // Not activity: our own output channel, a file changed in the background,
+    // a change without content (dirty state).
+    assert.equal(busyAfter(() => change.fire({ document: log, contentChanges: [{ text: 'log line' }] })), false);
+    assert.equal(busyAfter(() => selection.fire({ textEditor: { document: log } })), false);
+    assert.equal(busyAfter(() => change.fire({ document: hidden, contentChanges: [{ text: 'x' }] })), false);
+    assert.equal(busyAfter(() => change.fire({ document: doc, contentChanges: [] })), false);
+    watch.dispose();
+    assert.equal(busyAfter(() => change.fire({ document: doc, contentChanges: [{ text: 'a' }] })), false);
+  });
+});
+
+describe('PromptFlow waits for the human to be idle', () => {
+  let hub: FakeHub;
+  let clock: Clock;
+  let t: FakeTimeouts;
+  let idle: IdleTracker;
+  let flow: PromptFlow;
+  beforeEach(() => {
+    mock.reset();
+    hub = new FakeHub();
+    clock = new Clock();
+    t = new FakeTimeouts();
+    idle = new IdleTracker(() => 2, t.clock, t);
+    flow = new PromptFlow(hub, undefined, { by: () => 'alice', now: clock.now, timers: new FakeTimers(), idle });
+  });
+
+  test('a prompt that arrives while the human types is announced, and opens once they stop', async () => {
+    idle.activity();
+    const r = record(clock, { agent_id: 'deployer', question: 'Which branch?' });
+    hub.emit('hive/prompt', r);
+    assert.equal(mock.open(), undefined, 'no box while typing');
+    assert.deepEqual(mock.messages, [
+      { level: 'info', text: 'Hive: deployer asks: Which branch?', items: [ANSWER_BUTTON] },
+    ]);
+    assert.equal(flow.queue.size, 1);
+    t.advance(1500);
+    idle.activity();
+    t.advance(1999);
+    assert.equal(mock.open(), undefined);
+    t.advance(1);
+    const box = mock.open();
+    assert.ok(box instanceof FakeInputBox);
+    assert.equal(box.prompt, 'Which branch?');
+    assert.deepEqual(hub.notifications, [], 'nothing was typed into it');
+    await settle();
+    // The prompt is not announced twice (the sidecar resending it after a restart).
+    flow.reset();
+    idle.activity();
+    hub.emit('hive/prompt', r);
+    assert.equal(mock.messages.length, 1);
+    flow.dispose();
+  });
+
+  test('Answer Next does not wait', () => {
+    idle.activity();
+    hub.emit('hive/prompt', record(clock, { question: 'Now?' }));
+    assert.equal(mock.open(), undefined);
+    flow.answerNext();
+    assert.equal((mock.open() as FakeInputBox).prompt, 'Now?');
+    flow.dispose();
+  });
+
+  test("the notification's Answer button opens it at once", async () => {
+    idle.activity();
+    mock.messageAnswer = ANSWER_BUTTON;
+    hub.emit('hive/prompt', record(clock, { question: 'Clicked?', urgent: true }));
+    assert.equal(mock.messages[0].level, 'warning', 'urgent: a warning');
+    await settle();
+    assert.equal((mock.open() as FakeInputBox).prompt, 'Clicked?');
+    flow.dispose();
+  });
+
+  test('idle: opens at once, without a notification', () => {
+    hub.emit('hive/prompt', record(clock, { question: 'Idle?' }));
+    assert.equal((mock.open() as FakeInputBox).prompt, 'Idle?');
+    assert.deepEqual(mock.messages, []);
+    flow.dispose();
+  });
+
+  test('the next prompt after an answer also waits for idleness', async () => {
+    hub.emit('hive/prompt', record(clock, { question: 'A?' }));
+    hub.emit('hive/prompt', record(clock, { question: 'B?' }));
+    const a = mock.open() as FakeInputBox;
+    assert.equal(a.prompt, 'A?');
+    idle.activity(); // the human clicked into an editor and typed
+    a.setValue('yes');
+    a.accept();
+    await settle();
+    assert.equal(mock.open(), undefined);
+    t.advance(2000);
+    assert.equal((mock.open() as FakeInputBox).prompt, 'B?');
+    flow.dispose();
+  });
+
+  test('a prompt dismissed while waiting does not open', () => {
+    idle.activity();
+    const r = record(clock);
+    hub.emit('hive/prompt', r);
+    hub.emit('hive/dismiss', { id: r.id, status: 'responded', by: 'bob', action: 'accept' });
+    t.advance(5000);
+    assert.equal(mock.open(), undefined);
+    flow.dispose();
+  });
+});
+
+describe("the input box's message", () => {
+  test('says Enter answers and Escape defers, after the question; a problem goes first', () => {
+    assert.deepEqual(inputMessage('Which branch?'), {
+      message: 'Which branch? (Enter answers, Escape defers)',
+      severity: InputBoxValidationSeverity.Info,
+    });
+    assert.deepEqual(inputMessage('Which branch?', 'too long'), {
+      message: 'too long — Which branch? (Enter answers, Escape defers)',
+      severity: InputBoxValidationSeverity.Error,
+    });
+  });
+
+  test('an open box never shows VS Code\'s "Escape to cancel"', () => {
+    mock.reset();
+    const hub = new FakeHub();
+    const flow = new PromptFlow(hub, undefined, { now: new Clock().now, timers: new FakeTimers() });
+    hub.emit('hive/prompt', record(new Clock(), { question: 'Name?' }));
+    const box = mock.open() as FakeInputBox;
+    assert.equal(box.message(), 'Name? (Enter answers, Escape defers)');
+    box.type('x');
+    assert.equal(box.message(), 'Name? (Enter answers, Escape defers)');
+    assert.doesNotMatch(box.message(), /cancel/);
+    flow.dispose();
+  });
+
+  test('agent text cannot become an icon or a command link', () => {
+    const text = plain('run $(terminal) [here](command:workbench.action.terminal.sendSequence?x)');
+    assert.doesNotMatch(text, /\$\(/);
+    assert.doesNotMatch(text, /\]\(/);
+    assert.equal(text.replace(/\u200b/g, ''), 'run $(terminal) [here](command:workbench.action.terminal.sendSequence?x)');
+  });
+});
