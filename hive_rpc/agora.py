@@ -28,8 +28,8 @@ import collections
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 
@@ -82,7 +82,12 @@ DISPATCH_WAIT_S = 5.0
 EVENT_LOG = 500
 """Recent Agora events kept in memory (``agora/events``)."""
 
+STORE_RETRY_MIN_S, STORE_RETRY_MAX_S = 1.0, 60.0
+"""A store write the Agora makes on its own is tried again after these many seconds,
+doubling (as the registry's own writes are)."""
+
 TargetFactory = Callable[[Ling], Target]
+T = TypeVar("T")
 
 
 def default_target(peers: DeliveryPeers) -> TargetFactory:
@@ -187,6 +192,32 @@ class Agora:
         if d is None:
             raise dlg.DialogueNotFound(f"no dialogue {str(dialogue_id)[:40]!r}", id=dialogue_id)
         return d
+
+    async def _on_its_own(self, write: Callable[[], Awaitable[T]]) -> T:
+        """Run a store write nobody is waiting on (a held message's outcome, the
+        human's answer to a registration request) until it works.
+
+        There is no request to fail, and its task must not end the hub: the hub
+        shows ``degraded: store: ...`` (``Registry.store_trouble``, kind ``agora``,
+        logged once) and tries again after a doubling wait; the writes put or delete
+        whole documents, so doing one twice is harmless."""
+        wait = STORE_RETRY_MIN_S
+        failed = False
+        while True:
+            try:
+                result = await write()
+            except Exception as e:
+                failed = True
+                if self._registry is not None:
+                    self._registry.store_trouble("agora", e)
+                else:
+                    log.warning("store: agora write failed (%s); trying again in %g s", e, wait)
+                await trio.sleep(wait)
+                wait = min(2 * wait, STORE_RETRY_MAX_S)
+                continue
+            if failed and self._registry is not None:
+                self._registry.store_trouble("agora", None)
+            return result
 
     async def _save(self, d: dlg.Dialogue) -> None:
         await self._store.put_document(DIALOGUE, d.id, d.record())
@@ -403,7 +434,7 @@ class Agora:
             if current is None or current[1] != prompt_id:
                 return  # replaced by a newer request, or removed
             del self._requests[ling.name]
-            await self._store.delete_document(LING_REQUEST, ling.name)
+        await self._on_its_own(lambda: self._store.delete_document(LING_REQUEST, ling.name))
         approved = (
             prompt is not None
             and prompt.status is Status.RESPONDED
@@ -411,7 +442,7 @@ class Agora:
             and prompt.answer == APPROVE
         )
         if approved:
-            await self._put(ling, "ling/approved")
+            await self._on_its_own(lambda: self._put(ling, "ling/approved"))
             return
         outcome = prompt.status.value if prompt is not None else "gone"
         if prompt is not None and prompt.status is Status.RESPONDED:
@@ -513,7 +544,10 @@ class Agora:
         async def follow() -> None:
             await ticket.done.wait()
             if ticket.result is not None:
-                settled = await self._settle(ling, ticket.result, dialogue_id, turn)
+                result = ticket.result
+                settled = await self._on_its_own(
+                    lambda: self._settle(ling, result, dialogue_id, turn)
+                )
                 if settled["state"] == "failed" and dialogue_id is not None:
                     self._emit(
                         "agora/ling-unavailable",
