@@ -339,6 +339,7 @@ the last answer was refused, shown on a line of its own above."
   (cond (hive-rpc--grace-exit "(opening) ")
         ((not (eq hive-rpc--state 'connected)) "(hub down) ")
         ((member (plist-get record :id) hive-rpc--typed) "")
+        ((plist-get record :typing_at) "")   ; typed into elsewhere
         ((not (numberp (plist-get record :timeout_s))) "")
         (t (format "(%s) " (hive-rpc--duration
                             (- (plist-get record :deadline_at) (float-time)))))))
@@ -367,6 +368,7 @@ the last answer was refused, shown on a line of its own above."
   (hive-rpc--show-countdown)
   (hive-rpc--cancel-timer 'hive-rpc--countdown-timer)
   (unless (or (member (plist-get record :id) hive-rpc--typed)
+              (plist-get record :typing_at)
               (not (numberp (plist-get record :timeout_s))))
     (setq hive-rpc--countdown-timer
           (run-at-time 1 1 #'hive-rpc--show-countdown)))

@@ -542,6 +542,20 @@ failed recently (see `hive-rpc--start-retry')."
       (hive-rpc--schedule-ask))))
 
 (cl-defmethod hive-rpc-handle-notification
+  (_connection (_method (eql 'hive/update)) params)
+  "Take the new record in PARAMS of a known prompt that is still pending.
+Someone started typing its answer, here or in another editor: its
+countdown stops."
+  (let ((id (plist-get params :id)))
+    (when (and (stringp id) (gethash id hive-rpc--prompts)
+               (equal (plist-get params :status) "pending")
+               (numberp (plist-get params :created_at))
+               (numberp (plist-get params :deadline_at)))
+      (puthash id params hive-rpc--prompts)
+      (hive-rpc--show-countdown)
+      (hive-rpc--update))))
+
+(cl-defmethod hive-rpc-handle-notification
   (_connection (_method (eql 'hive/dismiss)) params)
   "Forget the prompt in PARAMS, which was closed."
   (let ((id (plist-get params :id)))

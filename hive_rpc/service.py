@@ -109,7 +109,9 @@ METHODS: dict[str, Method] = {
         _spec(timeout_s=REQ_NUM, exclude=Param("array")),
         "Coordinators: wait for the oldest pending prompt not in exclude (null on timeout).",
     ),
-    "hive/subscribe": Method(_spec(), "Receive hive/prompt and hive/dismiss notifications."),
+    "hive/subscribe": Method(
+        _spec(), "Receive hive/prompt, hive/update and hive/dismiss notifications."
+    ),
     "hive/unsubscribe": Method(_spec(), "Stop receiving notifications."),
     "hive/typing": Method(
         _spec(id=REQ_STR),
@@ -556,11 +558,17 @@ class HubService:
     @staticmethod
     async def notifications(watch: Watch) -> AsyncGenerator[tuple[str, dict[str, Any]]]:
         """What a subscriber is sent: every pending prompt first, then each new prompt
-        (``hive/prompt``) and each closed one (``hive/dismiss``)."""
+        (``hive/prompt``), each change of a prompt still pending (``hive/update``, the
+        new record: typing moved its deadline, so every editor's countdown stops, not
+        only the typist's) and each closed one (``hive/dismiss``).  The update has its
+        own name because clients take a second ``hive/prompt`` for a new question
+        (Emacs notifies an urgent one again)."""
         for prompt in watch.pending:
             yield "hive/prompt", prompt.to_record()
         async for change in watch:
             if change.event == "ask":
                 yield "hive/prompt", change.record
-            elif not change.prompt.is_pending:
+            elif change.prompt.is_pending:
+                yield "hive/update", change.record
+            else:
                 yield "hive/dismiss", dismissal(change.prompt)

@@ -250,6 +250,40 @@ Such a hub is no child of Emacs: it outlives Emacs, and this test."
                 (= (plist-get polled :deadline_at)
                    (plist-get polled :max_deadline_at)))))))))
 
+(defun hive-rpc-tests--type-elsewhere (id)
+  "Send `hive/typing' for ID from another connection, as another editor does."
+  (let ((default-directory hive-rpc-tests--root))
+    (should (eql 0 (call-process
+                    "python3" nil nil nil "-c"
+                    (concat "import sys, trio\n"
+                            "from pathlib import Path\n"
+                            "from hive_rpc.client import HubClient\n"
+                            "async def main():\n"
+                            "    async with await HubClient.connect(Path(sys.argv[1])) as c:\n"
+                            "        await c.call('hive/typing', {'id': sys.argv[2]})\n"
+                            "trio.run(main)\n")
+                    hive-rpc-tests--socket id)))))
+
+(ert-deftest hive-rpc-tests-typing-elsewhere-stops-countdown ()
+  "Stop the countdown when another editor starts typing (`hive/update')."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub ()
+    (hive-rpc-tests--connect)
+    (let* ((id (hive-rpc-tests--ask "Merge?" "--timeout" "300"))
+           (record (hive-rpc-tests--arrived id)))
+      (should (string-match-p "\\`([0-9]m[0-9]+s) \\'" (hive-rpc--countdown-text record)))
+      (hive-rpc-tests--type-elsewhere id)
+      (let ((updated (hive-rpc-tests--wait-for
+                      (lambda () (plist-get (gethash id hive-rpc--prompts) :typing_at)))))
+        (should updated))
+      (setq record (gethash id hive-rpc--prompts))
+      (should (= (plist-get record :deadline_at) (plist-get record :max_deadline_at)))
+      (should (equal (hive-rpc--countdown-text record) ""))
+      (should-not (member id hive-rpc--typed))
+      ;; still one question, queued once
+      (should (equal (hive-rpc--mode-line-string) " hive:1"))
+      (should (equal (cl-count id hive-rpc--queue :test #'equal) 1)))))
+
 (ert-deftest hive-rpc-tests-ask-from-emacs ()
   "Ask from Emacs; the prompt comes back as `hive/prompt'."
   (skip-unless (executable-find "python3"))

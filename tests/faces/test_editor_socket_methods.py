@@ -214,6 +214,39 @@ async def test_typing_notification_stops_the_countdown(client: HubClient) -> Non
     assert rec["deadline_at"] == rec["max_deadline_at"]
 
 
+async def test_typing_on_one_connection_updates_every_subscriber(
+    hub: HubService, hub_config: HubConfig
+) -> None:
+    """Typing in one editor stops the countdown shown in the others: each subscriber,
+    the typist's too, gets ``hive/update`` with the moved deadline, not a new
+    ``hive/prompt``; a second ``hive/typing`` changes nothing and sends nothing."""
+    with trio.fail_after(10):
+        async with (
+            await HubClient.connect(hub_config.socket) as agent,
+            await HubClient.connect(hub_config.socket) as window1,
+            await HubClient.connect(hub_config.socket) as window2,
+        ):
+            for window in (window1, window2):
+                await window.call("hive/subscribe")
+            p = await agent.call("hive/ask", {"question": "Name?", "timeout_s": 300})
+            for window in (window1, window2):
+                note = await window.next_notification()
+                assert (note.method, note.params["id"]) == ("hive/prompt", p["id"])
+                assert note.params["typing_at"] is None
+            await window2.notify("hive/typing", {"id": p["id"]})
+            for window in (window1, window2):
+                note = await window.next_notification()
+                assert (note.method, note.params["id"]) == ("hive/update", p["id"])
+                assert note.params["status"] == "pending"
+                assert note.params["typing_at"] is not None
+                assert note.params["deadline_at"] == note.params["max_deadline_at"]
+            await window2.call("hive/typing", {"id": p["id"]})
+            await agent.call("hive/cancel", {"id": p["id"]})
+            for window in (window1, window2):
+                note = await window.next_notification()
+                assert (note.method, note.params["status"]) == ("hive/dismiss", "cancelled")
+
+
 async def test_status_reports_paths_pid_and_counts(
     client: HubClient, hub_config: HubConfig
 ) -> None:

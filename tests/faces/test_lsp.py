@@ -207,6 +207,28 @@ async def test_typing_notification_stops_the_countdown(
         assert polled["deadline_at"] == polled["max_deadline_at"]
 
 
+async def test_typing_elsewhere_reaches_the_window_as_an_update(
+    hub: HubService, hub_config: HubConfig, client: HubClient
+) -> None:
+    """Another editor's ``hive/typing`` reaches the window as ``hive/update`` with the
+    new record (its countdown stops too), after a replayed prompt and a live one."""
+    before = await client.call("hive/ask", {"question": "Old?", "timeout_s": 300})
+    async with lsp(hub_config, "--no-start") as window:
+        await window.initialize()
+        assert (await window.request("hive/subscribe", {}))["pending"] == 1
+        assert (await window.next("hive/prompt")).params["id"] == before["id"]
+        asked = await client.call("hive/ask", {"question": "Name?", "timeout_s": 300})
+        assert (await window.next("hive/prompt")).params["id"] == asked["id"]
+        for prompt in (asked, before):
+            await client.call("hive/typing", {"id": prompt["id"]})
+            update = await window.next("hive/update")
+            assert update.params["id"] == prompt["id"]
+            assert update.params["typing_at"] is not None
+            assert update.params["deadline_at"] == update.params["max_deadline_at"]
+        await client.call("hive/cancel", {"id": before["id"]})
+        assert (await window.next("hive/dismiss")).params["id"] == before["id"]
+
+
 async def test_pending_prompts_show_as_work_done_progress(
     hub: HubService, hub_config: HubConfig, client: HubClient
 ) -> None:

@@ -559,6 +559,7 @@ async def test_request_human_input(hub: HubService, hub_config: HubConfig, mode:
                 nursery.start_soon(typing_human, "take the left branch", 3)
                 got.update(await ask("which branch?"))
             assert (got["answer"], got["timed_out"]) == ("take the left branch", False)
+            assert (await editor.next_notification()).method == "hive/update"  # the typing
             assert (await editor.next_notification()).method == "hive/dismiss"
 
             # a blank answer counts as no answer
