@@ -16,14 +16,19 @@ import { PromptFlow } from './promptFlow';
 import { Command, Method, Notification, PENDING_VIEW_ID, TEST_AGENT_ID } from './protocol';
 import type { ConnectionParams, HealthParams, PromptRecord, SubscribeResult } from './protocol';
 import { askParams, errorMessage } from './respond';
+import { commandLine, failureMessage, Sidecar } from './sidecar';
 import { HiveStatusBar } from './statusBar';
 import * as os from 'node:os';
 
 let client: LanguageClient | undefined;
+/** The processes of `client`'s sidecar: how the last one ended. */
+let sidecar: Sidecar | undefined;
 let hub: SwitchableHubClient | undefined;
 let flow: PromptFlow | undefined;
 let output: vscode.LogOutputChannel | undefined;
 let statusBar: HiveStatusBar | undefined;
+/** The error notifications' button that opens the "Hive" output channel. */
+const SHOW_LOG = 'Show Log';
 
 function settings(): HiveSettings {
   const config = vscode.workspace.getConfiguration('hive');
@@ -53,9 +58,15 @@ async function startClient(): Promise<void> {
     void vscode.window.showErrorMessage(`Hive: ${errorMessage(err)}`);
     return;
   }
-  output.info(`starting ${[server.command, ...server.args].join(' ')}`);
-  const c = createLanguageClient(server, output);
+  output.info(`starting ${commandLine(server.command, server.args)}`);
+  const proc = new Sidecar();
+  const c = createLanguageClient(server, output, proc, () => {
+    if (client === c && proc.last) {
+      void reportFailure(failureMessage(proc.last, { crashes: proc.crashCount }));
+    }
+  });
   client = c;
+  sidecar = proc;
   const hubRef = hub;
   const flowRef = flow;
   c.onDidChangeState((e) => {
@@ -63,6 +74,7 @@ async function startClient(): Promise<void> {
       return;
     }
     if (e.newState === State.Running) {
+      proc.markRunning();
       // First start, or an automatic restart after a crash: subscribe again
       // (a degraded hub says so again right after).
       flowRef.reset();
@@ -79,19 +91,33 @@ async function startClient(): Promise<void> {
   try {
     await c.start();
   } catch (err) {
-    const choice = await vscode.window.showErrorMessage(
-      `Hive: could not start the sidecar (${errorMessage(err)}). Check hive.pythonPath or hive.command.`,
-      'Show Output',
-    );
-    if (choice === 'Show Output') {
-      output.show();
+    // Say what failed: the command, how it ended, its last stderr lines (the
+    // rejection itself is "Pending response rejected since connection got
+    // disposed", which says nothing).
+    const run = await proc.whenEnded(2000);
+    if (client === c) {
+      const text = run
+        ? failureMessage(run, { reason: errorMessage(err) })
+        : `Hive: the sidecar did not start: ${errorMessage(err)}`;
+      output.error(text);
+      await reportFailure(text);
     }
+  }
+}
+
+/** An error notification with a button that opens the sidecar's log. */
+async function reportFailure(text: string): Promise<void> {
+  const choice = await vscode.window.showErrorMessage(text, SHOW_LOG);
+  if (choice === SHOW_LOG) {
+    output?.show();
   }
 }
 
 async function stopClient(): Promise<void> {
   const c = client;
+  const proc = sidecar;
   client = undefined;
+  sidecar = undefined;
   hub?.setTarget(undefined);
   flow?.reset();
   statusBar?.setHealth(null);
@@ -102,6 +128,9 @@ async function stopClient(): Promise<void> {
       output?.info(`stopping the sidecar: ${errorMessage(err)}`);
     }
   }
+  // The extension spawned it, so vscode-languageclient does not kill it: one
+  // that ignored `exit` (or never started speaking LSP) must not outlive us.
+  proc?.kill();
 }
 
 async function restartClient(): Promise<void> {
@@ -172,6 +201,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(Command.showPending, () => f.showPending()),
     vscode.commands.registerCommand(Command.ask, askTest),
     vscode.commands.registerCommand(Command.restart, restartClient),
+    vscode.commands.registerCommand(Command.showLog, () => output?.show()),
     vscode.commands.registerCommand(Command.answerPrompt, (arg: unknown) => {
       const id = promptIdOf(arg);
       if (id) {

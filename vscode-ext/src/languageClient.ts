@@ -3,21 +3,64 @@
  * adapter the UI talks to.
  */
 import * as vscode from 'vscode';
-import { LanguageClient } from 'vscode-languageclient/node';
-import type { LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
+import { CloseAction, ErrorAction, LanguageClient } from 'vscode-languageclient/node';
+import type { ErrorHandler, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
 import type { ServerCommand } from './config';
+import { endText as endRunText } from './sidecar';
+import type { Sidecar } from './sidecar';
 import type { Disposable, HubClient } from './hubClient';
 import { CLIENT_ID, CLIENT_NAME } from './protocol';
 import type { InitializationOptions } from './protocol';
 
-export function createLanguageClient(server: ServerCommand, outputChannel: vscode.LogOutputChannel): LanguageClient {
-  const serverOptions: ServerOptions = {
-    command: server.command,
-    args: server.args,
-    // No `transport`: vscode-languageclient then spawns the command with stdio
-    // pipes and adds nothing to its arguments (TransportKind.stdio would append
-    // `--stdio`, which `hive-rpc lsp` accepts but older versions rejected).
-    options: { env: { ...process.env, PYTHONUNBUFFERED: '1' } },
+/**
+ * A LanguageClient that never raises its own error notifications ("couldn't
+ * create connection to server", "Pending response rejected ..."): they only
+ * go to the log, and the extension says what failed instead (src/sidecar.ts).
+ */
+class HiveLanguageClient extends LanguageClient {
+  override error(message: string, data?: unknown, _showNotification?: boolean | 'force'): void {
+    super.error(message, data, false);
+  }
+}
+
+/**
+ * A client whose sidecar is spawned by `sidecar` (so its exit code and stderr
+ * are known). A crash of a running sidecar is restarted within a budget; when
+ * the budget is spent, `onGiveUp` gets the run that ended. A sidecar that did
+ * not start is not restarted: `start()` rejects and the caller reports it.
+ */
+export function createLanguageClient(
+  server: ServerCommand,
+  outputChannel: vscode.LogOutputChannel,
+  sidecar: Sidecar,
+  onGiveUp: () => void,
+): LanguageClient {
+  const cwd = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath;
+  // A function, not {command, args}: the extension spawns the process itself.
+  // Nothing is added to the arguments (TransportKind.stdio would append
+  // `--stdio`), and vscode-languageclient still copies its stderr into the
+  // output channel. `command`/`args` say what it runs (logs, tests).
+  const serverOptions: ServerOptions = Object.assign(
+    () => Promise.resolve(sidecar.spawn(server, { cwd, env: { ...process.env, PYTHONUNBUFFERED: '1' } })),
+    { command: server.command, args: server.args },
+  );
+  const errorHandler: ErrorHandler = {
+    error: (_error, _message, count) => ({
+      action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
+      handled: true,
+    }),
+    closed: async () => {
+      const restart = sidecar.shouldRestart();
+      const run = await sidecar.whenEnded(2000);
+      if (restart) {
+        outputChannel.warn(`the sidecar ${run ? endRunText(run) : 'stopped'}; restarting it`);
+        return { action: CloseAction.Restart, handled: true };
+      }
+      if (run?.running) {
+        onGiveUp();
+      }
+      return { action: CloseAction.DoNotRestart, handled: true };
+    },
   };
   // The extension shows pending prompts itself (status bar, view), so the
   // sidecar's work-done progress per prompt would only duplicate them.
@@ -27,8 +70,9 @@ export function createLanguageClient(server: ServerCommand, outputChannel: vscod
     documentSelector: [],
     outputChannel,
     initializationOptions,
+    errorHandler,
   };
-  return new LanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
+  return new HiveLanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
 }
 
 /** The HubClient view of a language client. */

@@ -175,6 +175,7 @@ export const Command = {
   showPending: 'hive.showPending',
   ask: 'hive.ask',
   restart: 'hive.restart',
+  showLog: 'hive.showLog',
   answerPrompt: 'hive.answerPrompt',
   cancelPrompt: 'hive.cancelPrompt',
 } as const;

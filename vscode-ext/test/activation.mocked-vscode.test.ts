@@ -30,6 +30,7 @@ test('activate wires the client, commands, status bar, view and restarts on hive
       'hive.ask',
       'hive.cancelPrompt',
       'hive.restart',
+      'hive.showLog',
       'hive.showPending',
     ],
   );
