@@ -38,6 +38,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from hive_rpc.activity import ActivityLog, Entry
+from hive_rpc.core import limits
 from hive_rpc.core.errors import HiveError
 from hive_rpc.service import HubService
 
@@ -288,7 +289,12 @@ class WebFace:
         return Response(text, media_type="application/json")
 
     async def state(self, request: Request) -> Response:
-        pending = await self.service.call("hive/list", {})
+        # One page, oldest first: the whole list can pass the reply limit (thousands
+        # of long questions), and no human reads past the first thousand anyway;
+        # ``pending_total`` lets the page say how many more wait.
+        page = await self.service.call("hive/list", {"limit": limits.LIST_PAGE_MAX})
+        pending = page["prompts"]
+        pending_total = self.service.registry.statistics()["pending"]
         dialogues: list[dict[str, Any]] = []
         agora = self.service.agora
         if agora is not None:
@@ -299,6 +305,7 @@ class WebFace:
         return JSONResponse(
             {
                 "pending": pending,
+                "pending_total": pending_total,
                 "dialogues": dialogues,
                 "activity": [e.record() for e in reversed(activity.recent(RECENT))],
                 "last_id": activity.last_id,

@@ -383,6 +383,26 @@ async def test_typing_on_the_page_stops_the_countdown(web_hub: HubService) -> No
     assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, -32001)
 
 
+async def test_state_is_one_page_when_the_pending_pass_the_reply_limit(
+    web_hub: HubService,
+) -> None:
+    """140 long questions make ~9 MB of records, past the 8 MiB a reply may take: the
+    snapshot still comes, with the oldest that fit and how many there are in all."""
+    long = "x" * 60_000
+    asked = [
+        await web_hub.call("hive/ask", {"question": f"{i} {long}", "agent_id": "deployer"})
+        for i in range(140)
+    ]
+    async with http(web_hub, **bearer(web_hub)) as client:
+        reply = await client.get("/api/state")
+    assert reply.status_code == 200, reply.text[:300]
+    state = reply.json()
+    assert state["pending_total"] == 140
+    shown = [p["id"] for p in state["pending"]]
+    assert 0 < len(shown) < 140
+    assert shown == [a["id"] for a in asked[: len(shown)]]  # the oldest, in order
+
+
 async def test_state_is_the_dashboards_snapshot(web_hub: HubService) -> None:
     asked = await ask(web_hub, "Which region?", choices=["eu", "us"])
     assert web_hub.agora is not None

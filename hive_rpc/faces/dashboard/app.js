@@ -7,6 +7,7 @@
   const state = {
     lastId: null, // the id of the newest activity entry the page reflects
     pending: new Map(), // prompt id -> record, oldest first
+    unlisted: 0, // pending but past the snapshot's page (GET /api/state)
     dialogues: [],
     activity: [], // records, newest first
     clockSkew: 0, // server time minus browser time, in seconds
@@ -112,6 +113,7 @@
     state.clockSkew = snapshot.now - Date.now() / 1000;
     state.lastId = snapshot.last_id;
     state.pending = new Map(snapshot.pending.map((p) => [p.id, p]));
+    state.unlisted = Math.max(0, snapshot.pending_total - snapshot.pending.length);
     state.dialogues = snapshot.dialogues;
     state.activity = snapshot.activity.slice(0, MAX_ACTIVITY);
     for (const [id, entry] of newer) {
@@ -162,7 +164,7 @@
     state.activity.length = Math.min(state.activity.length, MAX_ACTIVITY);
     if (entry.kind === "prompt") {
       if (entry.status === "pending") state.pending.set(entry.key, entry);
-      else state.pending.delete(entry.key);
+      else if (!state.pending.delete(entry.key) && state.unlisted > 0) state.unlisted -= 1;
     }
   }
 
@@ -373,7 +375,11 @@
       previous = li;
     }
     const count = state.pending.size;
-    $("waiting-count").textContent = count ? `(${count})` : "";
+    $("waiting-count").textContent = count ? `(${count + state.unlisted})` : "";
+    const more = $("more-waiting");
+    more.hidden = state.unlisted === 0;
+    more.textContent = `${state.unlisted} more waiting: they appear here as these are answered.`;
+    if (state.unlisted > 0 && count === 0) refreshSoon(); // the shown page is done: fetch the next
     $("no-prompts").hidden = count > 0;
     fresh = fresh.filter((r) => !state.announced.has(r.id));
     for (const record of fresh) state.announced.add(record.id);
