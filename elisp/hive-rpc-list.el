@@ -123,16 +123,30 @@ Choices in the agent's order, \"  [yes / no]\"; a schema's fields,
         (with-current-buffer buffer (hive-rpc--list-refresh))
       (hive-rpc--cancel-timer 'hive-rpc--list-timer))))
 
-(defun hive-rpc--list-fetch ()
-  "Fetch the pending questions from the hub, then refresh."
+(defvar hive-rpc--list-page-size 1000
+  "Records asked for in one `hive/list' page (the hub allows 1 to 1000).
+The whole list in one reply may pass the hub's reply limit, so the
+list is fetched page by page.")
+
+(defun hive-rpc--list-fetch (&optional cursor fetched)
+  "Fetch the pending questions from the hub, page by page, then refresh.
+CURSOR is the page to ask for (nil: the first); FETCHED holds the
+records of the pages before it, newest page first."
   (when (hive-rpc--connected-p)
     (jsonrpc-async-request
-     hive-rpc--connection 'hive/list nil
-     :success-fn (lambda (records)
-                   (clrhash hive-rpc--prompts)
-                   (mapc (lambda (r) (puthash (plist-get r :id) r hive-rpc--prompts))
-                         records)
-                   (hive-rpc--update)))))
+     hive-rpc--connection 'hive/list
+     (append (list :limit hive-rpc--list-page-size) (and cursor (list :cursor cursor)))
+     :success-fn
+     (lambda (page)
+       (let ((fetched (cons (plist-get page :prompts) fetched))
+             (next (plist-get page :next_cursor)))
+         (if next
+             (hive-rpc--list-fetch next fetched)
+           (clrhash hive-rpc--prompts)
+           (dolist (records (nreverse fetched))
+             (mapc (lambda (r) (puthash (plist-get r :id) r hive-rpc--prompts))
+                   records))
+           (hive-rpc--update)))))))
 
 ;;;###autoload
 (defun hive-rpc-list ()

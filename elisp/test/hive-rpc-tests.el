@@ -402,6 +402,32 @@ The error says how to get one."
             (hive-rpc-tests--wait-for (lambda () (null tabulated-list-entries))))
         (kill-buffer "*hive-rpc*")))))
 
+(ert-deftest hive-rpc-tests-list-fetches-page-by-page ()
+  "Fetch `hive-rpc-list' page by page: the whole list may pass the reply limit."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub ()
+    (hive-rpc-tests--connect)
+    (let ((ids (list (hive-rpc-tests--ask "One?" "--agent" "pager")
+                     (hive-rpc-tests--ask "Two?" "--agent" "pager")
+                     (hive-rpc-tests--ask "Three?" "--agent" "pager")))
+          (hive-rpc--list-page-size 1)
+          (sent nil))
+      (dolist (id ids) (hive-rpc-tests--arrived id))
+      (cl-letf* ((request (symbol-function 'jsonrpc-async-request))
+                 ((symbol-function 'jsonrpc-async-request)
+                  (lambda (connection method params &rest args)
+                    (when (eq method 'hive/list) (push params sent))
+                    (apply request connection method params args))))
+        (clrhash hive-rpc--prompts)
+        (hive-rpc--list-fetch)
+        (hive-rpc-tests--wait-for
+         (lambda () (cl-every (lambda (id) (gethash id hive-rpc--prompts)) ids))))
+      (should (= (length sent) 3))
+      (should (cl-every (lambda (params) (eql (plist-get params :limit) 1)) sent))
+      (should (equal (mapcar (lambda (params) (and (plist-get params :cursor) t))
+                             (reverse sent))
+                     '(nil t t))))))
+
 (ert-deftest hive-rpc-tests-list-shows-schema-fields ()
   "Show a schema question's fields in `hive-rpc-list'."
   (let ((hive-rpc--prompts (make-hash-table :test #'equal)))
