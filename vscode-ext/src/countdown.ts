@@ -67,7 +67,26 @@ export function countdownText(
   return `${formatDuration(secondsLeft(record, now))} left`;
 }
 
-/** "Time left" for the pending view: until deadline_at, whatever its cause. */
-export function timeLeftText(record: Pick<PromptRecord, 'deadline_at'>, now: number): string {
-  return formatDuration(secondsLeft(record, now));
+/** What the pending view and Show Pending say once someone has started typing an answer. */
+export const TYPING_TEXT = 'typing: countdown stopped';
+/** What they say for a question asked without a timeout. */
+export const NO_LIMIT_TEXT = 'no time limit';
+
+/**
+ * The time a pending question has, as the pending view and "Show Pending
+ * Prompts" show it: `4m55s left` while its countdown runs, `typing: countdown
+ * stopped` once someone (here or in another editor: `typing_at`) started
+ * typing, `no time limit` when the agent gave no timeout. Neither of the last
+ * two counts down to the hub's hard maximum lifetime (a day by default): a
+ * `23h59m left` there would look like a countdown that is not the agent's.
+ */
+export function timeLeftText(
+  record: Pick<PromptRecord, 'timeout_s' | 'typing_at' | 'deadline_at'>,
+  now: number,
+  typed = false,
+): string {
+  if (typeof record.typing_at === 'number' || typed) {
+    return TYPING_TEXT;
+  }
+  return countdownText(record, now) ?? NO_LIMIT_TEXT;
 }

@@ -2,11 +2,19 @@
  * The "Hive: Pending" tree view: one item per pending prompt, with its agent,
  * question and time left, and inline actions to answer or withdraw it
  * (package.json: `view/item/context`, group `inline`).
+ *
+ * It refreshes as little as it can. The tree's elements are the prompt ids
+ * (strings, so the same element stays the same across record updates), and a
+ * change fires `onDidChangeTreeData` with only the rows that changed; the whole
+ * tree is refreshed only when prompts come or go. The countdowns tick once a
+ * second, only while some row counts down, and refresh only the rows whose
+ * text changed. A whole-tree refresh every second (what this view did first)
+ * re-rendered every row under the pointer, and a real VS Code lost 2 of 12
+ * Withdraw clicks made at human speed.
  */
 import * as vscode from 'vscode';
-import { nowSeconds, timeLeftText } from './countdown';
+import { hasCountdown, nowSeconds, timeLeftText } from './countdown';
 import { Command, PROMPT_CONTEXT_VALUE } from './protocol';
-import type { PromptRecord } from './protocol';
 import type { PromptQueue } from './queue';
 
 const MAX_LABEL = 80;
@@ -16,37 +24,62 @@ export function oneLine(text: string, max = MAX_LABEL): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-export class PendingTreeProvider implements vscode.TreeDataProvider<PromptRecord>, vscode.Disposable {
-  private readonly emitter = new vscode.EventEmitter<PromptRecord | undefined | void>();
+interface Timers {
+  setInterval(fn: () => void, ms: number): unknown;
+  clearInterval(handle: unknown): void;
+}
+
+const realTimers: Timers = {
+  setInterval: (fn, ms) => setInterval(fn, ms),
+  clearInterval: (h) => clearInterval(h as ReturnType<typeof setInterval>),
+};
+
+/** A tree element: the prompt's id. */
+export type PendingElement = string;
+
+export class PendingTreeProvider implements vscode.TreeDataProvider<PendingElement>, vscode.Disposable {
+  private readonly emitter = new vscode.EventEmitter<PendingElement | PendingElement[] | undefined | void>();
   readonly onDidChangeTreeData = this.emitter.event;
   private readonly subscription: { dispose(): void };
-  private timer: ReturnType<typeof setInterval> | undefined;
+  private timer: unknown;
+  /** The time text each row was last given, to refresh only the rows it changed for. */
+  private readonly shown = new Map<string, string>();
 
   constructor(
     private readonly queue: PromptQueue,
     private readonly now: () => number = nowSeconds,
-    /** Refresh the times every second while prompts are pending. */
-    private readonly tick = true,
+    /** Tick the countdowns every second while a row counts down (tests pass fakes, or null for none). */
+    private readonly timers: Timers | null = realTimers,
   ) {
-    this.subscription = queue.onDidChange(() => this.changed());
+    this.subscription = queue.onDidChange((ids) => this.changed(ids));
   }
 
-  getChildren(element?: PromptRecord): PromptRecord[] {
-    return element ? [] : this.queue.records();
+  getChildren(element?: PendingElement): PendingElement[] {
+    return element ? [] : this.queue.records().map((r) => r.id);
   }
 
-  getTreeItem(record: PromptRecord): vscode.TreeItem {
-    const left = timeLeftText(record, this.now());
+  getTreeItem(id: PendingElement): vscode.TreeItem {
+    const entry = this.queue.get(id);
+    if (!entry) {
+      // Closed between the refresh and this call: the next refresh drops it.
+      const gone = new vscode.TreeItem('(no longer pending)', vscode.TreeItemCollapsibleState.None);
+      gone.id = id;
+      return gone;
+    }
+    const record = entry.record;
+    const left = this.timeText(id);
     const item = new vscode.TreeItem(`${record.agent_id}: ${oneLine(record.question)}`, vscode.TreeItemCollapsibleState.None);
     item.id = record.id;
-    item.description = `${left} left`;
-    item.tooltip = `${record.agent_id}${record.urgent ? ' (urgent)' : ''} asks:\n${record.question}\n\n${left} left · id ${record.id}`;
+    item.description = left;
+    item.tooltip = `${record.agent_id}${record.urgent ? ' (urgent)' : ''} asks:\n${record.question}\n\n${left} · id ${record.id}`;
     item.iconPath = new vscode.ThemeIcon(record.urgent ? 'warning' : 'comment-discussion');
     item.contextValue = PROMPT_CONTEXT_VALUE;
     item.command = { command: Command.answerPrompt, title: 'Answer', arguments: [record.id] };
+    this.shown.set(id, left);
     return item;
   }
 
+  /** Refresh the whole tree. */
   refresh(): void {
     this.emitter.fire();
   }
@@ -57,18 +90,61 @@ export class PendingTreeProvider implements vscode.TreeDataProvider<PromptRecord
     this.emitter.dispose();
   }
 
-  private changed(): void {
-    this.refresh();
-    if (this.tick && this.queue.size > 0 && this.timer === undefined) {
-      this.timer = setInterval(() => this.refresh(), 1000);
-    } else if (this.queue.size === 0) {
+  /** Whether the countdown timer runs (for tests). */
+  get ticking(): boolean {
+    return this.timer !== undefined;
+  }
+
+  private timeText(id: string): string {
+    const entry = this.queue.get(id);
+    return entry ? timeLeftText(entry.record, this.now(), entry.typed) : '';
+  }
+
+  private changed(ids: readonly string[] | undefined): void {
+    if (ids === undefined) {
+      for (const id of [...this.shown.keys()]) {
+        if (!this.queue.has(id)) {
+          this.shown.delete(id);
+        }
+      }
+      this.emitter.fire();
+    } else {
+      const rows = ids.filter((id) => this.queue.has(id));
+      if (rows.length > 0) {
+        this.emitter.fire(rows);
+      }
+    }
+    this.updateTimer();
+  }
+
+  /** Once a second: the rows whose countdown text changed. */
+  private tick(): void {
+    const rows = this.queue
+      .records()
+      .map((r) => r.id)
+      .filter((id) => this.shown.has(id) && this.shown.get(id) !== this.timeText(id));
+    if (rows.length > 0) {
+      this.emitter.fire(rows);
+    }
+    this.updateTimer();
+  }
+
+  /** The timer runs only while some row counts down. */
+  private updateTimer(): void {
+    if (!this.timers) {
+      return;
+    }
+    const counting = this.queue.records().some((r) => hasCountdown(r, this.queue.get(r.id)?.typed));
+    if (counting && this.timer === undefined) {
+      this.timer = this.timers.setInterval(() => this.tick(), 1000);
+    } else if (!counting) {
       this.stopTimer();
     }
   }
 
   private stopTimer(): void {
     if (this.timer !== undefined) {
-      clearInterval(this.timer);
+      this.timers?.clearInterval(this.timer);
       this.timer = undefined;
     }
   }

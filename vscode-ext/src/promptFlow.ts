@@ -142,6 +142,12 @@ export class PromptFlow implements vscode.Disposable {
     this.subscriptions.push(
       client.onNotification<PromptRecord>(Notification.prompt, (p) => this.onPrompt(p)),
       client.onNotification<DismissParams>(Notification.dismiss, (p) => this.onDismiss(p)),
+      // Someone typed (maybe in another editor): the new record stops the countdowns.
+      client.onNotification<PromptRecord>(Notification.update, (p) => {
+        if (p && typeof p.id === 'string') {
+          this.queue.update(p);
+        }
+      }),
       this.queue.onDidChange(() => this.session?.step?.render()),
     );
   }
@@ -159,7 +165,8 @@ export class PromptFlow implements vscode.Disposable {
     if (!record || typeof record.id !== 'string' || record.status !== 'pending') {
       return;
     }
-    const isNew = this.queue.add(record);
+    // A prompt deferred before the sidecar restarted comes back deferred: not asked, not announced.
+    const isNew = this.queue.add(record) && !this.queue.get(record.id)?.deferred;
     if (isNew && !this.session && this.autoAsk()) {
       if (!this.idle.isIdle()) {
         this.announce(record);
@@ -267,7 +274,7 @@ export class PromptFlow implements vscode.Disposable {
     const now = this.now();
     const items = records.map((r) => ({
       label: `${r.urgent ? '$(warning) ' : ''}${r.agent_id}`,
-      description: `${timeLeftText(r, now)} left`,
+      description: timeLeftText(r, now, this.queue.get(r.id)?.typed),
       detail: r.question,
       id: r.id,
     }));

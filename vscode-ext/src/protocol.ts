@@ -23,6 +23,8 @@ export const Method = {
 /** Notifications sent by the server to a subscribed client. */
 export const Notification = {
   prompt: 'hive/prompt',
+  /** A prompt still pending has a new record (someone started typing its answer). */
+  update: 'hive/update',
   dismiss: 'hive/dismiss',
   /** Sent by `hive-rpc lsp` only: it lost the hub, or has it back. */
   connection: 'hive/connection',

@@ -20,34 +20,58 @@ export interface QueueEntry {
   lastAnswer?: unknown;
 }
 
-export type QueueListener = () => void;
+/**
+ * Told of every change. `changed` lists the prompts whose entry changed (a
+ * new record, deferred, typed) when the list itself did not; it is undefined
+ * when prompts came or went. The pending view refreshes just those rows: a
+ * refresh of the whole tree re-renders every row and loses a click that lands
+ * meanwhile.
+ */
+export type QueueListener = (changed?: readonly string[]) => void;
 
 export class PromptQueue {
   private readonly entries = new Map<string, QueueEntry>();
   private readonly listeners: QueueListener[] = [];
+  /**
+   * Prompts that were deferred when the queue was cleared: the sidecar
+   * restarted, and the hub resends every pending prompt. One coming back stays
+   * deferred, so a restart never asks again what the human put aside.
+   */
+  private readonly deferredBeforeClear = new Set<string>();
 
   /** Add a pending prompt, or refresh its record. Returns true if it is new. */
   add(record: PromptRecord): boolean {
     const existing = this.entries.get(record.id);
     if (existing) {
-      existing.record = record;
-      if (record.typing_at !== null) {
-        existing.typed = true;
-      }
-      this.changed();
+      this.refresh(existing, record);
       return false;
     }
     this.entries.set(record.id, {
       record,
-      deferred: false,
+      deferred: this.deferredBeforeClear.delete(record.id),
       typed: record.typing_at !== null,
     });
     this.changed();
     return true;
   }
 
+  /**
+   * `hive/update`: the new record of a prompt still pending (someone started
+   * typing its answer, maybe in another editor). A prompt not queued here is
+   * ignored: it is no new question. Returns true if it was queued.
+   */
+  update(record: PromptRecord): boolean {
+    const existing = this.entries.get(record.id);
+    if (!existing || record.status !== 'pending') {
+      return false;
+    }
+    this.refresh(existing, record);
+    return true;
+  }
+
   /** Remove a prompt; returns its entry, or undefined if it was not queued. */
   remove(id: string): QueueEntry | undefined {
+    this.deferredBeforeClear.delete(id);
     const entry = this.entries.get(id);
     if (entry) {
       this.entries.delete(id);
@@ -92,7 +116,7 @@ export class PromptQueue {
     const entry = this.entries.get(id);
     if (entry && !entry.deferred) {
       entry.deferred = true;
-      this.changed();
+      this.changed([id]);
     }
   }
 
@@ -100,7 +124,7 @@ export class PromptQueue {
     const entry = this.entries.get(id);
     if (entry && entry.deferred) {
       entry.deferred = false;
-      this.changed();
+      this.changed([id]);
     }
   }
 
@@ -111,7 +135,7 @@ export class PromptQueue {
       return false;
     }
     entry.typed = true;
-    this.changed();
+    this.changed([id]);
     return true;
   }
 
@@ -133,7 +157,13 @@ export class PromptQueue {
     }
   }
 
+  /** Forget every prompt; the deferred ones stay deferred if they come back. */
   clear(): void {
+    for (const entry of this.entries.values()) {
+      if (entry.deferred) {
+        this.deferredBeforeClear.add(entry.record.id);
+      }
+    }
     if (this.entries.size > 0) {
       this.entries.clear();
       this.changed();
@@ -157,9 +187,17 @@ export class PromptQueue {
     return [...this.entries.values()].sort((a, b) => a.record.created_at - b.record.created_at);
   }
 
-  private changed(): void {
+  private refresh(entry: QueueEntry, record: PromptRecord): void {
+    entry.record = record;
+    if (typeof record.typing_at === 'number') {
+      entry.typed = true;
+    }
+    this.changed([record.id]);
+  }
+
+  private changed(ids?: readonly string[]): void {
     for (const listener of [...this.listeners]) {
-      listener();
+      listener(ids);
     }
   }
 }

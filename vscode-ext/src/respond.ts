@@ -87,7 +87,10 @@ export function dismissReason(params: Pick<DismissParams, 'status' | 'by' | 'act
 
 /** The message shown when the open prompt is closed elsewhere. */
 export function dismissMessage(params: Pick<DismissParams, 'status' | 'by' | 'action'>): string {
-  return `Hive: that question was ${dismissReason(params)}`;
+  // "expired", not "was expired": nobody expired it.
+  return params.status === 'expired'
+    ? `Hive: that question ${dismissReason(params)}`
+    : `Hive: that question was ${dismissReason(params)}`;
 }
 
 /**

@@ -41,7 +41,22 @@ describe('countdown', () => {
     assert.equal(countdownText(r, clock.t, true), null);
     assert.equal(countdownText({ ...r, typing_at: clock.t }, clock.t), null);
     assert.equal(countdownText({ ...r, timeout_s: null }, clock.t), null);
-    assert.equal(timeLeftText(r, clock.t), '10s');
+    assert.equal(timeLeftText(r, clock.t), '10s left');
+  });
+
+  test('timeLeftText: a countdown, "no time limit", or stopped by typing here or elsewhere', () => {
+    const clock = new Clock();
+    const r = record(clock, { created_at: clock.t, timeout_s: 300 });
+    assert.equal(timeLeftText(r, clock.t + 5), '4m55s left');
+    // No "1d00h left" (the hub's maximum lifetime) for a question without a timeout.
+    const free = record(clock, { created_at: clock.t, timeout_s: null });
+    assert.equal(free.deadline_at, free.max_deadline_at);
+    assert.equal(timeLeftText(free, clock.t), 'no time limit');
+    // hive/update after typing elsewhere: typing_at set, the deadline moved to the maximum.
+    const typed = { ...r, typing_at: clock.t + 1, deadline_at: r.max_deadline_at };
+    assert.equal(timeLeftText(typed, clock.t + 2), 'typing: countdown stopped');
+    assert.equal(timeLeftText(r, clock.t + 2, true), 'typing: countdown stopped');
+    assert.equal(timeLeftText({ ...free, typing_at: clock.t }, clock.t), 'typing: countdown stopped');
   });
 });
 
@@ -186,7 +201,7 @@ describe('respond params and errors', () => {
       dismissMessage({ status: 'responded', by: 'alice', action: 'accept' }),
       'Hive: that question was answered by alice',
     );
-    assert.equal(dismissMessage({ status: 'expired', by: null, action: null }), 'Hive: that question was expired');
+    assert.equal(dismissMessage({ status: 'expired', by: null, action: null }), 'Hive: that question expired');
     assert.equal(
       dismissMessage({ status: 'cancelled', by: 'codex', action: null }),
       'Hive: that question was withdrawn by codex',

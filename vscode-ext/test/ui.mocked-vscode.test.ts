@@ -538,24 +538,25 @@ describe('status bar and pending view', () => {
 
   test('tree items list agent, question and time left, with answer/cancel actions', async () => {
     const w = world();
-    const view = new PendingTreeProvider(w.flow.queue, w.clock.now, false);
+    const view = new PendingTreeProvider(w.flow.queue, w.clock.now, null);
     let changes = 0;
     view.onDidChangeTreeData(() => changes++);
     const a = prompt(w, { question: 'Deploy\nbuild 412?', created_at: w.clock.t - 5, timeout_s: 300 });
     const b = prompt(w, { agent_id: 'builder', question: 'Which branch?', urgent: true, timeout_s: null, created_at: w.clock.t - 1 });
     assert.ok(changes >= 2);
     const children = view.getChildren();
-    assert.deepEqual(children.map((r) => r.id), [a.id, b.id]);
+    assert.deepEqual(children, [a.id, b.id]);
     const item = view.getTreeItem(children[0]) as unknown as TreeItem;
     assert.equal(item.label, 'deployer: Deploy build 412?');
     assert.equal(item.description, '4m55s left');
     assert.equal(item.contextValue, 'hivePrompt');
     assert.deepEqual(item.command, { command: 'hive.answerPrompt', title: 'Answer', arguments: [a.id] });
     const urgent = view.getTreeItem(children[1]) as unknown as TreeItem;
-    assert.equal(urgent.description, '23h59m left');
+    assert.equal(urgent.description, 'no time limit');
     assert.equal(urgent.iconPath?.id, 'warning');
-    // Inline menu commands get the element (the record): its id is used.
+    // Inline menu commands get the element (the id), or a record.
     assert.equal(promptIdOf(children[1]), b.id);
+    assert.equal(promptIdOf(b), b.id);
     assert.equal(promptIdOf(b.id), b.id);
     assert.deepEqual(view.getChildren(children[0]), []);
     view.dispose();
