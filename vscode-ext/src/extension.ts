@@ -11,6 +11,7 @@ import type { HiveSettings } from './config';
 import { SwitchableHubClient } from './hubClient';
 import { IdleTracker, watchEditorActivity } from './idle';
 import { createLanguageClient, hubClientOf } from './languageClient';
+import { registerHumanInputTool } from './lmTool';
 import { PendingTreeProvider, promptIdOf } from './pendingView';
 import { PromptFlow } from './promptFlow';
 import { Command, Method, Notification, PENDING_VIEW_ID, TEST_AGENT_ID } from './protocol';
@@ -226,6 +227,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
   );
+  // request_human_input for VS Code's chat (src/lmTool.ts), where the API exists.
+  const tool = registerHumanInputTool(hub, (line) => output?.info(line));
+  if (tool) {
+    context.subscriptions.push(tool);
+  }
   await startClient();
 }
 

@@ -24,6 +24,7 @@ export interface HubClient {
 export class SwitchableHubClient implements HubClient {
   private target: HubClient | undefined;
   private readonly handlers: { method: string; handler: (params: never) => void; reg?: Disposable }[] = [];
+  private readonly connectedWaiters: (() => void)[] = [];
 
   setTarget(target: HubClient | undefined): void {
     for (const h of this.handlers) {
@@ -35,7 +36,21 @@ export class SwitchableHubClient implements HubClient {
       for (const h of this.handlers) {
         h.reg = target.onNotification(h.method, h.handler);
       }
+      for (const wake of this.connectedWaiters.splice(0)) {
+        wake();
+      }
     }
+  }
+
+  /**
+   * Resolves once a sidecar is running: at once if one is, or, with `next`,
+   * only when the next one starts (a request just failed on this one).
+   */
+  whenConnected(next = false): Promise<void> {
+    if (this.target && !next) {
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => this.connectedWaiters.push(resolve));
   }
 
   get connected(): boolean {
