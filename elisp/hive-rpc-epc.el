@@ -143,9 +143,15 @@ Return a deferred object of the pending prompt record."
   "Withdraw prompt ID; return a deferred object of the record."
   (hive-rpc-epc-call 'cancel (hive-rpc-epc--as-agent (list :id id))))
 
-(defun hive-rpc-epc-list ()
-  "Return a deferred object of the pending prompt records."
-  (hive-rpc-epc-call 'list (hive-rpc-epc--as-agent nil)))
+(defun hive-rpc-epc-list (&optional limit cursor)
+  "Return a deferred object of the pending prompt records.
+With LIMIT or CURSOR, one page: a plist of `:prompts' (at most LIMIT
+records, 1 to 1000) and `:next_cursor' (pass it as CURSOR for the next
+page; nil after the last).  Without either, every record, which the hub
+refuses past its 8 MiB reply limit."
+  (hive-rpc-epc-call 'list (hive-rpc-epc--as-agent
+                            (append (and limit (list :limit limit))
+                                    (and cursor (list :cursor cursor))))))
 
 (provide 'hive-rpc-epc)
 ;;; hive-rpc-epc.el ends here

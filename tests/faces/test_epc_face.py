@@ -143,6 +143,10 @@ async def test_python_epc_calls_errors_and_methods(
         assert polled["status"] == "pending"
         listed = await agent.call("list", {"agent_id": "emacs-agent"})
         assert [r["id"] for r in listed] == [asked["id"]]
+        # Paged as the hub's hive/list is (the whole list may pass the reply limit).
+        page = await agent.call("list", {"agent_id": "emacs-agent", "limit": 1})
+        assert [r["id"] for r in page["prompts"]] == [asked["id"]]
+        assert page["next_cursor"] == []  # nil: no more pages
 
         async with trio.open_nursery() as nursery:
             awaited: dict[str, Any] = {}
@@ -428,11 +432,16 @@ THIN_CLIENT_AGENT = r"""
 (let* ((m (hive-rpc-epc-start))
        (asked (epc:sync m (hive-rpc-epc-ask "Ship it?" :choices '("yes" "no"))))
        (id (plist-get asked :id))
+       (kept (plist-get (epc:sync m (hive-rpc-epc-ask "Kept?")) :id))
        (done (epc:sync m (hive-rpc-epc-await id 30)))
-       (listed (epc:sync m (hive-rpc-epc-list))))
+       (listed (epc:sync m (hive-rpc-epc-list)))
+       (paged (epc:sync m (hive-rpc-epc-list 1))))
   (with-temp-file hv-out-file
     (insert (format "%S" (list (length listed) (plist-get done :status)
-                               (plist-get done :answer) (plist-get asked :agent_id)))))
+                               (plist-get done :answer) (plist-get asked :agent_id)
+                               (mapcar (lambda (r) (equal (plist-get r :id) kept))
+                                       (plist-get paged :prompts))
+                               (plist-get paged :next_cursor)))))
   (hive-rpc-epc-stop))
 """
 
@@ -472,7 +481,7 @@ async def test_hive_rpc_epc_el_asks_and_awaits_through_the_thin_client(
         await client.call("hive/respond", {"id": note.params["id"], "answer": "no"})
     (proc,) = result
     assert proc.returncode == 0, proc.stderr.decode()
-    assert out_file.read_text() == '(0 "responded" "no" "el-agent")'
+    assert out_file.read_text() == '(1 "responded" "no" "el-agent" (t) nil)'
 
 
 async def test_a_waiting_await_does_not_hold_up_a_poll_on_the_same_connection(
