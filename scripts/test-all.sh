@@ -8,9 +8,11 @@ cd "$(dirname "$0")/.."
 # Debian packages the tests drive for real: Emacs (batch ERT and `emacs -nw` under
 # tmux), package-lint, Debian's epc.el as an independent EPC peer, and a session bus
 # with a real notification daemon (dunst on Xvfb) for urgent prompts; a real NATS
-# server (JetStream) for the shared store, and Chromium for the dashboard test.
+# server (JetStream) for the shared store, and Chromium for the dashboard test and the
+# real VS Code's (code-server, built by scripts/install-code-server.sh: its native modules
+# need a toolchain and libkrb5-dev, its search ripgrep).
 APT_PACKAGES=(emacs-nox elpa-package-lint elpa-epc elpa-vterm tmux dbus dunst xvfb
-    nats-server chromium libnotify-bin)
+    nats-server chromium libnotify-bin libkrb5-dev ripgrep build-essential)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
@@ -46,5 +48,18 @@ fi
     npm ci --no-audit --no-fund --loglevel=error
     HIVE_PYTHON="$PWD/../.venv/bin/python" npm test
 )
+echo "== code-server for the real-editor tests (tests/vscode: the .vsix npm test packaged)"
+# Cached between runs. Only an unreachable npm registry makes those tests skip (with the
+# reason printed here and by pytest); any other failure to install fails the run.
+cs_status=0
+cs_said="$(bash scripts/install-code-server.sh)" || cs_status=$?
+if [ "$cs_status" -eq 3 ]; then
+    echo "code-server not installed, the real-editor tests will skip: $cs_said"
+    export HIVE_CODE_SERVER_UNAVAILABLE="$cs_said"
+elif [ "$cs_status" -ne 0 ]; then
+    exit "$cs_status"
+else
+    echo "$cs_said"
+fi
 echo "== pytest"
 pytest -q -p no:cacheprovider "$@"
