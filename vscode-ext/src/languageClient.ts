@@ -34,6 +34,8 @@ export function createLanguageClient(
   outputChannel: vscode.LogOutputChannel,
   sidecar: Sidecar,
   onGiveUp: () => void,
+  /** Where the message trace goes (src/trace.ts: `hive.trace.server` alone turns it on); default the output channel. */
+  traceOutputChannel?: vscode.LogOutputChannel,
 ): LanguageClient {
   const cwd = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath;
   // A function, not {command, args}: the extension spawns the process itself.
@@ -69,8 +71,12 @@ export function createLanguageClient(
     // The sidecar serves no documents: it only relays hive/* messages.
     documentSelector: [],
     outputChannel,
+    traceOutputChannel,
     initializationOptions,
     errorHandler,
+    // Not the bare "Pending response rejected since connection got disposed"
+    // pop-up: start() rejects and the extension says what failed.
+    initializationFailedHandler: () => false,
   };
   return new HiveLanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
 }
