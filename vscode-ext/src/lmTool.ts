@@ -131,7 +131,14 @@ export function registerHumanInputTool(
       return new Result([new TextPart(text)]);
     },
   };
-  return register.call(api.lm, TOOL_NAME, tool);
+  try {
+    return register.call(api.lm, TOOL_NAME, tool);
+  } catch (err) {
+    // A tool name is global: another extension (Calva Backseat Driver has a
+    // request_human_input too) may hold it. The rest of the extension works.
+    log(`${TOOL_NAME} is not offered: ${String(err)}`);
+    return undefined;
+  }
 }
 
 /**

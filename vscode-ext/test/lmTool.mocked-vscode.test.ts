@@ -195,6 +195,16 @@ describe('request_human_input (language-model tool)', () => {
     assert.deepEqual(texts(await pending), ['after restart']);
   });
 
+  test('a name another extension holds: not offered, and activation goes on', () => {
+    const lines: string[] = [];
+    const { api } = fakeApi();
+    api.lm.registerTool = () => {
+      throw new Error('Tool "request_human_input" already has an implementation.');
+    };
+    assert.equal(registerHumanInputTool(world().hub, (l) => lines.push(l), api), undefined);
+    assert.match(lines[0], /request_human_input is not offered: Error: Tool "request_human_input" already has/);
+  });
+
   test('no tool where VS Code has no language-model API', () => {
     const lines: string[] = [];
     const w = world();
