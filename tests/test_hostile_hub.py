@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -174,3 +175,43 @@ def test_list_follows_the_pages(sh: Shell) -> None:
     assert [r["id"] for r in sh.json("list")] == ids
     assert [r["id"] for r in sh.json("list", "--agent", "a1")] == ids[1::3]
     assert len(sh.run("list").stdout.splitlines()) == count + 1  # and the header
+
+
+def test_the_http_face_out_of_descriptors_says_so_once(sh: Shell, tmp_path: Path) -> None:
+    """hypercorn accepts with trio.serve_listeners, which logged "accept returned
+    EMFILE" with a traceback ten times a second; the hub folds that into one line a
+    minute, and serves again once connections close."""
+    fds = 128
+    err = tmp_path / "hub.err"
+    with err.open("wb") as err_file:
+        hub = subprocess.Popen(
+            [sys.executable, "-m", "hive_rpc", "serve", "--store", "memory", "--no-notify",
+             "--http", "127.0.0.1:0"],
+            env=sh.env, stdout=subprocess.DEVNULL, stderr=err_file,
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (fds, fds)),
+        )  # fmt: skip
+    socks: list[socket.socket] = []
+    try:
+        while sh.run("status", "--no-start").returncode != cli.EXIT_OK:
+            assert hub.poll() is None, err.read_text()
+            time.sleep(0.1)
+        url = sh.json("status")["http_url"]
+        host, port = url.split("//")[1].split("/")[0].rsplit(":", 1)
+        for _ in range(fds + 40):  # more than the hub has descriptors for
+            s = socket.create_connection((host, int(port)), timeout=30)
+            socks.append(s)
+        time.sleep(3)  # while they are held, trio retried accept every 0.1 s
+        said = err.read_text()
+        assert said.count("accept returned EMFILE") == 1, said[-3000:]
+        assert "Traceback" not in said
+        for s in socks:
+            s.close()
+        socks.clear()
+        with socket.create_connection((host, int(port)), timeout=30) as s:
+            s.sendall(f"GET /mcp HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+            assert s.recv(100).startswith(b"HTTP/1.1 401")  # served again (no token)
+    finally:
+        for s in socks:
+            s.close()
+        hub.send_signal(signal.SIGTERM)
+        hub.wait(timeout=30)

@@ -144,8 +144,9 @@ MAX_CONNECTIONS = _limit(
     "connections",
     1000,
     "connections",
-    "open editor-socket connections (fewer if the fd limit is lower): above it a "
-    "client gets one error and is closed, instead of the hub looping on EMFILE",
+    "open connections to the editor socket, and to each hive-rpc epc (fewer if the "
+    "fd limit is lower): above it a client gets one error and is closed, instead of "
+    "the hub looping on EMFILE",
 )
 MAX_IN_FLIGHT = _limit(
     "in_flight",

@@ -20,8 +20,7 @@ rather than allowed to hold the hub's memory.
 Connections are capped (``connection_cap``: core/limits.py's ``connections``, lower
 when the fd limit is): one over the cap gets a single -32011 error and is closed.
 If accept still fails for want of descriptors (EMFILE: fds held elsewhere), the hub
-says so once and accepts again when a connection closes, instead of logging a
-traceback ten times a second as ``trio.serve_listeners`` does.
+says so once and accepts again when a connection closes (faces/accept_loop.py).
 """
 
 from __future__ import annotations
@@ -31,7 +30,6 @@ import errno
 import itertools
 import logging
 import os
-import resource
 import shutil
 import socket as stdlib_socket
 import tempfile
@@ -43,6 +41,7 @@ import trio
 
 from hive_rpc.core import limits
 from hive_rpc.core.errors import HiveError, InvalidParams
+from hive_rpc.faces.accept_loop import connection_cap, serve_bounded
 from hive_rpc.protocol.framing import MAX_BODY_BYTES, encode_frame
 from hive_rpc.protocol.jsonrpc import (
     INTERNAL_ERROR,
@@ -66,13 +65,6 @@ log = logging.getLogger(__name__)
 
 MAX_IN_FLIGHT = limits.MAX_IN_FLIGHT
 """Requests one connection may have running at once (long polls included)."""
-FD_RESERVE = 64
-"""Descriptors kept back from the connection cap for the store, logs, the HTTP face
-and the relay's subprocesses."""
-ACCEPT_RETRY_S = 1.0
-"""Out of descriptors with no connection of ours to wait for (someone else holds
-them): try accept again after this long."""
-_NO_FDS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 SEND_TIMEOUT_S = 30.0
 SEND_CHUNK = 65536
 """A client must take this much of a frame every SEND_TIMEOUT_S to stay connected."""
@@ -451,15 +443,6 @@ def _bind_private(sock: stdlib_socket.socket, path: Path) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def connection_cap() -> int:
-    """The most connections to serve at once: the ``connections`` limit, or fewer
-    when the process's fd limit would run out first."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return limits.MAX_CONNECTIONS
-    return max(1, min(limits.MAX_CONNECTIONS, soft - FD_RESERVE))
-
-
 async def _refuse(stream: trio.abc.Stream, cap: int) -> None:
     """Tell a client over the cap why, in one frame, and close: no reading, bounded."""
     with trio.move_on_after(1):
@@ -487,46 +470,13 @@ async def serve_editor_socket(
     """Serve connections from ``listener`` (see ``bind_socket``) until cancelled,
     at most ``max_connections`` (default ``connection_cap()``) at once."""
     cap = max_connections or connection_cap()
-    live = 0
-    closed = trio.Event()
 
     async def handle(stream: trio.SocketStream) -> None:
-        nonlocal live, closed
-        try:
-            await Session(stream, service).run()
-        finally:
-            live -= 1
-            closed.set()
-            closed = trio.Event()
+        await Session(stream, service).run()
 
-    async with trio.open_nursery() as nursery:
-        task_status.started([listener])
-        starved = False
-        while True:
-            try:
-                stream = await listener.accept()
-            except OSError as e:
-                if e.errno not in _NO_FDS:
-                    raise
-                if not starved:
-                    log.warning(
-                        "accept failed (%s) with %d connections open; accepting again "
-                        "when one closes",
-                        os.strerror(e.errno or 0),
-                        live,
-                    )
-                    starved = True
-                with trio.move_on_after(ACCEPT_RETRY_S):
-                    await closed.wait()
-                continue
-            if starved:
-                log.warning("accepting connections again (%d open)", live)
-                starved = False
-            if live >= cap:
-                nursery.start_soon(_refuse, stream, cap)
-                continue
-            live += 1
-            nursery.start_soon(handle, stream)
+    await serve_bounded(
+        listener, handle, cap=cap, refuse=_refuse, name="editor socket", task_status=task_status
+    )
 
 
 def remove_socket(path: Path) -> None:

@@ -38,6 +38,7 @@ import trio
 from hive_rpc.backends import Backend, open_remote_backend
 from hive_rpc.client import HubUnreachable, RemoteError
 from hive_rpc.core.errors import HiveError
+from hive_rpc.faces.accept_loop import connection_cap, serve_bounded
 from hive_rpc.paths import load_token, private_dir
 from hive_rpc.protocol import epc
 from hive_rpc.service import METHODS
@@ -49,6 +50,8 @@ HOST = "127.0.0.1"
 MAX_IN_FLIGHT = 64
 """Calls one connection may have running at once; more get ``return-error``."""
 MAX_AUTH_FAILURES = 3
+REFUSE_WAIT_S = 2.0
+"""How long a connection over the cap may take to send the call its refusal answers."""
 NOT_AUTHENTICATED = "not authenticated: call auth with the token from DATA_DIR/epc-token"
 
 HUB_METHODS = {
@@ -204,11 +207,13 @@ async def serve_epc(
     token: str,
     *,
     port: int = 0,
+    max_connections: int | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve EPC on 127.0.0.1 until cancelled; ``started`` with the port."""
-    listeners = await trio.open_tcp_listeners(port, host=HOST)
-    bound: int = listeners[0].socket.getsockname()[1]
+    """Serve EPC on 127.0.0.1 until cancelled, at most ``max_connections`` (default
+    ``connection_cap()``) at once; ``started`` with the port."""
+    (listener,) = await trio.open_tcp_listeners(port, host=HOST)
+    bound: int = listener.socket.getsockname()[1]
 
     async def handle(stream: trio.SocketStream) -> None:
         async with stream:
@@ -219,9 +224,38 @@ async def serve_epc(
                 # so that trouble grouped with a cancellation is caught as well.
                 log.exception("EPC connection failed")
 
-    async with trio.open_nursery() as nursery:
-        await nursery.start(trio.serve_listeners, handle, listeners)
+    async with listener, trio.open_nursery() as nursery:
+        await nursery.start(
+            functools.partial(
+                serve_bounded,
+                listener,
+                handle,
+                cap=max_connections or connection_cap(),
+                refuse=_refuse,
+                name="EPC",
+            )
+        )
         task_status.started(bound)
+
+
+async def _refuse(stream: trio.SocketStream, cap: int) -> None:
+    """A connection over the cap: answer its first call (EPC has no message without
+    one) with an ``epc-error`` saying why, then close; bounded in time and size."""
+    async with stream:
+        with trio.move_on_after(REFUSE_WAIT_S):
+            decoder = epc.Decoder()
+            while data := await stream.receive_some(65536):
+                events = decoder.receive_data(data)
+                if events:
+                    uid = events[0].uid
+                    await stream.send_all(
+                        epc.encode_epc_error(
+                            uid,
+                            f"the EPC server serves {cap} connections at once, its limit "
+                            "(connections); close one and connect again",
+                        )
+                    )
+                    return
 
 
 async def run_epc(socket: Path, data_dir: Path, *, start: bool = True, port: int = 0) -> None:

@@ -37,6 +37,7 @@ from hypercorn.typing import ASGIFramework
 from mcp.server.transport_security import TransportSecuritySettings
 
 from hive_rpc.backends import LocalBackend
+from hive_rpc.faces.accept_loop import quiet_trio_accept_errors
 from hive_rpc.faces.mcp_tools import HiveMcp
 from hive_rpc.faces.web import WebFace
 from hive_rpc.paths import load_token, parse_bind
@@ -228,6 +229,9 @@ async def serve_mcp_http(
     )
     web = WebFace(service, ping_s=ping_s)
     guard = Guard(app, token, web, token_file)
+    # hypercorn accepts with trio.serve_listeners, which logs a traceback ten times a
+    # second while descriptors are short: one line a minute says as much.
+    quiet_trio_accept_errors()
     config = Config()
     config.bind = [f"{_netloc(host)}:{port}"]
     config.accesslog = None

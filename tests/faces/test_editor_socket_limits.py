@@ -18,7 +18,7 @@ import pytest
 import trio
 
 from hive_rpc.client import HubClient, RemoteError
-from hive_rpc.faces import editor_socket
+from hive_rpc.faces import accept_loop, editor_socket
 from hive_rpc.faces.editor_socket import bind_socket, serve_editor_socket
 from hive_rpc.protocol.jsonrpc import ErrorResponse
 from hive_rpc.service import HubService
@@ -76,10 +76,10 @@ async def test_out_of_descriptors_is_logged_once_and_accepting_resumes(
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(editor_socket, "ACCEPT_RETRY_S", 0.05)  # many retries, quickly
+    monkeypatch.setattr(accept_loop, "ACCEPT_RETRY_S", 0.05)  # many retries, quickly
     path = short_tmp / "starved.sock"
     listener = StarvedListener(await bind_socket(path))
-    caplog.set_level(logging.INFO, logger="hive_rpc.faces.editor_socket")
+    caplog.set_level(logging.INFO, logger="hive_rpc.faces.accept_loop")
     async with serving(hub, listener):
         first = await HubClient.connect(path)
         assert (await first.call("hive/status"))["pid"]
@@ -90,11 +90,11 @@ async def test_out_of_descriptors_is_logged_once_and_accepting_resumes(
         await first.aclose()  # a connection closes: accept again at once
         assert (await second.call("hive/status"))["pid"]
         await second.aclose()
-    said = [r for r in caplog.records if r.name == "hive_rpc.faces.editor_socket"]
+    said = [r for r in caplog.records if r.name == "hive_rpc.faces.accept_loop"]
     starved = [r for r in said if "accept failed" in r.getMessage()]
     assert len(starved) == 1, [r.getMessage() for r in said]
     assert starved[0].exc_info is None
-    assert "Too many open files" in starved[0].getMessage()
+    assert "editor socket: accept failed (Too many open files)" in starved[0].getMessage()
     assert any("accepting connections again" in r.getMessage() for r in said)
 
 

@@ -505,3 +505,47 @@ async def test_a_waiting_await_does_not_hold_up_a_poll_on_the_same_connection(
                         await client.call("hive/respond", {"id": asked["id"], "answer": "ok"})
         assert replies[2].uid == 2
         assert (replies[2].value["status"], replies[2].value["answer"]) == ("responded", "ok")
+
+
+async def test_a_connection_over_the_cap_gets_one_epc_error_and_a_slot_frees(
+    hub: HubService,
+) -> None:
+    """The EPC face shares the editor socket's accept loop (faces/accept_loop.py): at
+    most ``max_connections`` at once; one more has its first call answered with an
+    epc-error that says why, and is closed."""
+    from hive_rpc.backends import LocalBackend
+    from hive_rpc.faces.epc_server import serve_epc
+
+    async def exchange(stream: trio.SocketStream, frame: bytes) -> list[Any]:
+        await stream.send_all(frame)
+        decoder = epc.Decoder()
+        while not (got := decoder.receive_data(await stream.receive_some(65536))):
+            pass
+        return got
+
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(
+            functools.partial(serve_epc, LocalBackend(hub), "tok", max_connections=1)
+        )
+        with trio.fail_after(30):
+            first = await trio.open_tcp_stream("127.0.0.1", port)
+            (authed,) = await exchange(first, epc.encode_call(0, "auth", ["tok"]))
+            assert type(authed).__name__ == "Return"
+            (ok,) = await exchange(first, epc.encode_call(1, "echo", ["hi"]))
+            assert (type(ok).__name__, ok.value) == ("Return", ["hi"])
+            second = await trio.open_tcp_stream("127.0.0.1", port)
+            (refused,) = await exchange(second, epc.encode_call(7, "auth", ["tok"]))
+            assert type(refused).__name__ == "EpcError"
+            assert refused.uid == 7
+            assert "serves 1 connections at once, its limit (connections)" in refused.error
+            assert await second.receive_some(10) == b""  # and closed
+            await second.aclose()
+            await first.aclose()
+            while True:  # a slot is free once the server has seen the close
+                third = await trio.open_tcp_stream("127.0.0.1", port)
+                (reply,) = await exchange(third, epc.encode_call(2, "auth", ["tok"]))
+                await third.aclose()
+                if type(reply).__name__ == "Return":
+                    break
+                await trio.sleep(0.05)
+        nursery.cancel_scope.cancel()
