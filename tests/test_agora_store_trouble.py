@@ -62,8 +62,12 @@ class HeldTerminal:
     async def check(self) -> TargetState:
         await trio.lowlevel.checkpoint()
         if self.free.is_set():
-            return TargetState(alive=True, tail="ling> ")
-        return TargetState(alive=True, tail="Bash command\n  make deploy\nDo you want to proceed?")
+            return TargetState(alive=True, tail="ling> ", command="claude")
+        return TargetState(
+            alive=True,
+            tail="Bash command\n  make deploy\nDo you want to proceed?",
+            command="claude",
+        )
 
     async def type_text(self, text: str) -> None:
         await trio.lowlevel.checkpoint()

@@ -14,7 +14,8 @@ For each message a lane:
 3. calls ``target.check()``: a dead target fails the message at once; a target
    showing a dialog is held: checked again every ``hold_retry_s``, up to
    ``hold_attempts`` checks, then the message fails, untyped, because typing would
-   answer the dialog; a target whose foreground program is a shell fails the message
+   answer the dialog; a target whose foreground program is a shell, or that cannot
+   tell what its foreground program is, fails the message
    at once, untyped (a shell runs what it is typed: the ling's agent has exited, or
    never ran there), unless the ticket has ``allow_shell``;
 4. types it with ``target.type_text``.
@@ -196,6 +197,15 @@ class Relay:
                 if not state.alive:
                     reason = state.reason or f"the {ticket.target.kind} target is gone"
                     return _failed(reason, attempts, address)
+                if state.command is None and not ticket.allow_shell:
+                    why = f" ({state.no_command})" if state.no_command else ""
+                    return _failed(
+                        f"the {ticket.target.kind} terminal does not say which program "
+                        f"runs in it{why}, so it may be a shell; not typed: register the "
+                        "ling with --allow-shell to type into it anyway",
+                        attempts,
+                        address,
+                    )
                 if is_shell(state.command) and not ticket.allow_shell:
                     return _failed(
                         f"{SHELL_REFUSED} ({state.command}); not typed: start the agent "

@@ -218,9 +218,13 @@ class EmacsBufferTarget:
         if state["alive"]:
             pid = state.get("pid")
             command = None
+            no_command = (
+                "this Emacs's hive-rpc package does not report the buffer's process; update it"
+            )
             if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
                 command = foreground_command(pid)
-            return TargetState(alive=True, tail=tail, command=command)
+                no_command = f"process {pid} of buffer {name} is not visible in /proc here"
+            return TargetState(alive=True, tail=tail, command=command, no_command=no_command)
         if self.mode not in TERMINAL_MODES:
             reason = (
                 f"buffer {name} in Emacs is not a terminal (vterm, eat, term or comint); "

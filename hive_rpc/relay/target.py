@@ -29,7 +29,11 @@ class TargetState:
     """A new address when the old one was stale and was re-resolved, else None."""
     command: str | None = None
     """The program in the terminal's foreground (``claude``, ``bash``) where the
-    terminal tells it, else None; the relay types nothing while it is a shell."""
+    terminal tells it, else None.  The relay types nothing while it is a shell, nor
+    while it is None: a terminal that cannot tell may be showing a shell."""
+    no_command: str = ""
+    """When ``command`` is None: why the terminal cannot tell, and what would make
+    it (e.g. a newer Emacs package); said in the refusal."""
 
 
 class DeliveryError(Exception):

@@ -102,7 +102,13 @@ class TmuxTarget:
                 address=resolved,
             )
         tail = captured.stdout.decode("utf-8", "replace")
-        return TargetState(alive=True, tail=tail, address=resolved, command=command or None)
+        return TargetState(
+            alive=True,
+            tail=tail,
+            address=resolved,
+            command=command or None,
+            no_command="tmux gave no #{pane_current_command}",
+        )
 
     def _gone(self, done: subprocess.CompletedProcess[bytes]) -> TargetState:
         return TargetState(alive=False, reason=f"tmux pane {self.address} is gone: {_stderr(done)}")

@@ -13,7 +13,8 @@ was written, so it follows the documentation, not a run against a real Zellij:
   ``id``, ``is_plugin``, ``exited`` per pane; pane ids are ``terminal_N`` or ``N``.
   ``docs/src/cli-recipes.md`` there shows ``pane_command`` (``"bash"``) in that
   JSON: the program the pane runs, which ``check`` reports so the relay does not
-  type into a shell; a Zellij that leaves it out is "cannot tell".
+  type into a shell; a Zellij that leaves it out is "cannot tell", which the
+  relay treats as a shell.
 - ``docs/src/programmatic-control.md`` there: ``zellij --session S action ...``
   targets a session from outside it; ``paste`` uses bracketed paste.
 - zellij-org/zellij pull requests #4691 (``--pane-id`` for write/write-chars/
@@ -139,6 +140,8 @@ class ZellijTarget:
             alive=True,
             tail="\n".join(lines[-TAIL_LINES:]),
             command=command if isinstance(command, str) and command else None,
+            no_command="Zellij leaves pane_command out for a pane that runs the default "
+            "shell; start the agent with zellij run -- COMMAND",
         )
 
     def _find_pane(self, listing: bytes) -> dict[str, object] | str:

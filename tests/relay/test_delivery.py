@@ -31,7 +31,7 @@ class FakeTarget:
         on_check: Callable[[int], None] | None = None,
     ) -> None:
         self.address = "fake:1"
-        self.states = list(states) or [TargetState(alive=True, tail="ling> ")]
+        self.states = list(states) or [TargetState(alive=True, tail="ling> ", command="ling")]
         self.typing_s = typing_s
         self.fail_typing = fail_typing
         self.on_check = on_check
@@ -59,8 +59,10 @@ class FakeTarget:
             self.typing_now -= 1
 
 
-ALIVE = TargetState(alive=True, tail="ling> ")
-DIALOG = TargetState(alive=True, tail="Bash command\n  make deploy\nDo you want to proceed?")
+ALIVE = TargetState(alive=True, tail="ling> ", command="ling")
+DIALOG = TargetState(
+    alive=True, tail="Bash command\n  make deploy\nDo you want to proceed?", command="claude"
+)
 
 
 async def test_one_key_is_typed_in_order_one_at_a_time(
@@ -152,6 +154,26 @@ async def test_a_dead_target_without_reason_still_says_why(
     assert result.reason == "the fake target is gone"
 
 
+async def test_a_target_that_cannot_tell_its_program_is_treated_as_a_shell(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A terminal that does not say what runs in its foreground (a Zellij shell pane,
+    an older Emacs package) may be showing a shell: nothing is typed unless the
+    ling was registered with --allow-shell."""
+    relay = Relay(nursery)
+    unknown = TargetState(alive=True, tail="$ ", no_command="an old Emacs package")
+    target = FakeTarget(unknown)
+    result = await relay.deliver("k", target, "ok\ntouch /tmp/owned")
+    assert not result.delivered
+    assert target.typed == []
+    assert "does not say which program runs in it (an old Emacs package)" in result.reason
+    assert "--allow-shell" in result.reason
+    allowed = FakeTarget(unknown)
+    result = await relay.deliver("k", allowed, "hello", allow_shell=True)
+    assert result.delivered
+    assert [text for _, text in allowed.typed] == ["hello"]
+
+
 async def test_too_large_text_fails_without_touching_the_target(
     nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
 ) -> None:
@@ -210,7 +232,7 @@ async def test_a_re_resolved_address_is_reported(
     nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
 ) -> None:
     relay = Relay(nursery)
-    target = FakeTarget(TargetState(alive=True, tail="> ", address="%7"))
+    target = FakeTarget(TargetState(alive=True, tail="> ", address="%7", command="ling"))
     result = await relay.deliver("k", target, "hi")
     assert result.delivered
     assert result.address == "%7"

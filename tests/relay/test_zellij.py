@@ -30,8 +30,9 @@ PANES = [
     {"id": 0, "is_plugin": True, "title": "tab-bar", "exited": False},
     {"id": 3, "is_plugin": True, "title": "status-bar", "exited": False},
     {"id": 1, "is_plugin": False, "title": "/bin/bash", "exited": False},
-    {"id": 3, "is_plugin": False, "title": "claude", "exited": False, "exit_status": None},
-]
+    {"id": 3, "is_plugin": False, "title": "claude", "exited": False, "exit_status": None,
+     "pane_command": "claude"},
+]  # fmt: skip
 SCREEN = "Welcome to the ling\n\n> \n\n"
 
 
@@ -257,6 +258,14 @@ async def test_the_relay_types_nothing_into_a_shell_pane_via_standin(
     assert standin_zellij.pastes() == []
     allowed = await relay.deliver("agents:3", target, "echo hi", allow_shell=True)
     assert allowed.delivered, allowed.reason
+    # A pane running the default shell has no pane_command: it cannot tell, so it is
+    # treated as a shell too.
+    plain = [{k: v for k, v in p.items() if k != "pane_command"} for p in PANES]
+    standin_zellij.scenario(panes=plain)
+    untold = await relay.deliver("agents:3", target, "ok\ntouch FILE")
+    assert not untold.delivered
+    assert "does not say which program runs in it" in untold.reason
+    assert "zellij run -- COMMAND" in untold.reason
     standin_zellij.scenario(panes=[{**p, "pane_command": "claude"} for p in PANES])
     agent = await relay.deliver("agents:3", target, "hello")
     assert agent.delivered, agent.reason
