@@ -521,6 +521,11 @@ async def _serve_detached(args: argparse.Namespace) -> int:
 async def cmd_serve(args: argparse.Namespace) -> int:
     if args.detach:
         return await _serve_detached(args)
+    if args.ready_fd is not None:
+        # Started in the background (spawn_hub): like any daemon, keep no directory
+        # busy (an unmount, a deleted checkout); spawn_hub passed absolute paths.
+        args.socket, args.data_dir = args.socket.absolute(), args.data_dir.absolute()
+        os.chdir("/")
     config = HubConfig(
         socket=args.socket,
         data_dir=args.data_dir,

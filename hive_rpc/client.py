@@ -169,6 +169,9 @@ def spawn_hub(socket: Path, data_dir: Path, extra_args: list[str] | None = None)
     so the starter's terminal hanging up, or its process group being killed (Emacs
     exiting, a shell closing), does not reach it, as with ``emacs --daemon``.
     """
+    # The hub leaves our working directory (it goes to /, so it holds no directory
+    # busy and a relative path cannot mean another place later): absolute paths.
+    socket, data_dir = socket.absolute(), data_dir.absolute()
     prepare_socket_dir(socket)
     private_dir(data_dir)
     read_fd, write_fd = os.pipe()

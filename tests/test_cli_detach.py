@@ -194,3 +194,32 @@ def test_the_hub_runs_the_installed_package_not_a_hive_rpc_folder_in_the_cwd(
     )
     assert autostart.returncode == cli.EXIT_OK, autostart.stderr
     assert json.loads(autostart.stdout)["socket"] == str(sh.socket)
+
+
+def test_a_detached_hub_keeps_no_directory_busy(sh: Shell, tmp_path: Path) -> None:
+    """Started from some directory with relative paths, the hub works in / on the
+    absolute paths: the starter's directory can go, and the paths still mean the
+    same place."""
+    work = tmp_path / "checkout"
+    work.mkdir()
+    rel_socket, rel_data = Path("run/hub.sock"), Path("data")
+    started = subprocess.run(
+        [sys.executable, "-m", "hive_rpc", "serve", "--detach", "--store", "memory",
+         "--no-notify", "--socket", str(rel_socket), "--data-dir", str(rel_data)],
+        env=sh.env, cwd=work, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert started.returncode == cli.EXIT_OK, started.stderr
+    pid = int(started.stdout.rsplit("(pid ", 1)[1].rstrip(")\n"))
+    try:
+        assert os.readlink(f"/proc/{pid}/cwd") == "/"
+        status = json.loads(
+            subprocess.run(
+                [sys.executable, "-m", "hive_rpc", "status", "--json", "--no-start",
+                 "--socket", str(work / rel_socket)],
+                env=sh.env, capture_output=True, text=True, timeout=60, check=True,
+            ).stdout
+        )  # fmt: skip
+        assert status["pid"] == pid
+        assert status["data_dir"] == str(work / rel_data)
+    finally:
+        os.kill(pid, signal.SIGTERM)
