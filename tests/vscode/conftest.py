@@ -18,16 +18,15 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from vscode_session import (
     CHROMIUM,
     CHROMIUM_ARGS,
-    SYSTEM_PATH,
     CodeServer,
+    EditorSetup,
     Hub,
     Window,
     artifacts_dir,
@@ -38,20 +37,6 @@ from vscode_session import (
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
-
-
-@dataclass
-class EditorSetup:
-    """How a module's code-server is set up. ``default_socket``: the hub listens where
-    ``hive-rpc`` looks by default (``$XDG_RUNTIME_DIR/hive-rpc/hub.sock``), so the
-    extension needs no ``hive.socket``."""
-
-    user: dict[str, Any] = field(default_factory=dict)
-    machine: dict[str, Any] = field(default_factory=dict)
-    path: str = SYSTEM_PATH
-    default_socket: bool = False
-    socket_setting: bool = True
-    """Put the hub's socket in ``hive.socket`` (Machine settings)."""
 
 
 @pytest.fixture(scope="session")
@@ -146,6 +131,7 @@ def code_server(
         user_settings=editor_setup.user,
         machine_settings=machine,
         path=editor_setup.path,
+        home_files=editor_setup.home_files,
     )
     try:
         server.start()

@@ -149,6 +149,24 @@ def stop_group(proc: subprocess.Popen[Any], sig: int = signal.SIGTERM, grace: fl
     proc.wait()
 
 
+@dataclass
+class EditorSetup:
+    """How a module's code-server is set up. ``default_socket``: the hub listens where
+    ``hive-rpc`` looks by default (``$XDG_RUNTIME_DIR/hive-rpc/hub.sock``), so the
+    extension needs no ``hive.socket``."""
+
+    user: dict[str, Any] = field(default_factory=dict)
+    machine: dict[str, Any] = field(default_factory=dict)
+    path: str = SYSTEM_PATH
+    default_socket: bool = False
+    socket_setting: bool = True
+    """Put the hub's socket in ``hive.socket`` (Machine settings)."""
+    home_files: dict[str, str] = field(default_factory=dict)
+    """Files to write into the private HOME (relative path: text), e.g. ``.profile``:
+    the extension host's PATH is the one the user's login shell sets up (VS Code's
+    server resolves it), not code-server's own."""
+
+
 class Hub:
     """``hive-rpc serve`` on a private socket and data dir, in a process group of its
     own, and the CLI against it (always ``--no-start``: no other hub may start)."""
@@ -244,8 +262,9 @@ class Hub:
 class CodeServer:
     """code-server on a free loopback port with a private HOME, user data dir and
     extensions dir, the packaged ``.vsix`` installed and settings written before it
-    starts. ``path`` is its PATH (what the extension's sidecar is looked up on);
-    ``env`` adds to its environment (XDG_RUNTIME_DIR is private unless given)."""
+    starts. ``path`` is its PATH; ``env`` adds to its environment (XDG_RUNTIME_DIR is
+    private unless given). The extension host's PATH is what the login shell
+    (``/bin/bash -il``) makes of that with the private HOME's ``home_files``."""
 
     root: Path
     binary: Path
@@ -254,6 +273,7 @@ class CodeServer:
     machine_settings: dict[str, Any] = field(default_factory=dict)
     path: str = SYSTEM_PATH
     env: dict[str, str] = field(default_factory=dict)
+    home_files: dict[str, str] = field(default_factory=dict)
     port: int = 0
     proc: subprocess.Popen[bytes] | None = None
 
@@ -275,6 +295,7 @@ class CodeServer:
             XDG_CACHE_HOME=str(self.home / ".cache"),
             XDG_RUNTIME_DIR=str(self.runtime_dir),
             PATH=self.path,
+            SHELL="/bin/bash",
         )
         env.update(self.env)
         return env
@@ -350,6 +371,9 @@ class CodeServer:
             d.mkdir(parents=True, exist_ok=True)
         self.runtime_dir.chmod(0o700)
         (self.workspace / "notes.txt").write_text("Notes\n")
+        for name, text in self.home_files.items():
+            (self.home / name).parent.mkdir(parents=True, exist_ok=True)
+            (self.home / name).write_text(text)
         self.write_settings()
         self.install_extension()
         self.port = free_port()
@@ -474,8 +498,18 @@ class Window:
         self.page.goto(self.server.url(folder))
         self.page.wait_for_selector(".monaco-workbench", timeout=TIMEOUT_S * 1000)
         if ready:
+
+            def subscribed() -> Path | None:
+                new = next(iter(self.server.subscribed_logs() - before), None)
+                if new is None:  # say at once why it never will
+                    failed = [n for n in self.notifications() if "sidecar" in n]
+                    if failed:
+                        shot = self.shot("sidecar-failed")
+                        raise AssertionError(f"the sidecar did not start: {failed} ({shot})")
+                return new
+
             self.log = self.wait(
-                lambda: next(iter(self.server.subscribed_logs() - before), None),
+                subscribed,
                 "the extension's sidecar to subscribe (a new Hive log saying 'subscribed;')",
             )
 

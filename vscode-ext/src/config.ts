@@ -1,10 +1,16 @@
 /**
- * The extension's settings and how they start `hive-rpc lsp`. Pure logic, no
- * `vscode` import: src/extension.ts reads the settings and passes them here.
+ * The extension's settings and how they start `hive-rpc lsp`. No `vscode`
+ * import: src/extension.ts reads the settings and passes them here. Pure logic,
+ * but for `findOnPath` (reads the file system).
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 
 export interface HiveSettings {
-  /** `hive.pythonPath`: interpreter for `-m hive_rpc lsp` (default python3). */
+  /**
+   * `hive.pythonPath`: interpreter for `-m hive_rpc lsp`. Empty: `hive-rpc lsp`
+   * if `hive-rpc` is on PATH, else `python3 -m hive_rpc lsp`.
+   */
   pythonPath: string;
   /** `hive.command`: the full command that runs `hive-rpc lsp`; wins if set. */
   command: string | string[] | null;
@@ -83,18 +89,27 @@ export function splitCommandLine(line: string): string[] {
 
 /**
  * The command that starts the sidecar: `hive.command` if set (an array, or a
- * string split into words), else `<hive.pythonPath or python3> -m hive_rpc
- * lsp`; then `--socket PATH` if `hive.socket` is set.
+ * string split into words), else `<hive.pythonPath> -m hive_rpc lsp` if that is
+ * set, else `hive-rpc lsp` if `hive-rpc` is on PATH (`onPath` finds it; a pipx
+ * or venv install puts only the command there, not a `python3` that imports
+ * hive_rpc), else `python3 -m hive_rpc lsp`; then `--socket PATH` if
+ * `hive.socket` is set.
  */
-export function serverCommand(settings: Pick<HiveSettings, 'pythonPath' | 'command' | 'socket'>): ServerCommand {
+export function serverCommand(
+  settings: Pick<HiveSettings, 'pythonPath' | 'command' | 'socket'>,
+  onPath: (name: string) => string | undefined = findOnPath,
+): ServerCommand {
   let words: string[];
   const cmd = settings.command;
   if (Array.isArray(cmd) && cmd.length > 0) {
     words = cmd.map(String);
   } else if (typeof cmd === 'string' && cmd.trim() !== '') {
     words = splitCommandLine(cmd);
+  } else if (settings.pythonPath.trim() !== '') {
+    words = [settings.pythonPath.trim(), '-m', 'hive_rpc', 'lsp'];
   } else {
-    words = [settings.pythonPath.trim() || 'python3', '-m', 'hive_rpc', 'lsp'];
+    const hiveRpc = onPath('hive-rpc');
+    words = hiveRpc ? [hiveRpc, 'lsp'] : ['python3', '-m', 'hive_rpc', 'lsp'];
   }
   if (words.length === 0 || words[0] === '') {
     throw new Error('hive.command is empty');
@@ -104,6 +119,25 @@ export function serverCommand(settings: Pick<HiveSettings, 'pythonPath' | 'comma
     args.push('--socket', settings.socket.trim());
   }
   return { command: words[0], args };
+}
+
+/** The executable `name` in a directory of `PATH` (the extension host's), or undefined. */
+export function findOnPath(name: string, pathVar: string = process.env.PATH ?? ''): string | undefined {
+  for (const dir of pathVar.split(path.delimiter)) {
+    if (dir === '') {
+      continue;
+    }
+    const candidate = path.join(dir, name);
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      if (fs.statSync(candidate).isFile()) {
+        return candidate;
+      }
+    } catch {
+      // not there, or not executable: the next directory
+    }
+  }
+  return undefined;
 }
 
 /** Read the settings from a getter (vscode's WorkspaceConfiguration.get). */

@@ -3,8 +3,11 @@
  * countdown text, the prompt queue, schema fields, respond params, settings.
  */
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { describe, test } from 'node:test';
-import { serverCommand, splitCommandLine, readSettings } from '../src/config';
+import { findOnPath, serverCommand, splitCommandLine, readSettings } from '../src/config';
 import { countdownText, formatDuration, timeLeftText } from '../src/countdown';
 import { SwitchableHubClient } from '../src/hubClient';
 import type { PromptSchema } from '../src/protocol';
@@ -215,10 +218,18 @@ describe('respond params and errors', () => {
 
 describe('settings', () => {
   test('serverCommand: hive.command wins, else pythonPath -m hive_rpc lsp; --socket appended', () => {
-    assert.deepEqual(serverCommand({ pythonPath: '', command: null, socket: '' }), {
+    const nowhere = (): undefined => undefined;
+    assert.deepEqual(serverCommand({ pythonPath: '', command: null, socket: '' }, nowhere), {
       command: 'python3',
       args: ['-m', 'hive_rpc', 'lsp'],
     });
+    // No setting: hive-rpc from PATH when it is there (a pipx or venv install).
+    const pipx = (name: string): string | undefined => (name === 'hive-rpc' ? '/home/u/.local/bin/hive-rpc' : undefined);
+    assert.deepEqual(serverCommand({ pythonPath: '', command: null, socket: '/tmp/h.sock' }, pipx), {
+      command: '/home/u/.local/bin/hive-rpc',
+      args: ['lsp', '--socket', '/tmp/h.sock'],
+    });
+    assert.equal(serverCommand({ pythonPath: '/venv/bin/python', command: null, socket: '' }, pipx).command, '/venv/bin/python');
     assert.deepEqual(serverCommand({ pythonPath: '/venv/bin/python', command: null, socket: '/tmp/h.sock' }), {
       command: '/venv/bin/python',
       args: ['-m', 'hive_rpc', 'lsp', '--socket', '/tmp/h.sock'],
@@ -233,6 +244,24 @@ describe('settings', () => {
     });
     assert.deepEqual(serverCommand({ pythonPath: 'py', command: '  ', socket: '' }).command, 'py');
     assert.deepEqual(serverCommand({ pythonPath: 'py', command: [], socket: '' }).command, 'py');
+  });
+
+  test('findOnPath: the first executable file of that name in PATH', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hive-path-'));
+    try {
+      const notExec = path.join(dir, 'a');
+      const exec = path.join(dir, 'b');
+      fs.mkdirSync(notExec);
+      fs.writeFileSync(path.join(notExec, 'hive-rpc'), '');
+      fs.mkdirSync(exec);
+      fs.writeFileSync(path.join(exec, 'hive-rpc'), '#!/bin/sh\n', { mode: 0o755 });
+      fs.mkdirSync(path.join(dir, 'c', 'hive-rpc'), { recursive: true });
+      const pathVar = [path.join(dir, 'c'), notExec, '', exec].join(path.delimiter);
+      assert.equal(findOnPath('hive-rpc', pathVar), path.join(exec, 'hive-rpc'));
+      assert.equal(findOnPath('hive-rpc', notExec), undefined);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('splitCommandLine', () => {
