@@ -36,6 +36,20 @@ export const DEFAULT_SETTINGS: HiveSettings = {
   idleSeconds: 2,
 };
 
+/**
+ * The settings that make the sidecar's command line, read only when it starts:
+ * a change restarts it. Every other `hive.*` setting is read each time it is
+ * used (`timeoutSeconds`, `by`, `autoAsk`, `idleSeconds`) or followed by the
+ * language client (`trace.server`), so a change applies at once and the
+ * sidecar, its subscription and the open question stay as they are.
+ */
+export const RESTART_SETTINGS = ['hive.pythonPath', 'hive.command', 'hive.socket'] as const;
+
+/** Whether a configuration change (`affectsConfiguration`) touches a setting that needs a new sidecar. */
+export function restartNeeded(affects: (section: string) => boolean): boolean {
+  return RESTART_SETTINGS.some((section) => affects(section));
+}
+
 export interface ServerCommand {
   command: string;
   args: string[];

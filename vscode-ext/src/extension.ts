@@ -6,7 +6,7 @@
 import * as vscode from 'vscode';
 import { State } from 'vscode-languageclient/node';
 import type { LanguageClient } from 'vscode-languageclient/node';
-import { readSettings, serverCommand } from './config';
+import { readSettings, restartNeeded, serverCommand } from './config';
 import type { HiveSettings } from './config';
 import { SwitchableHubClient } from './hubClient';
 import { IdleTracker, watchEditorActivity } from './idle';
@@ -19,6 +19,7 @@ import type { ConnectionParams, HealthParams, PromptRecord, SubscribeResult } fr
 import { askParams, errorMessage } from './respond';
 import { commandLine, failureMessage, Sidecar } from './sidecar';
 import { HiveStatusBar } from './statusBar';
+import { TraceChannel } from './trace';
 import * as os from 'node:os';
 
 let client: LanguageClient | undefined;
@@ -28,6 +29,10 @@ let hub: SwitchableHubClient | undefined;
 let flow: PromptFlow | undefined;
 let output: vscode.LogOutputChannel | undefined;
 let statusBar: HiveStatusBar | undefined;
+/** The client's trace channel: `hive.trace.server` alone turns the trace on (src/trace.ts). */
+let trace: TraceChannel | undefined;
+/** The command line of the running sidecar: a settings change that leaves it as it is keeps the sidecar. */
+let startedLine: string | undefined;
 /** The error notifications' button that opens the "Hive" output channel. */
 const SHOW_LOG = 'Show Log';
 
@@ -59,13 +64,20 @@ async function startClient(): Promise<void> {
     void vscode.window.showErrorMessage(`Hive: ${errorMessage(err)}`);
     return;
   }
-  output.info(`starting ${commandLine(server.command, server.args)}`);
+  startedLine = commandLine(server.command, server.args);
+  output.info(`starting ${startedLine}`);
   const proc = new Sidecar();
-  const c = createLanguageClient(server, output, proc, () => {
-    if (client === c && proc.last) {
-      void reportFailure(failureMessage(proc.last, { crashes: proc.crashCount }));
-    }
-  });
+  const c = createLanguageClient(
+    server,
+    output,
+    proc,
+    () => {
+      if (client === c && proc.last) {
+        void reportFailure(failureMessage(proc.last, { crashes: proc.crashCount }));
+      }
+    },
+    trace,
+  );
   client = c;
   sidecar = proc;
   const hubRef = hub;
@@ -134,6 +146,27 @@ async function stopClient(): Promise<void> {
   proc?.kill();
 }
 
+/**
+ * `hive.pythonPath`, `hive.command` or `hive.socket` changed: a new sidecar,
+ * unless its command line is the same (`hive.pythonPath` while `hive.command`
+ * is set). Deferred questions stay deferred across the restart (PromptQueue).
+ */
+async function sidecarSettingsChanged(): Promise<void> {
+  let line: string | undefined;
+  try {
+    const server = serverCommand(settings());
+    line = commandLine(server.command, server.args);
+  } catch {
+    line = undefined; // startClient says what is wrong with it
+  }
+  if (client && line !== undefined && line === startedLine) {
+    output?.info(`settings changed; the sidecar's command is unchanged, kept: ${line}`);
+    return;
+  }
+  output?.info('a setting of the sidecar changed: restarting it');
+  await restartClient();
+}
+
 async function restartClient(): Promise<void> {
   await stopClient();
   await startClient();
@@ -173,6 +206,7 @@ async function askTest(): Promise<void> {
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel('Hive', { log: true });
+  trace = new TraceChannel(output);
   hub = new SwitchableHubClient();
   // Questions open on their own only once the human stopped typing (src/idle.ts).
   const idle = new IdleTracker(() => settings().idleSeconds);
@@ -190,6 +224,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const f = flow;
   context.subscriptions.push(
     output,
+    trace,
     idle,
     activity,
     flow,
@@ -221,9 +256,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         idle.recheck();
       }
     }),
+    // Only the settings the sidecar's command line is made of restart it; the
+    // others are read when used, and trace.server is followed by the client.
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('hive')) {
-        void restartClient();
+      if (restartNeeded((section) => e.affectsConfiguration(section))) {
+        void sidecarSettingsChanged();
       }
     }),
   );

@@ -35,7 +35,12 @@ export class LanguageClient {
     public readonly id: string,
     public readonly name: string,
     public readonly serverOptions: { command: string; args: string[]; transport: TransportKind },
-    public readonly clientOptions: { outputChannel: unknown; initializationOptions: unknown; documentSelector: unknown },
+    public readonly clientOptions: {
+      outputChannel: unknown;
+      traceOutputChannel?: unknown;
+      initializationOptions: unknown;
+      documentSelector: unknown;
+    },
   ) {
     LanguageClient.instances.push(this);
   }

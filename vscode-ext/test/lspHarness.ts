@@ -6,7 +6,11 @@
  * vscode-languageclient does, and agents are played by the `hive-rpc` CLI.
  *
  * Environment:
- * - HIVE_PYTHON: the interpreter (default `python3`). The repository root is
+ * - HIVE_PYTHON: the interpreter. Unset, the project's venv
+ *   (`REPO/.venv/bin/python`, what scripts/test-all.sh makes), and only
+ *   without one a `python3` on PATH, if it runs `hive_rpc lsp` (the system
+ *   Python usually lacks trio and the hub's other dependencies: using it
+ *   blindly failed with "No module named 'jeepney'"). The repository root is
  *   added to PYTHONPATH so `hive_rpc` imports from the checkout too.
  * - If `python -m hive_rpc lsp --help` fails, the tests FAIL, saying so.
  *   HIVE_ALLOW_MISSING_LSP=1 turns that into a skip (for a tree where the
@@ -34,7 +38,6 @@ import type { MessageConnection } from 'vscode-jsonrpc/node';
 import type { HubClient } from '../src/hubClient';
 import type { DismissParams, PromptRecord, SubscribeResult } from '../src/protocol';
 
-export const PYTHON = process.env.HIVE_PYTHON || 'python3';
 const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
 export const VIA_HUB_SOCKET = process.env.HIVE_TEST_TRANSPORT === 'hub-socket';
 export const TIMEOUT_MS = 20_000;
@@ -45,21 +48,56 @@ const baseEnv: NodeJS.ProcessEnv = {
   PYTHONUNBUFFERED: '1',
 };
 
-function lspAvailable(): { ok: boolean; why: string } {
-  if (VIA_HUB_SOCKET) {
-    return { ok: true, why: '' };
-  }
-  const r = spawnSync(PYTHON, ['-m', 'hive_rpc', 'lsp', '--help'], { env: baseEnv, encoding: 'utf8', timeout: 30_000 });
+/** Why `python -m hive_rpc lsp --help` fails, or null when it works. */
+function lspFails(python: string): string | null {
+  const r = spawnSync(python, ['-m', 'hive_rpc', 'lsp', '--help'], { env: baseEnv, encoding: 'utf8', timeout: 30_000 });
   if (r.status === 0) {
-    return { ok: true, why: '' };
+    return null;
   }
+  const why = (r.stderr || String(r.error ?? '')).trim().split('\n').slice(-3).join('\n');
+  return `"${python} -m hive_rpc lsp --help" failed (exit ${r.status}): ${why}`;
+}
+
+/**
+ * The interpreter for the tests, and why none works. Exported for its test:
+ * `env` is the environment, `exists` and `fails` stand for the file system
+ * and a run of `-m hive_rpc lsp --help`.
+ */
+export function pickPython(
+  env: NodeJS.ProcessEnv,
+  venvPython: string,
+  exists: (file: string) => boolean,
+  fails: (python: string) => string | null,
+): { python: string; ok: boolean; why: string } {
+  if (env.HIVE_PYTHON) {
+    const why = fails(env.HIVE_PYTHON);
+    return { python: env.HIVE_PYTHON, ok: why === null, why: why ? `HIVE_PYTHON: ${why}` : '' };
+  }
+  if (exists(venvPython)) {
+    const why = fails(venvPython);
+    return {
+      python: venvPython,
+      ok: why === null,
+      why: why ? `the project's venv: ${why}; reinstall it (.venv/bin/pip install -e '.[test]') or set HIVE_PYTHON` : '',
+    };
+  }
+  const why = fails('python3');
   return {
-    ok: false,
-    why: `"${PYTHON} -m hive_rpc lsp --help" failed (exit ${r.status}): ${(r.stderr || String(r.error ?? '')).trim()}`,
+    python: 'python3',
+    ok: why === null,
+    why: why
+      ? `no Python runs hive_rpc: HIVE_PYTHON is not set, ${venvPython} does not exist, and ${why}. ` +
+        `Make the venv (python3 -m venv .venv && .venv/bin/pip install -e '.[test]' in the repository) or set HIVE_PYTHON`
+      : '',
   };
 }
 
-export const lsp = lspAvailable();
+const picked = VIA_HUB_SOCKET
+  ? { python: process.env.HIVE_PYTHON || path.join(REPO_ROOT, '.venv', 'bin', 'python'), ok: true, why: '' }
+  : pickPython(process.env, path.join(REPO_ROOT, '.venv', 'bin', 'python'), fs.existsSync, lspFails);
+/** The interpreter that runs the hub, `hive-rpc lsp` and the CLI in these tests. */
+export const PYTHON = picked.python;
+export const lsp = { ok: picked.ok, why: picked.why };
 export const skip: string | false = !lsp.ok && process.env.HIVE_ALLOW_MISSING_LSP === '1' ? `hive-rpc lsp is missing: ${lsp.why}` : false;
 
 let dir = '';

@@ -56,6 +56,41 @@ export enum TreeItemCollapsibleState {
   Expanded = 2,
 }
 
+export enum LogLevel {
+  Off = 0,
+  Trace = 1,
+  Debug = 2,
+  Info = 3,
+  Warning = 4,
+  Error = 5,
+}
+
+/** A fake LogOutputChannel: `lines` holds what was written, `[level] text`. */
+export class FakeLogOutputChannel {
+  readonly lines: string[] = [];
+  logLevel = LogLevel.Info;
+  private readonly levelChange = new EventEmitter<LogLevel>();
+  readonly onDidChangeLogLevel = this.levelChange.event;
+  constructor(readonly name: string) {}
+  /** The user picks another level for the channel (the Output view's gear). */
+  setLogLevel(level: LogLevel): void {
+    this.logLevel = level;
+    this.levelChange.fire(level);
+  }
+  appendLine = (s: string): void => void this.lines.push(`[info] ${s}`);
+  append = (s: string): void => void this.lines.push(`[info] ${s}`);
+  info = (s: string): void => void this.lines.push(`[info] ${s}`);
+  warn = (s: string): void => void this.lines.push(`[warning] ${s}`);
+  error = (s: string | Error): void => void this.lines.push(`[error] ${String(s)}`);
+  debug = (s: string): void => void this.lines.push(`[debug] ${s}`);
+  trace = (s: string): void => void this.lines.push(`[trace] ${s}`);
+  replace(): void {}
+  clear(): void {}
+  show(): void {}
+  hide(): void {}
+  dispose(): void {}
+}
+
 export enum StatusBarAlignment {
   Left = 1,
   Right = 2,
@@ -244,6 +279,8 @@ export const mock = {
   quickPickAnswer: undefined as ((items: QuickPickItem[]) => QuickPickItem | undefined) | undefined,
   config: {} as Record<string, unknown>,
   outputChannels: [] as { name: string; options?: unknown }[],
+  /** The channels themselves, in the order of outputChannels. */
+  outputChannelObjects: [] as FakeLogOutputChannel[],
   treeProviders: new Map<string, unknown>(),
 
   reset(): void {
@@ -257,6 +294,7 @@ export const mock = {
     this.quickPickAnswer = undefined;
     this.config = {};
     this.outputChannels = [];
+    this.outputChannelObjects = [];
     this.treeProviders.clear();
   },
   /** The open (visible, not disposed) input box or quick pick, if any. */
@@ -303,9 +341,9 @@ export const window = {
   },
   createOutputChannel(name: string, options?: { log: true } | string) {
     mock.outputChannels.push({ name, options });
-    const lines: string[] = [];
-    const log = (s: string) => lines.push(s);
-    return { name, lines, appendLine: log, append: log, info: log, warn: log, error: log, debug: log, trace: log, show() {}, dispose() {} };
+    const channel = new FakeLogOutputChannel(name);
+    mock.outputChannelObjects.push(channel);
+    return channel;
   },
   registerTreeDataProvider(viewId: string, provider: unknown): Disposable {
     mock.treeProviders.set(viewId, provider);
