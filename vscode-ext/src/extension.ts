@@ -113,7 +113,9 @@ async function startClient(): Promise<void> {
         ? failureMessage(run, { reason: errorMessage(err) })
         : `Hive: the sidecar did not start: ${errorMessage(err)}`;
       output.error(text);
-      await reportFailure(text);
+      // Not awaited: activation (and every command of the extension, Show
+      // Sidecar Log included) would wait until the notification is closed.
+      void reportFailure(text);
     }
   }
 }
