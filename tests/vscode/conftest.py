@@ -132,6 +132,7 @@ def code_server(
         machine_settings=machine,
         path=editor_setup.path,
         home_files=editor_setup.home_files,
+        extra_vsix=editor_setup.extra_vsix,
     )
     try:
         server.start()

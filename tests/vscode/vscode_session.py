@@ -165,6 +165,8 @@ class EditorSetup:
     """Files to write into the private HOME (relative path: text), e.g. ``.profile``:
     the extension host's PATH is the one the user's login shell sets up (VS Code's
     server resolves it), not code-server's own."""
+    extra_vsix: list[Path] = field(default_factory=list)
+    """More ``.vsix`` files installed beside the extension (a test's probe extension)."""
 
 
 class Hub:
@@ -274,6 +276,7 @@ class CodeServer:
     path: str = SYSTEM_PATH
     env: dict[str, str] = field(default_factory=dict)
     home_files: dict[str, str] = field(default_factory=dict)
+    extra_vsix: list[Path] = field(default_factory=list)
     port: int = 0
     proc: subprocess.Popen[bytes] | None = None
 
@@ -347,6 +350,7 @@ class CodeServer:
                 str(self.extensions),
                 "--install-extension",
                 str(self.vsix),
+                *(a for v in self.extra_vsix for a in ("--install-extension", str(v))),
             ],
             env=self.environment(),
             capture_output=True,
