@@ -157,8 +157,15 @@ class EmacsSession(TmuxEmacs):
         )
 
     def eval(self, form: str) -> None:
-        """Evaluate FORM with M-: (the human's own command)."""
-        self.keys("M-:", form, "Enter")
+        """Evaluate FORM with M-: (the human's own command), one step at a time: the
+        prompt is seen to open and the form to be typed before Enter, so a loaded
+        machine cannot have the keys land anywhere else."""
+        self.keys("M-:")
+        self.wait_for(lambda _: self.minibuffer().startswith("Eval:"))
+        self.keys("-l", form)
+        self.wait_for(lambda _: form[-40:] in self.minibuffer())
+        self.keys("Enter")
+        self.wait_for(lambda _: not self.minibuffer().startswith("Eval:"))
 
     def close(self) -> None:
         self.kill_tmux()

@@ -128,7 +128,7 @@ def test_schema_fields_are_asked_one_after_another(emacs: EmacsSession) -> None:
 
 
 def test_list_buffer_answers_with_ret(emacs: EmacsSession) -> None:
-    emacs.keys("M-:", "(setq hive-rpc-auto-ask nil)", "Enter")
+    emacs.eval("(setq hive-rpc-auto-ask nil)")
     prompt_id = emacs.ask("Pick a colour", "--agent", "painter", "--timeout", "600")
     emacs.wait_for(lambda screen: "hive:1" in screen)
     # Announced, without promising to open by itself.
@@ -136,8 +136,8 @@ def test_list_buffer_answers_with_ret(emacs: EmacsSession) -> None:
     assert "opens when you pause" not in emacs.minibuffer()
     emacs.keys("M-x", "hive-rpc-list", "Enter")
     emacs.wait_for(lambda screen: "painter" in screen and "Pick a colour" in screen)
-    emacs.keys("M-:", '(pop-to-buffer "*hive-rpc*")', "Enter", "M-<")
-    emacs.keys("Enter")
+    emacs.eval('(pop-to-buffer "*hive-rpc*")')
+    emacs.keys("M-<", "Enter")
     emacs.wait_prompt("[painter] Pick a colour (C-c")
     emacs.keys("teal", "Enter")
     emacs.wait_for(lambda _: emacs.cli("poll", prompt_id).returncode == 0)
