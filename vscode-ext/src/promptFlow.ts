@@ -185,7 +185,7 @@ export class PromptFlow implements vscode.Disposable {
     this.announced.delete(params.id);
     if (this.session?.id === params.id) {
       if (!this.ours.has(params.id) && !this.session.sending) {
-        void vscode.window.showInformationMessage(dismissMessage(params));
+        void vscode.window.showInformationMessage(plain(dismissMessage(params)));
       }
       // The session's end asks the next prompt.
       this.session.step?.close({ kind: 'dismissed' });
@@ -255,9 +255,9 @@ export class PromptFlow implements vscode.Disposable {
         if (this.session?.id === id) {
           this.session.step?.close({ kind: 'dismissed' });
         }
-        void vscode.window.showInformationMessage(`Hive: ${errorMessage(err)}`);
+        void vscode.window.showInformationMessage(plain(`Hive: ${errorMessage(err)}`));
       } else {
-        void vscode.window.showErrorMessage(`Hive: cancel refused: ${errorMessage(err)}`);
+        void vscode.window.showErrorMessage(plain(`Hive: cancel refused: ${errorMessage(err)}`));
       }
     } finally {
       this.ours.delete(id);
@@ -273,9 +273,9 @@ export class PromptFlow implements vscode.Disposable {
     }
     const now = this.now();
     const items = records.map((r) => ({
-      label: `${r.urgent ? '$(warning) ' : ''}${r.agent_id}`,
+      label: `${r.urgent ? '$(warning) ' : ''}${plain(r.agent_id)}`,
       description: timeLeftText(r, now, this.queue.get(r.id)?.typed),
-      detail: r.question,
+      detail: plain(r.question),
       id: r.id,
     }));
     const picked = await vscode.window.showQuickPick(items, {
@@ -360,7 +360,7 @@ export class PromptFlow implements vscode.Disposable {
     this.session = session;
     this.queue.undefer(session.id);
     void this.run(session, entry).catch((err) => {
-      void vscode.window.showErrorMessage(`Hive: ${errorMessage(err)}`);
+      void vscode.window.showErrorMessage(plain(`Hive: ${errorMessage(err)}`));
       if (this.session === session) {
         this.session = undefined;
       }
@@ -418,15 +418,15 @@ export class PromptFlow implements vscode.Disposable {
       switch (classifyRespondError(err)) {
         case 'invalid':
           this.queue.setRetry(id, message, answer);
-          void vscode.window.showWarningMessage(`Hive: answer refused: ${message}`);
+          void vscode.window.showWarningMessage(plain(`Hive: answer refused: ${message}`));
           break;
         case 'gone':
           this.queue.remove(id);
-          void vscode.window.showInformationMessage(`Hive: ${message}`);
+          void vscode.window.showInformationMessage(plain(`Hive: ${message}`));
           break;
         default:
           this.queue.defer(id);
-          void vscode.window.showErrorMessage(`Hive: the answer was not sent: ${message}`);
+          void vscode.window.showErrorMessage(plain(`Hive: the answer was not sent: ${message}`));
       }
     } finally {
       session.sending = false;

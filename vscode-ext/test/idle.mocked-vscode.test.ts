@@ -266,6 +266,19 @@ describe("the input box's message", () => {
     flow.dispose();
   });
 
+  test('nor can a name in a notification (who answered, in the dismiss message)', () => {
+    mock.reset();
+    const hub = new FakeHub();
+    const flow = new PromptFlow(hub, undefined, { now: new Clock().now, timers: new FakeTimers() });
+    const r = record(new Clock());
+    hub.emit('hive/prompt', r);
+    hub.emit('hive/dismiss', { id: r.id, status: 'responded', by: '[ok](command:evil)', action: 'accept' });
+    assert.equal(mock.messages.length, 1);
+    assert.doesNotMatch(mock.messages[0].text, /\]\(/);
+    assert.match(mock.messages[0].text, /answered by \[ok\]\u200b\(command:evil\)/);
+    flow.dispose();
+  });
+
   test('agent text cannot become an icon or a command link', () => {
     const text = plain('run $(terminal) [here](command:workbench.action.terminal.sendSequence?x)');
     assert.doesNotMatch(text, /\$\(/);
