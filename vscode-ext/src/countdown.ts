@@ -67,6 +67,30 @@ export function countdownText(
   return `${formatDuration(secondsLeft(record, now))} left`;
 }
 
+/**
+ * A duration to the minute, for the pending view: `<1m`, `14m` (whole minutes
+ * rounded up, so `1m` until less than a minute is left), `2h05m`, `3d04h`
+ * (hours rounded up). Its text changes once a minute, not every second: each
+ * change redraws the row, and a click that lands on a row being redrawn is
+ * lost (a real VS Code lost one of 12 Withdraw clicks made at a person's pace
+ * to once-a-second row updates).
+ */
+export function formatMinutes(seconds: number): string {
+  const s = Math.max(0, seconds);
+  if (s < 60) {
+    return '<1m';
+  }
+  const m = Math.ceil(s / 60);
+  if (m < 60) {
+    return `${m}m`;
+  }
+  if (m < 24 * 60) {
+    return `${Math.floor(m / 60)}h${pad(m % 60)}m`;
+  }
+  const h = Math.ceil(s / 3600);
+  return `${Math.floor(h / 24)}d${pad(h % 24)}h`;
+}
+
 /** What the pending view and Show Pending say once someone has started typing an answer. */
 export const TYPING_TEXT = 'typing: countdown stopped';
 /** What they say for a question asked without a timeout. */
@@ -74,7 +98,8 @@ export const NO_LIMIT_TEXT = 'no time limit';
 
 /**
  * The time a pending question has, as the pending view and "Show Pending
- * Prompts" show it: `4m55s left` while its countdown runs, `typing: countdown
+ * Prompts" show it: `4m55s left` while its countdown runs (`5m left` in the
+ * view's rows), `typing: countdown
  * stopped` once someone (here or in another editor: `typing_at`) started
  * typing, `no time limit` when the agent gave no timeout. Neither of the last
  * two counts down to the hub's hard maximum lifetime (a day by default): a
@@ -84,9 +109,15 @@ export function timeLeftText(
   record: Pick<PromptRecord, 'timeout_s' | 'typing_at' | 'deadline_at'>,
   now: number,
   typed = false,
+  /** To the minute (`14m left`, formatMinutes), for the pending view's rows. */
+  toTheMinute = false,
 ): string {
   if (typeof record.typing_at === 'number' || typed) {
     return TYPING_TEXT;
   }
-  return countdownText(record, now) ?? NO_LIMIT_TEXT;
+  if (!hasCountdown(record)) {
+    return NO_LIMIT_TEXT;
+  }
+  const left = secondsLeft(record, now);
+  return `${toTheMinute ? formatMinutes(left) : formatDuration(left)} left`;
 }

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { findOnPath, serverCommand, splitCommandLine, readSettings } from '../src/config';
-import { countdownText, formatDuration, timeLeftText } from '../src/countdown';
+import { countdownText, formatDuration, formatMinutes, timeLeftText } from '../src/countdown';
 import { SwitchableHubClient } from '../src/hubClient';
 import type { PromptSchema } from '../src/protocol';
 import { PromptQueue } from '../src/queue';
@@ -47,10 +47,23 @@ describe('countdown', () => {
     assert.equal(timeLeftText(r, clock.t), '10s left');
   });
 
+  test('formatMinutes: to the minute, rounded up; under a minute', () => {
+    assert.equal(formatMinutes(0), '<1m');
+    assert.equal(formatMinutes(59.9), '<1m');
+    assert.equal(formatMinutes(60), '1m');
+    assert.equal(formatMinutes(61), '2m');
+    assert.equal(formatMinutes(295), '5m');
+    assert.equal(formatMinutes(3600), '1h00m');
+    assert.equal(formatMinutes(3601), '1h01m');
+    assert.equal(formatMinutes(86399), '1d00h');
+    assert.equal(formatMinutes(90000), '1d01h');
+  });
+
   test('timeLeftText: a countdown, "no time limit", or stopped by typing here or elsewhere', () => {
     const clock = new Clock();
     const r = record(clock, { created_at: clock.t, timeout_s: 300 });
     assert.equal(timeLeftText(r, clock.t + 5), '4m55s left');
+    assert.equal(timeLeftText(r, clock.t + 5, false, true), '5m left');
     // No "1d00h left" (the hub's maximum lifetime) for a question without a timeout.
     const free = record(clock, { created_at: clock.t, timeout_s: null });
     assert.equal(free.deadline_at, free.max_deadline_at);

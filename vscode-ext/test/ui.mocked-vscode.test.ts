@@ -548,7 +548,7 @@ describe('status bar and pending view', () => {
     assert.deepEqual(children, [a.id, b.id]);
     const item = view.getTreeItem(children[0]) as unknown as TreeItem;
     assert.equal(item.label, 'deployer: Deploy build 412?');
-    assert.equal(item.description, '4m55s left');
+    assert.equal(item.description, '5m left');
     assert.equal(item.contextValue, 'hivePrompt');
     assert.deepEqual(item.command, { command: 'hive.answerPrompt', title: 'Answer', arguments: [a.id] });
     const urgent = view.getTreeItem(children[1]) as unknown as TreeItem;

@@ -99,7 +99,7 @@ describe('Hive: Pending view refreshes', () => {
     fired = watch(view);
   });
 
-  test('the countdown refreshes only the rows whose text changed, never the whole tree', () => {
+  test('the countdown, to the minute, refreshes only the rows whose text changed, never the whole tree', () => {
     const counting = record(clock, { created_at: clock.t, timeout_s: 300 });
     const free = record(clock, { created_at: clock.t, timeout_s: null });
     const hours = record(clock, { created_at: clock.t, timeout_s: 7200 });
@@ -108,26 +108,32 @@ describe('Hive: Pending view refreshes', () => {
     }
     assert.deepEqual(fired, ['all', 'all', 'all']);
     let rows = render(view);
-    assert.equal(rows.get(counting.id)?.description, '5m00s left');
+    assert.equal(rows.get(counting.id)?.description, '5m left');
     assert.equal(rows.get(free.id)?.description, 'no time limit');
     assert.equal(rows.get(hours.id)?.description, '2h00m left');
     assert.equal(timers.active.size, 1);
     fired.length = 0;
+    // Seconds pass: no row's text changes, nothing is redrawn.
+    for (let i = 0; i < 59; i++) {
+      clock.advance(1);
+      timers.tick();
+    }
+    assert.deepEqual(fired, [], 'no redraw while the minute stays the same');
     clock.advance(1);
     timers.tick();
-    // 2h00m -> 1h59m changes too (ceil): both counting rows, not the free one.
+    // A minute is gone: both counting rows, once, not the free one.
     assert.deepEqual(fired, [[counting.id, hours.id]]);
     rows = render(view);
-    assert.equal(rows.get(counting.id)?.description, '4m59s left');
+    assert.equal(rows.get(counting.id)?.description, '4m left');
+    assert.equal(rows.get(hours.id)?.description, '1h59m left');
     fired.length = 0;
     clock.advance(1);
     timers.tick();
-    assert.deepEqual(fired, [[counting.id]], 'only the row whose text changed');
-    render(view);
-    fired.length = 0;
-    clock.advance(0.2);
+    assert.deepEqual(fired, []);
+    clock.advance(240 - 1 - 1);
     timers.tick();
-    assert.deepEqual(fired, [], 'nothing when no text changed');
+    rows = render(view);
+    assert.equal(rows.get(counting.id)?.description, '<1m left');
   });
 
   test('no timer without a countdown; it stops when typing stops the last one', () => {
@@ -178,7 +184,7 @@ describe('hive/update through the prompt flow', () => {
     const box = mock.open();
     assert.ok(box instanceof FakeInputBox);
     assert.match(box.placeholder ?? box.prompt ?? '', /5m00s left/);
-    assert.equal((view.getTreeItem(r.id) as unknown as TreeItem).description, '5m00s left');
+    assert.equal((view.getTreeItem(r.id) as unknown as TreeItem).description, '5m left');
     hub.emit('hive/update', { ...r, typing_at: clock.t + 1, deadline_at: r.max_deadline_at });
     assert.doesNotMatch(`${box.placeholder} ${box.prompt} ${box.title}`, /left/);
     assert.equal((view.getTreeItem(r.id) as unknown as TreeItem).description, 'typing: countdown stopped');
