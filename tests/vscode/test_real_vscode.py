@@ -1,9 +1,12 @@
 """The extension in a real VS Code (code-server 4.100.3 + headless Chromium), against a
 real hub, looked at and typed into as a person does; the agent's side is the
 ``hive-rpc`` CLI. Settings: ``hive.pythonPath`` (Machine settings) and ``hive.socket``,
-no ``hive-rpc`` on PATH (conftest.editor_setup). Questions open on their own once the
-window is idle (``hive.idleSeconds``) or with Hive: Answer Next Prompt; nothing is typed
-before a question is open. Screenshots and logs: $HIVE_ARTIFACTS/vscode/test_real_vscode.
+no ``hive-rpc`` on PATH. Questions open on their own once the window is idle
+(``hive.idleSeconds``, default) or with Hive: Answer Next Prompt; nothing is typed before
+a question is open. ``hive.openGraceSeconds`` is 0 here: these tests answer as soon as a
+box is open, where a person would first read it (keys in that first moment go back to
+the editor: test_vscode_keyboard.py tests that). Screenshots and logs:
+$HIVE_ARTIFACTS/vscode/test_real_vscode.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ import json
 import sys
 from collections.abc import Callable
 
-from vscode_session import Hub, Window
+import pytest
+from vscode_session import EditorSetup, Hub, Window
 
 SCHEMA = {
     "type": "object",
@@ -23,6 +27,13 @@ SCHEMA = {
     },
     "required": ["service", "env", "replicas"],
 }
+
+
+@pytest.fixture(scope="module")
+def editor_setup() -> EditorSetup:
+    return EditorSetup(
+        machine={"hive.pythonPath": sys.executable}, user={"hive.openGraceSeconds": 0}
+    )
 
 
 def test_the_sidecar_starts_with_hive_python_path(window: Window, vscode_hub: Hub) -> None:
@@ -196,14 +207,16 @@ def test_the_hub_killed_and_back_the_open_box_survives(window: Window, vscode_hu
     ask_id = vscode_hub.ask("Survive a crash?", "--timeout", "600")
     window.wait_quick_input("Survive a crash?")
     window.type_human("yes, ")
-    vscode_hub.kill()
-    window.wait(
-        lambda: "lost" in window.status_tooltip() or None,
-        "the status bar to say the hub is lost",
-    )
-    window.shot("hub-lost")
-    assert window.quick_input() is not None, "the open box closed with the hub"
-    vscode_hub.start()
+    with vscode_hub.down():  # SIGKILL, and no other hub meanwhile
+        window.wait(
+            lambda: "lost" in window.status_tooltip() or None,
+            "the status bar to say the hub is lost",
+        )
+        window.shot("hub-lost")
+        box = window.quick_input()
+        assert box is not None, "the open box closed with the hub"
+        assert box.value == "yes, ", box
+    vscode_hub.start()  # on the same data dir: the question is still pending there
     window.wait(
         lambda: ("lost" not in window.status_tooltip() and window.status_text() == "1") or None,
         "the status bar to count the question again once the hub is back",

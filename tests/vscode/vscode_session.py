@@ -41,6 +41,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
+from hive_rpc.paths import HubLock
+
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
@@ -211,9 +213,34 @@ class Hub:
         os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
 
+    @contextlib.contextmanager
+    def down(self) -> Iterator[None]:
+        """The hub SIGKILLed and kept down for the block: its socket's lock is held here,
+        so nothing takes its place meanwhile (a sidecar starts a hub 0.5 s after losing
+        one, on its own default data dir). Call ``start`` after the block."""
+        self.kill()
+        lock = HubLock(self.lock_path())
+        wait_for(lock.acquire, "the killed hub's socket lock to be free")
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def lock_path(self) -> Path:
+        return self.socket.with_name(self.socket.name + ".lock")
+
     def stop(self) -> None:
+        """Stop the hub, and any other that serves its socket by now (one a sidecar
+        started while this one was down runs detached, outside every process group)."""
         if self.proc is not None:
             stop_group(self.proc)
+        status = self.cli("status", "--json", timeout=30)
+        if status.returncode == 0:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(json.loads(status.stdout)["pid"]), signal.SIGTERM)
+            lock = HubLock(self.lock_path())
+            wait_for(lock.acquire, "the stray hub on this socket to exit")
+            lock.release()
 
     def cli(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """``hive-rpc ARGS --socket S --no-start``, as a person types it in a shell."""
