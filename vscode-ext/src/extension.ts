@@ -9,7 +9,7 @@ import type { LanguageClient } from 'vscode-languageclient/node';
 import { readSettings, restartNeeded, serverCommand } from './config';
 import type { HiveSettings } from './config';
 import { SwitchableHubClient } from './hubClient';
-import { IdleTracker, watchEditorActivity } from './idle';
+import { IdleTracker, openGraceSeconds, watchEditorActivity } from './idle';
 import { createLanguageClient, hubClientOf } from './languageClient';
 import { registerHumanInputTool } from './lmTool';
 import { PendingTreeProvider, promptIdOf } from './pendingView';
@@ -213,7 +213,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // Questions open on their own only once the human stopped typing (src/idle.ts).
   const idle = new IdleTracker(() => settings().idleSeconds);
   const activity = watchEditorActivity(idle, { window: vscode.window, workspace: vscode.workspace });
-  flow = new PromptFlow(hub, undefined, { by: answeredBy, autoAsk: () => settings().autoAsk, idle });
+  flow = new PromptFlow(hub, undefined, {
+    by: answeredBy,
+    autoAsk: () => settings().autoAsk,
+    idle,
+    openGrace: () =>
+      openGraceSeconds(settings().idleSeconds, vscode.workspace.getConfiguration('hive').get('openGraceSeconds')),
+  });
   const bar = new HiveStatusBar(flow.queue);
   statusBar = bar;
   const connection = hub.onNotification<ConnectionParams>(Notification.connection, (p) =>

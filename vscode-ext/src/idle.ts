@@ -27,6 +27,8 @@ export interface Idleness {
   isIdle(): boolean;
   /** Run `fn` once the human is idle (at once, synchronously, if idle now). */
   whenIdle(fn: () => void): Disposable;
+  /** The human did something the editor's events do not show (keys in a closed box). */
+  activity(): void;
 }
 
 const realTimers: IdleTimers = {
@@ -128,6 +130,20 @@ export class IdleTracker implements Idleness, Disposable {
       fn();
     }
   }
+}
+
+/**
+ * The opening moment (`hive.openGraceSeconds`, default 1): the seconds after a
+ * question opened by itself during which a key goes back to the editor. Off
+ * when `hive.idleSeconds` is 0: a question that opens at once by choice would
+ * close again at every key.
+ */
+export function openGraceSeconds(idleSeconds: number, setting: unknown): number {
+  if (!(idleSeconds > 0)) {
+    return 0;
+  }
+  const n = Number(setting);
+  return setting !== undefined && setting !== null && Number.isFinite(n) && n >= 0 ? n : 1;
 }
 
 /** The parts of `vscode.window` and `vscode.workspace` that show activity. */

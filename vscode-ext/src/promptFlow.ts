@@ -12,7 +12,9 @@
  *   answered or closed elsewhere (-32002, -32003) is dropped;
  * - the keyboard stays the human's: a new prompt opens on its own only once
  *   the human has been idle (src/idle.ts); until then it is announced in a
- *   notification with an "Answer" button, which does not take focus.
+ *   notification with an "Answer" button, which does not take focus. Keys in
+ *   the first moment of a box that opened by itself (`hive.openGraceSeconds`)
+ *   were meant for the editor: they go back to it, and the box closes.
  */
 import * as vscode from 'vscode';
 import { countdownText, nowSeconds, timeLeftText } from './countdown';
@@ -46,14 +48,17 @@ type StepResult =
   | { kind: 'omit' }
   | { kind: 'defer' }
   | { kind: 'decline' }
-  | { kind: 'dismissed' };
+  | { kind: 'dismissed' }
+  | { kind: 'grace' };
 
 /** How a whole prompt ended. */
 type Outcome =
   | { kind: 'answer'; answer: unknown }
   | { kind: 'defer' }
   | { kind: 'decline' }
-  | { kind: 'dismissed' };
+  | { kind: 'dismissed' }
+  /** A key in the opening moment: given back to the editor; asked again at the next pause. */
+  | { kind: 'grace' };
 
 interface Timers {
   setInterval(fn: () => void, ms: number): unknown;
@@ -71,10 +76,13 @@ export interface PromptFlowOptions {
   autoAsk?: boolean | (() => boolean);
   /** Whether the human is idle (default: always, as with `hive.idleSeconds` 0). */
   idle?: Idleness;
+  /** Seconds after a prompt opened by itself during which a key is not an answer (default 0: off). */
+  openGrace?: () => number;
 }
 
 const ALWAYS_IDLE: Idleness = {
   isIdle: () => true,
+  activity: () => undefined,
   whenIdle: (fn) => {
     fn();
     return { dispose: () => undefined };
@@ -95,6 +103,14 @@ interface Session {
   step?: OpenStep;
   /** An answer, decline or cancel is on its way to the hub. */
   sending: boolean;
+  /** It opened by itself (not asked for): its first moment is not for answering. */
+  auto: boolean;
+  /** When it opened (float seconds, `now()`). */
+  openedAt: number;
+  /** The editor the human was in when it opened by itself: where early keys go back. */
+  target?: vscode.TextEditor;
+  /** Keys of the opening moment are being given back: the box takes no more. */
+  givingBack: boolean;
 }
 
 export const DECLINE_TOOLTIP = 'Decline: tell the agent no answer will come';
@@ -116,6 +132,7 @@ export class PromptFlow implements vscode.Disposable {
   private readonly timers: Timers;
   private readonly autoAsk: () => boolean;
   private readonly idle: Idleness;
+  private readonly openGrace: () => number;
   /** Waiting for the human to be idle before asking on our own. */
   private idleWait: Disposable | undefined;
   /** Prompts already announced in a notification (kept across a sidecar restart). */
@@ -138,6 +155,7 @@ export class PromptFlow implements vscode.Disposable {
     const autoAsk = options.autoAsk ?? true;
     this.autoAsk = typeof autoAsk === 'function' ? autoAsk : () => autoAsk;
     this.idle = options.idle ?? ALWAYS_IDLE;
+    this.openGrace = options.openGrace ?? (() => 0);
     this.declineButton = { iconPath: new vscode.ThemeIcon('circle-slash'), tooltip: DECLINE_TOOLTIP };
     this.subscriptions.push(
       client.onNotification<PromptRecord>(Notification.prompt, (p) => this.onPrompt(p)),
@@ -316,7 +334,7 @@ export class PromptFlow implements vscode.Disposable {
       return;
     }
     if (this.idle.isIdle()) {
-      this.askNext(false);
+      this.askNext(false, true);
       return;
     }
     this.idleWait ??= this.idle.whenIdle(() => {
@@ -343,7 +361,7 @@ export class PromptFlow implements vscode.Disposable {
   }
 
   /** Ask the next prompt; returns false if none is waiting. */
-  private askNext(includeDeferred: boolean): boolean {
+  private askNext(includeDeferred: boolean, auto = false): boolean {
     if (this.session) {
       return true;
     }
@@ -351,12 +369,19 @@ export class PromptFlow implements vscode.Disposable {
     if (!entry) {
       return false;
     }
-    this.ask(entry);
+    this.ask(entry, auto);
     return true;
   }
 
-  private ask(entry: QueueEntry): void {
-    const session: Session = { id: entry.record.id, sending: false };
+  private ask(entry: QueueEntry, auto = false): void {
+    const session: Session = {
+      id: entry.record.id,
+      sending: false,
+      auto,
+      openedAt: this.now(),
+      target: auto ? vscode.window.activeTextEditor : undefined,
+      givingBack: false,
+    };
     this.session = session;
     this.queue.undefer(session.id);
     void this.run(session, entry).catch((err) => {
@@ -375,6 +400,14 @@ export class PromptFlow implements vscode.Disposable {
     const id = session.id;
     switch (outcome.kind) {
       case 'dismissed':
+        break;
+      case 'grace':
+        // Not deferred: it opens again at the human's next pause.
+        this.idle.activity();
+        vscode.window.setStatusBarMessage(
+          'Hive: your keys went to your editor; the question waits for your next pause',
+          5000,
+        );
         break;
       case 'defer':
         if (this.queue.has(id)) {
@@ -578,6 +611,49 @@ export class PromptFlow implements vscode.Disposable {
     return title;
   }
 
+  /** Within the first moment of a prompt that opened by itself: keys are not answers. */
+  private inGrace(session: Session): boolean {
+    const grace = Number(this.openGrace());
+    return session.auto && Number.isFinite(grace) && grace > 0 && this.now() - session.openedAt < grace;
+  }
+
+  /**
+   * A key in the opening moment was meant for the editor the human was typing
+   * in: put what the box got there (and a line break for Enter), then close
+   * the box without answering or deferring. The text is inserted before the
+   * box closes, and again while more keys arrive, so the keys stay in order.
+   */
+  private async giveBack(
+    session: Session,
+    ui: { value: string },
+    extra: string,
+    finish: (result: StepResult) => void,
+  ): Promise<void> {
+    session.givingBack = true;
+    const target = session.target;
+    let sent = '';
+    try {
+      for (;;) {
+        const want = ui.value + extra;
+        if (want.length <= sent.length || !want.startsWith(sent) || !target || target.document.isClosed) {
+          break;
+        }
+        const more = want.slice(sent.length);
+        sent = want;
+        const ok = await target.edit((b) => {
+          for (const selection of target.selections) {
+            b.replace(selection, more);
+          }
+        });
+        if (!ok) {
+          break;
+        }
+      }
+    } finally {
+      finish({ kind: 'grace' });
+    }
+  }
+
   /** Send `hive/typing` once, on the first keystroke; stops the countdown. */
   private typed(entry: QueueEntry): void {
     if (this.queue.markTyped(entry.record.id)) {
@@ -635,6 +711,13 @@ export class PromptFlow implements vscode.Disposable {
       }
       disposables.push(
         box.onDidChangeValue((text) => {
+          if (session.givingBack) {
+            return;
+          }
+          if (this.inGrace(session)) {
+            void this.giveBack(session, box, '', finish);
+            return;
+          }
           if (!entry.typed) {
             this.typed(entry);
             render();
@@ -647,6 +730,13 @@ export class PromptFlow implements vscode.Disposable {
           }
         }),
         box.onDidAccept(() => {
+          if (session.givingBack) {
+            return;
+          }
+          if (this.inGrace(session)) {
+            void this.giveBack(session, box, '\n', finish);
+            return;
+          }
           if (!opts.parse) {
             finish({ kind: 'value', value: box.value });
             return;
@@ -665,7 +755,7 @@ export class PromptFlow implements vscode.Disposable {
             finish({ kind: 'decline' });
           }
         }),
-        box.onDidHide(() => finish({ kind: 'defer' })),
+        box.onDidHide(() => finish(this.inGrace(session) ? { kind: 'grace' } : { kind: 'defer' })),
       );
       box.show();
     });
@@ -716,12 +806,26 @@ export class PromptFlow implements vscode.Disposable {
       const valueOf = (item: T): unknown => (opts.selectValue ? opts.selectValue(item) : item.label);
       disposables.push(
         pick.onDidChangeValue(() => {
+          if (session.givingBack) {
+            return;
+          }
+          if (this.inGrace(session)) {
+            void this.giveBack(session, pick, '', finish);
+            return;
+          }
           if (!entry.typed) {
             this.typed(entry);
             render();
           }
         }),
         pick.onDidAccept(() => {
+          if (session.givingBack) {
+            return;
+          }
+          if (this.inGrace(session)) {
+            void this.giveBack(session, pick, '\n', finish);
+            return;
+          }
           if (pick.canSelectMany) {
             const values = pick.selectedItems.map(valueOf);
             const bad = opts.validateMany?.(values) ?? null;
@@ -743,7 +847,7 @@ export class PromptFlow implements vscode.Disposable {
             finish({ kind: 'decline' });
           }
         }),
-        pick.onDidHide(() => finish({ kind: 'defer' })),
+        pick.onDidHide(() => finish(this.inGrace(session) ? { kind: 'grace' } : { kind: 'defer' })),
       );
       pick.show();
     });
@@ -806,6 +910,7 @@ function toOutcome(r: StepResult): Outcome {
     case 'defer':
     case 'decline':
     case 'dismissed':
+    case 'grace':
       return { kind: r.kind };
     default:
       throw new Error(`unexpected step result ${r.kind}`);

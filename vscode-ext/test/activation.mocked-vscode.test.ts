@@ -18,7 +18,8 @@ import { changeConfig, FakeInputBox, mock } from './vscode-mock';
 test('activate wires the client, commands, status bar, view and restarts on hive.* changes', async () => {
   mock.reset();
   LanguageClient.instances = [];
-  mock.config = { 'hive.pythonPath': '/venv/bin/python', 'hive.by': 'carol' };
+  // No opening moment: this test types into the box the instant it opens.
+  mock.config = { 'hive.pythonPath': '/venv/bin/python', 'hive.by': 'carol', 'hive.openGraceSeconds': 0 };
   const context = { subscriptions: [] as { dispose(): void }[] };
   await extension.activate(context as never);
 

@@ -8,11 +8,18 @@
 import './register-vscode-mock';
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
-import { IdleTracker, watchEditorActivity } from '../src/idle';
+import { IdleTracker, openGraceSeconds, watchEditorActivity } from '../src/idle';
 import type { ActivitySources } from '../src/idle';
 import { ANSWER_BUTTON, inputMessage, plain, PromptFlow } from '../src/promptFlow';
 import { Clock, FakeHub, FakeTimers, record, settle } from './helpers';
-import { EventEmitter, FakeInputBox, InputBoxValidationSeverity, mock } from './vscode-mock';
+import {
+  EventEmitter,
+  FakeInputBox,
+  FakeQuickPick,
+  InputBoxValidationSeverity,
+  mock,
+  window as mockWindow,
+} from './vscode-mock';
 
 /** setTimeout on a fake millisecond clock: `advance` runs what came due. */
 class FakeTimeouts {
@@ -238,6 +245,106 @@ describe('PromptFlow waits for the human to be idle', () => {
     t.advance(5000);
     assert.equal(mock.open(), undefined);
     flow.dispose();
+  });
+});
+
+/** A text editor whose edits are recorded (what the opening moment gives back). */
+function fakeEditor() {
+  const inserted: string[] = [];
+  const editor = {
+    document: { isClosed: false, uri: { scheme: 'file' } },
+    selections: [{ anchor: 0 }],
+    edit(build: (b: { replace(sel: unknown, text: string): void }) => void): Promise<boolean> {
+      build({ replace: (_sel, text) => inserted.push(text) });
+      return Promise.resolve(true);
+    },
+  };
+  return { editor, inserted };
+}
+
+describe('the opening moment (hive.openGraceSeconds)', () => {
+  let hub: FakeHub;
+  let clock: Clock;
+  let t: FakeTimeouts;
+  let idle: IdleTracker;
+  let flow: PromptFlow;
+  beforeEach(() => {
+    mock.reset();
+    hub = new FakeHub();
+    clock = new Clock();
+    t = new FakeTimeouts();
+    idle = new IdleTracker(() => 2, t.clock, t);
+    flow = new PromptFlow(hub, undefined, {
+      by: () => 'alice',
+      now: clock.now,
+      timers: new FakeTimers(),
+      idle,
+      openGrace: () => 1,
+    });
+  });
+
+  test('a key just after it opened by itself goes back to the editor; it reopens at the next pause', async () => {
+    const { editor, inserted } = fakeEditor();
+    mockWindow.activeTextEditor = editor;
+    const r = record(clock, { question: 'Which branch?' });
+    hub.emit('hive/prompt', r);
+    const box = mock.open() as FakeInputBox;
+    box.type('b');
+    box.type('r');
+    await settle();
+    assert.deepEqual(inserted.join(''), 'br', 'the keys went to the editor, in order');
+    assert.equal(mock.open(), undefined, 'the box closed');
+    assert.deepEqual(hub.notifications, [], 'no hive/typing: nothing was typed into the question');
+    assert.deepEqual(hub.requests, []);
+    assert.equal(flow.queue.get(r.id)?.deferred, false, 'not deferred');
+    assert.match(mock.statusMessages[0], /your keys went to your editor/);
+    // The human goes on typing in the editor; at the next pause it opens again.
+    t.advance(1999);
+    assert.equal(mock.open(), undefined);
+    t.advance(1);
+    const again = mock.open() as FakeInputBox;
+    assert.equal(again.prompt, 'Which branch?');
+    // After the opening moment, keys are an answer.
+    clock.advance(1);
+    again.type('main');
+    again.accept();
+    await settle();
+    assert.deepEqual(hub.sent('hive/respond')[0].params, { id: r.id, answer: 'main', by: 'alice' });
+    flow.dispose();
+  });
+
+  test('Enter in the opening moment is a line break in the editor, not an (empty) answer', async () => {
+    const { editor, inserted } = fakeEditor();
+    mockWindow.activeTextEditor = editor;
+    hub.emit('hive/prompt', record(clock, { question: 'Deploy?', choices: ['yes', 'no'] }));
+    const pick = mock.open() as FakeQuickPick;
+    pick.accept();
+    await settle();
+    assert.deepEqual(inserted, ['\n']);
+    assert.equal(mock.open(), undefined);
+    assert.deepEqual(hub.requests, []);
+    flow.dispose();
+  });
+
+  test('a question asked for (Answer Next) takes keys at once', async () => {
+    idle.activity();
+    const r = record(clock, { question: 'Now?' });
+    hub.emit('hive/prompt', r);
+    flow.answerNext();
+    const box = mock.open() as FakeInputBox;
+    box.type('yes');
+    box.accept();
+    await settle();
+    assert.deepEqual(hub.sent('hive/respond')[0].params, { id: r.id, answer: 'yes', by: 'alice' });
+    flow.dispose();
+  });
+
+  test('off when hive.idleSeconds is 0; the setting otherwise, default 1', () => {
+    assert.equal(openGraceSeconds(0, 5), 0);
+    assert.equal(openGraceSeconds(2, undefined), 1);
+    assert.equal(openGraceSeconds(2, 0), 0);
+    assert.equal(openGraceSeconds(2, 3), 3);
+    assert.equal(openGraceSeconds(2, -1), 1);
   });
 });
 

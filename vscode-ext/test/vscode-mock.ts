@@ -272,6 +272,8 @@ export const mock = {
   shown: [] as FakeQuickInput[],
   statusBarItems: [] as FakeStatusBarItem[],
   messages: [] as Message[],
+  /** window.setStatusBarMessage texts. */
+  statusMessages: [] as string[],
   commands: new Map<string, (...args: unknown[]) => unknown>(),
   /** What showWarningMessage/showInformationMessage/showErrorMessage resolve to. */
   messageAnswer: undefined as string | undefined,
@@ -289,6 +291,8 @@ export const mock = {
     this.shown = [];
     this.statusBarItems = [];
     this.messages = [];
+    this.statusMessages = [];
+    window.activeTextEditor = undefined;
     this.commands.clear();
     this.messageAnswer = undefined;
     this.quickPickAnswer = undefined;
@@ -329,6 +333,12 @@ export const window = {
     const item = new FakeStatusBarItem(id, alignment, priority);
     mock.statusBarItems.push(item);
     return item;
+  },
+  /** The editor with the keyboard (tests set it). */
+  activeTextEditor: undefined as unknown,
+  setStatusBarMessage(text: string): Disposable {
+    mock.statusMessages.push(text);
+    return { dispose: () => undefined };
   },
   showInformationMessage: message('info'),
   showWarningMessage: message('warning'),
