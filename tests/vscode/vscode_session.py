@@ -341,6 +341,10 @@ class CodeServer:
             "security.workspace.trust.enabled": False,
             "window.restoreWindows": "none",
             "git.enabled": False,
+            # Tests act the instant a question opens by itself; a person's keys in that
+            # first moment go back to the editor (the opening moment), which
+            # test_vscode_keyboard_grace.py tests on its own.
+            "hive.openGraceSeconds": 0,
             **self.user_settings,
         }
         for where, values in (("User", user), ("Machine", self.machine_settings)):
