@@ -329,12 +329,14 @@ export class PromptFlow implements vscode.Disposable {
    * human is idle, else once they are. The human asking (Answer Next, the
    * view, the notification's button) does not wait.
    */
-  private autoAskNext(): void {
+  private autoAskNext(fromTheBox = false): void {
     if (this.session || !this.autoAsk() || !this.queue.next({ includeDeferred: false })) {
       return;
     }
     if (this.idle.isIdle()) {
-      this.askNext(false, true);
+      // Right after the human answered, declined or deferred in the box, the
+      // next one follows as if asked for: their keys are for it, not an editor.
+      this.askNext(false, !fromTheBox);
       return;
     }
     this.idleWait ??= this.idle.whenIdle(() => {
@@ -430,7 +432,7 @@ export class PromptFlow implements vscode.Disposable {
       if (retry?.retryMessage !== undefined) {
         this.ask(retry);
       } else {
-        this.autoAskNext();
+        this.autoAskNext(outcome.kind === 'answer' || outcome.kind === 'decline' || outcome.kind === 'defer');
       }
     }
   }

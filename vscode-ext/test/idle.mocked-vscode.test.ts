@@ -326,6 +326,24 @@ describe('the opening moment (hive.openGraceSeconds)', () => {
     flow.dispose();
   });
 
+  test('the next question, opening as the human answers one, takes keys at once', async () => {
+    hub.emit('hive/prompt', record(clock, { question: 'A?' }));
+    const b = record(clock, { question: 'B?' });
+    hub.emit('hive/prompt', b);
+    clock.advance(5); // past A's opening moment
+    const first = mock.open() as FakeInputBox;
+    first.type('a');
+    first.accept();
+    await settle();
+    const second = mock.open() as FakeInputBox;
+    assert.equal(second.prompt, 'B?');
+    second.type('b');
+    second.accept();
+    await settle();
+    assert.deepEqual(hub.sent('hive/respond')[1].params, { id: b.id, answer: 'b', by: 'alice' });
+    flow.dispose();
+  });
+
   test('a question asked for (Answer Next) takes keys at once', async () => {
     idle.activity();
     const r = record(clock, { question: 'Now?' });
