@@ -31,7 +31,10 @@ PRESS_S = 0.1
 def editor_setup() -> EditorSetup:
     import sys
 
-    return EditorSetup(machine={"hive.pythonPath": sys.executable}, user={"hive.autoAsk": False})
+    return EditorSetup(
+        machine={"hive.pythonPath": sys.executable},
+        user={"hive.autoAsk": False, "hive.openGraceSeconds": 0},
+    )
 
 
 def view_row(window: Window, text: str) -> str | None:
