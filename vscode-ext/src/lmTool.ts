@@ -33,6 +33,14 @@ export const NO_ANSWER = ':timeout->what-would-rich-hickey-do';
 export const DEFAULT_TIMEOUT_S = 60;
 /** One `hive/await` waits at most this long; then it asks again. */
 const AWAIT_CHUNK_S = 3600;
+/**
+ * How long a call waits for a sidecar that is not running yet (VS Code is
+ * starting, or it is being restarted) before it tells the model it cannot ask.
+ */
+export const CONNECT_WAIT_MS = 30_000;
+/** The error the model gets when there is no sidecar to ask through. */
+export const NO_SIDECAR =
+  'the Hive sidecar is not running, so the human cannot be asked (see "Hive: Show Sidecar Log" in VS Code)';
 
 /** The tool's input (its inputSchema in package.json). */
 export interface HumanInputInput {
@@ -109,6 +117,7 @@ export function registerHumanInputTool(
   hub: ToolHub,
   log: (line: string) => void,
   api: LmApi = vscode as unknown as LmApi,
+  connectWaitMs: number = CONNECT_WAIT_MS,
 ): vscode.Disposable | undefined {
   const register = api.lm?.registerTool;
   const Result = api.LanguageModelToolResult;
@@ -127,7 +136,7 @@ export function registerHumanInputTool(
         // A bad input is the model's mistake: an error tells it what to fix.
         throw new Error(params);
       }
-      const text = await askAndWait(hub, params, token, () => new api.CancellationError(), log);
+      const text = await askAndWait(hub, params, token, () => new api.CancellationError(), log, connectWaitMs);
       return new Result([new TextPart(text)]);
     },
   };
@@ -152,6 +161,7 @@ async function askAndWait(
   token: vscode.CancellationToken,
   cancelled: () => Error,
   log: (line: string) => void,
+  connectWaitMs: number,
 ): Promise<string> {
   if (token.isCancellationRequested) {
     throw cancelled();
@@ -162,8 +172,17 @@ async function askAndWait(
       resolve('cancelled');
     });
   });
-  if ((await Promise.race([hub.whenConnected(), untilCancelled])) === 'cancelled') {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const gaveUp = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), connectWaitMs);
+  });
+  const first = await Promise.race([hub.whenConnected().then(() => 'connected' as const), untilCancelled, gaveUp]);
+  clearTimeout(timer);
+  if (first === 'cancelled') {
     throw cancelled();
+  }
+  if (first === 'timeout') {
+    throw new Error(NO_SIDECAR);
   }
   const asked = await hub.sendRequest<PromptRecord>(Method.ask, params);
   const id = asked.id;

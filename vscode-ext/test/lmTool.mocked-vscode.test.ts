@@ -12,6 +12,7 @@ import { SwitchableHubClient } from '../src/hubClient';
 import {
   DEFAULT_TIMEOUT_S,
   NO_ANSWER,
+  NO_SIDECAR,
   registerHumanInputTool,
   resultText,
   TOOL_AGENT_ID,
@@ -203,6 +204,30 @@ describe('request_human_input (language-model tool)', () => {
     };
     assert.equal(registerHumanInputTool(world().hub, (l) => lines.push(l), api), undefined);
     assert.match(lines[0], /request_human_input is not offered: Error: Tool "request_human_input" already has/);
+  });
+
+  test('no sidecar to ask through: the model is told so, nothing waits forever', async () => {
+    const { api, registered } = fakeApi();
+    const hub = new SwitchableHubClient(); // no sidecar running
+    registerHumanInputTool(hub, () => undefined, api, 20);
+    await assert.rejects(
+      registered.get(TOOL_NAME)!.invoke({ input: { prompt: 'Q?' } }, tokenSource().token),
+      (err: Error) => err.message === NO_SIDECAR,
+    );
+  });
+
+  test('a sidecar that comes up in time is used', async () => {
+    const { api, registered } = fakeApi();
+    const w = world();
+    w.hub.setTarget(undefined);
+    registerHumanInputTool(w.hub, () => undefined, api);
+    const pending = registered.get(TOOL_NAME)!.invoke({ input: { prompt: 'Q?' } }, tokenSource().token);
+    await settle();
+    assert.equal(w.fake.requests.length, 0);
+    w.hub.setTarget(w.fake);
+    await settle();
+    w.close({ status: 'responded', action: 'accept', answer: 'late but fine' });
+    assert.deepEqual(texts(await pending), ['late but fine']);
   });
 
   test('no tool where VS Code has no language-model API', () => {
