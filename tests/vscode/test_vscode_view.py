@@ -15,6 +15,7 @@ asked for, so no input box comes and goes over the clicks.
 from __future__ import annotations
 
 import re
+import sys
 import time
 from collections.abc import Callable
 
@@ -29,8 +30,6 @@ PRESS_S = 0.1
 
 @pytest.fixture(scope="module")
 def editor_setup() -> EditorSetup:
-    import sys
-
     return EditorSetup(
         machine={"hive.pythonPath": sys.executable},
         user={"hive.autoAsk": False, "hive.openGraceSeconds": 0},
