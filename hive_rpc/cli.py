@@ -22,7 +22,7 @@ from typing import Any
 
 import trio
 
-from hive_rpc import __version__
+from hive_rpc import __version__, start_record
 from hive_rpc.client import (
     HubClient,
     HubUnreachable,
@@ -540,6 +540,10 @@ async def cmd_serve(args: argparse.Namespace) -> int:
         async with trio.open_nursery() as nursery:
             await nursery.start(run_hub, config)
             freeze_startup_objects()
+            start_record.write(
+                config.socket,
+                start_record.StartRecord(config.data_dir.absolute(), _serve_args(args)),
+            )
             if args.ready_fd is not None:
                 os.write(args.ready_fd, b"ready\n")
                 os.close(args.ready_fd)

@@ -21,6 +21,7 @@ from typing import Any
 
 import trio
 
+from hive_rpc import start_record
 from hive_rpc.paths import LOG_NAME, prepare_socket_dir, private_dir
 from hive_rpc.protocol.jsonrpc import (
     Endpoint,
@@ -284,4 +285,10 @@ async def _connect_or_start(
     except HubUnreachable:
         if not start:
             raise HubUnreachable(f"no hub answers on {socket} (and --no-start was given)") from None
+    if extra_args is None:
+        # Nothing of our own to say: start the hub again as it was last started on
+        # this socket (its data dir, its store), not on our defaults.
+        last = start_record.for_autostart(socket, data_dir)
+        if last is not None:
+            data_dir, extra_args = last.data_dir, last.serve_args
     return await start_and_connect(socket, data_dir, extra_args)

@@ -223,3 +223,31 @@ def test_a_detached_hub_keeps_no_directory_busy(sh: Shell, tmp_path: Path) -> No
         assert status["data_dir"] == str(work / rel_data)
     finally:
         os.kill(pid, signal.SIGTERM)
+
+
+def test_an_autostart_brings_the_hub_back_as_it_was_started(sh: Shell, tmp_path: Path) -> None:
+    """A hub started on purpose with another data dir (and options) that dies is
+    started again by the next client with that data dir and those options, not on
+    the client's defaults: its pending question is there again."""
+    elsewhere = tmp_path / "kept"
+    started = sh.run("serve", "--detach", "--data-dir", str(elsewhere), "--retain", "7d",
+                     "--no-notify")  # fmt: skip
+    assert started.returncode == cli.EXIT_OK, started.stderr
+    asked = sh.run("ask", "Still here?", "--json", "--no-start")
+    assert asked.returncode == cli.EXIT_OK, asked.stderr
+    prompt_id = json.loads(asked.stdout)["id"]
+    os.kill(sh.hub_pid(), signal.SIGKILL)
+    sh.wait_hub_gone()
+    listed = sh.run("list", "--json")  # autostarts: the env names sh.data_dir
+    assert listed.returncode == cli.EXIT_OK, listed.stderr
+    assert [r["id"] for r in json.loads(listed.stdout)] == [prompt_id]
+    status = json.loads(sh.run("status", "--json", "--no-start").stdout)
+    assert status["data_dir"] == str(elsewhere)
+    cmdline = Path(f"/proc/{status['pid']}/cmdline").read_bytes().split(b"\0")
+    assert b"--retain" in cmdline
+    assert b"--no-notify" in cmdline
+    # A client that names its own data dir gets that one.
+    os.kill(sh.hub_pid(), signal.SIGKILL)
+    sh.wait_hub_gone()
+    own = sh.run("status", "--json", "--data-dir", str(tmp_path / "own"))
+    assert json.loads(own.stdout)["data_dir"] == str(tmp_path / "own")
