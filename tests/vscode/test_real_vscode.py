@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from vscode_session import EditorSetup, Hub, Window
@@ -254,3 +255,20 @@ def test_two_windows_race_one_answer_wins(
     )
     window.shot("race-first")
     other.shot("race-second")
+
+
+def test_a_hive_rpc_folder_in_the_workspace_does_not_shadow_the_package(
+    new_window: Callable[[str], Window], tmp_path: Path
+) -> None:
+    """The sidecar runs in the workspace folder; ``python -m hive_rpc`` there must still
+    run the installed package, not a ``hive_rpc/`` folder of the workspace (a checkout
+    of this project, a namesake), which here would exit at once."""
+    folder = tmp_path / "checkout"
+    (folder / "hive_rpc").mkdir(parents=True)
+    (folder / "hive_rpc" / "__init__.py").write_text(
+        'raise SystemExit("the workspace folder\'s hive_rpc/ ran")\n'
+    )
+    (folder / "hive_rpc" / "__main__.py").write_text("")
+    shadowed = new_window("shadowed")
+    shadowed.open(folder)  # waits until this window's sidecar subscribed
+    assert "the workspace folder's hive_rpc/ ran" not in shadowed.log_text()

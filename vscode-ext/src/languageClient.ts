@@ -29,6 +29,14 @@ class HiveLanguageClient extends LanguageClient {
  * the budget is spent, `onGiveUp` gets the run that ended. A sidecar that did
  * not start is not restarted: `start()` rejects and the caller reports it.
  */
+/**
+ * Added to the sidecar's environment. PYTHONSAFEPATH (Python 3.11+): `python -m
+ * hive_rpc` must not put the working directory (the workspace folder) first on
+ * sys.path, or a workspace holding a `hive_rpc/` folder (a checkout of this
+ * project, a namesake) would run its code instead of the installed package.
+ */
+export const SIDECAR_ENV = { PYTHONUNBUFFERED: '1', PYTHONSAFEPATH: '1' } as const;
+
 export function createLanguageClient(
   server: ServerCommand,
   outputChannel: vscode.LogOutputChannel,
@@ -43,7 +51,7 @@ export function createLanguageClient(
   // `--stdio`), and vscode-languageclient still copies its stderr into the
   // output channel. `command`/`args` say what it runs (logs, tests).
   const serverOptions: ServerOptions = Object.assign(
-    () => Promise.resolve(sidecar.spawn(server, { cwd, env: { ...process.env, PYTHONUNBUFFERED: '1' } })),
+    () => Promise.resolve(sidecar.spawn(server, { cwd, env: { ...process.env, ...SIDECAR_ENV } })),
     { command: server.command, args: server.args },
   );
   const errorHandler: ErrorHandler = {
