@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
 FAILING = (
     "import sys; print('first line', file=sys.stderr); "
-    "print('boom: no hub today', file=sys.stderr); sys.exit(3)"
+    "print('boom: no hub [today](command:workbench.action.files.newUntitledFile)', "
+    "file=sys.stderr); sys.exit(3)"
 )
 
 
@@ -67,7 +68,11 @@ def test_a_sidecar_that_exits_3_is_reported_with_its_command_code_and_stderr(
     window.shot("exit-3")
     assert text.startswith(f"Hive: the sidecar did not start: {sys.executable} -c "), text
     assert f"--socket {vscode_hub.socket} exited with code 3." in text, text
-    assert text.endswith('Its last output: "first line" · "boom: no hub today".'), text
+    # The stderr is quoted as plain text: a Markdown link in it is not made a link
+    # that would run a command when clicked.
+    plain_link = "[today]\u200b(command:workbench.action.files.newUntitledFile)"
+    assert text.endswith(f'Its last output: "first line" · "boom: no hub {plain_link}".'), text
+    assert window.page.locator(".notification-list-item-message a").count() == 0
     assert len(hive_errors(window)) == 1, window.notifications()
     assert not any("Pending response rejected" in n for n in window.notifications())
     window.click_notification_button("exited with code 3", "Show Log")
@@ -77,7 +82,7 @@ def test_a_sidecar_that_exits_3_is_reported_with_its_command_code_and_stderr(
     # Started once: a sidecar that did not start is not started four more times.
     assert log.count("] starting ") == 1, log
     assert "[error] first line\n" in log, log
-    assert "[error] boom: no hub today\n" in log, log
+    assert "[error] boom: no hub [today](command:" in log, log
 
 
 def test_a_program_that_does_not_exist_is_named_and_show_sidecar_log_opens_the_log(

@@ -13,7 +13,7 @@ import { IdleTracker, openGraceSeconds, watchEditorActivity } from './idle';
 import { createLanguageClient, hubClientOf } from './languageClient';
 import { registerHumanInputTool } from './lmTool';
 import { PendingTreeProvider, promptIdOf } from './pendingView';
-import { PromptFlow } from './promptFlow';
+import { PromptFlow, plain } from './promptFlow';
 import { Command, Method, Notification, PENDING_VIEW_ID, TEST_AGENT_ID } from './protocol';
 import type { ConnectionParams, HealthParams, PromptRecord, SubscribeResult } from './protocol';
 import { askParams, errorMessage } from './respond';
@@ -61,7 +61,7 @@ async function startClient(): Promise<void> {
   try {
     server = serverCommand(settings());
   } catch (err) {
-    void vscode.window.showErrorMessage(`Hive: ${errorMessage(err)}`);
+    void vscode.window.showErrorMessage(`Hive: ${plain(errorMessage(err))}`);
     return;
   }
   startedLine = commandLine(server.command, server.args);
@@ -122,7 +122,8 @@ async function startClient(): Promise<void> {
 
 /** An error notification with a button that opens the sidecar's log. */
 async function reportFailure(text: string): Promise<void> {
-  const choice = await vscode.window.showErrorMessage(text, SHOW_LOG);
+  // Plain: it quotes the sidecar's stderr and the hub's words (no links, no icons).
+  const choice = await vscode.window.showErrorMessage(plain(text), SHOW_LOG);
   if (choice === SHOW_LOG) {
     output?.show();
   }
@@ -202,7 +203,7 @@ async function askTest(): Promise<void> {
     );
     void vscode.window.showInformationMessage(`Hive: asked ${record.id}`);
   } catch (err) {
-    void vscode.window.showErrorMessage(`Hive: ask failed: ${errorMessage(err)}`);
+    void vscode.window.showErrorMessage(`Hive: ask failed: ${plain(errorMessage(err))}`);
   }
 }
 
