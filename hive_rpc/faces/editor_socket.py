@@ -317,6 +317,10 @@ class Session:
             await self._service.call(note.method, note.params)
         except HiveError as e:
             log.debug("notification %s refused: %s", note.method, e.message)
+        except Exception:
+            # Nobody to answer, and the session must go on (the store failing a
+            # typing write must not end an editor's connection).
+            log.exception("internal error in notification %s", note.method)
 
     async def _subscribe(self, req: Request) -> None:
         try:

@@ -197,6 +197,12 @@ class Connection:
             except (BadArguments, RemoteError, HiveError, HubUnreachable, epc.EncodeError) as e:
                 message = e.message if isinstance(e, RemoteError | HiveError) else str(e)
                 reply = epc.encode_return_error(event.uid, f"{event.method}: {message}")
+            except Exception as e:
+                # A bug of ours fails this call only, not the peer's connection.
+                log.exception("internal error in EPC %s", event.method)
+                reply = epc.encode_return_error(
+                    event.uid, f"{event.method}: internal error: {type(e).__name__}: {e}"
+                )
             await self._send(reply)
         finally:
             self._in_flight -= 1

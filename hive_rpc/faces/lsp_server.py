@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import traceback
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -217,6 +218,15 @@ class LspSession:
             if isinstance(msg, Request):
                 err = e.to_response_error()
                 self._send(self._endpoint.error(msg.id, err.code, err.message, err.data))
+        except Exception as e:
+            # pygls (or a feature of ours) failed on this message: answer it, go on.
+            log.exception("internal error in %s", getattr(msg, "method", "a response"))
+            if isinstance(msg, Request):
+                self._send(
+                    self._endpoint.error(
+                        msg.id, INTERNAL_ERROR, f"internal error in {msg.method}: {e}"
+                    )
+                )
 
     # --- the hive/* namespace ------------------------------------------------------------
 
@@ -237,6 +247,18 @@ class LspSession:
         except HubUnreachable as e:
             self._send(self._endpoint.error(req.id, INTERNAL_ERROR, f"{req.method}: {e}"))
             return
+        except Exception as e:
+            # A bug of ours fails this request only; the window's server goes on.
+            log.exception("internal error in %s", req.method)
+            self._send(
+                self._endpoint.error(
+                    req.id,
+                    INTERNAL_ERROR,
+                    f"internal error in {req.method}: {type(e).__name__}: {e}",
+                    {"traceback": traceback.format_exc(limit=8)},
+                )
+            )
+            return
         finally:
             self._requests.pop(req.id, None)
         self._send(
@@ -248,8 +270,12 @@ class LspSession:
     async def _hive_notification(self, note: Notification) -> None:
         if note.method != "hive/typing":
             return  # JSON-RPC: a notification is never answered, even when wrong
-        with contextlib.suppress(RemoteError, HubUnreachable):
+        try:
             await self.backend.call(note.method, note.params)
+        except (RemoteError, HubUnreachable):
+            pass
+        except Exception:
+            log.exception("internal error in notification %s", note.method)
 
     def _unsubscribe(self) -> dict[str, Any]:
         was = self._subscription is not None
