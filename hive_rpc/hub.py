@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 ACTIVITY_BUFFER = 100_000
 """Changes the activity feed may fall behind by (it never blocks: it only appends)."""
 
+CLOSE_TIMEOUT_S = 10.0
+"""How long a stopping hub gives its store and listener to close, cancelled or not."""
 STORES = ("sqlite", "memory", "nats://HOST:PORT")
 DEFAULT_RETAIN_S = 30 * 86400.0
 """How long closed prompts are kept (``serve --retain``): long enough to poll an old
@@ -86,7 +88,9 @@ async def open_store(config: HubConfig) -> AsyncIterator[PromptStore]:
     try:
         yield store
     finally:
-        with trio.CancelScope(shield=True):
+        # Shielded so a cancelled hub still closes its store (a checkpoint), bounded
+        # so that a stuck disk cannot keep a stopping hub forever.
+        with trio.move_on_after(CLOSE_TIMEOUT_S, shield=True):
             await store.aclose()
 
 
@@ -125,7 +129,7 @@ async def run_hub(config: HubConfig, *, task_status: Any = trio.TASK_STATUS_IGNO
                 await _serve(config, store, listener, task_status)
         finally:
             remove_socket(config.socket)
-            with trio.CancelScope(shield=True):
+            with trio.move_on_after(CLOSE_TIMEOUT_S, shield=True):
                 await listener.aclose()
 
 

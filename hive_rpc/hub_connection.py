@@ -28,6 +28,8 @@ from hive_rpc.protocol.jsonrpc import (
 )
 
 NOTIFICATION_BUFFER = 1024
+SEND_TIMEOUT_S = 30.0
+"""A request the hub does not take within this long gives the connection up."""
 
 
 class _Pending:
@@ -66,7 +68,7 @@ class HubConnection:
         slot = self._pending[msg_id] = _Pending()
         try:
             async with self._send_lock:
-                await self._stream.send_all(data)
+                await self._send_whole(data)
             await slot.done.wait()
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise HubUnreachable("the hub closed the connection") from None
@@ -75,6 +77,20 @@ class HubConnection:
         if slot.error is not None:
             raise slot.error
         return slot.result
+
+    async def _send_whole(self, data: bytes) -> None:
+        """Write one whole frame: shielded, so that a call cancelled mid-send (a tool
+        call the agent gave up on) never leaves half a frame on the connection every
+        other call shares; bounded, so that a hub that stopped reading does not hold
+        the caller forever (the connection is then given up: it may hold half a frame)."""
+        with trio.move_on_after(SEND_TIMEOUT_S, shield=True) as sending:
+            await self._stream.send_all(data)
+        if sending.cancelled_caught:
+            error = HubUnreachable(f"the hub did not read a request for {SEND_TIMEOUT_S:g} s")
+            self._lose(error)
+            with trio.move_on_after(1, shield=True):
+                await self._stream.aclose()
+            raise error
 
     @asynccontextmanager
     async def notifications(self) -> AsyncIterator[trio.MemoryReceiveChannel[Notification]]:
