@@ -26,19 +26,11 @@ from hive_rpc.protocol.jsonrpc import (
     Response,
     RpcError,
 )
+from hive_rpc.reply_waiter import ReplyWaiter
 
 NOTIFICATION_BUFFER = 1024
 SEND_TIMEOUT_S = 30.0
 """A request the hub does not take within this long gives the connection up."""
-
-
-class _Pending:
-    __slots__ = ("done", "error", "result")
-
-    def __init__(self) -> None:
-        self.done = trio.Event()
-        self.result: Any = None
-        self.error: Exception | None = None
 
 
 class HubConnection:
@@ -48,7 +40,7 @@ class HubConnection:
         self._stream = stream
         self._endpoint = Endpoint(max_body=REPLY_MAX_BYTES)
         self._send_lock = trio.StrictFIFOLock()
-        self._pending: dict[int | str, _Pending] = {}
+        self._pending: dict[int | str, ReplyWaiter] = {}
         self._listeners: set[trio.MemorySendChannel[Notification]] = set()
         self._lost: HubUnreachable | None = None
         self._lost_event = trio.Event()
@@ -65,7 +57,7 @@ class HubConnection:
         if self._lost is not None:
             raise self._lost
         msg_id, data = self._endpoint.request(method, params)
-        slot = self._pending[msg_id] = _Pending()
+        slot = self._pending[msg_id] = ReplyWaiter()
         try:
             async with self._send_lock:
                 await self._send_whole(data)
@@ -74,9 +66,7 @@ class HubConnection:
             raise HubUnreachable("the hub closed the connection") from None
         finally:
             self._pending.pop(msg_id, None)
-        if slot.error is not None:
-            raise slot.error
-        return slot.result
+        return slot.outcome()
 
     async def _send_whole(self, data: bytes) -> None:
         """Write one whole frame: shielded, so that a call cancelled mid-send (a tool
@@ -127,10 +117,9 @@ class HubConnection:
         elif isinstance(msg, Response | ErrorResponse) and msg.id in self._pending:
             slot = self._pending[msg.id]
             if isinstance(msg, Response):
-                slot.result = msg.result
+                slot.settle(msg.result)
             else:
-                slot.error = RemoteError(msg.code, msg.message, msg.data)
-            slot.done.set()
+                slot.settle(error=RemoteError(msg.code, msg.message, msg.data))
         elif isinstance(msg, FramingError | RpcError):
             self._lose(HubUnreachable(f"the hub's reply could not be read: {msg}"))
 
@@ -139,9 +128,7 @@ class HubConnection:
             self._lost = error
         self._lost_event.set()
         for slot in self._pending.values():
-            if not slot.done.is_set():
-                slot.error = error
-                slot.done.set()
+            slot.settle(error=error)
         for send in self._listeners:
             send.close()
         self._listeners.clear()

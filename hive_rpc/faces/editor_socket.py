@@ -59,6 +59,7 @@ from hive_rpc.protocol.jsonrpc import (
 from hive_rpc.registry import Watch
 from hive_rpc.relay.consent import CALLER, Caller, peer_pid
 from hive_rpc.relay.emacs import PeerClosed, PeerRefused, PeerTimeout
+from hive_rpc.reply_waiter import ReplyWaiter
 from hive_rpc.service import METHODS, HubService, check_params
 
 log = logging.getLogger(__name__)
@@ -86,22 +87,6 @@ def _only_disconnects(error: BaseException) -> bool:
     return isinstance(error, trio.BrokenResourceError | trio.ClosedResourceError)
 
 
-class _Waiter:
-    """One request the hub sent to the client, waiting for its response."""
-
-    __slots__ = ("done", "error", "result")
-
-    def __init__(self) -> None:
-        self.done = trio.Event()
-        self.result: Any = None
-        self.error: Exception | None = None
-
-    def settle(self, result: Any = None, error: Exception | None = None) -> None:
-        if not self.done.is_set():
-            self.result, self.error = result, error
-            self.done.set()
-
-
 class Session:
     """One client connection."""
 
@@ -118,7 +103,7 @@ class Session:
         self._subscription: trio.CancelScope | None = None
         self._nursery: trio.Nursery | None = None
         self._ids = itertools.count(1)
-        self._waiters: dict[str | int, _Waiter] = {}
+        self._waiters: dict[str | int, ReplyWaiter] = {}
         self._closed = False
 
     async def run(self) -> None:
@@ -216,7 +201,7 @@ class Session:
         if self._closed:
             raise PeerClosed("the connection is closed")
         msg_id = f"hub-{next(self._ids)}"
-        waiter = self._waiters[msg_id] = _Waiter()
+        waiter = self._waiters[msg_id] = ReplyWaiter()
         try:
             frame = encode_frame(
                 dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
@@ -234,9 +219,7 @@ class Session:
                 await waiter.done.wait()
             if not waiter.done.is_set():
                 raise PeerTimeout(f"no answer to {method} within {timeout_s:g}s")
-            if waiter.error is not None:
-                raise waiter.error
-            return waiter.result
+            return waiter.outcome()
         finally:
             del self._waiters[msg_id]
 
