@@ -13,9 +13,9 @@ import { IdleTracker, openGraceSeconds, watchEditorActivity } from './idle';
 import { createLanguageClient, hubClientOf } from './languageClient';
 import { registerHumanInputTool } from './lmTool';
 import { PendingTreeProvider, promptIdOf } from './pendingView';
-import { PromptFlow, plain } from './promptFlow';
-import { Command, Method, Notification, PENDING_VIEW_ID, TEST_AGENT_ID } from './protocol';
-import type { ConnectionParams, HealthParams, PromptRecord, SubscribeResult } from './protocol';
+import { plain } from './plainText';
+import { PromptFlow } from './promptFlow';
+import { Command, PENDING_VIEW_ID, Requests, ServerNotifications, TEST_AGENT_ID } from './protocol';
 import { askParams, errorMessage } from './respond';
 import { commandLine, failureMessage, Sidecar } from './sidecar';
 import { HiveStatusBar } from './statusBar';
@@ -93,7 +93,7 @@ async function startClient(): Promise<void> {
       flowRef.reset();
       statusBar?.setHealth(null);
       hubRef.setTarget(hubClientOf(c));
-      hubRef.sendRequest<SubscribeResult>(Method.subscribe).then(
+      hubRef.sendRequest(Requests.subscribe).then(
         (r) => output?.info(`subscribed; ${r.pending ?? 0} pending`),
         (err) => output?.info(`hive/subscribe failed: ${errorMessage(err)}`),
       );
@@ -197,8 +197,8 @@ async function askTest(): Promise<void> {
     return;
   }
   try {
-    const record = await hub.sendRequest<PromptRecord>(
-      Method.ask,
+    const record = await hub.sendRequest(
+      Requests.ask,
       askParams(question, choices, settings().timeoutSeconds, TEST_AGENT_ID),
     );
     void vscode.window.showInformationMessage(`Hive: asked ${record.id}`);
@@ -223,10 +223,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
   const bar = new HiveStatusBar(flow.queue);
   statusBar = bar;
-  const connection = hub.onNotification<ConnectionParams>(Notification.connection, (p) =>
+  const connection = hub.onNotification(ServerNotifications.connection, (p) =>
     bar.setConnection(p.connected === true, typeof p.message === 'string' ? p.message : ''),
   );
-  const health = hub.onNotification<HealthParams>(Notification.health, (p) =>
+  const health = hub.onNotification(ServerNotifications.health, (p) =>
     bar.setHealth(typeof p?.degraded === 'string' ? p.degraded : null),
   );
   const pending = new PendingTreeProvider(flow.queue);

@@ -2,19 +2,35 @@
  * The small interface the UI needs from the language client. The extension
  * wraps vscode-languageclient's LanguageClient in it (src/languageClient.ts),
  * and the tests use a fake. No `vscode` import here.
+ *
+ * Messages are the typed constants of src/protocol.ts (vscode-jsonrpc's
+ * `RequestType`/`NotificationType`), never method strings: the params and the
+ * result are checked by the compiler, and the names against the hub's table.
  */
+import type { NotificationType, RequestType, RequestType0 } from 'vscode-jsonrpc';
 
 export interface Disposable {
   dispose(): void;
 }
 
+/** A request of src/protocol.ts: with params (`RequestType`) or without (`RequestType0`). */
+export type AnyRequest<P, R> = RequestType<P, R, void> | RequestType0<R, void>;
+
 export interface HubClient {
   /** Send a request; rejects with an error carrying `code` and `message`. */
-  sendRequest<R>(method: string, params?: object): Promise<R>;
+  sendRequest<R>(type: RequestType0<R, void>): Promise<R>;
+  sendRequest<P, R>(type: RequestType<P, R, void>, params: P): Promise<R>;
   /** Send a notification (no response). */
-  sendNotification(method: string, params?: object): void;
+  sendNotification<P>(type: NotificationType<P>, params: P): void;
   /** Register a handler for a notification from the server. */
-  onNotification<P>(method: string, handler: (params: P) => void): Disposable;
+  onNotification<P>(type: NotificationType<P>, handler: (params: P) => void): Disposable;
+}
+
+/** One notification handler, kept to register it again on the next sidecar. */
+interface Handler {
+  type: NotificationType<never>;
+  handler: (params: never) => void;
+  reg?: Disposable;
 }
 
 /**
@@ -23,7 +39,7 @@ export interface HubClient {
  */
 export class SwitchableHubClient implements HubClient {
   private target: HubClient | undefined;
-  private readonly handlers: { method: string; handler: (params: never) => void; reg?: Disposable }[] = [];
+  private readonly handlers: Handler[] = [];
   private readonly connectedWaiters: (() => void)[] = [];
 
   setTarget(target: HubClient | undefined): void {
@@ -34,7 +50,7 @@ export class SwitchableHubClient implements HubClient {
     this.target = target;
     if (target) {
       for (const h of this.handlers) {
-        h.reg = target.onNotification(h.method, h.handler);
+        h.reg = target.onNotification(h.type, h.handler);
       }
       for (const wake of this.connectedWaiters.splice(0)) {
         wake();
@@ -57,23 +73,25 @@ export class SwitchableHubClient implements HubClient {
     return this.target !== undefined;
   }
 
-  sendRequest<R>(method: string, params?: object): Promise<R> {
+  sendRequest<R>(type: RequestType0<R, void>): Promise<R>;
+  sendRequest<P, R>(type: RequestType<P, R, void>, params: P): Promise<R>;
+  sendRequest<P, R>(type: AnyRequest<P, R>, params?: P): Promise<R> {
     if (!this.target) {
       return Promise.reject(new Error('the Hive sidecar is not running (see the "Hive" output channel)'));
     }
-    return this.target.sendRequest<R>(method, params);
+    return forward(this.target, type, params);
   }
 
-  sendNotification(method: string, params?: object): void {
-    this.target?.sendNotification(method, params);
+  sendNotification<P>(type: NotificationType<P>, params: P): void {
+    this.target?.sendNotification(type, params);
   }
 
-  onNotification<P>(method: string, handler: (params: P) => void): Disposable {
-    const entry: { method: string; handler: (params: never) => void; reg?: Disposable } = {
-      method,
+  onNotification<P>(type: NotificationType<P>, handler: (params: P) => void): Disposable {
+    const entry: Handler = {
+      type: type as NotificationType<never>,
       handler: handler as (params: never) => void,
     };
-    entry.reg = this.target?.onNotification(method, handler);
+    entry.reg = this.target?.onNotification(type, handler);
     this.handlers.push(entry);
     return {
       dispose: () => {
@@ -85,4 +103,14 @@ export class SwitchableHubClient implements HubClient {
       },
     };
   }
+}
+
+/**
+ * Send `type` through `client`, with params only if there are any (a request
+ * without params goes out without a `params` member, as `RequestType0` says).
+ */
+export function forward<P, R>(client: HubClient, type: AnyRequest<P, R>, params?: P): Promise<R> {
+  return params === undefined
+    ? client.sendRequest(type as RequestType0<R, void>)
+    : client.sendRequest(type as RequestType<P, R, void>, params);
 }

@@ -4,11 +4,18 @@
  */
 import * as vscode from 'vscode';
 import { CloseAction, ErrorAction, LanguageClient } from 'vscode-languageclient/node';
-import type { ErrorHandler, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
+import type {
+  ErrorHandler,
+  LanguageClientOptions,
+  NotificationType,
+  RequestType,
+  RequestType0,
+  ServerOptions,
+} from 'vscode-languageclient/node';
 import type { ServerCommand } from './config';
 import { endText as endRunText } from './sidecar';
 import type { Sidecar } from './sidecar';
-import type { Disposable, HubClient } from './hubClient';
+import type { AnyRequest, Disposable, HubClient } from './hubClient';
 import { CLIENT_ID, CLIENT_NAME } from './protocol';
 import type { InitializationOptions } from './protocol';
 
@@ -91,17 +98,24 @@ export function createLanguageClient(
 
 /** The HubClient view of a language client. */
 export function hubClientOf(client: LanguageClient): HubClient {
+  function sendRequest<R>(type: RequestType0<R, void>): Promise<R>;
+  function sendRequest<P, R>(type: RequestType<P, R, void>, params: P): Promise<R>;
+  function sendRequest<P, R>(type: AnyRequest<P, R>, params?: P): Promise<R> {
+    // `unknown` params: the client's own overloads map P through a conditional
+    // type that a generic P cannot be checked against (callers were checked).
+    return params === undefined
+      ? client.sendRequest(type as RequestType0<R, void>)
+      : client.sendRequest(type as RequestType<unknown, R, void>, params);
+  }
   return {
-    sendRequest<R>(method: string, params?: object): Promise<R> {
-      return params === undefined ? client.sendRequest<R>(method) : client.sendRequest<R>(method, params);
-    },
-    sendNotification(method: string, params?: object): void {
-      client.sendNotification(method, params).catch((err: unknown) => {
-        client.outputChannel.appendLine(`${method} not sent: ${String(err)}`);
+    sendRequest,
+    sendNotification<P>(type: NotificationType<P>, params: P): void {
+      client.sendNotification(type as NotificationType<unknown>, params).catch((err: unknown) => {
+        client.outputChannel.appendLine(`${type.method} not sent: ${String(err)}`);
       });
     },
-    onNotification<P>(method: string, handler: (params: P) => void): Disposable {
-      return client.onNotification(method, handler);
+    onNotification<P>(type: NotificationType<P>, handler: (params: P) => void): Disposable {
+      return client.onNotification(type, handler);
     },
   };
 }

@@ -20,7 +20,7 @@
  */
 import * as vscode from 'vscode';
 import type { HubClient } from './hubClient';
-import { Method } from './protocol';
+import { ErrorCode, Requests } from './protocol';
 import type { AskParams, PromptRecord } from './protocol';
 
 /** The tool's name, as contributed in package.json (`languageModelTools`). */
@@ -184,13 +184,13 @@ async function askAndWait(
   if (first === 'timeout') {
     throw new Error(NO_SIDECAR);
   }
-  const asked = await hub.sendRequest<PromptRecord>(Method.ask, params);
+  const asked = await hub.sendRequest(Requests.ask, params);
   const id = asked.id;
   log(`${TOOL_NAME}: asked ${id}`);
   let withdrawn = false;
   const onCancel = token.onCancellationRequested(() => {
     withdrawn = true;
-    hub.sendRequest(Method.cancel, { id, agent_id: TOOL_AGENT_ID }).then(
+    hub.sendRequest(Requests.cancel, { id, agent_id: TOOL_AGENT_ID }).then(
       () => log(`${TOOL_NAME}: withdrew ${id} (the chat request was cancelled)`),
       (err: unknown) => log(`${TOOL_NAME}: withdrawing ${id}: ${String(err)}`),
     );
@@ -199,7 +199,7 @@ async function askAndWait(
     for (;;) {
       let record: PromptRecord;
       try {
-        record = await hub.sendRequest<PromptRecord>(Method.await, {
+        record = await hub.sendRequest(Requests.await, {
           id,
           timeout_s: AWAIT_CHUNK_S,
           agent_id: TOOL_AGENT_ID,
@@ -209,7 +209,7 @@ async function askAndWait(
           throw cancelled();
         }
         const code = (err as { code?: unknown }).code;
-        if (code === -32001) {
+        if (code === ErrorCode.notFound) {
           return NO_ANSWER; // the hub no longer knows it
         }
         if (code !== undefined && !CONNECTION_LOST.has(code as number)) {

@@ -15,12 +15,22 @@
  *   notification with an "Answer" button, which does not take focus. Keys in
  *   the first moment of a box that opened by itself (`hive.openGraceSeconds`)
  *   were meant for the editor: they go back to it, and the box closes.
+ *
+ * This module is the queue's side: which prompt is asked when, and what its
+ * outcome does (send, defer, drop, ask again). The steps a prompt takes and
+ * the answer they make are src/promptForm.ts (pure); the widgets that show
+ * them, src/promptSteps.ts.
  */
 import * as vscode from 'vscode';
-import { countdownText, nowSeconds, timeLeftText } from './countdown';
+import { nowSeconds, timeLeftText } from './countdown';
 import type { HubClient } from './hubClient';
 import type { Disposable, Idleness } from './idle';
-import { Method, Notification } from './protocol';
+import { plain } from './plainText';
+import { readAnswer } from './promptForm';
+import type { Outcome } from './promptForm';
+import { PromptSteps } from './promptSteps';
+import type { StepSession, Timers } from './promptSteps';
+import { ClientNotifications, Requests, ServerNotifications } from './protocol';
 import type { DismissParams, PromptRecord, RespondParams } from './protocol';
 import { PromptQueue } from './queue';
 import type { QueueEntry } from './queue';
@@ -32,38 +42,6 @@ import {
   dismissMessage,
   errorMessage,
 } from './respond';
-import {
-  booleanAnswer,
-  checkMulti,
-  fieldsOf,
-  initialText,
-  parseFieldText,
-  promptKind,
-} from './schema';
-import type { Field, FieldOption } from './schema';
-
-/** How one step of a prompt ended. */
-type StepResult =
-  | { kind: 'value'; value: unknown }
-  | { kind: 'omit' }
-  | { kind: 'defer' }
-  | { kind: 'decline' }
-  | { kind: 'dismissed' }
-  | { kind: 'grace' };
-
-/** How a whole prompt ended. */
-type Outcome =
-  | { kind: 'answer'; answer: unknown }
-  | { kind: 'defer' }
-  | { kind: 'decline' }
-  | { kind: 'dismissed' }
-  /** A key in the opening moment: given back to the editor; asked again at the next pause. */
-  | { kind: 'grace' };
-
-interface Timers {
-  setInterval(fn: () => void, ms: number): unknown;
-  clearInterval(handle: unknown): void;
-}
 
 export interface PromptFlowOptions {
   /** Who answers (`by`); empty lets the hub record "human". */
@@ -89,38 +67,13 @@ const ALWAYS_IDLE: Idleness = {
   },
 };
 
-/** The currently open UI element, and how to close it from outside. */
-interface OpenStep {
-  ui: vscode.InputBox | vscode.QuickPick<vscode.QuickPickItem>;
-  /** Close it without deferring (the prompt was dismissed, or another is asked). */
-  close(result: StepResult): void;
-  /** Redraw the countdown and the "N more waiting" text. */
-  render(): void;
-}
-
-interface Session {
-  id: string;
-  step?: OpenStep;
+interface Session extends StepSession {
   /** An answer, decline or cancel is on its way to the hub. */
   sending: boolean;
-  /** It opened by itself (not asked for): its first moment is not for answering. */
-  auto: boolean;
-  /** When it opened (float seconds, `now()`). */
-  openedAt: number;
-  /** The editor the human was in when it opened by itself: where early keys go back. */
-  target?: vscode.TextEditor;
-  /** Keys of the opening moment are being given back: the box takes no more. */
-  givingBack: boolean;
 }
 
-export const DECLINE_TOOLTIP = 'Decline: tell the agent no answer will come';
 /** The button of the notification that announces a prompt. */
 export const ANSWER_BUTTON = 'Answer';
-/** What the input box says under the input line, after the question. */
-export const KEYS_HINT = '(Enter answers, Escape defers)';
-const YES_LABEL = 'Yes';
-const NO_LABEL = 'No';
-const SKIP_LABEL = '(leave empty)';
 
 export class PromptFlow implements vscode.Disposable {
   readonly queue: PromptQueue;
@@ -129,16 +82,15 @@ export class PromptFlow implements vscode.Disposable {
   private readonly ours = new Set<string>();
   private readonly by: () => string;
   private readonly now: () => number;
-  private readonly timers: Timers;
   private readonly autoAsk: () => boolean;
   private readonly idle: Idleness;
-  private readonly openGrace: () => number;
   /** Waiting for the human to be idle before asking on our own. */
   private idleWait: Disposable | undefined;
   /** Prompts already announced in a notification (kept across a sidecar restart). */
   private readonly announced = new Set<string>();
   private readonly subscriptions: { dispose(): void }[] = [];
-  readonly declineButton: vscode.QuickInputButton;
+  /** The widgets of the prompt being asked. */
+  private readonly steps: PromptSteps;
 
   constructor(
     private readonly client: HubClient,
@@ -148,20 +100,24 @@ export class PromptFlow implements vscode.Disposable {
     this.queue = queue ?? new PromptQueue();
     this.by = options.by ?? (() => '');
     this.now = options.now ?? nowSeconds;
-    this.timers = options.timers ?? {
-      setInterval: (fn, ms) => setInterval(fn, ms),
-      clearInterval: (h) => clearInterval(h as ReturnType<typeof setInterval>),
-    };
     const autoAsk = options.autoAsk ?? true;
     this.autoAsk = typeof autoAsk === 'function' ? autoAsk : () => autoAsk;
     this.idle = options.idle ?? ALWAYS_IDLE;
-    this.openGrace = options.openGrace ?? (() => 0);
-    this.declineButton = { iconPath: new vscode.ThemeIcon('circle-slash'), tooltip: DECLINE_TOOLTIP };
+    this.steps = new PromptSteps({
+      queue: this.queue,
+      now: this.now,
+      timers: options.timers ?? {
+        setInterval: (fn, ms) => setInterval(fn, ms),
+        clearInterval: (h) => clearInterval(h as ReturnType<typeof setInterval>),
+      },
+      openGrace: options.openGrace ?? (() => 0),
+      onFirstKey: (entry) => this.typed(entry),
+    });
     this.subscriptions.push(
-      client.onNotification<PromptRecord>(Notification.prompt, (p) => this.onPrompt(p)),
-      client.onNotification<DismissParams>(Notification.dismiss, (p) => this.onDismiss(p)),
+      client.onNotification(ServerNotifications.prompt, (p) => this.onPrompt(p)),
+      client.onNotification(ServerNotifications.dismiss, (p) => this.onDismiss(p)),
       // Someone typed (maybe in another editor): the new record stops the countdowns.
-      client.onNotification<PromptRecord>(Notification.update, (p) => {
+      client.onNotification(ServerNotifications.update, (p) => {
         if (p && typeof p.id === 'string') {
           this.queue.update(p);
         }
@@ -261,7 +217,7 @@ export class PromptFlow implements vscode.Disposable {
     }
     this.ours.add(id);
     try {
-      await this.client.sendRequest<PromptRecord>(Method.cancel, cancelParams(id, this.by()));
+      await this.client.sendRequest(Requests.cancel, cancelParams(id, this.by()));
       this.queue.remove(id);
       if (this.session?.id === id) {
         this.session.step?.close({ kind: 'dismissed' });
@@ -443,7 +399,7 @@ export class PromptFlow implements vscode.Disposable {
     session.sending = true;
     this.ours.add(id);
     try {
-      await this.client.sendRequest<PromptRecord>(Method.respond, params);
+      await this.client.sendRequest(Requests.respond, params);
       this.queue.remove(id);
       if (params.action === 'decline') {
         void vscode.window.showInformationMessage('Hive: declined');
@@ -469,484 +425,17 @@ export class PromptFlow implements vscode.Disposable {
     }
   }
 
-  /** Read the answer for a prompt, step by step. */
-  private async read(session: Session, entry: QueueEntry): Promise<Outcome> {
-    const record = entry.record;
-    const retryMessage = entry.retryMessage;
-    const lastAnswer = entry.lastAnswer;
-    this.queue.clearRetry(record.id);
-    switch (promptKind(record)) {
-      case 'boolean': {
-        const r = await this.pickStep(session, entry, {
-          items: [{ label: YES_LABEL }, { label: NO_LABEL }],
-          placeholder: record.question,
-          retryMessage,
-        });
-        return r.kind === 'value'
-          ? { kind: 'answer', answer: booleanAnswer(record, r.value === YES_LABEL) }
-          : toOutcome(r);
-      }
-      case 'choices': {
-        const r = await this.pickStep(session, entry, {
-          items: (record.choices ?? []).map((c) => ({ label: c })),
-          placeholder: record.question,
-          retryMessage,
-        });
-        return r.kind === 'value' ? { kind: 'answer', answer: r.value } : toOutcome(r);
-      }
-      case 'text': {
-        const r = await this.inputStep(session, entry, {
-          prompt: record.question,
-          value: typeof lastAnswer === 'string' ? lastAnswer : '',
-          retryMessage,
-        });
-        return r.kind === 'value' ? { kind: 'answer', answer: r.value } : toOutcome(r);
-      }
-      case 'schema':
-        return this.readSchema(session, entry, retryMessage, lastAnswer);
-    }
-  }
-
-  private async readSchema(
-    session: Session,
-    entry: QueueEntry,
-    retryMessage: string | undefined,
-    lastAnswer: unknown,
-  ): Promise<Outcome> {
-    const record = entry.record;
-    const fields = fieldsOf(record.schema!);
-    const previous = (lastAnswer && typeof lastAnswer === 'object' ? lastAnswer : {}) as Record<string, unknown>;
-    const answer: Record<string, unknown> = {};
-    for (let i = 0; i < fields.length; i++) {
-      if (!this.queue.has(record.id)) {
-        return { kind: 'dismissed' };
-      }
-      const field = fields[i];
-      const stepInfo = { field, index: i, count: fields.length };
-      const message = i === 0 ? retryMessage : undefined;
-      let r: StepResult;
-      switch (field.kind) {
-        case 'boolean': {
-          const items = [{ label: YES_LABEL }, { label: NO_LABEL }];
-          if (!field.required) {
-            items.push({ label: SKIP_LABEL });
-          }
-          r = await this.pickStep(session, entry, {
-            items,
-            placeholder: fieldPlaceholder(record.question, field),
-            retryMessage: message,
-            stepInfo,
-          });
-          if (r.kind === 'value') {
-            r = r.value === SKIP_LABEL ? { kind: 'omit' } : { kind: 'value', value: r.value === YES_LABEL };
-          }
-          break;
-        }
-        case 'enum':
-        case 'multi': {
-          const options: FieldOption[] = field.options ?? [];
-          const items: (vscode.QuickPickItem & { option?: FieldOption })[] = options.map((o) => ({
-            label: o.label,
-            description: o.label !== String(o.value) ? String(o.value) : undefined,
-            option: o,
-          }));
-          if (field.kind === 'enum' && !field.required) {
-            items.push({ label: SKIP_LABEL });
-          }
-          r = await this.pickStep(session, entry, {
-            items,
-            placeholder: fieldPlaceholder(record.question, field),
-            retryMessage: message,
-            stepInfo,
-            canSelectMany: field.kind === 'multi',
-            selectValue: (item) => item.option?.value,
-            validateMany: (values) => checkMulti(field, values),
-          });
-          if (r.kind === 'value' && field.kind === 'enum' && r.value === undefined) {
-            r = { kind: 'omit' };
-          }
-          if (r.kind === 'value' && field.kind === 'multi' && !field.required && (r.value as unknown[]).length === 0) {
-            r = { kind: 'omit' };
-          }
-          break;
-        }
-        default:
-          r = await this.inputStep(session, entry, {
-            prompt: fieldPlaceholder(record.question, field),
-            value: initialText(field, previous[field.name]),
-            retryMessage: message,
-            stepInfo,
-            parse: (text) => parseFieldText(field, text),
-          });
-      }
-      if (r.kind === 'omit') {
-        continue;
-      }
-      if (r.kind !== 'value') {
-        return toOutcome(r);
-      }
-      answer[field.name] = r.value;
-    }
-    return { kind: 'answer', answer };
-  }
-
-  /** "Agent NAME needs input", plus the field, countdown and queue length. */
-  title(entry: QueueEntry, options: { countdown?: boolean; stepInfo?: StepInfo } = {}): string {
-    const r = entry.record;
-    let title = `Agent ${r.agent_id} needs input`;
-    if (r.urgent) {
-      title += ' (urgent)';
-    }
-    if (options.stepInfo && options.stepInfo.count > 1) {
-      title += ` — ${options.stepInfo.field.label} (${options.stepInfo.index + 1}/${options.stepInfo.count})`;
-    }
-    if (options.countdown) {
-      const c = countdownText(r, this.now(), entry.typed);
-      if (c) {
-        title += ` — ${c}`;
-      }
-    }
-    const waiting = this.queue.waitingBesides(r.id);
-    if (waiting > 0) {
-      title += ` · ${waiting} more waiting`;
-    }
-    return title;
-  }
-
-  /** Within the first moment of a prompt that opened by itself: keys are not answers. */
-  private inGrace(session: Session): boolean {
-    const grace = Number(this.openGrace());
-    return session.auto && Number.isFinite(grace) && grace > 0 && this.now() - session.openedAt < grace;
-  }
-
-  /**
-   * A key in the opening moment was meant for the editor the human was typing
-   * in: put what the box got there (and a line break for Enter), then close
-   * the box without answering or deferring. The text is inserted before the
-   * box closes, and again while more keys arrive, so the keys stay in order.
-   */
-  private async giveBack(
-    session: Session,
-    ui: { value: string },
-    extra: string,
-    finish: (result: StepResult) => void,
-  ): Promise<void> {
-    session.givingBack = true;
-    const target = session.target;
-    let sent = '';
-    try {
-      for (;;) {
-        const want = ui.value + extra;
-        if (want.length <= sent.length || !want.startsWith(sent) || !target || target.document.isClosed) {
-          break;
-        }
-        const more = want.slice(sent.length);
-        sent = want;
-        const ok = await target.edit((b) => {
-          for (const selection of target.selections) {
-            b.replace(selection, more);
-          }
-        });
-        if (!ok) {
-          break;
-        }
-      }
-    } finally {
-      finish({ kind: 'grace' });
-    }
+  /** Read the answer for a prompt, step by step (src/promptForm.ts), in this session's widgets. */
+  private read(session: Session, entry: QueueEntry): Promise<Outcome> {
+    const retry = { message: entry.retryMessage, lastAnswer: entry.lastAnswer };
+    this.queue.clearRetry(entry.record.id);
+    return readAnswer(entry.record, retry, this.steps.askerFor(session, entry), () => this.queue.has(entry.record.id));
   }
 
   /** Send `hive/typing` once, on the first keystroke; stops the countdown. */
   private typed(entry: QueueEntry): void {
     if (this.queue.markTyped(entry.record.id)) {
-      this.client.sendNotification(Method.typing, { id: entry.record.id });
+      this.client.sendNotification(ClientNotifications.typing, { id: entry.record.id });
     }
   }
-
-  /** One input box: free text, or a string/number/integer field. */
-  private inputStep(
-    session: Session,
-    entry: QueueEntry,
-    opts: {
-      prompt: string;
-      value: string;
-      retryMessage?: string;
-      stepInfo?: StepInfo;
-      parse?: (text: string) => ReturnType<typeof parseFieldText>;
-    },
-  ): Promise<StepResult> {
-    return new Promise<StepResult>((resolve) => {
-      const box = vscode.window.createInputBox();
-      const life = new StepLife(this.timers, box, resolve, () => {
-        if (session.step === step) {
-          session.step = undefined;
-        }
-      });
-      const disposables = life.disposables;
-      const finish = (result: StepResult): void => life.finish(result);
-      const render = (): void => {
-        box.title = this.title(entry, { stepInfo: opts.stepInfo });
-        const countdown = countdownText(entry.record, this.now(), entry.typed);
-        box.placeholder = countdown ?? '';
-        if (!countdown) {
-          life.stopTicking();
-        }
-      };
-      // The line under the input shows `validationMessage` if set, else the
-      // prompt followed by VS Code's own "(Press 'Enter' to confirm or 'Escape'
-      // to cancel)", which is wrong here (Escape defers). So the message is
-      // always set: the question and our keys, and a problem goes before the
-      // question, never instead of it.
-      const showMessage = (problem?: string): void => {
-        box.validationMessage = inputMessage(opts.prompt, problem);
-      };
-      const step: OpenStep = { ui: box, close: finish, render };
-      session.step = step;
-      box.ignoreFocusOut = true;
-      box.prompt = opts.prompt;
-      box.value = opts.value;
-      box.buttons = [this.declineButton];
-      showMessage(opts.retryMessage);
-      render();
-      if (countdownText(entry.record, this.now(), entry.typed)) {
-        life.startTicking(render);
-      }
-      disposables.push(
-        box.onDidChangeValue((text) => {
-          if (session.givingBack) {
-            return;
-          }
-          if (this.inGrace(session)) {
-            void this.giveBack(session, box, '', finish);
-            return;
-          }
-          if (!entry.typed) {
-            this.typed(entry);
-            render();
-          }
-          if (opts.parse) {
-            const p = opts.parse(text);
-            showMessage(p.ok ? undefined : p.message);
-          } else {
-            showMessage();
-          }
-        }),
-        box.onDidAccept(() => {
-          if (session.givingBack) {
-            return;
-          }
-          if (this.inGrace(session)) {
-            void this.giveBack(session, box, '\n', finish);
-            return;
-          }
-          if (!opts.parse) {
-            finish({ kind: 'value', value: box.value });
-            return;
-          }
-          const p = opts.parse(box.value);
-          if (!p.ok) {
-            showMessage(p.message);
-          } else if ('omit' in p) {
-            finish({ kind: 'omit' });
-          } else {
-            finish({ kind: 'value', value: p.value });
-          }
-        }),
-        box.onDidTriggerButton((button) => {
-          if (button === this.declineButton) {
-            finish({ kind: 'decline' });
-          }
-        }),
-        box.onDidHide(() => finish(this.inGrace(session) ? { kind: 'grace' } : { kind: 'defer' })),
-      );
-      box.show();
-    });
-  }
-
-  /** One quick pick: choices, Yes/No, an enum or a multi-select field. */
-  private pickStep<T extends vscode.QuickPickItem>(
-    session: Session,
-    entry: QueueEntry,
-    opts: {
-      items: T[];
-      placeholder: string;
-      retryMessage?: string;
-      stepInfo?: StepInfo;
-      canSelectMany?: boolean;
-      selectValue?: (item: T) => unknown;
-      validateMany?: (values: unknown[]) => string | null;
-    },
-  ): Promise<StepResult> {
-    return new Promise<StepResult>((resolve) => {
-      const pick = vscode.window.createQuickPick<T>();
-      let problem: string | undefined = opts.retryMessage;
-      const life = new StepLife(this.timers, pick, resolve, () => {
-        if (session.step === step) {
-          session.step = undefined;
-        }
-      });
-      const disposables = life.disposables;
-      const finish = (result: StepResult): void => life.finish(result);
-      const render = (): void => {
-        pick.title = this.title(entry, { countdown: true, stepInfo: opts.stepInfo });
-        pick.placeholder = problem ? `${problem} — ${opts.placeholder}` : opts.placeholder;
-        if (!countdownText(entry.record, this.now(), entry.typed)) {
-          life.stopTicking();
-        }
-      };
-      const step: OpenStep = { ui: pick as unknown as vscode.QuickPick<vscode.QuickPickItem>, close: finish, render };
-      session.step = step;
-      pick.ignoreFocusOut = true;
-      pick.items = opts.items;
-      pick.canSelectMany = opts.canSelectMany ?? false;
-      pick.matchOnDescription = true;
-      pick.buttons = [this.declineButton];
-      render();
-      if (countdownText(entry.record, this.now(), entry.typed)) {
-        life.startTicking(render);
-      }
-      const valueOf = (item: T): unknown => (opts.selectValue ? opts.selectValue(item) : item.label);
-      disposables.push(
-        pick.onDidChangeValue(() => {
-          if (session.givingBack) {
-            return;
-          }
-          if (this.inGrace(session)) {
-            void this.giveBack(session, pick, '', finish);
-            return;
-          }
-          if (!entry.typed) {
-            this.typed(entry);
-            render();
-          }
-        }),
-        pick.onDidAccept(() => {
-          if (session.givingBack) {
-            return;
-          }
-          if (this.inGrace(session)) {
-            void this.giveBack(session, pick, '\n', finish);
-            return;
-          }
-          if (pick.canSelectMany) {
-            const values = pick.selectedItems.map(valueOf);
-            const bad = opts.validateMany?.(values) ?? null;
-            if (bad) {
-              problem = bad;
-              render();
-              return;
-            }
-            finish({ kind: 'value', value: values });
-            return;
-          }
-          const item = pick.selectedItems[0] ?? pick.activeItems[0];
-          if (item) {
-            finish({ kind: 'value', value: valueOf(item) });
-          }
-        }),
-        pick.onDidTriggerButton((button) => {
-          if (button === this.declineButton) {
-            finish({ kind: 'decline' });
-          }
-        }),
-        pick.onDidHide(() => finish(this.inGrace(session) ? { kind: 'grace' } : { kind: 'defer' })),
-      );
-      pick.show();
-    });
-  }
-}
-
-/**
- * The life of one open input box or quick pick: the countdown timer that ticks
- * while it is open, and its end, which happens once (answer, decline, defer or
- * dismiss) and then stops the timer, runs `onEnd`, disposes the listeners and
- * the widget, and resolves the step.
- */
-class StepLife {
-  readonly disposables: { dispose(): void }[] = [];
-  private timer: unknown;
-  private done = false;
-
-  constructor(
-    private readonly timers: Timers,
-    private readonly ui: { hide(): void; dispose(): void },
-    private readonly resolve: (result: StepResult) => void,
-    private readonly onEnd: () => void,
-  ) {}
-
-  startTicking(tick: () => void): void {
-    this.timer = this.timers.setInterval(tick, 1000);
-  }
-
-  stopTicking(): void {
-    if (this.timer !== undefined) {
-      this.timers.clearInterval(this.timer);
-      this.timer = undefined;
-    }
-  }
-
-  finish(result: StepResult): void {
-    if (this.done) {
-      return;
-    }
-    this.done = true;
-    this.stopTicking();
-    this.onEnd();
-    for (const d of this.disposables) {
-      d.dispose();
-    }
-    this.ui.hide();
-    this.ui.dispose();
-    this.resolve(result);
-  }
-}
-
-interface StepInfo {
-  field: Field;
-  index: number;
-  count: number;
-}
-
-function toOutcome(r: StepResult): Outcome {
-  switch (r.kind) {
-    case 'defer':
-    case 'decline':
-    case 'dismissed':
-    case 'grace':
-      return { kind: r.kind };
-    default:
-      throw new Error(`unexpected step result ${r.kind}`);
-  }
-}
-
-/**
- * The input box's message: the question and the keys, or a problem (a value
- * the field refuses, the hub's reason for refusing an answer) before them.
- */
-export function inputMessage(question: string, problem?: string): vscode.InputBoxValidationMessage {
-  if (problem) {
-    return {
-      message: `${plain(problem)} — ${plain(question)} ${KEYS_HINT}`,
-      severity: vscode.InputBoxValidationSeverity.Error,
-    };
-  }
-  return { message: `${plain(question)} ${KEYS_HINT}`, severity: vscode.InputBoxValidationSeverity.Info };
-}
-
-/**
- * Agent text as plain text. The quick input's message and the notifications
- * render `$(name)` as an icon and `[label](command:...)` as a link that runs a
- * command when clicked; an agent's question must not do either. A zero-width
- * space after `$` and `]` leaves the text as it reads and breaks both.
- */
-export function plain(text: string): string {
-  return text.replace(/\$\(/g, () => '$\u200b(').replace(/\]\(/g, () => ']\u200b(');
-}
-
-function fieldPlaceholder(question: string, field: Field): string {
-  let text = `${question} (${field.label}${field.required ? '' : ', optional'})`;
-  if (field.description) {
-    text += ` — ${field.description}`;
-  }
-  return text;
 }

@@ -1,35 +1,107 @@
 /**
  * The hub's protocol, as offered by `hive-rpc lsp` (see docs/protocol.md).
  *
- * Method and notification names, error codes and the shapes of the records.
- * This module does not import `vscode`, so tests and pure logic can use it.
+ * The methods and notifications as typed vscode-jsonrpc constants (params and
+ * result types), error codes and the shapes of the records. This module does
+ * not import `vscode`, so tests and pure logic can use it.
  */
+import { NotificationType, RequestType, RequestType0 } from 'vscode-jsonrpc';
 
-/** Requests (client to server) and notifications sent by the client. */
-export const Method = {
-  ask: 'hive/ask',
-  poll: 'hive/poll',
-  await: 'hive/await',
-  respond: 'hive/respond',
-  cancel: 'hive/cancel',
-  list: 'hive/list',
-  awaitAsk: 'hive/awaitAsk',
-  typing: 'hive/typing',
-  subscribe: 'hive/subscribe',
-  unsubscribe: 'hive/unsubscribe',
-  status: 'hive/status',
+/**
+ * A params value's JSON type, as the hub's method table writes it
+ * (`hive-rpc methods --json`; hive_rpc's `Param.type`).
+ */
+export type JsonType = 'string' | 'number' | 'boolean' | 'array' | 'object' | 'any';
+
+/** The JSON type of a TypeScript type (tuples: no distribution over unions). */
+type JsonTypeOf<T> = [T] extends [string]
+  ? 'string'
+  : [T] extends [number]
+    ? 'number'
+    : [T] extends [boolean]
+      ? 'boolean'
+      : [T] extends [readonly unknown[]]
+        ? 'array'
+        : [T] extends [object]
+          ? 'object'
+          : 'any';
+
+/**
+ * Every param of `P`, by name, with its JSON type. The compiler checks that a
+ * message's row names each field of its params type with the right type, and
+ * test/protocol.table.test.ts checks each against the hub's table: a param the
+ * hub does not declare (or declares with another type) fails there, not in use.
+ */
+export type ParamTypes<P> = { readonly [K in keyof P]-?: JsonTypeOf<Exclude<P[K], undefined>> };
+
+/** A request to the hub with params: vscode-jsonrpc's typed `RequestType`, plus its params' names and types. */
+export class HubRequest<P extends object, R> extends RequestType<P, R, void> {
+  constructor(
+    method: string,
+    readonly paramTypes: ParamTypes<P>,
+  ) {
+    super(method);
+  }
+}
+
+/** A notification to the hub: vscode-jsonrpc's typed `NotificationType`, plus its params' names and types. */
+export class HubNotification<P extends object> extends NotificationType<P> {
+  constructor(
+    method: string,
+    readonly paramTypes: ParamTypes<P>,
+  ) {
+    super(method);
+  }
+}
+
+/**
+ * Requests the extension sends (client to hub, relayed by `hive-rpc lsp`
+ * under the same names). A new one gets a row here, and the table test checks
+ * it against the hub's method table.
+ */
+export const Requests = {
+  ask: new HubRequest<AskParams, PromptRecord>('hive/ask', {
+    question: 'string',
+    choices: 'array',
+    schema: 'object',
+    urgent: 'boolean',
+    timeout_s: 'number',
+    agent_id: 'string',
+    task_id: 'string',
+    in_reply_to: 'string',
+  }),
+  await: new HubRequest<AwaitParams, PromptRecord>('hive/await', {
+    id: 'string',
+    timeout_s: 'number',
+    agent_id: 'string',
+  }),
+  respond: new HubRequest<RespondParams, PromptRecord>('hive/respond', {
+    id: 'string',
+    answer: 'any',
+    by: 'string',
+    action: 'string',
+  }),
+  cancel: new HubRequest<CancelParams, PromptRecord>('hive/cancel', { id: 'string', by: 'string', agent_id: 'string' }),
+  /** No params: the hub then sends hive/prompt for each pending prompt, and what follows. */
+  subscribe: new RequestType0<SubscribeResult, void>('hive/subscribe'),
+} as const;
+
+/** Notifications the extension sends (client to hub). */
+export const ClientNotifications = {
+  /** The human's first keystroke in a prompt's box: the hub stops its countdown. */
+  typing: new HubNotification<TypingParams>('hive/typing', { id: 'string' }),
 } as const;
 
 /** Notifications sent by the server to a subscribed client. */
-export const Notification = {
-  prompt: 'hive/prompt',
+export const ServerNotifications = {
+  prompt: new NotificationType<PromptRecord>('hive/prompt'),
   /** A prompt still pending has a new record (someone started typing its answer). */
-  update: 'hive/update',
-  dismiss: 'hive/dismiss',
+  update: new NotificationType<PromptRecord>('hive/update'),
+  dismiss: new NotificationType<DismissParams>('hive/dismiss'),
   /** Sent by `hive-rpc lsp` only: it lost the hub, or has it back. */
-  connection: 'hive/connection',
+  connection: new NotificationType<ConnectionParams>('hive/connection'),
   /** The hub's store is degraded (a reason), or works again (null). */
-  health: 'hive/health',
+  health: new NotificationType<HealthParams>('hive/health'),
 } as const;
 
 /** The hub's own error codes (JSON-RPC `error.code`). */
@@ -138,6 +210,15 @@ export interface RespondParams {
 export interface CancelParams {
   id: string;
   by?: string;
+  /** The asking agent withdrawing its own prompt (the language-model tool). */
+  agent_id?: string;
+}
+
+/** `hive/await`: wait up to `timeout_s` for the prompt to close. */
+export interface AwaitParams {
+  id: string;
+  timeout_s: number;
+  agent_id?: string;
 }
 
 export interface TypingParams {

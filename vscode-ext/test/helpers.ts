@@ -1,4 +1,5 @@
 /** Fakes shared by the UI tests: a HubClient, timers, a clock and records. */
+import type { MessageSignature } from 'vscode-jsonrpc';
 import type { Disposable, HubClient } from '../src/hubClient';
 import type { PromptRecord } from '../src/protocol';
 
@@ -7,7 +8,7 @@ export interface SentRequest {
   params: unknown;
 }
 
-/** A HubClient whose server is a function; records what the UI sent. */
+/** A HubClient whose server is a function; records what the UI sent (by method name). */
 export class FakeHub implements HubClient {
   requests: SentRequest[] = [];
   notifications: SentRequest[] = [];
@@ -15,15 +16,17 @@ export class FakeHub implements HubClient {
   /** Answers requests; throw `{code, message}` to refuse. */
   server: (method: string, params: unknown) => unknown = (_m, p) => ({ ...(p as object), status: 'responded' });
 
-  async sendRequest<R>(method: string, params?: object): Promise<R> {
+  async sendRequest<R>(type: MessageSignature, params?: unknown): Promise<R> {
+    const method = type.method;
     this.requests.push({ method, params });
     await Promise.resolve();
     return this.server(method, params) as R;
   }
-  sendNotification(method: string, params?: object): void {
-    this.notifications.push({ method, params });
+  sendNotification(type: MessageSignature, params?: unknown): void {
+    this.notifications.push({ method: type.method, params });
   }
-  onNotification<P>(method: string, handler: (params: P) => void): Disposable {
+  onNotification<P>(type: MessageSignature, handler: (params: P) => void): Disposable {
+    const method = type.method;
     const list = this.handlers.get(method) ?? [];
     list.push(handler as (p: unknown) => void);
     this.handlers.set(method, list);

@@ -10,7 +10,9 @@ import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
 import { IdleTracker, openGraceSeconds, watchEditorActivity } from '../src/idle';
 import type { ActivitySources } from '../src/idle';
-import { ANSWER_BUTTON, inputMessage, plain, PromptFlow } from '../src/promptFlow';
+import { plain } from '../src/plainText';
+import { ANSWER_BUTTON, PromptFlow } from '../src/promptFlow';
+import { inputMessage } from '../src/promptSteps';
 import { Clock, FakeHub, FakeTimers, record, settle } from './helpers';
 import {
   EventEmitter,

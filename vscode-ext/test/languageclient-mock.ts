@@ -19,6 +19,13 @@ export enum State {
   Running = 2,
 }
 
+/** A method name, or a typed constant of src/protocol.ts (vscode-jsonrpc's RequestType, NotificationType). */
+type Message = string | { method: string };
+
+function methodOf(type: Message): string {
+  return typeof type === 'string' ? type : type.method;
+}
+
 export class LanguageClient {
   static instances: LanguageClient[] = [];
   readonly stateEmitter = new EventEmitter<{ oldState: State; newState: State }>();
@@ -55,15 +62,17 @@ export class LanguageClient {
     this.stopped = true;
     this.stateEmitter.fire({ oldState: State.Running, newState: State.Stopped });
   }
-  sendRequest<R>(method: string, params?: unknown): Promise<R> {
+  sendRequest<R>(type: Message, params?: unknown): Promise<R> {
+    const method = methodOf(type);
     this.requests.push({ method, params });
     return Promise.resolve(this.results[method] as R);
   }
-  sendNotification(method: string, params?: unknown): Promise<void> {
-    this.notifications.push({ method, params });
+  sendNotification(type: Message, params?: unknown): Promise<void> {
+    this.notifications.push({ method: methodOf(type), params });
     return Promise.resolve();
   }
-  onNotification(method: string, handler: (p: unknown) => void): { dispose(): void } {
+  onNotification(type: Message, handler: (p: unknown) => void): { dispose(): void } {
+    const method = methodOf(type);
     this.handlers.set(method, handler);
     return { dispose: () => this.handlers.delete(method) };
   }

@@ -10,6 +10,7 @@ import { describe, test } from 'node:test';
 import { findOnPath, serverCommand, splitCommandLine, readSettings } from '../src/config';
 import { countdownText, formatDuration, formatMinutes, timeLeftText } from '../src/countdown';
 import { SwitchableHubClient } from '../src/hubClient';
+import { ClientNotifications, Requests, ServerNotifications } from '../src/protocol';
 import type { PromptSchema } from '../src/protocol';
 import { PromptQueue } from '../src/queue';
 import {
@@ -300,9 +301,9 @@ describe('settings', () => {
 describe('SwitchableHubClient', () => {
   test('forwards to the current client and moves notification handlers on restart', async () => {
     const s = new SwitchableHubClient();
-    await assert.rejects(s.sendRequest('hive/list'), /not running/);
+    await assert.rejects(s.sendRequest(Requests.subscribe), /not running/);
     const seen: unknown[] = [];
-    s.onNotification('hive/prompt', (p) => seen.push(p));
+    s.onNotification(ServerNotifications.prompt, (p) => seen.push(p));
     const first = new FakeHub();
     s.setTarget(first);
     first.emit('hive/prompt', 1);
@@ -310,10 +311,10 @@ describe('SwitchableHubClient', () => {
     s.setTarget(second);
     first.emit('hive/prompt', 'stale');
     second.emit('hive/prompt', 2);
-    s.sendNotification('hive/typing', { id: 'x' });
-    await s.sendRequest('hive/list', {});
+    s.sendNotification(ClientNotifications.typing, { id: 'x' });
+    await s.sendRequest(Requests.cancel, { id: 'x' });
     assert.deepEqual(seen, [1, 2]);
     assert.deepEqual(second.notifications, [{ method: 'hive/typing', params: { id: 'x' } }]);
-    assert.equal(second.requests.length, 1);
+    assert.deepEqual(second.requests, [{ method: 'hive/cancel', params: { id: 'x' } }]);
   });
 });

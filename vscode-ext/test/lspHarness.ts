@@ -34,7 +34,7 @@ import {
   SocketMessageReader,
   SocketMessageWriter,
 } from 'vscode-jsonrpc/node';
-import type { MessageConnection } from 'vscode-jsonrpc/node';
+import type { MessageConnection, MessageSignature } from 'vscode-jsonrpc/node';
 import type { HubClient } from '../src/hubClient';
 import type { DismissParams, PromptRecord, SubscribeResult } from '../src/protocol';
 
@@ -296,12 +296,12 @@ export class Window {
   /** This window as the extension's HubClient (what src/languageClient.ts provides). */
   hubClient(): HubClient {
     return {
-      sendRequest: <R>(method: string, params?: object) => this.request<R>(method, params),
-      sendNotification: (method: string, params?: object) => {
-        void this.conn.sendNotification(method, params);
+      sendRequest: <R>(type: MessageSignature, params?: unknown) => this.request<R>(type.method, params as object),
+      sendNotification: (type: MessageSignature, params?: unknown) => {
+        void this.conn.sendNotification(type.method, params);
       },
-      onNotification: <P>(method: string, handler: (params: P) => void) => {
-        const entry = { method, handler: handler as (p: unknown) => void };
+      onNotification: <P>(type: MessageSignature, handler: (params: P) => void) => {
+        const entry = { method: type.method, handler: handler as (p: unknown) => void };
         this.listeners.push(entry);
         return { dispose: () => (this.listeners = this.listeners.filter((x) => x !== entry)) };
       },
