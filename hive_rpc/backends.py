@@ -19,7 +19,7 @@ import trio
 
 from hive_rpc.hub_connection import HubConnection, HubUnreachable, open_hub_connection
 from hive_rpc.registry import Watch
-from hive_rpc.service import HubService
+from hive_rpc.service import METHODS, HubService
 
 
 class Backend(Protocol):
@@ -53,8 +53,9 @@ async def _closed_ids(watch: Watch) -> AsyncIterator[str]:
             yield change.prompt.id
 
 
-RETRYABLE = frozenset({"hive/poll", "hive/await", "hive/list", "hive/awaitAsk", "hive/status"})
-"""Methods that are safe to send again on a new connection after the hub went away."""
+RETRYABLE = frozenset(name for name, method in METHODS.items() if method.retryable)
+"""Methods that are safe to send again on a new connection after the hub went away
+(flagged ``retryable`` in the method table)."""
 
 
 class RemoteBackend:

@@ -59,9 +59,18 @@ class Param:
 
 @dataclass(frozen=True)
 class Method:
+    """One row of the method table: everything about a method that more than one
+    face needs, so a face derives what it exposes instead of listing names again."""
+
     params: dict[str, Param]
     doc: str
     notification_ok: bool = False
+    """May also be sent as a notification (``hive/typing``)."""
+    retryable: bool = False
+    """Safe to send again on a new connection after the hub went away (it changes
+    nothing): ``backends.RETRYABLE``."""
+    epc: str | None = None
+    """Its name over EPC (``hive-rpc epc``), if that face offers it."""
 
 
 def _spec(**params: Param) -> dict[str, Param]:
@@ -84,21 +93,34 @@ METHODS: dict[str, Method] = {
             in_reply_to=STR,
         ),
         "Ask a question; returns the pending prompt record at once.",
+        epc="ask",
     ),
-    "hive/poll": Method(_spec(id=REQ_STR, agent_id=STR), "The prompt record as it is now."),
+    "hive/poll": Method(
+        _spec(id=REQ_STR, agent_id=STR),
+        "The prompt record as it is now.",
+        retryable=True,
+        epc="poll",
+    ),
     "hive/await": Method(
         _spec(id=REQ_STR, timeout_s=REQ_NUM, agent_id=STR),
         "Long-poll: the record once closed, or as it is when timeout_s runs out.",
+        retryable=True,
+        epc="await",
     ),
     "hive/respond": Method(
         _spec(id=REQ_STR, answer=Param("any"), by=STR, action=STR, agent_id=STR),
         "Answer a prompt (first answer wins).",
+        epc="respond",
     ),
-    "hive/cancel": Method(_spec(id=REQ_STR, by=STR, agent_id=STR), "Withdraw a pending prompt."),
+    "hive/cancel": Method(
+        _spec(id=REQ_STR, by=STR, agent_id=STR), "Withdraw a pending prompt.", epc="cancel"
+    ),
     "hive/list": Method(
         _spec(agent_id=STR, limit=NUM, cursor=STR),
         "Pending prompt records, oldest first; with limit or cursor, one page "
         '{"prompts": [...], "next_cursor": ...}.',
+        retryable=True,
+        epc="list",
     ),
     "hive/lookup": Method(
         _spec(prefix=REQ_STR, agent_id=STR),
@@ -108,6 +130,7 @@ METHODS: dict[str, Method] = {
     "hive/awaitAsk": Method(
         _spec(timeout_s=REQ_NUM, exclude=Param("array")),
         "Coordinators: wait for the oldest pending prompt not in exclude (null on timeout).",
+        retryable=True,
     ),
     "hive/subscribe": Method(
         _spec(), "Receive hive/prompt, hive/update and hive/dismiss notifications."
@@ -118,7 +141,7 @@ METHODS: dict[str, Method] = {
         "The human started typing: stop the prompt's countdown.",
         notification_ok=True,
     ),
-    "hive/status": Method(_spec(), "The hub's paths, pid and counts."),
+    "hive/status": Method(_spec(), "The hub's paths, pid and counts.", retryable=True),
     # --- Agora: dialogues, lings, parent/child events (docs/agora.md) -----------------
     "agora/create": Method(
         _spec(topic=REQ_STR, participants=Param("array", True), max_turns=NUM),

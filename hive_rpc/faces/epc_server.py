@@ -54,15 +54,9 @@ REFUSE_WAIT_S = 2.0
 """How long a connection over the cap may take to send the call its refusal answers."""
 NOT_AUTHENTICATED = "not authenticated: call auth with the token from DATA_DIR/epc-token"
 
-HUB_METHODS = {
-    "ask": "hive/ask",
-    "poll": "hive/poll",
-    "await": "hive/await",
-    "respond": "hive/respond",
-    "cancel": "hive/cancel",
-    "list": "hive/list",
-}
-"""EPC method name -> the hub's method it calls with the same parameters."""
+HUB_METHODS = {method.epc: name for name, method in METHODS.items() if method.epc is not None}
+"""EPC method name -> the hub's method it calls with the same parameters (the method
+table's ``epc`` column)."""
 
 
 def method_list() -> list[tuple[str, str, str]]:
