@@ -9,7 +9,7 @@ cost for one tool call.
 
 By default the SDK's own stdio transport, which reads stdin and writes stdout through
 worker threads.  With ``--trio-stdio`` the same server gets the trio streams that
-``hive-rpc mcp`` passes to ``stdio_server`` instead (hive_rpc/faces/mcp_stdio.py), so
+``hive-rpc mcp`` passes to ``stdio_server`` instead (hive_rpc/faces/mcp/stdio.py), so
 the transport is the same as on the hive-rpc path.
 """
 
@@ -30,7 +30,7 @@ async def echo(text: str) -> dict[str, str]:
 
 
 async def run_trio_stdio() -> None:
-    from hive_rpc.faces.mcp_stdio import _LineReader, _Writer
+    from hive_rpc.faces.mcp.stdio import _LineReader, _Writer
 
     low = server._lowlevel_server
     stdin, stdout = _LineReader(0), _Writer(1)

@@ -234,7 +234,7 @@ async def _serve(
                 await nursery.start(follow_shared_store, service, cast("SharedStore", store))
             if config.http is not None:
                 # Imported here: the MCP SDK is heavy and only this endpoint needs it.
-                from hive_rpc.faces.mcp_http import serve_mcp_http
+                from hive_rpc.faces.mcp.http import serve_mcp_http
 
                 url, token_file = await nursery.start(
                     serve_mcp_http, service, config.http, config.data_dir

@@ -98,12 +98,17 @@ def check_answer(prompt: Prompt, answer: Any, action: Action) -> Any:
     """
     if action is not Action.ACCEPT:
         if answer is not None:
-            raise InvalidAnswer(f"a {action.value} carries no answer; send answer null")
+            raise InvalidAnswer(
+                f"a {action.value} carries no answer; send answer null",
+                param="answer",
+                action=action.value,
+            )
         return None
     if prompt.choices is not None:
         if answer not in prompt.choices:
             raise InvalidAnswer(
                 f"answer {answer!r} is not one of the choices: {', '.join(prompt.choices)}",
+                param="answer",
                 choices=list(prompt.choices),
             )
         return answer

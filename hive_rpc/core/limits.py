@@ -175,12 +175,13 @@ LIST_PAGE_DEFAULT = 100
 class LimitError(InvalidParams):
     """A value is over one of the limits above; ``data.limit`` names it."""
 
-    def __init__(self, what: str, limit: str, detail: str) -> None:
+    def __init__(self, what: str, limit: str, detail: str, **data: Any) -> None:
         entry = LIMITS[limit]
         super().__init__(
             f"{what}: {detail} (limit {limit}: {entry.value:,} {entry.unit})",
             limit=limit,
             max=entry.value,
+            **data,
         )
 
 

@@ -165,7 +165,7 @@ def new_prompt(
             "question", "question_chars", f"longer than {MAX_QUESTION_CHARS:,} characters"
         )
     if choices is not None and schema is not None:
-        raise InvalidParams("give either choices or schema, not both")
+        raise InvalidParams("give either choices or schema, not both", param="choices")
     checked_choices = _check_choices(choices) if choices is not None else None
     checked_schema = check_schema(schema) if schema is not None else None
     if not isinstance(urgent, bool):
@@ -198,13 +198,17 @@ def new_prompt(
 
 def _check_choices(choices: object) -> tuple[str, ...]:
     if isinstance(choices, str) or not isinstance(choices, Sequence):
-        raise InvalidParams("choices must be a list of strings")
+        raise InvalidParams("choices must be a list of strings", param="choices")
     if not choices:
-        raise InvalidParams("choices must not be empty (omit it for a free-text answer)")
+        raise InvalidParams(
+            "choices must not be empty (omit it for a free-text answer)", param="choices"
+        )
     if len(choices) > MAX_CHOICES:
-        raise LimitError("choices", "choices", f"at most {MAX_CHOICES} choices are allowed")
+        raise LimitError(
+            "choices", "choices", f"at most {MAX_CHOICES} choices are allowed", param="choices"
+        )
     if not all(isinstance(c, str) and c.strip() for c in choices):
-        raise InvalidParams("every choice must be a non-empty string")
+        raise InvalidParams("every choice must be a non-empty string", param="choices")
     if len(set(choices)) != len(choices):
-        raise InvalidParams("choices must be distinct")
+        raise InvalidParams("choices must be distinct", param="choices")
     return tuple(choices)

@@ -1,7 +1,7 @@
 """The hub's web face: the activity stream (``GET /activity``, Server-Sent Events) and
-the dashboard, served next to MCP by the same hypercorn server (``faces/mcp_http.py``).
+the dashboard, served next to MCP by the same hypercorn server (``faces/mcp/http.py``).
 
-Routes (every one behind ``mcp_http.Guard``: loopback Host, token or dashboard cookie,
+Routes (every one behind ``mcp.http.Guard``: loopback Host, token or dashboard cookie,
 same-origin ``Origin`` on POST):
 
 * ``GET /activity``: one SSE event per activity entry (``id: N``, ``event: KIND``,

@@ -1,4 +1,4 @@
-"""The web face of the hub's HTTP server (hive_rpc/faces/web.py behind mcp_http.Guard):
+"""The web face of the hub's HTTP server (hive_rpc/faces/web.py behind mcp.http.Guard):
 the activity stream over Server-Sent Events, result blobs, the dashboard's JSON API and
 its token-for-cookie sign-in.  A real hub with ``--http`` runs in-process; httpx2 talks
 to it over TCP."""

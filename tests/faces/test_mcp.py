@@ -25,7 +25,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types import Implementation, ResourceUpdatedNotification
 
 from hive_rpc.client import HubClient
-from hive_rpc.faces.mcp_tools import EXPIRED_MARKER
+from hive_rpc.faces.mcp.results import EXPIRED_MARKER
 from hive_rpc.hub import HubConfig, run_hub
 from hive_rpc.paths import NotLoopback, parse_bind
 from hive_rpc.service import HubService

@@ -1,0 +1,283 @@
+"""The ``hivemind_*`` tools and ``request_human_input``: an agent asks the human, waits
+or polls, withdraws; a coordinator lists, awaits and answers asks (see server.py for
+the two ways to wait)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import trio
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult
+
+from hive_rpc.client import RemoteError
+from hive_rpc.core.errors import HiveError
+from hive_rpc.core.ling import HUB_AGENT
+from hive_rpc.faces.mcp.guarded import guarded
+from hive_rpc.faces.mcp.results import (
+    EXPIRED_MARKER,
+    Asked,
+    AskState,
+    AwaitedAsk,
+    HumanInput,
+    PendingList,
+    ask_state,
+    describe,
+    failed,
+    ok,
+    pending_ask,
+    state_result,
+)
+from hive_rpc.hub_connection import HubUnreachable
+
+if TYPE_CHECKING:
+    from hive_rpc.faces.mcp.server import HiveMcp
+
+DEFAULT_BLOCKING_TIMEOUT_S = 300.0
+AWAIT_CHUNK_S = 3600.0
+
+
+@asynccontextmanager
+async def heartbeat(
+    ctx: Context, every: float, total: float | None, message: str
+) -> AsyncIterator[None]:
+    """Send progress every ``every`` seconds while the block waits, so that clients
+    which reset their timeout on progress keep the call alive."""
+
+    async def beat() -> None:
+        start = trio.current_time()
+        while True:
+            await trio.sleep(every)
+            await ctx.report_progress(trio.current_time() - start, total, message)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(beat)
+        try:
+            yield
+        finally:
+            nursery.cancel_scope.cancel()
+
+
+async def wait_closed(
+    hive: HiveMcp, ctx: Context, ask_id: str, agent: str, message: str, total: float | None
+) -> dict[str, Any]:
+    """Wait until the prompt is closed, with a heartbeat; withdraw it if the wait
+    ends any other way (the MCP client cancelled the call, say), so that no editor
+    keeps showing a question nobody is waiting for."""
+    closed = False
+    try:
+        async with heartbeat(ctx, hive.progress_every_s, total, message):
+            while True:
+                record: dict[str, Any] = await hive.call(
+                    "hive/await", id=ask_id, timeout_s=AWAIT_CHUNK_S, agent_id=agent
+                )
+                if record["status"] != "pending":
+                    closed = True
+                    return record
+    finally:
+        if not closed:
+            with (
+                trio.move_on_after(5) as cleanup,
+                contextlib.suppress(HiveError, RemoteError, HubUnreachable),
+            ):
+                cleanup.shield = True  # answered or gone meanwhile: nothing to withdraw
+                await hive.call("hive/cancel", id=ask_id, agent_id=agent, by=agent)
+
+
+def register(hive: HiveMcp) -> None:
+    """Add the tools to ``hive.server``."""
+    mcp, me = hive.server, hive.identity
+
+    @mcp.tool(
+        name="hivemind_ask_async",
+        description="Ask the human a question without blocking. Returns an ask_id at once; "
+        "keep working and collect the answer with hivemind_poll or hivemind_await. "
+        "options: answers to pick from; schema: a flat elicitation schema for a "
+        "structured answer; timeout_s: countdown, stopped when the human starts typing.",
+    )
+    @guarded
+    async def hivemind_ask_async(
+        ctx: Context,
+        question: str,
+        options: list[str] | None = None,
+        schema: dict[str, Any] | None = None,
+        urgent: bool = False,
+        timeout_s: float | None = None,
+        task_id: str | None = None,
+    ) -> Annotated[CallToolResult, Asked]:
+        record = await hive.call(
+            "hive/ask",
+            question=question,
+            choices=options,
+            schema=schema,
+            urgent=urgent,
+            timeout_s=timeout_s,
+            task_id=task_id,
+            agent_id=me(ctx),
+        )
+        asked = Asked(ask_id=record["id"], status=record["status"])
+        return ok(
+            asked,
+            f"Asked (ask_id {asked.ask_id}, pending). Keep working; collect the "
+            "answer with hivemind_poll or hivemind_await.",
+        )
+
+    @mcp.tool(
+        name="hivemind_poll",
+        description="The state of one of your asks: pending, responded (with decision, "
+        "by, action), expired (nobody answered in time: not a no) or cancelled.",
+    )
+    @guarded
+    async def hivemind_poll(ctx: Context, ask_id: str) -> Annotated[CallToolResult, AskState]:
+        return state_result(await hive.call("hive/poll", id=ask_id, agent_id=me(ctx)))
+
+    @mcp.tool(
+        name="hivemind_await",
+        description="Wait up to timeout_s seconds for the answer to one of your asks; "
+        "returns early when it comes. Sends progress notifications while waiting.",
+    )
+    @guarded
+    async def hivemind_await(
+        ctx: Context, ask_id: str, timeout_s: float = 60.0
+    ) -> Annotated[CallToolResult, AskState]:
+        async with heartbeat(
+            ctx, hive.progress_every_s, timeout_s, "waiting for the human's answer"
+        ):
+            record = await hive.call("hive/await", id=ask_id, timeout_s=timeout_s, agent_id=me(ctx))
+        return state_result(record)
+
+    @mcp.tool(
+        name="hivemind_respond",
+        description="Coordinators: answer any pending ask on the human's behalf. "
+        "decision is one of the ask's options, an object matching its schema, or "
+        "free text; action decline or cancel carries no decision.",
+    )
+    @guarded
+    async def hivemind_respond(
+        ctx: Context,
+        ask_id: str,
+        decision: str | dict[str, Any] | None = None,
+        action: Literal["accept", "decline", "cancel"] = "accept",
+    ) -> Annotated[CallToolResult, AskState]:
+        asked = await hive.call("hive/poll", id=ask_id)
+        if asked.get("agent_id") == HUB_AGENT:
+            return failed(
+                f"ask {ask_id} is the hub's own question to the human (may a "
+                "terminal be typed into?); only the human answers it, in an "
+                "editor, the dashboard or the CLI"
+            )
+        record = await hive.call(
+            "hive/respond", id=ask_id, answer=decision, by=me(ctx), action=action
+        )
+        state = ask_state(record)
+        return ok(state, f"recorded: {describe(state)}")
+
+    @mcp.tool(
+        name="hivemind_cancel",
+        description="Withdraw one of your pending asks; editors take it off the screen.",
+    )
+    @guarded
+    async def hivemind_cancel(ctx: Context, ask_id: str) -> Annotated[CallToolResult, AskState]:
+        agent = me(ctx)
+        return state_result(await hive.call("hive/cancel", id=ask_id, agent_id=agent))
+
+    @mcp.tool(
+        name="hivemind_list_pending",
+        description="Coordinators: pending asks from every agent, oldest first, one "
+        "page of at most `limit` (default 100, at most 1000); when next_cursor is set, "
+        "pass it as `cursor` for the next page.",
+    )
+    @guarded
+    async def hivemind_listpending_ask(
+        ctx: Context, limit: int = 100, cursor: str | None = None
+    ) -> Annotated[CallToolResult, PendingList]:
+        page = await hive.call("hive/list", limit=limit, cursor=cursor)
+        prompts = [pending_ask(r) for r in page["prompts"]]
+        listing = PendingList(count=len(prompts), prompts=prompts, next_cursor=page["next_cursor"])
+        lines = [f"{p.ask_id} ({p.agent_id}): {p.question}" for p in prompts]
+        if listing.next_cursor is not None:
+            lines.append(f"(more: cursor={listing.next_cursor})")
+        return ok(listing, "\n".join(lines) or "no pending asks")
+
+    @mcp.tool(
+        name="hivemind_await_ask",
+        description="Coordinators: block until any agent asks (or timeout_s runs out) "
+        "and return that ask; answer it with hivemind_respond. exclude: ask_ids "
+        "already seen. Sends progress notifications while waiting.",
+    )
+    @guarded
+    async def hivemind_await_ask(
+        ctx: Context, timeout_s: float = 60.0, exclude: list[str] | None = None
+    ) -> Annotated[CallToolResult, AwaitedAsk]:
+        async with heartbeat(ctx, hive.progress_every_s, timeout_s, "waiting for an agent to ask"):
+            record = await hive.call("hive/awaitAsk", timeout_s=timeout_s, exclude=exclude)
+        if record is None:
+            return ok(AwaitedAsk(timed_out=True), f"no ask within {timeout_s:g} s")
+        ask = pending_ask(record)
+        return ok(
+            AwaitedAsk(timed_out=False, ask=ask),
+            f"{ask.agent_id} asks ({ask.ask_id}): {ask.question}",
+        )
+
+    @mcp.tool(
+        name="hivemind_ask",
+        description="deprecated: use hivemind_ask_async + hivemind_poll. Asks and blocks "
+        "until the human answers or timeout_s runs out, sending progress notifications "
+        "while it waits; cancelling the call withdraws the question.",
+    )
+    @guarded
+    async def hivemind_ask(
+        ctx: Context,
+        question: str,
+        options: list[str] | None = None,
+        timeout_s: float = DEFAULT_BLOCKING_TIMEOUT_S,
+    ) -> Annotated[CallToolResult, AskState]:
+        agent = me(ctx)
+        record = await hive.call(
+            "hive/ask",
+            question=question,
+            choices=options,
+            timeout_s=timeout_s,
+            agent_id=agent,
+        )
+        record = await wait_closed(
+            hive, ctx, record["id"], agent, "waiting for the human's answer", timeout_s
+        )
+        return state_result(record)
+
+    @mcp.tool(
+        name="request_human_input",
+        description="Ask the human developer for input or guidance and wait for the "
+        "answer. First give the context in the chat; this prompt frames the question. "
+        f"If nobody answers within {hive.human_input_timeout_s:g} s (the countdown stops "
+        f"as soon as the human starts typing) it returns {EXPIRED_MARKER}.",
+    )
+    @guarded
+    async def request_human_input(
+        ctx: Context, prompt: str
+    ) -> Annotated[CallToolResult, HumanInput]:
+        agent = me(ctx)
+        record = await hive.call(
+            "hive/ask",
+            question=prompt,
+            timeout_s=hive.human_input_timeout_s,
+            agent_id=agent,
+        )
+        record = await wait_closed(hive, ctx, record["id"], agent, "waiting for the human", None)
+        answer = record["answer"]
+        given = (
+            record["status"] == "responded"
+            and record["action"] == "accept"
+            and isinstance(answer, str)
+            and answer.strip() != ""
+        )
+        result = HumanInput(
+            answer=answer if given else EXPIRED_MARKER,
+            timed_out=not given,
+            status=record["status"],
+            ask_id=record["id"],
+        )
+        return ok(result, result.answer)

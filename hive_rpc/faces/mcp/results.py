@@ -1,0 +1,140 @@
+"""What the MCP tools return: structured results (pydantic models, so that each
+tool's output schema is listed) with a line of text for the agent to read."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel, Field
+
+EXPIRED_MARKER = ":timeout->what-would-rich-hickey-do"
+"""What ``request_human_input`` returns when nobody answered (seed 002's contract)."""
+
+
+class Asked(BaseModel):
+    ask_id: str
+    status: str
+
+
+class AskState(BaseModel):
+    ask_id: str
+    status: str = Field(description="pending, responded, expired or cancelled")
+    question: str
+    decision: Any = Field(None, description="the answer, once responded with accept")
+    by: str | None = None
+    action: str | None = Field(None, description="accept, decline or cancel")
+    responded_at: float | None = None
+    expired: bool = Field(description="true only when nobody answered in time (never a no)")
+    expiry_reason: str | None = None
+
+
+class PendingAsk(BaseModel):
+    ask_id: str
+    agent_id: str
+    question: str
+    options: list[str] | None = None
+    schema_: dict[str, Any] | None = Field(None, alias="schema")
+    urgent: bool
+    created_at: float
+    deadline_at: float
+
+
+class PendingList(BaseModel):
+    count: int
+    prompts: list[PendingAsk]
+    next_cursor: str | None = None
+    """More pending asks follow: pass it as ``cursor`` for the next page."""
+
+
+class AwaitedAsk(BaseModel):
+    timed_out: bool
+    ask: PendingAsk | None = None
+
+
+class AgoraResult(BaseModel):
+    """What an Agora tool returns: the hub's record, whole (see docs/agora.md)."""
+
+    model_config = {"extra": "allow"}
+
+
+class AgoraList(BaseModel):
+    count: int
+    items: list[dict[str, Any]]
+
+
+class HumanInput(BaseModel):
+    answer: str = Field(description=f"the human's answer, or {EXPIRED_MARKER!r}")
+    timed_out: bool
+    status: str
+    ask_id: str
+
+
+def ok(model: BaseModel, text: str) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=model.model_dump(mode="json", by_alias=True),
+    )
+
+
+def failed(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+def agora_ok(record: dict[str, Any], text: str) -> CallToolResult:
+    return ok(AgoraResult(**record), text)
+
+
+def delivery_text(delivery: dict[str, Any]) -> str:
+    state = delivery.get("state", "unknown")
+    reason = delivery.get("reason")
+    return f"delivery to {delivery.get('ling', '?')}: {state}" + (f" ({reason})" if reason else "")
+
+
+def ask_state(record: dict[str, Any]) -> AskState:
+    return AskState(
+        ask_id=record["id"],
+        status=record["status"],
+        question=record["question"],
+        decision=record["answer"],
+        by=record["by"],
+        action=record["action"],
+        responded_at=record["answered_at"],
+        expired=record["expired"],
+        expiry_reason=record["expiry_reason"],
+    )
+
+
+def pending_ask(record: dict[str, Any]) -> PendingAsk:
+    return PendingAsk.model_validate(
+        {
+            "ask_id": record["id"],
+            "agent_id": record["agent_id"],
+            "question": record["question"],
+            "options": record["choices"],
+            "schema": record["schema"],
+            "urgent": record["urgent"],
+            "created_at": record["created_at"],
+            "deadline_at": record["deadline_at"],
+        }
+    )
+
+
+def describe(state: AskState) -> str:
+    if state.status == "pending":
+        return f"ask {state.ask_id} is still pending; poll again later"
+    if state.status == "responded":
+        if state.action != "accept":
+            return f"{state.by} chose to {state.action} (ask {state.ask_id})"
+        decision = state.decision
+        shown = decision if isinstance(decision, str) else json.dumps(decision)
+        return f"answer from {state.by}: {shown}"
+    if state.status == "expired":
+        return f"ask {state.ask_id} expired ({state.expiry_reason}): nobody answered, not a no"
+    return f"ask {state.ask_id} was cancelled by {state.by}"
+
+
+def state_result(record: dict[str, Any]) -> CallToolResult:
+    state = ask_state(record)
+    return ok(state, describe(state))

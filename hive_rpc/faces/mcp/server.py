@@ -1,0 +1,88 @@
+"""``HiveMcp``: the MCP server for one backend.
+
+The tools are written once, against a ``Backend`` with a single ``call(method,
+params)``: ``LocalBackend`` calls the hub's service in-process (the hub's Streamable
+HTTP endpoint, ``http.py``), ``RemoteBackend`` calls it over the editor socket
+(``hive-rpc mcp``, ``stdio.py``, one stdio server per agent session).  Either way the
+hub holds the prompt, so an answer outlives any client's tool-call timeout.
+
+Two ways to wait, because MCP clients abort a tool that is silent for too long:
+
+* non-blocking: ``hivemind_ask_async`` returns an id at once; ``hivemind_poll`` or
+  ``hivemind_await`` (a long poll) collect the answer later;
+* blocking (``hivemind_ask``, ``request_human_input``, ``hivemind_await``,
+  ``hivemind_await_ask``): a heartbeat sends ``notifications/progress`` every
+  ``PROGRESS_EVERY_S`` while waiting, and MCP cancellation of the call withdraws the
+  prompt so the editors take it off the screen.
+
+Identity: every request acts as the agent ``Identity`` names.  ``poll``, ``await``,
+``cancel`` and the ``hive://asks/{ask_id}`` resource see only that agent's prompts;
+the coordinator tools (``respond``, ``list_pending``, ``await_ask``) see all.
+
+Groups: a session offers only the tool groups it was given (``groups.py``; ``ask`` by
+default), so an agent that only asks is not handed the Agora's tools.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.subscriptions import InMemorySubscriptionBus
+
+from hive_rpc.backends import Backend
+from hive_rpc.faces.mcp import agora_tools, prompt_tools, resources
+from hive_rpc.faces.mcp.groups import GROUP_OF, ToolGroups
+from hive_rpc.faces.mcp.identity import Identity
+
+HUMAN_INPUT_TIMEOUT_S = 60.0
+PROGRESS_EVERY_S = 10.0
+
+INSTRUCTIONS = """\
+hive-rpc lets you ask the human a question without blocking.
+Recommended: hivemind_ask_async(question, options?) returns an ask_id at once; keep
+working, then hivemind_poll(ask_id) (or hivemind_await(ask_id, timeout_s) to wait).
+An answer is never lost: it is kept until you collect it.  status "expired" means
+nobody answered in time; it is not a "no".
+"""
+
+
+class HiveMcp:
+    """The MCPServer for one backend, plus the task that tells subscribers when
+    answers land (``run_updates``, to be started in the caller's nursery)."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        identity: Identity | None = None,
+        *,
+        groups: ToolGroups | None = None,
+        human_input_timeout_s: float = HUMAN_INPUT_TIMEOUT_S,
+        progress_every_s: float = PROGRESS_EVERY_S,
+    ) -> None:
+        self.backend = backend
+        self.identity = identity or Identity()
+        self.human_input_timeout_s = human_input_timeout_s
+        self.progress_every_s = progress_every_s
+        self.bus = InMemorySubscriptionBus()
+        self.groups = groups or ToolGroups()
+        self.server = MCPServer(
+            "hive-rpc",
+            instructions=INSTRUCTIONS,
+            subscriptions=self.bus,
+            middleware=[self.groups],
+        )
+        prompt_tools.register(self)
+        agora_tools.register(self)
+        self.resources = resources.AskResources(self)
+        ungrouped = resources.tool_names(self.server) - set(GROUP_OF)
+        assert not ungrouped, f"tools missing from mcp.groups.GROUPS: {sorted(ungrouped)}"
+
+    async def call(self, method: str, **params: Any) -> Any:
+        """The hub's ``method``, with the parameters that are not None."""
+        return await self.backend.call(method, {k: v for k, v in params.items() if v is not None})
+
+    async def run_updates(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """Tell subscribers of ``hive://asks/ID`` whenever a prompt is closed."""
+        await self.resources.run_updates(task_status=task_status)
