@@ -85,9 +85,6 @@ terminal that shows a question of its own (a permission prompt, say)."
 ;;; Private
 ;;;
 
-(defconst hive-rpc-ling--refused -32020
-  "JSON-RPC error code of a request Emacs refuses to carry out.")
-
 (defconst hive-rpc-ling--max-tail-chars 16384
   "At most this many characters of a buffer's tail are sent to the hub.")
 
@@ -97,14 +94,14 @@ terminal that shows a question of its own (a permission prompt, say)."
 
 (defun hive-rpc-ling--refuse (format-string &rest args)
   "Refuse the hub's request with the message FORMAT-STRING applied to ARGS."
-  (jsonrpc-error :code hive-rpc-ling--refused
+  (jsonrpc-error :code hive-rpc-error-refused
                  :message (apply #'format format-string args)))
 
 (defun hive-rpc-ling--string-param (params key method)
   "Return the string KEY of PARAMS, or refuse METHOD's request."
   (let ((value (plist-get params key)))
     (unless (stringp value)
-      (jsonrpc-error :code -32602
+      (jsonrpc-error :code hive-rpc-error-invalid-params
                      :message (format "%s: parameter %s must be a string"
                                       method (hive-rpc--key-name key))))
     value))
@@ -227,7 +224,7 @@ digits, `_', `-' and `.' becomes a single `-'; for example
   "Show that the hub refused to VERB ling NAME, with error ERR."
   (message "hive-rpc: cannot %s ling %s: %s%s" verb name
            (hive-rpc--clean (plist-get err :message))
-           (if (eql (plist-get err :code) -32601)
+           (if (eql (plist-get err :code) hive-rpc-error-method-not-found)
                " (this hub has no lings; update hive-rpc)"
              "")))
 

@@ -141,6 +141,38 @@ nothing.  It is skipped when the hub raises its own notifications
   :type 'boolean)
 
 
+;;; Error codes
+;;;
+
+;; The hub's codes are those of the Errors table in docs/protocol.md;
+;; only the ones hive-rpc acts on are named here.
+
+(defconst hive-rpc-error-method-not-found -32601
+  "JSON-RPC code of an unknown method.
+The hub answers it to a method it does not have, and Emacs to a
+request of the hub nobody handles (see docs/protocol.md, Errors).")
+
+(defconst hive-rpc-error-invalid-params -32602
+  "JSON-RPC code of a missing, unknown or mistyped parameter.
+See the Errors table of docs/protocol.md.")
+
+(defconst hive-rpc-error-invalid-answer -32004
+  "The hub's code for an answer outside the prompt's choices or schema.
+`invalid_answer' in the Errors table of docs/protocol.md: the
+question is asked again, showing the hub's reason.")
+
+(defconst hive-rpc-error-refused -32020
+  "Code with which Emacs refuses a request of the hub.
+For example typing into a buffer that is not a terminal: see
+Requests from the hub in docs/protocol.md.")
+
+(defconst hive-rpc-error-hub-died -1
+  "Code jsonrpc.el gives a request whose connection closed before its reply.
+Not a code of the hub (see docs/protocol.md, Errors): jsonrpc.el
+fails every request in flight with it, message \"Server died\",
+when the hub goes away.  An answer failed so is kept and sent again.")
+
+
 ;;; Internal state
 ;;;
 
@@ -250,9 +282,9 @@ METHOD is a symbol such as `hive/prompt'."
   "Answer request METHOD with PARAMS from the hub on CONNECTION.
 METHOD is a symbol such as `hive/deliver'.  Return the result, or
 signal `jsonrpc-error' to refuse.  A METHOD nobody handles is
-refused with -32601 (method not found)."
+refused with `hive-rpc-error-method-not-found'."
   (:method (_connection method _params)
-           (jsonrpc-error :code -32601 :message (format "%s is not handled" method))))
+           (jsonrpc-error :code hive-rpc-error-method-not-found :message (format "%s is not handled" method))))
 
 (defun hive-rpc--request-dispatch (connection method params)
   "Dispatch request METHOD with PARAMS received on CONNECTION."
@@ -648,11 +680,11 @@ hub is away it is kept and sent after reconnecting."
      :error-fn
      (lambda (err)
        (let ((code (plist-get err :code)))
-         (unless (eql code -1)          ; the hub died: keep it for later
+         (unless (eql code hive-rpc-error-hub-died) ; keep it for later
            (setq hive-rpc--outbox (delq entry hive-rpc--outbox))
            (message "hive-rpc: answer refused: %s"
                     (hive-rpc--clean (plist-get err :message)))
-           (when (and (eql code -32004) (gethash id hive-rpc--prompts))
+           (when (and (eql code hive-rpc-error-invalid-answer) (gethash id hive-rpc--prompts))
              (hive-rpc--answer-refused id (plist-get err :message))
              (setq hive-rpc--queue (append hive-rpc--queue (list id)))
              (hive-rpc--schedule-ask))
