@@ -1,0 +1,121 @@
+"""The ``hive-rpc`` command: run the hub, and ask, answer and inspect prompts from a shell.
+
+Client commands start the hub in the background when none answers (``--no-start``
+refuses), as emacsclient and gpg-agent do.  Exit codes are part of the interface, so
+shell scripts can branch on an outcome without parsing text (see docs/cli.md).
+
+The package: ``parser`` (the command line), ``commands`` (the client commands and
+``methods``), ``serving`` (the hub and the faces, imported only by the commands that
+run them), ``render`` (what is printed), ``exits`` (exit codes).  A client command
+such as ``hive-rpc status`` loads neither the hub nor a face nor the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
+
+import trio
+
+from hive_rpc import __version__
+from hive_rpc.cli.commands import LIST_PAGE, _tmux_address
+from hive_rpc.cli.exits import (
+    EXIT_BROKEN_PIPE,
+    EXIT_CANCELLED,
+    EXIT_DECLINED,
+    EXIT_EXPIRED,
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    EXIT_PENDING,
+    EXIT_REFUSED,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    CliError,
+    is_refusal,
+    outcome_code,
+    remote_error_code,
+)
+from hive_rpc.cli.parser import build_parser
+from hive_rpc.client import HubUnreachable, RemoteError
+from hive_rpc.core.terminal_text import strip_controls
+from hive_rpc.paths import InsecurePath, default_data_dir, default_socket
+
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "EXIT_CANCELLED",
+    "EXIT_DECLINED",
+    "EXIT_EXPIRED",
+    "EXIT_NOT_FOUND",
+    "EXIT_OK",
+    "EXIT_PENDING",
+    "EXIT_REFUSED",
+    "EXIT_UNREACHABLE",
+    "EXIT_USAGE",
+    "LIST_PAGE",
+    "CliError",
+    "__version__",
+    "_parser",
+    "_tmux_address",
+    "main",
+    "outcome_code",
+]
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The whole parser, every command's options included (the docs test walks it)."""
+    return build_parser()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = argv[0] if argv and not argv[0].startswith("-") else None
+    args = build_parser(command).parse_args(argv)
+    try:
+        if "socket" in args:  # not ``methods``, which needs no hub
+            args.socket = args.socket or default_socket()
+            args.data_dir = args.data_dir or default_data_dir()
+    except InsecurePath as e:
+        print(f"hive-rpc: {e}", file=sys.stderr)
+        return EXIT_REFUSED
+    logging.basicConfig(
+        level=getattr(args, "log_level", "WARNING").upper(),
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
+    func: Callable[[argparse.Namespace], Coroutine[Any, Any, int]] = args.func
+    try:
+        return trio.run(func, args)
+    except BaseException as raised:
+        error = _sole_leaf(raised)
+        if isinstance(error, KeyboardInterrupt):
+            return 130
+        if isinstance(error, BrokenPipeError):
+            # The reader went away: no traceback, and nothing more to flush at exit.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            return EXIT_BROKEN_PIPE
+        if isinstance(error, CliError):
+            code = error.code
+        elif isinstance(error, RemoteError):
+            code = remote_error_code(error.kind)
+        elif (
+            isinstance(error, HubUnreachable) or getattr(error, "kind", None) == "store_unavailable"
+        ):
+            code = EXIT_UNREACHABLE
+        elif isinstance(error, InsecurePath) or is_refusal(error):
+            code = EXIT_REFUSED
+        else:
+            raise
+        print(f"hive-rpc: {strip_controls(str(error))}", file=sys.stderr)
+        return code
+
+
+def _sole_leaf(error: BaseException) -> BaseException:
+    """The one real error inside nested exception groups (trio nurseries wrap them)."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error

@@ -1,0 +1,380 @@
+"""The ``hive-rpc`` command line: its argparse parser and the argument types.
+
+The option defaults come from the modules that own them (the hub's retention, the MCP
+tool groups), imported only when the parser is built for ``serve`` or ``mcp`` (or for
+every command: ``--help``, the docs test): ``hive-rpc list`` parses its own options
+without loading the hub or a face.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from hive_rpc import __version__
+from hive_rpc.cli.commands import (
+    HUB_TIMEOUT_S,
+    cmd_answer,
+    cmd_ask,
+    cmd_cancel,
+    cmd_event,
+    cmd_ling,
+    cmd_list,
+    cmd_methods,
+    cmd_poll,
+    cmd_status,
+)
+from hive_rpc.cli.serving import cmd_doctor, cmd_epc, cmd_lsp, cmd_mcp, cmd_serve
+from hive_rpc.core.errors import InvalidParams
+from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S, check_name
+from hive_rpc.paths import NotLoopback, parse_bind
+
+HEAVY_OPTIONS = ("serve", "mcp")
+"""Commands whose options' defaults live in heavy modules (the hub, the faces)."""
+
+
+def _store(text: str) -> str:
+    """argparse type: ``sqlite``, ``memory`` or a NATS URL."""
+    if text in ("sqlite", "memory") or text.startswith(("nats://", "tls://")):
+        return text
+    raise argparse.ArgumentTypeError(
+        f"{text!r} is not a store: choose sqlite, memory or nats://[USER:PASS@]HOST:PORT"
+    )
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _duration(text: str) -> float:
+    """argparse type: a positive duration, in seconds or with a unit (``30d``, ``12h``)."""
+    unit = _UNITS.get(text[-1:].lower())
+    return _seconds(text[:-1] if unit else text) * (unit or 1)
+
+
+def _seconds(text: str) -> float:
+    """argparse type: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (value > 0 and value != float("inf")):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
+    return value
+
+
+def _tool_groups(text: str) -> frozenset[str]:
+    """argparse type: ``hive-rpc mcp --tools ask,agora``."""
+    from hive_rpc.faces.mcp.groups import parse_groups
+
+    try:
+        return parse_groups(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _agent_name(text: str) -> str:
+    """argparse type: a usable agent id."""
+    try:
+        return check_name(text, "--agent")
+    except InvalidParams as e:
+        raise argparse.ArgumentTypeError(e.message) from None
+
+
+def _port(text: str) -> int:
+    """argparse type: a TCP port number, 0 for any free one."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0 to 65535)")
+    return value
+
+
+def _loopback(text: str) -> str:
+    """argparse type: HOST:PORT on a loopback address."""
+    try:
+        parse_bind(text)
+    except NotLoopback as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; given the ``command`` about to run, the options of the other
+    ``HEAVY_OPTIONS`` commands are left out (their defaults would import the hub)."""
+    wants = {name: command is None or command == name for name in HEAVY_OPTIONS}
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--socket",
+        type=Path,
+        default=None,
+        help="the hub's socket (env HIVE_RPC_SOCKET; default $XDG_RUNTIME_DIR/hive-rpc/hub.sock)",
+    )
+    common.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="where the hub keeps prompts (env HIVE_RPC_DATA_DIR; default $XDG_DATA_HOME/hive-rpc)",
+    )
+    # Every command that talks to a hub may start one, unless told not to.
+    starter = argparse.ArgumentParser(add_help=False, parents=[common])
+    starter.add_argument(
+        "--no-start", action="store_true", help="fail instead of starting a hub when none answers"
+    )
+    client = argparse.ArgumentParser(add_help=False, parents=[starter])
+    client.add_argument("--json", action="store_true", help="print JSON records")
+    client.add_argument(
+        "--hub-timeout",
+        type=_seconds,
+        default=HUB_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"give up when the hub does not answer a call in this long (default "
+        f"{HUB_TIMEOUT_S:g}; added to a long poll's own wait)",
+    )
+
+    parser = argparse.ArgumentParser(
+        prog="hive-rpc",
+        description="Agents ask, humans answer, nothing blocks.  See docs/cli.md.",
+    )
+    parser.add_argument("--version", action="version", version=f"hive-rpc {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser(
+        "serve",
+        parents=[common],
+        help="run the hub (in the foreground; --detach: in the background)",
+    )
+    if wants["serve"]:
+        _serve_options(p)
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("ask", parents=[client], help="ask a question; prints its id")
+    p.add_argument("question")
+    p.add_argument("--choices", help="comma-separated answers to pick from")
+    p.add_argument("--schema", help="a flat elicitation schema (JSON) for a structured answer")
+    p.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="countdown; stops when the human starts typing",
+    )
+    p.add_argument("--urgent", action="store_true")
+    p.add_argument("--agent", default="cli", help="agent id to ask as (default: cli)")
+    p.add_argument("--task-id", help="correlation id carried with the prompt")
+    p.add_argument("--wait", action="store_true", help="block until answered; print the answer")
+    p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("poll", parents=[client], help="show a prompt's status or answer")
+    p.add_argument("id")
+    p.add_argument("--agent", help="poll as this agent (sees only its own prompts)")
+    p.add_argument("--wait", action="store_true", help="block until it is closed")
+    p.set_defaults(func=cmd_poll)
+
+    p = sub.add_parser("answer", parents=[client], help="answer a pending prompt")
+    p.add_argument("id")
+    p.add_argument("value", nargs="?", help="the answer (JSON for schema prompts)")
+    p.add_argument("--by", help="who answers (default: human)")
+    p.add_argument("--decline", action="store_true", help="decline instead of answering")
+    p.set_defaults(func=cmd_answer)
+
+    p = sub.add_parser("list", parents=[client], help="list pending prompts")
+    p.add_argument("--agent", help="only this agent's prompts")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("cancel", parents=[client], help="withdraw a pending prompt")
+    p.add_argument("id")
+    p.add_argument("--agent", help="cancel as this agent (only its own prompts)")
+    p.set_defaults(func=cmd_cancel)
+
+    p = sub.add_parser(
+        "mcp",
+        parents=[starter],
+        help="serve MCP over stdio for one agent session (register this with your agent)",
+    )
+    if wants["mcp"]:
+        _mcp_options(p)
+    p.set_defaults(func=cmd_mcp)
+
+    p = sub.add_parser(
+        "epc",
+        parents=[starter],
+        help="serve EPC on 127.0.0.1 for epc.el (prints the port; token in DATA_DIR/epc-token)",
+    )
+    p.add_argument(
+        "--port", type=_port, default=0, help="TCP port on 127.0.0.1 (default 0: pick a free one)"
+    )
+    p.set_defaults(func=cmd_epc)
+
+    p = sub.add_parser(
+        "lsp",
+        parents=[starter],
+        help="serve the hub's methods as a stdio language server (VS Code, any LSP editor)",
+    )
+    # What LSP clients add on their own (vscode-languageclient: --stdio with
+    # TransportKind.stdio, --clientProcessId=N for Node modules). Accepted so that
+    # such a client starts the server; stdio is the only transport, and the client's
+    # process id is not watched (the server exits when its input closes).
+    p.add_argument(
+        "--stdio", action="store_true", help="accepted and ignored: stdio is the only transport"
+    )
+    p.add_argument(
+        "--clientProcessId",
+        type=int,
+        metavar="PID",
+        help="accepted and ignored: the server exits when its input closes",
+    )
+    p.set_defaults(func=cmd_lsp)
+
+    p = sub.add_parser("ling", help="register the terminals agents run in (for Agora relays)")
+    lings = p.add_subparsers(dest="ling_command", required=True, metavar="COMMAND")
+    q = lings.add_parser("register", parents=[client], help="register (or move) a ling")
+    q.add_argument("name", help="branch-like name: main.feature.auth reports to main.feature")
+    where = q.add_mutually_exclusive_group(required=True)
+    where.add_argument(
+        "--tmux", nargs="?", const="", metavar="PANE", help="a tmux pane (default: this one)"
+    )
+    where.add_argument("--zellij", metavar="SESSION:PANE", help="a Zellij pane")
+    where.add_argument("--emacs-buffer", metavar="BUFFER", help="a buffer in the connected Emacs")
+    q.add_argument("--label", help="what events call it (default: the name's last part)")
+    q.add_argument(
+        "--allow-shell",
+        action="store_true",
+        help="type into it even while a shell (not an agent) runs there",
+    )
+    q.set_defaults(func=cmd_ling)
+    q = lings.add_parser("list", parents=[client], help="list lings")
+    q.add_argument("--check", action="store_true", help="also check that each terminal is alive")
+    q.set_defaults(func=cmd_ling)
+    q = lings.add_parser("remove", parents=[client], help="forget a ling")
+    q.add_argument("name")
+    q.set_defaults(func=cmd_ling)
+
+    p = sub.add_parser(
+        "event",
+        parents=[client],
+        help="a child's event for its parent's terminal (session-end hooks, CI scripts)",
+    )
+    p.add_argument(
+        "kind", choices=["child-complete", "child-question", "child-note", "pr-status", "ci-status"]
+    )
+    p.add_argument("--from", dest="sender", required=True, metavar="LING", help="the child's name")
+    p.add_argument("--message", "-m", help="the text (required for child-question)")
+    p.add_argument("--pr", type=int, help="pull request number")
+    p.add_argument("--ci", help="CI status, e.g. passing")
+    p.add_argument("--review", help="review status, e.g. approved")
+    p.add_argument("--url", help="a link for the parent")
+    p.set_defaults(func=cmd_event)
+
+    p = sub.add_parser("status", parents=[client], help="show the hub's paths and counts")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser(
+        "methods", help="the hub's method table: names, params, docs (no hub needed)"
+    )
+    p.add_argument("--json", action="store_true", help="print the table as JSON")
+    p.set_defaults(func=cmd_methods)
+
+    p = sub.add_parser(
+        "doctor",
+        parents=[common],
+        help="check the data dir and its store (modes, locks, integrity, rows set aside)",
+    )
+    p.add_argument(
+        "--recover",
+        action="store_true",
+        help="copy every readable row of a damaged store into a new file (hub stopped; "
+        "the old file is kept)",
+    )
+    p.add_argument("--json", action="store_true", help="print the findings as JSON")
+    p.set_defaults(func=cmd_doctor)
+    return parser
+
+
+def _serve_options(p: argparse.ArgumentParser) -> None:
+    from hive_rpc.hub import DEFAULT_RETAIN_S
+
+    p.add_argument(
+        "--detach",
+        action="store_true",
+        help="start the hub in the background, in its own session, and return once it "
+        "listens (or at once if a hub already answers on the socket)",
+    )
+    p.add_argument(
+        "--store",
+        type=_store,
+        default="sqlite",
+        metavar="STORE",
+        help="where prompts live: sqlite (default, in the data dir), memory, or "
+        "nats://[USER:PASS@]HOST:PORT shared by several hubs (docs/multi-machine.md)",
+    )
+    p.add_argument(
+        "--max-lifetime",
+        type=_seconds,
+        default=DEFAULT_MAX_LIFETIME_S,
+        metavar="SECONDS",
+        help="hard maximum lifetime of a prompt (default 24 h)",
+    )
+    p.add_argument(
+        "--activity-ttl",
+        type=_seconds,
+        default=3600.0,
+        metavar="SECONDS",
+        help="how long finished entries stay in the activity stream (default 1 h)",
+    )
+    p.add_argument(
+        "--http",
+        type=_loopback,
+        metavar="HOST:PORT",
+        help="also serve MCP over Streamable HTTP on this loopback address "
+        "(e.g. 127.0.0.1:8765; port 0 picks one)",
+    )
+    p.add_argument(
+        "--no-notify",
+        action="store_true",
+        help="no desktop notifications for urgent prompts (docs/notifications.md)",
+    )
+    p.add_argument(
+        "--retain",
+        type=_duration,
+        default=DEFAULT_RETAIN_S,
+        metavar="DURATION",
+        help="delete closed prompts older than this (seconds, or with a unit: 30d, 12h; "
+        "default 30d)",
+    )
+    p.add_argument("--ready-fd", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING ...")
+
+
+def _mcp_options(p: argparse.ArgumentParser) -> None:
+    from hive_rpc.faces.mcp.groups import DEFAULT_GROUPS
+    from hive_rpc.faces.mcp.groups import valid_names as valid_groups
+
+    p.add_argument(
+        "--agent",
+        type=_agent_name,
+        help="this session's agent id (default: the client's name plus a random suffix)",
+    )
+    p.add_argument(
+        "--human-timeout",
+        type=_seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="request_human_input's countdown (default 60)",
+    )
+    p.add_argument(
+        "--progress-every",
+        type=_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="progress notification interval while a tool waits (default 10)",
+    )
+    p.add_argument(
+        "--tools",
+        type=_tool_groups,
+        default=DEFAULT_GROUPS,
+        metavar="GROUPS",
+        help=f"comma-separated tool groups to offer: {valid_groups()} (default: ask; "
+        "docs/mcp.md#tool-groups)",
+    )

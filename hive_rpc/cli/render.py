@@ -1,0 +1,116 @@
+"""How the ``hive-rpc`` command prints records, tables and the hub's status.
+
+Everything a hub or an agent wrote passes through ``one_line`` or ``strip_controls``
+before it reaches the terminal (an agent's question must not move the cursor or
+retitle the window); JSON goes out with the controls JSON leaves raw escaped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import time
+from typing import Any
+
+from hive_rpc.core.terminal_text import one_line, strip_controls
+
+
+def _age(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h"
+
+
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]")
+
+
+def print_json(value: Any) -> None:
+    """JSON for people and jq alike: readable non-ASCII, but C1 controls and bidi
+    overrides (which JSON leaves raw) escaped, so they never reach the terminal."""
+    text = json.dumps(value, ensure_ascii=False, indent=2)
+    print(_UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+
+
+def describe(record: dict[str, Any]) -> str:
+    """A prompt's outcome in a line: the answer, or what closed it."""
+    status = record["status"]
+    if status == "responded":
+        if record["action"] != "accept":
+            done = {"decline": "declined", "cancel": "cancelled"}[record["action"]]
+            return f"{done} by {one_line(record['by'])}"
+        answer = record["answer"]
+        text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+        return strip_controls(text)
+    if status == "expired":
+        return f"expired ({record['expiry_reason']})"
+    if status == "cancelled":
+        return f"cancelled by {one_line(record['by'])}"
+    return "pending"
+
+
+def table(records: list[dict[str, Any]]) -> str:
+    """``hive-rpc list``: the pending prompts, one a line."""
+    if not records:
+        return "no pending prompts"
+    now = time.time()
+    rows = [("ID", "AGENT", "AGE", "EXPIRES", "QUESTION")]
+    for r in records:
+        question = one_line(r["question"])
+        if r.get("choices"):
+            question += f"  [{' / '.join(map(one_line, r['choices']))}]"
+        if len(question) > 60:
+            question = question[:59] + "…"
+        flag = "!" if r.get("urgent") else ""
+        rows.append(
+            (
+                one_line(r["id"]),
+                one_line(r["agent_id"])[:16],
+                _age(now - r["created_at"]),
+                "in " + _age(r["deadline_at"] - now),
+                flag + question,
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True)) + "  " + row[4]
+        for row in rows
+    )
+
+
+def status_text(status: dict[str, Any]) -> str:
+    """``hive-rpc status``: the hub's ``hive/status`` for a person."""
+    counts = ", ".join(f"{n} {s}" for s, n in status["counts"].items())
+    lines = [
+        f"hive-rpc {status['version']} pid {status['pid']}",
+        f"socket   {status['socket']}",
+        f"data dir {status['data_dir']} ({status['store']} store)",
+        f"prompts  {counts}",
+    ]
+    if status.get("degraded"):
+        lines.append(f"degraded {status['degraded']} (`hive-rpc doctor` checks the store)")
+    if status["http_url"]:
+        lines.append(f"mcp url  {status['http_url']} (token in {status['token_file']})")
+        base = status["http_url"].removesuffix("/mcp")
+        token_file = shlex.quote(status["token_file"])
+        lines.append(f"dashboard {base}/dashboard")
+        lines.append(f'         open with: xdg-open "{base}/dashboard?token=$(cat {token_file})"')
+    return "\n".join(lines)
+
+
+def methods_text(table_json: dict[str, Any]) -> str:
+    """``hive-rpc methods``: one method a paragraph, its params (``?`` when optional)."""
+    blocks = []
+    for m in table_json["methods"]:
+        params = ", ".join(
+            f"{name}{'' if p['required'] else '?'}: {p['type']}" for name, p in m["params"].items()
+        )
+        flags = [f for f in ("notification_ok", "retryable") if m[f]]
+        if m["epc"]:
+            flags.append(f"epc: {m['epc']}")
+        extra = f"  [{', '.join(flags)}]" if flags else ""
+        blocks.append(f"{m['name']}({params}){extra}\n    {m['doc']}")
+    return "\n".join(blocks)
