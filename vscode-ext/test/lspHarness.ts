@@ -42,7 +42,8 @@ const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
 export const VIA_HUB_SOCKET = process.env.HIVE_TEST_TRANSPORT === 'hub-socket';
 export const TIMEOUT_MS = 20_000;
 
-const baseEnv: NodeJS.ProcessEnv = {
+/** The environment of every Python run here: the checkout first on PYTHONPATH. */
+export const baseEnv: NodeJS.ProcessEnv = {
   ...process.env,
   PYTHONPATH: [REPO_ROOT, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter),
   PYTHONUNBUFFERED: '1',
