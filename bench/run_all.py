@@ -30,6 +30,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
     ("store_roundtrip", [], ["-n", "100", "--warmup", "10"]),
     ("sse_fanout", [], ["--asks", "50", "--rounds", "1"]),
     ("hostile", [], ["-n", "3", "--fill", "50", "--pending", "5000"]),
+    ("cli_cold_start", [], ["--rounds", "3"]),
 ]
 ALIASES = {"mcp": "mcp_roundtrip", "epc": "epc_calls", "lsp": "lsp_roundtrip"}
 """Short names --only also accepts."""
