@@ -39,31 +39,20 @@
 ;; on C-c: C-c C-k declines, C-c C-d shows the question's details;
 ;; C-g defers it and every question queued behind it.
 ;;
+;; This file is the UI only: `hive-rpc-minibuffer-read' asks one
+;; question and returns what the human did.  hive-rpc.el drives it:
+;; which question, when (the pause rule above is kept there), and
+;; what becomes of the answer.  This file requires hive-rpc-core.el
+;; and hive-rpc-question.el, never hive-rpc.el.
+;;
 ;; hive-rpc.el requires this file; load hive-rpc.el, not this file alone.
 
 ;;; Code:
 
 (require 'jsonrpc)
-(require 'seq)
 (require 'subr-x)
+(require 'hive-rpc-core)
 (require 'hive-rpc-question)
-
-;; Defined in hive-rpc.el, which requires this file.
-(defvar hive-rpc-auto-ask)
-(defvar hive-rpc-idle-delay)
-(defvar hive-rpc--connection)
-(defvar hive-rpc--state)
-(defvar hive-rpc--prompts)
-(defvar hive-rpc--queue)
-(defvar hive-rpc--typed)
-
-(declare-function hive-rpc-answer-next "hive-rpc" ())
-(declare-function hive-rpc--cancel-timer "hive-rpc" (symbol))
-(declare-function hive-rpc--clean "hive-rpc" (text))
-(declare-function hive-rpc--connected-p "hive-rpc" ())
-(declare-function hive-rpc--duration "hive-rpc" (seconds))
-(declare-function hive-rpc--key-name "hive-rpc" (key))
-(declare-function hive-rpc--respond "hive-rpc" (id answer &optional action))
 
 
 ;;; User options
@@ -153,17 +142,8 @@ by itself, until its first minibuffer is set up.")
 (defvar hive-rpc--countdown-overlay nil
   "Overlay showing the countdown in the current prompt's minibuffer.")
 
-(defvar hive-rpc--idle-timer nil
-  "Idle timer asking queued prompts, once per pause of `hive-rpc-idle-delay'.")
-
-(defvar hive-rpc--pause-timer nil
-  "Idle timer asking queued prompts after a longer pause in the same idle time.")
-
 (defvar hive-rpc--closed-at nil
   "When the last hive prompt closed, as a `float-time'.")
-
-(defvar hive-rpc--announced nil
-  "Ids of the prompts already announced in the echo area, newest first.")
 
 (defvar hive-rpc--drafts (make-hash-table :test #'equal)
   "Text typed for each question, kept across \\[keyboard-quit].
@@ -187,7 +167,7 @@ the answer to another question.")
   "Name of the buffer where \\[hive-rpc-details] shows a question.")
 
 
-;;; When a question may open
+;;; Minibuffer exits
 ;;;
 
 (defconst hive-rpc--minibuffer-exits
@@ -199,112 +179,6 @@ the answer to another question.")
 A hive prompt is read from a timer, so when it ends `this-command'
 still names the key that ended it; that is no sign of a command
 running.")
-
-(defun hive-rpc--idle-p ()
-  "Return non-nil if a hive prompt may take the minibuffer now."
-  (not (or noninteractive
-           hive-rpc--current
-           (minibufferp)
-           (active-minibuffer-window)
-           executing-kbd-macro
-           defining-kbd-macro
-           (and this-command
-                (not (memq this-command hive-rpc--minibuffer-exits))))))
-
-(defun hive-rpc--typing-event-p (event)
-  "Return non-nil if EVENT is a key that types or deletes text."
-  (or (memq event '(return backspace tab delete))
-      (and (characterp event)
-           (or (>= event ?\s) (memq event '(?\t ?\r ?\n))))))
-
-(defun hive-rpc--pause-needed ()
-  "Return how many seconds of idleness a question waits for before opening."
-  (if (and (hive-rpc--typing-event-p last-command-event)
-           ;; The key that closed a hive prompt typed no text in a buffer.
-           (not (memq this-command hive-rpc--minibuffer-exits)))
-      (max hive-rpc-idle-delay hive-rpc-idle-delay-after-typing)
-    hive-rpc-idle-delay))
-
-(defun hive-rpc--idle-seconds ()
-  "Return the idle seconds since the last key, or nil in a command.
-A hive prompt is read from a timer, and after such a nested read
-Emacs's idle clock stays stopped until the next key:
-`current-idle-time' is then nil although no command runs, and
-idle timers do not fire.  The time since the prompt closed is the
-idle time then."
-  (let ((idle (current-idle-time)))
-    (cond (idle (float-time idle))
-          ((and hive-rpc--closed-at
-                (or (null this-command) (memq this-command hive-rpc--minibuffer-exits)))
-           (- (float-time) hive-rpc--closed-at)))))
-
-(defun hive-rpc--paused-p ()
-  "Return non-nil if Emacs has been idle long enough to open a question."
-  (let ((idle (hive-rpc--idle-seconds)))
-    (and idle (>= idle (hive-rpc--pause-needed)))))
-
-(defun hive-rpc--wait-for-pause ()
-  "Ask the oldest queued prompt after a long enough pause.
-Within this same idle time; the repeating `hive-rpc--idle-timer'
-covers the pauses after the next keys."
-  (let ((idle (hive-rpc--idle-seconds)))
-    (when idle
-      (hive-rpc--cancel-timer 'hive-rpc--pause-timer)
-      (setq hive-rpc--pause-timer
-            (if (current-idle-time)
-                (run-with-idle-timer (hive-rpc--pause-needed) nil #'hive-rpc--ask-queued)
-              ;; The idle clock is stopped (see `hive-rpc--idle-seconds').
-              (run-at-time (max 0 (- (hive-rpc--pause-needed) idle)) nil
-                           #'hive-rpc--ask-queued))))))
-
-(defun hive-rpc--announce ()
-  "Say in the echo area which question arrived, and when it opens."
-  (let ((new (seq-remove (lambda (id) (member id hive-rpc--announced))
-                         hive-rpc--queue)))
-    (when new
-      (setq hive-rpc--announced (seq-take (append (reverse new) hive-rpc--announced)
-                                          200))
-      (let ((record (gethash (car (last new)) hive-rpc--prompts)))
-        (when record
-          (let ((key (where-is-internal #'hive-rpc-answer-next nil t)))
-            (message "hive-rpc: %s asks \"%s\"%s%s"
-                     (hive-rpc--agent record)
-                     (truncate-string-to-width
-                      (hive-rpc--clean (plist-get record :question)) 50 nil nil "...")
-                     (if hive-rpc-auto-ask "; it opens when you pause" "")
-                     (if key (format " (%s: now)" (key-description key)) ""))))))))
-
-(defun hive-rpc--schedule-ask (&optional now)
-  "Ask the next queued prompt when the human pauses.
-With NOW non-nil, ask it as soon as Emacs is idle: the human has
-just answered the question before it."
-  (when (and hive-rpc--queue (not noninteractive) (not now))
-    (hive-rpc--announce))
-  (when (and hive-rpc-auto-ask hive-rpc--queue (not noninteractive))
-    (unless (timerp hive-rpc--idle-timer)
-      (setq hive-rpc--idle-timer
-            (run-with-idle-timer hive-rpc-idle-delay t #'hive-rpc--ask-queued)))
-    (if (or now (hive-rpc--paused-p))
-        (run-at-time 0 nil #'hive-rpc--ask-queued now)
-      (hive-rpc--wait-for-pause))))
-
-(defun hive-rpc--stop-asking ()
-  "Cancel the idle timers of `hive-rpc--schedule-ask'."
-  (hive-rpc--cancel-timer 'hive-rpc--idle-timer)
-  (hive-rpc--cancel-timer 'hive-rpc--pause-timer))
-
-(defun hive-rpc--ask-queued (&optional now)
-  "Ask the oldest queued prompt if Emacs is idle and the human paused.
-With NOW non-nil, do not wait for a pause."
-  (cond
-   ((null hive-rpc--queue) (hive-rpc--stop-asking))
-   ((not (and hive-rpc-auto-ask (hive-rpc--idle-p))) nil)
-   ((or now (hive-rpc--paused-p))
-    (hive-rpc--cancel-timer 'hive-rpc--pause-timer)
-    (hive-rpc--ask (car hive-rpc--queue) t))
-   ;; Idle, but not for long enough after typing: wait on in this pause.
-   (t (hive-rpc--wait-for-pause))))
-
 
 ;;; Prompts
 ;;;
@@ -581,63 +455,37 @@ REFUSAL says why the hub refused the last answer, or is nil."
 ;;; Asking
 ;;;
 
-(defun hive-rpc--ask (id &optional by-itself)
-  "Ask prompt ID in the minibuffer and send the answer.
+(defun hive-rpc-minibuffer-read (record &optional by-itself)
+  "Ask RECORD, a pending prompt, in the minibuffer; return what the human did.
 BY-ITSELF non-nil means the question opens without the human
 asking for it, so keys pressed in its opening moment go back to
-the buffer (see `hive-rpc-open-grace').
-\\<hive-rpc-minibuffer-map>\\[hive-rpc-decline] declines; \\[keyboard-quit] \
-defers it and every question queued behind it."
-  (let ((record (gethash id hive-rpc--prompts))
-        (next nil))
-    (setq hive-rpc--queue (delete id hive-rpc--queue))
-    (unless hive-rpc--queue (hive-rpc--stop-asking))
-    (when record
-      (let ((hive-rpc--current id)
-            (hive-rpc--exit-reason nil)
-            (hive-rpc--opening by-itself))
-        (unwind-protect
-            (condition-case err
-                (let ((answer (hive-rpc--read-answer record)))
-                  (remhash id hive-rpc--refusals)
-                  (hive-rpc--respond id answer)
-                  (setq next t))
-              (quit
-               (pcase hive-rpc--exit-reason
-                 ('decline
-                  (hive-rpc--respond id nil "decline")
-                  (message "hive-rpc: declined")
-                  (setq next t))
-                 ('give-back
-                  (setq hive-rpc--closed-at (float-time))
-                  (push id hive-rpc--queue)
-                  (hive-rpc--unread hive-rpc--given-back)
-                  (message "hive-rpc: your key went to your buffer; the question \
-waits for your next pause")
-                  (hive-rpc--schedule-ask))
-                 (`(dismiss . ,text)
-                  (message "%s" text)
-                  (setq next t))
-                 (_ (hive-rpc--defer-all))))
-              (error
-               (message "hive-rpc: could not ask %s: %s" (hive-rpc--clean id)
-                        (error-message-string err))))
-          (setq hive-rpc--closed-at (float-time))
-          (hive-rpc--end-grace)
-          (hive-rpc--cancel-timer 'hive-rpc--countdown-timer)
-          (setq hive-rpc--countdown-overlay nil)
-          (when-let ((window (get-buffer-window hive-rpc--details-buffer)))
-            (quit-window nil window))))
-      (when next (hive-rpc--schedule-ask t)))))
-
-(defun hive-rpc--defer-all ()
-  "Leave the question just deferred and every queued one pending, unasked."
-  (let ((n (hash-table-count hive-rpc--prompts)))
-    (setq hive-rpc--queue nil)
-    (hive-rpc--stop-asking)
-    (message "%s" (substitute-command-keys
-                   (format "hive-rpc: deferred; %d question%s pending: \
-\\[hive-rpc-answer-next] asks the oldest" n (if (= n 1) " is" "s are"))))))
+the buffer (see `hive-rpc-open-grace').  The result is one of:
+  (answer . VALUE)    \\<hive-rpc-minibuffer-map>RET: VALUE answers RECORD;
+  decline             \\[hive-rpc-decline]: the human declines it;
+  defer               \\[keyboard-quit]: the human defers it;
+  (give-back . KEYS)  KEYS came in the opening moment, not as an answer;
+  (dismiss . MESSAGE) RECORD was closed elsewhere meanwhile.
+Sending the answer is the caller's business; other errors are signalled."
+  (let ((hive-rpc--current (plist-get record :id))
+        (hive-rpc--exit-reason nil)
+        (hive-rpc--opening by-itself))
+    (unwind-protect
+        (condition-case nil
+            (let ((answer (hive-rpc--read-answer record)))
+              (remhash hive-rpc--current hive-rpc--refusals)
+              (cons 'answer answer))
+          (quit
+           (pcase hive-rpc--exit-reason
+             ('decline 'decline)
+             ('give-back (cons 'give-back hive-rpc--given-back))
+             (`(dismiss . ,_) hive-rpc--exit-reason)
+             (_ 'defer))))
+      (setq hive-rpc--closed-at (float-time))
+      (hive-rpc--end-grace)
+      (hive-rpc--cancel-timer 'hive-rpc--countdown-timer)
+      (setq hive-rpc--countdown-overlay nil)
+      (when-let ((window (get-buffer-window hive-rpc--details-buffer)))
+        (quit-window nil window)))))
 
 (defun hive-rpc--hive-minibuffer-p ()
   "Return non-nil if the innermost active minibuffer asks a hive prompt."

@@ -28,17 +28,14 @@
 ;; round trip to the hub.  Pure functions of the question and of the
 ;; text typed; hive-rpc-minibuffer.el does the asking.
 ;;
-;; hive-rpc.el requires this file (through hive-rpc-minibuffer.el);
-;; load hive-rpc.el, not this file alone.
+;; It requires only hive-rpc-core.el.  hive-rpc.el requires this file
+;; (through hive-rpc-minibuffer.el); load hive-rpc.el, not this file
+;; alone.
 
 ;;; Code:
 
 (require 'subr-x)
-
-;; Defined in hive-rpc.el.
-(declare-function hive-rpc--clean "hive-rpc" (text))
-(declare-function hive-rpc--duration "hive-rpc" (seconds))
-(declare-function hive-rpc--key-name "hive-rpc" (key))
+(require 'hive-rpc-core)
 
 
 ;;; Schemas

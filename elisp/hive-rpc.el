@@ -57,15 +57,20 @@
 ;; give meanwhile are kept, and they are sent once the hub is back
 ;; (hive-rpc starts a new hub if none answers).
 ;;
-;; The minibuffer side (asking, countdown, reading answers,
-;; `hive-rpc-decline') is in hive-rpc-minibuffer.el, which this file
-;; requires.
+;; The files depend on each other one way: hive-rpc-core.el holds the
+;; session's state, the hub's error codes and shared helpers;
+;; hive-rpc-minibuffer.el reads one answer in the minibuffer
+;; (`hive-rpc-minibuffer-read', with its countdown and
+;; `hive-rpc-decline'); this file, which requires both, holds the
+;; connection, the mode, when a question opens, and the commands.
 
 ;;; Code:
 
 (require 'cl-lib)
 (require 'jsonrpc)
+(require 'seq)
 (require 'subr-x)
+(require 'hive-rpc-core)
 (require 'hive-rpc-minibuffer)
 
 (declare-function notifications-notify "notifications" (&rest params))
@@ -141,38 +146,6 @@ nothing.  It is skipped when the hub raises its own notifications
   :type 'boolean)
 
 
-;;; Error codes
-;;;
-
-;; The hub's codes are those of the Errors table in docs/protocol.md;
-;; only the ones hive-rpc acts on are named here.
-
-(defconst hive-rpc-error-method-not-found -32601
-  "JSON-RPC code of an unknown method.
-The hub answers it to a method it does not have, and Emacs to a
-request of the hub nobody handles (see docs/protocol.md, Errors).")
-
-(defconst hive-rpc-error-invalid-params -32602
-  "JSON-RPC code of a missing, unknown or mistyped parameter.
-See the Errors table of docs/protocol.md.")
-
-(defconst hive-rpc-error-invalid-answer -32004
-  "The hub's code for an answer outside the prompt's choices or schema.
-`invalid_answer' in the Errors table of docs/protocol.md: the
-question is asked again, showing the hub's reason.")
-
-(defconst hive-rpc-error-refused -32020
-  "Code with which Emacs refuses a request of the hub.
-For example typing into a buffer that is not a terminal: see
-Requests from the hub in docs/protocol.md.")
-
-(defconst hive-rpc-error-hub-died -1
-  "Code jsonrpc.el gives a request whose connection closed before its reply.
-Not a code of the hub (see docs/protocol.md, Errors): jsonrpc.el
-fails every request in flight with it, message \"Server died\",
-when the hub goes away.  An answer failed so is kept and sent again.")
-
-
 ;;; Internal state
 ;;;
 
@@ -185,25 +158,9 @@ when the hub goes away.  An answer failed so is kept and sent again.")
   "Why the hub's store is degraded, or nil while it works.
 Set from the hub's status on connect and from `hive/health'.")
 
-(defvar hive-rpc--connection nil
-  "The live `hive-rpc-connection', or nil.")
-
-(defvar hive-rpc--state nil
-  "Connection state: nil (off), `connecting', `connected' or `dead'.")
-
-(defvar hive-rpc--prompts (make-hash-table :test #'equal)
-  "Pending prompt records known to Emacs, by prompt id.
-Each record is the hub's JSON object as a plist.")
-
-(defvar hive-rpc--queue nil
-  "Ids of prompts waiting to be asked, oldest first.")
-
 (defvar hive-rpc--outbox nil
   "Answers not yet acknowledged by the hub, oldest first.
 Each is a plist (:id ID :answer ANSWER :action ACTION).")
-
-(defvar hive-rpc--typed nil
-  "Ids of prompts for which `hive/typing' has been sent.")
 
 (defvar hive-rpc--reconnect-timer nil
   "Timer retrying the connection to the hub.")
@@ -221,7 +178,17 @@ A cons (TIME . DELAY): reconnecting starts no hub before `float-time'
 TIME, and DELAY doubles with each failed start, up to 5 minutes.")
 
 
-;;; Paths and text
+(defvar hive-rpc--idle-timer nil
+  "Idle timer asking queued prompts, once per pause of `hive-rpc-idle-delay'.")
+
+(defvar hive-rpc--pause-timer nil
+  "Idle timer asking queued prompts after a longer pause in the same idle time.")
+
+(defvar hive-rpc--announced nil
+  "Ids of the prompts already announced in the echo area, newest first.")
+
+
+;;; Paths
 ;;;
 
 (defun hive-rpc-default-socket ()
@@ -239,28 +206,6 @@ See `hive-rpc-socket'."
 (defun hive-rpc--socket ()
   "Return the socket path to use."
   (expand-file-name (or hive-rpc-socket (hive-rpc-default-socket))))
-
-(defun hive-rpc--clean (text)
-  "Return TEXT, a string from the network, safe to display.
-Line breaks and tabs become spaces; other control characters,
-bidi controls and text properties are removed."
-  (let ((s (if (stringp text) (substring-no-properties text) (format "%s" text))))
-    (setq s (replace-regexp-in-string "[\n\r\t\u2028\u2029]" " " s))
-    (replace-regexp-in-string
-     "[\0-\37\177\u0080-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]" "" s)))
-
-(defun hive-rpc--duration (seconds)
-  "Format SECONDS as a short duration such as 4m12s."
-  (let ((s (max 0 (floor seconds))))
-    (cond ((>= s 86400) (format "%dd%dh" (/ s 86400) (/ (% s 86400) 3600)))
-          ((>= s 3600) (format "%dh%dm" (/ s 3600) (/ (% s 3600) 60)))
-          ((>= s 60) (format "%dm%02ds" (/ s 60) (% s 60)))
-          (t (format "%ds" s)))))
-
-(defun hive-rpc--key-name (key)
-  "Return KEY, a keyword from a JSON object, as a string."
-  (substring (symbol-name key) 1))
-
 
 ;;; The connection
 ;;;
@@ -294,11 +239,6 @@ refused with `hive-rpc-error-method-not-found'."
   "Functions called with the connection each time hive-rpc connects to the hub.
 They run after the subscription was requested, on the first
 connection and after every reconnection.")
-
-(defun hive-rpc--connected-p ()
-  "Return non-nil if there is a live connection to the hub."
-  (and hive-rpc--connection (eq hive-rpc--state 'connected)
-       (jsonrpc-running-p hive-rpc--connection)))
 
 (defun hive-rpc--check-connected ()
   "Signal a `user-error' saying how to reach the hub, unless connected."
@@ -525,12 +465,6 @@ failed recently (see `hive-rpc--start-retry')."
   "Stop trying to reconnect."
   (hive-rpc--cancel-timer 'hive-rpc--reconnect-timer))
 
-(defun hive-rpc--cancel-timer (symbol)
-  "Cancel the timer held in variable SYMBOL, and set it to nil."
-  (when (timerp (symbol-value symbol))
-    (cancel-timer (symbol-value symbol)))
-  (set symbol nil))
-
 (defun hive-rpc--disconnect ()
   "Close the connection and forget everything."
   (setq hive-rpc--state nil)
@@ -641,6 +575,169 @@ once when it works again; the mode line shows it meanwhile."
                       (hive-rpc--clean (plist-get record :agent_id)))
        :body (hive-rpc--clean (plist-get record :question))
        :urgency 'critical))))
+
+
+;;; When a question may open
+;;;
+
+;; An answer is only what the human typed knowing that it answers a
+;; question: a question opens by itself only after a pause (see
+;; `hive-rpc-idle-delay'), never in another minibuffer, a keyboard
+;; macro or a command.  hive-rpc-minibuffer.el asks it.
+
+(defun hive-rpc--idle-p ()
+  "Return non-nil if a hive prompt may take the minibuffer now."
+  (not (or noninteractive
+           hive-rpc--current
+           (minibufferp)
+           (active-minibuffer-window)
+           executing-kbd-macro
+           defining-kbd-macro
+           (and this-command
+                (not (memq this-command hive-rpc--minibuffer-exits))))))
+
+(defun hive-rpc--typing-event-p (event)
+  "Return non-nil if EVENT is a key that types or deletes text."
+  (or (memq event '(return backspace tab delete))
+      (and (characterp event)
+           (or (>= event ?\s) (memq event '(?\t ?\r ?\n))))))
+
+(defun hive-rpc--pause-needed ()
+  "Return how many seconds of idleness a question waits for before opening."
+  (if (and (hive-rpc--typing-event-p last-command-event)
+           ;; The key that closed a hive prompt typed no text in a buffer.
+           (not (memq this-command hive-rpc--minibuffer-exits)))
+      (max hive-rpc-idle-delay hive-rpc-idle-delay-after-typing)
+    hive-rpc-idle-delay))
+
+(defun hive-rpc--idle-seconds ()
+  "Return the idle seconds since the last key, or nil in a command.
+A hive prompt is read from a timer, and after such a nested read
+Emacs's idle clock stays stopped until the next key:
+`current-idle-time' is then nil although no command runs, and
+idle timers do not fire.  The time since the prompt closed is the
+idle time then."
+  (let ((idle (current-idle-time)))
+    (cond (idle (float-time idle))
+          ((and hive-rpc--closed-at
+                (or (null this-command) (memq this-command hive-rpc--minibuffer-exits)))
+           (- (float-time) hive-rpc--closed-at)))))
+
+(defun hive-rpc--paused-p ()
+  "Return non-nil if Emacs has been idle long enough to open a question."
+  (let ((idle (hive-rpc--idle-seconds)))
+    (and idle (>= idle (hive-rpc--pause-needed)))))
+
+(defun hive-rpc--wait-for-pause ()
+  "Ask the oldest queued prompt after a long enough pause.
+Within this same idle time; the repeating `hive-rpc--idle-timer'
+covers the pauses after the next keys."
+  (let ((idle (hive-rpc--idle-seconds)))
+    (when idle
+      (hive-rpc--cancel-timer 'hive-rpc--pause-timer)
+      (setq hive-rpc--pause-timer
+            (if (current-idle-time)
+                (run-with-idle-timer (hive-rpc--pause-needed) nil #'hive-rpc--ask-queued)
+              ;; The idle clock is stopped (see `hive-rpc--idle-seconds').
+              (run-at-time (max 0 (- (hive-rpc--pause-needed) idle)) nil
+                           #'hive-rpc--ask-queued))))))
+
+(defun hive-rpc--announce ()
+  "Say in the echo area which question arrived, and when it opens."
+  (let ((new (seq-remove (lambda (id) (member id hive-rpc--announced))
+                         hive-rpc--queue)))
+    (when new
+      (setq hive-rpc--announced (seq-take (append (reverse new) hive-rpc--announced)
+                                          200))
+      (let ((record (gethash (car (last new)) hive-rpc--prompts)))
+        (when record
+          (let ((key (where-is-internal #'hive-rpc-answer-next nil t)))
+            (message "hive-rpc: %s asks \"%s\"%s%s"
+                     (hive-rpc--agent record)
+                     (truncate-string-to-width
+                      (hive-rpc--clean (plist-get record :question)) 50 nil nil "...")
+                     (if hive-rpc-auto-ask "; it opens when you pause" "")
+                     (if key (format " (%s: now)" (key-description key)) ""))))))))
+
+(defun hive-rpc--schedule-ask (&optional now)
+  "Ask the next queued prompt when the human pauses.
+With NOW non-nil, ask it as soon as Emacs is idle: the human has
+just answered the question before it."
+  (when (and hive-rpc--queue (not noninteractive) (not now))
+    (hive-rpc--announce))
+  (when (and hive-rpc-auto-ask hive-rpc--queue (not noninteractive))
+    (unless (timerp hive-rpc--idle-timer)
+      (setq hive-rpc--idle-timer
+            (run-with-idle-timer hive-rpc-idle-delay t #'hive-rpc--ask-queued)))
+    (if (or now (hive-rpc--paused-p))
+        (run-at-time 0 nil #'hive-rpc--ask-queued now)
+      (hive-rpc--wait-for-pause))))
+
+(defun hive-rpc--stop-asking ()
+  "Cancel the idle timers of `hive-rpc--schedule-ask'."
+  (hive-rpc--cancel-timer 'hive-rpc--idle-timer)
+  (hive-rpc--cancel-timer 'hive-rpc--pause-timer))
+
+(defun hive-rpc--ask-queued (&optional now)
+  "Ask the oldest queued prompt if Emacs is idle and the human paused.
+With NOW non-nil, do not wait for a pause."
+  (cond
+   ((null hive-rpc--queue) (hive-rpc--stop-asking))
+   ((not (and hive-rpc-auto-ask (hive-rpc--idle-p))) nil)
+   ((or now (hive-rpc--paused-p))
+    (hive-rpc--cancel-timer 'hive-rpc--pause-timer)
+    (hive-rpc--ask (car hive-rpc--queue) t))
+   ;; Idle, but not for long enough after typing: wait on in this pause.
+   (t (hive-rpc--wait-for-pause))))
+
+
+;;; Asking
+;;;
+
+(defun hive-rpc--ask (id &optional by-itself)
+  "Ask prompt ID in the minibuffer and send the answer.
+BY-ITSELF non-nil means the question opens without the human
+asking for it, so keys pressed in its opening moment go back to
+the buffer (see `hive-rpc-open-grace').
+\\<hive-rpc-minibuffer-map>\\[hive-rpc-decline] declines; \\[keyboard-quit] \
+defers it and every question queued behind it."
+  (let ((record (gethash id hive-rpc--prompts))
+        (next nil))
+    (setq hive-rpc--queue (delete id hive-rpc--queue))
+    (unless hive-rpc--queue (hive-rpc--stop-asking))
+    (when record
+      (condition-case err
+          (pcase (hive-rpc-minibuffer-read record by-itself)
+            (`(answer . ,answer)
+             (hive-rpc--respond id answer)
+             (setq next t))
+            ('decline
+             (hive-rpc--respond id nil "decline")
+             (message "hive-rpc: declined")
+             (setq next t))
+            (`(give-back . ,keys)
+             (push id hive-rpc--queue)
+             (hive-rpc--unread keys)
+             (message "hive-rpc: your key went to your buffer; the question \
+waits for your next pause")
+             (hive-rpc--schedule-ask))
+            (`(dismiss . ,text)
+             (message "%s" text)
+             (setq next t))
+            (_ (hive-rpc--defer-all)))
+        (error
+         (message "hive-rpc: could not ask %s: %s" (hive-rpc--clean id)
+                  (error-message-string err))))
+      (when next (hive-rpc--schedule-ask t)))))
+
+(defun hive-rpc--defer-all ()
+  "Leave the question just deferred and every queued one pending, unasked."
+  (let ((n (hash-table-count hive-rpc--prompts)))
+    (setq hive-rpc--queue nil)
+    (hive-rpc--stop-asking)
+    (message "%s" (substitute-command-keys
+                   (format "hive-rpc: deferred; %d question%s pending: \
+\\[hive-rpc-answer-next] asks the oldest" n (if (= n 1) " is" "s are"))))))
 
 
 ;;; Answers
