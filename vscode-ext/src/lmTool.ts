@@ -4,7 +4,7 @@
  * mode, or any extension calling `vscode.lm.invokeTool`) can ask the human.
  *
  * It asks through the hub, like the MCP tool of the same name
- * (hive_rpc/faces/mcp_tools.py): the question joins the same queue and opens
+ * (hive_rpc/faces/mcp/prompt_tools.py): the question joins the same queue and opens
  * in the same input box or quick pick (after the idle rule), in every editor
  * on that hub, with the same smart timeout (a countdown that stops when the
  * human starts typing). The result is the answer's text, or the seed's
