@@ -88,3 +88,65 @@ class LimitReached(HiveError):
 
     code = -32012
     kind = "limit_reached"
+
+
+class StoreWriteFailed(HiveError):
+    """The local store refused a write (a full disk, an I/O error): nothing was saved.
+
+    Same code and kind as NATS's ``StoreUnavailable``: to a client both mean "the hub
+    could not save this, try again later"."""
+
+    code = -32007
+    kind = "store_unavailable"
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(
+            f"the store ({where}) could not save: {reason}; nothing was saved; "
+            "try again once it has room (`hive-rpc doctor` checks it)",
+            reason=reason,
+        )
+        self.reason = reason
+
+
+class StoreUnavailable(HiveError):
+    """The shared store (NATS) could not be reached in time."""
+
+    code = -32007
+    kind = "store_unavailable"
+
+    def __init__(
+        self,
+        url: str,
+        reason: str,
+        *,
+        write: bool = False,
+        maybe_saved: bool = False,
+        outcome: str | None = None,
+    ):
+        if outcome is None and maybe_saved:
+            outcome = "this change may or may not have been saved (check before retrying)"
+        elif outcome is None:
+            outcome = "nothing was saved" if write else "nothing was read"
+        super().__init__(
+            f"the shared store (NATS at {url}) is unreachable: {reason}; {outcome}; "
+            "try again when it is back",
+            url=url,
+            reason=reason,
+            maybe_saved=maybe_saved,
+        )
+
+
+class PromptUnreadable(HiveError):
+    """The client asked for a prompt whose stored record cannot be read (it was set
+    aside, see ``hive-rpc doctor``): a fact about the store, not a hub bug."""
+
+    code = -32008
+    kind = "unreadable"
+
+    def __init__(self, prompt_id: str, reason: str) -> None:
+        super().__init__(
+            f"prompt {prompt_id} is stored but cannot be read ({reason}); "
+            "`hive-rpc doctor` lists it",
+            id=prompt_id,
+            reason=reason,
+        )

@@ -6,30 +6,14 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
-from hive_rpc.core.errors import HiveError
+from hive_rpc.core.errors import (
+    StoreWriteFailed as StoreWriteFailed,
+)  # its home before core/errors.py
 from hive_rpc.core.prompt import Prompt, Status
 
 RETENTION_BATCH = 500
 """Closed prompts deleted per statement by ``prune_closed``: small enough that the
 hub's other writes never wait long behind one."""
-
-
-class StoreWriteFailed(HiveError):
-    """The local store refused a write (a full disk, an I/O error): nothing was saved.
-
-    Same code and kind as NATS's ``StoreUnavailable``: to a client both mean "the hub
-    could not save this, try again later"."""
-
-    code = -32007
-    kind = "store_unavailable"
-
-    def __init__(self, where: str, reason: str) -> None:
-        super().__init__(
-            f"the store ({where}) could not save: {reason}; nothing was saved; "
-            "try again once it has room (`hive-rpc doctor` checks it)",
-            reason=reason,
-        )
-        self.reason = reason
 
 
 class StoreCorrupt(RuntimeError):

@@ -51,7 +51,7 @@ from nats.js import JetStreamContext, api
 from nats.js.kv import KV_DEL, KV_OP, KV_PURGE, KeyValue
 
 from hive_rpc.aio_bridge import AsyncioThread, open_asyncio_thread
-from hive_rpc.core.errors import HiveError
+from hive_rpc.core.errors import StoreUnavailable
 from hive_rpc.core.prompt import Prompt, Status
 from hive_rpc.store.base import RETENTION_BATCH
 from hive_rpc.store.records import PromptUnreadable, UnreadableRecord, decode_prompt
@@ -71,34 +71,6 @@ WATCH_QUEUE = 1024
 """Changes held on the asyncio side before the watch stops reading from NATS."""
 
 _RAW_NAME = re.compile(r"[-_a-zA-Z0-9]+")
-
-
-class StoreUnavailable(HiveError):
-    """The shared store (NATS) could not be reached in time."""
-
-    code = -32007
-    kind = "store_unavailable"
-
-    def __init__(
-        self,
-        url: str,
-        reason: str,
-        *,
-        write: bool = False,
-        maybe_saved: bool = False,
-        outcome: str | None = None,
-    ):
-        if outcome is None and maybe_saved:
-            outcome = "this change may or may not have been saved (check before retrying)"
-        elif outcome is None:
-            outcome = "nothing was saved" if write else "nothing was read"
-        super().__init__(
-            f"the shared store (NATS at {url}) is unreachable: {reason}; {outcome}; "
-            "try again when it is back",
-            url=url,
-            reason=reason,
-            maybe_saved=maybe_saved,
-        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hive_rpc.core.errors import HiveError
+from hive_rpc.core.errors import (
+    PromptUnreadable as PromptUnreadable,
+)  # its home before core/errors.py
 from hive_rpc.core.limits import record_problem
 from hive_rpc.core.prompt import Prompt
 
@@ -26,22 +28,6 @@ class UnreadableRecord(ValueError):
         super().__init__(f"stored prompt {prompt_id} cannot be read: {reason}")
         self.prompt_id = prompt_id
         self.reason = reason
-
-
-class PromptUnreadable(HiveError):
-    """The client asked for a prompt whose stored record cannot be read (it was set
-    aside, see ``hive-rpc doctor``): a fact about the store, not a hub bug."""
-
-    code = -32008
-    kind = "unreadable"
-
-    def __init__(self, prompt_id: str, reason: str) -> None:
-        super().__init__(
-            f"prompt {prompt_id} is stored but cannot be read ({reason}); "
-            "`hive-rpc doctor` lists it",
-            id=prompt_id,
-            reason=reason,
-        )
 
 
 def decode_prompt(prompt_id: str, text: str | bytes) -> Prompt:
