@@ -24,8 +24,9 @@ from typing import Any
 import trio
 from _common import hub_process, percentile, print_machine, ratio, short_tmp, table
 
-from hive_rpc.client import HubClient, RemoteError
+from hive_rpc.client import HubClient
 from hive_rpc.core import limits
+from hive_rpc.core.errors import HiveError
 from hive_rpc.registry import open_registry
 from hive_rpc.service import HubService
 from hive_rpc.store.memory import MemoryStore
@@ -58,7 +59,7 @@ async def _refused(c: HubClient, prompt_id: str, answer: dict[str, Any]) -> floa
     t0 = time.perf_counter()
     try:
         await c.call("hive/respond", {"id": prompt_id, "answer": answer})
-    except RemoteError as e:
+    except HiveError as e:
         if e.code != -32004:
             raise
     else:
@@ -123,7 +124,7 @@ async def fill_rss(sock: Path, most: int) -> tuple[int, int, int, int, str]:
                     "hive/ask",
                     {"question": question, "schema": schema, "agent_id": f"a{i % 50}"},
                 )
-            except RemoteError as e:
+            except HiveError as e:
                 if e.code != -32012:
                     raise
                 stopped_by = str(e.data["limit"])

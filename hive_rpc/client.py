@@ -22,6 +22,7 @@ from typing import Any
 import trio
 
 from hive_rpc import start_record
+from hive_rpc.core.errors import HiveError
 from hive_rpc.paths import LOG_NAME, prepare_socket_dir, private_dir
 from hive_rpc.protocol.jsonrpc import (
     Endpoint,
@@ -48,20 +49,6 @@ class HubTimeout(HubUnreachable):
 
 LONG_POLLS = frozenset({"hive/await", "hive/awaitAsk"})
 """Methods that wait on purpose for their ``timeout_s``: a call timeout adds to it."""
-
-
-class RemoteError(Exception):
-    """The hub refused a request; ``code``, ``message`` and ``data`` are its JSON-RPC error."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    @property
-    def kind(self) -> str | None:
-        return self.data.get("kind") if isinstance(self.data, dict) else None
 
 
 class HubClient:
@@ -147,9 +134,9 @@ class HubClient:
             if isinstance(msg, Response) and msg.id == msg_id:
                 return msg.result
             if isinstance(msg, ErrorResponse) and msg.id in (msg_id, None):
-                raise RemoteError(msg.code, msg.message, msg.data)
+                raise HiveError.from_wire(msg.code, msg.message, msg.data)
             if isinstance(msg, RpcError):  # a reply we could not read (say, too large)
-                raise RemoteError(msg.code, msg.message, msg.data)
+                raise HiveError.from_wire(msg.code, msg.message, msg.data)
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         await self._stream.send_all(self._endpoint.notify(method, params))

@@ -17,7 +17,8 @@ from typing import Any
 
 import trio
 
-from hive_rpc.client import REPLY_MAX_BYTES, HubUnreachable, RemoteError, connect_or_start
+from hive_rpc.client import REPLY_MAX_BYTES, HubUnreachable, connect_or_start
+from hive_rpc.core.errors import HiveError
 from hive_rpc.protocol.jsonrpc import (
     Endpoint,
     ErrorResponse,
@@ -119,7 +120,7 @@ class HubConnection:
             if isinstance(msg, Response):
                 slot.settle(msg.result)
             else:
-                slot.settle(error=RemoteError(msg.code, msg.message, msg.data))
+                slot.settle(error=HiveError.from_wire(msg.code, msg.message, msg.data))
         elif isinstance(msg, FramingError | RpcError):
             self._lose(HubUnreachable(f"the hub's reply could not be read: {msg}"))
 
@@ -149,4 +150,4 @@ async def open_hub_connection(
             nursery.cancel_scope.cancel()
 
 
-__all__ = ["HubConnection", "HubUnreachable", "RemoteError", "open_hub_connection"]
+__all__ = ["HubConnection", "HubUnreachable", "open_hub_connection"]

@@ -19,8 +19,8 @@ import pytest
 import trio
 
 from hive_rpc.agora import open_agora
-from hive_rpc.client import HubClient, RemoteError
-from hive_rpc.core.errors import InvalidParams
+from hive_rpc.client import HubClient
+from hive_rpc.core.errors import HiveError, InvalidParams
 from hive_rpc.hub import HubConfig
 from hive_rpc.relay.emacs import DeliveryPeers
 from hive_rpc.service import HubService
@@ -169,7 +169,7 @@ async def test_a_dialogue_relays_each_turn_into_the_receivers_pane_until_consens
         assert status["turns"][0]["delivery"]["state"] == "delivered"
         assert [e["event"] for e in status["events"]][-1] == "agora/consensus"
         assert panes["main.a"].received() == []  # consensus: nothing typed to A
-        with pytest.raises(RemoteError, match="takes no more turns"):
+        with pytest.raises(HiveError, match="takes no more turns"):
             await client.call(
                 "agora/dispatch",
                 {
@@ -203,7 +203,7 @@ async def test_unavailable_lings_and_strangers_are_reported_to_the_sender(
         assert dead["delivery"]["state"] == "failed"
         assert dead["event"]["event"] == "agora/ling-unavailable"
 
-        with pytest.raises(RemoteError, match=r"'main\.z' is not a participant") as refused:
+        with pytest.raises(HiveError, match=r"'main\.z' is not a participant") as refused:
             await client.call("agora/dispatch", {**base, "to": "main.z"})
         assert refused.value.code == -32005
         status = await client.call("agora/status", {"dialogue_id": d["id"]})
@@ -259,7 +259,7 @@ async def test_children_report_to_their_parent_and_parents_answer(
         (raw,) = await panes["child"].wait_for(1)
         assert text_of(raw) == "[ANSWER from main.feature] Yes, locally."
 
-        with pytest.raises(RemoteError, match="has no parent"):
+        with pytest.raises(HiveError, match="has no parent"):
             await client.call("event/post", {"kind": "child-note", "from": "main", "message": "x"})
 
 

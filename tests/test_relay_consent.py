@@ -21,7 +21,8 @@ import trio
 from mcp import Client, StdioServerParameters
 from test_agora import LING, Pane, approve, lings, open_pane, text_of, tmux_server
 
-from hive_rpc.client import HubClient, RemoteError
+from hive_rpc.client import HubClient
+from hive_rpc.core.errors import HiveError
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 
@@ -98,7 +99,7 @@ async def test_a_registration_from_outside_is_pending_and_types_nothing_until_ap
         assert "\n  | ling>" in prompt["question"]  # its last lines
 
         assert await registered(client) == []
-        with pytest.raises(RemoteError, match=r"no ling named 'main\.kid' is registered yet"):
+        with pytest.raises(HiveError, match=r"no ling named 'main\.kid' is registered yet"):
             await client.call("agent/answer", {"agent": "main.kid", "message": "too soon"})
         report = await client.call(
             "event/post", {"kind": "child-note", "from": "main.kid.x", "message": "hi"}
@@ -122,7 +123,7 @@ async def test_a_denied_request_registers_nothing(
         denied = await wait_event(hub, "ling/denied", "main.kid")
         assert denied["outcome"] == "denied"
         assert await client.call("ling/list", {}) == []
-        with pytest.raises(RemoteError, match="no ling named"):
+        with pytest.raises(HiveError, match="no ling named"):
             await client.call("agent/answer", {"agent": "main.kid", "message": "x"})
         assert panes["kid"].received() == []
 
@@ -140,7 +141,7 @@ async def test_an_expired_request_registers_nothing(
         assert record["status"] == "expired"
         assert await client.call("ling/list", {}) == []
         # A late approval is refused: the prompt is closed.
-        with pytest.raises(RemoteError):
+        with pytest.raises(HiveError):
             await client.call("hive/respond", {"id": asked["prompt_id"], "answer": "approve"})
         assert await registered(client) == []
 
@@ -330,7 +331,7 @@ async def test_the_issue_reproduction_mcp_agent_cannot_run_a_command_in_a_shell(
 
 async def test_a_bad_zellij_address_is_refused_at_registration(client: HubClient) -> None:
     for address in ("s:not-a-pane", "no-colon", ":3"):
-        with pytest.raises(RemoteError) as caught:
+        with pytest.raises(HiveError) as caught:
             await client.call("ling/register", {"name": "z", "kind": "zellij", "address": address})
         assert caught.value.code == -32602
         assert "SESSION:PANE" in caught.value.message
@@ -372,7 +373,7 @@ async def test_requests_waiting_for_the_human_are_capped(client: HubClient) -> N
     for n in range(MAX_LING_REQUESTS):
         asked = await ask(client, f"spam{n}", "%99@/nonexistent/tmux.sock", agent_id="sneaky")
         assert asked["state"] == "pending"
-    with pytest.raises(RemoteError) as caught:
+    with pytest.raises(HiveError) as caught:
         await ask(client, "one.more", "%99@/nonexistent/tmux.sock", agent_id="sneaky")
     assert caught.value.code == -32012
     assert "(ling_requests)" in caught.value.message

@@ -40,7 +40,8 @@ from hive_rpc.cli.exits import (
     remote_error_code,
 )
 from hive_rpc.cli.parser import build_parser
-from hive_rpc.client import HubUnreachable, RemoteError
+from hive_rpc.client import HubUnreachable
+from hive_rpc.core.errors import HiveError
 from hive_rpc.core.terminal_text import strip_controls
 from hive_rpc.paths import InsecurePath, default_data_dir, default_socket
 
@@ -100,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_BROKEN_PIPE
         if isinstance(error, CliError):
             code = error.code
-        elif isinstance(error, RemoteError):
+        elif isinstance(error, HiveError):
             code = remote_error_code(error.kind)
         elif (
             isinstance(error, HubUnreachable) or getattr(error, "kind", None) == "store_unavailable"

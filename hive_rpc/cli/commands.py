@@ -26,8 +26,8 @@ from hive_rpc.cli.exits import (
     outcome_code,
 )
 from hive_rpc.cli.render import describe, methods_text, print_json, status_text, table
-from hive_rpc.client import HubClient, HubUnreachable, RemoteError, connect_or_start
-from hive_rpc.core.errors import InvalidParams
+from hive_rpc.client import HubClient, HubUnreachable, connect_or_start
+from hive_rpc.core.errors import HiveError, InvalidParams
 from hive_rpc.core.terminal_text import one_line, strip_controls
 
 WAIT_CHUNK_S = 600.0
@@ -72,7 +72,7 @@ async def _resolve(client: HubClient, given: str, agent: str | None) -> str:
         )
     try:
         matches = await client.call("hive/lookup", _as_agent(agent, prefix=given))
-    except RemoteError as e:
+    except HiveError as e:
         if e.kind == "method_not_found":  # a hub older than this command: exact ids only
             return given
         raise
@@ -204,7 +204,7 @@ async def _list_all(client: HubClient, agent: str | None) -> list[dict[str, Any]
             params["cursor"] = cursor
         try:
             page = await client.call("hive/list", params)
-        except RemoteError as e:
+        except HiveError as e:
             if e.code == InvalidParams.code and "unknown parameter" in e.message:
                 # A hub older than paging: it answers the whole list.
                 whole: list[dict[str, Any]] = await client.call("hive/list", _as_agent(agent))

@@ -42,7 +42,7 @@ def outcome_code(record: dict[str, Any]) -> int:
 
 
 def remote_error_code(kind: str | None) -> int:
-    """The exit code for a hub's error of this kind (``RemoteError.kind``)."""
+    """The exit code for a hub's error of this kind (``HiveError.kind``)."""
     if kind == "store_unavailable":
         return EXIT_UNREACHABLE
     return EXIT_NOT_FOUND if kind == "not_found" else EXIT_REFUSED

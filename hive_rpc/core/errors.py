@@ -7,23 +7,51 @@ Codes -32000..-32099 are JSON-RPC's range for server-defined errors.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
+
+_BY_KIND: dict[str, type[HiveError]] = {}
+"""Each error class by its ``kind`` (the first class of a kind: -32007 has two)."""
 
 
 class HiveError(Exception):
-    """Base of every error the hub reports to a client.
+    """Base of every error the hub reports to a client, on both sides of the wire.
 
     ``message`` is the sentence shown to the person; ``data`` carries the structured
     facts (ids, who answered, when) so clients can act without parsing the sentence.
+    A client gets the same class back (``from_wire``), so a face catches one type
+    whether the hub runs in its process or behind a socket.
     """
 
-    code: ClassVar[int] = -32000
-    kind: ClassVar[str] = "hive_error"
+    code: int = -32000
+    kind: str = "hive_error"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _BY_KIND.setdefault(cls.kind, cls)
 
     def __init__(self, message: str, **data: Any) -> None:
         super().__init__(message)
         self.message = message
         self.data: dict[str, Any] = {"kind": self.kind, **data}
+
+    @staticmethod
+    def from_wire(code: int, message: str, data: Any = None) -> HiveError:
+        """The error a JSON-RPC peer sent, as the class the hub raised: found by
+        ``data.kind`` and ``code``.  One no class matches (a JSON-RPC error such as
+        -32603, another server's) is a plain ``HiveError`` carrying that code and
+        kind.  Built without the class's ``__init__``: the message is the hub's own."""
+        facts: dict[str, Any] = dict(data) if isinstance(data, dict) else {}
+        kind = facts.get("kind")
+        found = _BY_KIND.get(kind) if isinstance(kind, str) else None
+        cls = found if found is not None and found.code == code else HiveError
+        error = cls.__new__(cls)
+        Exception.__init__(error, message)
+        error.message = message
+        error.data = facts
+        if cls is HiveError:
+            error.code = code
+            error.kind = kind if isinstance(kind, str) else HiveError.kind
+        return error
 
 
 class PromptNotFound(HiveError):

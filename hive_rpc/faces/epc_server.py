@@ -36,7 +36,7 @@ from typing import Any
 import trio
 
 from hive_rpc.backends import Backend, open_remote_backend
-from hive_rpc.client import HubUnreachable, RemoteError
+from hive_rpc.client import HubUnreachable
 from hive_rpc.core.errors import HiveError
 from hive_rpc.faces.accept_loop import connection_cap, serve_bounded
 from hive_rpc.paths import load_token, private_dir
@@ -188,8 +188,8 @@ class Connection:
                 params = call_params(event.args)
                 result = await self._backend.call(HUB_METHODS[event.method], params)
                 reply = epc.encode_return(event.uid, result)
-            except (BadArguments, RemoteError, HiveError, HubUnreachable, epc.EncodeError) as e:
-                message = e.message if isinstance(e, RemoteError | HiveError) else str(e)
+            except (BadArguments, HiveError, HubUnreachable, epc.EncodeError) as e:
+                message = e.message if isinstance(e, HiveError) else str(e)
                 reply = epc.encode_return_error(event.uid, f"{event.method}: {message}")
             except Exception as e:
                 # A bug of ours fails this call only, not the peer's connection.

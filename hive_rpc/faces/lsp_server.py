@@ -49,7 +49,8 @@ from pygls.lsp.server import LanguageServer
 
 from hive_rpc import __version__
 from hive_rpc.backends import RemoteBackend, open_remote_backend
-from hive_rpc.client import HubUnreachable, RemoteError
+from hive_rpc.client import HubUnreachable
+from hive_rpc.core.errors import HiveError
 from hive_rpc.core.terminal_text import one_line
 from hive_rpc.hub_connection import HubConnection
 from hive_rpc.protocol.framing import FrameDecoder, FramingError, Oversized
@@ -241,7 +242,7 @@ class LspSession:
                     result = await self.backend.call(req.method, req.params)
                 self._send(self._endpoint.result(req.id, result))
                 return
-        except RemoteError as e:
+        except HiveError as e:
             self._send(self._endpoint.error(req.id, e.code, e.message, e.data))
             return
         except HubUnreachable as e:
@@ -272,7 +273,7 @@ class LspSession:
             return  # JSON-RPC: a notification is never answered, even when wrong
         try:
             await self.backend.call(note.method, note.params)
-        except (RemoteError, HubUnreachable):
+        except (HiveError, HubUnreachable):
             pass
         except Exception:
             log.exception("internal error in notification %s", note.method)
@@ -320,7 +321,7 @@ class LspSession:
                             lost_message, delay = "", RECONNECT_FIRST_S
                             await self._forward(conn, notes, result.get("pending") or 0)
                         lost_message = "lost the hub; reconnecting"
-                    except (HubUnreachable, RemoteError) as e:
+                    except (HubUnreachable, HiveError) as e:
                         if not first.ready.is_set():  # no hub at all: the request fails
                             first.set(e)
                             return
@@ -363,7 +364,7 @@ class LspSession:
             try:
                 record = await conn.call("hive/poll", {"id": prompt_id})
                 params = {k: record.get(k) for k in ("id", "status", "by", "action")}
-            except RemoteError:
+            except HiveError:
                 params = {"id": prompt_id, "status": "unknown", "by": None, "action": None}
             self._end_progress(prompt_id)
             self._shown.pop(prompt_id, None)

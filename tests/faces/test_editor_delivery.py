@@ -16,7 +16,8 @@ import pytest
 import trio
 import trio.testing
 
-from hive_rpc.client import HubClient, RemoteError
+from hive_rpc.client import HubClient
+from hive_rpc.core.errors import HiveError
 from hive_rpc.faces.editor_socket import Session
 from hive_rpc.hub import HubConfig
 from hive_rpc.protocol.framing import encode_frame
@@ -99,7 +100,7 @@ class FakeEmacs:
             await self.arrived.wait()
         msg = self.responses.pop(msg_id)
         if isinstance(msg, ErrorResponse):
-            raise RemoteError(msg.code, msg.message, msg.data)
+            raise HiveError.from_wire(msg.code, msg.message, msg.data)
         return msg.result
 
 
@@ -180,7 +181,7 @@ async def test_offer_twice_is_one_peer_and_params_are_checked(
             await emacs.call("hive/offerDelivery")
             await emacs.call("hive/offerDelivery", {})
             assert len(hub.delivery_peers) == 1
-            with pytest.raises(RemoteError) as refused:
+            with pytest.raises(HiveError) as refused:
                 await emacs.call("hive/offerDelivery", {"buffer": "x"})
             assert refused.value.code == -32602
             assert "unknown parameter 'buffer'" in refused.value.message

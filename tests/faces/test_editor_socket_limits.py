@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 import trio
 
-from hive_rpc.client import HubClient, RemoteError
+from hive_rpc.client import HubClient
+from hive_rpc.core.errors import HiveError
 from hive_rpc.faces import accept_loop, editor_socket
 from hive_rpc.faces.editor_socket import bind_socket, serve_editor_socket
 from hive_rpc.protocol.jsonrpc import ErrorResponse
@@ -120,7 +121,7 @@ async def test_a_connection_over_the_cap_gets_one_error_and_is_closed(
             try:
                 assert (await d.call("hive/status"))["pid"]
                 break
-            except RemoteError:  # the hub has not seen the close yet
+            except HiveError:  # the hub has not seen the close yet
                 await d.aclose()
                 await trio.sleep(0.05)
         await d.aclose()

@@ -9,7 +9,8 @@ import stat
 import pytest
 import trio
 
-from hive_rpc.client import HubClient, RemoteError
+from hive_rpc.client import HubClient
+from hive_rpc.core.errors import HiveError
 from hive_rpc.faces.editor_socket import SocketInUse
 from hive_rpc.hub import HubAlreadyRunning, HubConfig, run_hub
 from hive_rpc.protocol.framing import encode_frame
@@ -72,15 +73,15 @@ async def test_long_poll_does_not_block_other_requests_on_the_connection(
 
 async def test_cancel_and_agent_isolation(client: HubClient) -> None:
     p = await client.call("hive/ask", {"question": "q", "agent_id": "a1"})
-    with pytest.raises(RemoteError) as err:
+    with pytest.raises(HiveError) as err:
         await client.call("hive/cancel", {"id": p["id"], "agent_id": "a2"})
     assert err.value.code == -32001
     assert err.value.kind == "not_found"
-    with pytest.raises(RemoteError):
+    with pytest.raises(HiveError):
         await client.call("hive/poll", {"id": p["id"], "agent_id": "a2"})
     done = await client.call("hive/cancel", {"id": p["id"], "agent_id": "a1"})
     assert (done["status"], done["by"]) == ("cancelled", "a1")
-    with pytest.raises(RemoteError) as err:
+    with pytest.raises(HiveError) as err:
         await client.call("hive/respond", {"id": p["id"], "answer": "late"})
     assert err.value.code == -32003
     assert "cancelled" in err.value.message
@@ -102,18 +103,18 @@ async def test_await_ask_for_a_coordinator(client: HubClient, hub_config: HubCon
             assert (
                 await client.call("hive/awaitAsk", {"timeout_s": 0, "exclude": [old["id"]]}) is None
             )
-            with pytest.raises(RemoteError, match="exclude must be a list of prompt ids"):
+            with pytest.raises(HiveError, match="exclude must be a list of prompt ids"):
                 await client.call("hive/awaitAsk", {"timeout_s": 0, "exclude": [1]})
 
 
 async def test_second_answer_error_names_first_answerer(client: HubClient) -> None:
     p = await client.call("hive/ask", {"question": "q", "choices": ["a", "b"]})
-    with pytest.raises(RemoteError) as err:
+    with pytest.raises(HiveError) as err:
         await client.call("hive/respond", {"id": p["id"], "answer": "c"})
     assert err.value.code == -32004
     assert err.value.data["choices"] == ["a", "b"]
     await client.call("hive/respond", {"id": p["id"], "answer": "a", "by": "emacs"})
-    with pytest.raises(RemoteError) as err:
+    with pytest.raises(HiveError) as err:
         await client.call("hive/respond", {"id": p["id"], "answer": "b", "by": "vscode"})
     assert err.value.code == -32002
     assert err.value.data["by"] == "emacs"
@@ -122,7 +123,7 @@ async def test_second_answer_error_names_first_answerer(client: HubClient) -> No
 
 async def test_bad_action_is_refused(client: HubClient) -> None:
     p = await client.call("hive/ask", {"question": "q"})
-    with pytest.raises(RemoteError, match="action must be one of accept, decline, cancel"):
+    with pytest.raises(HiveError, match="action must be one of accept, decline, cancel"):
         await client.call("hive/respond", {"id": p["id"], "answer": "x", "action": "maybe"})
     done = await client.call("hive/respond", {"id": p["id"], "action": "decline"})
     assert (done["action"], done["answer"]) == ("decline", None)
@@ -183,14 +184,14 @@ async def test_two_subscribers_race_first_answer_dismisses_everywhere(
                     results[name] = await c.call(
                         "hive/respond", {"id": p["id"], "answer": value, "by": name}
                     )
-                except RemoteError as e:
+                except HiveError as e:
                     results[name] = e
 
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(answer, "emacs", emacs, "yes")
                 nursery.start_soon(answer, "vscode", vscode, "no")
             winners = [n for n, r in results.items() if isinstance(r, dict)]
-            losers = [r for r in results.values() if isinstance(r, RemoteError)]
+            losers = [r for r in results.values() if isinstance(r, HiveError)]
             assert len(winners) == 1
             assert len(losers) == 1
             assert losers[0].code == -32002
@@ -313,7 +314,7 @@ async def test_refuses_a_socket_someone_else_listens_on(hub_config: HubConfig) -
 
 async def test_an_agent_answers_only_its_own_prompts(client: HubClient) -> None:
     p = await client.call("hive/ask", {"question": "q", "agent_id": "a1"})
-    with pytest.raises(RemoteError) as err:
+    with pytest.raises(HiveError) as err:
         await client.call("hive/respond", {"id": p["id"], "answer": "x", "agent_id": "a2"})
     assert err.value.kind == "not_found"
     coordinator = await client.call("hive/respond", {"id": p["id"], "answer": "x", "by": "boss"})
@@ -327,7 +328,7 @@ async def test_blank_agent_id_is_refused_not_read_as_everyone(client: HubClient)
         ("hive/list", {}),
         ("hive/ask", {"question": "q"}),
     ]:
-        with pytest.raises(RemoteError, match="agent_id must be a non-empty string"):
+        with pytest.raises(HiveError, match="agent_id must be a non-empty string"):
             await client.call(method, {**params, "agent_id": " "})
 
 

@@ -18,7 +18,8 @@ import trio
 import trio.testing
 
 from hive_rpc.backends import LocalBackend
-from hive_rpc.client import HubClient, RemoteError
+from hive_rpc.client import HubClient
+from hive_rpc.core.errors import HiveError
 from hive_rpc.faces.epc_server import serve_epc
 from hive_rpc.faces.lsp_server import LspSession, build_server
 from hive_rpc.protocol import epc
@@ -43,7 +44,7 @@ async def test_the_editor_socket_survives_a_failing_request_and_notification(
     hub: HubService, client: HubClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(hub, "call", failing("hive/status", hub.call))
-    with pytest.raises(RemoteError) as caught:
+    with pytest.raises(HiveError) as caught:
         await client.call("hive/status")
     assert caught.value.code == -32603
     assert f"internal error in hive/status: RuntimeError: {BOOM}" in caught.value.message

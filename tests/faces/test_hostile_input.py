@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 import trio
 
-from hive_rpc.client import HubClient, RemoteError
+from hive_rpc.client import HubClient
 from hive_rpc.core import limits
+from hive_rpc.core.errors import HiveError
 from hive_rpc.hub import HubConfig
 from hive_rpc.protocol.framing import encode_frame
 from hive_rpc.protocol.jsonrpc import ErrorResponse
@@ -64,8 +65,8 @@ async def raw_refused(client: HubClient, method: str, params: dict[str, Any], de
     return reply
 
 
-async def refused(client: HubClient, method: str, params: dict[str, Any]) -> RemoteError:
-    with pytest.raises(RemoteError) as err:
+async def refused(client: HubClient, method: str, params: dict[str, Any]) -> HiveError:
+    with pytest.raises(HiveError) as err:
         await client.call(method, params)
     return err.value
 

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 import trio
 
-from hive_rpc.client import HubClient, RemoteError
+from hive_rpc.client import HubClient
+from hive_rpc.core.errors import HiveError
 from hive_rpc.hub import HubConfig
 from hive_rpc.protocol.framing import encode_frame
 from hive_rpc.protocol.jsonrpc import (
@@ -70,7 +71,7 @@ class LspPeer:
     async def request(self, method: str, params: Any = None) -> Any:
         msg = await self.request_message(method, params)
         if isinstance(msg, ErrorResponse):
-            raise RemoteError(msg.code, msg.message, msg.data)
+            raise HiveError.from_wire(msg.code, msg.message, msg.data)
         return msg.result
 
     async def request_message(self, method: str, params: Any = None) -> Response | ErrorResponse:
@@ -174,7 +175,7 @@ async def test_initialize_subscribe_answer_and_dismiss(
         assert (await window.next("hive/dismiss")).params["by"] == "shell"
 
         # the hub's refusals come back with the hub's own code and words
-        with pytest.raises(RemoteError) as refused:
+        with pytest.raises(HiveError) as refused:
             await window.request("hive/respond", {"id": asked["id"], "answer": "no"})
         assert refused.value.code == -32002
         assert "already answered" in refused.value.message

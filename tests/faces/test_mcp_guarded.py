@@ -12,8 +12,8 @@ import pytest
 from mcp import Client
 from mcp_types import CallToolResult, TextContent
 
-from hive_rpc.client import HubUnreachable, RemoteError
-from hive_rpc.core.errors import InvalidAnswer, InvalidParams
+from hive_rpc.client import HubUnreachable
+from hive_rpc.core.errors import HiveError, InvalidAnswer, InvalidParams
 from hive_rpc.faces.mcp.groups import ToolGroups
 from hive_rpc.faces.mcp.guarded import guarded
 from hive_rpc.faces.mcp.identity import Identity
@@ -37,7 +37,7 @@ async def _raise(error: BaseException) -> CallToolResult:
             "options must be distinct",
         ),
         (
-            RemoteError(
+            HiveError.from_wire(
                 -32004,
                 "a decline carries no answer; send answer null",
                 {"kind": "invalid_answer", "param": "answer", "action": "decline"},
@@ -46,7 +46,7 @@ async def _raise(error: BaseException) -> CallToolResult:
         ),
         # A sentence whose data names no renamed parameter is the hub's own.
         (InvalidParams("schema property 'x' has choices"), "schema property 'x' has choices"),
-        (RemoteError(-32004, "no data at all", None), "no data at all"),
+        (HiveError.from_wire(-32004, "no data at all", None), "no data at all"),
         (
             HubUnreachable("lost the hub; a new hub starts with the next call"),
             "lost the hub; a new hub starts with the next call",

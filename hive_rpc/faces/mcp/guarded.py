@@ -22,7 +22,6 @@ from typing import ParamSpec
 
 from mcp_types import CallToolResult
 
-from hive_rpc.client import RemoteError
 from hive_rpc.core.errors import HiveError
 from hive_rpc.faces.mcp.results import failed
 from hive_rpc.hub_connection import HubUnreachable
@@ -56,7 +55,7 @@ def refusal(raised: Exception) -> CallToolResult | None:
     error: BaseException = raised  # the heartbeat nursery wraps its body's errors
     while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
         error = error.exceptions[0]
-    if isinstance(error, HiveError | RemoteError):
+    if isinstance(error, HiveError):
         return failed(in_tool_words(error.message, error.data))
     if isinstance(error, HubUnreachable):
         return failed(str(error))

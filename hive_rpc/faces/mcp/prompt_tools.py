@@ -13,7 +13,6 @@ import trio
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 
-from hive_rpc.client import RemoteError
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.ling import HUB_AGENT
 from hive_rpc.faces.mcp.guarded import guarded
@@ -81,7 +80,7 @@ async def wait_closed(
         if not closed:
             with (
                 trio.move_on_after(5) as cleanup,
-                contextlib.suppress(HiveError, RemoteError, HubUnreachable),
+                contextlib.suppress(HiveError, HubUnreachable),
             ):
                 cleanup.shield = True  # answered or gone meanwhile: nothing to withdraw
                 await hive.call("hive/cancel", id=ask_id, agent_id=agent, by=agent)

@@ -26,7 +26,6 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.subscriptions import ResourceUpdated
 from mcp_types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
 
-from hive_rpc.client import RemoteError
 from hive_rpc.core.errors import HiveError
 
 if TYPE_CHECKING:
@@ -64,7 +63,7 @@ class AskResources:
         async def ask_resource(ask_id: str, ctx: Context) -> dict[str, Any]:
             try:
                 record: dict[str, Any] = await hive.call("hive/poll", id=ask_id, agent_id=me(ctx))
-            except (HiveError, RemoteError) as e:
+            except HiveError as e:
                 raise ResourceError(e.message) from None
             return record
 
