@@ -33,7 +33,6 @@ import os
 import shutil
 import socket as stdlib_socket
 import tempfile
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +43,6 @@ from hive_rpc.core.errors import HiveError, InvalidParams
 from hive_rpc.faces.accept_loop import connection_cap, serve_bounded
 from hive_rpc.protocol.framing import MAX_BODY_BYTES, encode_frame
 from hive_rpc.protocol.jsonrpc import (
-    INTERNAL_ERROR,
     OVERLOADED,
     PARSE_ERROR,
     Endpoint,
@@ -249,14 +247,7 @@ class Session:
                 await self._send(self._endpoint.error(req.id, e.code, e.message, e.data))
             except Exception as e:
                 log.exception("internal error in %s", req.method)
-                await self._send(
-                    self._endpoint.error(
-                        req.id,
-                        INTERNAL_ERROR,
-                        f"internal error in {req.method}: {type(e).__name__}: {e}",
-                        {"traceback": traceback.format_exc(limit=8)},
-                    )
-                )
+                await self._send(self._endpoint.internal_error(req.id, req.method, e))
             else:
                 await self._send(self._endpoint.result(req.id, result))
         finally:

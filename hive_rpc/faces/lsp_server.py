@@ -37,7 +37,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import traceback
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -251,14 +250,7 @@ class LspSession:
         except Exception as e:
             # A bug of ours fails this request only; the window's server goes on.
             log.exception("internal error in %s", req.method)
-            self._send(
-                self._endpoint.error(
-                    req.id,
-                    INTERNAL_ERROR,
-                    f"internal error in {req.method}: {type(e).__name__}: {e}",
-                    {"traceback": traceback.format_exc(limit=8)},
-                )
-            )
+            self._send(self._endpoint.internal_error(req.id, req.method, e))
             return
         finally:
             self._requests.pop(req.id, None)

@@ -48,6 +48,7 @@ async def test_the_editor_socket_survives_a_failing_request_and_notification(
         await client.call("hive/status")
     assert caught.value.code == -32603
     assert f"internal error in hive/status: RuntimeError: {BOOM}" in caught.value.message
+    assert f"RuntimeError: {BOOM}" in caught.value.data["traceback"]  # where, for a report
     asked = await client.call("hive/ask", {"question": "Still there?"})
     monkeypatch.setattr(hub, "call", failing("hive/typing", hub.call))
     await client.notify("hive/typing", {"id": asked["id"]})
