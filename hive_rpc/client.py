@@ -22,29 +22,15 @@ from typing import Any
 import trio
 
 from hive_rpc import start_record
-from hive_rpc.core.errors import HiveError
+from hive_rpc.core.errors import HubTimeout as HubTimeout  # re-exported: callers catch them here
+from hive_rpc.core.errors import HubUnreachable as HubUnreachable
 from hive_rpc.paths import LOG_NAME, prepare_socket_dir, private_dir
-from hive_rpc.protocol.jsonrpc import (
-    Endpoint,
-    ErrorResponse,
-    FramingError,
-    Notification,
-    Request,
-    Response,
-    RpcError,
-)
+from hive_rpc.protocol.jsonrpc import ErrorResponse, Notification, Response, RpcError
+from hive_rpc.rpc_connection import RpcConnection
 
 START_TIMEOUT_S = 15.0
 REPLY_MAX_BYTES = 256 << 20
 """Replies may be far larger than requests (``hive/list`` of many long questions)."""
-
-
-class HubUnreachable(ConnectionError):
-    """No hub answers on the socket (and none could be started)."""
-
-
-class HubTimeout(HubUnreachable):
-    """The hub took the request but did not answer in time (stopped, or stuck)."""
 
 
 LONG_POLLS = frozenset({"hive/await", "hive/awaitAsk"})
@@ -52,15 +38,25 @@ LONG_POLLS = frozenset({"hive/await", "hive/awaitAsk"})
 
 
 class HubClient:
+    """A sequential client over the shared connection layer (rpc_connection.py): no
+    reader task, so ``call`` reads inline until its reply comes.  Replies nobody
+    waits for (to frames a test wrote with ``send_raw``) are kept for
+    ``next_message``; notifications for ``next_notification``."""
+
     def __init__(self, stream: trio.abc.Stream, path: Path | None = None) -> None:
-        self._stream = stream
         self.path = path
         self.timeout_s: float | None = None
         """Give up on a call after this long (``HubTimeout``); None waits for ever.
         The CLI sets it (``--timeout``): a stopped hub must not hang a shell."""
-        self._endpoint = Endpoint(max_body=REPLY_MAX_BYTES)
-        self._inbox: collections.deque[Any] = collections.deque()
+        self._inbox: collections.deque[Response | ErrorResponse | RpcError] = collections.deque()
         self.notifications: collections.deque[Notification] = collections.deque()
+        self._conn = RpcConnection(
+            stream,
+            max_body=REPLY_MAX_BYTES,
+            closed=hub_closed,
+            on_notification=self.notifications.append,
+            on_unmatched=self._inbox.append,
+        )
 
     @classmethod
     async def connect(cls, path: Path) -> HubClient:
@@ -75,7 +71,7 @@ class HubClient:
     @property
     def stream(self) -> trio.abc.Stream:
         """The underlying stream (``hub_connection`` takes it over)."""
-        return self._stream
+        return self._conn.stream
 
     async def __aenter__(self) -> HubClient:
         return self
@@ -84,67 +80,48 @@ class HubClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._stream.aclose()
+        await self._conn.stream.aclose()
 
     async def send_raw(self, data: bytes) -> None:
         """Write bytes as they are (tests use this to send malformed frames)."""
-        await self._stream.send_all(data)
+        await self._conn.stream.send_all(data)
 
     async def _read(self) -> None:
-        try:
-            data = await self._stream.receive_some(65536)
-        except trio.BrokenResourceError:
-            data = b""
-        if not data:
-            raise HubUnreachable("the hub closed the connection")
-        for msg in self._endpoint.receive_data(data):
-            if isinstance(msg, FramingError):
-                raise HubUnreachable(f"the hub's reply could not be read: {msg}")
-            if isinstance(msg, Notification):
-                self.notifications.append(msg)
-            elif isinstance(msg, Request):
-                pass  # the hub sends no requests today
-            else:
-                self._inbox.append(msg)
+        if not await self._conn.pump():
+            raise self._conn.ended or hub_closed("the connection closed")
 
     async def next_message(self) -> Response | ErrorResponse | RpcError:
-        """The next response or error from the hub, in order."""
+        """The next reply from the hub that no call of ours took, in order."""
         while not self._inbox:
             await self._read()
-        msg: Response | ErrorResponse | RpcError = self._inbox.popleft()
-        return msg
+        return self._inbox.popleft()
 
     async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         if self.timeout_s is None:
-            return await self._call(method, params)
+            return await self._conn.request(method, params)
         limit = self.timeout_s
         waits = (params or {}).get("timeout_s") if method in LONG_POLLS else None
         if isinstance(waits, int | float) and not isinstance(waits, bool):
             limit += max(0.0, float(waits))
         with trio.move_on_after(limit):
-            return await self._call(method, params)
+            return await self._conn.request(method, params)
         where = f"the hub at {self.path}" if self.path is not None else "the hub"
         raise HubTimeout(f"{where} did not answer in {limit:g} s")
 
-    async def _call(self, method: str, params: dict[str, Any] | None) -> Any:
-        msg_id, data = self._endpoint.request(method, params)
-        await self._stream.send_all(data)
-        while True:
-            msg = await self.next_message()
-            if isinstance(msg, Response) and msg.id == msg_id:
-                return msg.result
-            if isinstance(msg, ErrorResponse) and msg.id in (msg_id, None):
-                raise HiveError.from_wire(msg.code, msg.message, msg.data)
-            if isinstance(msg, RpcError):  # a reply we could not read (say, too large)
-                raise HiveError.from_wire(msg.code, msg.message, msg.data)
-
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        await self._stream.send_all(self._endpoint.notify(method, params))
+        await self._conn.notify(method, params)
 
     async def next_notification(self) -> Notification:
         while not self.notifications:
             await self._read()
         return self.notifications.popleft()
+
+
+def hub_closed(why: str) -> HubUnreachable:
+    """What a lost connection to the hub raises (the ``closed`` of rpc_connection)."""
+    if why == "the connection closed":
+        return HubUnreachable("the hub closed the connection")
+    return HubUnreachable(f"lost the hub: {why}")
 
 
 def spawn_hub(socket: Path, data_dir: Path, extra_args: list[str] | None = None) -> tuple[int, int]:

@@ -17,71 +17,40 @@ from typing import Any
 
 import trio
 
-from hive_rpc.client import REPLY_MAX_BYTES, HubUnreachable, connect_or_start
-from hive_rpc.core.errors import HiveError
-from hive_rpc.protocol.jsonrpc import (
-    Endpoint,
-    ErrorResponse,
-    FramingError,
-    Notification,
-    Response,
-    RpcError,
-)
-from hive_rpc.reply_waiter import ReplyWaiter
+from hive_rpc.client import REPLY_MAX_BYTES, HubUnreachable, connect_or_start, hub_closed
+from hive_rpc.protocol.jsonrpc import Notification
+from hive_rpc.rpc_connection import RpcConnection
 
 NOTIFICATION_BUFFER = 1024
-SEND_TIMEOUT_S = 30.0
-"""A request the hub does not take within this long gives the connection up."""
 
 
 class HubConnection:
-    """Use ``open_hub_connection``; ``call`` may be awaited from many tasks at once."""
+    """Use ``open_hub_connection``; ``call`` may be awaited from many tasks at once.
+
+    The shared connection layer (rpc_connection.py) does the work; this adds the
+    listeners that notifications fan out to."""
 
     def __init__(self, stream: trio.abc.Stream) -> None:
-        self._stream = stream
-        self._endpoint = Endpoint(max_body=REPLY_MAX_BYTES)
-        self._send_lock = trio.StrictFIFOLock()
-        self._pending: dict[int | str, ReplyWaiter] = {}
+        self._conn = RpcConnection(
+            stream, max_body=REPLY_MAX_BYTES, on_notification=self._fan_out, closed=hub_closed
+        )
         self._listeners: set[trio.MemorySendChannel[Notification]] = set()
-        self._lost: HubUnreachable | None = None
-        self._lost_event = trio.Event()
 
     @property
     def lost(self) -> bool:
-        return self._lost is not None
+        return self._conn.ended is not None
 
     async def wait_lost(self) -> None:
         """Return once the connection to the hub is gone."""
-        await self._lost_event.wait()
+        await self._conn.wait_ended()
+
+    def statistics(self) -> dict[str, Any]:
+        return self._conn.statistics()
 
     async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        if self._lost is not None:
-            raise self._lost
-        msg_id, data = self._endpoint.request(method, params)
-        slot = self._pending[msg_id] = ReplyWaiter()
-        try:
-            async with self._send_lock:
-                await self._send_whole(data)
-            await slot.done.wait()
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            raise HubUnreachable("the hub closed the connection") from None
-        finally:
-            self._pending.pop(msg_id, None)
-        return slot.outcome()
-
-    async def _send_whole(self, data: bytes) -> None:
-        """Write one whole frame: shielded, so that a call cancelled mid-send (a tool
-        call the agent gave up on) never leaves half a frame on the connection every
-        other call shares; bounded, so that a hub that stopped reading does not hold
-        the caller forever (the connection is then given up: it may hold half a frame)."""
-        with trio.move_on_after(SEND_TIMEOUT_S, shield=True) as sending:
-            await self._stream.send_all(data)
-        if sending.cancelled_caught:
-            error = HubUnreachable(f"the hub did not read a request for {SEND_TIMEOUT_S:g} s")
-            self._lose(error)
-            with trio.move_on_after(1, shield=True):
-                await self._stream.aclose()
-            raise error
+        """The hub's result; its refusal as the ``HiveError`` it raised; HubUnreachable
+        when the connection is or becomes lost."""
+        return await self._conn.request(method, params)
 
     @asynccontextmanager
     async def notifications(self) -> AsyncIterator[trio.MemoryReceiveChannel[Notification]]:
@@ -96,43 +65,21 @@ class HubConnection:
             send.close()
 
     async def _read(self) -> None:
+        """The reader: runs until the hub goes away, then closes every listener."""
         try:
-            while data := await self._stream.receive_some(65536):
-                for msg in self._endpoint.receive_data(data):
-                    self._route(msg)
-                    if isinstance(msg, FramingError):
-                        return
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
+            await self._conn.run()
         finally:
-            self._lose(HubUnreachable("the hub closed the connection"))
+            for send in self._listeners:
+                send.close()
+            self._listeners.clear()
 
-    def _route(self, msg: object) -> None:
-        if isinstance(msg, Notification):
-            for send in list(self._listeners):
-                try:
-                    send.send_nowait(msg)
-                except (trio.WouldBlock, trio.BrokenResourceError):
-                    self._listeners.discard(send)
-                    send.close()
-        elif isinstance(msg, Response | ErrorResponse) and msg.id in self._pending:
-            slot = self._pending[msg.id]
-            if isinstance(msg, Response):
-                slot.settle(msg.result)
-            else:
-                slot.settle(error=HiveError.from_wire(msg.code, msg.message, msg.data))
-        elif isinstance(msg, FramingError | RpcError):
-            self._lose(HubUnreachable(f"the hub's reply could not be read: {msg}"))
-
-    def _lose(self, error: HubUnreachable) -> None:
-        if self._lost is None:
-            self._lost = error
-        self._lost_event.set()
-        for slot in self._pending.values():
-            slot.settle(error=error)
-        for send in self._listeners:
-            send.close()
-        self._listeners.clear()
+    def _fan_out(self, msg: Notification) -> None:
+        for send in list(self._listeners):
+            try:
+                send.send_nowait(msg)
+            except (trio.WouldBlock, trio.BrokenResourceError):
+                self._listeners.discard(send)
+                send.close()
 
 
 @asynccontextmanager

@@ -14,7 +14,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "hive_rpc"
 
 LAYERS: list[set[str]] = [
     # the package itself (__version__), pure rules and codecs, paths, small helpers
-    {"pkg", "core", "protocol", "paths", "aio_bridge", "reply_waiter", "start_record"},
+    {"pkg", "core", "protocol", "paths", "aio_bridge", "reply_waiter", "start_record", "dispatch"},
+    {"rpc_connection"},
     {"store", "relay", "activity", "client"},
     {"registry", "hub_connection"},
     {"agora"},

@@ -7,6 +7,7 @@ Codes -32000..-32099 are JSON-RPC's range for server-defined errors.
 
 from __future__ import annotations
 
+import traceback
 from typing import Any
 
 _BY_KIND: dict[str, type[HiveError]] = {}
@@ -178,3 +179,41 @@ class PromptUnreadable(HiveError):
             id=prompt_id,
             reason=reason,
         )
+
+
+class InternalError(HiveError):
+    """A handler failed in a way nobody planned for (a bug of ours, not the client's
+    mistake): the request gets this error, the session that sent it goes on.  The
+    message names the method and the exception; ``data.traceback`` holds the last
+    frames, so a bug report can quote them.  JSON-RPC's own -32603."""
+
+    code = -32603
+    kind = "internal"
+
+    @classmethod
+    def of(cls, method: str, raised: BaseException) -> InternalError:
+        trace = "".join(traceback.format_exception(raised, limit=8))
+        return cls(
+            f"internal error in {method}: {type(raised).__name__}: {raised}",
+            method=method,
+            traceback=trace,
+        )
+
+
+class HubUnreachable(ConnectionError):
+    """No hub answers on the socket (and none could be started), or the connection to
+    it was lost.  A ``ConnectionError``, not a ``HiveError``: it is about the link, not
+    a refusal by the hub; faces report it as ``HubLost`` (below)."""
+
+
+class HubTimeout(HubUnreachable):
+    """The hub took the request but did not answer in time (stopped, or stuck)."""
+
+
+class HubLost(HiveError):
+    """What a face (``hive-rpc lsp``, ``epc``, ``mcp``) answers when the hub behind it
+    could not be reached for this request: -32603, since the face itself is fine and
+    the same request may succeed once the hub is back (the face reconnects)."""
+
+    code = -32603
+    kind = "hub_unreachable"

@@ -207,9 +207,12 @@ def parse_object(obj: Any) -> Message:
 class Endpoint:
     """One side of a JSON-RPC connection, with no I/O of its own."""
 
-    def __init__(self, max_body: int = MAX_BODY_BYTES) -> None:
+    def __init__(self, max_body: int = MAX_BODY_BYTES, *, id_prefix: str | None = None) -> None:
+        """``id_prefix``: this side's request ids are strings ``PREFIX-N`` rather than
+        integers (the hub's requests to an editor: ``hub-1`` reads as the hub's own)."""
         self._decoder = FrameDecoder(max_body)
         self._ids = itertools.count(1)
+        self._id_prefix = id_prefix
 
     def receive_data(self, data: bytes | bytearray) -> list[Message | RpcError | FramingError]:
         """Messages parsed from ``data``; a bad one becomes the RpcError to answer with.
@@ -246,8 +249,9 @@ class Endpoint:
                     out.append(e)
         return out
 
-    def request(self, method: str, params: Params | None = None) -> tuple[int, bytes]:
-        msg_id = next(self._ids)
+    def request(self, method: str, params: Params | None = None) -> tuple[Id, bytes]:
+        n = next(self._ids)
+        msg_id: Id = n if self._id_prefix is None else f"{self._id_prefix}-{n}"
         msg = {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params or {}}
         return msg_id, encode_frame(dumps(msg))
 

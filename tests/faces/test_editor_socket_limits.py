@@ -17,10 +17,12 @@ from typing import Any
 import pytest
 import trio
 
+from hive_rpc import rpc_connection
 from hive_rpc.client import HubClient
 from hive_rpc.core.errors import HiveError
-from hive_rpc.faces import accept_loop, editor_socket
+from hive_rpc.faces import accept_loop
 from hive_rpc.faces.editor_socket import bind_socket, serve_editor_socket
+from hive_rpc.protocol.framing import encode_frame
 from hive_rpc.protocol.jsonrpc import ErrorResponse
 from hive_rpc.service import HubService
 
@@ -134,14 +136,14 @@ async def test_a_slow_reader_of_a_large_reply_is_not_cut_off(
     """A reader that keeps reading gets the whole reply however long it takes; only
     one that stops for SEND_TIMEOUT_S is dropped (a 263 MB hive/list reply to a slow
     reader was cut off as "stopped reading")."""
-    monkeypatch.setattr(editor_socket, "SEND_TIMEOUT_S", 2.0)
+    monkeypatch.setattr(rpc_connection, "SEND_TIMEOUT_S", 2.0)
     for _ in range(60):
         await client.call("hive/ask", {"question": "x" * 50_000})
     with trio.fail_after(120):
         stream = await trio.open_unix_socket(str(hub_config.socket))
         async with stream:
             await stream.send_all(
-                editor_socket.encode_frame(b'{"jsonrpc":"2.0","id":1,"method":"hive/list"}')
+                encode_frame(b'{"jsonrpc":"2.0","id":1,"method":"hive/list"}')
             )
             received = bytearray()
             header, sep, body = b"", b"", b""
