@@ -34,7 +34,7 @@ def error_for(method: str, raised: Exception) -> HiveError:
     if isinstance(raised, HiveError):
         return raised
     if isinstance(raised, HubUnreachable):
-        return HubLost(f"{method}: {raised}", method=method)
+        return HubLost(f"{method}: the hub could not be reached: {raised}", method=method)
     log.error("internal error in %s", method, exc_info=raised)
     return InternalError.of(method, raised)
 

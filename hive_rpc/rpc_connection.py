@@ -72,6 +72,38 @@ class ThenStart:
     task: Callable[[], Awaitable[None]]
 
 
+class PeerStoppedReading(trio.BrokenResourceError):
+    """The peer took no part of a frame for the writer's timeout: disconnected."""
+
+
+class FrameWriter:
+    """Whole frames onto one stream, for every connection of the hub that writes
+    from several tasks (JSON-RPC here, EPC): under a FIFO lock, so frames never
+    interleave; shielded, so that a cancelled sender (a tool call given up, an
+    unsubscribe) never leaves half a frame on a stream others share; bounded per
+    ``SEND_CHUNK``, so that a peer that stops reading is disconnected (the stream is
+    closed and ``PeerStoppedReading`` raised) while one that keeps reading is never
+    cut off, however large the frame."""
+
+    def __init__(self, stream: trio.abc.SendStream, timeout_s: float | None = None) -> None:
+        self.stream = stream
+        self.timeout_s = SEND_TIMEOUT_S if timeout_s is None else timeout_s
+        self._lock = trio.StrictFIFOLock()
+
+    async def send(self, frame: bytes | bytearray) -> None:
+        async with self._lock:
+            view = memoryview(frame)
+            with trio.CancelScope(shield=True) as scope:
+                for start in range(0, len(view), SEND_CHUNK):
+                    scope.deadline = trio.current_time() + self.timeout_s
+                    await self.stream.send_all(view[start : start + SEND_CHUNK])
+            if scope.cancelled_caught:
+                log.warning("peer stopped reading for %ss; disconnecting", self.timeout_s)
+                with trio.move_on_after(CLOSE_TIMEOUT_S, shield=True):
+                    await self.stream.aclose()
+                raise PeerStoppedReading(f"the peer did not read for {self.timeout_s:g} s")
+
+
 def only_disconnects(error: BaseException) -> bool:
     """True if ``error`` (or every leaf of an exception group) is the peer going away."""
     if isinstance(error, BaseExceptionGroup):
@@ -120,7 +152,7 @@ class RpcConnection:
         # Read when the connection is made, so that a test may lower the defaults.
         self._send_timeout_s = SEND_TIMEOUT_S if send_timeout_s is None else send_timeout_s
         self._eof_grace_s = EOF_GRACE_S if eof_grace_s is None else eof_grace_s
-        self._send_lock = trio.StrictFIFOLock()
+        self._writer = FrameWriter(stream, self._send_timeout_s)
         self._waiters: dict[int | str, ReplyWaiter] = {}
         self._in_flight = 0
         self._idle = trio.Event()
@@ -321,20 +353,14 @@ class RpcConnection:
     # --- sending -----------------------------------------------------------------------
 
     async def send(self, frame: bytes) -> None:
-        """Write one whole frame (see the module's docstring).  A peer that takes no
-        part of it for ``send_timeout_s`` is disconnected: BrokenResourceError."""
-        async with self._send_lock:
-            view = memoryview(frame)
-            with trio.CancelScope(shield=True) as scope:
-                for start in range(0, len(view), SEND_CHUNK):
-                    scope.deadline = trio.current_time() + self._send_timeout_s
-                    await self.stream.send_all(view[start : start + SEND_CHUNK])
-            if scope.cancelled_caught:
-                log.warning("peer stopped reading for %ss; disconnecting", self._send_timeout_s)
-                self.end(f"the peer did not read for {self._send_timeout_s:g} s")
-                await self.aclose()
-                raise trio.BrokenResourceError("peer stopped reading")
-            self.frames_out += 1
+        """Write one whole frame (``FrameWriter``); a peer that stops reading ends the
+        connection: BrokenResourceError."""
+        try:
+            await self._writer.send(frame)
+        except PeerStoppedReading:
+            self.end(f"the peer did not read for {self._writer.timeout_s:g} s")
+            raise
+        self.frames_out += 1
 
     async def _send_quietly(self, frame: bytes) -> None:
         """Send a frame nobody waits on; a peer already gone is no error here."""
@@ -373,4 +399,11 @@ class RpcConnection:
             del self._waiters[msg_id]
 
 
-__all__ = ["SEND_TIMEOUT_S", "RpcConnection", "ThenStart", "only_disconnects"]
+__all__ = [
+    "SEND_TIMEOUT_S",
+    "FrameWriter",
+    "PeerStoppedReading",
+    "RpcConnection",
+    "ThenStart",
+    "only_disconnects",
+]

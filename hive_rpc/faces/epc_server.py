@@ -36,11 +36,12 @@ from typing import Any
 import trio
 
 from hive_rpc.backends import Backend, open_remote_backend
-from hive_rpc.client import HubUnreachable
 from hive_rpc.core.errors import HiveError
+from hive_rpc.dispatch import dispatch
 from hive_rpc.faces.accept_loop import connection_cap, serve_bounded
 from hive_rpc.paths import load_token, private_dir
 from hive_rpc.protocol import epc
+from hive_rpc.rpc_connection import FrameWriter
 from hive_rpc.service import METHODS
 
 log = logging.getLogger(__name__)
@@ -99,7 +100,7 @@ class Connection:
         self._backend = backend
         self._token = token
         self._decoder = epc.Decoder()
-        self._send_lock = trio.StrictFIFOLock()
+        self._writer = FrameWriter(stream)
         self._authenticated = False
         self._auth_failures = 0
         self._in_flight = 0
@@ -122,8 +123,7 @@ class Connection:
 
     async def _send(self, data: bytes | bytearray) -> None:
         try:
-            async with self._send_lock:
-                await self._stream.send_all(data)
+            await self._writer.send(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             self._closing = True
 
@@ -186,17 +186,12 @@ class Connection:
         try:
             try:
                 params = call_params(event.args)
-                result = await self._backend.call(HUB_METHODS[event.method], params)
+                result = await dispatch(self._backend.call, HUB_METHODS[event.method], params)
                 reply = epc.encode_return(event.uid, result)
-            except (BadArguments, HiveError, HubUnreachable, epc.EncodeError) as e:
-                message = e.message if isinstance(e, HiveError) else str(e)
-                reply = epc.encode_return_error(event.uid, f"{event.method}: {message}")
-            except Exception as e:
-                # A bug of ours fails this call only, not the peer's connection.
-                log.exception("internal error in EPC %s", event.method)
-                reply = epc.encode_return_error(
-                    event.uid, f"{event.method}: internal error: {type(e).__name__}: {e}"
-                )
+            except (BadArguments, epc.EncodeError) as e:
+                reply = epc.encode_return_error(event.uid, f"{event.method}: {e}")
+            except HiveError as e:  # dispatch's tiers: a refusal, or a bug (logged)
+                reply = epc.encode_return_error(event.uid, f"{event.method}: {e.message}")
             await self._send(reply)
         finally:
             self._in_flight -= 1

@@ -51,10 +51,10 @@ from hive_rpc.backends import RemoteBackend, open_remote_backend
 from hive_rpc.client import HubUnreachable
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.terminal_text import one_line
+from hive_rpc.dispatch import dispatch, error_for
 from hive_rpc.hub_connection import HubConnection
 from hive_rpc.protocol.framing import FrameDecoder, FramingError, Oversized
 from hive_rpc.protocol.jsonrpc import (
-    INTERNAL_ERROR,
     MESSAGE_TOO_LARGE,
     PARSE_ERROR,
     Endpoint,
@@ -220,38 +220,24 @@ class LspSession:
                 self._send(self._endpoint.error(msg.id, err.code, err.message, err.data))
         except Exception as e:
             # pygls (or a feature of ours) failed on this message: answer it, go on.
-            log.exception("internal error in %s", getattr(msg, "method", "a response"))
             if isinstance(msg, Request):
-                self._send(
-                    self._endpoint.error(
-                        msg.id, INTERNAL_ERROR, f"internal error in {msg.method}: {e}"
-                    )
-                )
+                failed = error_for(msg.method, e)
+                self._send(self._endpoint.error(msg.id, failed.code, failed.message, failed.data))
+            else:
+                log.exception("internal error in %s", getattr(msg, "method", "a response"))
 
     # --- the hive/* namespace ------------------------------------------------------------
 
     async def _hive_request(self, req: Request, scope: trio.CancelScope) -> None:
         try:
             with scope:
-                if req.method == "hive/subscribe":
-                    result = await self._subscribe()
-                elif req.method == "hive/unsubscribe":
-                    result = self._unsubscribe()
+                try:
+                    result = await dispatch(self._call, req.method, req.params)
+                except HiveError as e:  # dispatch's tiers: a refusal, a lost hub, a bug
+                    self._send(self._endpoint.error(req.id, e.code, e.message, e.data))
                 else:
-                    result = await self.backend.call(req.method, req.params)
-                self._send(self._endpoint.result(req.id, result))
+                    self._send(self._endpoint.result(req.id, result))
                 return
-        except HiveError as e:
-            self._send(self._endpoint.error(req.id, e.code, e.message, e.data))
-            return
-        except HubUnreachable as e:
-            self._send(self._endpoint.error(req.id, INTERNAL_ERROR, f"{req.method}: {e}"))
-            return
-        except Exception as e:
-            # A bug of ours fails this request only; the window's server goes on.
-            log.exception("internal error in %s", req.method)
-            self._send(self._endpoint.internal_error(req.id, req.method, e))
-            return
         finally:
             self._requests.pop(req.id, None)
         self._send(
@@ -260,15 +246,19 @@ class LspSession:
             )
         )
 
+    async def _call(self, method: str, params: dict[str, Any]) -> Any:
+        """A ``hive/*`` request: the connection-scoped ones here, the rest at the hub."""
+        if method == "hive/subscribe":
+            return await self._subscribe()
+        if method == "hive/unsubscribe":
+            return self._unsubscribe()
+        return await self.backend.call(method, params)
+
     async def _hive_notification(self, note: Notification) -> None:
         if note.method != "hive/typing":
             return  # JSON-RPC: a notification is never answered, even when wrong
-        try:
-            await self.backend.call(note.method, note.params)
-        except (HiveError, HubUnreachable):
-            pass
-        except Exception:
-            log.exception("internal error in notification %s", note.method)
+        with contextlib.suppress(HiveError):  # nobody to tell; a bug was logged
+            await dispatch(self.backend.call, note.method, note.params)
 
     def _unsubscribe(self) -> dict[str, Any]:
         was = self._subscription is not None

@@ -16,7 +16,6 @@ import itertools
 import json
 import math
 import re
-import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -266,14 +265,6 @@ class Endpoint:
         if data is not None:
             err["data"] = data
         return encode_frame(dumps({"jsonrpc": "2.0", "id": msg_id, "error": err}))
-
-    def internal_error(self, msg_id: Id, method: str, exc: BaseException) -> bytes:
-        """-32603 for a request whose handler failed with ``exc`` (a bug of ours, not
-        the client's): the method and the exception in the message, the last frames
-        of its traceback in ``data``; the session that sent it goes on."""
-        trace = "".join(traceback.format_exception(exc, limit=8))
-        message = f"internal error in {method}: {type(exc).__name__}: {exc}"
-        return self.error(msg_id, INTERNAL_ERROR, message, {"traceback": trace})
 
 
 __all__ = [

@@ -80,7 +80,7 @@ async def test_an_epc_connection_survives_a_failing_call(
                 )
                 failed = await exchange(stream, epc.encode_call(2, "list", []))
                 assert isinstance(failed, epc.ReturnError)
-                assert failed.error == f"list: internal error: RuntimeError: {BOOM}"
+                assert failed.error == f"list: internal error in hive/list: RuntimeError: {BOOM}"
                 echoed = await exchange(stream, epc.encode_call(3, "echo", ["still here"]))
                 assert (type(echoed), echoed.value) == (epc.Return, ["still here"])
         nursery.cancel_scope.cancel()
