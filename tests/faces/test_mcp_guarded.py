@@ -49,11 +49,12 @@ async def _raise(error: BaseException) -> CallToolResult:
         (HiveError.from_wire(-32004, "no data at all", None), "no data at all"),
         (
             HubUnreachable("lost the hub; a new hub starts with the next call"),
-            "lost the hub; a new hub starts with the next call",
+            "_raise: the hub could not be reached: lost the hub; a new hub starts with the "
+            "next call",
         ),
         (
             ExceptionGroup("wrapped", [HubUnreachable("no hub")]),
-            "no hub",
+            "_raise: the hub could not be reached: no hub",
         ),
     ],
 )
@@ -63,9 +64,14 @@ async def test_refusals_and_a_lost_hub_become_tool_errors(error: Exception, text
     assert result.content[0].text == text  # type: ignore[union-attr]
 
 
-async def test_other_errors_propagate() -> None:
-    with pytest.raises(KeyError):
-        await _raise(KeyError("bug"))
+async def test_a_bug_is_an_internal_error_naming_the_tool_and_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The third tier (dispatch.py), as on every face: not propagated to the SDK."""
+    result = await _raise(KeyError("bug"))
+    assert result.is_error
+    assert result.content[0].text == "internal error in _raise: KeyError: 'bug'"  # type: ignore[union-attr]
+    assert any(r.exc_info and r.levelno >= logging.ERROR for r in caplog.records)
 
 
 def test_the_decorated_tool_keeps_its_name_and_signature() -> None:

@@ -1,11 +1,11 @@
 """``@guarded``: the hub's refusals become tool errors the agent can act on, in the
 tools' own words.
 
-A tool that fails because the hub refused (a ``HiveError``, or the same error come
-back over the socket) or because the hub is gone returns an error result
-(``isError``) whose text says what to change; the session goes on.  Anything else is
-a bug: it propagates, and the SDK logs it with its traceback and answers that call
-with an error result (``Error executing tool NAME``), the session going on too.
+Every failure of a tool is sorted by dispatch.py's tiers, as on every other face, and
+returned as an error result (``isError``); the session goes on.  A refusal of the
+hub's (a ``HiveError``, or the same error come back over the socket) says what to
+change; a lost hub says so; anything else is a bug, logged with its traceback and
+answered "internal error in TOOL: TYPE: MESSAGE".
 
 The tools name two things otherwise than the hub: the hub's ``choices`` are the
 tools' ``options``, and a decline's missing answer is a ``decision`` left out.  The
@@ -22,9 +22,9 @@ from typing import ParamSpec
 
 from mcp_types import CallToolResult
 
-from hive_rpc.core.errors import HiveError
+from hive_rpc.core.errors import InternalError
+from hive_rpc.dispatch import error_for
 from hive_rpc.faces.mcp.results import failed
-from hive_rpc.hub_connection import HubUnreachable
 
 P = ParamSpec("P")
 
@@ -50,34 +50,35 @@ def in_tool_words(message: str, data: object) -> str:
     return message
 
 
-def refusal(raised: Exception) -> CallToolResult | None:
-    """The tool error for a refusal or a lost hub; None for anything else."""
+def refusal(raised: Exception, tool: str = "a tool") -> CallToolResult:
+    """The tool error for ``raised``, by dispatch.py's tiers: a refusal in the tools'
+    words, a lost hub as it is, and a bug (logged there with its traceback) as an
+    internal error naming the tool and the exception."""
     error: BaseException = raised  # the heartbeat nursery wraps its body's errors
     while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
         error = error.exceptions[0]
-    if isinstance(error, HiveError):
-        return failed(in_tool_words(error.message, error.data))
-    if isinstance(error, HubUnreachable):
-        return failed(str(error))
-    return None
+    if not isinstance(error, Exception):
+        error = raised
+    answer = error_for(tool, error)
+    if isinstance(answer, InternalError):
+        return failed(answer.message)
+    return failed(in_tool_words(answer.message, answer.data))
 
 
 def guarded(
     tool: Callable[P, Awaitable[CallToolResult]],
 ) -> Callable[P, Awaitable[CallToolResult]]:
-    """Wrap a tool so that the hub's refusals are its error results (see above).
+    """Wrap a tool so that every failure is its error result (see above).
 
     ``functools.wraps`` keeps the tool's name, docstring, signature and annotations,
     from which the SDK builds the tool's input and output schemas."""
+    name = getattr(tool, "__name__", "a tool")
 
     @functools.wraps(tool)
     async def run(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
         try:
             return await tool(*args, **kwargs)
         except Exception as raised:
-            result = refusal(raised)
-            if result is None:
-                raise
-            return result
+            return refusal(raised, name)
 
     return run
