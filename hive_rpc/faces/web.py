@@ -40,6 +40,7 @@ from starlette.routing import Route
 from hive_rpc.activity import ActivityLog, Entry
 from hive_rpc.core import limits
 from hive_rpc.core.errors import HiveError
+from hive_rpc.dispatch import dispatch, error_for
 from hive_rpc.service import HubService
 
 log = logging.getLogger(__name__)
@@ -60,8 +61,17 @@ MAX_BODY = 1 << 20
 BY = "dashboard"
 """The ``by`` recorded for answers and withdrawals made on the page."""
 
-HTTP_STATUS = {-32001: 404, -32002: 409, -32003: 409, -32004: 400, -32602: 400}
-"""A hub error's JSON-RPC code -> the HTTP status of ``/api/respond`` and ``/api/cancel``."""
+HTTP_STATUS = {
+    -32001: 404,
+    -32002: 409,
+    -32003: 409,
+    -32004: 400,
+    -32602: 400,
+    -32007: 503,
+    -32012: 503,
+    -32603: 500,
+}
+"""A hub error's JSON-RPC code -> the HTTP status of the API's answer (others: 400)."""
 
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 _ASSETS = {
@@ -289,6 +299,12 @@ class WebFace:
         return Response(text, media_type="application/json")
 
     async def state(self, request: Request) -> Response:
+        try:
+            return await self._state()
+        except Exception as raised:
+            return _failed(error_for("GET /api/state", raised))
+
+    async def _state(self) -> Response:
         # One page, oldest first: the whole list can pass the reply limit (thousands
         # of long questions), and no human reads past the first thousand anyway;
         # ``pending_total`` lets the page say how many more wait.
@@ -339,10 +355,14 @@ class WebFace:
 
     async def _call(self, method: str, params: dict[str, Any]) -> Response:
         try:
-            record = await self.service.call(method, params)
-        except HiveError as e:
-            return _error(HTTP_STATUS.get(e.code, 400), e.message, e.code, e.data)
+            record = await dispatch(self.service.call, method, params)
+        except HiveError as e:  # dispatch's tiers: a refusal, or a bug (logged)
+            return _failed(e)
         return JSONResponse(record)
+
+
+def _failed(error: HiveError) -> Response:
+    return _error(HTTP_STATUS.get(error.code, 400), error.message, error.code, error.data)
 
 
 async def _json_body(request: Request) -> dict[str, Any] | Response:
