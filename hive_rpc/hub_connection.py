@@ -64,10 +64,10 @@ class HubConnection:
             self._listeners.discard(send)
             send.close()
 
-    async def _read(self) -> None:
+    async def _read(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """The reader: runs until the hub goes away, then closes every listener."""
         try:
-            await self._conn.run()
+            await self._conn.run(task_status=task_status)
         finally:
             for send in self._listeners:
                 send.close()
@@ -90,7 +90,7 @@ async def open_hub_connection(
     client = await connect_or_start(socket, data_dir, start=start)
     conn = HubConnection(client.stream)
     async with client, trio.open_nursery() as nursery:
-        nursery.start_soon(conn._read)
+        await nursery.start(conn._read)
         try:
             yield conn
         finally:

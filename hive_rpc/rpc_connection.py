@@ -209,13 +209,16 @@ class RpcConnection:
 
     # --- running -----------------------------------------------------------------------
 
-    async def run(self) -> None:
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Read and route until the peer hangs up or breaks framing.  Never raises for
-        the peer going away; a bug is logged.  The stream is closed on return."""
+        the peer going away; a bug is logged.  The stream is closed on return.
+        Start it with ``nursery.start``: once started, ``request`` leaves the reading
+        to it (two readers of one stream would be an error)."""
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 self._reading = True
+                task_status.started()
                 drain = await self._read_loop()
                 self.end("the connection closed")
                 if drain:

@@ -90,7 +90,7 @@ class Session:
             handler=self._call,
             on_notification=self._on_notification,
             refused=_refused,
-            closed=lambda why: PeerClosed(f"{why} before Emacs answered"),
+            closed=PeerClosed,
             id_prefix="hub",
             max_in_flight=MAX_IN_FLIGHT,
         )
