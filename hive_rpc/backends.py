@@ -2,7 +2,7 @@
 
 Faces that serve agents or editors on their own transport (MCP, EPC) are written
 against ``Backend``: one ``call(method, params)`` with the hub's method names and
-parameters (see service.py), plus the ids of prompts as they close.  ``LocalBackend``
+parameters (see hive_rpc/service/), plus the ids of prompts as they close.  ``LocalBackend``
 is the hub's own service, in-process; ``RemoteBackend`` is a hub reached over its
 editor socket, reconnecting (and starting a hub) when it goes away.
 """

@@ -33,6 +33,9 @@ def test_methods_json_is_the_service_table_without_a_hub(tmp_path: Path) -> None
         assert row["notification_ok"] is method.notification_ok
         assert row["retryable"] is method.retryable
         assert row["epc"] == method.epc
+        assert row["scope"] == method.scope
+        assert row["faces"] == list(method.faces)
+        assert row["mcp"] == list(method.mcp)
     assert table["methods"][0]["params"]["question"] == {"type": "string", "required": True}
     assert not (tmp_path / "none.sock").exists(), "methods started a hub"
 

@@ -58,3 +58,54 @@ def test_null_optional_parameters_are_absent() -> None:
         "question": "q",
         "choices": None,
     }
+
+
+def test_every_mcp_tool_is_named_by_the_rows_it_calls() -> None:
+    """``Method.mcp`` is what the MCP face offers of each method: every tool there is
+    (faces/mcp/groups.py), each named once."""
+    from hive_rpc.faces.mcp.groups import GROUP_OF
+
+    named = [tool for m in METHODS.values() for tool in m.mcp]
+    assert sorted(named) == sorted(GROUP_OF)
+
+
+def test_faces_derive_from_the_row() -> None:
+    assert METHODS["hive/ask"].faces == ("socket", "lsp", "epc", "mcp")
+    assert METHODS["hive/typing"].faces == ("socket", "lsp")
+    assert METHODS["agora/abort"].faces == ("socket",)
+    assert METHODS["ling/list"].faces == ("socket", "mcp")
+    assert METHODS["hive/subscribe"].faces == ("socket", "lsp")
+    assert METHODS["hive/offerDelivery"].faces == ("socket",)
+    assert all(m.name == name for name, m in METHODS.items())
+
+
+def test_connection_scoped_rows_have_no_handler_and_take_no_params() -> None:
+    scoped = {n for n, m in METHODS.items() if m.scope == "connection"}
+    assert scoped == {"hive/subscribe", "hive/unsubscribe", "hive/offerDelivery"}
+    assert all(METHODS[n].handler is None for n in scoped)
+    assert all(m.handler is not None for n, m in METHODS.items() if n not in scoped)
+    with pytest.raises(InvalidParams, match=r"unknown parameter 'x'; accepted: none"):
+        check_params("hive/offerDelivery", {"x": 1})
+
+
+async def test_the_service_refuses_a_connection_scoped_method() -> None:
+    from hive_rpc.registry import open_registry
+    from hive_rpc.service import HubService
+    from hive_rpc.store.memory import MemoryStore
+
+    async with open_registry(MemoryStore()) as registry:
+        service = HubService(registry)
+        for name in ("hive/subscribe", "hive/offerDelivery"):
+            with pytest.raises(MethodNotFound, match=f"{name} needs a streaming transport"):
+                await service.call(name, {})
+
+
+def test_a_method_is_declared_once() -> None:
+    from hive_rpc.service.table import method
+
+    async def again(hub: object, p: dict[str, Any]) -> None:
+        return None
+
+    with pytest.raises(ValueError, match="'hive/ask' is declared twice"):
+        method("hive/ask", params={}, doc="a second row")(again)
+    assert METHODS["hive/ask"].doc.startswith("Ask a question")

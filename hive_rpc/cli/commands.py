@@ -339,6 +339,9 @@ def method_table() -> dict[str, Any]:
                 "notification_ok": method.notification_ok,
                 "retryable": method.retryable,
                 "epc": method.epc,
+                "scope": method.scope,
+                "faces": list(method.faces),
+                "mcp": list(method.mcp),
             }
             for name, method in METHODS.items()
         ],

@@ -109,6 +109,8 @@ def methods_text(table_json: dict[str, Any]) -> str:
             f"{name}{'' if p['required'] else '?'}: {p['type']}" for name, p in m["params"].items()
         )
         flags = [f for f in ("notification_ok", "retryable") if m[f]]
+        if m.get("scope") == "connection":
+            flags.append(f"connection: {', '.join(m['faces'])}")
         if m["epc"]:
             flags.append(f"epc: {m['epc']}")
         extra = f"  [{', '.join(flags)}]" if flags else ""

@@ -1,0 +1,57 @@
+"""The activity stream's methods (docs/activity.md): an agent loop reports its task's
+outcome (``hive/reportResult``), and a client reads recent entries (``hive/activity``).
+Each handler is declared with its row (``@method``, table.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hive_rpc.core.errors import InvalidParams
+from hive_rpc.service.hub import HubService, acting_agent
+from hive_rpc.service.table import NUM, REQ_STR, STR, Param, method
+
+
+@method(
+    "hive/reportResult",
+    params={
+        "task_id": REQ_STR,
+        "outcome": REQ_STR,
+        "result": Param("any"),
+        "error": STR,
+        "agent_id": STR,
+        "in_reply_to": STR,
+    },
+    doc="An agent loop's outcome (success, failed, cancelled) under its task id.",
+    mcp=("task_report",),
+)
+async def report_result(hub: HubService, p: dict[str, Any]) -> Any:
+    entry = hub.activity.report_task(
+        task_id=p["task_id"],
+        outcome=p["outcome"],
+        result=p.get("result"),
+        error=p.get("error"),
+        agent_id=acting_agent(p),
+        in_reply_to=p.get("in_reply_to"),
+    )
+    return entry.record()
+
+
+@method(
+    "hive/activity",
+    params={"task_id": STR, "since": NUM, "limit": NUM},
+    doc="Recent activity entries (or those of one task id), oldest first.",
+)
+async def activity(hub: HubService, p: dict[str, Any]) -> Any:
+    if p.get("task_id") is not None:
+        entries = hub.activity.task(p["task_id"])
+    elif p.get("since") is not None:
+        found = hub.activity.since(int(p["since"]))
+        if found is None:
+            raise InvalidParams(
+                f"entries after {p['since']} are gone; start again without since",
+                param="since",
+            )
+        entries = found
+    else:
+        entries = hub.activity.recent(int(p.get("limit") or 100))
+    return [e.record() for e in entries]

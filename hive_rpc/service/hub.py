@@ -1,0 +1,114 @@
+"""``HubService``: the hub's methods over one registry, independent of any transport.
+
+Every face (the editor socket's JSON-RPC, EPC for epc.el, MCP for agents, the
+dashboard) calls ``HubService.call(method, params)`` and gets a JSON-ready result or
+a ``HiveError`` with the code and words to send back.  ``call`` checks the params
+against the method's row (table.py) and runs the row's handler: there is no second
+list of handlers to keep in step with the table.
+
+Identity: a request that carries ``agent_id`` acts for that agent and sees, answers
+and cancels only its own prompts; a request without it acts as a coordinator (the
+editors, the CLI, an agent explicitly coordinating, which names itself in ``by``) and
+reaches every prompt.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hive_rpc.activity import ActivityLog
+from hive_rpc.core.errors import MethodNotFound
+from hive_rpc.core.prompt import Prompt, check_name
+from hive_rpc.registry import Registry, Watch
+from hive_rpc.relay.emacs import DeliveryPeers
+from hive_rpc.service.table import METHODS, check_params
+
+if TYPE_CHECKING:
+    from hive_rpc.agora import Agora
+
+
+def acting_agent(p: dict[str, Any]) -> str | None:
+    """The agent a request acts for, or None for a coordinator.  Blank is refused, not
+    read as "everyone": an agent that lost its name must not see others' prompts."""
+    value = p.get("agent_id")
+    return None if value is None else check_name(value, "agent_id")
+
+
+@dataclass
+class HubInfo:
+    """Facts about the running hub that ``hive/status`` reports."""
+
+    socket: str | None = None
+    data_dir: str | None = None
+    store: str = "memory"
+    pid: int = field(default_factory=os.getpid)
+    http_url: str | None = None
+    token_file: str | None = None
+    notifications: str = "off"
+    """How the hub raises desktop notifications itself: ``dbus``, ``notify-send`` or
+    ``off`` (editors that notify on their own skip it when the hub does)."""
+
+
+def dismissal(prompt: Prompt) -> dict[str, Any]:
+    """Params of ``hive/dismiss``: which prompt to take off the screen, and why."""
+    return {
+        "id": prompt.id,
+        "status": prompt.status.value,
+        "by": prompt.by,
+        "action": prompt.action.value if prompt.action else None,
+    }
+
+
+class HubService:
+    """Transport-neutral method table over one registry."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        info: HubInfo | None = None,
+        *,
+        activity: ActivityLog | None = None,
+    ) -> None:
+        self.registry = registry
+        self.info = info or HubInfo(store=registry.store.kind)
+        self.delivery_peers = DeliveryPeers()
+        """Editor connections that type into Emacs buffers for the relay."""
+        self.activity = activity or ActivityLog(registry.now)
+        """Every change, for GET /activity and the dashboard (fed by hub.py)."""
+        self.agora: Agora | None = None
+        """Set by the hub once its nursery runs (hub._serve)."""
+
+    def require_agora(self) -> Agora:
+        """The Agora, for its methods' handlers; refused on a hub without one."""
+        if self.agora is None:
+            raise MethodNotFound("this hub runs without the Agora (dialogues and lings)")
+        return self.agora
+
+    async def call(self, method: str, params: dict[str, Any]) -> Any:
+        """Check ``params`` and run ``method``.  Subscriptions belong to the transport."""
+        check_params(method, params)
+        handler = METHODS[method].handler
+        if handler is None:
+            raise MethodNotFound(f"{method} needs a streaming transport", method=method)
+        return await handler(self, params)
+
+    @staticmethod
+    async def notifications(watch: Watch) -> AsyncGenerator[tuple[str, dict[str, Any]]]:
+        """What a subscriber is sent: every pending prompt first, then each new prompt
+        (``hive/prompt``), each change of a prompt still pending (``hive/update``, the
+        new record: typing moved its deadline, so every editor's countdown stops, not
+        only the typist's) and each closed one (``hive/dismiss``).  The update has its
+        own name because clients take a second ``hive/prompt`` for a new question
+        (Emacs notifies an urgent one again)."""
+        for prompt in watch.pending:
+            yield "hive/prompt", prompt.to_record()
+        async for change in watch:
+            if change.event == "ask":
+                yield "hive/prompt", change.record
+            elif change.prompt.is_pending:
+                yield "hive/update", change.record
+            else:
+                yield "hive/dismiss", dismissal(change.prompt)

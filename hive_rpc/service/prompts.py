@@ -1,0 +1,310 @@
+"""The ``hive/*`` methods about prompts: ask, poll, await, answer, cancel, list, look
+up, wait for an ask, typing, status; and the connection-scoped ``hive/subscribe``,
+``hive/unsubscribe`` and ``hive/offerDelivery``, which streaming transports run.
+
+Each handler is declared with its row (``@method``, table.py) and takes the hub's
+service and the params its row has already checked.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from hive_rpc import __version__
+from hive_rpc.core import limits
+from hive_rpc.core.errors import InvalidParams, LimitReached
+from hive_rpc.core.prompt import Action, Prompt
+from hive_rpc.registry import held_chars
+from hive_rpc.service.hub import HubService, acting_agent
+from hive_rpc.service.table import (
+    BOOL,
+    NUM,
+    REQ_NUM,
+    REQ_STR,
+    SOCKET_ONLY,
+    STR,
+    Param,
+    connection_method,
+    method,
+)
+
+HUMAN = "human"
+"""The ``by`` recorded when an answer comes from an editor or the CLI without a name."""
+DEFAULT_AGENT = "anonymous"
+MIN_ID_PREFIX = 4
+"""``hive/lookup`` wants this much of an id: fewer would match too much to be useful."""
+RECORD_OVERHEAD = 6 * (5 * limits.MAX_NAME_CHARS + 64) + 1024
+"""Bytes a record's other fields (names, ids, times, answer-less status) can take
+at most once encoded; the answer of a pending prompt is null."""
+
+
+def _action(value: str | None) -> Action:
+    try:
+        return Action(value or "accept")
+    except ValueError:
+        raise InvalidParams(
+            f"action must be one of {', '.join(a.value for a in Action)}, got {value!r}"
+        ) from None
+
+
+@method(
+    "hive/ask",
+    params={
+        "question": REQ_STR,
+        "choices": Param("array"),
+        "schema": Param("object"),
+        "urgent": BOOL,
+        "timeout_s": NUM,
+        "agent_id": STR,
+        "task_id": STR,
+        "in_reply_to": STR,
+    },
+    doc="Ask a question; returns the pending prompt record at once.",
+    epc="ask",
+    mcp=("hivemind_ask_async", "hivemind_ask", "request_human_input"),
+)
+async def ask(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
+    prompt = await hub.registry.ask(
+        agent_id=acting_agent(p) or DEFAULT_AGENT,
+        question=p["question"],
+        choices=p.get("choices"),
+        schema=p.get("schema"),
+        urgent=p.get("urgent") or False,
+        timeout_s=p.get("timeout_s"),
+        task_id=p.get("task_id"),
+        in_reply_to=p.get("in_reply_to"),
+    )
+    return prompt.to_record()
+
+
+@method(
+    "hive/poll",
+    params={"id": REQ_STR, "agent_id": STR},
+    doc="The prompt record as it is now.",
+    retryable=True,
+    epc="poll",
+    mcp=("hivemind_poll",),
+)
+async def poll(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
+    return (await hub.registry.poll(p["id"], agent_id=acting_agent(p))).to_record()
+
+
+@method(
+    "hive/await",
+    params={"id": REQ_STR, "timeout_s": REQ_NUM, "agent_id": STR},
+    doc="Long-poll: the record once closed, or as it is when timeout_s runs out.",
+    retryable=True,
+    epc="await",
+    mcp=("hivemind_await",),
+)
+async def await_(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
+    prompt = await hub.registry.wait(p["id"], timeout_s=p["timeout_s"], agent_id=acting_agent(p))
+    return prompt.to_record()
+
+
+@method(
+    "hive/respond",
+    params={
+        "id": REQ_STR,
+        "answer": Param("any"),
+        "by": STR,
+        "action": STR,
+        "agent_id": STR,
+    },
+    doc="Answer a prompt (first answer wins).",
+    epc="respond",
+    mcp=("hivemind_respond",),
+)
+async def respond(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
+    agent = acting_agent(p)
+    prompt = await hub.registry.respond(
+        p["id"],
+        answer=p.get("answer"),
+        by=p.get("by") or agent or HUMAN,
+        action=_action(p.get("action")),
+        agent_id=agent,
+    )
+    return prompt.to_record()
+
+
+@method(
+    "hive/cancel",
+    params={"id": REQ_STR, "by": STR, "agent_id": STR},
+    doc="Withdraw a pending prompt.",
+    epc="cancel",
+    mcp=("hivemind_cancel",),
+)
+async def cancel(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
+    agent = acting_agent(p)
+    prompt = await hub.registry.cancel(p["id"], by=p.get("by") or agent or HUMAN, agent_id=agent)
+    return prompt.to_record()
+
+
+def _fill(prompts: list[Prompt]) -> tuple[list[dict[str, Any]], bool]:
+    """Records of ``prompts`` in order while they fit the reply limit; True if all did.
+    At least one record is always taken, so a page always moves on."""
+    records: list[dict[str, Any]] = []
+    # A bound on the encoded size (every character escaped as \uXXXX, plus the
+    # fixed fields) spares measuring pages that cannot reach the limit.
+    bound = sum(6 * held_chars(p) + RECORD_OVERHEAD for p in prompts)
+    if bound <= limits.MAX_REPLY_BYTES:
+        return [p.to_record() for p in prompts], True
+    size = 0
+    for prompt in prompts:
+        record = prompt.to_record()
+        size += len(json.dumps(record, ensure_ascii=False, default=str)) + 1
+        if size > limits.MAX_REPLY_BYTES and records:
+            return records, False
+        records.append(record)
+    return records, True
+
+
+def _page_size(value: Any) -> int:
+    if value is None:
+        return limits.LIST_PAGE_DEFAULT
+    if not isinstance(value, int) or not 1 <= value <= limits.LIST_PAGE_MAX:
+        raise InvalidParams(
+            f"limit must be an integer from 1 to {limits.LIST_PAGE_MAX} (limit list_page)",
+            param="limit",
+            limit="list_page",
+            max=limits.LIST_PAGE_MAX,
+        )
+    return value
+
+
+def _encode_cursor(prompt: Prompt) -> str:
+    """Opaque to clients: where the page ended, as (created_at, id)."""
+    return f"{prompt.created_at!r}/{prompt.id}"
+
+
+def _decode_cursor(value: str | None) -> tuple[float, str] | None:
+    if value is None:
+        return None
+    stamp, slash, prompt_id = value.partition("/")
+    try:
+        created = float(stamp)
+    except ValueError:
+        created = math.nan
+    if not slash or not prompt_id or not math.isfinite(created):
+        raise InvalidParams(
+            f"cursor {value[:80]!r} is not a next_cursor from hive/list", param="cursor"
+        )
+    return created, prompt_id
+
+
+@method(
+    "hive/list",
+    params={"agent_id": STR, "limit": NUM, "cursor": STR},
+    doc="Pending prompt records, oldest first; with limit or cursor, one page "
+    '{"prompts": [...], "next_cursor": ...}.',
+    retryable=True,
+    epc="list",
+    mcp=("hivemind_list_pending",),
+)
+async def list_(hub: HubService, p: dict[str, Any]) -> list[dict[str, Any]] | dict[str, Any]:
+    """Without ``limit`` or ``cursor``: every pending record, as before paging
+    existed, refused (LimitReached ``reply_bytes``) rather than built past the
+    reply limit.  With either: one page, cut short at the reply limit too."""
+    agent = acting_agent(p)
+    if p.get("limit") is None and p.get("cursor") is None:
+        records, complete = _fill(hub.registry.list_pending(agent_id=agent))
+        if not complete:
+            raise LimitReached(
+                f"hive/list: the pending prompts take more than "
+                f"{limits.MAX_REPLY_BYTES:,} bytes (limit reply_bytes); ask for pages "
+                'with "limit" and "cursor"',
+                limit="reply_bytes",
+                max=limits.MAX_REPLY_BYTES,
+            )
+        return records
+    size = _page_size(p.get("limit"))
+    after = _decode_cursor(p.get("cursor"))
+    page = hub.registry.pending_page(after=after, limit=size + 1, agent_id=agent)
+    records, _ = _fill(page[:size])
+    more = len(records) < len(page)
+    last = page[len(records) - 1] if records else None
+    return {
+        "prompts": records,
+        "next_cursor": _encode_cursor(last) if more and last is not None else None,
+    }
+
+
+@method(
+    "hive/lookup",
+    params={"prefix": REQ_STR, "agent_id": STR},
+    doc="Prompt records whose id starts with prefix (4 characters or more), any status, "
+    "oldest first, at most 20: how a client takes an id prefix.",
+)
+async def lookup(hub: HubService, p: dict[str, Any]) -> list[dict[str, Any]]:
+    prefix = p["prefix"]
+    if len(prefix) < MIN_ID_PREFIX:
+        raise InvalidParams(
+            f"an id prefix needs at least {MIN_ID_PREFIX} characters, got {prefix!r}",
+            param="prefix",
+        )
+    return [x.to_record() for x in await hub.registry.find(prefix, agent_id=acting_agent(p))]
+
+
+@method(
+    "hive/awaitAsk",
+    params={"timeout_s": REQ_NUM, "exclude": Param("array")},
+    doc="Coordinators: wait for the oldest pending prompt not in exclude (null on timeout).",
+    retryable=True,
+    mcp=("hivemind_await_ask",),
+)
+async def await_ask(hub: HubService, p: dict[str, Any]) -> dict[str, Any] | None:
+    exclude = p.get("exclude") or []
+    if not all(isinstance(x, str) for x in exclude):
+        raise InvalidParams("hive/awaitAsk: exclude must be a list of prompt ids")
+    prompt = await hub.registry.await_ask(timeout_s=p["timeout_s"], exclude=set(exclude))
+    return prompt.to_record() if prompt else None
+
+
+connection_method(
+    "hive/subscribe",
+    params={},
+    doc="Receive hive/prompt, hive/update and hive/dismiss notifications.",
+    faces=("socket", "lsp"),
+)
+connection_method(
+    "hive/unsubscribe", params={}, doc="Stop receiving notifications.", faces=("socket", "lsp")
+)
+connection_method(
+    "hive/offerDelivery",
+    params={},
+    doc="Make this connection a delivery peer (it types into Emacs buffers: hive/deliver, "
+    "hive/bufferState) until it closes.",
+    faces=SOCKET_ONLY,
+)
+
+
+@method(
+    "hive/typing",
+    params={"id": REQ_STR},
+    doc="The human started typing: stop the prompt's countdown.",
+    notification_ok=True,
+)
+async def typing(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
+    return (await hub.registry.typing(p["id"])).to_record()
+
+
+@method("hive/status", params={}, doc="The hub's paths, pid and counts.", retryable=True)
+async def status(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
+    info, registry = hub.info, hub.registry
+    return {
+        "version": __version__,
+        "pid": info.pid,
+        "socket": info.socket,
+        "data_dir": info.data_dir,
+        "store": info.store,
+        "http_url": info.http_url,
+        "token_file": info.token_file,
+        "notifications": info.notifications,
+        "started_at": registry.started_at,
+        "max_lifetime_s": registry.max_lifetime_s,
+        "counts": await registry.counts(),
+        "live": registry.statistics(),
+        "degraded": registry.degraded_reason(),
+    }
