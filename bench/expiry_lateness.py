@@ -25,6 +25,7 @@ import time
 import trio
 from _common import percentile, print_machine, ratio, table, verdict
 
+from hive_rpc.core.prompt import Ask
 from hive_rpc.registry import open_registry
 from hive_rpc.store import MemoryStore
 
@@ -71,9 +72,11 @@ async def registry_run(
         window_start = t0 + lead
         for off in shuffled:
             await registry.ask(
-                agent_id="bench",
-                question="Still there?",
-                timeout_s=window_start + off - trio.current_time(),
+                Ask(
+                    agent_id="bench",
+                    question="Still there?",
+                    timeout_s=window_start + off - trio.current_time(),
+                ),
             )
         setup = trio.current_time() - t0
         slack = window_start - trio.current_time()

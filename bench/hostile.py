@@ -27,6 +27,7 @@ from _common import hub_process, percentile, print_machine, ratio, short_tmp, ta
 from hive_rpc.client import HubClient
 from hive_rpc.core import limits
 from hive_rpc.core.errors import HiveError
+from hive_rpc.core.prompt import Ask
 from hive_rpc.registry import open_registry
 from hive_rpc.service import HubService
 from hive_rpc.store.memory import MemoryStore
@@ -140,7 +141,7 @@ async def list_times(pending: int, page: int) -> tuple[float, int, float, int, i
     async with open_registry(MemoryStore()) as registry:
         service = HubService(registry)
         for i in range(pending):
-            await registry.ask(agent_id=f"agent-{i % 100}", question=f"Deploy build {i}?")
+            await registry.ask(Ask(agent_id=f"agent-{i % 100}", question=f"Deploy build {i}?"))
         t0 = time.perf_counter()
         whole = json.dumps([p.to_record() for p in registry.list_pending()])
         whole_s = time.perf_counter() - t0

@@ -28,7 +28,7 @@ import tracemalloc
 import trio
 from _common import print_machine, ratio, rss_bytes, table, verdict
 
-from hive_rpc.core.prompt import Prompt, new_prompt
+from hive_rpc.core.prompt import Ask, Prompt, new_prompt
 from hive_rpc.registry import Registry, open_registry
 from hive_rpc.store import MemoryStore
 
@@ -42,7 +42,7 @@ def question(i: int) -> str:
 
 async def fill(registry: Registry, n: int) -> list[Prompt]:
     return [
-        await registry.ask(agent_id="bench", question=question(i), timeout_s=1000 + i * 0.001)
+        await registry.ask(Ask(agent_id="bench", question=question(i), timeout_s=1000 + i * 0.001))
         for i in range(n)
     ]
 
@@ -92,7 +92,7 @@ def traced_records(n: int) -> int:
     base = tracemalloc.get_traced_memory()[0]
     now = time.time()
     prompts = [
-        new_prompt(agent_id="bench", question=question(i), timeout_s=1000 + i * 0.001, now=now)
+        new_prompt(Ask(agent_id="bench", question=question(i), timeout_s=1000 + i * 0.001), now=now)
         for i in range(n)
     ]
     gc.collect()

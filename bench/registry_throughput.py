@@ -36,7 +36,7 @@ import trio
 from _common import print_machine, ratio, short_tmp, table, verdict
 
 from hive_rpc.core import lifecycle
-from hive_rpc.core.prompt import Action, Prompt, Status, new_prompt
+from hive_rpc.core.prompt import Action, Ask, Prompt, Status, new_prompt
 from hive_rpc.registry import open_registry
 from hive_rpc.store import MemoryStore, PromptStore, SqliteStore
 from hive_rpc.store.sqlite import _dump
@@ -67,7 +67,7 @@ async def records_only(n: int) -> float:
     now = time.time()
     start = time.perf_counter()
     for _ in range(n):
-        prompt = new_prompt(agent_id="bench", question="Ship it?", now=now)
+        prompt = new_prompt(Ask(agent_id="bench", question="Ship it?"), now=now)
         lifecycle.respond(prompt, answer="yes", by="human", action=Action.ACCEPT, now=now)
     return time.perf_counter() - start
 
@@ -89,7 +89,7 @@ async def registry_cycles(store: PromptStore, n: int) -> float:
             await nursery.start(sqlite.run_checkpoints)
         start = time.perf_counter()
         for _ in range(n):
-            prompt = await registry.ask(agent_id="bench", question="Ship it?")
+            prompt = await registry.ask(Ask(agent_id="bench", question="Ship it?"))
             await registry.respond(prompt.id, answer="yes", by="human")
         elapsed = time.perf_counter() - start
         stats = registry.statistics()
@@ -183,7 +183,7 @@ async def sqlite_floor(path: Path, n: int, *, checkpoint_task: bool = True) -> f
     store = SqliteStore(path)
     db = store._db
     now = time.time()
-    record = _dump(new_prompt(agent_id="bench", question="Ship it?", now=now))
+    record = _dump(new_prompt(Ask(agent_id="bench", question="Ship it?"), now=now))
     ids = [f"{i:016x}" for i in range(n)]
     async with trio.open_nursery() as nursery:
         if checkpoint_task:

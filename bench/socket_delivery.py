@@ -35,7 +35,7 @@ import trio
 from _common import percentile, print_machine, ratio, short_tmp, table, verdict
 
 from hive_rpc.client import HubClient
-from hive_rpc.core.prompt import new_prompt
+from hive_rpc.core.prompt import Ask, new_prompt
 from hive_rpc.hub import HubConfig, freeze_startup_objects, run_hub
 from hive_rpc.protocol.framing import Frame, FrameDecoder, encode_frame
 
@@ -188,7 +188,7 @@ async def delivery_samples(socket: Path, n: int, warmup: int) -> list[float]:
 
 def notification_body() -> bytes:
     """A hive/prompt notification as the hub would send it, for the echo's size."""
-    prompt = new_prompt(agent_id="bench", question=QUESTION, now=0.0)
+    prompt = new_prompt(Ask(agent_id="bench", question=QUESTION), now=0.0)
     msg = {"jsonrpc": "2.0", "method": "hive/prompt", "params": prompt.to_record()}
     return json.dumps(msg, separators=(",", ":")).encode()
 

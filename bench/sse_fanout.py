@@ -35,7 +35,7 @@ from _common import percentile, print_machine, ratio, short_tmp, table
 
 from hive_rpc.activity import prompt_data
 from hive_rpc.client import HubClient
-from hive_rpc.core.prompt import new_prompt
+from hive_rpc.core.prompt import Ask, new_prompt
 from hive_rpc.hub import HubConfig, freeze_startup_objects, run_hub
 from hive_rpc.service import HubService
 
@@ -48,7 +48,7 @@ QUESTION = "Deploy build 4521 to production? The canary has been green for an ho
 
 def event_size() -> int:
     """Bytes of a ``prompt`` ask event's JSON, as the hub sends it."""
-    prompt = new_prompt(agent_id="bench", question=QUESTION, now=0.0)
+    prompt = new_prompt(Ask(agent_id="bench", question=QUESTION), now=0.0)
     record = {"id": 1, "kind": "prompt", "event": "ask", "key": prompt.id, "at": 0.0}
     return len(json.dumps({**record, **prompt_data(prompt)}, separators=(",", ":")))
 

@@ -52,7 +52,7 @@ from hive_rpc.core.ling import (
     new_ling,
     parent_of,
 )
-from hive_rpc.core.prompt import Action, Status
+from hive_rpc.core.prompt import Action, Ask, Status
 from hive_rpc.core.terminal_text import strip_controls
 from hive_rpc.relay.consent import Caller, from_inside
 from hive_rpc.relay.delivery import DeliveryResult, Relay
@@ -392,11 +392,13 @@ class Agora:
             + "\nApprove only a terminal where an agent runs that others may type to."
         )
         prompt = await self._registry.ask(
-            agent_id=HUB_AGENT,
-            question=question,
-            choices=[APPROVE, DENY],
-            urgent=True,
-            timeout_s=self.consent_timeout_s,
+            Ask(
+                agent_id=HUB_AGENT,
+                question=question,
+                choices=[APPROVE, DENY],
+                urgent=True,
+                timeout_s=self.consent_timeout_s,
+            )
         )
         async with self._lock:
             old = self._requests.pop(ling.name, None)

@@ -28,7 +28,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from functools import cached_property
@@ -47,6 +47,7 @@ from hive_rpc.core.errors import (
 from hive_rpc.core.prompt import (
     DEFAULT_MAX_LIFETIME_S,
     Action,
+    Ask,
     Prompt,
     Status,
     check_name,
@@ -373,31 +374,9 @@ class Registry:
 
     # --- public operations ----------------------------------------------------
 
-    async def ask(
-        self,
-        *,
-        agent_id: str,
-        question: str,
-        choices: Sequence[str] | None = None,
-        schema: Mapping[str, Any] | None = None,
-        urgent: bool = False,
-        timeout_s: float | None = None,
-        task_id: str | None = None,
-        in_reply_to: str | None = None,
-    ) -> Prompt:
+    async def ask(self, ask: Ask) -> Prompt:
         """Record a new pending prompt and return it at once."""
-        prompt = new_prompt(
-            agent_id=agent_id,
-            question=question,
-            choices=choices,
-            schema=schema,
-            urgent=urgent,
-            timeout_s=timeout_s,
-            task_id=task_id,
-            in_reply_to=in_reply_to,
-            now=self.now(),
-            max_lifetime_s=self.max_lifetime_s,
-        )
+        prompt = new_prompt(ask, now=self.now(), max_lifetime_s=self.max_lifetime_s)
         async with self._write_lock:
             self._check_room(prompt.agent_id, held_chars(prompt))
             await self.store.insert(prompt)

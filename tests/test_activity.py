@@ -14,7 +14,7 @@ import trio.testing
 from hive_rpc.activity import INLINE_RESULT_BYTES, ActivityLog, prompt_data
 from hive_rpc.core import lifecycle
 from hive_rpc.core.errors import InvalidParams
-from hive_rpc.core.prompt import Action, new_prompt
+from hive_rpc.core.prompt import Action, Ask, new_prompt
 
 
 class Clock:
@@ -26,7 +26,9 @@ class Clock:
 
 
 def asked(task_id: str | None = "t-1"):  # type: ignore[no-untyped-def]
-    return new_prompt(agent_id="a", question="Q?", now=1000.0, task_id=task_id, in_reply_to="r-1")
+    return new_prompt(
+        Ask(agent_id="a", question="Q?", task_id=task_id, in_reply_to="r-1"), now=1000.0
+    )
 
 
 def test_prompt_entries_carry_completion_data_and_correlation_ids() -> None:

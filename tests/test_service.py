@@ -109,3 +109,9 @@ def test_a_method_is_declared_once() -> None:
     with pytest.raises(ValueError, match="'hive/ask' is declared twice"):
         method("hive/ask", params={}, doc="a second row")(again)
     assert METHODS["hive/ask"].doc.startswith("Ask a question")
+
+
+def test_the_ask_row_takes_the_fields_of_an_ask() -> None:
+    from hive_rpc.core.prompt import ASK_FIELDS
+
+    assert list(METHODS["hive/ask"].params) == list(ASK_FIELDS)

@@ -28,6 +28,7 @@ from hive_rpc.cli.exits import (
 from hive_rpc.cli.render import describe, methods_text, print_json, status_text, table
 from hive_rpc.client import HubClient, HubUnreachable, connect_or_start
 from hive_rpc.core.errors import HiveError, InvalidParams
+from hive_rpc.core.prompt import DEFAULT_AGENT, Ask
 from hive_rpc.core.terminal_text import one_line, strip_controls
 
 WAIT_CHUNK_S = 600.0
@@ -114,22 +115,23 @@ async def _wait(args: argparse.Namespace, prompt_id: str) -> dict[str, Any]:
 
 
 async def cmd_ask(args: argparse.Namespace) -> int:
-    params: dict[str, Any] = {"question": args.question, "agent_id": args.agent}
-    if args.choices:
-        params["choices"] = [c.strip() for c in args.choices.split(",") if c.strip()]
+    schema = None
     if args.schema:
         try:
-            params["schema"] = json.loads(args.schema)
+            schema = json.loads(args.schema)
         except json.JSONDecodeError as e:
             raise CliError(f"--schema is not valid JSON: {e}", EXIT_USAGE) from None
-    if args.timeout is not None:
-        params["timeout_s"] = args.timeout
-    if args.urgent:
-        params["urgent"] = True
-    if args.task_id:
-        params["task_id"] = args.task_id
+    ask = Ask(
+        question=args.question,
+        choices=[c.strip() for c in args.choices.split(",") if c.strip()] if args.choices else None,
+        schema=schema,
+        urgent=bool(args.urgent),
+        timeout_s=args.timeout,
+        agent_id=DEFAULT_AGENT if args.agent is None else args.agent,
+        task_id=args.task_id or None,
+    )
     async with await client_for(args) as client:
-        record = await client.call("hive/ask", params)
+        record = await client.call("hive/ask", ask.params())
     if args.wait:
         if not args.json:
             print(record["id"], file=sys.stderr, flush=True)

@@ -138,17 +138,52 @@ def _optional_name(value: object, what: str) -> str | None:
     return None if value is None else check_name(value, what)
 
 
+DEFAULT_AGENT = "anonymous"
+"""The ``agent_id`` of a question whose asker named none."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ask:
+    """An agent's question as it comes in, before anything is checked: built once
+    where a request enters (the service's ``hive/ask``, the MCP tools, the CLI) and
+    passed whole to ``Registry.ask`` and ``new_prompt``, which checks every field once.
+    So a question's fields are listed here, not again at each layer (the ``hive/ask``
+    row names the same ones as its params, with their JSON types; a test holds the
+    two equal)."""
+
+    question: str
+    choices: Sequence[str] | None = None
+    schema: Mapping[str, Any] | None = None
+    urgent: bool = False
+    timeout_s: float | None = None
+    agent_id: str = DEFAULT_AGENT
+    task_id: str | None = None
+    in_reply_to: str | None = None
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> Ask:
+        """From ``hive/ask`` params (checked against the method table: no other names,
+        and a null is an absent parameter)."""
+        return cls(**{n: params[n] for n in ASK_FIELDS if params.get(n) is not None})
+
+    def params(self) -> dict[str, Any]:
+        """As ``hive/ask`` params: the fields that differ from their defaults."""
+        return {
+            name: value
+            for name, default in _ASK_DEFAULTS.items()
+            if (value := getattr(self, name)) != default
+        }
+
+
+_ASK_DEFAULTS = {f.name: f.default for f in fields(Ask)}
+ASK_FIELDS = tuple(_ASK_DEFAULTS)
+"""The ``hive/ask`` parameters, which are the fields of ``Ask``."""
+
+
 def new_prompt(
+    ask: Ask,
     *,
-    agent_id: str,
-    question: str,
     now: float,
-    choices: Sequence[str] | None = None,
-    schema: Mapping[str, Any] | None = None,
-    urgent: bool = False,
-    timeout_s: float | None = None,
-    task_id: str | None = None,
-    in_reply_to: str | None = None,
     max_lifetime_s: float = DEFAULT_MAX_LIFETIME_S,
     prompt_id: str | None = None,
 ) -> Prompt:
@@ -158,6 +193,8 @@ def new_prompt(
     maximum always applies.  ``timeout_s=None`` means "no countdown", so only the
     maximum lifetime ends the prompt.
     """
+    question, choices, schema, urgent = ask.question, ask.choices, ask.schema, ask.urgent
+    timeout_s = ask.timeout_s
     if not isinstance(question, str) or not question.strip():
         raise InvalidParams("question must be a non-empty string")
     if len(question) > MAX_QUESTION_CHARS:
@@ -182,7 +219,7 @@ def new_prompt(
     max_deadline = now + max_lifetime_s
     return Prompt(
         id=prompt_id or new_id(),
-        agent_id=check_name(agent_id, "agent_id"),
+        agent_id=check_name(ask.agent_id, "agent_id"),
         question=question,
         created_at=now,
         deadline_at=now + timeout_s if timeout_s is not None else max_deadline,
@@ -191,8 +228,8 @@ def new_prompt(
         schema=checked_schema,
         urgent=urgent,
         timeout_s=timeout_s,
-        task_id=_optional_name(task_id, "task_id"),
-        in_reply_to=_optional_name(in_reply_to, "in_reply_to"),
+        task_id=_optional_name(ask.task_id, "task_id"),
+        in_reply_to=_optional_name(ask.in_reply_to, "in_reply_to"),
     )
 
 

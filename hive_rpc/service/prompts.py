@@ -15,7 +15,7 @@ from typing import Any
 from hive_rpc import __version__
 from hive_rpc.core import limits
 from hive_rpc.core.errors import InvalidParams, LimitReached
-from hive_rpc.core.prompt import Action, Prompt
+from hive_rpc.core.prompt import Action, Ask, Prompt
 from hive_rpc.registry import held_chars
 from hive_rpc.service.hub import HubService, acting_agent
 from hive_rpc.service.table import (
@@ -32,7 +32,6 @@ from hive_rpc.service.table import (
 
 HUMAN = "human"
 """The ``by`` recorded when an answer comes from an editor or the CLI without a name."""
-DEFAULT_AGENT = "anonymous"
 MIN_ID_PREFIX = 4
 """``hive/lookup`` wants this much of an id: fewer would match too much to be useful."""
 RECORD_OVERHEAD = 6 * (5 * limits.MAX_NAME_CHARS + 64) + 1024
@@ -66,17 +65,7 @@ def _action(value: str | None) -> Action:
     mcp=("hivemind_ask_async", "hivemind_ask", "request_human_input"),
 )
 async def ask(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
-    prompt = await hub.registry.ask(
-        agent_id=acting_agent(p) or DEFAULT_AGENT,
-        question=p["question"],
-        choices=p.get("choices"),
-        schema=p.get("schema"),
-        urgent=p.get("urgent") or False,
-        timeout_s=p.get("timeout_s"),
-        task_id=p.get("task_id"),
-        in_reply_to=p.get("in_reply_to"),
-    )
-    return prompt.to_record()
+    return (await hub.registry.ask(Ask.from_params(p))).to_record()
 
 
 @method(

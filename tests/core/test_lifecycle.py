@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from hive_rpc.core import lifecycle
 from hive_rpc.core.errors import AlreadyAnswered, InvalidAnswer, PromptClosed
 from hive_rpc.core.lifecycle import FINAL_STATUSES, TRANSITIONS, Event
-from hive_rpc.core.prompt import Action, ExpiryReason, Prompt, Status, new_prompt
+from hive_rpc.core.prompt import (
+    DEFAULT_MAX_LIFETIME_S,
+    Action,
+    Ask,
+    ExpiryReason,
+    Prompt,
+    Status,
+    new_prompt,
+)
 
 NOW = 1_800_000_000.0
 
 
-def make(**kw: object) -> Prompt:
-    args: dict[str, object] = {"agent_id": "a1", "question": "Ship it?", "now": NOW}
-    args.update(kw)
-    return new_prompt(**args)  # type: ignore[arg-type]
+def make(*, max_lifetime_s: float = DEFAULT_MAX_LIFETIME_S, **kw: Any) -> Prompt:
+    fields: dict[str, Any] = {"agent_id": "a1", "question": "Ship it?"}
+    fields.update(kw)
+    return new_prompt(Ask(**fields), now=NOW, max_lifetime_s=max_lifetime_s)
 
 
 def test_table_has_exactly_the_documented_moves() -> None:

@@ -8,15 +8,22 @@ from typing import Any
 import pytest
 
 from hive_rpc.core.errors import InvalidParams
-from hive_rpc.core.prompt import MAX_CHOICES, MAX_QUESTION_CHARS, new_prompt
+from hive_rpc.core.prompt import (
+    DEFAULT_AGENT,
+    DEFAULT_MAX_LIFETIME_S,
+    MAX_CHOICES,
+    MAX_QUESTION_CHARS,
+    Ask,
+    new_prompt,
+)
 
 NOW = 1_800_000_000.0
 
 
-def ask(**kw: Any) -> Any:
-    args: dict[str, Any] = {"agent_id": "a1", "question": "Ship it?", "now": NOW}
-    args.update(kw)
-    return new_prompt(**args)
+def ask(*, max_lifetime_s: float = DEFAULT_MAX_LIFETIME_S, **kw: Any) -> Any:
+    fields: dict[str, Any] = {"agent_id": "a1", "question": "Ship it?"}
+    fields.update(kw)
+    return new_prompt(Ask(**fields), now=NOW, max_lifetime_s=max_lifetime_s)
 
 
 @pytest.mark.parametrize(
@@ -65,3 +72,21 @@ def test_ids_are_unique_hex() -> None:
     ids = {ask().id for _ in range(1000)}
     assert len(ids) == 1000
     assert all(len(i) == 16 and int(i, 16) >= 0 for i in ids)
+
+
+def test_an_ask_is_its_params_and_back() -> None:
+    asked = Ask(question="Ship it?", choices=["yes", "no"], timeout_s=30.0, agent_id="a1")
+    assert asked.params() == {
+        "question": "Ship it?",
+        "choices": ["yes", "no"],
+        "timeout_s": 30.0,
+        "agent_id": "a1",
+    }
+    assert Ask.from_params(asked.params()) == asked
+    # a null is an absent parameter; an agent that names none is DEFAULT_AGENT
+    assert Ask.from_params({"question": "q", "agent_id": None, "urgent": None}) == Ask(
+        question="q", agent_id=DEFAULT_AGENT
+    )
+    # from_params checks nothing: a blank name reaches new_prompt, which refuses it once
+    with pytest.raises(InvalidParams, match="agent_id must be a non-empty string"):
+        new_prompt(Ask.from_params({"question": "q", "agent_id": " "}), now=NOW)

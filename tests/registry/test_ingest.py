@@ -7,7 +7,7 @@ from __future__ import annotations
 import trio
 import trio.testing
 
-from hive_rpc.core.prompt import Status
+from hive_rpc.core.prompt import Ask, Status
 from hive_rpc.registry import open_registry
 from hive_rpc.store import MemoryStore
 
@@ -16,7 +16,7 @@ async def test_an_ask_on_one_hub_reaches_the_others_subscribers_and_an_answer_co
     store = MemoryStore()
     async with open_registry(store) as laptop, open_registry(store) as server:
         with laptop.watch() as watch:
-            asked = await server.ask(agent_id="builder", question="Deploy?")
+            asked = await server.ask(Ask(agent_id="builder", question="Deploy?"))
             await laptop.ingest(asked)  # the store told the laptop's hub
             change = await watch.__aiter__().__anext__()
             assert (change.event, change.prompt.id) == ("ask", asked.id)
@@ -43,7 +43,7 @@ async def test_own_echoes_and_stale_records_change_nothing() -> None:
     store = MemoryStore()
     async with open_registry(store) as one, open_registry(store) as two:
         with one.watch() as watch:
-            asked = await one.ask(agent_id="a", question="Q?")
+            asked = await one.ask(Ask(agent_id="a", question="Q?"))
             await one.ingest(asked)  # echo of our own ask
             await one.cancel(asked.id, by="a")
             await two.ingest(asked)  # a late copy of the pending record
@@ -58,7 +58,7 @@ async def test_own_echoes_and_stale_records_change_nothing() -> None:
 async def test_typing_on_another_hub_stops_the_countdown_here() -> None:
     store = MemoryStore()
     async with open_registry(store) as one, open_registry(store) as two:
-        asked = await one.ask(agent_id="a", question="Name?", timeout_s=60)
+        asked = await one.ask(Ask(agent_id="a", question="Name?", timeout_s=60))
         await two.ingest(asked)
         typed = await two.typing(asked.id)
         await one.ingest(typed)

@@ -10,7 +10,7 @@ import trio.testing
 
 from hive_rpc.core import lifecycle
 from hive_rpc.core.errors import AlreadyAnswered, InvalidParams, PromptClosed, PromptNotFound
-from hive_rpc.core.prompt import Action, ExpiryReason, Status
+from hive_rpc.core.prompt import Action, Ask, ExpiryReason, Status
 from hive_rpc.registry import Registry, open_registry
 from hive_rpc.store import MemoryStore
 
@@ -25,7 +25,7 @@ async def test_ask_returns_pending_at_once(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
     t0 = trio.current_time()
-    p = await reg.ask(agent_id="a1", question="Ship it?", choices=["yes", "no"])
+    p = await reg.ask(Ask(agent_id="a1", question="Ship it?", choices=["yes", "no"]))
     assert trio.current_time() == t0
     assert p.status is Status.PENDING
     assert (await reg.poll(p.id)).id == p.id
@@ -34,8 +34,8 @@ async def test_ask_returns_pending_at_once(
 async def test_agents_see_only_their_own_prompts(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
-    mine = await reg.ask(agent_id="a1", question="mine")
-    theirs = await reg.ask(agent_id="a2", question="theirs")
+    mine = await reg.ask(Ask(agent_id="a1", question="mine"))
+    theirs = await reg.ask(Ask(agent_id="a2", question="theirs"))
     assert (await reg.poll(mine.id, agent_id="a1")).question == "mine"
     with pytest.raises(PromptNotFound, match="asked by agent 'a1'"):
         await reg.poll(theirs.id, agent_id="a1")
@@ -57,7 +57,7 @@ async def test_poll_unknown_id(reg: Registry, autojump_clock: trio.testing.MockC
 async def test_wait_returns_early_when_answered(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
-    p = await reg.ask(agent_id="a1", question="q")
+    p = await reg.ask(Ask(agent_id="a1", question="q"))
     t0 = trio.current_time()
 
     async def answer_later() -> None:
@@ -74,7 +74,7 @@ async def test_wait_returns_early_when_answered(
 async def test_wait_times_out_with_the_prompt_still_pending(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
-    p = await reg.ask(agent_id="a1", question="q")
+    p = await reg.ask(Ask(agent_id="a1", question="q"))
     t0 = trio.current_time()
     got = await reg.wait(p.id, timeout_s=7)
     assert trio.current_time() - t0 == pytest.approx(7)
@@ -84,7 +84,7 @@ async def test_wait_times_out_with_the_prompt_still_pending(
 async def test_wait_on_a_closed_prompt_returns_at_once(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
-    p = await reg.ask(agent_id="a1", question="q")
+    p = await reg.ask(Ask(agent_id="a1", question="q"))
     await reg.respond(p.id, answer="x", by="h")
     t0 = trio.current_time()
     assert (await reg.wait(p.id, timeout_s=100)).status is Status.RESPONDED
@@ -95,7 +95,7 @@ async def test_countdown_expires_exactly_on_time(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
     t0 = trio.current_time()
-    p = await reg.ask(agent_id="a1", question="q", timeout_s=30)
+    p = await reg.ask(Ask(agent_id="a1", question="q", timeout_s=30))
     got = await reg.wait(p.id, timeout_s=1000)
     assert trio.current_time() - t0 == pytest.approx(30)
     assert got.status is Status.EXPIRED
@@ -107,7 +107,7 @@ async def test_typing_cancels_the_countdown_but_not_the_hard_maximum(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
     t0 = trio.current_time()
-    p = await reg.ask(agent_id="a1", question="q", timeout_s=60)
+    p = await reg.ask(Ask(agent_id="a1", question="q", timeout_s=60))
     await trio.sleep(30)
     typed = await reg.typing(p.id)
     assert typed.typing_at is not None
@@ -122,7 +122,7 @@ async def test_no_timeout_means_the_hard_maximum(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
     t0 = trio.current_time()
-    p = await reg.ask(agent_id="a1", question="q")
+    p = await reg.ask(Ask(agent_id="a1", question="q"))
     got = await reg.wait(p.id, timeout_s=100_000)
     assert got.status is Status.EXPIRED
     assert trio.current_time() - t0 == pytest.approx(3600)
@@ -132,9 +132,9 @@ async def test_deadlines_fire_in_order_even_when_asked_out_of_order(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
     t0 = trio.current_time()
-    late = await reg.ask(agent_id="a", question="late", timeout_s=50)
-    early = await reg.ask(agent_id="a", question="early", timeout_s=10)
-    mid = await reg.ask(agent_id="a", question="mid", timeout_s=20)
+    late = await reg.ask(Ask(agent_id="a", question="late", timeout_s=50))
+    early = await reg.ask(Ask(agent_id="a", question="early", timeout_s=10))
+    mid = await reg.ask(Ask(agent_id="a", question="mid", timeout_s=20))
     expired: list[tuple[str, float]] = []
     with reg.watch() as watch:
         while len(expired) < 3:
@@ -151,14 +151,14 @@ async def test_deadlines_fire_in_order_even_when_asked_out_of_order(
 async def test_answered_prompt_does_not_expire_later(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
-    p = await reg.ask(agent_id="a", question="q", timeout_s=10)
+    p = await reg.ask(Ask(agent_id="a", question="q", timeout_s=10))
     await reg.respond(p.id, answer="x", by="h")
     await trio.sleep(20)
     assert (await reg.poll(p.id)).status is Status.RESPONDED
 
 
 async def test_first_answer_wins(reg: Registry, autojump_clock: trio.testing.MockClock) -> None:
-    p = await reg.ask(agent_id="a", question="q", choices=["yes", "no"])
+    p = await reg.ask(Ask(agent_id="a", question="q", choices=["yes", "no"]))
     await reg.respond(p.id, answer="yes", by="emacs")
     with pytest.raises(AlreadyAnswered, match="already answered by emacs"):
         await reg.respond(p.id, answer="no", by="vscode")
@@ -168,7 +168,7 @@ async def test_first_answer_wins(reg: Registry, autojump_clock: trio.testing.Moc
 async def test_two_concurrent_answers_exactly_one_wins(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
-    p = await reg.ask(agent_id="a", question="q")
+    p = await reg.ask(Ask(agent_id="a", question="q"))
     outcomes: dict[str, str] = {}
 
     async def answer(by: str) -> None:
@@ -189,7 +189,7 @@ async def test_two_concurrent_answers_exactly_one_wins(
 async def test_invalid_answer_leaves_the_prompt_pending(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
-    p = await reg.ask(agent_id="a", question="q", choices=["yes", "no"])
+    p = await reg.ask(Ask(agent_id="a", question="q", choices=["yes", "no"]))
     with pytest.raises(Exception, match="not one of the choices"):
         await reg.respond(p.id, answer="perhaps", by="h")
     assert (await reg.poll(p.id)).status is Status.PENDING
@@ -199,7 +199,7 @@ async def test_invalid_answer_leaves_the_prompt_pending(
 async def test_decline_is_recorded_as_such(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
-    p = await reg.ask(agent_id="a", question="q")
+    p = await reg.ask(Ask(agent_id="a", question="q"))
     got = await reg.respond(p.id, answer=None, by="h", action=Action.DECLINE)
     assert (got.status, got.action, got.answer) == (Status.RESPONDED, Action.DECLINE, None)
 
@@ -207,7 +207,7 @@ async def test_decline_is_recorded_as_such(
 async def test_cancel_then_answer_is_refused(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
-    p = await reg.ask(agent_id="a1", question="q", timeout_s=10)
+    p = await reg.ask(Ask(agent_id="a1", question="q", timeout_s=10))
     got = await reg.cancel(p.id, by="a1", agent_id="a1")
     assert (got.status, got.by) == (Status.CANCELLED, "a1")
     with pytest.raises(PromptClosed, match="cancelled by a1"):
@@ -221,7 +221,7 @@ async def test_cancel_then_answer_is_refused(
 async def test_typing_on_expired_prompt_is_refused(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
-    p = await reg.ask(agent_id="a1", question="q", timeout_s=1)
+    p = await reg.ask(Ask(agent_id="a1", question="q", timeout_s=1))
     await trio.sleep(2)
     with pytest.raises(PromptClosed, match="expired"):
         await reg.typing(p.id)
@@ -230,7 +230,7 @@ async def test_typing_on_expired_prompt_is_refused(
 async def test_await_ask_returns_an_existing_prompt_at_once(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
-    p = await reg.ask(agent_id="a1", question="q")
+    p = await reg.ask(Ask(agent_id="a1", question="q"))
     t0 = trio.current_time()
     got = await reg.await_ask(timeout_s=60)
     assert got is not None
@@ -241,7 +241,7 @@ async def test_await_ask_returns_an_existing_prompt_at_once(
 async def test_await_ask_waits_for_the_next_ask(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
-    seen = await reg.ask(agent_id="a1", question="old")
+    seen = await reg.ask(Ask(agent_id="a1", question="old"))
     t0 = trio.current_time()
     result: list[object] = []
 
@@ -251,7 +251,7 @@ async def test_await_ask_waits_for_the_next_ask(
     async with trio.open_nursery() as nursery:
         nursery.start_soon(coordinator)
         await trio.sleep(3)
-        new = await reg.ask(agent_id="a2", question="new")
+        new = await reg.ask(Ask(agent_id="a2", question="new"))
     got = result[0]
     assert got is not None
     assert getattr(got, "id", None) == new.id
@@ -269,7 +269,7 @@ async def test_await_ask_times_out_with_none(
 async def test_bad_timeouts_are_refused(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
-    p = await reg.ask(agent_id="a1", question="q")
+    p = await reg.ask(Ask(agent_id="a1", question="q"))
     for bad in (-1, float("nan"), True):
         with pytest.raises(InvalidParams):
             await reg.wait(p.id, timeout_s=bad)
@@ -280,10 +280,10 @@ async def test_bad_timeouts_are_refused(
 async def test_watch_gives_snapshot_then_every_change(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
-    before = await reg.ask(agent_id="a", question="before")
+    before = await reg.ask(Ask(agent_id="a", question="before"))
     with reg.watch() as watch:
         assert [p.id for p in watch.pending] == [before.id]
-        after = await reg.ask(agent_id="a", question="after", timeout_s=5)
+        after = await reg.ask(Ask(agent_id="a", question="after", timeout_s=5))
         await reg.typing(before.id)
         await reg.respond(before.id, answer="x", by="h")
         await reg.cancel(after.id, by="a")
@@ -301,7 +301,7 @@ async def test_a_watcher_that_falls_behind_is_dropped_not_waited_for(
 ) -> None:
     with reg.watch(buffer=2) as slow, reg.watch() as fine:
         for i in range(5):
-            await reg.ask(agent_id="a", question=f"q{i}")
+            await reg.ask(Ask(agent_id="a", question=f"q{i}"))
         assert reg.statistics()["watchers"] == 1
         received = [await slow.receive() for _ in range(2)]
         assert len(received) == 2
@@ -311,7 +311,7 @@ async def test_a_watcher_that_falls_behind_is_dropped_not_waited_for(
 
 
 async def test_statistics(reg: Registry, autojump_clock: trio.testing.MockClock) -> None:
-    await reg.ask(agent_id="a", question="q", timeout_s=5)
+    await reg.ask(Ask(agent_id="a", question="q", timeout_s=5))
     stats = reg.statistics()
     assert stats["pending"] == 1
     assert stats["deadline_heap"] == 1
@@ -327,9 +327,11 @@ async def test_heap_stays_bounded_by_pending_and_deadlines_survive_compaction(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
     t0 = trio.current_time()
-    keep = [await reg.ask(agent_id="a", question=f"keep {i}", timeout_s=100 + i) for i in range(3)]
+    keep = [
+        await reg.ask(Ask(agent_id="a", question=f"keep {i}", timeout_s=100 + i)) for i in range(3)
+    ]
     for _ in range(3000):
-        p = await reg.ask(agent_id="a", question="churn")
+        p = await reg.ask(Ask(agent_id="a", question="churn"))
         await reg.respond(p.id, answer="x", by="h")
     assert reg.statistics()["deadline_heap"] <= 2 * 3 + 1024
     for i, p in enumerate(keep):
@@ -344,8 +346,8 @@ async def test_a_prompt_closed_by_another_hub_sharing_the_store_is_settled_not_f
     """Two hubs on one store: the other answered while our countdown ran."""
     store = MemoryStore()
     async with open_registry(store) as reg:
-        shared = await reg.ask(agent_id="a", question="shared", timeout_s=10)
-        later = await reg.ask(agent_id="a", question="later", timeout_s=20)
+        shared = await reg.ask(Ask(agent_id="a", question="shared", timeout_s=10))
+        later = await reg.ask(Ask(agent_id="a", question="later", timeout_s=20))
         elsewhere = lifecycle.respond(
             shared, answer="yes", by="other-hub", action=Action.ACCEPT, now=reg.now()
         )

@@ -9,7 +9,7 @@ import pytest
 import trio
 import trio.testing
 
-from hive_rpc.core.prompt import ExpiryReason, Status
+from hive_rpc.core.prompt import Ask, ExpiryReason, Status
 from hive_rpc.registry import open_registry
 from hive_rpc.store import MemoryStore, SqliteStore
 
@@ -22,10 +22,10 @@ async def test_restart_resumes_remaining_time(
 ) -> None:
     store = MemoryStore() if kind == "memory" else SqliteStore(short_tmp / "p.db")
     async with open_registry(store, epoch=EPOCH) as first:
-        waiting = await first.ask(agent_id="a", question="wait", timeout_s=60)
-        overdue = await first.ask(agent_id="a", question="overdue", timeout_s=30)
-        answered = await first.ask(agent_id="a", question="done")
-        typed = await first.ask(agent_id="a", question="typed", timeout_s=10)
+        waiting = await first.ask(Ask(agent_id="a", question="wait", timeout_s=60))
+        overdue = await first.ask(Ask(agent_id="a", question="overdue", timeout_s=30))
+        answered = await first.ask(Ask(agent_id="a", question="done"))
+        typed = await first.ask(Ask(agent_id="a", question="typed", timeout_s=10))
         await first.respond(answered.id, answer="yes", by="h")
         await first.typing(typed.id)
         await trio.sleep(20)

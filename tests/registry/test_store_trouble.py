@@ -16,7 +16,7 @@ import pytest
 import trio
 import trio.testing
 
-from hive_rpc.core.prompt import ExpiryReason, Prompt, Status, new_prompt
+from hive_rpc.core.prompt import Ask, ExpiryReason, Prompt, Status, new_prompt
 from hive_rpc.registry import STORE_RETRY_MAX_S, open_registry
 from hive_rpc.store import MemoryStore, SqliteStore
 from hive_rpc.store.base import StoreWriteFailed
@@ -45,8 +45,8 @@ async def test_a_refused_expiry_is_retried_with_backoff_then_expires_at_its_dead
 ) -> None:
     store = FlakyStore()
     async with open_registry(store, epoch=EPOCH) as registry:
-        due = await registry.ask(agent_id="a", question="due at 10 s", timeout_s=10)
-        other = await registry.ask(agent_id="a", question="due at 11 s", timeout_s=11)
+        due = await registry.ask(Ask(agent_id="a", question="due at 10 s", timeout_s=10))
+        other = await registry.ask(Ask(agent_id="a", question="due at 11 s", timeout_s=11))
         store.full = True
         with caplog.at_level(logging.ERROR, logger="hive_rpc.registry"):
             await trio.sleep(200)
@@ -75,7 +75,7 @@ async def test_answering_an_overdue_prompt_the_store_could_not_expire(
 ) -> None:
     store = FlakyStore()
     async with open_registry(store, epoch=EPOCH) as registry:
-        due = await registry.ask(agent_id="a", question="due", timeout_s=5)
+        due = await registry.ask(Ask(agent_id="a", question="due", timeout_s=5))
         store.full = True
         await trio.sleep(10)
         store.full = False
@@ -91,7 +91,7 @@ async def test_resume_on_a_store_that_refuses_writes_still_starts(
 ) -> None:
     store = FlakyStore()
     async with open_registry(store, epoch=EPOCH) as first:
-        overdue = await first.ask(agent_id="a", question="overdue", timeout_s=30)
+        overdue = await first.ask(Ask(agent_id="a", question="overdue", timeout_s=30))
         await trio.sleep(10)
     await trio.sleep(60)  # down while its deadline passes
     store.full = True
@@ -123,11 +123,11 @@ async def test_a_failed_checkpoint_is_reported_and_tried_again(
         async with trio.open_nursery() as nursery:
             await nursery.start(partial(store.run_checkpoints, trouble=_note(seen)))
             for i in range(12):
-                await store.insert(new_prompt(agent_id="a", question=f"q{i}", now=EPOCH))
+                await store.insert(new_prompt(Ask(agent_id="a", question=f"q{i}"), now=EPOCH))
                 await trio.testing.wait_all_tasks_blocked()
             failing = False
             for i in range(12, 17):
-                await store.insert(new_prompt(agent_id="a", question=f"q{i}", now=EPOCH))
+                await store.insert(new_prompt(Ask(agent_id="a", question=f"q{i}"), now=EPOCH))
                 await trio.testing.wait_all_tasks_blocked()
             nursery.cancel_scope.cancel()
     await store.aclose()

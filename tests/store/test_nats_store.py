@@ -17,7 +17,7 @@ from nats_support import NatsServer, free_port
 
 from hive_rpc.core import lifecycle
 from hive_rpc.core.errors import HiveError
-from hive_rpc.core.prompt import Action, Prompt, Status, new_prompt
+from hive_rpc.core.prompt import Action, Ask, Prompt, Status, new_prompt
 from hive_rpc.store.nats import (
     NatsStore,
     StoreChange,
@@ -37,7 +37,7 @@ needs_nats = pytest.mark.skipif(
 
 
 def prompt(i: int, agent: str = "a") -> Prompt:
-    return new_prompt(agent_id=agent, question=f"q{i} ✓ «ünïcode»", now=NOW + i, timeout_s=60)
+    return new_prompt(Ask(agent_id=agent, question=f"q{i} ✓ «ünïcode»", timeout_s=60), now=NOW + i)
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from cli_support import Shell
 from nats_support import NatsServer
 
 from hive_rpc import cli
+from hive_rpc.core.prompt import Ask
 from hive_rpc.paths import DB_NAME, LOG_NAME
 from hive_rpc.registry import open_registry
 from hive_rpc.store import SqliteStore
@@ -137,7 +138,7 @@ async def test_poll_of_an_unreadable_closed_row_is_32008(short_tmp: Path) -> Non
         with pytest.raises(PromptUnreadable):  # a whole id, as `hive-rpc poll` looks it up
             await registry.find("bad0000000000001")
         with trio.fail_after(5):
-            await registry.ask(agent_id="a", question="the hub goes on")
+            await registry.ask(Ask(agent_id="a", question="the hub goes on"))
     assert {row["id"] for row in store.quarantined()} == set(BAD_ROWS)
     await store.aclose()
 
@@ -151,7 +152,7 @@ async def test_nats_skips_records_it_cannot_read(nats_server: NatsServer) -> Non
 
     with trio.fail_after(30):
         async with open_nats_store(nats_server.url) as store:
-            good = new_prompt(agent_id="a", question="readable", now=T0)
+            good = new_prompt(Ask(agent_id="a", question="readable"), now=T0)
             await store.insert(good)
             for prompt_id, (_, text, _) in BAD_ROWS.items():
                 await store._call(True, store._prompts.put, prompt_id, text.encode())

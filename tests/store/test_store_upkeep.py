@@ -16,7 +16,7 @@ from nats_support import NatsServer
 
 from hive_rpc import cli
 from hive_rpc.core import lifecycle
-from hive_rpc.core.prompt import Action, Status, new_prompt
+from hive_rpc.core.prompt import Action, Ask, Status, new_prompt
 from hive_rpc.hub import RETENTION_EVERY_S, run_retention
 from hive_rpc.paths import DB_NAME
 from hive_rpc.registry import open_registry
@@ -113,7 +113,7 @@ async def _fill_store(path: Path) -> list[str]:
     store = SqliteStore(path)
     async with open_registry(store) as registry:
         ids = [
-            (await registry.ask(agent_id="a", question=f"{i:03d} " + "x" * 3000)).id
+            (await registry.ask(Ask(agent_id="a", question=f"{i:03d} " + "x" * 3000))).id
             for i in range(PROMPTS)
         ]
     await store.aclose()
@@ -189,10 +189,10 @@ async def test_retention_deletes_old_closed_prompts_in_batches_and_keeps_pending
     store = MemoryStore() if kind == "memory" else SqliteStore(short_tmp / DB_NAME)
     retain_s = 600.0
     async with open_registry(store, epoch=EPOCH) as registry:
-        kept = await registry.ask(agent_id="a", question="still pending")
+        kept = await registry.ask(Ask(agent_id="a", question="still pending"))
         closed = []
         for i in range(1234):  # more than two batches
-            p = await registry.ask(agent_id="a", question=f"q{i}")
+            p = await registry.ask(Ask(agent_id="a", question=f"q{i}"))
             if i % 2:
                 await registry.respond(p.id, answer="ok", by="h")
             else:
@@ -204,7 +204,7 @@ async def test_retention_deletes_old_closed_prompts_in_batches_and_keeps_pending
             # Just before the next look, a prompt younger than retain_s closes.
             await trio.sleep(RETENTION_EVERY_S - retain_s / 2)
             assert (await store.counts())["cancelled"] == 617  # no look since
-            late = await registry.ask(agent_id="a", question="answered just before")
+            late = await registry.ask(Ask(agent_id="a", question="answered just before"))
             await registry.respond(late.id, answer="ok", by="h")
             await trio.sleep(retain_s / 2 + 1)  # the next look
             counts = await store.counts()
@@ -223,9 +223,9 @@ async def test_nats_retention_purges_old_closed_keys(nats_server: NatsServer) ->
 
     with trio.fail_after(30):
         async with open_nats_store(nats_server.url) as store:
-            old = [new_prompt(agent_id="a", question=f"q{i}", now=EPOCH) for i in range(5)]
-            young = new_prompt(agent_id="a", question="young", now=EPOCH + 1000)
-            pending = new_prompt(agent_id="a", question="pending", now=EPOCH)
+            old = [new_prompt(Ask(agent_id="a", question=f"q{i}"), now=EPOCH) for i in range(5)]
+            young = new_prompt(Ask(agent_id="a", question="young"), now=EPOCH + 1000)
+            pending = new_prompt(Ask(agent_id="a", question="pending"), now=EPOCH)
             for p in [*old, young, pending]:
                 await store.insert(p)
             for p in [*old, young]:

@@ -15,7 +15,7 @@ import trio.testing
 from nats_support import NatsServer
 
 from hive_rpc.core import lifecycle
-from hive_rpc.core.prompt import Action, Prompt, Status, new_prompt
+from hive_rpc.core.prompt import Action, Ask, Prompt, Status, new_prompt
 from hive_rpc.store import MemoryStore, PromptStore, SqliteStore
 from hive_rpc.store.nats import open_nats_store
 from hive_rpc.store.sqlite import BACKSTOP_PAGES
@@ -24,7 +24,7 @@ NOW = 1_800_000_000.0
 
 
 def prompt(i: int, agent: str = "a") -> Prompt:
-    return new_prompt(agent_id=agent, question=f"q{i} ✓ «ünïcode»", now=NOW + i, timeout_s=60)
+    return new_prompt(Ask(agent_id=agent, question=f"q{i} ✓ «ünïcode»", timeout_s=60), now=NOW + i)
 
 
 @pytest.fixture(params=["memory", "sqlite", "nats"])

@@ -15,6 +15,7 @@ from mcp_types import CallToolResult
 
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.ling import HUB_AGENT
+from hive_rpc.core.prompt import Ask
 from hive_rpc.faces.mcp.guarded import guarded
 from hive_rpc.faces.mcp.results import (
     EXPIRED_MARKER,
@@ -107,8 +108,7 @@ def register(hive: HiveMcp) -> None:
         timeout_s: float | None = None,
         task_id: str | None = None,
     ) -> Annotated[CallToolResult, Asked]:
-        record = await hive.call(
-            "hive/ask",
+        ask = Ask(
             question=question,
             choices=options,
             schema=schema,
@@ -117,6 +117,7 @@ def register(hive: HiveMcp) -> None:
             task_id=task_id,
             agent_id=me(ctx),
         )
+        record = await hive.call("hive/ask", **ask.params())
         asked = Asked(ask_id=record["id"], status=record["status"])
         return ok(
             asked,
@@ -235,13 +236,8 @@ def register(hive: HiveMcp) -> None:
         timeout_s: float = DEFAULT_BLOCKING_TIMEOUT_S,
     ) -> Annotated[CallToolResult, AskState]:
         agent = me(ctx)
-        record = await hive.call(
-            "hive/ask",
-            question=question,
-            choices=options,
-            timeout_s=timeout_s,
-            agent_id=agent,
-        )
+        ask = Ask(question=question, choices=options, timeout_s=timeout_s, agent_id=agent)
+        record = await hive.call("hive/ask", **ask.params())
         record = await wait_closed(
             hive, ctx, record["id"], agent, "waiting for the human's answer", timeout_s
         )
@@ -259,12 +255,8 @@ def register(hive: HiveMcp) -> None:
         ctx: Context, prompt: str
     ) -> Annotated[CallToolResult, HumanInput]:
         agent = me(ctx)
-        record = await hive.call(
-            "hive/ask",
-            question=prompt,
-            timeout_s=hive.human_input_timeout_s,
-            agent_id=agent,
-        )
+        ask = Ask(question=prompt, timeout_s=hive.human_input_timeout_s, agent_id=agent)
+        record = await hive.call("hive/ask", **ask.params())
         record = await wait_closed(hive, ctx, record["id"], agent, "waiting for the human", None)
         answer = record["answer"]
         given = (
