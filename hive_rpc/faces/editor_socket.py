@@ -39,9 +39,10 @@ from typing import Any
 import trio
 
 from hive_rpc.core import limits
-from hive_rpc.core.errors import HiveError, InvalidParams
+from hive_rpc.core.errors import HiveError
 from hive_rpc.dispatch import dispatch
 from hive_rpc.faces.accept_loop import connection_cap, serve_bounded
+from hive_rpc.faces.connection_scope import connection_handlers
 from hive_rpc.protocol.framing import MAX_BODY_BYTES
 from hive_rpc.protocol.jsonrpc import (
     OVERLOADED,
@@ -60,8 +61,6 @@ log = logging.getLogger(__name__)
 
 MAX_IN_FLIGHT = limits.MAX_IN_FLIGHT
 """Requests one connection may have running at once (long polls included)."""
-OFFER_DELIVERY = "hive/offerDelivery"
-"""Handled here, not by the service: it is about this connection."""
 HEALTH = "hive/health"
 """Notification to subscribers: ``{"degraded": str | None}`` when the store's state
 changes (the registry's ``health``)."""
@@ -123,29 +122,25 @@ class Session:
         raise PeerTimeout(f"no answer to {method} within {timeout_s:g}s")
 
     async def _call(self, method: str, params: dict[str, Any]) -> Any:
-        if method == OFFER_DELIVERY:
-            if params:
-                raise InvalidParams(
-                    f"{method}: unknown parameter {', '.join(map(repr, sorted(params)))}; "
-                    "accepted: none",
-                    method=method,
-                )
-            if self._conn.ended is None:
-                self._service.delivery_peers.add(self)
-            return {"offered": True}
-        if method == "hive/subscribe":
+        own = _CONNECTION_METHODS.get(method)
+        if own is not None:
             check_params(method, params)
-            return self._subscribe()
-        if method == "hive/unsubscribe":
-            check_params(method, params)
-            was = self._subscription is not None
-            if self._subscription is not None:
-                self._subscription.cancel()
-                self._subscription = None
-            return {"subscribed": False, "was_subscribed": was}
+            return own(self)
         # Who sent it, from the kernel (relay/consent.py): this request's task only.
         CALLER.set(Caller(pid=self._peer_pid(), peer=self))
         return await self._service.call(method, params)
+
+    def _offer_delivery(self) -> dict[str, Any]:
+        if self._conn.ended is None:
+            self._service.delivery_peers.add(self)
+        return {"offered": True}
+
+    def _unsubscribe(self) -> dict[str, Any]:
+        was = self._subscription is not None
+        if self._subscription is not None:
+            self._subscription.cancel()
+            self._subscription = None
+        return {"subscribed": False, "was_subscribed": was}
 
     def _peer_pid(self) -> int | None:
         sock = getattr(self._conn.stream, "socket", None)
@@ -207,6 +202,17 @@ class Session:
         while True:
             told = await self._service.registry.health(told)
             await self._conn.notify(HEALTH, {"degraded": told})
+
+
+_CONNECTION_METHODS = connection_handlers(
+    "socket",
+    {
+        "hive/offerDelivery": Session._offer_delivery,
+        "hive/subscribe": Session._subscribe,
+        "hive/unsubscribe": Session._unsubscribe,
+    },
+)
+"""The connection-scoped methods of the method table this face runs itself."""
 
 
 def _probe(path: Path) -> bool:

@@ -52,6 +52,7 @@ from hive_rpc.client import HubUnreachable
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.terminal_text import one_line
 from hive_rpc.dispatch import dispatch, error_for
+from hive_rpc.faces.connection_scope import connection_handlers, refuse_elsewhere
 from hive_rpc.hub_connection import HubConnection
 from hive_rpc.protocol.framing import FrameDecoder, FramingError, Oversized
 from hive_rpc.protocol.jsonrpc import (
@@ -66,6 +67,7 @@ from hive_rpc.protocol.jsonrpc import (
     loads,
     parse_object,
 )
+from hive_rpc.service import check_params
 
 log = logging.getLogger(__name__)
 
@@ -247,11 +249,13 @@ class LspSession:
         )
 
     async def _call(self, method: str, params: dict[str, Any]) -> Any:
-        """A ``hive/*`` request: the connection-scoped ones here, the rest at the hub."""
-        if method == "hive/subscribe":
-            return await self._subscribe()
-        if method == "hive/unsubscribe":
-            return self._unsubscribe()
+        """A ``hive/*`` request: the connection-scoped ones here, the rest at the hub
+        (unless the method table says this face does not offer it)."""
+        own = _CONNECTION_METHODS.get(method)
+        if own is not None:
+            check_params(method, params)
+            return await own(self)
+        refuse_elsewhere("lsp", method)
         return await self.backend.call(method, params)
 
     async def _hive_notification(self, note: Notification) -> None:
@@ -260,7 +264,7 @@ class LspSession:
         with contextlib.suppress(HiveError):  # nobody to tell; a bug was logged
             await dispatch(self.backend.call, note.method, note.params)
 
-    def _unsubscribe(self) -> dict[str, Any]:
+    async def _unsubscribe(self) -> dict[str, Any]:
         was = self._subscription is not None
         if self._subscription is not None:
             self._subscription.cancel()
@@ -401,6 +405,12 @@ class LspSession:
 
     def _notify(self, method: str, params: Any) -> None:
         self._send(self._endpoint.notify(method, params))
+
+
+_CONNECTION_METHODS = connection_handlers(
+    "lsp", {"hive/subscribe": LspSession._subscribe, "hive/unsubscribe": LspSession._unsubscribe}
+)
+"""The connection-scoped methods of the method table this face runs itself."""
 
 
 async def _write_out(frames: trio.MemoryReceiveChannel[bytes], stdout: trio.abc.SendStream) -> None:

@@ -299,6 +299,11 @@ async def test_bad_input_gets_precise_errors_and_the_window_keeps_working(
         # a method nobody offers, in and out of the hive/ namespace
         unknown_hive = await window.request_message("hive/frobnicate", {})
         unknown_lsp = await window.request_message("textDocument/frobnicate", {})
+        # a method of the table that another face runs (the editor socket's delivery
+        # offer): refused here, never passed on to make this face's hub link a peer
+        elsewhere = await window.request_message("hive/offerDelivery", {})
+        # a connection-scoped method is checked like any other
+        subscribe_extra = await window.request_message("hive/subscribe", {"x": 1})
         # far too large
         big = {"question": "x" * (2 << 20)}
         _, frame = window.endpoint.request("hive/ask", big)
@@ -313,6 +318,12 @@ async def test_bad_input_gets_precise_errors_and_the_window_keeps_working(
         assert unknown_hive.code == -32601
         assert isinstance(unknown_lsp, ErrorResponse)
         assert unknown_lsp.code == -32601
+        assert isinstance(elsewhere, ErrorResponse)
+        assert elsewhere.code == -32601
+        assert elsewhere.message == "hive/offerDelivery is not offered here (only: socket)"
+        assert isinstance(subscribe_extra, ErrorResponse)
+        assert subscribe_extra.code == -32602
+        assert len(hub.delivery_peers) == 0  # the hub took no delivery peer from it
         assert isinstance(oversized, ErrorResponse)
         assert oversized.code == -32010
         assert "limit" in oversized.message
