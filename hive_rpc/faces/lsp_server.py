@@ -67,11 +67,14 @@ from hive_rpc.protocol.jsonrpc import (
     loads,
     parse_object,
 )
-from hive_rpc.service import check_params
+from hive_rpc.service import METHODS, check_params
+from hive_rpc.service.table import LSP_NAMESPACE
 
 log = logging.getLogger(__name__)
 
-NAMESPACE = "hive/"
+NAMESPACE = LSP_NAMESPACE
+"""The requests this face takes for the hub rather than pygls (the method table
+derives which methods ``hive-rpc lsp`` offers from it)."""
 REQUEST_CANCELLED = -32800
 """LSP's RequestCancelled, for a ``hive/*`` request withdrawn by ``$/cancelRequest``."""
 MAX_BODY = 1 << 20
@@ -259,7 +262,8 @@ class LspSession:
         return await self.backend.call(method, params)
 
     async def _hive_notification(self, note: Notification) -> None:
-        if note.method != "hive/typing":
+        row = METHODS.get(note.method)
+        if row is None or not row.notification_ok or "lsp" not in row.faces:
             return  # JSON-RPC: a notification is never answered, even when wrong
         with contextlib.suppress(HiveError):  # nobody to tell; a bug was logged
             await dispatch(self.backend.call, note.method, note.params)

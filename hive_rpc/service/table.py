@@ -37,7 +37,7 @@ Face = Literal["socket", "lsp", "epc", "mcp"]
 
 SOCKET_ONLY: tuple[Face, ...] = ("socket",)
 LSP_NAMESPACE = "hive/"
-"""The names ``hive-rpc lsp`` forwards to the hub (faces/lsp_server.py's NAMESPACE)."""
+"""The names ``hive-rpc lsp`` forwards to the hub (faces/lsp_server.py takes it from here)."""
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
