@@ -21,18 +21,28 @@
 
 ;; The bottom of hive-rpc's files: the session's state (the
 ;; connection to the hub, its state, the pending prompts and the
-;; queue), the hub's error codes, and the helpers every other file
-;; uses.  It requires no other file of hive-rpc, and every other file
-;; requires it, so the files depend on each other one way:
+;; queue), the connection's class with the generic functions that
+;; handle the hub's messages and the hooks run on connecting and on
+;; every change, the hub's error codes, and the helpers every other
+;; file uses.  It requires no other file of hive-rpc, and every other
+;; file requires it.  The files depend on each other one way, each on
+;; files above it only:
 ;;
-;;   hive-rpc-core  <-  hive-rpc-question  <-  hive-rpc-minibuffer
-;;                  <-  hive-rpc (the connection, the mode, the commands)
-;;                  <-  hive-rpc-list, hive-rpc-ling
+;;   file                 requires (of hive-rpc's files)
+;;   hive-rpc-core        nothing
+;;   hive-rpc-question    core
+;;   hive-rpc-minibuffer  core, question
+;;   hive-rpc-hub         core
+;;   hive-rpc-ling        core
+;;   hive-rpc             core, minibuffer, hub; loads ling when the
+;;                        mode is turned on
+;;   hive-rpc-list        hive-rpc
 ;;
 ;; hive-rpc.el requires this file; load hive-rpc.el, not this file alone.
 
 ;;; Code:
 
+(require 'cl-lib)
 (require 'jsonrpc)
 (require 'subr-x)
 
@@ -87,6 +97,48 @@ Each record is the hub's JSON object as a plist.")
 
 (defvar hive-rpc--typed nil
   "Ids of prompts for which `hive/typing' has been sent.")
+
+
+;;; The connection and its hooks
+;;;
+
+(defclass hive-rpc-connection (jsonrpc-process-connection)
+  ()
+  :documentation "A JSON-RPC connection to the hive_rpc hub.")
+
+(cl-defgeneric hive-rpc-handle-notification (connection method params)
+  "Handle notification METHOD with PARAMS from the hub on CONNECTION.
+METHOD is a symbol such as `hive/prompt'."
+  (:method (_connection _method _params) nil))
+
+(defun hive-rpc--dispatch (connection method params)
+  "Dispatch notification METHOD with PARAMS received on CONNECTION."
+  (hive-rpc-handle-notification connection method params))
+
+(cl-defgeneric hive-rpc-handle-request (connection method params)
+  "Answer request METHOD with PARAMS from the hub on CONNECTION.
+METHOD is a symbol such as `hive/deliver'.  Return the result, or
+signal `jsonrpc-error' to refuse.  A METHOD nobody handles is
+refused with `hive-rpc-error-method-not-found'."
+  (:method (_connection method _params)
+           (jsonrpc-error :code hive-rpc-error-method-not-found :message (format "%s is not handled" method))))
+
+(defun hive-rpc--request-dispatch (connection method params)
+  "Dispatch request METHOD with PARAMS received on CONNECTION."
+  (hive-rpc-handle-request connection method params))
+
+(defvar hive-rpc-connected-functions nil
+  "Functions called with the connection each time hive-rpc connects to the hub.
+They run after the subscription was requested, on the first
+connection and after every reconnection.")
+
+(defvar hive-rpc-update-hook nil
+  "Hook run after the pending prompts or the connection state changed.")
+
+(defun hive-rpc--update ()
+  "Refresh the mode line, and run `hive-rpc-update-hook'."
+  (force-mode-line-update t)
+  (run-hooks 'hive-rpc-update-hook))
 
 
 ;;; Helpers

@@ -43,13 +43,17 @@
 ;; removes a ling.
 ;;
 ;; hive-rpc.el loads this file when `hive-rpc-mode' is turned on.
+;; This file requires hive-rpc-core.el only, never hive-rpc.el: it
+;; learns of each connection from `hive-rpc-connected-functions' and
+;; answers the hub through `hive-rpc-handle-request', both in
+;; hive-rpc-core.el, so the two files do not depend on each other.
 
 ;;; Code:
 
 (require 'cl-lib)
 (require 'jsonrpc)
 (require 'subr-x)
-(require 'hive-rpc)
+(require 'hive-rpc-core)
 
 (declare-function vterm-send-string "ext:vterm" (string &optional paste-p))
 (declare-function vterm-send-return "ext:vterm" ())

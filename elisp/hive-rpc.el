@@ -57,12 +57,28 @@
 ;; give meanwhile are kept, and they are sent once the hub is back
 ;; (hive-rpc starts a new hub if none answers).
 ;;
-;; The files depend on each other one way: hive-rpc-core.el holds the
-;; session's state, the hub's error codes and shared helpers;
+;; The files depend on each other one way, each on files above it
+;; only:
+;;
+;;   file                 requires (of hive-rpc's files)
+;;   hive-rpc-core        nothing
+;;   hive-rpc-question    core
+;;   hive-rpc-minibuffer  core, question
+;;   hive-rpc-hub         core
+;;   hive-rpc-ling        core
+;;   hive-rpc             core, minibuffer, hub; loads ling when the
+;;                        mode is turned on
+;;   hive-rpc-list        hive-rpc
+;;
+;; hive-rpc-core.el holds the session's state, the connection's
+;; class, the hub's error codes and shared helpers; hive-rpc-hub.el
+;; finds the hub, starts one and reconnects with backoff;
 ;; hive-rpc-minibuffer.el reads one answer in the minibuffer
 ;; (`hive-rpc-minibuffer-read', with its countdown and
-;; `hive-rpc-decline'); this file, which requires both, holds the
-;; connection, the mode, when a question opens, and the commands.
+;; `hive-rpc-decline'); this file, which requires them, holds the
+;; connection, the notifications, when a question opens, the outbox,
+;; the mode and the commands.  hive-rpc-ling.el requires core only,
+;; and this file loads it when the mode is turned on.
 
 ;;; Code:
 
@@ -72,6 +88,7 @@
 (require 'subr-x)
 (require 'hive-rpc-core)
 (require 'hive-rpc-minibuffer)
+(require 'hive-rpc-hub)
 
 (declare-function notifications-notify "notifications" (&rest params))
 (declare-function dbus-ping "dbus" (bus service &optional timeout))
@@ -85,26 +102,6 @@
   :prefix "hive-rpc-"
   :group 'tools
   :link '(url-link "https://github.com/hive-rpc/hive_rpc"))
-
-(defcustom hive-rpc-socket nil
-  "Path of the hub's Unix socket, or nil for the hub's own default.
-The default, computed by `hive-rpc-default-socket' each time
-hive-rpc connects, is $HIVE_RPC_SOCKET if set, else
-$XDG_RUNTIME_DIR/hive-rpc/hub.sock if $XDG_RUNTIME_DIR names a
-directory, else hive-rpc-UID/hub.sock under
-the variable `temporary-file-directory' (normally /tmp/hive-rpc-UID/hub.sock)."
-  :type '(choice (const :tag "Hub default" nil) file))
-
-(defcustom hive-rpc-program '("hive-rpc" "serve")
-  "Command that starts a hub when none answers on the socket.
-It is run when `hive-rpc-mode' is turned on, and again when the
-hub went away and none answers.  A list of strings: the program
-and its arguments.  hive-rpc appends \"--detach\", \"--socket\"
-and the socket path: the command starts the hub in a session of
-its own and exits once it listens, so the hub outlives Emacs and
-keeps serving agents after Emacs exits.  Set it to nil to never
-start a hub from Emacs."
-  :type '(repeat string))
 
 (defcustom hive-rpc-by nil
   "Name recorded as who answered, or nil to let the hub say \"human\"."
@@ -126,16 +123,6 @@ A question never opens under your fingers: it opens by itself only
 after this many seconds without a key (after typing text, after
 `hive-rpc-idle-delay-after-typing' seconds), and keys pressed in its
 first `hive-rpc-open-grace' seconds go back to your buffer."
-  :type 'number)
-
-(defcustom hive-rpc-reconnect-interval 2
-  "Seconds between attempts to reach the hub after it went away."
-  :type 'number)
-
-(defcustom hive-rpc-start-timeout 20
-  "Seconds to wait for a hub started by hive-rpc to listen.
-A backstop: \"hive-rpc serve --detach\" gives up by itself after
-15 seconds and says why."
   :type 'number)
 
 (defcustom hive-rpc-notify-urgent t
@@ -162,21 +149,6 @@ Set from the hub's status on connect and from `hive/health'.")
   "Answers not yet acknowledged by the hub, oldest first.
 Each is a plist (:id ID :answer ANSWER :action ACTION).")
 
-(defvar hive-rpc--reconnect-timer nil
-  "Timer retrying the connection to the hub.")
-
-(defvar hive-rpc--hub-process nil
-  "The process starting a hub (`hive-rpc-program' --detach), if any.
-It exits once the hub listens; the hub itself is not Emacs's child.")
-
-(defvar hive-rpc--start-timer nil
-  "Timer giving up on a starting hub after `hive-rpc-start-timeout'.")
-
-(defvar hive-rpc--start-retry nil
-  "When reconnecting may start a hub again after a failed start, or nil.
-A cons (TIME . DELAY): reconnecting starts no hub before `float-time'
-TIME, and DELAY doubles with each failed start, up to 5 minutes.")
-
 
 (defvar hive-rpc--idle-timer nil
   "Idle timer asking queued prompts, once per pause of `hive-rpc-idle-delay'.")
@@ -188,57 +160,8 @@ TIME, and DELAY doubles with each failed start, up to 5 minutes.")
   "Ids of the prompts already announced in the echo area, newest first.")
 
 
-;;; Paths
-;;;
-
-(defun hive-rpc-default-socket ()
-  "Return the hub's default socket path, as the hub computes it.
-See `hive-rpc-socket'."
-  (let ((env (getenv "HIVE_RPC_SOCKET"))
-        (runtime (getenv "XDG_RUNTIME_DIR")))
-    (cond ((and env (not (string-empty-p env))) env)
-          ((and runtime (not (string-empty-p runtime))
-                (file-directory-p runtime))
-           (expand-file-name "hive-rpc/hub.sock" runtime))
-          (t (expand-file-name (format "hive-rpc-%d/hub.sock" (user-uid))
-                               temporary-file-directory)))))
-
-(defun hive-rpc--socket ()
-  "Return the socket path to use."
-  (expand-file-name (or hive-rpc-socket (hive-rpc-default-socket))))
-
 ;;; The connection
 ;;;
-
-(defclass hive-rpc-connection (jsonrpc-process-connection)
-  ()
-  :documentation "A JSON-RPC connection to the hive_rpc hub.")
-
-(cl-defgeneric hive-rpc-handle-notification (connection method params)
-  "Handle notification METHOD with PARAMS from the hub on CONNECTION.
-METHOD is a symbol such as `hive/prompt'."
-  (:method (_connection _method _params) nil))
-
-(defun hive-rpc--dispatch (connection method params)
-  "Dispatch notification METHOD with PARAMS received on CONNECTION."
-  (hive-rpc-handle-notification connection method params))
-
-(cl-defgeneric hive-rpc-handle-request (connection method params)
-  "Answer request METHOD with PARAMS from the hub on CONNECTION.
-METHOD is a symbol such as `hive/deliver'.  Return the result, or
-signal `jsonrpc-error' to refuse.  A METHOD nobody handles is
-refused with `hive-rpc-error-method-not-found'."
-  (:method (_connection method _params)
-           (jsonrpc-error :code hive-rpc-error-method-not-found :message (format "%s is not handled" method))))
-
-(defun hive-rpc--request-dispatch (connection method params)
-  "Dispatch request METHOD with PARAMS received on CONNECTION."
-  (hive-rpc-handle-request connection method params))
-
-(defvar hive-rpc-connected-functions nil
-  "Functions called with the connection each time hive-rpc connects to the hub.
-They run after the subscription was requested, on the first
-connection and after every reconnection.")
 
 (defun hive-rpc--check-connected ()
   "Signal a `user-error' saying how to reach the hub, unless connected."
@@ -277,10 +200,9 @@ answers, and connect once it listens."
          (conn (hive-rpc--open socket)))
     (cond
      (conn
-      (hive-rpc--cancel-reconnect)
+      (hive-rpc--hub-connected)
       (setq hive-rpc--connection conn
-            hive-rpc--state 'connected
-            hive-rpc--start-retry nil)
+            hive-rpc--state 'connected)
       (clrhash hive-rpc--prompts)
       (setq hive-rpc--queue nil)
       (hive-rpc--flush-outbox)
@@ -312,6 +234,10 @@ answers, and connect once it listens."
       (hive-rpc--update)
       nil))))
 
+;; hive-rpc-hub.el (re)connects through this variable: it does not
+;; require this file, which requires it.
+(setq hive-rpc--connect-function #'hive-rpc--connect)
+
 (defun hive-rpc--subscribe (conn)
   "Subscribe on CONN: the hub then sends each pending prompt, and new ones.
 Nothing is sent when CONN is no longer the live connection."
@@ -322,106 +248,6 @@ Nothing is sent when CONN is no longer the live connection."
      :error-fn (lambda (err)
                  (message "hive-rpc: subscribe failed: %s"
                           (hive-rpc--clean (plist-get err :message)))))))
-
-(defun hive-rpc--start-hub (socket)
-  "Start a hub listening on SOCKET, and connect when it is ready.
-The hub is started detached (\"hive-rpc serve --detach\"): in a
-session of its own, not as a child of Emacs, so it outlives Emacs,
-as `emacs --daemon' and ssh-agent do.  Every agent uses it, and
-Emacs exiting must not take it from them.  Emacs runs only the
-short-lived starter, which prints \"listening on SOCKET\" and
-exits 0 once the hub listens, or prints the cause and exits
-non-zero."
-  (unless (process-live-p hive-rpc--hub-process)
-    (setq hive-rpc--state 'connecting)
-    (hive-rpc--update)
-    (condition-case err
-        (let ((buffer (get-buffer-create " *hive-rpc hub*")))
-          (setq hive-rpc--hub-process
-                (make-process
-                 :name "hive-rpc-hub"
-                 :buffer buffer
-                 :command (append hive-rpc-program (list "--detach" "--socket" socket))
-                 :noquery t
-                 :connection-type 'pipe
-                 :filter #'hive-rpc--hub-filter
-                 :sentinel #'hive-rpc--hub-sentinel))
-          ;; The buffer may hold an earlier start's output: only this
-          ;; start's own "listening on" counts.
-          (process-put hive-rpc--hub-process 'hive-rpc-output-start
-                       (with-current-buffer buffer (point-max)))
-          (hive-rpc--cancel-timer 'hive-rpc--start-timer)
-          (setq hive-rpc--start-timer
-                (run-at-time hive-rpc-start-timeout nil #'hive-rpc--start-failed)))
-      (error
-       (message "hive-rpc: cannot start a hub with %S: %s"
-                hive-rpc-program (error-message-string err))
-       (setq hive-rpc--state 'dead)
-       (hive-rpc--start-failed-later)
-       (hive-rpc--schedule-reconnect)
-       (hive-rpc--update)))))
-
-(defun hive-rpc--hub-filter (proc string)
-  "Log STRING from the starter PROC; connect once the hub is listening."
-  (when (buffer-live-p (process-buffer proc))
-    (with-current-buffer (process-buffer proc)
-      (goto-char (point-max))
-      (insert string)
-      (when (and (eq hive-rpc--state 'connecting)
-                 (save-excursion
-                   (goto-char (or (process-get proc 'hive-rpc-output-start)
-                                  (point-min)))
-                   (search-forward "listening on" nil t)))
-        (hive-rpc--cancel-timer 'hive-rpc--start-timer)
-        (hive-rpc--connect)))))
-
-(defun hive-rpc--hub-sentinel (proc _event)
-  "Note the end of the starter PROC; connect, or say why no hub came up."
-  (unless (process-live-p proc)
-    (when (eq hive-rpc--state 'connecting)
-      (hive-rpc--cancel-timer 'hive-rpc--start-timer)
-      ;; Exit 0 means a hub listens (ours, or one that won the race).
-      (unless (hive-rpc--connect)
-        (hive-rpc--start-failed-later)
-        (let ((cause (hive-rpc--start-output proc)))
-          (if (and cause (not (zerop (process-exit-status proc))))
-              (message "hive-rpc: %s" (hive-rpc--clean cause))
-            (message "hive-rpc: no hub came up (%s exited with %s); see buffer \" *hive-rpc hub*\""
-                     (car hive-rpc-program) (process-exit-status proc))))))))
-
-(defun hive-rpc--start-output (proc)
-  "Return the last line the starter PROC printed, without \"hive-rpc: \".
-That is where \"hive-rpc serve --detach\" says why it failed.
-Return nil if it printed nothing."
-  (when (buffer-live-p (process-buffer proc))
-    (with-current-buffer (process-buffer proc)
-      (let* ((start (or (process-get proc 'hive-rpc-output-start) (point-min)))
-             (lines (split-string (buffer-substring-no-properties start (point-max))
-                                  "\n" t "[ \t\r]+"))
-             (last (car (last lines))))
-        (when last
-          (string-remove-prefix "hive-rpc: " last))))))
-
-(defun hive-rpc--start-failed ()
-  "Give up waiting for a starting hub, and retry later."
-  (setq hive-rpc--start-timer nil)
-  (when (eq hive-rpc--state 'connecting)
-    (message "hive-rpc: the hub did not come up; retrying")
-    (let ((connected (hive-rpc--connect)))
-      ;; No longer `connecting': the starter's sentinel has nothing to add.
-      (when (process-live-p hive-rpc--hub-process)
-        (delete-process hive-rpc--hub-process))
-      (unless connected
-        (hive-rpc--start-failed-later)))))
-
-(defun hive-rpc--start-failed-later ()
-  "Delay the next start of a hub by `hive-rpc--reconnect' after a failure.
-The first wait is `hive-rpc-start-timeout' seconds, and it doubles
-with each failed start, up to 5 minutes."
-  (let ((delay (if hive-rpc--start-retry
-                   (min 300 (* 2 (cdr hive-rpc--start-retry)))
-                 hive-rpc-start-timeout)))
-    (setq hive-rpc--start-retry (cons (+ (float-time) delay) delay))))
 
 (defun hive-rpc--on-shutdown (connection)
   "Note that the hub went away from CONNECTION; reconnect later."
@@ -436,41 +262,12 @@ with each failed start, up to 5 minutes."
       (hive-rpc--schedule-reconnect)
       (hive-rpc--update))))
 
-(defun hive-rpc--schedule-reconnect ()
-  "Try to reconnect every `hive-rpc-reconnect-interval' seconds."
-  (unless (timerp hive-rpc--reconnect-timer)
-    (setq hive-rpc--reconnect-timer
-          (run-at-time hive-rpc-reconnect-interval hive-rpc-reconnect-interval
-                       #'hive-rpc--reconnect))))
-
-(defun hive-rpc--reconnect ()
-  "Reconnect to the hub if it is back, else start one.
-A hub is started with `hive-rpc-program', as when `hive-rpc-mode'
-is turned on, unless a hub started earlier still runs, or a start
-failed recently (see `hive-rpc--start-retry')."
-  (if (not (eq hive-rpc--state 'dead))
-      (hive-rpc--cancel-reconnect)
-    (let ((start (and hive-rpc-program
-                      (not (process-live-p hive-rpc--hub-process))
-                      (or (null hive-rpc--start-retry)
-                          (>= (float-time) (car hive-rpc--start-retry))))))
-      (when (or start (hive-rpc--open-p))
-        (hive-rpc--connect start)))))
-
-(defun hive-rpc--open-p ()
-  "Return non-nil if the hub's socket file exists."
-  (file-exists-p (hive-rpc--socket)))
-
-(defun hive-rpc--cancel-reconnect ()
-  "Stop trying to reconnect."
-  (hive-rpc--cancel-timer 'hive-rpc--reconnect-timer))
-
 (defun hive-rpc--disconnect ()
   "Close the connection and forget everything."
   (setq hive-rpc--state nil)
-  (dolist (timer '(hive-rpc--reconnect-timer hive-rpc--start-timer
-                   hive-rpc--idle-timer hive-rpc--countdown-timer))
-    (hive-rpc--cancel-timer timer))
+  (hive-rpc--hub-stop)
+  (hive-rpc--cancel-timer 'hive-rpc--idle-timer)
+  (hive-rpc--cancel-timer 'hive-rpc--countdown-timer)
   (let ((conn hive-rpc--connection))
     (setq hive-rpc--connection nil)
     (when (and conn (jsonrpc-running-p conn))
@@ -483,7 +280,6 @@ failed recently (see `hive-rpc--start-retry')."
   (clrhash hive-rpc--prompts)
   (setq hive-rpc--queue nil
         hive-rpc--typed nil
-        hive-rpc--start-retry nil
         hive-rpc--degraded nil)
   (hive-rpc--update))
 
@@ -812,14 +608,6 @@ store is degraded, with the reason in its tooltip."
                        'help-echo (hive-rpc--degraded-text hive-rpc--degraded)))
           ((> n 0) (format " hive:%d" n))
           (t ""))))
-
-(defvar hive-rpc-update-hook nil
-  "Hook run after the pending prompts or the connection state changed.")
-
-(defun hive-rpc--update ()
-  "Refresh the mode line, and run `hive-rpc-update-hook'."
-  (force-mode-line-update t)
-  (run-hooks 'hive-rpc-update-hook))
 
 (defun hive-rpc--pending-ids ()
   "Return the ids of the pending questions, oldest first."

@@ -198,13 +198,14 @@ def test_command_map_on_a_prefix_key(lone: LoneEmacs) -> None:
 
 def test_package_install_file_installs_the_package(short_tmp: Path) -> None:
     """docs/emacs.md's install route for Emacs 28: `package-install-file` on a
-    directory holding the package's six files; a fresh Emacs then has the mode and
+    directory holding the package's seven files; a fresh Emacs then has the mode and
     the command map autoloaded, with no `require`."""
     src = short_tmp / "hive-rpc-el"
     src.mkdir()
     for name in (
         "hive-rpc",
         "hive-rpc-core",
+        "hive-rpc-hub",
         "hive-rpc-minibuffer",
         "hive-rpc-question",
         "hive-rpc-list",

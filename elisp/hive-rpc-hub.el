@@ -1,0 +1,294 @@
+;;; hive-rpc-hub.el --- Find the hive_rpc hub, start one, reconnect  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The hive_rpc authors
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software: you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;; This program is distributed in the hope that it will be useful,
+;; but WITHOUT ANY WARRANTY; without even the implied warranty of
+;; MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+;; GNU General Public License for more details.
+
+;; You should have received a copy of the GNU General Public License
+;; along with this program.  If not, see <https://www.gnu.org/licenses/>.
+
+;;; Commentary:
+
+;; Where the hub listens, and what Emacs does when nothing answers
+;; there: start a hub, wait for it, and retry with backoff.
+;;
+;; The hub is shared: every agent asks through it, and it keeps the
+;; questions while no editor is up.  So Emacs starts it the way
+;; emacsclient starts an Emacs server or gpg starts gpg-agent:
+;; detached ("hive-rpc serve --detach"), in a session of its own, so
+;; that it outlives Emacs.  Emacs only runs the short-lived starter,
+;; which exits once the hub listens, or says why it could not.
+;;
+;; When the hub goes away, Emacs tries the socket again every
+;; `hive-rpc-reconnect-interval' seconds, and starts a hub again only
+;; when no earlier start is still under way and the last failed start
+;; is long enough ago: the wait doubles after each failed start, from
+;; `hive-rpc-start-timeout' seconds up to 5 minutes, so a hub that
+;; cannot start is not started in a loop.
+;;
+;; This file knows nothing of what a connection carries: it calls
+;; `hive-rpc--connect-function', which hive-rpc.el sets, to connect.
+;; It requires hive-rpc-core.el only, and hive-rpc.el requires it.
+
+;;; Code:
+
+(require 'subr-x)
+(require 'hive-rpc-core)
+
+
+;;; User options
+;;;
+
+(defcustom hive-rpc-socket nil
+  "Path of the hub's Unix socket, or nil for the hub's own default.
+The default, computed by `hive-rpc-default-socket' each time
+hive-rpc connects, is $HIVE_RPC_SOCKET if set, else
+$XDG_RUNTIME_DIR/hive-rpc/hub.sock if $XDG_RUNTIME_DIR names a
+directory, else hive-rpc-UID/hub.sock under
+the variable `temporary-file-directory' (normally /tmp/hive-rpc-UID/hub.sock)."
+  :group 'hive-rpc
+  :type '(choice (const :tag "Hub default" nil) file))
+
+
+(defcustom hive-rpc-program '("hive-rpc" "serve")
+  "Command that starts a hub when none answers on the socket.
+It is run when `hive-rpc-mode' is turned on, and again when the
+hub went away and none answers.  A list of strings: the program
+and its arguments.  hive-rpc appends \"--detach\", \"--socket\"
+and the socket path: the command starts the hub in a session of
+its own and exits once it listens, so the hub outlives Emacs and
+keeps serving agents after Emacs exits.  Set it to nil to never
+start a hub from Emacs."
+  :group 'hive-rpc
+  :type '(repeat string))
+
+
+(defcustom hive-rpc-reconnect-interval 2
+  "Seconds between attempts to reach the hub after it went away."
+  :group 'hive-rpc
+  :type 'number)
+
+
+(defcustom hive-rpc-start-timeout 20
+  "Seconds to wait for a hub started by hive-rpc to listen.
+A backstop: \"hive-rpc serve --detach\" gives up by itself after
+15 seconds and says why."
+  :group 'hive-rpc
+  :type 'number)
+
+
+
+;;; Internal state
+;;;
+
+(defvar hive-rpc--connect-function #'ignore
+  "Function that connects to the hub and subscribes; it returns non-nil on success.
+Called with one optional argument START: non-nil means start a
+hub with `hive-rpc--start-hub' when none answers.  hive-rpc.el sets
+it to `hive-rpc--connect'; a variable, so that this file need not
+require the file that holds the connection.")
+
+(defvar hive-rpc--reconnect-timer nil
+  "Timer retrying the connection to the hub.")
+
+(defvar hive-rpc--hub-process nil
+  "The process starting a hub (`hive-rpc-program' --detach), if any.
+It exits once the hub listens; the hub itself is not Emacs's child.")
+
+(defvar hive-rpc--start-timer nil
+  "Timer giving up on a starting hub after `hive-rpc-start-timeout'.")
+
+(defvar hive-rpc--start-retry nil
+  "When reconnecting may start a hub again after a failed start, or nil.
+A cons (TIME . DELAY): reconnecting starts no hub before `float-time'
+TIME, and DELAY doubles with each failed start, up to 5 minutes.")
+
+
+;;; Where the hub listens
+;;;
+
+(defun hive-rpc-default-socket ()
+  "Return the hub's default socket path, as the hub computes it.
+See `hive-rpc-socket'."
+  (let ((env (getenv "HIVE_RPC_SOCKET"))
+        (runtime (getenv "XDG_RUNTIME_DIR")))
+    (cond ((and env (not (string-empty-p env))) env)
+          ((and runtime (not (string-empty-p runtime))
+                (file-directory-p runtime))
+           (expand-file-name "hive-rpc/hub.sock" runtime))
+          (t (expand-file-name (format "hive-rpc-%d/hub.sock" (user-uid))
+                               temporary-file-directory)))))
+
+(defun hive-rpc--socket ()
+  "Return the socket path to use."
+  (expand-file-name (or hive-rpc-socket (hive-rpc-default-socket))))
+
+
+;;; Starting a hub
+;;;
+
+(defun hive-rpc--hub-connect (&optional start)
+  "Connect to the hub with `hive-rpc--connect-function'.
+START non-nil means start a hub when none answers.  Return non-nil
+when connected."
+  (funcall hive-rpc--connect-function start))
+
+(defun hive-rpc--start-hub (socket)
+  "Start a hub listening on SOCKET, and connect when it is ready.
+The hub is started detached (\"hive-rpc serve --detach\"): in a
+session of its own, not as a child of Emacs, so it outlives Emacs,
+as `emacs --daemon' and ssh-agent do.  Every agent uses it, and
+Emacs exiting must not take it from them.  Emacs runs only the
+short-lived starter, which prints \"listening on SOCKET\" and
+exits 0 once the hub listens, or prints the cause and exits
+non-zero."
+  (unless (process-live-p hive-rpc--hub-process)
+    (setq hive-rpc--state 'connecting)
+    (hive-rpc--update)
+    (condition-case err
+        (let ((buffer (get-buffer-create " *hive-rpc hub*")))
+          (setq hive-rpc--hub-process
+                (make-process
+                 :name "hive-rpc-hub"
+                 :buffer buffer
+                 :command (append hive-rpc-program (list "--detach" "--socket" socket))
+                 :noquery t
+                 :connection-type 'pipe
+                 :filter #'hive-rpc--hub-filter
+                 :sentinel #'hive-rpc--hub-sentinel))
+          ;; The buffer may hold an earlier start's output: only this
+          ;; start's own "listening on" counts.
+          (process-put hive-rpc--hub-process 'hive-rpc-output-start
+                       (with-current-buffer buffer (point-max)))
+          (hive-rpc--cancel-timer 'hive-rpc--start-timer)
+          (setq hive-rpc--start-timer
+                (run-at-time hive-rpc-start-timeout nil #'hive-rpc--start-failed)))
+      (error
+       (message "hive-rpc: cannot start a hub with %S: %s"
+                hive-rpc-program (error-message-string err))
+       (setq hive-rpc--state 'dead)
+       (hive-rpc--start-failed-later)
+       (hive-rpc--schedule-reconnect)
+       (hive-rpc--update)))))
+
+(defun hive-rpc--hub-filter (proc string)
+  "Log STRING from the starter PROC; connect once the hub is listening."
+  (when (buffer-live-p (process-buffer proc))
+    (with-current-buffer (process-buffer proc)
+      (goto-char (point-max))
+      (insert string)
+      (when (and (eq hive-rpc--state 'connecting)
+                 (save-excursion
+                   (goto-char (or (process-get proc 'hive-rpc-output-start)
+                                  (point-min)))
+                   (search-forward "listening on" nil t)))
+        (hive-rpc--cancel-timer 'hive-rpc--start-timer)
+        (hive-rpc--hub-connect)))))
+
+(defun hive-rpc--hub-sentinel (proc _event)
+  "Note the end of the starter PROC; connect, or say why no hub came up."
+  (unless (process-live-p proc)
+    (when (eq hive-rpc--state 'connecting)
+      (hive-rpc--cancel-timer 'hive-rpc--start-timer)
+      ;; Exit 0 means a hub listens (ours, or one that won the race).
+      (unless (hive-rpc--hub-connect)
+        (hive-rpc--start-failed-later)
+        (let ((cause (hive-rpc--start-output proc)))
+          (if (and cause (not (zerop (process-exit-status proc))))
+              (message "hive-rpc: %s" (hive-rpc--clean cause))
+            (message "hive-rpc: no hub came up (%s exited with %s); see buffer \" *hive-rpc hub*\""
+                     (car hive-rpc-program) (process-exit-status proc))))))))
+
+(defun hive-rpc--start-output (proc)
+  "Return the last line the starter PROC printed, without \"hive-rpc: \".
+That is where \"hive-rpc serve --detach\" says why it failed.
+Return nil if it printed nothing."
+  (when (buffer-live-p (process-buffer proc))
+    (with-current-buffer (process-buffer proc)
+      (let* ((start (or (process-get proc 'hive-rpc-output-start) (point-min)))
+             (lines (split-string (buffer-substring-no-properties start (point-max))
+                                  "\n" t "[ \t\r]+"))
+             (last (car (last lines))))
+        (when last
+          (string-remove-prefix "hive-rpc: " last))))))
+
+(defun hive-rpc--start-failed ()
+  "Give up waiting for a starting hub, and retry later."
+  (setq hive-rpc--start-timer nil)
+  (when (eq hive-rpc--state 'connecting)
+    (message "hive-rpc: the hub did not come up; retrying")
+    (let ((connected (hive-rpc--hub-connect)))
+      ;; No longer `connecting': the starter's sentinel has nothing to add.
+      (when (process-live-p hive-rpc--hub-process)
+        (delete-process hive-rpc--hub-process))
+      (unless connected
+        (hive-rpc--start-failed-later)))))
+
+(defun hive-rpc--start-failed-later ()
+  "Delay the next start of a hub by `hive-rpc--reconnect' after a failure.
+The first wait is `hive-rpc-start-timeout' seconds, and it doubles
+with each failed start, up to 5 minutes."
+  (let ((delay (if hive-rpc--start-retry
+                   (min 300 (* 2 (cdr hive-rpc--start-retry)))
+                 hive-rpc-start-timeout)))
+    (setq hive-rpc--start-retry (cons (+ (float-time) delay) delay))))
+
+
+;;; Reconnecting
+;;;
+
+(defun hive-rpc--schedule-reconnect ()
+  "Try to reconnect every `hive-rpc-reconnect-interval' seconds."
+  (unless (timerp hive-rpc--reconnect-timer)
+    (setq hive-rpc--reconnect-timer
+          (run-at-time hive-rpc-reconnect-interval hive-rpc-reconnect-interval
+                       #'hive-rpc--reconnect))))
+
+(defun hive-rpc--reconnect ()
+  "Reconnect to the hub if it is back, else start one.
+A hub is started with `hive-rpc-program', as when `hive-rpc-mode'
+is turned on, unless a hub started earlier still runs, or a start
+failed recently (see `hive-rpc--start-retry')."
+  (if (not (eq hive-rpc--state 'dead))
+      (hive-rpc--cancel-reconnect)
+    (let ((start (and hive-rpc-program
+                      (not (process-live-p hive-rpc--hub-process))
+                      (or (null hive-rpc--start-retry)
+                          (>= (float-time) (car hive-rpc--start-retry))))))
+      (when (or start (hive-rpc--open-p))
+        (hive-rpc--hub-connect start)))))
+
+(defun hive-rpc--open-p ()
+  "Return non-nil if the hub's socket file exists."
+  (file-exists-p (hive-rpc--socket)))
+
+(defun hive-rpc--cancel-reconnect ()
+  "Stop trying to reconnect."
+  (hive-rpc--cancel-timer 'hive-rpc--reconnect-timer))
+
+
+(defun hive-rpc--hub-connected ()
+  "Note that hive-rpc is connected: no retry, and no backoff left."
+  (hive-rpc--cancel-reconnect)
+  (setq hive-rpc--start-retry nil))
+
+(defun hive-rpc--hub-stop ()
+  "Stop reconnecting and waiting for a starting hub, and forget the backoff.
+A starter still running is left to finish: the hub it starts
+serves the agents anyway."
+  (hive-rpc--cancel-timer 'hive-rpc--reconnect-timer)
+  (hive-rpc--cancel-timer 'hive-rpc--start-timer)
+  (setq hive-rpc--start-retry nil))
+
+(provide 'hive-rpc-hub)
+;;; hive-rpc-hub.el ends here
