@@ -83,3 +83,13 @@ def test_client_commands_import_neither_the_hub_nor_a_face(tmp_path: Path) -> No
     assert "--tools" in done.stdout
     assert "'hive_rpc.faces.mcp.groups'" in done.stderr
     assert "'mcp'" not in done.stderr  # the groups import nothing of the SDK
+
+
+def test_the_clients_long_polls_are_the_tables_waiting_methods() -> None:
+    """client.py cannot import the method table (a client command loads no hub), so
+    its list of methods that wait for their own ``timeout_s`` is checked here: the
+    retryable rows that take a ``timeout_s`` (a read that waits), nothing else."""
+    from hive_rpc.client import LONG_POLLS
+
+    waiting = {n for n, row in METHODS.items() if row.retryable and "timeout_s" in row.params}
+    assert LONG_POLLS == waiting == {"hive/await", "hive/awaitAsk"}
