@@ -142,9 +142,7 @@ async def test_a_slow_reader_of_a_large_reply_is_not_cut_off(
     with trio.fail_after(120):
         stream = await trio.open_unix_socket(str(hub_config.socket))
         async with stream:
-            await stream.send_all(
-                encode_frame(b'{"jsonrpc":"2.0","id":1,"method":"hive/list"}')
-            )
+            await stream.send_all(encode_frame(b'{"jsonrpc":"2.0","id":1,"method":"hive/list"}'))
             received = bytearray()
             header, sep, body = b"", b"", b""
             while True:
