@@ -25,6 +25,7 @@ import time
 import trio
 from _common import percentile, print_machine, ratio, table, verdict
 
+from hive_rpc.core import limits
 from hive_rpc.core.prompt import Ask
 from hive_rpc.registry import open_registry
 from hive_rpc.store import MemoryStore
@@ -70,10 +71,11 @@ async def registry_run(
     async with open_registry(MemoryStore()) as registry:
         t0 = trio.current_time()
         window_start = t0 + lead
-        for off in shuffled:
+        for i, off in enumerate(shuffled):
             await registry.ask(
                 Ask(
-                    agent_id="bench",
+                    # Spread over agents: one agent may hold only pending_per_agent.
+                    agent_id=f"bench-{i // limits.MAX_PENDING_PER_AGENT}",
                     question="Still there?",
                     timeout_s=window_start + off - trio.current_time(),
                 ),
