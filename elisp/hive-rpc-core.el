@@ -19,14 +19,14 @@
 
 ;;; Commentary:
 
-;; The bottom of hive-rpc's files: the session's state (the
-;; connection to the hub, its state, the pending prompts and the
-;; queue), the connection's class with the generic functions that
-;; handle the hub's messages and the hooks run on connecting and on
-;; every change, the hub's error codes, and the helpers every other
-;; file uses.  It requires no other file of hive-rpc, and every other
-;; file requires it.  The files depend on each other one way, each on
-;; files above it only:
+;; The bottom of hive-rpc's files: the state (what one hub said, in
+;; slots of the connection; what is the human's across reconnects, in
+;; variables: see State below), the connection's class with the
+;; generic functions that handle the hub's messages and the hooks
+;; run on connecting and on every change, the hub's error codes, and
+;; the helpers every other file uses.  It requires no other file of
+;; hive-rpc, and every other file requires it.  The files depend on
+;; each other one way, each on files above it only:
 ;;
 ;;   file                 requires (of hive-rpc's files)
 ;;   hive-rpc-core        nothing
@@ -79,32 +79,99 @@ fails every request in flight with it, message \"Server died\",
 when the hub goes away.  An answer failed so is kept and sent again.")
 
 
-;;; Session state
+;;; State: the connection's, and the session's
 ;;;
 
+;; Two lifetimes.  What one hub told Emacs over one connection lives
+;; in the slots of that `hive-rpc-connection', as eglot keeps a
+;; server's state on the server object: the pending prompts, the
+;; queue of those to ask, and whether that hub raises desktop
+;; notifications itself.  A new connection starts empty, and the
+;; hub's subscription fills it again, so nothing stale from an
+;; earlier hub (or from the same hub before it restarted) survives.
+;; The dead connection stays in `hive-rpc--connection' until the next
+;; one replaces it, so the questions it brought can still be answered
+;; while the hub is away.
+;;
+;; What is the human's, across reconnects, lives in variables: the
+;; state of the session, the answers given while the hub was away
+;; (`hive-rpc--outbox', sent on the next connection, so it cannot live
+;; on the dead one), the prompts whose typing began
+;; (`hive-rpc--typed', told to the next hub too), the prompts already
+;; announced (`hive-rpc--announced', so that the replay after a
+;; reconnect is no news), and what the human was last told of the
+;; store's health (`hive-rpc--degraded', so that a hub still degraded
+;; after a reconnect is not announced again, and one that recovered
+;; is said to work again).  Turning the mode off drops the connection
+;; with what it held, and forgets the typing and the store's health;
+;; answers still in the outbox are sent when the mode is on again.
+
+(defclass hive-rpc-connection (jsonrpc-process-connection)
+  ((prompts
+    :initform (make-hash-table :test #'equal)
+    :documentation "The pending prompts this hub sent, by prompt id.
+Each record is the hub's JSON object as a plist.")
+   (queue
+    :initform nil
+    :documentation "Ids of the prompts waiting to be asked, oldest first.")
+   (hub-notifies
+    :initform nil
+    :documentation "Non-nil when this hub raises desktop notifications itself."))
+  :documentation "A JSON-RPC connection to the hive_rpc hub.
+Its slots hold what the hub told Emacs over this connection.")
+
 (defvar hive-rpc--connection nil
-  "The live `hive-rpc-connection', or nil.")
+  "The session's `hive-rpc-connection', or nil while the mode is off.
+It stays after the hub went away, holding the prompts that hub
+sent, until the next connection replaces it: whether it is live
+is `hive-rpc--connected-p'.")
 
 (defvar hive-rpc--state nil
   "Connection state: nil (off), `connecting', `connected' or `dead'.")
 
-(defvar hive-rpc--prompts (make-hash-table :test #'equal)
-  "Pending prompt records known to Emacs, by prompt id.
-Each record is the hub's JSON object as a plist.")
-
-(defvar hive-rpc--queue nil
-  "Ids of prompts waiting to be asked, oldest first.")
+(defvar hive-rpc--outbox nil
+  "Answers not yet acknowledged by the hub, oldest first.
+Each is a plist (:id ID :answer ANSWER :action ACTION).")
 
 (defvar hive-rpc--typed nil
   "Ids of prompts for which `hive/typing' has been sent.")
 
+(defvar hive-rpc--announced nil
+  "Ids of the prompts already announced in the echo area, newest first.")
 
-;;; The connection and its hooks
+(defvar hive-rpc--degraded nil
+  "Why the hub's store is degraded, or nil while it works.
+Set from the hub's status on connect and from `hive/health'.")
+
+(defun hive-rpc--prompts (&optional connection)
+  "Return the table of pending questions of CONNECTION, by default the session's.
+A hash table of the hub's prompt records by id; a new empty one
+when there is no connection."
+  (let ((conn (or connection hive-rpc--connection)))
+    (if conn (oref conn prompts) (make-hash-table :test #'equal))))
+
+(defun hive-rpc--queue ()
+  "Return the ids of the questions waiting to be asked, oldest first.
+They are the session's connection's.  Set them with `setf': a queue
+without a connection is dropped."
+  (and hive-rpc--connection (oref hive-rpc--connection queue)))
+
+(defun hive-rpc--set-queue (ids)
+  "Make IDS the queue of the session's connection, if any; return IDS."
+  (when hive-rpc--connection
+    (oset hive-rpc--connection queue ids))
+  ids)
+
+(gv-define-simple-setter hive-rpc--queue hive-rpc--set-queue)
+
+(defun hive-rpc--hub-notifies ()
+  "Return non-nil if the session's hub sends desktop notifications itself.
+Such a hub notifies of urgent questions, so Emacs does not."
+  (and hive-rpc--connection (oref hive-rpc--connection hub-notifies)))
+
+
+;;; The hub's messages and the hooks
 ;;;
-
-(defclass hive-rpc-connection (jsonrpc-process-connection)
-  ()
-  :documentation "A JSON-RPC connection to the hive_rpc hub.")
 
 (cl-defgeneric hive-rpc-handle-notification (connection method params)
   "Handle notification METHOD with PARAMS from the hub on CONNECTION.

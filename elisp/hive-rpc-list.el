@@ -89,7 +89,7 @@ Choices in the agent's order, \"  [yes / no]\"; a schema's fields,
   (let ((now (float-time)))
     (mapcar
      (lambda (id)
-       (let ((r (gethash id hive-rpc--prompts)))
+       (let ((r (gethash id (hive-rpc--prompts))))
          (list id
                (vector (let ((short (hive-rpc--clean id)))
                          (propertize (substring short 0 (min (length short)
@@ -142,9 +142,9 @@ records of the pages before it, newest page first."
              (next (plist-get page :next_cursor)))
          (if next
              (hive-rpc--list-fetch next fetched)
-           (clrhash hive-rpc--prompts)
+           (clrhash (hive-rpc--prompts))
            (dolist (records (nreverse fetched))
-             (mapc (lambda (r) (puthash (plist-get r :id) r hive-rpc--prompts))
+             (mapc (lambda (r) (puthash (plist-get r :id) r (hive-rpc--prompts)))
                    records))
            (hive-rpc--update)))))))
 

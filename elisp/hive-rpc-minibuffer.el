@@ -221,7 +221,7 @@ the last answer was refused, shown on a line of its own above."
 (defun hive-rpc--show-countdown ()
   "Update the countdown of the prompt being asked."
   (let ((record (and hive-rpc--current
-                     (gethash hive-rpc--current hive-rpc--prompts))))
+                     (gethash hive-rpc--current (hive-rpc--prompts)))))
     (when (and record (overlayp hive-rpc--countdown-overlay)
                (overlay-buffer hive-rpc--countdown-overlay))
       (overlay-put hive-rpc--countdown-overlay 'before-string
@@ -325,7 +325,7 @@ READER gets PROMPT and the draft of RECORD's FIELD (nil for the
 whole answer), and reads with the history `hive-rpc--history',
 which is RECORD's FIELD's own.  Quit instead if RECORD was closed
 meanwhile (between two schema fields, say)."
-  (unless (gethash (plist-get record :id) hive-rpc--prompts)
+  (unless (gethash (plist-get record :id) (hive-rpc--prompts))
     (setq hive-rpc--exit-reason (cons 'dismiss "hive-rpc: that question was closed"))
     (signal 'quit nil))
   (let* ((key (cons (plist-get record :id) field))
@@ -551,7 +551,7 @@ The question shows REASON when it is asked again."
 The full question, its id, its agent, its choices or fields with
 their constraints, and its deadline.  The minibuffer stays."
   (interactive)
-  (let ((record (and hive-rpc--current (gethash hive-rpc--current hive-rpc--prompts))))
+  (let ((record (and hive-rpc--current (gethash hive-rpc--current (hive-rpc--prompts)))))
     (unless (and record (hive-rpc--hive-minibuffer-p))
       (user-error "Not in a hive prompt"))
     (let ((buffer (get-buffer-create hive-rpc--details-buffer)))

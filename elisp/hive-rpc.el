@@ -70,8 +70,10 @@
 ;;                        mode is turned on
 ;;   hive-rpc-list        hive-rpc
 ;;
-;; hive-rpc-core.el holds the session's state, the connection's
-;; class, the hub's error codes and shared helpers; hive-rpc-hub.el
+;; hive-rpc-core.el holds the state (what one hub said in slots of
+;; the `hive-rpc-connection', what is the human's across reconnects in
+;; variables), the connection's class, the hub's error codes and
+;; shared helpers; hive-rpc-hub.el
 ;; finds the hub, starts one and reconnects with backoff;
 ;; hive-rpc-minibuffer.el reads one answer in the minibuffer
 ;; (`hive-rpc-minibuffer-read', with its countdown and
@@ -138,26 +140,13 @@ nothing.  It is skipped when the hub raises its own notifications
 
 (defvar hive-rpc-mode)                   ; defined below by `define-minor-mode'
 
-(defvar hive-rpc--hub-notifies nil
-  "Non-nil when the connected hub raises desktop notifications itself.")
-
-(defvar hive-rpc--degraded nil
-  "Why the hub's store is degraded, or nil while it works.
-Set from the hub's status on connect and from `hive/health'.")
-
-(defvar hive-rpc--outbox nil
-  "Answers not yet acknowledged by the hub, oldest first.
-Each is a plist (:id ID :answer ANSWER :action ACTION).")
-
+;; The state of the session and of the connection is in hive-rpc-core.el.
 
 (defvar hive-rpc--idle-timer nil
   "Idle timer asking queued prompts, once per pause of `hive-rpc-idle-delay'.")
 
 (defvar hive-rpc--pause-timer nil
   "Idle timer asking queued prompts after a longer pause in the same idle time.")
-
-(defvar hive-rpc--announced nil
-  "Ids of the prompts already announced in the echo area, newest first.")
 
 
 ;;; The connection
@@ -203,8 +192,6 @@ answers, and connect once it listens."
       (hive-rpc--hub-connected)
       (setq hive-rpc--connection conn
             hive-rpc--state 'connected)
-      (clrhash hive-rpc--prompts)
-      (setq hive-rpc--queue nil)
       (hive-rpc--flush-outbox)
       ;; Typing that began while the hub was away still stops its countdown.
       (dolist (id hive-rpc--typed)
@@ -216,7 +203,7 @@ answers, and connect once it listens."
        :success-fn (lambda (status)
                      ;; Only the hub's own D-Bus notifications count:
                      ;; its notify-send fallback may reach no desktop.
-                     (setq hive-rpc--hub-notifies
+                     (oset conn hub-notifies
                            (equal (plist-get status :notifications) "dbus"))
                      ;; A hub that recovered, or another hub, while we were away.
                      (hive-rpc--set-health (plist-get status :degraded))
@@ -252,7 +239,7 @@ Nothing is sent when CONN is no longer the live connection."
 (defun hive-rpc--on-shutdown (connection)
   "Note that the hub went away from CONNECTION; reconnect later."
   (when (eq connection hive-rpc--connection)
-    (setq hive-rpc--connection nil)
+    ;; It stays, with the prompts it brought, until the next connection.
     (when hive-rpc--state
       (setq hive-rpc--state 'dead)
       (hive-rpc--cancel-timer 'hive-rpc--countdown-timer)
@@ -277,9 +264,7 @@ Nothing is sent when CONN is no longer the live connection."
       (let ((inhibit-message t)
             (message-log-max nil))
         (jsonrpc-shutdown conn t))))
-  (clrhash hive-rpc--prompts)
-  (setq hive-rpc--queue nil
-        hive-rpc--typed nil
+  (setq hive-rpc--typed nil
         hive-rpc--degraded nil)
   (hive-rpc--update))
 
@@ -294,10 +279,10 @@ Nothing is sent when CONN is no longer the live connection."
     (when (and (stringp id) (equal (plist-get params :status) "pending")
                (numberp (plist-get params :created_at))
                (numberp (plist-get params :deadline_at)))
-      (puthash id params hive-rpc--prompts)
-      (unless (or (member id hive-rpc--queue)
+      (puthash id params (hive-rpc--prompts))
+      (unless (or (member id (hive-rpc--queue))
                   (hive-rpc--in-outbox-p id))
-        (setq hive-rpc--queue (append hive-rpc--queue (list id))))
+        (setf (hive-rpc--queue) (append (hive-rpc--queue) (list id))))
       (when (eq (plist-get params :urgent) t)
         (hive-rpc--notify params))
       (hive-rpc--update)
@@ -309,11 +294,11 @@ Nothing is sent when CONN is no longer the live connection."
 Someone started typing its answer, here or in another editor: its
 countdown stops."
   (let ((id (plist-get params :id)))
-    (when (and (stringp id) (gethash id hive-rpc--prompts)
+    (when (and (stringp id) (gethash id (hive-rpc--prompts))
                (equal (plist-get params :status) "pending")
                (numberp (plist-get params :created_at))
                (numberp (plist-get params :deadline_at)))
-      (puthash id params hive-rpc--prompts)
+      (puthash id params (hive-rpc--prompts))
       (hive-rpc--show-countdown)
       (hive-rpc--update))))
 
@@ -322,9 +307,9 @@ countdown stops."
   "Forget the prompt in PARAMS, which was closed."
   (let ((id (plist-get params :id)))
     (when (stringp id)
-      (remhash id hive-rpc--prompts)
-      (setq hive-rpc--queue (delete id hive-rpc--queue)
-            hive-rpc--typed (delete id hive-rpc--typed))
+      (remhash id (hive-rpc--prompts))
+      (setf (hive-rpc--queue) (delete id (hive-rpc--queue)))
+      (setq hive-rpc--typed (delete id hive-rpc--typed))
       (hive-rpc--forget id)
       (when (equal id hive-rpc--current)
         (run-at-time 0 nil #'hive-rpc--abort-current id
@@ -360,7 +345,7 @@ once when it works again; the mode line shows it meanwhile."
 (defun hive-rpc--notify (record)
   "Raise a desktop notification for the urgent RECORD, if D-Bus is up."
   (when (and hive-rpc-notify-urgent
-             (not hive-rpc--hub-notifies)
+             (not (hive-rpc--hub-notifies))
              (featurep 'dbusbind)
              (require 'notifications nil t)
              (ignore-errors
@@ -441,11 +426,11 @@ covers the pauses after the next keys."
 (defun hive-rpc--announce ()
   "Say in the echo area which question arrived, and when it opens."
   (let ((new (seq-remove (lambda (id) (member id hive-rpc--announced))
-                         hive-rpc--queue)))
+                         (hive-rpc--queue))))
     (when new
       (setq hive-rpc--announced (seq-take (append (reverse new) hive-rpc--announced)
                                           200))
-      (let ((record (gethash (car (last new)) hive-rpc--prompts)))
+      (let ((record (gethash (car (last new)) (hive-rpc--prompts))))
         (when record
           (let ((key (where-is-internal #'hive-rpc-answer-next nil t)))
             (message "hive-rpc: %s asks \"%s\"%s%s"
@@ -459,9 +444,9 @@ covers the pauses after the next keys."
   "Ask the next queued prompt when the human pauses.
 With NOW non-nil, ask it as soon as Emacs is idle: the human has
 just answered the question before it."
-  (when (and hive-rpc--queue (not noninteractive) (not now))
+  (when (and (hive-rpc--queue) (not noninteractive) (not now))
     (hive-rpc--announce))
-  (when (and hive-rpc-auto-ask hive-rpc--queue (not noninteractive))
+  (when (and hive-rpc-auto-ask (hive-rpc--queue) (not noninteractive))
     (unless (timerp hive-rpc--idle-timer)
       (setq hive-rpc--idle-timer
             (run-with-idle-timer hive-rpc-idle-delay t #'hive-rpc--ask-queued)))
@@ -478,11 +463,11 @@ just answered the question before it."
   "Ask the oldest queued prompt if Emacs is idle and the human paused.
 With NOW non-nil, do not wait for a pause."
   (cond
-   ((null hive-rpc--queue) (hive-rpc--stop-asking))
+   ((null (hive-rpc--queue)) (hive-rpc--stop-asking))
    ((not (and hive-rpc-auto-ask (hive-rpc--idle-p))) nil)
    ((or now (hive-rpc--paused-p))
     (hive-rpc--cancel-timer 'hive-rpc--pause-timer)
-    (hive-rpc--ask (car hive-rpc--queue) t))
+    (hive-rpc--ask (car (hive-rpc--queue)) t))
    ;; Idle, but not for long enough after typing: wait on in this pause.
    (t (hive-rpc--wait-for-pause))))
 
@@ -497,10 +482,10 @@ asking for it, so keys pressed in its opening moment go back to
 the buffer (see `hive-rpc-open-grace').
 \\<hive-rpc-minibuffer-map>\\[hive-rpc-decline] declines; \\[keyboard-quit] \
 defers it and every question queued behind it."
-  (let ((record (gethash id hive-rpc--prompts))
+  (let ((record (gethash id (hive-rpc--prompts)))
         (next nil))
-    (setq hive-rpc--queue (delete id hive-rpc--queue))
-    (unless hive-rpc--queue (hive-rpc--stop-asking))
+    (setf (hive-rpc--queue) (delete id (hive-rpc--queue)))
+    (unless (hive-rpc--queue) (hive-rpc--stop-asking))
     (when record
       (condition-case err
           (pcase (hive-rpc-minibuffer-read record by-itself)
@@ -512,7 +497,7 @@ defers it and every question queued behind it."
              (message "hive-rpc: declined")
              (setq next t))
             (`(give-back . ,keys)
-             (push id hive-rpc--queue)
+             (push id (hive-rpc--queue))
              (hive-rpc--unread keys)
              (message "hive-rpc: your key went to your buffer; the question \
 waits for your next pause")
@@ -528,8 +513,8 @@ waits for your next pause")
 
 (defun hive-rpc--defer-all ()
   "Leave the question just deferred and every queued one pending, unasked."
-  (let ((n (hash-table-count hive-rpc--prompts)))
-    (setq hive-rpc--queue nil)
+  (let ((n (hash-table-count (hive-rpc--prompts))))
+    (setf (hive-rpc--queue) nil)
     (hive-rpc--stop-asking)
     (message "%s" (substitute-command-keys
                    (format "hive-rpc: deferred; %d question%s pending: \
@@ -549,7 +534,7 @@ The answer goes to the outbox and is sent asynchronously; if the
 hub is away it is kept and sent after reconnecting."
   (let ((entry (list :id id :answer answer :action (or action "accept"))))
     (setq hive-rpc--outbox (append hive-rpc--outbox (list entry)))
-    (setq hive-rpc--queue (delete id hive-rpc--queue))
+    (setf (hive-rpc--queue) (delete id (hive-rpc--queue)))
     (if (hive-rpc--connected-p)
         (hive-rpc--send-answer entry)
       (message "hive-rpc: the hub is away; the answer is kept"))
@@ -567,7 +552,7 @@ hub is away it is kept and sent after reconnecting."
      :success-fn
      (lambda (record)
        (setq hive-rpc--outbox (delq entry hive-rpc--outbox))
-       (remhash id hive-rpc--prompts)
+       (remhash id (hive-rpc--prompts))
        (hive-rpc--answer-sent entry record)
        (hive-rpc--update))
      :error-fn
@@ -577,9 +562,9 @@ hub is away it is kept and sent after reconnecting."
            (setq hive-rpc--outbox (delq entry hive-rpc--outbox))
            (message "hive-rpc: answer refused: %s"
                     (hive-rpc--clean (plist-get err :message)))
-           (when (and (eql code hive-rpc-error-invalid-answer) (gethash id hive-rpc--prompts))
+           (when (and (eql code hive-rpc-error-invalid-answer) (gethash id (hive-rpc--prompts)))
              (hive-rpc--answer-refused id (plist-get err :message))
-             (setq hive-rpc--queue (append hive-rpc--queue (list id)))
+             (setf (hive-rpc--queue) (append (hive-rpc--queue) (list id)))
              (hive-rpc--schedule-ask))
            (hive-rpc--update))))
      :timeout-fn
@@ -599,7 +584,7 @@ hub is away it is kept and sent after reconnecting."
   "Return the mode-line text of `hive-rpc-mode'.
 \" hive:N\" while N questions wait; a final \"!\" while the hub's
 store is degraded, with the reason in its tooltip."
-  (let ((n (hash-table-count hive-rpc--prompts)))
+  (let ((n (hash-table-count (hive-rpc--prompts))))
     (cond ((eq hive-rpc--state 'dead) " hive:down")
           ((eq hive-rpc--state 'connecting) " hive:...")
           (hive-rpc--degraded
@@ -612,7 +597,7 @@ store is degraded, with the reason in its tooltip."
 (defun hive-rpc--pending-ids ()
   "Return the ids of the pending questions, oldest first."
   (let (records)
-    (maphash (lambda (_id r) (push r records)) hive-rpc--prompts)
+    (maphash (lambda (_id r) (push r records)) (hive-rpc--prompts))
     (mapcar (lambda (r) (plist-get r :id))
             (sort records (lambda (a b) (< (plist-get a :created_at)
                                            (plist-get b :created_at)))))))
@@ -676,7 +661,7 @@ declines and \\[keyboard-quit] defers."
 (defun hive-rpc-answer-next ()
   "Answer the oldest waiting question, deferred ones included."
   (interactive)
-  (let ((id (or (car hive-rpc--queue) (car (hive-rpc--pending-ids)))))
+  (let ((id (or (car (hive-rpc--queue)) (car (hive-rpc--pending-ids)))))
     (if id
         (let ((hive-rpc-auto-ask nil)) (hive-rpc--ask id))
       (message "hive-rpc: no question is waiting"))))
@@ -709,7 +694,7 @@ how to get one, before reading anything."
 (defun hive-rpc-events-buffer ()
   "Show the JSON-RPC traffic with the hub."
   (interactive)
-  (if hive-rpc--connection
+  (if (hive-rpc--connected-p)
       (display-buffer (jsonrpc-events-buffer hive-rpc--connection))
     (user-error "Not connected to the hub")))
 

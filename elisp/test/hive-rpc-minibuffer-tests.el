@@ -153,18 +153,18 @@
 
 (ert-deftest hive-rpc-minibuffer-tests-defer-leaves-the-queue ()
   "Leave every queued question pending, unasked, on one defer."
-  (let ((hive-rpc--prompts (make-hash-table :test #'equal))
-        (hive-rpc--queue (list "b" "c"))
-        (hive-rpc--idle-timer (run-with-idle-timer 1000 t #'ignore))
-        (hive-rpc--pause-timer nil))
-    (dolist (id '("a" "b" "c"))
-      (puthash id (hive-rpc-minibuffer-tests--record) hive-rpc--prompts))
-    (hive-rpc--defer-all)
-    (should-not hive-rpc--queue)
-    (should-not hive-rpc--idle-timer)
-    (should (= (hash-table-count hive-rpc--prompts) 3))
-    (should (string-prefix-p "hive-rpc: deferred; 3 questions are pending"
-                             (hive-rpc-minibuffer-tests--last-message)))))
+  (hive-rpc-tests--with-offline-connection
+    (setf (hive-rpc--queue) (list "b" "c"))
+    (let ((hive-rpc--idle-timer (run-with-idle-timer 1000 t #'ignore))
+          (hive-rpc--pause-timer nil))
+      (dolist (id '("a" "b" "c"))
+        (puthash id (hive-rpc-minibuffer-tests--record) (hive-rpc--prompts)))
+      (hive-rpc--defer-all)
+      (should-not (hive-rpc--queue))
+      (should-not hive-rpc--idle-timer)
+      (should (= (hash-table-count (hive-rpc--prompts)) 3))
+      (should (string-prefix-p "hive-rpc: deferred; 3 questions are pending"
+                               (hive-rpc-minibuffer-tests--last-message))))))
 
 (ert-deftest hive-rpc-minibuffer-tests-details ()
   "Describe the whole question: id, agent, fields and their constraints."
@@ -204,17 +204,17 @@
                "Scale?" "--schema"
                "{\"type\":\"object\",\"properties\":{\"when\":{\"type\":\"string\",\"format\":\"date\"}},\"required\":[\"when\"]}")))
       (hive-rpc-tests--arrived id)
-      (setq hive-rpc--queue nil)
+      (setf (hive-rpc--queue) nil)
       (let ((answer (make-hash-table :test #'equal)))
         (puthash "when" "tomorrow" answer)
         (hive-rpc--respond id answer))
       (hive-rpc-tests--wait-for (lambda () (null hive-rpc--outbox)))
-      (should (member id hive-rpc--queue))
+      (should (member id (hive-rpc--queue)))
       (should (string-match-p "'when' must be a valid date"
                               (gethash id hive-rpc--refusals)))
       ;; Closed elsewhere: the reason and the drafts go.
       (should (eql (car (hive-rpc-tests--cli "cancel" id)) 0))
-      (hive-rpc-tests--wait-for (lambda () (not (gethash id hive-rpc--prompts))))
+      (hive-rpc-tests--wait-for (lambda () (not (gethash id (hive-rpc--prompts)))))
       (should-not (gethash id hive-rpc--refusals)))))
 
 (provide 'hive-rpc-minibuffer-tests)

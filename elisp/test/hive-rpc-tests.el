@@ -96,6 +96,24 @@ Return PREDICATE's value; fail the test on timeout."
   (declare (indent 1) (debug (sexp body)))
   `(hive-rpc-tests--call-with-hub (lambda () ,@body) ,(plist-get options :store)))
 
+(defun hive-rpc-tests--call-with-offline-connection (fn)
+  "Call FN with `hive-rpc--connection' a connection to no hub.
+A pipe stands for the hub: the connection's slots hold prompts and
+the queue as a live one's do, and nothing is sent anywhere."
+  (let* ((proc (make-pipe-process :name "hive-rpc-test-offline" :noquery t))
+         (hive-rpc--connection
+          (hive-rpc-connection :name "hive-rpc-test-offline" :process proc)))
+    (unwind-protect
+        (funcall fn)
+      (let ((inhibit-message t)
+            (message-log-max nil))
+        (jsonrpc-shutdown hive-rpc--connection t)))))
+
+(defmacro hive-rpc-tests--with-offline-connection (&rest body)
+  "Run BODY with a connection to no hub as the session's connection."
+  (declare (indent 0) (debug (body)))
+  `(hive-rpc-tests--call-with-offline-connection (lambda () ,@body)))
+
 (defun hive-rpc-tests--cli (&rest args)
   "Run the hive-rpc CLI with ARGS on the test hub; return (EXIT . OUTPUT)."
   (let ((default-directory hive-rpc-tests--root))
@@ -137,7 +155,7 @@ Such a hub is no child of Emacs: it outlives Emacs, and this test."
 
 (defun hive-rpc-tests--arrived (id)
   "Wait until prompt ID is known to hive-rpc; return its record."
-  (hive-rpc-tests--wait-for (lambda () (gethash id hive-rpc--prompts))))
+  (hive-rpc-tests--wait-for (lambda () (gethash id (hive-rpc--prompts)))))
 
 (ert-deftest hive-rpc-tests-default-socket ()
   "Follow the hub's rules for the default socket path."
@@ -166,7 +184,7 @@ Such a hub is no child of Emacs: it outlives Emacs, and this test."
       (let ((record (hive-rpc-tests--arrived id)))
         (should (equal (plist-get record :question) "Deploy?"))
         (should (equal (plist-get record :agent_id) "deployer"))
-        (should (member id hive-rpc--queue))))))
+        (should (member id (hive-rpc--queue)))))))
 
 (ert-deftest hive-rpc-tests-receive-new-prompt ()
   "Receive a prompt asked through the CLI after connecting."
@@ -187,7 +205,7 @@ Such a hub is no child of Emacs: it outlives Emacs, and this test."
       (hive-rpc--respond id "yes")
       (hive-rpc-tests--wait-for (lambda () (null hive-rpc--outbox)))
       (should (equal (hive-rpc-tests--cli "poll" id) '(0 . "yes")))
-      (should-not (gethash id hive-rpc--prompts)))))
+      (should-not (gethash id (hive-rpc--prompts))))))
 
 (ert-deftest hive-rpc-tests-decline ()
   "Decline a prompt; the agent sees it declined."
@@ -207,10 +225,10 @@ Such a hub is no child of Emacs: it outlives Emacs, and this test."
     (hive-rpc-tests--connect)
     (let ((id (hive-rpc-tests--ask "Rebase?" "--choices" "yes,no")))
       (hive-rpc-tests--arrived id)
-      (should (member id hive-rpc--queue))
+      (should (member id (hive-rpc--queue)))
       (should (eql (car (hive-rpc-tests--cli "answer" id "no")) 0))
-      (hive-rpc-tests--wait-for (lambda () (not (gethash id hive-rpc--prompts))))
-      (should-not (member id hive-rpc--queue)))))
+      (hive-rpc-tests--wait-for (lambda () (not (gethash id (hive-rpc--prompts)))))
+      (should-not (member id (hive-rpc--queue))))))
 
 (ert-deftest hive-rpc-tests-mode-line-count ()
   "Show the number of pending prompts in the mode line, nothing at zero."
@@ -274,15 +292,15 @@ Such a hub is no child of Emacs: it outlives Emacs, and this test."
       (should (string-match-p "\\`([0-9]m[0-9]+s) \\'" (hive-rpc--countdown-text record)))
       (hive-rpc-tests--type-elsewhere id)
       (let ((updated (hive-rpc-tests--wait-for
-                      (lambda () (plist-get (gethash id hive-rpc--prompts) :typing_at)))))
+                      (lambda () (plist-get (gethash id (hive-rpc--prompts)) :typing_at)))))
         (should updated))
-      (setq record (gethash id hive-rpc--prompts))
+      (setq record (gethash id (hive-rpc--prompts)))
       (should (= (plist-get record :deadline_at) (plist-get record :max_deadline_at)))
       (should (equal (hive-rpc--countdown-text record) ""))
       (should-not (member id hive-rpc--typed))
       ;; still one question, queued once
       (should (equal (hive-rpc--mode-line-string) " hive:1"))
-      (should (equal (cl-count id hive-rpc--queue :test #'equal) 1)))))
+      (should (equal (cl-count id (hive-rpc--queue) :test #'equal) 1)))))
 
 (ert-deftest hive-rpc-tests-ask-from-emacs ()
   "Ask from Emacs; the prompt comes back as `hive/prompt'."
@@ -293,7 +311,7 @@ Such a hub is no child of Emacs: it outlives Emacs, and this test."
     (let ((record (hive-rpc-tests--wait-for
                    (lambda ()
                      (car (seq-filter (lambda (r) (equal (plist-get r :question) "Lunch?"))
-                                      (hash-table-values hive-rpc--prompts)))))))
+                                      (hash-table-values (hive-rpc--prompts))))))))
       (should (equal (plist-get record :agent_id) hive-rpc-agent-id))
       (should (equal (plist-get record :choices) ["now" "later"])))))
 
@@ -358,11 +376,11 @@ The error says how to get one."
     (hive-rpc-tests--connect)
     (let ((id (hive-rpc-tests--ask "Pick?" "--choices" "a,b")))
       (hive-rpc-tests--arrived id)
-      (setq hive-rpc--queue nil)
+      (setf (hive-rpc--queue) nil)
       (hive-rpc--respond id "c")
       (hive-rpc-tests--wait-for (lambda () (null hive-rpc--outbox)))
-      (should (gethash id hive-rpc--prompts))
-      (should (member id hive-rpc--queue))
+      (should (gethash id (hive-rpc--prompts)))
+      (should (member id (hive-rpc--queue)))
       (should (equal (hive-rpc-tests--cli "poll" id) '(8 . "pending"))))))
 
 (ert-deftest hive-rpc-tests-list-pending ()
@@ -418,10 +436,10 @@ The error says how to get one."
                   (lambda (connection method params &rest args)
                     (when (eq method 'hive/list) (push params sent))
                     (apply request connection method params args))))
-        (clrhash hive-rpc--prompts)
+        (clrhash (hive-rpc--prompts))
         (hive-rpc--list-fetch)
         (hive-rpc-tests--wait-for
-         (lambda () (cl-every (lambda (id) (gethash id hive-rpc--prompts)) ids))))
+         (lambda () (cl-every (lambda (id) (gethash id (hive-rpc--prompts))) ids))))
       (should (= (length sent) 3))
       (should (cl-every (lambda (params) (eql (plist-get params :limit) 1)) sent))
       (should (equal (mapcar (lambda (params) (and (plist-get params :cursor) t))
@@ -430,13 +448,13 @@ The error says how to get one."
 
 (ert-deftest hive-rpc-tests-list-shows-schema-fields ()
   "Show a schema question's fields in `hive-rpc-list'."
-  (let ((hive-rpc--prompts (make-hash-table :test #'equal)))
+  (hive-rpc-tests--with-offline-connection
     (puthash "0123456789abcdef"
              (list :id "0123456789abcdef" :agent_id "d" :question "Deploy?"
                    :created_at (float-time) :deadline_at (+ (float-time) 60)
                    :schema '(:type "object"
                              :properties (:env (:type "string") :replicas (:type "integer"))))
-             hive-rpc--prompts)
+             (hive-rpc--prompts))
     (should (equal (aref (cadr (car (hive-rpc--list-entries))) 4)
                    "Deploy?  {env, replicas}"))))
 
@@ -515,11 +533,15 @@ already serves this data dir"
       (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'dead)))
       (should (equal (hive-rpc--mode-line-string) " hive:down"))
       (should-not hive-rpc--countdown-timer)
+      ;; The dead connection keeps the questions it brought until the next.
+      (should (gethash id (hive-rpc--prompts)))
       (hive-rpc--respond id "yes")
       (should (equal (mapcar (lambda (e) (plist-get e :id)) hive-rpc--outbox)
                      (list id)))
-      (hive-rpc-tests--start-hub "sqlite")
-      (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'connected)))
+      (let ((dead hive-rpc--connection))
+        (hive-rpc-tests--start-hub "sqlite")
+        (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'connected)))
+        (should-not (eq hive-rpc--connection dead)))
       (hive-rpc-tests--wait-for (lambda () (null hive-rpc--outbox)))
       (should (equal (hive-rpc-tests--cli "poll" id) '(0 . "yes")))
       (hive-rpc-tests--wait-for (lambda () (equal (hive-rpc--mode-line-string) ""))))))
@@ -557,7 +579,7 @@ already serves this data dir"
               (should (equal (hive-rpc-tests--cli "poll" answered) '(0 . "yes")))
               (hive-rpc-tests--wait-for
                (lambda () (equal (hive-rpc--mode-line-string) " hive:1")))
-              (should (gethash waiting hive-rpc--prompts))
+              (should (gethash waiting (hive-rpc--prompts)))
               ;; One start only: the reconnect timer is gone and starts no
               ;; other, and the starter has exited.
               (should-not hive-rpc--reconnect-timer)
@@ -574,56 +596,59 @@ already serves this data dir"
     (cl-letf (((symbol-function 'dbus-ping) (lambda (&rest _) t))
               ((symbol-function 'notifications-notify)
                (lambda (&rest _) (setq calls (1+ calls)))))
-      (let ((hive-rpc--hub-notifies nil))
-        (hive-rpc--notify '(:agent_id "a" :question "q" :urgent t)))
-      (should (= calls 1))
-      (let ((hive-rpc--hub-notifies t))
-        (hive-rpc--notify '(:agent_id "a" :question "q" :urgent t)))
-      (should (= calls 1)))))
+      (hive-rpc-tests--with-offline-connection
+        (oset hive-rpc--connection hub-notifies nil)
+        (hive-rpc--notify '(:agent_id "a" :question "q" :urgent t))
+        (should (= calls 1))
+        (oset hive-rpc--connection hub-notifies t)
+        (hive-rpc--notify '(:agent_id "a" :question "q" :urgent t))
+        (should (= calls 1))))))
 
 (ert-deftest hive-rpc-tests-learn-whether-the-hub-notifies ()
   "The status the hub gives on connect sets `hive-rpc--hub-notifies'."
   (hive-rpc-tests--with-hub ()
-    (setq hive-rpc--hub-notifies 'unknown)
-    (hive-rpc-tests--connect)
-    (hive-rpc-tests--wait-for (lambda () (not (eq hive-rpc--hub-notifies 'unknown))))
+    ;; The status request is sent, and its reply read only when we wait.
+    (hive-rpc-mode 1)
+    (should (eq hive-rpc--state 'connected))
+    (oset hive-rpc--connection hub-notifies 'unknown)
+    (hive-rpc-tests--wait-for (lambda () (not (eq (hive-rpc--hub-notifies) 'unknown))))
     ;; the test hub runs with --no-notify
-    (should-not hive-rpc--hub-notifies)))
+    (should-not (hive-rpc--hub-notifies))))
 
 ;; "(hive-rpc doctor checks it)" is in each message; the hub's "store: " is not.
 (ert-deftest hive-rpc-tests-health-shows-in-mode-line-and-messages ()
   "A `hive/health' notification marks the mode line and says so once each way."
-  (let ((hive-rpc--state 'connected)
-        (hive-rpc--prompts (make-hash-table :test #'equal))
-        (hive-rpc--degraded nil)
-        (said nil))
-    (cl-letf (((symbol-function 'message)
-               (lambda (fmt &rest args) (push (apply #'format-message fmt args) said))))
-      (puthash "p1" '(:id "p1") hive-rpc--prompts)
-      (puthash "p2" '(:id "p2") hive-rpc--prompts)
-      (should (equal (hive-rpc--mode-line-string) " hive:2"))
-      (hive-rpc-handle-notification
-       nil 'hive/health '(:degraded "store: database or disk is full"))
-      (should (equal (hive-rpc--mode-line-string) " hive:2!"))
-      (should (equal (get-text-property 0 'help-echo (hive-rpc--mode-line-string))
-                     "hive-rpc: the hub's store is degraded: database or disk is full \
+  (hive-rpc-tests--with-offline-connection
+    (let ((hive-rpc--state 'connected)
+          (hive-rpc--degraded nil)
+          (said nil))
+      (cl-letf (((symbol-function 'message)
+                 (lambda (fmt &rest args) (push (apply #'format-message fmt args) said))))
+        (puthash "p1" '(:id "p1") (hive-rpc--prompts))
+        (puthash "p2" '(:id "p2") (hive-rpc--prompts))
+        (should (equal (hive-rpc--mode-line-string) " hive:2"))
+        (hive-rpc-handle-notification
+         nil 'hive/health '(:degraded "store: database or disk is full"))
+        (should (equal (hive-rpc--mode-line-string) " hive:2!"))
+        (should (equal (get-text-property 0 'help-echo (hive-rpc--mode-line-string))
+                       "hive-rpc: the hub's store is degraded: database or disk is full \
 (hive-rpc doctor checks it)"))
-      (should (equal said '("hive-rpc: the hub's store is degraded: database or disk is full \
+        (should (equal said '("hive-rpc: the hub's store is degraded: database or disk is full \
 (hive-rpc doctor checks it)")))
-      ;; The same state again (a resubscribe, the status on reconnect): no news.
-      (hive-rpc-handle-notification
-       nil 'hive/health '(:degraded "store: database or disk is full"))
-      (should (= (length said) 1))
-      (clrhash hive-rpc--prompts)
-      (should (equal (hive-rpc--mode-line-string) " hive:!"))
-      (hive-rpc-handle-notification nil 'hive/health '(:degraded nil))
-      (should (equal (hive-rpc--mode-line-string) ""))
-      (should (equal (car said) "hive-rpc: the hub's store works again"))
-      (should (= (length said) 2))
-      ;; Lost hub: its health is unknown, the mode line says down.
-      (hive-rpc-handle-notification nil 'hive/health '(:degraded "store: disk I/O error"))
-      (let ((hive-rpc--state 'dead))
-        (should (equal (hive-rpc--mode-line-string) " hive:down"))))))
+        ;; The same state again (a resubscribe, the status on reconnect): no news.
+        (hive-rpc-handle-notification
+         nil 'hive/health '(:degraded "store: database or disk is full"))
+        (should (= (length said) 1))
+        (clrhash (hive-rpc--prompts))
+        (should (equal (hive-rpc--mode-line-string) " hive:!"))
+        (hive-rpc-handle-notification nil 'hive/health '(:degraded nil))
+        (should (equal (hive-rpc--mode-line-string) ""))
+        (should (equal (car said) "hive-rpc: the hub's store works again"))
+        (should (= (length said) 2))
+        ;; Lost hub: its health is unknown, the mode line says down.
+        (hive-rpc-handle-notification nil 'hive/health '(:degraded "store: disk I/O error"))
+        (let ((hive-rpc--state 'dead))
+          (should (equal (hive-rpc--mode-line-string) " hive:down")))))))
 
 (ert-deftest hive-rpc-tests-healthy-hub-after-reconnect-clears-degraded ()
   "A hub that is back healthy after Emacs lost it clears the degraded mark."
