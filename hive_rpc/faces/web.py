@@ -13,6 +13,8 @@ same-origin ``Origin`` on POST):
 * ``POST /api/typing``: the human started typing an answer (the countdown stops);
 * ``POST /api/respond`` and ``POST /api/cancel``: the human's answer or withdrawal,
   recorded as by ``dashboard``;
+* any other ``/api/`` route, or a route's other HTTP methods: the API's JSON error,
+  ``method_not_found`` (-32601), 404 (405 for a known route);
 * ``GET /dashboard`` (the page, with ``/dashboard/app.js`` and ``/dashboard/style.css``)
   and ``GET /`` (a redirect to it).
 
@@ -39,7 +41,7 @@ from starlette.routing import Route
 
 from hive_rpc.activity import ActivityLog, Entry
 from hive_rpc.core import limits
-from hive_rpc.core.errors import HiveError
+from hive_rpc.core.errors import HiveError, MethodNotFound
 from hive_rpc.dispatch import dispatch, error_for
 from hive_rpc.service import HubService
 
@@ -67,11 +69,14 @@ HTTP_STATUS = {
     -32003: 409,
     -32004: 400,
     -32602: 400,
+    -32601: 404,
     -32007: 503,
     -32012: 503,
     -32603: 500,
 }
 """A hub error's JSON-RPC code -> the HTTP status of the API's answer (others: 400)."""
+
+ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 _ASSETS = {
@@ -112,13 +117,19 @@ def sse_reset(last_id: int) -> bytes:
     return f"id: {last_id}\nevent: reset\ndata: {data}\n\n".encode()
 
 
-def _error(status: int, message: str, code: int | None = None, data: Any = None) -> JSONResponse:
+def _error(
+    status: int,
+    message: str,
+    code: int | None = None,
+    data: Any = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
     body: dict[str, Any] = {"message": message}
     if code is not None:
         body["code"] = code
     if data is not None:
         body["data"] = data
-    return JSONResponse({"error": body}, status_code=status)
+    return JSONResponse({"error": body}, status_code=status, headers=headers)
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -262,6 +273,7 @@ class WebFace:
                 Route("/api/respond", self.respond, methods=["POST"], max_body_size=MAX_BODY),
                 Route("/api/cancel", self.cancel, methods=["POST"], max_body_size=MAX_BODY),
                 Route("/api/typing", self.typing, methods=["POST"], max_body_size=MAX_BODY),
+                Route("/api/{rest:path}", self.no_route, methods=ANY_METHOD),
             ]
         )
 
@@ -359,6 +371,24 @@ class WebFace:
         except HiveError as e:  # dispatch's tiers: a refusal, or a bug (logged)
             return _failed(e)
         return JSONResponse(record)
+
+    async def no_route(self, request: Request) -> Response:
+        """The first tier, as every face has it: an unknown ``/api/`` route (or one
+        asked with another HTTP method) is the API's JSON error, ``method_not_found``,
+        so that a client of the API reads every failure one way (Starlette's own
+        would be plain text)."""
+        api = {  # the routes above: path -> the HTTP methods it takes
+            r.path: ", ".join(sorted(r.methods - {"HEAD"}))
+            for r in self.app.routes
+            if isinstance(r, Route) and r.path.startswith("/api/") and r.methods
+            if "{" not in r.path
+        }
+        path, verb = request.url.path, request.method
+        offered = ", ".join(f"{methods} {p}" for p, methods in api.items())
+        error = MethodNotFound(f"no API route {verb} {path[:80]}; the API offers {offered}")
+        if path in api:
+            return _error(405, error.message, error.code, error.data, {"Allow": api[path]})
+        return _failed(error)
 
 
 def _failed(error: HiveError) -> Response:

@@ -191,7 +191,7 @@ def register(hive: HiveMcp) -> None:
         "pass it as `cursor` for the next page.",
     )
     @guarded
-    async def hivemind_listpending_ask(
+    async def hivemind_list_pending(
         ctx: Context, limit: int = 100, cursor: str | None = None
     ) -> Annotated[CallToolResult, PendingList]:
         page = await hive.call("hive/list", limit=limit, cursor=cursor)
