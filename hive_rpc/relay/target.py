@@ -1,11 +1,12 @@
 """What the relay needs from a terminal that an agent ("ling") runs in.
 
 Each kind (``tmux``, ``zellij``, ``emacs-buffer``) implements ``Target``.  The relay
-calls ``check`` before every delivery: a dead target is reported, a stale address
-re-resolved, and a target whose last lines show a dialog (a permission prompt, a y/n
-question) is not typed into, nor is one whose foreground program is a shell
-(``command``).  ``type_text`` gets text already made safe by
-``relay.text.prepare``: no control characters or escape sequences, newlines kept.
+calls ``check`` before every delivery: a dead target is reported (a tmux window
+name is resolved again at each check, so a recreated window is found), and a target
+whose last lines show a dialog (a permission prompt, a y/n question) is not typed
+into, nor is one whose foreground program is a shell (``command``).  ``type_text``
+gets text already made safe by ``relay.text.prepare``: no control characters or
+escape sequences, newlines kept.
 It types the text as one paste where the terminal supports bracketed paste, then
 submits it with Enter.
 """
@@ -26,7 +27,9 @@ class TargetState:
     reason: str = ""
     """Why it is not alive, in words a person can act on; empty when alive."""
     address: str | None = None
-    """A new address when the old one was stale and was re-resolved, else None."""
+    """A new address the owner should keep, else None.  No target sets it today: a
+    tmux target spec (``work:w.0``) is kept as the human gave it and resolved again
+    at every check, rather than pinned to the pane id it named once."""
     command: str | None = None
     """The program in the terminal's foreground (``claude``, ``bash``) where the
     terminal tells it, else None.  The relay types nothing while it is a shell, nor

@@ -10,8 +10,11 @@ default CR, which a program without bracketed paste would take as Enter.  One
 ``send-keys Enter`` then submits it.
 
 Addresses are what ``tmux -t`` accepts: a pane id (``%3``) or a target spec
-(``agents:0.1``).  A spec names whichever pane is there now, so ``check`` resolves
-it to the pane id and keeps that id, and the relay types into the pane it checked.
+(``work:w.0``).  A spec names whichever pane is there now, and that is what the
+human meant by it: when the window is closed and opened again under the same name,
+the ling is the new pane.  So the spec is kept as given and resolved again at every
+``check``; the target then types into the pane id that check found (``pane``), so a
+delivery never types into another pane than the one it checked.
 ``check`` also reads ``#{pane_current_command}``, the program in the pane's
 foreground, so the relay can refuse to type into a shell, and ``#{pane_tty}``, so the
 hub can tell whether a process runs inside the pane (relay/consent.py).
@@ -46,7 +49,10 @@ class TmuxTarget:
         if not address.strip():
             raise ValueError("a tmux address is a pane id like %3 or a target like agents:0.1")
         self.address = address
+        """As given; never replaced by the pane id it resolves to (see the module doc)."""
         self.socket = socket
+        self.pane: str | None = None
+        """The pane id (``%12``) the last ``check`` resolved the address to."""
         self.tty: str | None = None
         """The pane's terminal device (``/dev/pts/3``) as the last ``check`` saw it."""
 
@@ -89,43 +95,42 @@ class TmuxTarget:
         )[:4]
         self.tty = tty or None
         if not pane_id.startswith("%"):
+            self.pane = None
             return TargetState(
                 alive=False, reason=f"tmux pane {self.address} is gone: tmux names no pane for it"
             )
-        resolved = None
-        if pane_id != self.address:
-            resolved = self.address = pane_id
+        self.pane = pane_id
         if dead.strip() == "1":
             return TargetState(
                 alive=False,
                 reason=f"the program in tmux pane {pane_id} has exited (the pane is dead)",
-                address=resolved,
             )
         tail = captured.stdout.decode("utf-8", "replace")
         return TargetState(
             alive=True,
             tail=tail,
-            address=resolved,
             command=command or None,
             no_command="tmux gave no #{pane_current_command}",
         )
 
     def _gone(self, done: subprocess.CompletedProcess[bytes]) -> TargetState:
+        self.pane = None
         return TargetState(alive=False, reason=f"tmux pane {self.address} is gone: {_stderr(done)}")
 
     async def type_text(self, text: str) -> None:
-        """Paste ``text`` into the pane and press Enter; DeliveryError with tmux's
-        message when a step fails."""
+        """Paste ``text`` into the pane the last ``check`` found (else the address)
+        and press Enter; DeliveryError with tmux's message when a step fails."""
+        pane = self.pane or self.address
         buffer = f"hive-rpc-{uuid.uuid4().hex}"
         try:
             await self._run("load-buffer", "-b", buffer, "-", stdin=text.encode("utf-8"))
             try:
-                await self._run("paste-buffer", "-p", "-d", "-r", "-b", buffer, "-t", self.address)
+                await self._run("paste-buffer", "-p", "-d", "-r", "-b", buffer, "-t", pane)
             except DeliveryError:
                 # -d deletes the buffer only after a paste; don't leave the text behind.
                 await self._tmux("delete-buffer", "-b", buffer)
                 raise
-            await self._run("send-keys", "-t", self.address, "Enter")
+            await self._run("send-keys", "-t", pane, "Enter")
         except OSError as exc:
             raise DeliveryError(cannot_run("tmux", exc)) from None
 

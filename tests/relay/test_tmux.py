@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,10 +19,13 @@ from typing import TypeVar
 import pytest
 import trio
 
+from hive_rpc.agora import open_agora
 from hive_rpc.relay.delivery import Relay
+from hive_rpc.relay.emacs import DeliveryPeers
 from hive_rpc.relay.target import DeliveryError, TargetState
 from hive_rpc.relay.text import dialog_in, prepare
 from hive_rpc.relay.tmux import TmuxTarget, find_tmux
+from hive_rpc.store.memory import MemoryStore
 
 pytestmark = pytest.mark.skipif(
     find_tmux() is None, reason="tmux is not installed; these tests drive a real tmux"
@@ -271,22 +275,22 @@ async def test_a_pane_whose_program_exited_is_not_alive(tmux: Tmux) -> None:
     assert state.reason == f"the program in tmux pane {ling.pane} has exited (the pane is dead)"
 
 
-async def test_a_target_spec_is_re_resolved_to_its_pane_id(tmux: Tmux) -> None:
+async def test_a_target_spec_is_kept_and_typed_into_the_pane_it_names(tmux: Tmux) -> None:
     ling = await tmux.ling("spec")
     target = ling.target("spec:0.0")
     state = await target.check()
     assert state.alive
-    assert state.address == ling.pane
-    assert target.address == ling.pane
+    assert state.address is None  # nothing for the owner to pin
+    assert target.address == "spec:0.0"
+    assert target.pane == ling.pane
     assert "ling> " in state.tail
-    assert (await target.check()).address is None  # already the pane id
 
     fresh = ling.target("spec:0.0")
     async with trio.open_nursery() as nursery:
         result = await Relay(nursery).deliver("spec", fresh, "by name")
         nursery.cancel_scope.cancel()
     assert result.delivered
-    assert result.address == ling.pane
+    assert result.address is None
     assert await ling.wait_for(1) == [pasted("by name")]
 
 
@@ -323,3 +327,44 @@ async def test_no_server_is_not_alive(short_tmp: Path) -> None:
 def test_an_empty_address_is_refused() -> None:
     with pytest.raises(ValueError, match="pane id"):
         TmuxTarget("  ")
+
+
+async def test_a_ling_registered_by_name_follows_its_window_when_it_is_recreated(
+    tmux: Tmux,
+) -> None:
+    """Issue 14: a ling registered as ``work:w.0`` was pinned to the pane id its first
+    delivery found, so once the window was recreated every delivery failed with "pane
+    %N is gone".  The name is kept, and resolved again at each delivery."""
+    await tmux.run("new-session", "-d", "-s", "work", "-n", "other", "sleep", "600")
+
+    async def window(tag: str) -> Ling:
+        record, flag = tmux.dir / f"{tag}.jsonl", tmux.dir / f"{tag}.dialog"
+        pane = await tmux.run(
+            "new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "work:", "-n", "w",
+            sys.executable, str(LING), str(record), str(flag),
+        )  # fmt: skip
+        ling = Ling(tmux=tmux, name=tag, pane=pane, record=record, dialog_flag=flag)
+        await until(f"ling {tag} to start", ling.ready)
+        return ling
+
+    first = await window("first")
+    address = f"work:w.0@{tmux.socket}"
+    async with trio.open_nursery() as nursery:
+        agora = await open_agora(
+            MemoryStore(), time.time, DeliveryPeers(), nursery,
+            relay=Relay(nursery, min_interval_s=0.05),
+        )  # fmt: skip
+        await agora.register("main.parent", "tmux", address, owner=True)
+        one = await agora.answer("main.parent", "to the first window", None)
+        assert one["delivery"]["state"] == "delivered", one
+        assert await first.wait_for(1) == [pasted("[ANSWER from main] to the first window")]
+
+        await tmux.run("kill-window", "-t", "work:w")
+        second = await window("second")
+        assert second.pane != first.pane
+        two = await agora.answer("main.parent", "to the new window", None)
+        assert two["delivery"]["state"] == "delivered", two
+        assert await second.wait_for(1) == [pasted("[ANSWER from main] to the new window")]
+        (ling,) = await agora.lings()
+        assert ling["address"] == address  # still the name, not a pane id
+        nursery.cancel_scope.cancel()
