@@ -85,6 +85,12 @@ RECONNECT_MAX_S = 30.0
 """Back-off between attempts to get a hub back when it cannot be reached or started.
 A retry delay, not a poll: with start allowed, the first attempt starts a hub."""
 PROGRESS_PREFIX = "hive-prompt/"
+DOCUMENT_SYNC = ("textDocument/", "notebookDocument/")
+"""Notifications about documents (didOpen, didChange, didSave, didClose ...): this
+server keeps no documents and advertises no sync, but clients send them anyway
+(Neovim's vim.lsp, for a buffer it attached before the server said so); they are
+dropped unread, never handed to pygls, whose workspace raised KeyError for a
+didChange of a document it was never told was opened."""
 
 
 class _FirstResult:
@@ -118,10 +124,19 @@ class _Writer:
 
 
 def build_server() -> LanguageServer:
-    """The pygls server: no document sync, nothing but the LSP lifecycle."""
-    return LanguageServer(
+    """The pygls server: no document sync, nothing but the LSP lifecycle.
+
+    pygls registers its own workspace handlers for didOpen/didChange/didClose (of
+    text and notebook documents) and advertises ``openClose`` because they exist;
+    they are removed, so ``initialize`` answers ``textDocumentSync`` with nothing to
+    sync (``openClose`` false, ``change`` None)."""
+    server = LanguageServer(
         "hive-rpc", __version__, text_document_sync_kind=types.TextDocumentSyncKind.None_
     )
+    builtin = server.protocol.fm.builtin_features
+    for name in [n for n in builtin if n.startswith(DOCUMENT_SYNC)]:
+        del builtin[name]
+    return server
 
 
 class LspSession:
@@ -195,6 +210,8 @@ class LspSession:
             if not e.notification:
                 self._send(self._endpoint.error(e.id, e.code, e.message, e.data))
             return
+        if isinstance(msg, Notification) and msg.method.startswith(DOCUMENT_SYNC):
+            return  # no documents kept here: see DOCUMENT_SYNC
         if isinstance(msg, Request) and msg.method.startswith(NAMESPACE):
             scope = trio.CancelScope()
             self._requests[msg.id] = scope

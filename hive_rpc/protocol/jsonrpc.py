@@ -6,8 +6,11 @@ for the bytes of a request, notification, result or error and write them yoursel
 Both the hub (server side) and hive_rpc's own client use it.
 
 Rules: ``jsonrpc`` must be "2.0"; ids are strings or integers; ``params`` is an
-object (named parameters) or absent; batches are refused with a clear error; NaN,
-Infinity and lone UTF-16 surrogates are not JSON and are refused too.
+object (named parameters) or absent (``null``, or an empty array: Neovim's
+``vim.lsp`` encodes an empty Lua table as ``[]``, and an empty array carries no
+parameters either); a non-empty array (positional parameters) is refused; batches
+are refused with a clear error; NaN, Infinity and lone UTF-16 surrogates are not
+JSON and are refused too.
 """
 
 from __future__ import annotations
@@ -177,7 +180,7 @@ def parse_object(obj: Any) -> Message:
         if not isinstance(method, str) or not method:
             raise RpcError(INVALID_REQUEST, '"method" must be a non-empty string', id=msg_id)
         params = obj.get("params", {})
-        if params is None:
+        if params is None or params == []:  # no parameters; [] is Neovim's empty table
             params = {}
         if not isinstance(params, dict):
             raise RpcError(

@@ -379,6 +379,57 @@ async def test_the_flags_lsp_clients_add_are_accepted(
             assert await window.proc.wait() == 0
 
 
+async def test_text_sync_of_an_unopened_document_is_no_error(
+    hub: HubService, hub_config: HubConfig
+) -> None:
+    """The server keeps no documents and says so (``textDocumentSync`` kind None), but
+    clients (Neovim's vim.lsp among them) send didChange anyway, even for a document
+    they never opened: no "Error in server: KeyError" may pop up in the editor."""
+    uri = "file:///never/opened.py"
+    async with lsp(hub_config, "--no-start") as window:
+        init = await window.initialize()
+        sync = init["capabilities"]["textDocumentSync"]
+        assert sync in (0, {"openClose": False, "change": 0, "save": False})
+        change = {"range": _range(0, 0, 0, 0), "text": "x"}
+        await window.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [change]},
+        )
+        await window.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+        await window.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        doc = {"uri": uri, "languageId": "python", "version": 1, "text": "a\n"}
+        await window.notify("textDocument/didOpen", {"textDocument": doc})
+        await window.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": 3}, "contentChanges": [change]},
+        )
+        await window.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        await window.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": 4}, "contentChanges": [{"text": "b"}]},
+        )
+        assert await window.request("hive/list", {}) == []  # all of the above was read
+        assert await window.request("shutdown") is None
+        await window.notify("exit", None)
+        with trio.fail_after(TIMEOUT_S):
+            assert await window.proc.wait() == 0
+        said = []
+        while True:
+            try:
+                said.append(window.notes.receive_nowait())
+            except (trio.WouldBlock, trio.EndOfChannel):
+                break
+    errors = [m for m in said if m.method in ("window/showMessage", "window/logMessage")]
+    assert errors == []
+
+
+def _range(line: int, char: int, end_line: int, end_char: int) -> dict[str, Any]:
+    return {
+        "start": {"line": line, "character": char},
+        "end": {"line": end_line, "character": end_char},
+    }
+
+
 async def test_two_windows_race_and_one_wins(
     hub: HubService, hub_config: HubConfig, client: HubClient
 ) -> None:

@@ -63,6 +63,15 @@ def test_null_params_mean_no_params() -> None:
     assert parse_message(obj(jsonrpc="2.0", id=1, method="m", params=None)) == Request(1, "m", {})
 
 
+def test_an_empty_array_means_no_params() -> None:
+    """Neovim's vim.lsp encodes an empty Lua table (its params for a method without
+    any) as ``[]``; a non-empty array is positional and still refused below."""
+    assert parse_message(b'{"jsonrpc":"2.0","id":1,"method":"m","params":[]}') == Request(
+        1, "m", {}
+    )
+    assert parse_message(b'{"jsonrpc":"2.0","method":"m","params":[]}') == Notification("m", {})
+
+
 def test_notification() -> None:
     msg = parse_message(obj(jsonrpc="2.0", method="hive/typing", params={"id": "p"}))
     assert msg == Notification("hive/typing", {"id": "p"})
