@@ -214,7 +214,7 @@ class Relay:
                         attempts,
                         address,
                     )
-                dialog = dialog_in(state.tail)
+                dialog = dialog_in(state.tail, cursor_line=state.cursor_line)
                 if dialog is None:
                     break
                 if attempts >= self.hold_attempts:

@@ -30,6 +30,10 @@ class TargetState:
     """A new address the owner should keep, else None.  No target sets it today: a
     tmux target spec (``work:w.0``) is kept as the human gave it and resolved again
     at every check, rather than pinned to the pane id it named once."""
+    cursor_line: int | None = None
+    """The index, among ``tail``'s lines (split at ``\n``), of the line the cursor is
+    on, where the terminal tells it (tmux); None when it cannot.  ``dialog_in`` then
+    ignores a dialog that was answered and left on screen above the cursor."""
     command: str | None = None
     """The program in the terminal's foreground (``claude``, ``bash``) where the
     terminal tells it, else None.  The relay types nothing while it is a shell, nor

@@ -10,7 +10,13 @@ these and refuses a message too large to type instead of cutting it silently.
 
 ``dialog_in`` looks at the last lines a terminal shows.  When they show a question
 that typed text would answer (a permission prompt, ``(y/n)``, a password prompt), the
-relay must not type: the message would become the answer.
+relay must not type: the message would become the answer.  A dialog that was answered
+often stays on screen (``Allow? (y/n) y``, then the program's output and its prompt),
+so where the terminal says where its cursor is, only the lines where input would go
+count: the cursor's line when it shows something (a line-based program waits for its
+answer on that very line), else the last lines above it (a TUI such as Claude Code
+draws its menu and leaves the cursor on the empty line below), and any lines below
+the cursor (a menu drawn under a question).
 """
 
 from __future__ import annotations
@@ -91,16 +97,29 @@ DIALOG_PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
-def dialog_in(tail: str) -> str | None:
+def dialog_in(tail: str, *, cursor_line: int | None = None) -> str | None:
     """A short description of the dialog the last lines of ``tail`` show, or None.
 
-    Only the last ``DIALOG_LINES`` non-empty lines count, so a dialog that has
-    scrolled up (and so was answered) does not hold the relay forever.
+    ``cursor_line``: the index, among ``tail``'s lines (split at ``\n``), of the line
+    the terminal's cursor is on, where the terminal tells it.  Then only the cursor's
+    line counts when it is not blank (so an answered dialog above a prompt does not
+    hold the relay), else the last ``DIALOG_LINES`` non-empty lines above it; lines
+    below the cursor always count.  Without it, the last ``DIALOG_LINES`` non-empty
+    lines count, so a dialog that has scrolled further up does not hold the relay
+    forever.
     """
     # Line by line: an unterminated escape string (OSC, or 8-bit SOS) on one line
     # must not swallow the lines after it, the dialog among them.
     lines = [strip_controls(line).rstrip() for line in _NEWLINES.sub("\n", tail).split("\n")]
-    recent = [line for line in lines if line.strip()][-DIALOG_LINES:]
+    if cursor_line is None or not 0 <= cursor_line < len(lines):
+        recent = [line for line in lines if line.strip()][-DIALOG_LINES:]
+    else:
+        below = [line for line in lines[cursor_line + 1 :] if line.strip()][:DIALOG_LINES]
+        if lines[cursor_line].strip():
+            recent = [lines[cursor_line], *below]
+        else:
+            above = [line for line in lines[:cursor_line] if line.strip()][-DIALOG_LINES:]
+            recent = [*above, *below]
     for line in reversed(recent):
         for pattern, description in DIALOG_PATTERNS:
             if pattern.search(line):

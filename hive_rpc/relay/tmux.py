@@ -81,19 +81,18 @@ class TmuxTarget:
             "-p",
             "-t",
             self.address,
-            "#{pane_id}\t#{pane_dead}\t#{pane_current_command}\t#{pane_tty}",
+            "#{pane_id}\t#{pane_dead}\t#{pane_current_command}\t#{pane_tty}"
+            "\t#{cursor_y}\t#{pane_height}",
         )
         if found.returncode != 0:
             return self._gone(found)
-        captured = await self._tmux(
-            "capture-pane", "-p", "-J", "-t", self.address, "-S", f"-{TAIL_LINES}"
-        )
+        pane_id, dead, command, tty, cursor_y, height = (
+            [*found.stdout.decode("utf-8", "replace").rstrip("\n").split("\t"), *[""] * 6]
+        )[:6]
+        self.tty = tty or None
+        captured, tail, cursor_line = await self._capture(cursor_y, height)
         if captured.returncode != 0:
             return self._gone(captured)
-        pane_id, dead, command, tty = (
-            [*found.stdout.decode("utf-8", "replace").rstrip("\n").split("\t"), "", "", ""]
-        )[:4]
-        self.tty = tty or None
         if not pane_id.startswith("%"):
             self.pane = None
             return TargetState(
@@ -105,13 +104,41 @@ class TmuxTarget:
                 alive=False,
                 reason=f"the program in tmux pane {pane_id} has exited (the pane is dead)",
             )
-        tail = captured.stdout.decode("utf-8", "replace")
         return TargetState(
             alive=True,
             tail=tail,
+            cursor_line=cursor_line,
             command=command or None,
             no_command="tmux gave no #{pane_current_command}",
         )
+
+    async def _capture(
+        self, cursor_y: str, height: str
+    ) -> tuple[subprocess.CompletedProcess[bytes], str, int | None]:
+        """The pane's last lines, and which of them the cursor is on.
+
+        With ``-J`` a wrapped line comes back as one, so the cursor's row cannot be
+        counted from the bottom of the capture.  Instead one tmux command captures up
+        to the cursor's row (``-E``: the cursor's line is the last), prints a marker
+        line, and captures the rows below it.
+        """
+        head = ["capture-pane", "-p", "-J", "-t", self.address, "-S", f"-{TAIL_LINES}"]
+        if not (cursor_y.isdigit() and height.isdigit()):  # an older tmux: no cursor
+            done = await self._tmux(*head)
+            return done, done.stdout.decode("utf-8", "replace"), None
+        row, rows = int(cursor_y), int(height)
+        marker = f"hive-rpc-cursor-{uuid.uuid4().hex}"
+        below: list[str] = []
+        if row + 1 < rows:
+            below = [";", "display-message", "-p", "-t", self.address, marker]
+            below += [";", "capture-pane", "-p", "-J", "-t", self.address, "-S", str(row + 1)]
+        done = await self._tmux(*head, "-E", str(row), *below)
+        text = done.stdout.decode("utf-8", "replace")
+        upper, sep, lower = text.partition(marker + "\n")
+        if below and not sep:
+            return done, text, None
+        upper_lines = upper.removesuffix("\n").split("\n")
+        return done, upper + lower, len(upper_lines) - 1
 
     def _gone(self, done: subprocess.CompletedProcess[bytes]) -> TargetState:
         self.pane = None

@@ -161,3 +161,32 @@ def test_an_unterminated_escape_string_does_not_hide_a_later_dialog() -> None:
     # open must not swallow the dialog drawn below it.
     assert dialog_in("\x98junk\nAllow this action? (y/n)") == "a yes/no question"
     assert dialog_in("\x1b]0;title\nDo you want to proceed?") is not None
+
+
+def test_where_the_cursor_is_known_an_answered_dialog_above_it_does_not_count() -> None:
+    screen = "Allow this action? (y/n) y\nok, allowed\nling> \n\n\n"
+    assert dialog_in(screen) == "a yes/no question"  # the old rule: held forever
+    assert dialog_in(screen, cursor_line=2) is None
+
+
+def test_a_dialog_on_the_cursors_line_counts() -> None:
+    screen = "ling> did it\nok\nAllow this action? (y/n) \n\n"
+    assert dialog_in(screen, cursor_line=2) == "a yes/no question"
+
+
+def test_a_menu_above_an_empty_cursor_line_counts() -> None:
+    # Claude Code draws its menu and leaves the cursor on the empty line below it.
+    screen = (
+        "Bash command\n  rm -rf build\nDo you want to proceed?\n"
+        "\u276f 1. Yes\n  2. No, and tell Claude what to do differently (esc)\n\n\n"
+    )
+    assert dialog_in(screen, cursor_line=5) is not None
+
+
+def test_a_menu_below_the_cursor_counts() -> None:
+    screen = "? Which one\n\u276f 1. Yes\n  2. No\n"
+    assert dialog_in(screen, cursor_line=0) == "Claude Code's permission menu"
+
+
+def test_a_cursor_line_outside_the_tail_falls_back_to_the_last_lines() -> None:
+    assert dialog_in("Continue? (y/n) ", cursor_line=7) == "a yes/no question"

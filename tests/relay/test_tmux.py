@@ -368,3 +368,47 @@ async def test_a_ling_registered_by_name_follows_its_window_when_it_is_recreated
         (ling,) = await agora.lings()
         assert ling["address"] == address  # still the name, not a pane id
         nursery.cancel_scope.cancel()
+
+
+async def test_an_answered_dialog_above_the_prompt_does_not_hold_the_relay(tmux: Tmux) -> None:
+    """Issue 14: a (y/n) already answered, still on screen above the program's prompt,
+    held every message (15 tries, then failed).  Only the cursor's line (or, when it is
+    empty, the last lines above it) can be a dialog waiting for an answer."""
+    record, flag = tmux.dir / "answered.jsonl", tmux.dir / "answered.dialog"
+    script = (
+        "printf 'Allow this action? (y/n) y\\nok, allowed\\n'; "
+        f"exec {sys.executable} {LING} {record} {flag}"
+    )
+    pane = await tmux.run(
+        "new-session", "-d", "-P", "-F", "#{pane_id}", "-s", "answered", "-x", "200", "-y", "50",
+        "sh", "-c", script,
+    )  # fmt: skip
+    ling = Ling(tmux=tmux, name="answered", pane=pane, record=record, dialog_flag=flag)
+    await until("ling answered to start", ling.ready)
+    target = ling.target()
+    state = await target.check()
+    assert "Allow this action? (y/n) y" in state.tail
+    assert state.cursor_line is not None
+    assert state.tail.split("\n")[state.cursor_line] == "ling> "
+    async with trio.open_nursery() as nursery:
+        relay = Relay(nursery, hold_retry_s=0.05, hold_attempts=3)
+        result = await relay.deliver("answered", target, "past the answered dialog")
+        nursery.cancel_scope.cancel()
+    assert result.delivered, result.reason
+    assert result.attempts == 1
+    assert await ling.wait_for(1) == [pasted("past the answered dialog")]
+
+    # The same dialog, unanswered, on the cursor's line: held.
+    ling.dialog_flag.touch()
+
+    async def dialog_shown() -> str | None:
+        found = await target.check()
+        return dialog_in(found.tail, cursor_line=found.cursor_line)
+
+    assert await until("the ling's dialog", dialog_shown) == "a yes/no question"
+    async with trio.open_nursery() as nursery:
+        relay = Relay(nursery, hold_retry_s=0.05, hold_attempts=3)
+        held = await relay.deliver("answered", target, "not into the dialog")
+        nursery.cancel_scope.cancel()
+    assert not held.delivered
+    assert "a yes/no question" in held.reason
