@@ -79,6 +79,20 @@ CONSENT_TAIL_LINES = 8
 CONSENT_LINE_CHARS = 200
 """Each of those lines is cut to this many characters (tmux joins wrapped lines)."""
 DISPATCH_WAIT_S = 5.0
+HOLDOUT_CHECK_S = 3.0
+"""How long the check of the terminals that alone stand between a dialogue and
+consensus may take (``dlg.holdouts``); one that does not answer in time is not
+marked absent."""
+WARN_EVENTS = frozenset(
+    {
+        "agora/not-a-participant",
+        "agora/ling-unavailable",
+        "agora/participant-absent",
+        "agora/max-turns-reached",
+    }
+)
+"""Events the coordinator should act on: logged, and on the activity stream, at
+``level: warn`` (every other event is ``info``)."""
 EVENT_LOG = 500
 """Recent Agora events kept in memory (``agora/events``)."""
 
@@ -174,11 +188,16 @@ class Agora:
     # --- events ----------------------------------------------------------------------
 
     def _emit(self, event: str, **facts: Any) -> dict[str, Any]:
-        entry = {"event": event, "at": self._now(), **facts}
+        """Record an event.  A dialogue's events name its coordinator, so whoever
+        follows the activity stream for its own dialogues can pick them out."""
+        level = "warn" if event in WARN_EVENTS else "info"
+        d = self._dialogues.get(facts.get("dialogue_id") or "")
+        if d is not None and d.coordinator is not None:
+            facts.setdefault("coordinator", d.coordinator)
+        entry = {"event": event, "at": self._now(), "level": level, **facts}
         self.events.append(entry)
-        log.info("%s %s", event, facts)
+        log.log(logging.WARNING if level == "warn" else logging.INFO, "%s %s", event, facts)
         if self.on_event is not None:
-            d = self._dialogues.get(facts.get("dialogue_id") or "")
             self.on_event(entry, d)
         return entry
 
@@ -224,9 +243,17 @@ class Agora:
         self._dialogues[d.id] = d
 
     async def create(
-        self, topic: str, participants: list[str], *, max_turns: int = dlg.DEFAULT_MAX_TURNS
+        self,
+        topic: str,
+        participants: list[str],
+        *,
+        max_turns: int = dlg.DEFAULT_MAX_TURNS,
+        coordinator: str | None = None,
     ) -> dict[str, Any]:
-        d = dlg.new_dialogue(topic, participants, now=self._now(), max_turns=max_turns)
+        """A new dialogue; ``coordinator`` is who asked for it (an agent id)."""
+        d = dlg.new_dialogue(
+            topic, participants, now=self._now(), max_turns=max_turns, coordinator=coordinator
+        )
         async with self._lock:
             await self._save(d)
         self._emit("agora/created", dialogue_id=d.id, participants=list(d.participants))
@@ -256,10 +283,15 @@ class Agora:
     async def dispatch(
         self, dialogue_id: str, *, sender: str, to: str, signal: str, message: str
     ) -> dict[str, Any]:
-        """Record a turn; relay it to ``to`` unless the dialogue just ended."""
+        """Record a turn; relay it to ``to`` unless the dialogue just ended.
+
+        Before judging the turn, the terminals of the participants that alone keep
+        the dialogue from consensus (``dlg.holdouts``) are checked: one that is gone
+        is marked absent, so a dead ling cannot stall the others (seed 001).  The
+        result's ``absent`` lists who is absent after the turn."""
         async with self._lock:
             try:
-                d, turn, outcome = dlg.dispatch(
+                d, turn, rejoined = dlg.take_turn(
                     self._get(dialogue_id),
                     sender=sender,
                     to=to,
@@ -270,11 +302,22 @@ class Agora:
             except NotAParticipant as e:
                 self._emit("agora/not-a-participant", dialogue_id=dialogue_id, name=e.data["name"])
                 raise
+            gone = await self._gone(dlg.holdouts(d))
+            d, outcome = dlg.conclude(dlg.mark_absent(d, list(gone)), now=self._now())
             if outcome is not dlg.Outcome.RELAY:
                 d = dlg.with_delivery(
                     d, turn.number, {"state": "not-relayed", "reason": f"dialogue {outcome}"}
                 )
             await self._save(d)
+        if rejoined:
+            self._emit(
+                "agora/participant-rejoined", dialogue_id=d.id, turn=turn.number, ling=sender
+            )
+        for name, reason in gone.items():
+            self._emit(
+                "agora/participant-absent", dialogue_id=d.id, turn=turn.number, ling=name,
+                reason=reason,
+            )  # fmt: skip
         result: dict[str, Any] = {
             "dialogue_id": d.id,
             "turn": turn.number,
@@ -285,6 +328,7 @@ class Agora:
         if event is not None:
             result["event"] = self._emit(event, dialogue_id=d.id, turn=turn.number)
             result["delivery"] = d.turns[-1].delivery
+            result["absent"] = list(d.absent)
             return result
         self._emit("agora/turn-dispatched", dialogue_id=d.id, turn=turn.number, to=to)
         text = messages.agora_turn(d, turn)
@@ -298,17 +342,64 @@ class Agora:
                 ling=to,
                 reason=delivery["reason"],
             )
+        now = self._dialogues.get(d.id, d)
+        result["status"] = now.status.value  # an absence may have made consensus
+        result["absent"] = list(now.absent)
         return result
+
+    async def _gone(self, names: tuple[str, ...]) -> dict[str, str]:
+        """Which of the lings ``names`` cannot be reached now, and why: not
+        registered, its terminal gone, or a shell where an agent was.  Checked at
+        once, each within ``HOLDOUT_CHECK_S``."""
+        gone: dict[str, str] = {}
+
+        async def check(name: str) -> None:
+            ling = self._lings.get(name)
+            if ling is None:
+                gone[name] = f"no ling named {name!r} is registered"
+                return
+            try:
+                target = self._target(ling)
+            except ValueError as e:
+                gone[name] = str(e)
+                return
+            with trio.move_on_after(HOLDOUT_CHECK_S):
+                state = await target.check()
+                if not state.alive:
+                    gone[name] = state.reason or "its terminal is gone"
+                elif is_shell(state.command) and not ling.allow_shell:
+                    gone[name] = f"{SHELL_REFUSED} ({state.command})"
+
+        if names:
+            async with trio.open_nursery() as nursery:
+                for name in names:
+                    nursery.start_soon(check, name)
+        return {name: gone[name] for name in names if name in gone}
 
     async def _record_delivery(
         self, dialogue_id: str | None, turn: int | None, delivery: dict[str, Any]
     ) -> None:
+        """Turn ``turn``'s delivery into its dialogue, and what it says of the
+        receiver: a second failure in a row (or no terminal at all) makes it absent,
+        which may be all that consensus waited for."""
         if dialogue_id is None or turn is None:
             return
+        outcome = dlg.Outcome.RELAY
         async with self._lock:
             d = self._dialogues.get(dialogue_id)
-            if d is not None:
-                await self._save(dlg.with_delivery(d, turn, delivery))
+            if d is None:
+                return
+            d, became_absent = dlg.note_delivery(d, turn, delivery)
+            if became_absent:
+                d, outcome = dlg.conclude(d, now=self._now())
+            await self._save(d)
+        if became_absent:
+            self._emit(
+                "agora/participant-absent", dialogue_id=d.id, turn=turn,
+                ling=delivery.get("ling"), reason=delivery.get("reason"),
+            )  # fmt: skip
+        if outcome is dlg.Outcome.CONSENSUS:
+            self._emit("agora/consensus", dialogue_id=d.id, turn=turn)
 
     # --- lings -----------------------------------------------------------------------
 

@@ -146,7 +146,7 @@ async def feed_activity(
 def _agora_activity(service: HubService) -> Callable[[dict[str, Any], Dialogue | None], None]:
     def publish(event: dict[str, Any], dialogue: Dialogue | None) -> None:
         if dialogue is not None:
-            data = {**dialogue.summary(), "event_facts": event}
+            data = {**dialogue.summary(), "level": event.get("level"), "event_facts": event}
             service.activity.publish("dialogue", event["event"], dialogue.id, data)
         else:
             key = str(event.get("ling") or event.get("child") or "")

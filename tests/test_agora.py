@@ -364,3 +364,90 @@ async def test_a_ling_stored_with_a_bad_address_fails_its_deliveries_cleanly(
             await agora.register("z2", "zellij", "s:not-a-pane", owner=True)
         await store.aclose()
         nursery.cancel_scope.cancel()
+
+
+async def kill_pane(pane: Pane) -> None:
+    await trio.run_process(["tmux", "-S", str(pane.socket), "kill-pane", "-t", pane.id])
+
+
+async def test_a_killed_pane_is_absent_and_the_two_live_ones_reach_consensus(
+    hub: HubService, client: HubClient, short_tmp: Path
+) -> None:
+    """Issue 14 (seed 001: "dead ling = dialogue continues with the others"): with
+    three participants and one pane killed, the two live ones approved back and forth
+    and the dialogue ended ``timeout``.  Now the dead one is found when it is the only
+    one missing from consensus, marked absent, and no longer counted."""
+    a, b, c = "main.a", "main.b", "main.c"
+    async with lings(short_tmp, a, b, c) as panes:
+        for name, pane in panes.items():
+            await register(client, name, pane)
+        d = await client.call(
+            "agora/create",
+            {"topic": "Which cache?", "participants": [a, b, c], "max_turns": 8,
+             "coordinator": "lead"},
+        )  # fmt: skip
+        await kill_pane(panes[c])
+        last: dict[str, Any] = {}
+        for number in range(1, 9):
+            sender, to = (a, b) if number % 2 else (b, a)
+            last = await client.call(
+                "agora/dispatch",
+                {"dialogue_id": d["id"], "from": sender, "to": to,
+                 "signal": "propose" if number == 1 else "approve", "message": f"turn {number}"},
+            )  # fmt: skip
+            if last["status"] != "active":
+                break
+        assert (last["turn"], last["outcome"], last["status"]) == (2, "consensus", "consensus")
+        assert last["absent"] == [c]
+        status = await client.call("agora/status", {"dialogue_id": d["id"]})
+        assert status["absent"] == [c]
+        assert status["coordinator"] == "lead"
+        (gone,) = [e for e in status["events"] if e["event"] == "agora/participant-absent"]
+        assert (gone["ling"], gone["level"], gone["coordinator"]) == (c, "warn", "lead")
+        assert "gone" in gone["reason"] or "not alive" in gone["reason"], gone
+        entries = [e.record() for e in hub.activity.recent()]
+        absent = [e["level"] for e in entries if e["event"] == "agora/participant-absent"]
+        assert absent == ["warn"]
+        assert [e["level"] for e in entries if e["event"] == "agora/consensus"] == ["info"]
+
+
+async def test_a_participant_whose_pane_died_is_absent_until_it_speaks_again(
+    hub: HubService, client: HubClient, short_tmp: Path
+) -> None:
+    """A turn that finds a participant's pane gone marks it absent (an unregistered
+    one too); when it dispatches again it rejoins.  (Two failed deliveries to a live
+    terminal do the same: tests/core/test_dialogue.py.)"""
+    a, b, c = "main.a", "main.b", "main.c"
+    async with lings(short_tmp, a, b, c) as panes:
+        for name in (a, b, c):
+            await register(client, name, panes[name])
+        d = await client.call("agora/create", {"topic": "t", "participants": [a, b, c]})
+        await kill_pane(panes[c])
+        base = {"dialogue_id": d["id"], "to": c, "message": "m"}
+        first = await client.call("agora/dispatch", {**base, "from": a, "signal": "propose"})
+        assert (first["delivery"]["state"], first["status"]) == ("failed", "active")
+        assert first["absent"] == [c]
+        second = await client.call("agora/dispatch", {**base, "from": b, "signal": "counter"})
+        assert second["absent"] == [c]
+        status = await client.call("agora/status", {"dialogue_id": d["id"]})
+        (gone,) = [e for e in status["events"] if e["event"] == "agora/participant-absent"]
+        assert (gone["ling"], gone["turn"]) == (c, 1)
+
+        back = await client.call(
+            "agora/dispatch",
+            {"dialogue_id": d["id"], "from": c, "to": a, "signal": "approve", "message": "back"},
+        )
+        assert back["absent"] == []
+        status = await client.call("agora/status", {"dialogue_id": d["id"]})
+        assert status["absent"] == []
+        rejoined = [e for e in status["events"] if e["event"] == "agora/participant-rejoined"]
+        assert [e["ling"] for e in rejoined] == [c]
+
+        d2 = await client.call("agora/create", {"topic": "t", "participants": [a, "main.x"]})
+        unknown = await client.call(
+            "agora/dispatch",
+            {"dialogue_id": d2["id"], "from": a, "to": "main.x", "signal": "propose",
+             "message": "m"},
+        )  # fmt: skip
+        assert unknown["delivery"]["state"] == "not-relayed"
+        assert unknown["absent"] == ["main.x"]  # no terminal to reach: absent at once

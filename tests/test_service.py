@@ -72,7 +72,7 @@ def test_every_mcp_tool_is_named_by_the_rows_it_calls() -> None:
 def test_faces_derive_from_the_row() -> None:
     assert METHODS["hive/ask"].faces == ("socket", "lsp", "epc", "mcp")
     assert METHODS["hive/typing"].faces == ("socket", "lsp")
-    assert METHODS["agora/abort"].faces == ("socket",)
+    assert METHODS["agora/abort"].faces == ("socket", "mcp")
     assert METHODS["ling/list"].faces == ("socket", "mcp")
     assert METHODS["hive/subscribe"].faces == ("socket", "lsp")
     assert METHODS["hive/offerDelivery"].faces == ("socket",)

@@ -16,6 +16,12 @@ The rules, as tables (``SIGNALS``, ``OUTCOMES``):
   full round), every participant's stance since the last reset is agree or yield,
   and at least one is agree.  A participant who has not spoken since the last reset
   is undecided (the proposer counts as agreeing with its own proposal).
+* **Absent** participants do not count (seed 001: a dead ling must not stall the
+  others).  One is marked absent when a turn cannot reach it (``PRESENCE``: its
+  deliveries failed ``ABSENT_AFTER_FAILURES`` times in a row, or it has no
+  terminal), or when the hub finds its terminal gone while it is the only thing
+  between the dialogue and consensus (``holdouts``).  It rejoins by dispatching.
+  Consensus still takes two: with fewer than ``MIN_PRESENT`` present, none.
 * After ``max_turns`` turns without consensus the dialogue ends as ``timeout``.
 * ``aborted``: ended by hand (``agora/abort``).  Only an ``active`` dialogue takes turns.
 """
@@ -36,6 +42,12 @@ MAX_MAX_TURNS = 1000
 MAX_PARTICIPANTS = 16
 MAX_TOPIC_CHARS = 500
 MAX_MESSAGE_CHARS = 32_000
+ABSENT_AFTER_FAILURES = 2
+"""Failed deliveries in a row after which a participant is absent: one may be a
+hiccup (a dialog held too long), two say nobody is there."""
+MIN_PRESENT = 2
+"""Consensus needs at least this many present participants: one alone agrees with
+nobody."""
 
 
 class Signal(StrEnum):
@@ -94,6 +106,28 @@ OUTCOMES: dict[Outcome, tuple[Status, str | None]] = {
 """Outcome -> the dialogue's status after the turn, and the event emitted (if any)."""
 
 
+class Presence(StrEnum):
+    """What one delivery to a participant says about it."""
+
+    THERE = "there"
+    """It was reached: its failures in a row start again from zero."""
+    STRIKE = "strike"
+    """It could not be reached: one more failure in a row."""
+    GONE = "gone"
+    """It has no terminal to reach (no ling registered): absent at once."""
+    UNKNOWN = "unknown"
+    """Not known yet (the delivery is held behind a dialog)."""
+
+
+PRESENCE: dict[str, Presence] = {
+    "delivered": Presence.THERE,
+    "failed": Presence.STRIKE,
+    "not-relayed": Presence.GONE,
+    "queued": Presence.UNKNOWN,
+}
+"""A delivery's ``state`` -> what it says about the receiver's presence."""
+
+
 @dataclass(frozen=True, slots=True)
 class Turn:
     number: int
@@ -141,6 +175,12 @@ class Dialogue:
     turns: tuple[Turn, ...] = ()
     ended_at: float | None = None
     end_reason: str | None = None
+    coordinator: str | None = None
+    """Who created the dialogue (an agent id): told of its end and of absences."""
+    absent: tuple[str, ...] = ()
+    """Participants not counted toward consensus until they dispatch again."""
+    failures: tuple[tuple[str, int], ...] = ()
+    """Failed deliveries in a row, per participant that has any."""
 
     def record(self) -> dict[str, Any]:
         """The dialogue as JSON-ready data (what every face returns)."""
@@ -148,6 +188,9 @@ class Dialogue:
             "id": self.id,
             "topic": self.topic,
             "participants": list(self.participants),
+            "coordinator": self.coordinator,
+            "absent": list(self.absent),
+            "failed_deliveries": dict(self.failures),
             "status": str(self.status),
             "max_turns": self.max_turns,
             "created_at": self.created_at,
@@ -176,7 +219,15 @@ class Dialogue:
             turns=tuple(Turn.from_record(t) for t in r.get("turns", [])),
             ended_at=r.get("ended_at"),
             end_reason=r.get("end_reason"),
+            coordinator=r.get("coordinator"),
+            absent=tuple(r.get("absent") or ()),
+            failures=tuple((str(k), int(v)) for k, v in (r.get("failed_deliveries") or {}).items()),
         )
+
+    @property
+    def present(self) -> tuple[str, ...]:
+        """The participants that count toward consensus."""
+        return tuple(p for p in self.participants if p not in self.absent)
 
 
 class DialogueNotFound(PromptNotFound):
@@ -200,6 +251,7 @@ def new_dialogue(
     now: float,
     max_turns: int = DEFAULT_MAX_TURNS,
     dialogue_id: str | None = None,
+    coordinator: str | None = None,
 ) -> Dialogue:
     """A new active dialogue, or InvalidParams saying what is wrong."""
     topic = topic.strip()
@@ -224,6 +276,7 @@ def new_dialogue(
         participants=tuple(participants),
         created_at=now,
         max_turns=max_turns,
+        coordinator=coordinator,
     )
 
 
@@ -239,18 +292,66 @@ def stances(d: Dialogue) -> dict[str, Stance]:
 
 
 def is_consensus(d: Dialogue) -> bool:
-    """Every participant has spoken, none is undecided, and someone agrees."""
-    spoken = {t.sender for t in d.turns}
-    if not spoken.issuperset(d.participants):
+    """Every present participant has spoken, none is undecided, someone agrees, and
+    at least ``MIN_PRESENT`` are present."""
+    present = d.present
+    if len(present) < MIN_PRESENT:
         return False
-    s = stances(d).values()
+    spoken = {t.sender for t in d.turns}
+    if not spoken.issuperset(present):
+        return False
+    s = [stance for p, stance in stances(d).items() if p in present]
     return Stance.UNDECIDED not in s and Stance.AGREE in s
 
 
-def dispatch(
+def holdouts(d: Dialogue) -> tuple[str, ...]:
+    """The present participants that alone keep an active dialogue from consensus:
+    every other present one has agreed or yielded (someone agreed) and they have
+    not, or never spoke.  Empty when there is no such near-consensus.  The hub checks
+    their terminals: one found gone is absent, and the others may then agree."""
+    if d.status is not Status.ACTIVE:
+        return ()
+    spoken = {t.sender for t in d.turns}
+    s = stances(d)
+    missing = tuple(p for p in d.present if p not in spoken or s[p] is Stance.UNDECIDED)
+    rest = [s[p] for p in d.present if p not in missing]
+    if not missing or Stance.AGREE not in rest:
+        return ()
+    return missing
+
+
+def mark_absent(d: Dialogue, names: list[str] | tuple[str, ...]) -> Dialogue:
+    """The dialogue with ``names`` absent (participants only; order kept)."""
+    absent = set(d.absent) | set(names)
+    return dataclasses.replace(d, absent=tuple(p for p in d.participants if p in absent))
+
+
+def note_delivery(d: Dialogue, number: int, delivery: dict[str, Any]) -> tuple[Dialogue, bool]:
+    """Turn ``number``'s delivery recorded, and what it says of its receiver
+    (``PRESENCE``); True when the receiver has just become absent."""
+    d = with_delivery(d, number, delivery)
+    turn = next((t for t in d.turns if t.number == number), None)
+    presence = PRESENCE.get(str(delivery.get("state")), Presence.UNKNOWN)
+    if turn is None or presence is Presence.UNKNOWN or d.status is not Status.ACTIVE:
+        return d, False
+    to = turn.to
+    counts = dict(d.failures)
+    if presence is Presence.THERE:
+        counts.pop(to, None)
+    else:
+        counts[to] = counts.get(to, 0) + 1
+    d = dataclasses.replace(d, failures=tuple(counts.items()))
+    gone = presence is Presence.GONE or counts.get(to, 0) >= ABSENT_AFTER_FAILURES
+    if gone and to not in d.absent:
+        return mark_absent(d, [to]), True
+    return d, False
+
+
+def take_turn(
     d: Dialogue, *, sender: str, to: str, signal: str, message: str, now: float
-) -> tuple[Dialogue, Turn, Outcome]:
-    """Record one turn; the new dialogue, the turn, and what follows from it."""
+) -> tuple[Dialogue, Turn, bool]:
+    """Record one turn (without judging its outcome: see ``conclude``); True when
+    its sender was absent and rejoins by speaking."""
     if d.status is not Status.ACTIVE:
         raise DialogueClosed(
             f"dialogue {d.id} is {d.status} ({d.end_reason or 'ended'}); it takes no more turns",
@@ -280,21 +381,46 @@ def dispatch(
     if len(message) > MAX_MESSAGE_CHARS:
         raise InvalidParams(f"message is over {MAX_MESSAGE_CHARS} characters", param="message")
     turn = Turn(len(d.turns) + 1, sender, to, sig, message, now)
-    new = dataclasses.replace(d, turns=(*d.turns, turn))
-    if is_consensus(new):
+    rejoined = sender in d.absent
+    new = dataclasses.replace(
+        d,
+        turns=(*d.turns, turn),
+        absent=tuple(p for p in d.absent if p != sender),
+        failures=tuple((p, n) for p, n in d.failures if p != sender),
+    )
+    return new, turn, rejoined
+
+
+def conclude(d: Dialogue, *, now: float) -> tuple[Dialogue, Outcome]:
+    """What the dialogue's turns (and absences) lead to, ending it if they do."""
+    if d.status is not Status.ACTIVE:
+        raise DialogueClosed(f"dialogue {d.id} is already {d.status}", dialogue_id=d.id)
+    if is_consensus(d):
         outcome = Outcome.CONSENSUS
-    elif len(new.turns) >= new.max_turns:
+    elif len(d.turns) >= d.max_turns:
         outcome = Outcome.MAX_TURNS
     else:
         outcome = Outcome.RELAY
     status, _event = OUTCOMES[outcome]
     if status is not Status.ACTIVE:
-        reason = (
-            "every participant approves"
-            if status is Status.CONSENSUS
-            else f"{new.max_turns} turns without consensus"
-        )
-        new = dataclasses.replace(new, status=status, ended_at=now, end_reason=reason)
+        if status is Status.CONSENSUS:
+            reason = "every participant approves"
+            if d.absent:
+                reason = f"every present participant approves ({', '.join(d.absent)} absent)"
+        else:
+            reason = f"{d.max_turns} turns without consensus"
+        d = dataclasses.replace(d, status=status, ended_at=now, end_reason=reason)
+    return d, outcome
+
+
+def dispatch(
+    d: Dialogue, *, sender: str, to: str, signal: str, message: str, now: float
+) -> tuple[Dialogue, Turn, Outcome]:
+    """Record one turn; the new dialogue, the turn, and what follows from it."""
+    new, turn, _rejoined = take_turn(
+        d, sender=sender, to=to, signal=signal, message=message, now=now
+    )
+    new, outcome = conclude(new, now=now)
     return new, turn, outcome
 
 

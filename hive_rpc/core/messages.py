@@ -25,7 +25,7 @@ Turn: {number} of at most {max_turns}
 You are participating in a multi-agent Nash Equilibrium dialogue.
 After reading the message, respond using agora_dispatch with:
 - dialogue_id: "{dialogue_id}"
-- to: "{sender}" (or another participant: {others})
+- to: "{sender}"{others}
 - signal: One of [propose|counter|approve|no-change|defer]
 - message: Your response
 - sender: "{to}" (only if your agent id is not {to})
@@ -33,15 +33,27 @@ After reading the message, respond using agora_dispatch with:
 Signal Guide:
 {guide}
 
-Consensus is reached when all participants signal approve/no-change.
+{rule}{absent}
 ---
 
 {message}"""
 
 
+CONSENSUS_RULE = (
+    "Consensus is reached when every participant has taken a turn and, since the last "
+    "propose or counter, each has signalled approve, no-change or defer, at least one "
+    "of them approve or no-change. Whoever proposed or countered counts as approving "
+    "its own proposal: it need not approve it again."
+)
+"""The rule of core/dialogue.py (``is_consensus``) in the words the lings read; the
+seed's "when all participants signal approve/no-change" left out that a proposer
+stands by its own proposal, so agents approved their own proposals back and forth."""
+
+
 def agora_turn(d: Dialogue, turn: Turn) -> str:
-    """The seed's context template around one turn's message."""
-    others = [p for p in d.participants if p not in (turn.to, turn.sender)]
+    """The seed's context template around one turn's message.  Other participants
+    to answer instead are suggested only when there are some (not absent ones)."""
+    others = [p for p in d.present if p not in (turn.to, turn.sender)]
     guide = "\n".join(f"- {s.value}: {rule.meaning}" for s, rule in SIGNALS.items())
     return AGORA_TEMPLATE.format(
         dialogue_id=d.id,
@@ -50,8 +62,14 @@ def agora_turn(d: Dialogue, turn: Turn) -> str:
         topic=d.topic,
         number=turn.number,
         max_turns=d.max_turns,
-        others=", ".join(others) if others else "none",
+        others=f" (or another participant: {', '.join(others)})" if others else "",
         guide=guide,
+        rule=CONSENSUS_RULE,
+        absent=(
+            "\nAbsent, so not counted until they take a turn again: " + ", ".join(d.absent)
+            if d.absent
+            else ""
+        ),
         message=turn.message,
     )
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from hive_rpc.core.dialogue import DEFAULT_MAX_TURNS
 from hive_rpc.core.errors import InvalidParams
+from hive_rpc.core.prompt import check_name
 from hive_rpc.relay.consent import CALLER
 from hive_rpc.service.hub import HubService
 from hive_rpc.service.table import BOOL, NUM, REQ_STR, STR, Param, method
@@ -17,15 +18,27 @@ from hive_rpc.service.table import BOOL, NUM, REQ_STR, STR, Param, method
 
 @method(
     "agora/create",
-    params={"topic": REQ_STR, "participants": Param("array", True), "max_turns": NUM},
-    doc="Start a dialogue between two or more lings; returns the dialogue record.",
+    params={
+        "topic": REQ_STR,
+        "participants": Param("array", True),
+        "max_turns": NUM,
+        "coordinator": STR,
+    },
+    doc="Start a dialogue between two or more lings; returns the dialogue record. "
+    "coordinator: who asks (an agent id; over MCP, the agent's own), named in the "
+    "dialogue's events so it hears of consensus, timeout and absences.",
     mcp=("agora_create",),
 )
 async def create(hub: HubService, p: dict[str, Any]) -> Any:
     max_turns = p.get("max_turns", DEFAULT_MAX_TURNS)
     if not isinstance(max_turns, int) or isinstance(max_turns, bool):
         raise InvalidParams("max_turns must be an integer", param="max_turns")
-    return await hub.require_agora().create(p["topic"], p["participants"], max_turns=max_turns)
+    coordinator = p.get("coordinator")
+    if coordinator is not None:
+        check_name(coordinator, "coordinator")
+    return await hub.require_agora().create(
+        p["topic"], p["participants"], max_turns=max_turns, coordinator=coordinator
+    )
 
 
 @method(
@@ -67,7 +80,10 @@ async def list_(hub: HubService, p: dict[str, Any]) -> Any:
 
 
 @method(
-    "agora/abort", params={"dialogue_id": REQ_STR, "reason": STR}, doc="End a dialogue by hand."
+    "agora/abort",
+    params={"dialogue_id": REQ_STR, "reason": STR},
+    doc="End a dialogue by hand.",
+    mcp=("agora_abort",),
 )
 async def abort(hub: HubService, p: dict[str, Any]) -> Any:
     return await hub.require_agora().abort(p["dialogue_id"], p.get("reason") or "")

@@ -119,6 +119,86 @@ def test_records_round_trip() -> None:
     assert d.record()["turns"][0]["delivery"] == {"state": "delivered", "reason": ""}
 
 
+# --- absent participants (issue 14) ---------------------------------------------------
+
+
+def test_absent_participants_do_not_count_toward_consensus() -> None:
+    d = dlg.mark_absent(new(A, B, C), [C])
+    d, outcome = turn(d, A, B, "propose")
+    assert outcome is dlg.Outcome.RELAY
+    d, outcome = turn(d, B, A, "approve")
+    assert outcome is dlg.Outcome.CONSENSUS  # C never spoke, and need not
+    assert d.end_reason == "every present participant approves (main.c absent)"
+
+
+def test_consensus_still_takes_two_present_participants() -> None:
+    d = dlg.mark_absent(new(A, B, C), [B, C])
+    d, outcome = turn(d, A, B, "propose")
+    assert outcome is dlg.Outcome.RELAY
+    assert not dlg.is_consensus(d)
+
+
+def test_holdouts_are_the_only_ones_between_the_dialogue_and_consensus() -> None:
+    d = new(A, B, C)
+    assert dlg.holdouts(d) == ()  # nobody agreed to anything yet
+    d, _ = turn(d, A, B, "propose")
+    assert dlg.holdouts(d) == (B, C)
+    d, _ = turn(d, B, A, "approve")
+    assert dlg.holdouts(d) == (C,)
+    d, _ = turn(d, C, A, "counter")
+    assert dlg.holdouts(d) == (A, B)  # the counter reset A's and B's stances
+    d = new(A, B)
+    d, _ = turn(d, A, B, "defer")
+    assert dlg.holdouts(d) == ()  # a yield alone is no near-consensus
+
+
+def test_two_failed_deliveries_in_a_row_make_the_receiver_absent() -> None:
+    d = new(A, B, C)
+    d, _ = turn(d, A, C, "propose")
+    failed = {"state": "failed", "ling": C, "reason": "held by a dialog"}
+    d, gone = dlg.note_delivery(d, 1, failed)
+    assert (gone, d.absent, d.record()["failed_deliveries"]) == (False, (), {C: 1})
+    d, _ = turn(d, B, C, "approve")
+    d, gone = dlg.note_delivery(d, 2, {"state": "delivered", "ling": C})
+    assert (gone, d.record()["failed_deliveries"]) == (False, {})  # reached: count again
+    d, _ = turn(d, A, C, "approve")
+    d, gone = dlg.note_delivery(d, 3, failed)
+    d, _ = turn(d, B, C, "approve")
+    d, gone = dlg.note_delivery(d, 4, failed)
+    assert (gone, d.absent) == (True, (C,))
+    assert dlg.conclude(d, now=2.0)[1] is dlg.Outcome.CONSENSUS  # A and B agree
+
+
+@pytest.mark.parametrize(
+    ("state", "absent"), [("not-relayed", True), ("queued", False), ("delivered", False)]
+)
+def test_presence_table(state: str, absent: bool) -> None:
+    d, _ = turn(new(A, B), A, B, "propose")
+    d, gone = dlg.note_delivery(d, 1, {"state": state, "ling": B})
+    assert (gone, B in d.absent) == (absent, absent)
+
+
+def test_an_absent_participant_rejoins_by_taking_a_turn() -> None:
+    d = dlg.mark_absent(new(A, B, C), [C])
+    d, _t, rejoined = dlg.take_turn(d, sender=C, to=A, signal="propose", message="m", now=1.0)
+    assert (rejoined, d.absent) == (True, ())
+    d, _t, rejoined = dlg.take_turn(d, sender=A, to=C, signal="approve", message="m", now=1.0)
+    assert rejoined is False
+
+
+def test_absences_and_the_coordinator_round_trip() -> None:
+    d = dlg.new_dialogue("t", [A, B, C], now=0.0, coordinator="lead")
+    d, _ = turn(d, A, C, "propose")
+    d, _ = dlg.note_delivery(d, 1, {"state": "failed", "ling": C})
+    d = dlg.mark_absent(d, [B])
+    assert dlg.Dialogue.from_record(d.record()) == d
+    assert (d.record()["coordinator"], d.record()["absent"]) == ("lead", [B])
+    old = d.record()
+    for key in ("coordinator", "absent", "failed_deliveries"):  # kept before issue 14
+        del old[key]
+    assert dlg.Dialogue.from_record(old).absent == ()
+
+
 # --- properties over random games ---------------------------------------------------
 
 names = [f"main.l{i}" for i in range(4)]
@@ -199,6 +279,64 @@ def test_agora_turn_text_follows_the_seed_template() -> None:
     assert f'- sender: "{B}" (only if your agent id is not {B})' in text
     assert "- defer: You yield to others' judgment" in text
     assert text.endswith("---\n\nUse Redis.")
+
+
+CONSENSUS_RULE = (
+    "Consensus is reached when every participant has taken a turn and, since the last "
+    "propose or counter, each has signalled approve, no-change or defer, at least one "
+    "of them approve or no-change. Whoever proposed or countered counts as approving "
+    "its own proposal: it need not approve it again."
+)
+
+
+def test_agora_turn_text_between_two_says_the_rule_the_code_applies() -> None:
+    """Issue 14: the text said "when all participants signal approve/no-change" while
+    the code counts a proposer as agreeing, and told two-party dialogues "(or another
+    participant: none)"."""
+    d = new(A, B)
+    d, t, _ = dlg.dispatch(d, sender=A, to=B, signal="propose", message="Use Redis.", now=1.0)
+    assert agora_turn(d, t) == (
+        "---\n"
+        "AGORA DIALOGUE CONTEXT\n"
+        f"Dialogue ID: {d.id}\n"
+        "From: main.a\n"
+        "To: main.b (you)\n"
+        "Topic: Which cache?\n"
+        "Turn: 1 of at most 50\n"
+        "\n"
+        "You are participating in a multi-agent Nash Equilibrium dialogue.\n"
+        "After reading the message, respond using agora_dispatch with:\n"
+        f'- dialogue_id: "{d.id}"\n'
+        '- to: "main.a"\n'
+        "- signal: One of [propose|counter|approve|no-change|defer]\n"
+        "- message: Your response\n"
+        '- sender: "main.b" (only if your agent id is not main.b)\n'
+        "\n"
+        "Signal Guide:\n"
+        "- propose: You're suggesting a change/new idea\n"
+        "- counter: You disagree and have an alternative\n"
+        "- approve: You accept the current state\n"
+        "- no-change: No changes needed from your perspective\n"
+        "- defer: You yield to others' judgment\n"
+        "\n"
+        f"{CONSENSUS_RULE}\n"
+        "---\n"
+        "\n"
+        "Use Redis."
+    )
+    # The rule as written is the rule applied: B's approve is all it takes.
+    d, outcome = turn(d, B, A, "approve")
+    assert outcome is dlg.Outcome.CONSENSUS
+
+
+def test_agora_turn_text_names_absent_participants_and_does_not_suggest_them() -> None:
+    d = dlg.mark_absent(new(A, B, C, "main.d"), [C])
+    d, t, _ = dlg.dispatch(d, sender=A, to=B, signal="propose", message="m", now=1.0)
+    text = agora_turn(d, t)
+    assert '- to: "main.a" (or another participant: main.d)\n' in text
+    assert (
+        f"{CONSENSUS_RULE}\nAbsent, so not counted until they take a turn again: main.c\n---\n"
+    ) in text
 
 
 def test_child_event_texts_follow_the_seed() -> None:

@@ -51,6 +51,7 @@ TOOLS = {
     "agora_dispatch",
     "agora_status",
     "agora_list",
+    "agora_abort",
     "ling_register",
     "ling_list",
     "ling_remove",
@@ -208,6 +209,17 @@ async def test_agora_tools(connect: Connect) -> None:
                 message="again",
             )  # fmt: skip
             assert "takes no more turns" in error
+            assert status["coordinator"] == "main.a"  # who created it, from its session
+
+            other = await tool(c, "agora_create", topic="Queue?", participants=["main.a", "main.c"])
+            aborted = await c.call_tool(
+                "agora_abort", {"dialogue_id": other["id"], "reason": "superseded"}
+            )
+            assert aborted.structured_content is not None
+            assert aborted.structured_content["status"] == "aborted"
+            assert aborted.structured_content["end_reason"] == "superseded"
+            assert "aborted after 0 turns: superseded" in aborted.content[0].text  # type: ignore[union-attr]
+            assert "already aborted" in await tool_error(c, "agora_abort", dialogue_id=other["id"])
 
             ling = await tool(c, "ling_register", name="main.a.kid", kind="tmux", address="%99")
             assert ling["parent"] == "main.a"

@@ -86,7 +86,7 @@ async def test_groups_add_their_tools(hub: HubService, hub_config: HubConfig) ->
             assert await listed(client) == tools_of("agora")
         async with stdio(hub_config, "--tools", "all") as client:
             assert await listed(client) == ALL_TOOLS
-            assert len(ALL_TOOLS) == 19
+            assert len(ALL_TOOLS) == 20
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -25,7 +25,9 @@ def register(hive: HiveMcp) -> None:
         description=(
             "Start an Agora dialogue: a topic and two or more participants (ling names "
             "such as main.feature.auth). Each turn you dispatch is typed into the "
-            "receiver's terminal with instructions to answer with agora_dispatch."
+            "receiver's terminal with instructions to answer with agora_dispatch. "
+            "You are its coordinator: its events (consensus, timeout, participants "
+            "found absent) name you on the hub's activity stream."
         ),
     )
     @guarded
@@ -33,7 +35,11 @@ def register(hive: HiveMcp) -> None:
         ctx: Context, topic: str, participants: list[str], max_turns: int | None = None
     ) -> Annotated[CallToolResult, AgoraResult]:
         d = await hive.call(
-            "agora/create", topic=topic, participants=participants, max_turns=max_turns
+            "agora/create",
+            topic=topic,
+            participants=participants,
+            max_turns=max_turns,
+            coordinator=me(ctx),
         )
         return agora_ok(d, f"dialogue {d['id']} started: {', '.join(d['participants'])}")
 
@@ -69,6 +75,8 @@ def register(hive: HiveMcp) -> None:
             text += "; " + delivery_text(r["delivery"])
         if r.get("event"):
             text += f"; event {r['event']['event']}"
+        if r.get("absent"):
+            text += f"; absent (not counted toward consensus): {', '.join(r['absent'])}"
         return agora_ok(r, text)
 
     @mcp.tool(name="agora_status", description="A dialogue with its turns, stances and events.")
@@ -79,6 +87,17 @@ def register(hive: HiveMcp) -> None:
         d = await hive.call("agora/status", dialogue_id=dialogue_id)
         stances = ", ".join(f"{k}: {v}" for k, v in d["stances"].items())
         return agora_ok(d, f"{d['id']} is {d['status']} after {d['turn_count']} turns ({stances})")
+
+    @mcp.tool(
+        name="agora_abort",
+        description="End a dialogue by hand (status aborted); it takes no more turns.",
+    )
+    @guarded
+    async def agora_abort(
+        ctx: Context, dialogue_id: str, reason: str | None = None
+    ) -> Annotated[CallToolResult, AgoraResult]:
+        d = await hive.call("agora/abort", dialogue_id=dialogue_id, reason=reason)
+        return agora_ok(d, f"{d['id']} aborted after {d['turn_count']} turns: {d['end_reason']}")
 
     @mcp.tool(name="agora_list", description="Dialogues, oldest first (filter by status).")
     @guarded

@@ -1,7 +1,7 @@
 """MCP tool groups: which of the hub's tools an agent's session offers.
 
 Every tool an MCP server lists is read into the agent's context on every turn, used or
-not; an agent that only asks the human needs six tools, not nineteen.  So the tools
+not; an agent that only asks the human needs six tools, not twenty.  So the tools
 come in groups (the table below), a session offers the groups it was given, and
 ``ask`` is the default:
 
@@ -46,7 +46,7 @@ GROUPS: Mapping[str, tuple[str, ...]] = {
     # An agent that answers other agents' asks on the human's behalf.
     "coordinator": ("hivemind_respond", "hivemind_list_pending", "hivemind_await_ask"),
     # Dialogues between agents (docs/agora.md).
-    "agora": ("agora_create", "agora_dispatch", "agora_status", "agora_list"),
+    "agora": ("agora_create", "agora_dispatch", "agora_status", "agora_list", "agora_abort"),
     # The terminals turns and events are typed into (also `hive-rpc ling register`).
     "lings": ("ling_register", "ling_list", "ling_remove"),
     # Parent/child events through the terminals.
