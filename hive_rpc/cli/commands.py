@@ -286,7 +286,7 @@ async def cmd_ling(args: argparse.Namespace) -> int:
 
 async def cmd_event(args: argparse.Namespace) -> int:
     params: dict[str, Any] = {"kind": args.kind, "from": args.sender}
-    for key in ("message", "pr", "ci", "review", "url"):
+    for key in ("message", "pr", "ci", "review", "url", "comments"):
         if getattr(args, key) is not None:
             params[key] = getattr(args, key)
     async with await client_for(args) as client:

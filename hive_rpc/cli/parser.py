@@ -26,6 +26,7 @@ from hive_rpc.cli.commands import (
 )
 from hive_rpc.cli.serving import cmd_doctor, cmd_epc, cmd_lsp, cmd_mcp, cmd_serve
 from hive_rpc.core.errors import InvalidParams
+from hive_rpc.core.messages import EVENT_KINDS
 from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S, check_name
 from hive_rpc.paths import NotLoopback, parse_bind
 
@@ -256,14 +257,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         parents=[client],
         help="a child's event for its parent's terminal (session-end hooks, CI scripts)",
     )
-    p.add_argument(
-        "kind", choices=["child-complete", "child-question", "child-note", "pr-status", "ci-status"]
-    )
+    p.add_argument("kind", choices=EVENT_KINDS)
     p.add_argument("--from", dest="sender", required=True, metavar="LING", help="the child's name")
     p.add_argument("--message", "-m", help="the text (required for child-question)")
     p.add_argument("--pr", type=int, help="pull request number")
     p.add_argument("--ci", help="CI status, e.g. passing")
-    p.add_argument("--review", help="review status, e.g. approved")
+    p.add_argument(
+        "--review",
+        help="review status, e.g. changes_requested (pr-status with it: a [COPILOT REVIEW])",
+    )
+    p.add_argument("--comments", type=int, metavar="N", help="how many review comments")
     p.add_argument("--url", help="a link for the parent")
     p.set_defaults(func=cmd_event)
 

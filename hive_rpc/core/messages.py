@@ -74,7 +74,17 @@ def agora_turn(d: Dialogue, turn: Turn) -> str:
     )
 
 
-EVENT_KINDS = ("child-complete", "child-question", "child-note", "pr-status", "ci-status")
+EVENT_KINDS = (
+    "child-complete",
+    "child-question",
+    "child-note",
+    "pr-status",
+    "pr-ready",
+    "ci-status",
+)
+"""Seed 004's event sources: a child's completion, question and note; a review posted
+on its PR (``pr-status`` with ``review``: the seed's ``[COPILOT REVIEW]``); its PR ready
+(approved, the child gone dormant); a CI status change."""
 
 
 def child_event(kind: str, child: str, child_name: str, fields: dict[str, Any]) -> str:
@@ -110,18 +120,32 @@ def child_event(kind: str, child: str, child_name: str, fields: dict[str, Any]) 
         )
     if kind == "child-note":
         return f"[NOTE from {child}] {message}"
+    what = f"PR #{pr} ({child})" if pr is not None else child
+    comments = fields.get("comments")
+    if isinstance(comments, float) and comments.is_integer():
+        comments = int(comments)  # 3, not 3.0, from a JSON number
+    count = "" if comments is None else f" {comments} comment{'' if comments == 1 else 's'}."
+    url = f"View: {fields['url']}" if fields.get("url") else ""
+    if kind == "pr-status" and review:
+        # Seed 004's template for a review posted on the child's PR.
+        lines = [f"[COPILOT REVIEW] {what} received new Copilot review."]
+        lines += [f"Status: {review}.{count}", message, url]
+        return "\n".join(line for line in lines if line)
+    if kind == "pr-ready":
+        lines = [
+            f"[PR READY] {what} on branch {child_name} is ready to merge."
+            if pr is not None
+            else f"[PR READY] Agent '{child}' on branch {child_name} has its PR ready to merge."
+        ]
+        facts = [f"Copilot status: {review}." if review else "", f"CI: {ci}." if ci else ""]
+        lines += [" ".join(f for f in facts if f), message, url]
+        if pr is not None:
+            lines.append(f"Review with: gh pr view {pr}")
+        return "\n".join(line for line in lines if line)
     if kind == "pr-status":
-        head = f"[PR STATUS] PR #{pr} ({child})" if pr is not None else f"[PR STATUS] {child}"
-        parts = [head + (f": {review}." if review else ".")]
-        if fields.get("comments") is not None:
-            parts.append(f"{fields['comments']} comments.")
-        if message:
-            parts.append(message)
-        if fields.get("url"):
-            parts.append(f"\nView: {fields['url']}")
-        return " ".join(parts).replace(" \nView", "\nView")
+        text = " ".join(part for part in (f"[PR STATUS] {what}.{count}", message) if part)
+        return f"{text}\n{url}" if url else text
     if kind == "ci-status":
-        what = f"PR #{pr} ({child})" if pr is not None else child
         text = f"[CI STATUS] {what}: {ci or 'unknown'}."
         return f"{text} {message}" if message else text
     raise ValueError(f"unknown event kind {kind!r}")

@@ -13,6 +13,8 @@ same-origin ``Origin`` on POST):
 * ``POST /api/typing``: the human started typing an answer (the countdown stops);
 * ``POST /api/respond`` and ``POST /api/cancel``: the human's answer or withdrawal,
   recorded as by ``dashboard``;
+* ``POST /api/event``: a child's event for its parent's terminal (``event/post``), so a
+  session hook or a CI job with the token posts one without running the CLI;
 * any other ``/api/`` route, or a route's other HTTP methods: the API's JSON error,
   ``method_not_found`` (-32601), 404 (405 for a known route);
 * ``GET /dashboard`` (the page, with ``/dashboard/app.js`` and ``/dashboard/style.css``)
@@ -273,6 +275,7 @@ class WebFace:
                 Route("/api/respond", self.respond, methods=["POST"], max_body_size=MAX_BODY),
                 Route("/api/cancel", self.cancel, methods=["POST"], max_body_size=MAX_BODY),
                 Route("/api/typing", self.typing, methods=["POST"], max_body_size=MAX_BODY),
+                Route("/api/event", self.event, methods=["POST"], max_body_size=MAX_BODY),
                 Route("/api/{rest:path}", self.no_route, methods=ANY_METHOD),
             ]
         )
@@ -364,6 +367,15 @@ class WebFace:
         if isinstance(body, Response):
             return body
         return await self._call("hive/typing", {"id": body.get("id")})
+
+    async def event(self, request: Request) -> Response:
+        """A child's event (seed 004): the body is ``event/post``'s params, checked by
+        its row like any call's; the answer is its result (the rendered text and the
+        delivery)."""
+        body = await _json_body(request)
+        if isinstance(body, Response):
+            return body
+        return await self._call("event/post", body)
 
     async def _call(self, method: str, params: dict[str, Any]) -> Response:
         try:

@@ -164,19 +164,24 @@ def register(hive: HiveMcp) -> None:
         name="report_to_parent",
         description=(
             "Children: tell your parent (your ling name minus its last part) something: "
-            "kind child-complete, child-question, child-note, pr-status or ci-status. "
-            "It is typed into the parent's terminal; a question tells the parent how "
-            "to answer_question you."
+            "kind child-complete, child-question, child-note, pr-status (with review: "
+            "a review posted on your PR), pr-ready (your PR is approved and ready to "
+            "merge) or ci-status. It is typed into the parent's terminal; a question "
+            "tells the parent how to answer_question you."
         ),
     )
     @guarded
     async def report_to_parent(
         ctx: Context,
-        kind: Literal["child-complete", "child-question", "child-note", "pr-status", "ci-status"],
+        kind: Literal[
+            "child-complete", "child-question", "child-note", "pr-status", "pr-ready", "ci-status"
+        ],
         message: str | None = None,
         pr: int | None = None,
         ci: str | None = None,
         review: str | None = None,
+        comments: int | None = None,
+        url: str | None = None,
         sender: str | None = None,
     ) -> Annotated[CallToolResult, AgoraResult]:
         r = await hive.call(
@@ -186,6 +191,8 @@ def register(hive: HiveMcp) -> None:
             pr=pr,
             ci=ci,
             review=review,
+            comments=comments,
+            url=url,
             **{"from": sender or me(ctx)},
         )
         return agora_ok(r, f"{kind} to {r['to']}: " + delivery_text(r["delivery"]))
