@@ -4,13 +4,20 @@ activity stream (``task_report``).  See docs/agora.md and docs/activity.md."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 
 from hive_rpc.faces.mcp.guarded import guarded
-from hive_rpc.faces.mcp.results import AgoraList, AgoraResult, agora_ok, delivery_text, ok
+from hive_rpc.faces.mcp.results import (
+    AgoraList,
+    AgoraResult,
+    JsonValue,
+    agora_ok,
+    delivery_text,
+    ok,
+)
 
 if TYPE_CHECKING:
     from hive_rpc.faces.mcp.server import HiveMcp
@@ -228,7 +235,7 @@ def register(hive: HiveMcp) -> None:
         ctx: Context,
         task_id: str,
         outcome: Literal["success", "failed", "cancelled"],
-        result: Any = None,
+        result: JsonValue = None,
         error: str | None = None,
         in_reply_to: str | None = None,
     ) -> Annotated[CallToolResult, AgoraResult]:

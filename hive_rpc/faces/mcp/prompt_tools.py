@@ -5,6 +5,7 @@ the two ways to wait)."""
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -35,6 +36,8 @@ from hive_rpc.hub_connection import HubUnreachable
 
 if TYPE_CHECKING:
     from hive_rpc.faces.mcp.server import HiveMcp
+
+log = logging.getLogger(__name__)
 
 DEFAULT_BLOCKING_TIMEOUT_S = 300.0
 AWAIT_CHUNK_S = 3600.0
@@ -206,12 +209,18 @@ def register(hive: HiveMcp) -> None:
         name="hivemind_await_ask",
         description="Coordinators: block until any agent asks (or timeout_s runs out) "
         "and return that ask; answer it with hivemind_respond. exclude: ask_ids "
-        "already seen. Sends progress notifications while waiting.",
+        "already seen. timeout_ms: the same wait in milliseconds (the seed's name), "
+        "used when timeout_s is not given. Sends progress notifications while waiting.",
     )
     @guarded
     async def hivemind_await_ask(
-        ctx: Context, timeout_s: float = 60.0, exclude: list[str] | None = None
+        ctx: Context,
+        timeout_s: float | None = None,
+        exclude: list[str] | None = None,
+        timeout_ms: int | None = None,
     ) -> Annotated[CallToolResult, AwaitedAsk]:
+        if timeout_s is None:
+            timeout_s = 60.0 if timeout_ms is None else timeout_ms / 1000
         async with heartbeat(ctx, hive.progress_every_s, timeout_s, "waiting for an agent to ask"):
             record = await hive.call("hive/awaitAsk", timeout_s=timeout_s, exclude=exclude)
         if record is None:
@@ -236,6 +245,11 @@ def register(hive: HiveMcp) -> None:
         timeout_s: float = DEFAULT_BLOCKING_TIMEOUT_S,
     ) -> Annotated[CallToolResult, AskState]:
         agent = me(ctx)
+        log.warning(
+            "%s called the deprecated hivemind_ask (it blocks the agent until answered); "
+            "use hivemind_ask_async + hivemind_poll",
+            agent,
+        )
         ask = Ask(question=question, choices=options, timeout_s=timeout_s, agent_id=agent)
         record = await hive.call("hive/ask", **ask.params())
         record = await wait_closed(

@@ -23,6 +23,7 @@ import trio
 from mcp.server.lowlevel.server import Server
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.mcpserver.tools import Tool
 from mcp.server.subscriptions import ResourceUpdated
 from mcp_types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
 
@@ -39,9 +40,14 @@ def lowlevel(server: MCPServer) -> Server[Any]:
     return server._lowlevel_server
 
 
+def tools(server: MCPServer) -> list[Tool]:
+    """The tools registered on ``server`` (private: see above)."""
+    return server._tool_manager.list_tools()
+
+
 def tool_names(server: MCPServer) -> set[str]:
     """The names of the tools registered on ``server`` (private: see above)."""
-    return {t.name for t in server._tool_manager.list_tools()}
+    return {t.name for t in tools(server)}
 
 
 class AskResources:

@@ -4,13 +4,18 @@ tool's output schema is listed) with a line of text for the agent to read."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
 from mcp_types import CallToolResult, TextContent
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, WithJsonSchema
 
 EXPIRED_MARKER = ":timeout->what-would-rich-hickey-do"
 """What ``request_human_input`` returns when nobody answered (seed 002's contract)."""
+
+JSON_TYPES = ["string", "number", "boolean", "object", "array", "null"]
+JsonValue = Annotated[Any, WithJsonSchema({"type": JSON_TYPES})]
+"""Any JSON value, said so in the schema: ``Any`` alone lists no type at all, which
+schema checkers (MCP Inspector ``--strict``) flag as an untyped property."""
 
 
 class Asked(BaseModel):
@@ -22,7 +27,11 @@ class AskState(BaseModel):
     ask_id: str
     status: str = Field(description="pending, responded, expired or cancelled")
     question: str
-    decision: Any = Field(None, description="the answer, once responded with accept")
+    decision: JsonValue = Field(
+        None,
+        description="the answer, once responded with accept: one of the options, free "
+        "text, or an object matching the ask's schema",
+    )
     by: str | None = None
     action: str | None = Field(None, description="accept, decline or cancel")
     responded_at: float | None = None

@@ -21,6 +21,9 @@ the coordinator tools (``respond``, ``list_pending``, ``await_ask``) see all.
 
 Groups: a session offers only the tool groups it was given (``groups.py``; ``ask`` by
 default), so an agent that only asks is not handed the Agora's tools.
+
+Hints: each tool carries MCP annotations saying whether it only reads (``hints.py``),
+so hosts can run polls and lists without asking the human.
 """
 
 from __future__ import annotations
@@ -31,9 +34,11 @@ import trio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus
 
+from hive_rpc import __version__
 from hive_rpc.backends import Backend
 from hive_rpc.faces.mcp import agora_tools, prompt_tools, resources
 from hive_rpc.faces.mcp.groups import GROUP_OF, ToolGroups
+from hive_rpc.faces.mcp.hints import HINTS
 from hive_rpc.faces.mcp.identity import Identity
 
 HUMAN_INPUT_TIMEOUT_S = 60.0
@@ -69,6 +74,7 @@ class HiveMcp:
         self.groups = groups or ToolGroups()
         self.server = MCPServer(
             "hive-rpc",
+            version=__version__,
             instructions=INSTRUCTIONS,
             subscriptions=self.bus,
             middleware=[self.groups],
@@ -78,6 +84,8 @@ class HiveMcp:
         self.resources = resources.AskResources(self)
         ungrouped = resources.tool_names(self.server) - set(GROUP_OF)
         assert not ungrouped, f"tools missing from mcp.groups.GROUPS: {sorted(ungrouped)}"
+        for tool in resources.tools(self.server):
+            tool.annotations = HINTS[tool.name]  # KeyError: a tool missing from hints.py
 
     async def call(self, method: str, **params: Any) -> Any:
         """The hub's ``method``, with the parameters that are not None."""
