@@ -4,6 +4,17 @@ Defaults follow the XDG base directories: the socket in ``$XDG_RUNTIME_DIR/hive-
 (or ``$TMPDIR/hive-rpc-UID/``, usually ``/tmp``, when there is no runtime dir), data in
 ``$XDG_DATA_HOME/hive-rpc/``.  Directories we create are 0700; a default directory that
 exists but belongs to someone else, or is a symlink, is refused rather than trusted.
+
+The defaults must not depend on who started us.  MCP hosts strip the environment of
+the servers they spawn (the TypeScript SDK's stdio transport passes only HOME,
+LOGNAME, PATH, SHELL, TERM and USER), and a ``hive-rpc mcp`` that computed another
+socket than the CLI's would start a second hub where no editor looks.  So without
+``XDG_RUNTIME_DIR`` the socket goes where that variable points in every systemd
+login session, ``/run/user/UID``, when that directory is there and ours; and without
+``XDG_DATA_HOME`` the data dir is its default, ``~/.local/share``.  Values set
+elsewhere are carried by the environment only: docs/mcp.md shows the ``env`` block
+for such hosts (and an autostart still finds the data dir a hub on the same socket
+last used: start_record.py).
 """
 
 from __future__ import annotations
@@ -43,10 +54,29 @@ def private_dir(path: Path) -> Path:
     return path
 
 
+USER_RUNTIME_ROOT = Path("/run/user")
+"""Where pam_systemd makes each user's runtime dir (``/run/user/UID``), the one
+``XDG_RUNTIME_DIR`` names in a login session."""
+
+
+def _own_private_dir(path: Path) -> bool:
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
+
+
 def runtime_dir() -> Path:
+    """``$XDG_RUNTIME_DIR/hive-rpc``; without the variable, the same place in the
+    user's systemd runtime dir if it is there (see the module's docstring), else a
+    private directory in the temp dir."""
     base = os.environ.get("XDG_RUNTIME_DIR")
     if base and Path(base).is_dir():
         return private_dir(Path(base) / "hive-rpc")
+    systemd = USER_RUNTIME_ROOT / str(os.getuid())
+    if _own_private_dir(systemd):
+        return private_dir(systemd / "hive-rpc")
     return private_dir(Path(tempfile.gettempdir()) / f"hive-rpc-{os.getuid()}")
 
 
