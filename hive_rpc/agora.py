@@ -93,6 +93,9 @@ WARN_EVENTS = frozenset(
 )
 """Events the coordinator should act on: logged, and on the activity stream, at
 ``level: warn`` (every other event is ``info``)."""
+NEWS_EVENTS = WARN_EVENTS | {"agora/consensus", "agora/aborted"}
+"""What a dialogue's coordinator is told (``news``): how it ended, and trouble."""
+MAX_NEWS_WAIT_S = 60.0
 EVENT_LOG = 500
 """Recent Agora events kept in memory (``agora/events``)."""
 
@@ -152,6 +155,10 @@ class Agora:
         self._lings: dict[str, Ling] = {}
         self._lock = trio.Lock()
         self.events: collections.deque[dict[str, Any]] = collections.deque(maxlen=EVENT_LOG)
+        self._news: collections.deque[dict[str, Any]] = collections.deque(maxlen=EVENT_LOG)
+        """``NEWS_EVENTS`` of dialogues that have a coordinator, each with its ``seq``."""
+        self._news_seq = 0
+        self._news_came = trio.Event()
         self.on_event: Callable[[dict[str, Any], dlg.Dialogue | None], None] | None = None
         """Called with each event (and its dialogue, if any): the activity stream."""
 
@@ -196,10 +203,38 @@ class Agora:
             facts.setdefault("coordinator", d.coordinator)
         entry = {"event": event, "at": self._now(), "level": level, **facts}
         self.events.append(entry)
+        if event in NEWS_EVENTS and facts.get("coordinator") is not None:
+            self._news_seq += 1
+            self._news.append({**entry, "seq": self._news_seq})
+            self._news_came.set()
+            self._news_came = trio.Event()
         log.log(logging.WARNING if level == "warn" else logging.INFO, "%s %s", event, facts)
         if self.on_event is not None:
             self.on_event(entry, d)
         return entry
+
+    async def news(
+        self, since: int, *, coordinators: list[str] | None = None, wait_s: float = 0.0
+    ) -> dict[str, Any]:
+        """What coordinators should hear (``NEWS_EVENTS``) after ``since``, waiting up to
+        ``wait_s`` for some: ``{"events": [...], "last": N}``, each event with its
+        ``seq``; ask again with ``since=last``.  A ``since`` this hub never reached
+        (it restarted) starts again from the oldest kept."""
+        if since > self._news_seq:
+            since = 0
+        wanted = None if coordinators is None else set(coordinators)
+        with trio.move_on_after(min(max(wait_s, 0.0), MAX_NEWS_WAIT_S)):
+            while True:
+                found = [
+                    e
+                    for e in self._news
+                    if e["seq"] > since and (wanted is None or e["coordinator"] in wanted)
+                ]
+                if found:
+                    break
+                since = self._news_seq
+                await self._news_came.wait()
+        return {"events": found, "last": max([since, *(e["seq"] for e in found)])}
 
     def recent_events(self, dialogue_id: str | None = None) -> list[dict[str, Any]]:
         return [e for e in self.events if dialogue_id in (None, e.get("dialogue_id"))]

@@ -90,6 +90,22 @@ async def abort(hub: HubService, p: dict[str, Any]) -> Any:
 
 
 @method(
+    "agora/news",
+    params={"since": NUM, "coordinators": Param("array"), "wait_s": NUM},
+    doc="What dialogues' coordinators should hear (consensus, timeout, absent or "
+    "unavailable participants, strangers' turns, aborts) after since, waiting up to "
+    "wait_s (at most 60) for some: {events, last}; ask again with since=last.",
+)
+async def news(hub: HubService, p: dict[str, Any]) -> Any:
+    coordinators = p.get("coordinators")
+    if coordinators is not None and not all(isinstance(c, str) for c in coordinators):
+        raise InvalidParams("coordinators must be a list of agent ids", param="coordinators")
+    return await hub.require_agora().news(
+        int(p.get("since") or 0), coordinators=coordinators, wait_s=float(p.get("wait_s") or 0)
+    )
+
+
+@method(
     "ling/register",
     params={
         "name": REQ_STR,

@@ -33,14 +33,17 @@ def register(hive: HiveMcp) -> None:
             "Start an Agora dialogue: a topic and two or more participants (ling names "
             "such as main.feature.auth). Each turn you dispatch is typed into the "
             "receiver's terminal with instructions to answer with agora_dispatch. "
-            "You are its coordinator: its events (consensus, timeout, participants "
-            "found absent) name you on the hub's activity stream."
+            "You are its coordinator: its consensus, timeout, participants found "
+            "absent and other trouble are sent to this session as log messages "
+            "(notifications/message, logger hive-rpc.agora) and name you on the "
+            "hub's activity stream."
         ),
     )
     @guarded
     async def agora_create(
         ctx: Context, topic: str, participants: list[str], max_turns: int | None = None
     ) -> Annotated[CallToolResult, AgoraResult]:
+        await hive.news.remember(ctx, me(ctx))
         d = await hive.call(
             "agora/create",
             topic=topic,

@@ -1,7 +1,8 @@
 """``hive://asks/{ask_id}``: one of the agent's asks as a resource, and the
 subscriptions that tell its readers when it is answered, expires or is cancelled.
 
-This is the only module that touches the MCP SDK's private attributes (written
+This is the only module that touches the MCP SDK's private attributes, with
+coordinator_news.py, which reaches ``ServerSession._connection`` as below (written
 against mcp 2.3.0; check them when the SDK is upgraded):
 
 * ``MCPServer._lowlevel_server``: legacy sessions (protocol 2025-11-25) subscribe

@@ -37,6 +37,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus
 from hive_rpc import __version__
 from hive_rpc.backends import Backend
 from hive_rpc.faces.mcp import agora_tools, prompt_tools, resources
+from hive_rpc.faces.mcp.coordinator_news import CoordinatorNews
 from hive_rpc.faces.mcp.groups import GROUP_OF, ToolGroups
 from hive_rpc.faces.mcp.hints import HINTS
 from hive_rpc.faces.mcp.identity import Identity
@@ -79,6 +80,7 @@ class HiveMcp:
             subscriptions=self.bus,
             middleware=[self.groups],
         )
+        self.news = CoordinatorNews(self)
         prompt_tools.register(self)
         agora_tools.register(self)
         self.resources = resources.AskResources(self)
@@ -92,5 +94,8 @@ class HiveMcp:
         return await self.backend.call(method, {k: v for k, v in params.items() if v is not None})
 
     async def run_updates(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        """Tell subscribers of ``hive://asks/ID`` whenever a prompt is closed."""
-        await self.resources.run_updates(task_status=task_status)
+        """Tell subscribers of ``hive://asks/ID`` whenever a prompt is closed, and
+        dialogues' coordinators what they should act on (coordinator_news.py)."""
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self.news.run)
+            await self.resources.run_updates(task_status=task_status)

@@ -1,0 +1,111 @@
+"""Telling a dialogue's coordinator, on its own MCP session, what it should act on.
+
+Seed 001: when a ling is dead or a stranger takes a turn, the "coordinator [is]
+notified, can intervene or timeout dialogue".  The coordinator is the agent that
+called ``agora_create``; the hub names it in the dialogue's events and keeps the
+ones it should hear (``agora/news``: consensus, timeout, absent or unavailable
+participants, strangers' turns, aborts).  Here, every session that created a
+dialogue is remembered under its agent id, and one task long-polls ``agora/news``
+for those ids and sends each event to their sessions as a ``notifications/message``
+(level ``warning`` for trouble, ``info`` for an ending; logger ``hive-rpc.agora``;
+``data`` the event).
+
+Only sessions on a handshake protocol version (2025-11-25 and before) can be told
+so: from 2026-07-28 on the spec forbids a ``notifications/message`` outside the
+request it belongs to (the SDK's ``Connection.log`` drops it), so those
+coordinators follow their dialogues with ``agora_status`` or the activity stream,
+whose entries name them too.
+
+Like resources.py, this reaches the SDK's private ``ServerSession._connection``
+(the connection to write to, with the exit stack that forgets it when the session
+ends); the logging calls are deprecated by the SDK, hence the warning filter.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import trio
+from mcp.server.mcpserver import Context
+from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+if TYPE_CHECKING:
+    from hive_rpc.faces.mcp.server import HiveMcp
+
+log = logging.getLogger(__name__)
+
+LOGGER = "hive-rpc.agora"
+WAIT_S = 30.0
+"""One long poll of ``agora/news``."""
+RETRY_S = 2.0
+"""After a failed poll (the hub away), wait this long before the next."""
+
+
+class CoordinatorNews:
+    """The sessions of coordinators, and the task that tells them."""
+
+    def __init__(self, hive: HiveMcp) -> None:
+        self.hive = hive
+        self._connections: dict[str, set[Any]] = {}
+        self._changed = trio.Event()
+        self._since: int | None = None
+        """The last news seen; None until the first coordinator comes."""
+
+    async def remember(self, ctx: Context, coordinator: str) -> bool:
+        """The session behind ``ctx`` is about to create a dialogue as
+        ``coordinator``: tell it that dialogue's news from now on.  False when its
+        protocol cannot be told outside a request (see the module)."""
+        conn = ctx.session._connection
+        if conn.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return False
+        if self._since is None:  # older news is not this process's to tell
+            self._since = (await self.hive.call("agora/news", since=0))["last"]
+        connections = self._connections.setdefault(coordinator, set())
+        if conn not in connections:
+            connections.add(conn)
+            conn.exit_stack.callback(lambda: self._forget(coordinator, conn))
+            self._changed.set()
+            self._changed = trio.Event()
+        return True
+
+    def _forget(self, coordinator: str, conn: Any) -> None:
+        connections = self._connections.get(coordinator)
+        if connections is not None:
+            connections.discard(conn)
+            if not connections:
+                del self._connections[coordinator]
+
+    async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """Long-poll ``agora/news`` while some coordinator has a session; tell it."""
+        task_status.started()
+        while True:
+            if not self._connections or self._since is None:
+                await self._changed.wait()
+                continue
+            try:
+                got = await self.hive.call(
+                    "agora/news",
+                    since=self._since,
+                    coordinators=sorted(self._connections),
+                    wait_s=WAIT_S,
+                )
+            except Exception as e:  # the hub is away or restarting: try again
+                log.debug("agora/news: %s", e)
+                await trio.sleep(RETRY_S)
+                continue
+            self._since = got["last"]
+            for event in got["events"]:
+                await self._tell(event)
+
+    async def _tell(self, event: dict[str, Any]) -> None:
+        level = "warning" if event.get("level") == "warn" else "info"
+        for conn in list(self._connections.get(event.get("coordinator") or "", ())):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                try:
+                    await conn.log(level, event, LOGGER)
+                except Exception as e:  # best effort: a closing session
+                    log.debug("could not tell %s: %s", event.get("coordinator"), e)
