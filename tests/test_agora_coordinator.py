@@ -108,6 +108,9 @@ async def test_the_coordinator_is_told_on_its_mcp_session(
             )  # fmt: skip
         stranger = await until_told(told, "agora/not-a-participant")
         assert (stranger["level"], stranger["data"]["name"]) == ("warning", "main.z")
+        levels = {e.event: e.data["level"] for e in http_hub.activity.recent()}
+        assert levels["agora/not-a-participant"] == "warn"  # the activity stream's too
+        assert levels["agora/ling-unavailable"] == "warn"
         await hub.call(
             "agora/dispatch",
             {"dialogue_id": d["id"], "from": "main.b", "to": "main.a", "signal": "approve",
