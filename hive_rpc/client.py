@@ -251,7 +251,8 @@ async def _connect_or_start(
             raise HubUnreachable(f"no hub answers on {socket} (and --no-start was given)") from None
     if extra_args is None:
         # Nothing of our own to say: start the hub again as it was last started on
-        # this socket (its data dir, its store), not on our defaults.
+        # this socket or with this data dir (its data dir, its store), not on our
+        # defaults: a NATS hub must not come back as a SQLite one (start_record.py).
         last = start_record.for_autostart(socket, data_dir)
         if last is not None:
             data_dir, extra_args = last.data_dir, last.serve_args

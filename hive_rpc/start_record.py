@@ -8,6 +8,14 @@ and every editor would wait on an empty hub.  So each hub, once it listens, writ
 its data dir and ``serve`` options next to its socket (``hub.sock.start.json``, in
 the socket's private directory); an autostart that has no options of its own starts
 the hub again with those.
+
+The same record is also kept in the data dir (``DATA_DIR/hub.start.json``), because
+the one beside the socket is not always there to read: the runtime dir is a tmpfs,
+emptied at logout and reboot, and a client may have been given the data dir by hand
+(``--data-dir D``, which the socket's record then must match).  A NATS hub that
+died and came back as a SQLite hub on the same socket would silently leave the
+shared store; with the data dir's record it comes back on NATS, or, when NATS is
+down, fails to start and says why (``client.start_and_connect`` quotes its log).
 """
 
 from __future__ import annotations
@@ -20,6 +28,8 @@ from pathlib import Path
 from hive_rpc.paths import default_data_dir
 
 SUFFIX = ".start.json"
+DATA_DIR_NAME = "hub.start.json"
+"""The copy of the record in the data dir, read when the socket's is missing."""
 MAX_BYTES = 64 << 10
 """A record is a few hundred bytes; anything larger is not ours."""
 
@@ -36,9 +46,13 @@ def record_path(socket: Path) -> Path:
 
 
 def write(socket: Path, record: StartRecord) -> None:
-    """Replace the record of ``socket`` (0600, atomically: a reader sees the old one
-    or the new one)."""
-    path = record_path(socket)
+    """Replace the record of ``socket``, beside it and in the record's data dir
+    (0600, atomically: a reader sees the old one or the new one)."""
+    for path in (record_path(socket), record.data_dir / DATA_DIR_NAME):
+        _write(path, record)
+
+
+def _write(path: Path, record: StartRecord) -> None:
     temp = path.with_name(f".{path.name}.{os.getpid()}")
     body = {"data_dir": os.fspath(record.data_dir), "serve_args": record.serve_args}
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -50,8 +64,12 @@ def write(socket: Path, record: StartRecord) -> None:
 def read(socket: Path) -> StartRecord | None:
     """The record of ``socket``, or None when there is none, it does not parse, or
     its data dir is gone (then the defaults are as good as anything)."""
+    return _read(record_path(socket))
+
+
+def _read(path: Path) -> StartRecord | None:
     try:
-        with record_path(socket).open("rb") as f:
+        with path.open("rb") as f:
             raw = f.read(MAX_BYTES + 1)
         body = json.loads(raw) if len(raw) <= MAX_BYTES else None
     except (OSError, ValueError):
@@ -70,10 +88,17 @@ def read(socket: Path) -> StartRecord | None:
 
 def for_autostart(socket: Path, data_dir: Path) -> StartRecord | None:
     """What an autostart with ``data_dir`` should start instead: the last record of
-    ``socket``, when ``data_dir`` is only the default (one given on purpose wins)."""
-    if data_dir.absolute() != default_data_dir().absolute():
-        return None
-    return read(socket)
+    ``socket``, when ``data_dir`` is only the default or is the record's own (one
+    given on purpose wins); else the last record kept in ``data_dir`` itself (its
+    store and options), when it has one."""
+    data_dir = data_dir.absolute()
+    last = read(socket)
+    if last is not None and data_dir in (default_data_dir().absolute(), last.data_dir):
+        return last
+    kept = _read(data_dir / DATA_DIR_NAME)
+    if kept is not None and kept.data_dir == data_dir:
+        return kept
+    return None
 
 
-__all__ = ["StartRecord", "for_autostart", "read", "record_path", "write"]
+__all__ = ["DATA_DIR_NAME", "StartRecord", "for_autostart", "read", "record_path", "write"]
