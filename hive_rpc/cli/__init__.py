@@ -6,7 +6,8 @@ shell scripts can branch on an outcome without parsing text (see docs/cli.md).
 
 The package: ``parser`` (the command line), ``commands`` (the client commands and
 ``methods``), ``serving`` (the hub and the faces, imported only by the commands that
-run them), ``render`` (what is printed), ``exits`` (exit codes).  A client command
+run them), ``spawn`` (a child agent in a new tmux pane, registered from inside it),
+``render`` (what is printed), ``exits`` (exit codes).  A client command
 such as ``hive-rpc status`` loads neither the hub nor a face nor the MCP SDK.
 """
 
@@ -74,7 +75,16 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     command = argv[0] if argv and not argv[0].startswith("-") else None
+    # ``spawn NAME -- COMMAND...``: argparse loses the words after ``--`` once they
+    # pass through a subparser, so they are split off here, as ``env`` or ``ssh``
+    # would take them: every word after the first ``--`` is the command, as is.
+    program = None
+    if command == "spawn" and "--" in argv:
+        at = argv.index("--")
+        argv, program = argv[:at], argv[at + 1 :]
     args = build_parser(command).parse_args(argv)
+    if program is not None:
+        args.program = [*args.program, *program]
     try:
         if "socket" in args:  # not ``methods``, which needs no hub
             args.socket = args.socket or default_socket()

@@ -25,6 +25,7 @@ from hive_rpc.cli.commands import (
     cmd_status,
 )
 from hive_rpc.cli.serving import cmd_doctor, cmd_epc, cmd_lsp, cmd_mcp, cmd_serve
+from hive_rpc.cli.spawn import cmd_spawn
 from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.messages import EVENT_KINDS
 from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S, check_name
@@ -269,6 +270,26 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--comments", type=int, metavar="N", help="how many review comments")
     p.add_argument("--url", help="a link for the parent")
     p.set_defaults(func=cmd_event)
+
+    p = sub.add_parser(
+        "spawn",
+        parents=[client],
+        help="start a child agent in a new tmux pane and register it as a ling",
+    )
+    p.add_argument("name", help="the child's ling name: main.feature.auth reports to main.feature")
+    p.add_argument(
+        "--tmux",
+        action="store_true",
+        help="in a new tmux window (the default and, for now, the only place)",
+    )
+    p.add_argument(
+        "--worktree",
+        metavar="BRANCH",
+        help="start it in a new git worktree of this repository, on BRANCH",
+    )
+    p.add_argument("--label", help="what events call it (default: the name's last part)")
+    p.add_argument("program", nargs="*", metavar="COMMAND", help="what to run there, after --")
+    p.set_defaults(func=cmd_spawn)
 
     p = sub.add_parser("status", parents=[client], help="show the hub's paths and counts")
     p.set_defaults(func=cmd_status)

@@ -1,0 +1,189 @@
+"""``hive-rpc spawn NAME [--worktree BRANCH] -- COMMAND...``: start a child agent in a
+new tmux pane and register that pane as ling NAME (seed 004's ``spawn_subtree``).
+
+The human runs it, so the human consents to the new ling, but the hub cannot tell a
+human's ``spawn`` from an agent's request by anything the command says
+(docs/security.md, "Typing into terminals").  What it does trust is a registration
+made from inside the terminal it names: the kernel says the registering process
+runs there.  So the new pane does not start COMMAND directly: it starts this module
+(``python -m hive_rpc.cli.spawn``), which registers the pane from inside it as
+``hive-rpc ling register NAME --tmux`` would, then ``exec``s COMMAND in its place
+(same process, same terminal).  No new trust rule: a spawned ling is consented to
+exactly as one registered by hand in its pane.
+
+The command waits for the pane's registration without polling: the pane signals a
+``tmux wait-for`` channel once it has tried, and the command then reads the hub's
+answer from ``ling/list``.  With ``--worktree BRANCH`` the pane starts in a new git
+worktree of the current repository (``git worktree add``), next to it as
+``REPO-BRANCH``; an existing branch is checked out there, a new one created.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from hive_rpc.cli.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError
+from hive_rpc.cli.render import print_json
+from hive_rpc.client import HubClient, connect_or_start
+from hive_rpc.core.errors import HiveError, InvalidParams
+from hive_rpc.core.ling import check_ling_name, parent_of, short_name
+
+REGISTER_TIMEOUT_S = 30.0
+"""How long ``spawn`` waits for the new pane to register itself."""
+
+
+async def cmd_spawn(args: argparse.Namespace) -> int:
+    from hive_rpc.cli.commands import client_for
+
+    try:
+        check_ling_name(args.name)
+    except InvalidParams as e:
+        raise CliError(e.message, EXIT_USAGE) from None
+    command = list(args.program)
+    if not command:
+        raise CliError(
+            "give the command to run after --: hive-rpc spawn NAME -- COMMAND", EXIT_USAGE
+        )
+    async with await client_for(args) as client:
+        parent = parent_of(args.name)
+        known = {x["name"] for x in await client.call("ling/list", {})}
+        workdir = Path.cwd()
+        if args.worktree:
+            workdir = await add_worktree(args.worktree)
+        channel = f"hive-rpc-spawn-{uuid.uuid4().hex}"
+        pane = await open_pane(args, command, workdir, channel)
+        with trio.move_on_after(REGISTER_TIMEOUT_S) as waited:
+            await _tmux("wait-for", channel)
+        record = await _registered(client, args.name)
+    if record is None or record.get("state") != "registered":
+        why = (
+            "it did not register in time" if waited.cancelled_caught else "its registration failed"
+        )
+        raise CliError(f"started tmux pane {pane}, but {why}: see that pane", EXIT_REFUSED)
+    if args.json:
+        print_json({**record, "pane": pane, "workdir": str(workdir), "command": command})
+        return EXIT_OK
+    print(f"{args.name}: tmux {record['address']} running {shlex.join(command)} in {workdir}")
+    if parent is not None and parent not in known:
+        print(
+            f"hive-rpc: note: its parent {parent} is not a registered ling yet, so its "
+            "events reach no one until it is",
+            file=sys.stderr,
+        )
+    return EXIT_OK
+
+
+async def add_worktree(branch: str) -> Path:
+    """A new git worktree for ``branch`` beside the current repository's top level."""
+    top = (await _git("rev-parse", "--show-toplevel")).strip()
+    if not top:
+        raise CliError("--worktree needs to be run inside a git repository", EXIT_USAGE)
+    root = Path(top)
+    path = root.parent / f"{root.name}-{branch.replace('/', '-')}"
+    exists = await _git("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False)
+    if exists.strip():
+        await _git("worktree", "add", str(path), branch)
+    else:
+        await _git("worktree", "add", "-b", branch, str(path))
+    return path
+
+
+async def open_pane(
+    args: argparse.Namespace, command: list[str], workdir: Path, channel: str
+) -> str:
+    """A new tmux window (in the current tmux session when run inside tmux, else a new
+    session) whose pane registers itself and then runs ``command``; its pane id."""
+    inside = [
+        sys.executable, "-m", "hive_rpc.cli.spawn", args.name, str(args.socket),
+        str(args.data_dir), args.label or "", channel, *command,
+    ]  # fmt: skip
+    where = "new-window" if os.environ.get("TMUX") else "new-session"
+    argv = [where, "-d", "-P", "-F", "#{pane_id}", "-n", short_name(args.name)]
+    return (await _tmux(*argv, "-c", str(workdir), *inside)).strip()
+
+
+async def _registered(client: HubClient, name: str) -> dict[str, Any] | None:
+    for record in await client.call("ling/list", {}):
+        if record["name"] == name:
+            found: dict[str, Any] = record
+            return found
+    return None
+
+
+async def _tmux(*args: str) -> str:
+    done = await trio.run_process(
+        ["tmux", *args], capture_stdout=True, capture_stderr=True, check=False
+    )
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip()
+        raise CliError(f"tmux {args[0]} failed: {message}", EXIT_REFUSED)
+    return done.stdout.decode("utf-8", "replace")
+
+
+async def _git(*args: str, check: bool = True) -> str:
+    try:
+        done = await trio.run_process(
+            ["git", *args], capture_stdout=True, capture_stderr=True, check=False
+        )
+    except FileNotFoundError:
+        raise CliError("--worktree needs git, which is not on PATH", EXIT_USAGE) from None
+    if check and done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip()
+        raise CliError(f"git {args[0]} failed: {message}", EXIT_REFUSED)
+    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else ""
+
+
+# --- inside the new pane -----------------------------------------------------------
+
+
+async def _register_here(name: str, socket: Path, data_dir: Path, label: str) -> str | None:
+    """Register this pane as ling ``name``; None when done, else why not."""
+    from hive_rpc.cli.commands import _tmux_address
+
+    params: dict[str, Any] = {"name": name, "kind": "tmux", "address": _tmux_address(None)}
+    if label:
+        params["label"] = label
+    try:
+        async with await connect_or_start(socket, data_dir, start=False, timeout_s=30) as c:
+            result = await c.call("ling/register", params)
+    except (HiveError, OSError, CliError) as e:
+        return str(e)
+    if result.get("state") != "registered":
+        return f"the hub did not take it as registered from inside: {result.get('state')}"
+    return None
+
+
+def pane_main(argv: list[str]) -> int:
+    """What the new pane runs: register it, tell ``spawn`` (its wait-for channel),
+    then become the command.  On failure it says why and waits for Enter, so the
+    human can read it before the pane closes."""
+    name, socket, data_dir, label, channel, *command = argv
+    try:
+        failed = trio.run(_register_here, name, Path(socket), Path(data_dir), label)
+    except BaseException as e:  # anything: the waiting spawn must hear back
+        failed = f"{type(e).__name__}: {e}"
+    os.spawnvp(os.P_WAIT, "tmux", ["tmux", "wait-for", "-S", channel])
+    if failed is not None:
+        print(f"hive-rpc spawn: could not register this pane as {name}: {failed}")
+        print("Press Enter to close it.")
+        sys.stdin.readline()
+        return EXIT_REFUSED
+    try:
+        os.execvp(command[0], command)
+    except OSError as e:
+        print(f"hive-rpc spawn: cannot run {command[0]}: {e.strerror or e}")
+        print("Press Enter to close this pane.")
+        sys.stdin.readline()
+        return EXIT_REFUSED
+
+
+if __name__ == "__main__":
+    raise SystemExit(pane_main(sys.argv[1:]))
