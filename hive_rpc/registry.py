@@ -9,8 +9,8 @@ Structured concurrency, in one picture::
 
 There is no periodic sweep and no task per prompt: a new prompt with an earlier
 deadline simply moves the scope's deadline.  Typing (``typing``) moves a prompt's
-deadline out to its hard maximum lifetime; the stale heap entry is skipped when it
-comes up.
+deadline out to its hard maximum lifetime, and deferring (``defer``) brings it back
+in; the stale heap entry is skipped when it comes up.
 
 Every change is written to the store before anyone is told about it, and one lock
 orders all writes, so memory, store and subscribers always agree on what happened
@@ -317,11 +317,21 @@ class Registry:
         """Persist a transition of a pending prompt, then update memory and tell everyone."""
         stored = await self.store.update(new, expected=Status.PENDING)
         if stored is not None:  # another hub sharing the store moved it first
-            self._settle(stored)
+            self._settle_lost_race(stored)
             raise lifecycle.refusal(stored, lifecycle.Event(event))
         self._settle(new)
         self._publish(Change(event, new))
         return new
+
+    def _settle_lost_race(self, stored: Prompt) -> None:
+        """Another hub sharing the store closed the prompt before this hub's write:
+        its closing is this hub's news too.  Told here, once: this settles memory, so
+        when the winner's write comes through the watch, ``ingest`` finds the prompt
+        already gone from ``_pending`` and stays silent."""
+        was_pending = stored.id in self._pending
+        self._settle(stored)
+        if was_pending and not stored.is_pending:
+            self._publish(Change(INGESTED_EVENTS[stored.status], stored))
 
     def _settle(self, prompt: Prompt) -> None:
         if prompt.is_pending:
@@ -448,7 +458,9 @@ class Registry:
                 return
             if prompt.is_pending:
                 self._settle(prompt)
-                self._publish(Change("typing", prompt))
+                # Typing or a defer on the other hub: its record says which.
+                event = "typing" if prompt.typing_at is not None else "defer"
+                self._publish(Change(event, prompt))
                 return
             self._settle(prompt)
             self._publish(Change(INGESTED_EVENTS[prompt.status], prompt))
@@ -511,6 +523,17 @@ class Registry:
             if new is prompt:
                 return prompt
             return await self._write(new, "typing")
+
+    async def defer(self, prompt_id: str) -> Prompt:
+        """The human who had typed an answer left it (Escape, C-g, a closed form): the
+        countdown runs again (lifecycle.defer says for how long).  A prompt nobody
+        typed into is returned as it is, and nobody is told."""
+        async with self._write_lock:
+            prompt = await self.poll(prompt_id)
+            new = lifecycle.defer(prompt, now=self.now())
+            if new is prompt:
+                return prompt
+            return await self._write(new, "defer")
 
     def list_pending(self, *, agent_id: str | None = COORDINATOR) -> list[Prompt]:
         """Pending prompts, oldest first; an agent sees only its own."""

@@ -5,6 +5,8 @@
     pending --cancel---> cancelled     (the asking agent or a coordinator withdrew it)
     pending --typing---> pending       (the human started typing: countdown stops,
                                         the hard maximum lifetime still applies)
+    pending --defer----> pending       (the human who typed left without answering:
+                                        the countdown starts again)
 
 Every other (status, event) pair is illegal.  ``responded``, ``expired`` and
 ``cancelled`` are final.  An illegal move raises the error that tells the caller what
@@ -30,6 +32,7 @@ class Event(StrEnum):
     EXPIRE = "expire"
     CANCEL = "cancel"
     TYPING = "typing"
+    DEFER = "defer"
 
 
 TRANSITIONS: dict[tuple[Status, Event], Status] = {
@@ -37,6 +40,7 @@ TRANSITIONS: dict[tuple[Status, Event], Status] = {
     (Status.PENDING, Event.EXPIRE): Status.EXPIRED,
     (Status.PENDING, Event.CANCEL): Status.CANCELLED,
     (Status.PENDING, Event.TYPING): Status.PENDING,
+    (Status.PENDING, Event.DEFER): Status.PENDING,
 }
 """The whole lifecycle.  A pair missing here is an illegal move."""
 
@@ -152,3 +156,28 @@ def typing(prompt: Prompt, *, now: float) -> Prompt:
     if prompt.typing_at is not None:
         return prompt
     return replace(prompt, status=status, typing_at=now, deadline_at=prompt.max_deadline_at)
+
+
+def defer(prompt: Prompt, *, now: float) -> Prompt:
+    """The human who had typed left without answering (Escape, C-g, a closed form):
+    undo ``typing``, so the countdown runs again, its whole ``timeout_s`` from ``now``
+    (never past the hard maximum lifetime).
+
+    Why the whole timeout and not what was left when typing began: the seed's
+    countdown (seed 002, Calva's ``request_human_input``) is an attention timer, a
+    fresh 60 s each time the box is shown, cancelled by the first keystroke.  The
+    agent's ``timeout_s`` therefore says how long a question may wait unattended; a
+    human who typed attended to it, so the unattended wait starts again when he
+    leaves.  Giving back only the remainder would expire a question typed into in
+    its last seconds the moment its typist stepped away.
+
+    Idempotent, and nothing to restore on a prompt nobody typed into ("hidden
+    blank": its countdown never stopped): the same value comes back.
+    """
+    status = _move(prompt, Event.DEFER)
+    if prompt.typing_at is None:
+        return prompt
+    deadline = prompt.max_deadline_at
+    if prompt.timeout_s is not None:
+        deadline = min(now + prompt.timeout_s, prompt.max_deadline_at)
+    return replace(prompt, status=status, typing_at=None, deadline_at=deadline)

@@ -1,5 +1,5 @@
 """The ``hive/*`` methods about prompts: ask, poll, await, answer, cancel, list, look
-up, wait for an ask, typing, status; and the connection-scoped ``hive/subscribe``,
+up, wait for an ask, typing, defer, status; and the connection-scoped ``hive/subscribe``,
 ``hive/unsubscribe`` and ``hive/offerDelivery``, which streaming transports run.
 
 Each handler is declared with its row (``@method``, table.py) and takes the hub's
@@ -277,6 +277,17 @@ connection_method(
 )
 async def typing(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     return (await hub.registry.typing(p["id"])).to_record()
+
+
+@method(
+    "hive/defer",
+    params={"id": REQ_STR},
+    doc="The human who had typed left the prompt unanswered (Escape, C-g, a closed form): "
+    "its countdown starts again, the whole timeout_s; nothing changes if nobody typed.",
+    notification_ok=True,
+)
+async def defer(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
+    return (await hub.registry.defer(p["id"])).to_record()
 
 
 @method("hive/status", params={}, doc="The hub's paths, pid and counts.", retryable=True)

@@ -34,6 +34,7 @@ def test_table_has_exactly_the_documented_moves() -> None:
         (Status.PENDING, Event.EXPIRE): Status.EXPIRED,
         (Status.PENDING, Event.CANCEL): Status.CANCELLED,
         (Status.PENDING, Event.TYPING): Status.PENDING,
+        (Status.PENDING, Event.DEFER): Status.PENDING,
     }
     assert {Status.RESPONDED, Status.EXPIRED, Status.CANCELLED} == FINAL_STATUSES
 
@@ -131,6 +132,41 @@ def test_typing_stops_the_countdown_but_keeps_the_hard_maximum() -> None:
     assert typed.deadline_at == NOW + 3600 == typed.max_deadline_at
     assert typed.typing_at == NOW + 10
     assert lifecycle.typing(typed, now=NOW + 20) is typed  # idempotent: first keystroke counts
+
+
+def test_defer_after_typing_restarts_the_whole_countdown() -> None:
+    """Typed then left: the countdown runs again, its whole timeout from the defer
+    (seed 002's countdown is an attention timer), and typing can stop it again."""
+    typed = lifecycle.typing(make(timeout_s=60, max_lifetime_s=3600), now=NOW + 50)
+    left = lifecycle.defer(typed, now=NOW + 500)
+    assert (left.typing_at, left.deadline_at) == (None, NOW + 560)
+    assert lifecycle.defer(left, now=NOW + 510) is left  # idempotent
+    again = lifecycle.typing(left, now=NOW + 520)
+    assert (again.typing_at, again.deadline_at) == (NOW + 520, NOW + 3600)
+
+
+def test_defer_never_passes_the_hard_maximum() -> None:
+    typed = lifecycle.typing(make(timeout_s=60, max_lifetime_s=600), now=NOW + 1)
+    left = lifecycle.defer(typed, now=NOW + 580)
+    assert left.deadline_at == NOW + 600 == left.max_deadline_at
+    no_timeout = lifecycle.typing(make(max_lifetime_s=600), now=NOW + 1)
+    left = lifecycle.defer(no_timeout, now=NOW + 2)
+    assert (left.typing_at, left.deadline_at) == (None, NOW + 600)
+
+
+def test_defer_without_typing_has_nothing_to_restore() -> None:
+    """Hidden blank: the box closed before any key, so the countdown never stopped."""
+    p = make(timeout_s=60)
+    assert lifecycle.defer(p, now=NOW + 30) is p
+
+
+def test_defer_of_a_closed_prompt_is_refused() -> None:
+    done = lifecycle.respond(make(), answer="x", by="h", action=Action.ACCEPT, now=NOW)
+    with pytest.raises(AlreadyAnswered):
+        lifecycle.defer(done, now=NOW + 1)
+    gone = lifecycle.expire(make(timeout_s=1), now=NOW + 1)
+    with pytest.raises(PromptClosed, match="no longer takes a defer"):
+        lifecycle.defer(gone, now=NOW + 2)
 
 
 def test_expiry_says_which_deadline_fired() -> None:

@@ -409,3 +409,37 @@ async def test_unsubscribe_overtaking_subscribe_still_answers_both(
                 await editor.send_raw(b"".join(frames))
                 replies = {getattr(await editor.next_message(), "id", None) for _ in range(2)}
                 assert replies == {1, 2}
+
+
+async def test_defer_after_typing_restarts_every_subscribers_countdown(
+    hub: HubService, hub_config: HubConfig
+) -> None:
+    """Typed then left (issue 14): ``hive/defer``, sent as a notification like
+    ``hive/typing``, gives the prompt its countdown back and every subscriber gets
+    ``hive/update`` with it; a defer of a prompt nobody typed into sends nothing."""
+    with trio.fail_after(10):
+        async with (
+            await HubClient.connect(hub_config.socket) as agent,
+            await HubClient.connect(hub_config.socket) as window1,
+            await HubClient.connect(hub_config.socket) as window2,
+        ):
+            for window in (window1, window2):
+                await window.call("hive/subscribe")
+            p = await agent.call("hive/ask", {"question": "Name?", "timeout_s": 300})
+            blank = await window1.call("hive/defer", {"id": p["id"]})  # hidden blank
+            assert blank == p
+            await window2.notify("hive/typing", {"id": p["id"]})
+            for window in (window1, window2):
+                assert (await window.next_notification()).method == "hive/prompt"
+                assert (await window.next_notification()).params["typing_at"] is not None
+            await window2.notify("hive/defer", {"id": p["id"]})
+            await window2.notify("hive/defer", {"id": "no-such-prompt"})  # dropped
+            for window in (window1, window2):
+                note = await window.next_notification()
+                assert (note.method, note.params["id"]) == ("hive/update", p["id"])
+                assert note.params["typing_at"] is None
+                assert note.params["deadline_at"] < note.params["max_deadline_at"]
+                assert note.params["deadline_at"] >= p["deadline_at"]
+            await agent.call("hive/cancel", {"id": p["id"]})
+            for window in (window1, window2):
+                assert (await window.next_notification()).method == "hive/dismiss"
