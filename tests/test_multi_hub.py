@@ -4,12 +4,13 @@ socket; hubs and NATS are killed and brought back."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import trio
 from nats_support import NATS_SERVER, NatsServer
 
 from hive_rpc.client import HubClient
+from hive_rpc.core.errors import AlreadyAnswered
 
 pytestmark = pytest.mark.skipif(
     NATS_SERVER is None, reason="needs nats-server (Debian: apt-get install nats-server)"
@@ -159,3 +161,82 @@ async def test_nats_going_away_is_a_clear_error_and_nothing_is_lost(
         questions = sorted(p["question"] for p in json.loads(listed.stdout))
         assert questions == ["After?", "Before?"]
         assert first_id in [p["id"] for p in json.loads(listed.stdout)]
+
+
+async def _closings(editor: HubClient, prompt_id: str, marker_id: str) -> list[str]:
+    """The notifications about ``prompt_id`` that ``editor`` gets before the marker
+    prompt's ``hive/prompt``: the marker was asked after the closing, and each hub
+    sees the shared store's changes in order, so anything about the first prompt that
+    would come is there before it."""
+    seen: list[str] = []
+    with trio.fail_after(20):
+        while True:
+            note = await editor.next_notification()
+            if note.params.get("id") == marker_id:
+                return seen
+            if note.params.get("id") == prompt_id:
+                seen.append(note.method)
+
+
+async def _closing_is_seen_once_on_both_hubs(
+    build: Hub, laptop: Hub, prompt_id: str, close: Callable[..., Awaitable[None]], event: str
+) -> None:
+    async with (
+        await HubClient.connect(build.socket) as on_build,
+        await HubClient.connect(laptop.socket) as on_laptop,
+    ):
+        for editor in (on_build, on_laptop):
+            await editor.call("hive/subscribe", {})
+        await close(on_build, on_laptop)
+        marker = await trio.to_thread.run_sync(build.cli, "ask", "Marker", "--json")
+        marker_id = json.loads(marker.stdout)["id"]
+        for editor in (on_build, on_laptop):
+            seen = await _closings(editor, prompt_id, marker_id)
+            assert seen[-1:] == ["hive/dismiss"], seen
+            assert seen.count("hive/dismiss") == 1, seen
+            logged = await editor.call("hive/activity", {"limit": 100})
+            events = [e["event"] for e in logged if e["key"] == prompt_id]
+            assert events.count(event) == 1, events
+
+
+async def test_both_hubs_see_an_expiry_once_whichever_hub_wins_the_race(
+    nats_server: NatsServer, short_tmp: Path
+) -> None:
+    """Both hubs' deadlines fire at the same moment and race to expire the prompt in
+    the store: the loser must still tell its editors and log it, once."""
+    with hubs(short_tmp, nats_server.url) as (build, laptop):
+        for trial in range(3):
+            asked = await trio.to_thread.run_sync(
+                build.cli, "ask", f"Soon gone {trial}?", "--timeout", "1", "--json"
+            )
+            prompt_id = json.loads(asked.stdout)["id"]
+
+            async def expire(*editors: HubClient) -> None:
+                await trio.sleep(1.5)
+
+            await _closing_is_seen_once_on_both_hubs(build, laptop, prompt_id, expire, "expire")
+
+
+async def test_both_hubs_see_an_answer_once_when_both_humans_answer(
+    nats_server: NatsServer, short_tmp: Path
+) -> None:
+    """Two humans answer at once on two hubs: the one that loses is told who won, and
+    both hubs dismiss the question and log the answer, once."""
+    with hubs(short_tmp, nats_server.url) as (build, laptop):
+        for trial in range(3):
+            asked = await trio.to_thread.run_sync(build.cli, "ask", f"Name {trial}?", "--json")
+            prompt_id = json.loads(asked.stdout)["id"]
+
+            async def answer_on_both(*editors: HubClient, prompt_id: str = prompt_id) -> None:
+                async def answer(editor: HubClient, name: str) -> None:
+                    params = {"id": prompt_id, "answer": name, "by": name}
+                    with contextlib.suppress(AlreadyAnswered):  # the loser
+                        await editor.call("hive/respond", params)
+
+                async with trio.open_nursery() as nursery:
+                    for editor, name in zip(editors, ("bob", "alice"), strict=True):
+                        nursery.start_soon(answer, editor, name)
+
+            await _closing_is_seen_once_on_both_hubs(
+                build, laptop, prompt_id, answer_on_both, "respond"
+            )
