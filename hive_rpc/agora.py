@@ -324,9 +324,10 @@ class Agora:
         the dialogue from consensus (``dlg.holdouts``) are checked: one that is gone
         is marked absent, so a dead ling cannot stall the others (seed 001).  The
         result's ``absent`` lists who is absent after the turn."""
-        async with self._lock:
+
+        def take() -> tuple[dlg.Dialogue, dlg.Turn, bool]:
             try:
-                d, turn, rejoined = dlg.take_turn(
+                return dlg.take_turn(
                     self._get(dialogue_id),
                     sender=sender,
                     to=to,
@@ -337,7 +338,17 @@ class Agora:
             except NotAParticipant as e:
                 self._emit("agora/not-a-participant", dialogue_id=dialogue_id, name=e.data["name"])
                 raise
-            gone = await self._gone(dlg.holdouts(d))
+
+        # The terminals are checked outside the lock: a check may wait HOLDOUT_CHECK_S
+        # on a silent Emacs, and the lock is every dialogue's.  Who to check is read
+        # from the turn as it would be taken now; the turn is then taken for real on
+        # the dialogue as it is after the check (another turn may have come meanwhile).
+        async with self._lock:
+            would_be, _, _ = take()
+        found = await self._gone(dlg.holdouts(would_be))
+        async with self._lock:
+            d, turn, rejoined = take()
+            gone = {name: why for name, why in found.items() if name in dlg.holdouts(d)}
             d, outcome = dlg.conclude(dlg.mark_absent(d, list(gone)), now=self._now())
             if outcome is not dlg.Outcome.RELAY:
                 d = dlg.with_delivery(
