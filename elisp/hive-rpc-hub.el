@@ -117,15 +117,37 @@ TIME, and DELAY doubles with each failed start, up to 5 minutes.")
 ;;; Where the hub listens
 ;;;
 
+(defvar hive-rpc--user-runtime-root "/run/user"
+  "Where the system makes each user's runtime directory, named by uid.
+Without XDG_RUNTIME_DIR (an Emacs started outside a login session),
+the hub's socket is still there when that directory is the user's own
+and private, as the hub decides; a variable so the tests can move it.")
+
+(defun hive-rpc--own-private-directory-p (dir)
+  "Return non-nil if DIR is a directory, not a link, of this user, mode 0700."
+  (let ((attrs (file-attributes dir 'integer)))
+    (and attrs
+         (eq t (file-attribute-type attrs))
+         (eql (file-attribute-user-id attrs) (user-uid))
+         (string-suffix-p "------" (file-attribute-modes attrs)))))
+
 (defun hive-rpc-default-socket ()
   "Return the hub's default socket path, as the hub computes it.
-See `hive-rpc-socket'."
+In order: HIVE_RPC_SOCKET; XDG_RUNTIME_DIR/hive-rpc/hub.sock; the
+same place in /run/user/UID when that directory is the user's own and
+private (an Emacs started without XDG_RUNTIME_DIR still finds the hub
+the CLI and the agents use); else hive-rpc-UID/hub.sock in the
+temporary directory.  See `hive-rpc-socket'."
   (let ((env (getenv "HIVE_RPC_SOCKET"))
-        (runtime (getenv "XDG_RUNTIME_DIR")))
+        (runtime (getenv "XDG_RUNTIME_DIR"))
+        (systemd (expand-file-name (number-to-string (user-uid))
+                                   hive-rpc--user-runtime-root)))
     (cond ((and env (not (string-empty-p env))) env)
           ((and runtime (not (string-empty-p runtime))
                 (file-directory-p runtime))
            (expand-file-name "hive-rpc/hub.sock" runtime))
+          ((hive-rpc--own-private-directory-p systemd)
+           (expand-file-name "hive-rpc/hub.sock" systemd))
           (t (expand-file-name (format "hive-rpc-%d/hub.sock" (user-uid))
                                temporary-file-directory)))))
 

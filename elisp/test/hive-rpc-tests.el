@@ -167,9 +167,26 @@ Such a hub is no child of Emacs: it outlives Emacs, and this test."
     (should (equal (hive-rpc-default-socket)
                    (expand-file-name "hive-rpc/hub.sock" temporary-file-directory)))
     (setenv "XDG_RUNTIME_DIR" nil)
-    (should (equal (hive-rpc-default-socket)
-                   (expand-file-name (format "hive-rpc-%d/hub.sock" (user-uid))
-                                     temporary-file-directory)))))
+    (let* ((root (make-temp-file "hive-rpc-run" t))
+           (hive-rpc--user-runtime-root root)
+           (mine (expand-file-name (number-to-string (user-uid)) root)))
+      (unwind-protect
+          (progn
+            ;; No /run/user/UID: the temporary directory.
+            (should (equal (hive-rpc-default-socket)
+                           (expand-file-name (format "hive-rpc-%d/hub.sock" (user-uid))
+                                             temporary-file-directory)))
+            ;; The user's own private runtime directory, as the hub takes it.
+            (make-directory mine)
+            (set-file-modes mine #o700)
+            (should (equal (hive-rpc-default-socket)
+                           (expand-file-name "hive-rpc/hub.sock" mine)))
+            ;; Open to others: not trusted, as the hub does not.
+            (set-file-modes mine #o755)
+            (should (equal (hive-rpc-default-socket)
+                           (expand-file-name (format "hive-rpc-%d/hub.sock" (user-uid))
+                                             temporary-file-directory))))
+        (delete-directory root t)))))
 
 (ert-deftest hive-rpc-tests-strip-control-characters ()
   "Strip control characters and bidi overrides from network text."

@@ -111,7 +111,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "--socket",
         type=Path,
         default=None,
-        help="the hub's socket (env HIVE_RPC_SOCKET; default $XDG_RUNTIME_DIR/hive-rpc/hub.sock)",
+        help="the hub's socket (env HIVE_RPC_SOCKET; default $XDG_RUNTIME_DIR/hive-rpc/hub.sock, "
+        "without the variable /run/user/UID/hive-rpc/hub.sock if private, else in the temp dir)",
     )
     common.add_argument(
         "--data-dir",
