@@ -117,4 +117,9 @@ async def test_an_unexpected_exception_is_that_calls_error_and_the_session_goes_
         assert "injected bug" in repr(raised) + repr(raised.__cause__)
         asked = await client.call_tool("hivemind_ask_async", {"question": "q"})
         assert not asked.is_error, asked.content
-        assert asked.structured_content == {"ask_id": "p1", "status": "pending"}
+        assert asked.structured_content == {
+            "ask_id": "p1",
+            "status": "pending",
+            "task_id": None,
+            "in_reply_to": None,
+        }

@@ -99,7 +99,9 @@ def register(hive: HiveMcp) -> None:
         description="Ask the human a question without blocking. Returns an ask_id at once; "
         "keep working and collect the answer with hivemind_poll or hivemind_await. "
         "options: answers to pick from; schema: a flat elicitation schema for a "
-        "structured answer; timeout_s: countdown, stopped when the human starts typing.",
+        "structured answer; timeout_s: countdown, stopped when the human starts typing; "
+        "task_id: the task this ask belongs to; in_reply_to: the ask or task it follows "
+        "up (both returned, and carried by the ask's activity entries).",
     )
     @guarded
     async def hivemind_ask_async(
@@ -110,6 +112,7 @@ def register(hive: HiveMcp) -> None:
         urgent: bool = False,
         timeout_s: float | None = None,
         task_id: str | None = None,
+        in_reply_to: str | None = None,
     ) -> Annotated[CallToolResult, Asked]:
         ask = Ask(
             question=question,
@@ -118,10 +121,18 @@ def register(hive: HiveMcp) -> None:
             urgent=urgent,
             timeout_s=timeout_s,
             task_id=task_id,
+            in_reply_to=in_reply_to,
             agent_id=me(ctx),
         )
         record = await hive.call("hive/ask", **ask.params())
-        asked = Asked(ask_id=record["id"], status=record["status"])
+        # Seed 003: the correlation ids come back with the id, so a caller can match
+        # the stream's entries by task without a table of its own.
+        asked = Asked(
+            ask_id=record["id"],
+            status=record["status"],
+            task_id=record.get("task_id"),
+            in_reply_to=record.get("in_reply_to"),
+        )
         return ok(
             asked,
             f"Asked (ask_id {asked.ask_id}, pending). Keep working; collect the "

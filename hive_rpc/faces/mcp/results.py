@@ -21,6 +21,10 @@ schema checkers (MCP Inspector ``--strict``) flag as an untyped property."""
 class Asked(BaseModel):
     ask_id: str
     status: str
+    task_id: str | None = Field(None, description="the task this ask belongs to, as given")
+    in_reply_to: str | None = Field(
+        None, description="the ask or task this one follows up, as given"
+    )
 
 
 class AskState(BaseModel):
