@@ -11,6 +11,11 @@ task id to what it was waiting for.  So every entry here carries:
   ``cancelled``), ``result``, ``error``, ``completed_at``.
 
 Entries live in a ring (newest ``size``) and, once finished, for ``ttl_s`` seconds.
+Ids never repeat across the hub's runs: a run numbers from its start time in
+microseconds (``first_id``), so a client that resumes with an id from an earlier run
+names an id below this run's, and gets a reset instead of silently skipping the
+entries that reused its numbers.  A resume gets a reset whenever any entry after its
+id is gone: from an earlier run, pushed out of the ring, or dropped by age.
 A result over ``INLINE_RESULT_BYTES`` is stored once as a blob (keyed by its SHA-256)
 and entries carry a reference (``result_ref``, ``result_size``) instead of a copy.
 
@@ -24,6 +29,7 @@ from __future__ import annotations
 import collections
 import hashlib
 import json
+import math
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +45,12 @@ INLINE_RESULT_BYTES = 16 * 1024
 MAX_RESULT_BYTES = 4 << 20
 MAX_BLOBS = 256
 OUTCOMES = ("success", "failed", "cancelled")
+
+
+def first_id_at(now: float) -> int:
+    """The first entry id of a run that starts at wall-clock ``now``: its microseconds
+    since 1970 (about 1.8e15 in 2027, well within JavaScript's exact integers)."""
+    return max(1, math.floor(now * 1_000_000))
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,13 +118,21 @@ class ActivityLog:
         *,
         size: int = DEFAULT_SIZE,
         ttl_s: float = DEFAULT_TTL_S,
+        first_id: int | None = None,
     ) -> None:
+        """``first_id`` is the id of this run's first entry: by default ``now()`` in
+        microseconds, larger than any id an earlier run of the hub gave unless that run
+        logged more than a million entries a second, or the clock went back."""
         self._now = now
         self._ttl = ttl_s
         self._entries: collections.deque[Entry] = collections.deque(maxlen=size)
         self._finished: collections.deque[float] = collections.deque()
         """When each finished entry was published, oldest first (for the TTL)."""
-        self._next_id = 1
+        self.first_id = first_id_at(now()) if first_id is None else first_id
+        self._next_id = self.first_id
+        self._gone = self.first_id - 1
+        """The newest id that is gone: below ``first_id``, ids of earlier runs (never
+        held); then entries pushed out of the ring or dropped by age."""
         self._changed = trio.Event()
         self._blobs: collections.OrderedDict[str, str] = collections.OrderedDict()
 
@@ -128,6 +148,8 @@ class ActivityLog:
         entry = Entry(self._next_id, kind, event, key, self._now(), data)
         self._next_id += 1
         self._expire()
+        if len(self._entries) == self._entries.maxlen:
+            self._gone = max(self._gone, self._entries[0].id)  # the ring pushes it out
         self._entries.append(entry)
         if entry.finished:
             self._finished.append(entry.at)
@@ -203,19 +225,26 @@ class ActivityLog:
             return
         while self._finished and self._finished[0] < cutoff:
             self._finished.popleft()
-        kept = [e for e in self._entries if not (e.finished and e.at < cutoff)]
+        kept = []
+        for e in self._entries:
+            if e.finished and e.at < cutoff:
+                self._gone = max(self._gone, e.id)
+            else:
+                kept.append(e)
         self._entries = collections.deque(kept, maxlen=self._entries.maxlen)
 
     # --- reading ---------------------------------------------------------------------
 
     def since(self, last_id: int) -> list[Entry] | None:
         """Entries after ``last_id``; None when some of them are gone (the client
-        must start again from a snapshot)."""
+        must start again from a snapshot).  ``last_id`` 0 (or less) is "from this
+        run's first entry": a client that has seen nothing has nothing to reload."""
         self._expire()
+        if last_id <= 0:
+            last_id = self.first_id - 1
         if last_id >= self.last_id:
             return []
-        oldest = self._entries[0].id if self._entries else self._next_id
-        if last_id + 1 < oldest:
+        if last_id < self._gone:
             return None
         # Followers mostly want the last few: walk back from the newest, so the cost
         # is the number of new entries, not the size of the ring.

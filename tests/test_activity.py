@@ -80,7 +80,7 @@ def test_large_results_are_stored_once_and_referenced() -> None:
 
 
 def test_resuming_and_falling_behind() -> None:
-    log = ActivityLog(Clock(), size=3)
+    log = ActivityLog(Clock(), size=3, first_id=1)
     for i in range(5):
         log.report_task(task_id=f"t{i}", outcome="success")
     assert log.last_id == 5
@@ -102,7 +102,7 @@ def test_finished_entries_expire_after_the_ttl_and_pending_ones_stay() -> None:
 
 
 async def test_follow_wakes_on_publish() -> None:
-    log = ActivityLog(Clock())
+    log = ActivityLog(Clock(), first_id=1)
     got: list[int] = []
 
     async def follower() -> None:
@@ -120,3 +120,28 @@ async def test_follow_wakes_on_publish() -> None:
         await trio.testing.wait_all_tasks_blocked()
         log.report_task(task_id="y", outcome="cancelled")
     assert got == [1, 2]
+
+
+def test_a_run_numbers_from_its_start_so_ids_never_repeat() -> None:
+    clock = Clock()
+    first = ActivityLog(clock)
+    assert first.first_id == 1_000_000_000  # its start, in microseconds
+    for i in range(3):
+        first.report_task(task_id=f"t{i}", outcome="success")
+    clock.t += 0.001  # the hub restarts a moment later: a new log
+    second = ActivityLog(clock)
+    assert second.first_id > first.last_id
+    second.report_task(task_id="new", outcome="success")
+    assert second.since(first.last_id) is None  # an id of the earlier run: reset
+    assert [e.key for e in second.since(0) or []] == ["new"]  # 0: this run's all
+
+
+def test_an_entry_dropped_by_age_after_the_id_means_reset() -> None:
+    clock = Clock()
+    log = ActivityLog(clock, ttl_s=60, first_id=1)
+    log.prompt_changed("ask", asked())  # 1, unfinished: kept
+    log.report_task(task_id="early", outcome="success")  # 2
+    clock.t += 61
+    log.report_task(task_id="late", outcome="success")  # 3; 2 is dropped
+    assert log.since(1) is None
+    assert [e.key for e in log.since(2) or []] == ["late"]

@@ -217,7 +217,8 @@ class ActivityStream:
 
     async def _stream(self, activity: ActivityLog, start: int | None, send: Send) -> None:
         if start is not None and start > activity.last_id:
-            # Ids from another run of the hub (the log lives in memory): start over.
+            # An id this log never gave (the ids of an earlier run are smaller: a
+            # clock that went back, or another hub's id): start over.
             start = None
             await self._send_body(send, sse_reset(activity.last_id))
         if start is None:

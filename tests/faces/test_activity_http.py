@@ -168,7 +168,7 @@ async def test_resume_gets_only_the_later_entries(web_hub: HubService) -> None:
 
 
 async def test_reset_when_the_entries_after_the_id_are_gone(web_hub: HubService) -> None:
-    web_hub.activity = ActivityLog(web_hub.registry.now, size=3)
+    web_hub.activity = ActivityLog(web_hub.registry.now, size=3, first_id=1)
     for i in range(6):
         await ask(web_hub, f"q{i}")
     assert web_hub.activity.last_id == 6
@@ -425,3 +425,59 @@ async def test_state_is_the_dashboards_snapshot(web_hub: HubService) -> None:
     assert kinds[-1] == "prompt"  # newest first: the ask came before the dialogue
     assert "dialogue" in kinds
     assert isinstance(state["now"], float)
+
+
+# --- ids across restarts, and entries dropped by age -------------------------------------
+
+
+class FakeClock:
+    """The log's clock, moved by hand (the TTL counts in its seconds)."""
+
+    def __init__(self, t: float) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+async def test_a_resume_across_a_hub_restart_gets_a_reset(hub_config: HubConfig) -> None:
+    """The log lives in memory: a restarted hub must not give again the ids a client
+    saw from the previous run, or the client skips the new run's first entries."""
+    hub_config.http = "127.0.0.1:0"
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            before: HubService = await nursery.start(run_hub, hub_config)
+            for i in range(3):
+                await ask(before, f"before {i}")
+            seen = before.activity.last_id
+            nursery.cancel_scope.cancel()
+        async with trio.open_nursery() as nursery:
+            after: HubService = await nursery.start(run_hub, hub_config)
+            for i in range(5):
+                await ask(after, f"after {i}")
+            logged = [e.id for e in after.activity.recent()]
+            assert min(logged) > seen, (seen, logged)
+            async with activity(after, **{"Last-Event-ID": str(seen)}) as stream:
+                first = await stream.next()
+            nursery.cancel_scope.cancel()
+    assert (first.event, first.data) == ("reset", {"last_id": after.activity.last_id})
+
+
+async def test_a_resume_from_before_entries_the_ttl_dropped_gets_a_reset(
+    web_hub: HubService,
+) -> None:
+    """Unfinished entries outlive the TTL, finished ones do not: an id whose next
+    entries were dropped by age (an older pending ``ask`` still held) resumes with a
+    reset, not silently past the gap."""
+    clock = FakeClock(web_hub.registry.now())
+    web_hub.activity = ActivityLog(clock, ttl_s=60)
+    pending = await ask(web_hub, "still pending")
+    seen = web_hub.activity.last_id
+    web_hub.activity.report_task(task_id="done-early", outcome="success")
+    clock.t += 61
+    web_hub.activity.report_task(task_id="done-later", outcome="success")
+    assert [e.key for e in web_hub.activity.recent()] == [pending["id"], "done-later"]
+    with trio.fail_after(10):
+        async with activity(web_hub, f"?last_id={seen}") as stream:
+            first = await stream.next()
+    assert (first.event, first.data) == ("reset", {"last_id": web_hub.activity.last_id})
