@@ -22,8 +22,10 @@
 ;; The minibuffer side of `hive-rpc-mode': when a queued question may
 ;; take the minibuffer, reading its answer (free text, choices, or the
 ;; fields of a JSON schema), the countdown shown before the prompt,
-;; the `hive/typing' notification sent on the first key, and the keys
-;; of `hive-rpc-minibuffer-map'.
+;; the `hive/typing' notification sent on the first key, the
+;; `hive/defer' sent when a question typed into is left unanswered
+;; (its countdown then starts again), and the keys of
+;; `hive-rpc-minibuffer-map'.
 ;;
 ;; The rule behind the timing: an answer is only what you typed
 ;; knowing that it answers a question.  So a question never opens
@@ -319,6 +321,17 @@ This stops the prompt's countdown."
     (when (hive-rpc--connected-p)
       (jsonrpc-notify hive-rpc--connection 'hive/typing (list :id id)))))
 
+(defun hive-rpc--defer (id)
+  "Tell the hub that the human left prompt ID unanswered after typing.
+The hub gives the prompt its countdown back, so the agent is not
+kept waiting for the hub's maximum lifetime by an answer begun and
+abandoned.  A prompt not typed into here is left alone: its
+countdown never stopped here.  Nothing is sent while the hub is away."
+  (when (member id hive-rpc--typed)
+    (setq hive-rpc--typed (delete id hive-rpc--typed))
+    (when (hive-rpc--connected-p)
+      (jsonrpc-notify hive-rpc--connection 'hive/defer (list :id id)))))
+
 (defun hive-rpc--read (record field prompt reader)
   "Call READER with PROMPT in a minibuffer set up for RECORD.
 READER gets PROMPT and the draft of RECORD's FIELD (nil for the
@@ -462,7 +475,8 @@ asking for it, so keys pressed in its opening moment go back to
 the buffer (see `hive-rpc-open-grace').  The result is one of:
   (answer . VALUE)    \\<hive-rpc-minibuffer-map>RET: VALUE answers RECORD;
   decline             \\[hive-rpc-decline]: the human declines it;
-  defer               \\[keyboard-quit]: the human defers it;
+  defer               \\[keyboard-quit]: the human defers it (if
+                      he had typed, the hub gets `hive/defer');
   (give-back . KEYS)  KEYS came in the opening moment, not as an answer;
   (dismiss . MESSAGE) RECORD was closed elsewhere meanwhile.
 Sending the answer is the caller's business; other errors are signalled."
@@ -479,7 +493,8 @@ Sending the answer is the caller's business; other errors are signalled."
              ('decline 'decline)
              ('give-back (cons 'give-back hive-rpc--given-back))
              (`(dismiss . ,_) hive-rpc--exit-reason)
-             (_ 'defer))))
+             (_ (hive-rpc--defer hive-rpc--current)
+                'defer))))
       (setq hive-rpc--closed-at (float-time))
       (hive-rpc--end-grace)
       (hive-rpc--cancel-timer 'hive-rpc--countdown-timer)

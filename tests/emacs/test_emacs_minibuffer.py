@@ -84,6 +84,44 @@ def test_typing_stops_the_countdown(emacs: EmacsSession) -> None:
     assert emacs.cli("poll", prompt_id).stdout.strip() == "yes"
 
 
+def test_typed_then_c_g_gives_the_countdown_back(emacs: EmacsSession) -> None:
+    """Issue 14, seed 002: typing at a person's pace stops the countdown; C-g then
+    sends hive/defer, so the hub's record runs its whole countdown again from the
+    C-g (without it the prompt waited for the 24 h maximum lifetime).  The draft is
+    kept, and typing again stops the countdown again."""
+    prompt_id = emacs.ask("Name the release?", "--timeout", "300", "--agent", "namer")
+    emacs.wait_prompt("[namer] Name the release? (C-c")
+    emacs.type("Bumble")
+    emacs.wait_for(lambda _: emacs.record(prompt_id)["typing_at"] is not None)
+    assert emacs.record(prompt_id)["deadline_at"] == emacs.record(prompt_id)["max_deadline_at"]
+    left_at = time.time()
+    emacs.keys("C-g")
+    emacs.wait_for(lambda _: "deferred" in emacs.minibuffer())
+    emacs.wait_for(lambda _: emacs.record(prompt_id)["typing_at"] is None)
+    back = emacs.record(prompt_id)
+    assert back["status"] == "pending"
+    assert left_at + 300 - 5 < back["deadline_at"] < time.time() + 300 + 1
+    emacs.keys("M-x", "hive-rpc-answer-next", "Enter")
+    emacs.wait_prompt("[namer] Name the release? (C-c")
+    assert emacs.minibuffer().startswith("(4m5")  # the countdown shows again
+    emacs.type("bee")
+    emacs.wait_for(lambda _: emacs.record(prompt_id)["typing_at"] is not None)
+    emacs.keys("Enter")
+    emacs.wait_for(lambda _: emacs.cli("poll", prompt_id).returncode == 0)
+    assert emacs.cli("poll", prompt_id).stdout.strip() == "Bumblebee"
+
+
+def test_c_g_without_typing_leaves_the_countdown_running(emacs: EmacsSession) -> None:
+    """Hidden blank: nothing was typed, so nothing stopped and nothing is restored."""
+    prompt_id = emacs.ask("Rotate the keys?", "--timeout", "300", "--agent", "keeper")
+    emacs.wait_prompt("[keeper] Rotate the keys? (C-c")
+    before = emacs.record(prompt_id)
+    emacs.keys("C-g")
+    emacs.wait_for(lambda _: "deferred" in emacs.minibuffer())
+    after = emacs.record(prompt_id)
+    assert (after["typing_at"], after["deadline_at"]) == (None, before["deadline_at"])
+
+
 def test_c_c_c_k_declines_and_c_g_defers(emacs: EmacsSession) -> None:
     prompt_id = emacs.ask("Delete the cache?", "--agent", "cleaner")
     emacs.wait_prompt("[cleaner] Delete the cache? (C-c")
