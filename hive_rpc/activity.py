@@ -30,21 +30,27 @@ import collections
 import hashlib
 import json
 import math
+import secrets
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import trio
 
+from hive_rpc.core.completion import OUTCOMES, completion
 from hive_rpc.core.errors import InvalidParams
-from hive_rpc.core.prompt import Prompt, Status, check_name
+from hive_rpc.core.prompt import Prompt, check_name
 
 DEFAULT_SIZE = 10_000
 DEFAULT_TTL_S = 3600.0
 INLINE_RESULT_BYTES = 16 * 1024
 MAX_RESULT_BYTES = 4 << 20
 MAX_BLOBS = 256
-OUTCOMES = ("success", "failed", "cancelled")
+SHARED_RESULT_BYTES = 256 * 1024
+"""Largest result (JSON) a task document in the shared store carries itself."""
+TASK_DOC = "task"
+"""The document kind of task reports in the store."""
+TASK_FIELDS = ("task_id", "in_reply_to", "agent_id", "outcome", "result", "error", "completed_at")
 
 
 def first_id_at(now: float) -> int:
@@ -83,31 +89,11 @@ class Entry:
 
 def prompt_data(prompt: Prompt) -> dict[str, Any]:
     """A prompt's record plus the completion data and correlation ids every entry has."""
-    record = prompt.to_record()
-    outcome: str | None = None
-    result: Any = None
-    error: str | None = None
-    completed_at: float | None = None
-    if prompt.status is Status.RESPONDED:
-        outcome, result, completed_at = "success", prompt.answer, prompt.answered_at
-        if record.get("action") not in (None, "accept"):
-            outcome, error = "cancelled", f"the human chose {record['action']}"
-    elif prompt.status is Status.EXPIRED:
-        outcome, error, completed_at = (
-            "failed",
-            "expired: nobody answered in time",
-            prompt.expired_at,
-        )
-    elif prompt.status is Status.CANCELLED:
-        outcome, completed_at = "cancelled", prompt.cancelled_at
     return {
-        **record,
+        **prompt.to_record(),
         "task_id": prompt.task_id,
         "in_reply_to": prompt.in_reply_to,
-        "outcome": outcome,
-        "result": result,
-        "error": error,
-        "completed_at": completed_at,
+        **completion(prompt),
     }
 
 
@@ -130,6 +116,9 @@ class ActivityLog:
         """When each finished entry was published, oldest first (for the TTL)."""
         self.first_id = first_id_at(now()) if first_id is None else first_id
         self._next_id = self.first_id
+        self.origin = secrets.token_hex(8)
+        """This log's hub run, named in the task documents it saves (``hub``), so
+        that its own come back through a shared store unlogged."""
         self._gone = self.first_id - 1
         """The newest id that is gone: below ``first_id``, ids of earlier runs (never
         held); then entries pushed out of the ring or dropped by age."""
@@ -171,6 +160,31 @@ class ActivityLog:
         in_reply_to: str | None = None,
     ) -> Entry:
         """An agent loop's outcome under its task id (``hive/reportResult``)."""
+        data = self.task_data(
+            task_id=task_id,
+            outcome=outcome,
+            result=result,
+            error=error,
+            agent_id=agent_id,
+            in_reply_to=in_reply_to,
+        )
+        return self.publish_task(data)
+
+    def publish_task(self, data: dict[str, Any]) -> Entry:
+        """Log a task report made by ``task_data`` (once the store has it)."""
+        return self.publish("task", "task/report", data["task_id"], data)
+
+    def task_data(
+        self,
+        *,
+        task_id: str,
+        outcome: str,
+        result: Any = None,
+        error: str | None = None,
+        agent_id: str | None = None,
+        in_reply_to: str | None = None,
+    ) -> dict[str, Any]:
+        """A task report's fields, checked (InvalidParams says what is wrong)."""
         check_name(task_id, "task_id")
         if outcome not in OUTCOMES:
             raise InvalidParams(f"outcome must be one of {', '.join(OUTCOMES)}", param="outcome")
@@ -182,20 +196,46 @@ class ActivityLog:
                 f"result is {size} bytes of JSON, over the {MAX_RESULT_BYTES}-byte limit",
                 param="result",
             )
-        return self.publish(
-            "task",
-            "task/report",
-            task_id,
-            {
-                "task_id": task_id,
-                "in_reply_to": in_reply_to,
-                "agent_id": agent_id,
-                "outcome": outcome,
-                "result": result,
-                "error": error,
-                "completed_at": self._now(),
-            },
-        )
+        return {
+            "task_id": task_id,
+            "in_reply_to": in_reply_to,
+            "agent_id": agent_id,
+            "outcome": outcome,
+            "result": result,
+            "error": error,
+            "completed_at": self._now(),
+        }
+
+    # --- task reports in a store shared by several hubs ----------------------------
+
+    def task_document(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The document a task report is saved as (kind ``task``, key its task id;
+        docs/multi-machine.md), for other hubs and any service watching the store.
+        A result over ``SHARED_RESULT_BYTES`` of JSON is left out (NATS refuses
+        messages over 1 MiB by default): its size and SHA-256 say what it was, and
+        the reporting hub's ``/activity/blobs/`` serves it."""
+        body = {**data, "hub": self.origin}
+        if data.get("result") is not None:
+            text = json.dumps(data["result"], separators=(",", ":"), default=str)
+            if len(text) > SHARED_RESULT_BYTES:
+                body["result"] = None
+                body["result_size"] = len(text)
+                body["result_sha256"] = hashlib.sha256(text.encode()).hexdigest()
+        return body
+
+    def ingest_task(self, body: dict[str, Any] | None) -> Entry | None:
+        """A task document another hub saved: logged here as that hub logged it.
+        This hub's own reports come back through the store too, and are skipped."""
+        if not isinstance(body, dict) or body.get("hub") == self.origin:
+            return None
+        task_id = body.get("task_id")
+        if not isinstance(task_id, str) or body.get("outcome") not in OUTCOMES:
+            return None
+        data = {k: body.get(k) for k in TASK_FIELDS}
+        for extra in ("result_size", "result_sha256"):
+            if extra in body:
+                data[extra] = body[extra]
+        return self.publish_task(data)
 
     def _store_large_result(self, data: dict[str, Any]) -> dict[str, Any]:
         if data.get("result") is None:

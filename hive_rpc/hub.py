@@ -18,7 +18,7 @@ from typing import Any, cast
 
 import trio
 
-from hive_rpc.activity import DEFAULT_TTL_S, ActivityLog
+from hive_rpc.activity import DEFAULT_TTL_S, TASK_DOC, ActivityLog
 from hive_rpc.agora import open_agora
 from hive_rpc.core.dialogue import Dialogue
 from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S
@@ -159,7 +159,8 @@ async def follow_shared_store(
     service: HubService, store: SharedStore, *, task_status: Any = trio.TASK_STATUS_IGNORED
 ) -> None:
     """What other hubs sharing the store change, made this hub's own: their prompts
-    reach this hub's subscribers and waiters, their dialogues and lings its Agora."""
+    reach this hub's subscribers and waiters, their task reports its activity
+    stream, their dialogues and lings its Agora."""
     registry = service.registry
     async with store.changes() as changes:
         task_status.started()
@@ -180,6 +181,8 @@ async def follow_shared_store(
                     registry.store_trouble("ingest", e)
                 else:
                     registry.store_trouble("ingest", None)
+            elif change.doc_kind == TASK_DOC:  # another hub's task report
+                service.activity.ingest_task(change.value)
             elif service.agora is not None:
                 service.agora.ingest(change.doc_kind, change.key, change.value)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hive_rpc.activity import TASK_DOC
 from hive_rpc.core.errors import InvalidParams
 from hive_rpc.service.hub import HubService, acting_agent
 from hive_rpc.service.table import NUM, REQ_STR, STR, Param, method
@@ -25,7 +26,7 @@ from hive_rpc.service.table import NUM, REQ_STR, STR, Param, method
     mcp=("task_report",),
 )
 async def report_result(hub: HubService, p: dict[str, Any]) -> Any:
-    entry = hub.activity.report_task(
+    data = hub.activity.task_data(
         task_id=p["task_id"],
         outcome=p["outcome"],
         result=p.get("result"),
@@ -33,7 +34,13 @@ async def report_result(hub: HubService, p: dict[str, Any]) -> Any:
         agent_id=acting_agent(p),
         in_reply_to=p.get("in_reply_to"),
     )
-    return entry.record()
+    # Saved before it is logged, as a prompt's change is: the report is a document of
+    # the store (seed 003), which other hubs sharing it, and any service watching
+    # it, read; a store that cannot save refuses the report (store_unavailable).
+    await hub.registry.store.put_document(
+        TASK_DOC, data["task_id"], hub.activity.task_document(data)
+    )
+    return hub.activity.publish_task(data).record()
 
 
 @method(

@@ -6,7 +6,8 @@ touched only by the ``_aio_*`` coroutines below, which run there.
 
 Layout (both buckets keep one revision per key, on file storage):
 
-- ``hive_prompts``: key = the prompt id, value = compact JSON of ``Prompt.to_record()``.
+- ``hive_prompts``: key = the prompt id, value = compact JSON of ``Prompt.to_record()``
+  with the completion data (``records.shared_record``).
 - ``hive_documents``: key = ``KIND.KEY``, value = ``{"kind", "key", "created_ns",
   "body"}``; ``created_ns`` is kept across replacements, so ``documents()`` lists in
   first-save order.
@@ -54,7 +55,12 @@ from hive_rpc.aio_bridge import AsyncioThread, open_asyncio_thread
 from hive_rpc.core.errors import StoreUnavailable
 from hive_rpc.core.prompt import Prompt, Status
 from hive_rpc.store.base import RETENTION_BATCH
-from hive_rpc.store.records import PromptUnreadable, UnreadableRecord, decode_prompt
+from hive_rpc.store.records import (
+    PromptUnreadable,
+    UnreadableRecord,
+    decode_prompt,
+    shared_record,
+)
 
 log = logging.getLogger(__name__)
 
@@ -192,7 +198,7 @@ class NatsStore:
 
     async def _aio_insert(self, prompt: Prompt) -> None:
         try:
-            await self._prompts.create(encode_name(prompt.id), _dumps(prompt.to_record()))
+            await self._prompts.create(encode_name(prompt.id), _dumps(shared_record(prompt)))
         except nats.js.errors.KeyWrongLastSequenceError:
             raise KeyError(f"prompt {prompt.id} already exists") from None
 
@@ -201,7 +207,7 @@ class NatsStore:
 
     async def _aio_update(self, prompt: Prompt, expected: Status) -> Prompt | None:
         key = encode_name(prompt.id)
-        value = _dumps(prompt.to_record())
+        value = _dumps(shared_record(prompt))
         for _ in range(CAS_ATTEMPTS):
             try:
                 entry = await self._prompts.get(key)

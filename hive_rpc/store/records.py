@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hive_rpc.core.completion import COMPLETION_FIELDS, completion
 from hive_rpc.core.errors import (
     PromptUnreadable as PromptUnreadable,
 )  # its home before core/errors.py
@@ -48,6 +49,10 @@ def decode_prompt(prompt_id: str, text: str | bytes) -> Prompt:
 
 def prompt_from_record(prompt_id: str, record: Any) -> Prompt:
     """The prompt in a decoded ``record`` (see ``decode_prompt``)."""
+    if isinstance(record, dict) and "outcome" in record:
+        # Completion data (shared_record) repeats the answer as ``result``: derived,
+        # not read back, so not counted against the limits a second time.
+        record = {k: v for k, v in record.items() if k not in COMPLETION_FIELDS}
     # The same limits the door applies (a record nests a client's schema or answer
     # exactly as deep as the request's params did).
     why = record_problem(record)
@@ -66,3 +71,12 @@ def prompt_from_record(prompt_id: str, record: Any) -> Prompt:
         if not isinstance(getattr(prompt, name, None), int | float):
             raise UnreadableRecord(prompt_id, f"{name} is not a number")
     return prompt
+
+
+def shared_record(prompt: Prompt) -> dict[str, Any]:
+    """What a store shared with other services keeps of a prompt: its record plus
+    seed 003's completion data (``outcome``, ``result``, ``error``,
+    ``completed_at``), so a service watching the bucket reads how a prompt ended
+    without knowing hive_rpc's statuses.  ``Prompt.from_record`` ignores the extra
+    fields when the record is read back."""
+    return {**prompt.to_record(), **completion(prompt)}
