@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -136,6 +137,52 @@ def test_escape_defers_and_answer_next_brings_it_back(window: Window, vscode_hub
     window.pick("keep")
     window.wait_no_quick_input()
     assert vscode_hub.poll(ask_id).stdout.strip() == "keep"
+
+
+def test_typed_then_escape_gives_the_countdown_back(window: Window, vscode_hub: Hub) -> None:
+    """Issue 14, seed 002: typing stops the countdown; Escape on the box typed into
+    sends hive/defer, so the hub's record runs its whole countdown again from the
+    Escape (without it the prompt, and request_human_input, waited for the 24 h
+    maximum lifetime). Escape on a box nobody typed into ("hidden blank") changes
+    nothing: its countdown never stopped."""
+    blank_id = vscode_hub.ask("Rotate the keys?", "--timeout", "300")
+    window.wait_quick_input("Rotate the keys?", "the input box to open on its own")
+    before = vscode_hub.record(blank_id)
+    window.press("Escape")
+    window.wait_no_quick_input("Escape to close the blank box")
+    window.wait_notification("deferred")
+    after = vscode_hub.record(blank_id)
+    assert (after["typing_at"], after["deadline_at"]) == (None, before["deadline_at"]), after
+    vscode_hub.cli("cancel", blank_id)
+    window.wait_status(None, "the status bar to hide once the blank one is withdrawn")
+
+    ask_id = vscode_hub.ask("Name the codename", "--timeout", "300")
+    window.wait_quick_input("Name the codename", "the input box to open on its own")
+    window.type_human("Bumble")
+    window.wait(
+        lambda: vscode_hub.record(ask_id)["typing_at"] is not None,
+        "the hub to hear that the human types (hive/typing)",
+    )
+    left_at = time.time()
+    window.press("Escape")
+    window.wait_no_quick_input("Escape to close the box typed into")
+    back = window.wait(
+        lambda: (r := vscode_hub.record(ask_id))["typing_at"] is None and r,
+        "the hub to give the countdown back (hive/defer)",
+    )
+    assert back["status"] == "pending", back
+    assert left_at + 300 - 5 < back["deadline_at"] < time.time() + 300 + 1, back
+    window.command("Hive: Answer Next Prompt")
+    box = window.wait_quick_input("Name the codename", "Answer Next to bring it back")
+    assert box.placeholder.endswith("left"), box  # the countdown shows again
+    window.type_human("x")
+    window.wait(
+        lambda: vscode_hub.record(ask_id)["typing_at"] is not None,
+        "typing to stop the countdown again",
+    )
+    window.press("Enter")
+    window.wait_no_quick_input()
+    assert vscode_hub.record(ask_id)["status"] == "responded"
 
 
 def test_decline(window: Window, vscode_hub: Hub) -> None:

@@ -5,7 +5,8 @@
  * - a countdown until deadline_at, updated every second, that stops on the
  *   first keystroke, which sends `hive/typing` once;
  * - Enter answers (`hive/respond`), Escape defers (the prompt stays pending
- *   and "Hive: Answer Next Prompt" asks it again), the Decline button
+ *   and "Hive: Answer Next Prompt" asks it again; if the human had typed into
+ *   it, `hive/defer` gives its countdown back), the Decline button
  *   declines (`action: "decline"`);
  * - `hive/dismiss` closes the box when the prompt was closed elsewhere;
  * - a refused answer (-32004) asks again with the hub's message; a prompt
@@ -370,6 +371,10 @@ export class PromptFlow implements vscode.Disposable {
       case 'defer':
         if (this.queue.has(id)) {
           this.queue.defer(id);
+          if (this.queue.markLeft(id)) {
+            // Typed then left: without this the agent waits for the hub's maximum lifetime.
+            this.client.sendNotification(ClientNotifications.defer, { id });
+          }
           void vscode.window.showInformationMessage(
             'Hive: deferred; run "Hive: Answer Next Prompt" to answer it later',
           );

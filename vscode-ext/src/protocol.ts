@@ -90,6 +90,8 @@ export const Requests = {
 export const ClientNotifications = {
   /** The human's first keystroke in a prompt's box: the hub stops its countdown. */
   typing: new HubNotification<TypingParams>('hive/typing', { id: 'string' }),
+  /** The box of a prompt typed into here closed unanswered: the hub restarts its countdown. */
+  defer: new HubNotification<TypingParams>('hive/defer', { id: 'string' }),
 } as const;
 
 /** Notifications sent by the server to a subscribed client. */

@@ -12,8 +12,13 @@ export interface QueueEntry {
   record: PromptRecord;
   /** The human pressed Escape: not asked again on its own. */
   deferred: boolean;
-  /** hive/typing was sent for this prompt (the countdown is stopped). */
+  /** The countdown is stopped: hive/typing was sent, here or elsewhere (`typing_at`). */
   typed: boolean;
+  /**
+   * This window typed into it (it sent hive/typing): when its box then closes
+   * unanswered, this window sends hive/defer, which gives the countdown back.
+   */
+  typedHere?: boolean;
   /** The hub refused the last answer (-32004) with this message. */
   retryMessage?: string;
   /** The refused answer, offered again as the starting value. */
@@ -135,6 +140,23 @@ export class PromptQueue {
       return false;
     }
     entry.typed = true;
+    entry.typedHere = true;
+    this.changed([id]);
+    return true;
+  }
+
+  /**
+   * The human left the prompt unanswered: if this window had typed into it,
+   * its countdown runs again. True then (send hive/defer), else false
+   * ("hidden blank": nothing was stopped here, nothing to give back).
+   */
+  markLeft(id: string): boolean {
+    const entry = this.entries.get(id);
+    if (!entry?.typedHere) {
+      return false;
+    }
+    entry.typedHere = false;
+    entry.typed = false;
     this.changed([id]);
     return true;
   }
@@ -191,6 +213,10 @@ export class PromptQueue {
     entry.record = record;
     if (typeof record.typing_at === 'number') {
       entry.typed = true;
+    } else if (!entry.typedHere) {
+      // hive/defer elsewhere: the countdown runs again (our own typing, not yet
+      // seen by the hub, keeps it stopped).
+      entry.typed = false;
     }
     this.changed([record.id]);
   }

@@ -144,6 +144,41 @@ describe('free-text prompt (input box)', () => {
     assert.deepEqual(w.hub.sent('hive/respond')[0].params, { id: r.id, answer: 'x', by: 'alice' });
   });
 
+  test('typed then Escape sends hive/defer: the countdown shows again, typing stops it again', async () => {
+    const r = prompt(w, { timeout_s: 300 });
+    const box = openBox();
+    box.type('ma');
+    box.escape();
+    await settle();
+    assert.deepEqual(w.hub.notifications, [
+      { method: 'hive/typing', params: { id: r.id } },
+      { method: 'hive/defer', params: { id: r.id } },
+    ]);
+    assert.equal(w.flow.queue.get(r.id)?.typed, false);
+    // The hub's hive/update: typing_at null, a new deadline.
+    w.hub.emit('hive/update', { ...r, typing_at: null, deadline_at: w.clock.t + 300 });
+    w.flow.answerNext();
+    const again = openBox();
+    assert.match(again.placeholder ?? '', /^5m00s left/);
+    again.type('x');
+    assert.equal(w.hub.notifications.filter((n) => n.method === 'hive/typing').length, 2, 'it stops again');
+  });
+
+  test('Escape without typing ("hidden blank") sends nothing: the countdown was never stopped', async () => {
+    prompt(w, { timeout_s: 300 });
+    openBox().escape();
+    await settle();
+    assert.deepEqual(w.hub.notifications, []);
+  });
+
+  test('hive/defer from another editor shows the countdown here again', () => {
+    const r = prompt(w, { timeout_s: 300 });
+    w.hub.emit('hive/update', { ...r, typing_at: w.clock.t });
+    assert.equal(w.flow.queue.get(r.id)?.typed, true);
+    w.hub.emit('hive/update', { ...r, typing_at: null, deadline_at: w.clock.t + 300 });
+    assert.equal(w.flow.queue.get(r.id)?.typed, false);
+  });
+
   test('with hive.autoAsk off, prompts only wait until Answer Next', () => {
     mock.reset();
     const flow = new PromptFlow(w.hub, undefined, { now: w.clock.now, timers: w.timers, autoAsk: () => false });
