@@ -11,6 +11,8 @@ same-origin ``Origin`` on POST):
 * ``GET /api/state``: the snapshot the dashboard starts from (pending prompts, dialogues
   with their turns, recent activity, and the ``last_id`` to stream from);
 * ``POST /api/typing``: the human started typing an answer (the countdown stops);
+* ``POST /api/defer``: the page with an answer typed into it closed unanswered (the
+  countdown starts again, ``hive/defer``);
 * ``POST /api/respond`` and ``POST /api/cancel``: the human's answer or withdrawal,
   recorded as by ``dashboard``;
 * ``POST /api/event``: a child's event for its parent's terminal (``event/post``), so a
@@ -276,6 +278,7 @@ class WebFace:
                 Route("/api/respond", self.respond, methods=["POST"], max_body_size=MAX_BODY),
                 Route("/api/cancel", self.cancel, methods=["POST"], max_body_size=MAX_BODY),
                 Route("/api/typing", self.typing, methods=["POST"], max_body_size=MAX_BODY),
+                Route("/api/defer", self.defer, methods=["POST"], max_body_size=MAX_BODY),
                 Route("/api/event", self.event, methods=["POST"], max_body_size=MAX_BODY),
                 Route("/api/{rest:path}", self.no_route, methods=ANY_METHOD),
             ]
@@ -368,6 +371,13 @@ class WebFace:
         if isinstance(body, Response):
             return body
         return await self._call("hive/typing", {"id": body.get("id")})
+
+    async def defer(self, request: Request) -> Response:
+        """The page closed with an answer typed and not sent: the countdown runs again."""
+        body = await _json_body(request)
+        if isinstance(body, Response):
+            return body
+        return await self._call("hive/defer", {"id": body.get("id")})
 
     async def event(self, request: Request) -> Response:
         """A child's event (seed 004): the body is ``event/post``'s params, checked by

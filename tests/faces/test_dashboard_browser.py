@@ -191,6 +191,66 @@ async def test_a_prompt_is_answered_and_cancelled_on_the_page_with_the_keyboard(
     await trio.to_thread.run_sync(scenario)
 
 
+async def test_a_page_left_after_typing_gives_the_countdown_back(
+    hub_config: HubConfig, nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    """Issue 14, seed 002, typed then left: the human types into a prompt's form and
+    leaves the page without answering; the page sends /api/defer (hive/defer) as it
+    goes, so the countdown runs again, its whole timeout from then, instead of the
+    prompt waiting for the 24 h maximum lifetime.  A prompt not typed into ("hidden
+    blank") keeps its countdown as it was."""
+    from playwright.sync_api import sync_playwright
+
+    hub_config.http = "127.0.0.1:0"
+    service: HubService = await nursery.start(run_hub, hub_config)
+    base = str(service.info.http_url).removesuffix("/mcp")
+    token, shots = prepare(service, tmp_path)
+
+    def record(ask_id: str) -> dict[str, Any]:
+        got: dict[str, Any] = json.loads(cli(hub_config, "poll", ask_id, "--json").stdout)
+        return got
+
+    def scenario() -> None:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            try:
+                drive(browser.new_page(viewport={"width": 1000, "height": 900}))
+            finally:
+                browser.close()
+
+    def drive(page: Any) -> None:
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(f"{base}/dashboard?token={token}")
+        page.locator("#connection.live").wait_for()
+        blank = cli_ask(hub_config, "Rotate the keys?", "--timeout", "300")
+        typed = cli_ask(hub_config, "Name the codename", "--timeout", "300")
+        for ask_id in (blank, typed):
+            page.locator(f"li.prompt[data-id='{ask_id}']").wait_for()
+        blank_before = record(blank)
+        page.locator(f"li.prompt[data-id='{typed}'] input[type=text]").focus()
+        page.keyboard.type("Bumble", delay=120)  # a person's pace
+        for _ in range(100):
+            if record(typed)["typing_at"] is not None:
+                break
+            time.sleep(0.05)
+        assert record(typed)["deadline_at"] == record(typed)["max_deadline_at"]
+        page.screenshot(path=shots / "defer-01-typed.png", full_page=True)
+        left_at = time.time()
+        page.goto("about:blank")  # the human leaves the page, the answer unsent
+        for _ in range(200):
+            back = record(typed)
+            if back["typing_at"] is None:
+                break
+            time.sleep(0.05)
+        assert (back["status"], back["typing_at"]) == ("pending", None), back
+        assert left_at + 300 - 5 < back["deadline_at"] < time.time() + 300 + 1, back
+        blank_after = record(blank)
+        assert blank_after["typing_at"] is None
+        assert blank_after["deadline_at"] == blank_before["deadline_at"]
+
+    await trio.to_thread.run_sync(scenario)
+
+
 def back_to_skip_link(page: Any) -> None:
     """Shift+Tab until the skip link has the focus (it is first in the tab order)."""
     for _ in range(40):

@@ -267,6 +267,25 @@
     return answer;
   }
 
+  // Prompts typed into on this page and not answered yet. When the page closes
+  // (the tab, the window, a reload), each is deferred: the hub gives its
+  // countdown back, so an answer begun and left does not hold the agent for the
+  // hub's maximum lifetime. A prompt not typed into here has nothing to give back.
+  const typedHere = new Set();
+  window.addEventListener("pagehide", () => {
+    for (const pid of typedHere) {
+      // keepalive: the request outlives the page; nobody reads its answer.
+      fetch("/api/defer", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ id: pid }),
+        credentials: "same-origin",
+        keepalive: true,
+      }).catch(() => {});
+    }
+    typedHere.clear();
+  });
+
   function timeLeft(record) {
     const left = record.deadline_at - now();
     if (left <= 0) return "expiring";
@@ -326,8 +345,10 @@
     const onTyping = () => {
       if (typed) return;
       typed = true;
+      typedHere.add(pid);
       post("/api/typing", { id: pid }).catch(() => {
         typed = false;
+        typedHere.delete(pid);
       });
     };
     form.addEventListener("input", onTyping);
@@ -345,6 +366,7 @@
   }
 
   function removePrompt(pid) {
+    typedHere.delete(pid);
     state.pending.delete(pid);
     renderPrompts();
   }
