@@ -54,6 +54,7 @@
 (require 'jsonrpc)
 (require 'subr-x)
 (require 'hive-rpc-core)
+(require 'term)
 
 (declare-function vterm-send-string "ext:vterm" (string &optional paste-p))
 (declare-function vterm-send-return "ext:vterm" ())
@@ -318,6 +319,65 @@ the hub asks for approval first, like any question."
                                   name address)
                        (message "hive-rpc: ling %s is buffer %s" name address)))
        :error-fn (lambda (err) (hive-rpc-ling--refused-message "register" name err))))))
+
+;;;###autoload
+(defun hive-rpc-spawn-ling (name command &optional directory wait)
+  "Start COMMAND in a new terminal buffer and register it as the ling NAME.
+This is what `hive-rpc spawn NAME --emacs -- COMMAND' runs, through
+emacsclient, and what you run in Emacs.  The buffer, named *ling
+NAME*, runs COMMAND (a list of words, or a string split into words
+as a shell would, but run without a shell) in DIRECTORY, by default
+`default-directory'.  It is a vterm buffer when the vterm package is
+installed, else a term buffer.  It is registered from this Emacs, so
+it takes effect at once, like \[hive-rpc-register-ling] in a
+terminal you opened yourself.  The hub never asks Emacs to start a
+program: a command from the network is never run here.  With WAIT
+\=(`hive-rpc spawn --emacs', through emacsclient), wait for the hub's
+answer and return the ling's state, \"registered\" or \"pending\";
+else return the buffer."
+  (interactive
+   (progn
+     (hive-rpc-ling--require-connection)
+     (list (read-string "Ling name: ")
+           (read-shell-command "Command: ")
+           (read-directory-name "In directory: " nil nil t))))
+  (hive-rpc-ling--check-name name)
+  (hive-rpc-ling--require-connection)
+  (let ((words (if (listp command) command (split-string-and-unquote command)))
+        (buffer-name (format "*ling %s*" name))
+        (default-directory (file-name-as-directory
+                            (expand-file-name (or directory default-directory)))))
+    (unless words
+      (user-error "Give the command the ling runs"))
+    (when (get-buffer buffer-name)
+      (user-error "Buffer %s exists already" buffer-name))
+    (let ((buffer (if (require 'vterm nil t)
+                      (hive-rpc-ling--vterm buffer-name words)
+                    (hive-rpc-ling--term buffer-name words))))
+      (pop-to-buffer buffer)
+      (if (not wait)
+          (progn (hive-rpc-register-ling name buffer) buffer)
+        (plist-get (jsonrpc-request hive-rpc--connection 'ling/register
+                                    (list :name name :kind "emacs-buffer"
+                                          :address (buffer-name buffer)))
+                   :state)))))
+
+(defvar vterm-shell)
+(declare-function vterm "ext:vterm" (&optional arg))
+
+(defun hive-rpc-ling--vterm (buffer-name words)
+  "Return a new vterm buffer BUFFER-NAME running the program WORDS."
+  (let ((vterm-shell (mapconcat #'shell-quote-argument words " ")))
+    (save-window-excursion (vterm buffer-name))))
+
+(defun hive-rpc-ling--term (buffer-name words)
+  "Return a new term buffer BUFFER-NAME running the program WORDS."
+  (let ((buffer (apply #'make-term (substring buffer-name 1 -1)
+                       (car words) nil (cdr words))))
+    (with-current-buffer buffer
+      (term-mode)
+      (term-char-mode))
+    buffer))
 
 ;;;###autoload
 (defun hive-rpc-unregister-ling (name)

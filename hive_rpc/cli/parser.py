@@ -275,13 +275,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "spawn",
         parents=[client],
-        help="start a child agent in a new tmux pane and register it as a ling",
+        help="start a child agent in a new tmux pane (or Emacs buffer) and register it as a ling",
     )
     p.add_argument("name", help="the child's ling name: main.feature.auth reports to main.feature")
-    p.add_argument(
-        "--tmux",
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--tmux", action="store_true", help="in a new tmux window (the default)")
+    where.add_argument(
+        "--emacs",
         action="store_true",
-        help="in a new tmux window (the default and, for now, the only place)",
+        help="in a terminal buffer of your running Emacs (through emacsclient: its server)",
     )
     p.add_argument(
         "--worktree",

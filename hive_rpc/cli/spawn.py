@@ -58,6 +58,16 @@ async def cmd_spawn(args: argparse.Namespace) -> int:
         workdir = Path.cwd()
         if args.worktree:
             workdir = await add_worktree(args.worktree)
+        if args.emacs:
+            where = await open_emacs_buffer(args.name, command, workdir)
+            record = await _registered(client, args.name)
+            if record is None or record.get("state") != "registered":
+                raise CliError(f"started {where}, but Emacs did not register it", EXIT_REFUSED)
+            if args.json:
+                print_json({**record, "workdir": str(workdir), "command": command})
+            else:
+                print(f"{args.name}: {where} running {shlex.join(command)} in {workdir}")
+            return EXIT_OK
         channel = f"hive-rpc-spawn-{uuid.uuid4().hex}"
         pane = await open_pane(args, command, workdir, channel)
         with trio.move_on_after(REGISTER_TIMEOUT_S) as waited:
@@ -108,6 +118,37 @@ async def open_pane(
     where = "new-window" if os.environ.get("TMUX") else "new-session"
     argv = [where, "-d", "-P", "-F", "#{pane_id}", "-n", short_name(args.name)]
     return (await _tmux(*argv, "-c", str(workdir), *inside)).strip()
+
+
+def elisp_string(text: str) -> str:
+    """``text`` as an Emacs Lisp string literal: only ``\\`` and ``"`` need escaping."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+async def open_emacs_buffer(name: str, command: list[str], workdir: Path) -> str:
+    """Ask the human's running Emacs (``emacsclient``, its server) to start ``command``
+    in a terminal buffer and register it as ling ``name`` (``hive-rpc-spawn-ling``):
+    what the human would do there with M-x.  The hub is not on this path: the words
+    go from the human's command line to the human's Emacs."""
+    form = (
+        f"(hive-rpc-spawn-ling {elisp_string(name)} "
+        f"(list {' '.join(elisp_string(w) for w in command)}) {elisp_string(str(workdir))} t)"
+    )
+    try:
+        done = await trio.run_process(
+            ["emacsclient", "--eval", form], capture_stdout=True, capture_stderr=True, check=False
+        )
+    except FileNotFoundError:
+        raise CliError("--emacs needs emacsclient, which is not on PATH", EXIT_USAGE) from None
+    said = (done.stdout + done.stderr).decode("utf-8", "replace").strip()
+    if done.returncode != 0 or said.startswith("*ERROR*"):
+        raise CliError(
+            f"Emacs did not start it: {said or 'emacsclient failed'} (is the Emacs server "
+            "running, with hive-rpc-mode on? M-x server-start; or run M-x "
+            "hive-rpc-spawn-ling in Emacs)",
+            EXIT_REFUSED,
+        )
+    return f"Emacs buffer *ling {name}*"
 
 
 async def _registered(client: HubClient, name: str) -> dict[str, Any] | None:

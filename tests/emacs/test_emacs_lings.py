@@ -25,12 +25,14 @@ import pytest
 import trio
 from emacs_session import ELISP, new_tmux_session
 
+from hive_rpc.cli.exits import EXIT_REFUSED
 from hive_rpc.hub import HubConfig
 from hive_rpc.relay.emacs import EmacsBufferTarget
 from hive_rpc.relay.target import DeliveryError, TargetState
 from hive_rpc.service import HubService
 
 VTERM_DIRS = sorted(glob.glob("/usr/share/emacs/site-lisp/elpa/vterm-*"))
+NEEDS_VTERM = pytest.mark.skipif(not VTERM_DIRS, reason="needs vterm (Debian package elpa-vterm)")
 
 pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
@@ -196,7 +198,7 @@ async def test_comint_buffer_receives_text_as_data(hub: HubService, ling_emacs: 
         assert missing.reason == "no connected Emacs has a buffer named *nothing*"
 
 
-@pytest.mark.skipif(not VTERM_DIRS, reason="needs vterm (Debian package elpa-vterm)")
+@NEEDS_VTERM
 async def test_vterm_buffer_receives_one_bracketed_paste(
     hub: HubService, ling_emacs: LingEmacs
 ) -> None:
@@ -277,6 +279,110 @@ async def test_register_and_unregister_ling_from_emacs(
             break
         await trio.sleep(0.1)
     assert expected not in await lings()
+
+
+@pytest.mark.parametrize(
+    ("terminal", "load_path"),
+    [("term", []), pytest.param("vterm", VTERM_DIRS[-1:], marks=NEEDS_VTERM)],
+)
+async def test_spawn_a_ling_from_emacs(
+    hub: HubService, ling_emacs: LingEmacs, terminal: str, load_path: list[str]
+) -> None:
+    """M-x hive-rpc-spawn-ling (what `hive-rpc spawn --emacs` would be, done by the
+    human in Emacs): asked for a name, a command and a directory, it starts the
+    command in a new terminal buffer (vterm when installed, else term), registers it
+    at once, and a message for that ling is typed into it."""
+    ling_emacs.start("(setq vterm-kill-buffer-on-exit nil)", load_path=load_path)
+    await wait_until(lambda: len(hub.delivery_peers) == 1, "Emacs to offer delivery", ling_emacs)
+    keys(ling_emacs, "M-x", "hive-rpc-spawn-ling", "Enter")
+    await wait_until(lambda: "Ling name:" in ling_emacs.screen(), "the name prompt", ling_emacs)
+    keys(ling_emacs, "-l", "main.kid")
+    keys(ling_emacs, "Enter")
+    await wait_until(lambda: "Command:" in ling_emacs.screen(), "the command prompt", ling_emacs)
+    keys(ling_emacs, "-l", shlex.join(ling_emacs.recorder_command("spawn")))
+    keys(ling_emacs, "Enter")
+    await wait_until(lambda: "In directory:" in ling_emacs.screen(), "the directory", ling_emacs)
+    keys(ling_emacs, "Enter")
+    await wait_until(lambda: "recorder ready" in ling_emacs.screen(), "the ling", ling_emacs)
+    mode_line = {"term": "(Term: char run)", "vterm": "(VTerm"}[terminal]
+    await wait_until(lambda: mode_line in ling_emacs.screen(), f"a {terminal} buffer", ling_emacs)
+    assert "*ling main.kid*" in ling_emacs.screen()  # shown: the human asked for it
+    expected = {"name": "main.kid", "kind": "emacs-buffer", "address": "*ling main.kid*"}
+
+    async def registered() -> bool:
+        return any(expected.items() <= r.items() for r in await hub.call("ling/list", {}))
+
+    for _ in range(300):
+        if await registered():
+            break
+        await trio.sleep(0.1)
+    assert await registered(), ling_emacs.screen()
+    (checked,) = await hub.call("ling/list", {"check": True})
+    assert (checked["name"], checked["alive"]) == ("main.kid", True), checked
+    answered = await hub.call(
+        "agent/answer", {"agent": "main.kid", "message": "Use the cache.", "from": "main"}
+    )
+    assert answered["delivery"]["state"] == "delivered", answered
+    await wait_until(
+        lambda: b"Use the cache." in ling_emacs.record("spawn"), "the answer typed", ling_emacs
+    )
+
+
+async def test_hive_rpc_spawn_emacs_opens_the_buffer_in_the_running_emacs(
+    hub: HubService, ling_emacs: LingEmacs
+) -> None:
+    """`hive-rpc spawn NAME --emacs -- COMMAND` from a shell: emacsclient asks the
+    human's running Emacs (its server) to do M-x hive-rpc-spawn-ling; the CLI answers
+    once the ling is registered, and a message for it is typed into the buffer."""
+    server = ling_emacs.root / "emacs-server"
+    ling_emacs.start(
+        f'(progn (setq server-socket-dir {json.dumps(str(server))} server-name "t")'
+        " (server-start))",
+        load_path=[],
+    )
+    await wait_until(lambda: len(hub.delivery_peers) == 1, "Emacs to offer delivery", ling_emacs)
+    await wait_until(lambda: (server / "t").exists(), "the Emacs server", ling_emacs)
+    done = await trio.run_process(
+        [
+            sys.executable, "-m", "hive_rpc", "spawn", "main.kid", "--emacs",
+            "--socket", str(ling_emacs.socket), "--no-start", "--",
+            *ling_emacs.recorder_command("spawned"), "with \"quotes\" and \\",
+        ],
+        env={**os.environ, "EMACS_SOCKET_NAME": str(server / "t")},
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode().startswith("main.kid: Emacs buffer *ling main.kid* running ")
+    (ling,) = await hub.call("ling/list", {"check": True})
+    assert (ling["name"], ling["kind"], ling["address"], ling["alive"]) == (
+        "main.kid", "emacs-buffer", "*ling main.kid*", True,
+    )  # fmt: skip
+    await wait_until(lambda: "recorder ready" in ling_emacs.screen(), "the ling", ling_emacs)
+    answered = await hub.call("agent/answer", {"agent": "main.kid", "message": "Go on."})
+    assert answered["delivery"]["state"] == "delivered", answered
+    await wait_until(lambda: b"Go on." in ling_emacs.record("spawned"), "the answer", ling_emacs)
+
+
+async def test_hive_rpc_spawn_emacs_without_an_emacs_server_says_what_to_do(
+    hub: HubService, ling_emacs: LingEmacs
+) -> None:
+    done = await trio.run_process(
+        [
+            sys.executable, "-m", "hive_rpc", "spawn", "main.kid", "--emacs",
+            "--socket", str(ling_emacs.socket), "--no-start", "--", "true",
+        ],
+        env={**os.environ, "EMACS_SOCKET_NAME": str(ling_emacs.root / "no-emacs")},
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == EXIT_REFUSED, done.stderr.decode()
+    said = done.stderr.decode()
+    assert "Emacs did not start it:" in said, said
+    assert "M-x server-start" in said
+    assert await hub.call("ling/list", {}) == []
 
 
 async def test_an_emacs_that_does_not_offer_delivery_asks_for_approval(
