@@ -136,6 +136,11 @@ Each is a plist (:id ID :answer ANSWER :action ACTION).")
 (defvar hive-rpc--typed nil
   "Ids of prompts for which `hive/typing' has been sent.")
 
+(defvar hive-rpc--deferred nil
+  "Ids of prompts left after typing while the hub was away.
+They are sent as `hive/defer' on the next connection, after the
+typing kept in `hive-rpc--typed', so their countdown runs again.")
+
 (defvar hive-rpc--announced nil
   "Ids of the prompts already announced in the echo area, newest first.")
 

@@ -326,11 +326,13 @@ This stops the prompt's countdown."
 The hub gives the prompt its countdown back, so the agent is not
 kept waiting for the hub's maximum lifetime by an answer begun and
 abandoned.  A prompt not typed into here is left alone: its
-countdown never stopped here.  Nothing is sent while the hub is away."
+countdown never stopped here.  While the hub is away, it is sent
+once the hub is back (`hive-rpc--deferred')."
   (when (member id hive-rpc--typed)
     (setq hive-rpc--typed (delete id hive-rpc--typed))
-    (when (hive-rpc--connected-p)
-      (jsonrpc-notify hive-rpc--connection 'hive/defer (list :id id)))))
+    (if (hive-rpc--connected-p)
+        (jsonrpc-notify hive-rpc--connection 'hive/defer (list :id id))
+      (cl-pushnew id hive-rpc--deferred :test #'equal))))
 
 (defun hive-rpc--read (record field prompt reader)
   "Call READER with PROMPT in a minibuffer set up for RECORD.

@@ -196,6 +196,10 @@ answers, and connect once it listens."
       ;; Typing that began while the hub was away still stops its countdown.
       (dolist (id hive-rpc--typed)
         (jsonrpc-notify conn 'hive/typing (list :id id)))
+      ;; And a question left while it was away gets its countdown back.
+      (dolist (id (reverse hive-rpc--deferred))
+        (jsonrpc-notify conn 'hive/defer (list :id id)))
+      (setq hive-rpc--deferred nil)
       ;; Learn whether the hub notifies urgent prompts itself before the
       ;; subscription replays the pending ones.
       (jsonrpc-async-request
@@ -265,6 +269,7 @@ Nothing is sent when CONN is no longer the live connection."
             (message-log-max nil))
         (jsonrpc-shutdown conn t))))
   (setq hive-rpc--typed nil
+        hive-rpc--deferred nil
         hive-rpc--degraded nil)
   (hive-rpc--update))
 
@@ -309,7 +314,8 @@ countdown stops."
     (when (stringp id)
       (remhash id (hive-rpc--prompts))
       (setf (hive-rpc--queue) (delete id (hive-rpc--queue)))
-      (setq hive-rpc--typed (delete id hive-rpc--typed))
+      (setq hive-rpc--typed (delete id hive-rpc--typed)
+            hive-rpc--deferred (delete id hive-rpc--deferred))
       (hive-rpc--forget id)
       (when (equal id hive-rpc--current)
         (run-at-time 0 nil #'hive-rpc--abort-current id

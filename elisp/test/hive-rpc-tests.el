@@ -563,6 +563,34 @@ already serves this data dir"
       (should (equal (hive-rpc-tests--cli "poll" id) '(0 . "yes")))
       (hive-rpc-tests--wait-for (lambda () (equal (hive-rpc--mode-line-string) ""))))))
 
+(ert-deftest hive-rpc-tests-defer-while-away-is-sent-when-back ()
+  "A question typed into, then left while the hub is away, gets its countdown back."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub (:store "sqlite")
+    (hive-rpc-tests--connect)
+    (let ((id (hive-rpc-tests--ask "Migrate?" "--timeout" "300")))
+      (hive-rpc-tests--arrived id)
+      (hive-rpc--typing id)
+      (hive-rpc-tests--wait-for
+       (lambda () (plist-get (hive-rpc-tests--polled id) :typing_at)))
+      (hive-rpc-tests--stop-hub)
+      (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'dead)))
+      (hive-rpc--defer id)
+      (should (equal hive-rpc--deferred (list id)))
+      (hive-rpc-tests--start-hub "sqlite")
+      (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'connected)))
+      (hive-rpc-tests--wait-for
+       (lambda ()
+         (let ((polled (hive-rpc-tests--polled id)))
+           (and (null (plist-get polled :typing_at))
+                (< (plist-get polled :deadline_at) (plist-get polled :max_deadline_at))))))
+      (should-not hive-rpc--deferred))))
+
+(defun hive-rpc-tests--polled (id)
+  "The hub's record of prompt ID, as `hive-rpc poll --json' prints it."
+  (json-parse-string (cdr (hive-rpc-tests--cli "poll" id "--json"))
+                     :object-type 'plist :null-object nil))
+
 ;; The hub dies; hive-rpc starts a new one by itself (the fixture's hub was
 ;; not started by hive-rpc, so this is the reconnect path, not the mode's).
 (ert-deftest hive-rpc-tests-restart-hub-after-death ()
