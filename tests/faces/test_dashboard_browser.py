@@ -277,3 +277,82 @@ def focused(page: Any) -> dict[str, str]:
         }"""
     )
     return result
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+async def test_the_page_follows_a_restarted_hub(
+    hub_config: HubConfig, nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    """Issue 14, seed 003: activity ids started again at 1 with each hub run, and the
+    page (like any EventSource client resuming with Last-Event-ID) passed over every
+    entry whose id it had already seen, so a question asked after a restart never
+    appeared.  Real Chromium, the hub stopped and started again on the same port."""
+    from playwright.sync_api import sync_playwright
+
+    hub_config.http = f"127.0.0.1:{_free_port()}"
+    runs: list[tuple[trio.CancelScope, trio.Event]] = []
+
+    async def start() -> HubService:
+        scope, ended = trio.CancelScope(), trio.Event()
+
+        async def run(task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+            try:
+                with scope:
+                    await run_hub(hub_config, task_status=task_status)
+            finally:
+                ended.set()
+
+        service: HubService = await nursery.start(run)
+        runs.append((scope, ended))
+        return service
+
+    async def stop() -> None:
+        scope, ended = runs[-1]
+        scope.cancel()
+        await ended.wait()
+
+    service = await start()
+    base = str(service.info.http_url).removesuffix("/mcp")
+    token, shots = prepare(service, tmp_path)
+
+    def scenario() -> None:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            try:
+                drive(browser.new_page(viewport={"width": 1000, "height": 900}))
+            finally:
+                browser.close()
+
+    def drive(page: Any) -> None:
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(f"{base}/dashboard?token={token}")
+        page.locator("#connection.live").wait_for()
+        before = [cli_ask(hub_config, f"Before the restart, question {i}?") for i in range(3)]
+        for ask_id in before:
+            page.locator(f"li.prompt[data-id='{ask_id}']").wait_for()
+        # The page may reconnect only once the new run has logged more entries than the
+        # page saw in the old one: the entries whose ids the new run would reuse.
+        held = [True]
+        page.route(
+            "**/activity?*",
+            lambda route: route.abort() if held[0] else route.continue_(),
+        )
+        trio.from_thread.run(stop)
+        page.locator("#connection.down").wait_for()
+        trio.from_thread.run(start)
+        after = [cli_ask(hub_config, f"After the restart, question {i}?") for i in range(6)]
+        held[0] = False
+        page.locator("#connection.live").wait_for()
+        for ask_id in [*before, *after]:  # the store kept the old ones
+            page.locator(f"li.prompt[data-id='{ask_id}']").wait_for()
+        page.screenshot(path=shots / "restart-01-after.png", full_page=True)
+
+    await trio.to_thread.run_sync(scenario)
