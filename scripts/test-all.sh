@@ -61,6 +61,18 @@ elif [ "$cs_status" -ne 0 ]; then
 else
     echo "$cs_said"
 fi
+echo "== Claude Code for the real-agent tests (tests/claude)"
+# The same pattern: cached, and only an unreachable npm registry makes those tests skip.
+cc_status=0
+cc_said="$(bash scripts/install-claude-code.sh)" || cc_status=$?
+if [ "$cc_status" -eq 3 ]; then
+    echo "Claude Code not installed, the real-agent tests will skip: $cc_said"
+    export HIVE_CLAUDE_CODE_UNAVAILABLE="$cc_said"
+elif [ "$cc_status" -ne 0 ]; then
+    exit "$cc_status"
+else
+    echo "$cc_said"
+fi
 echo "== pytest"
 # Two files at a time (pytest-xdist): most tests wait on real editors, browsers and
 # servers rather than compute, and a module's fixtures (one code-server, one hub)

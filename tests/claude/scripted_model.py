@@ -1,0 +1,261 @@
+"""A scripted stand-in for the Anthropic Messages API, for running the real Claude Code
+offline (``ANTHROPIC_BASE_URL=http://127.0.0.1:PORT``).
+
+Why: the tests need Claude Code itself (its MCP client, its hooks, its TUI) with "the
+model" under the test's control. Claude Code sends every model call as
+``POST /v1/messages?beta=true`` with ``"stream": true`` and reads the Messages API's SSE
+events; this server answers each call with whatever the test's ``script`` returns for
+it (text, or ``tool_use`` blocks) and records every request body, so a test can read
+exactly what reached the model: the user turns and the tool results Claude Code sent
+back. ``POST /v1/messages/count_tokens`` gets a fixed count.
+
+A plain threaded ``http.server``: it runs beside trio tests and sync tests alike, and a
+script may block (e.g. until the human has answered) without holding up other calls."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Block = dict[str, Any]
+"""One content block of a reply: ``text(...)`` or ``tool_use(...)``."""
+
+Script = Callable[["ModelRequest"], list[Block]]
+"""What "the model" does: called once per model request, returns the reply's blocks."""
+
+
+def text(words: str) -> Block:
+    return {"type": "text", "text": words}
+
+
+_ids = itertools.count(1)
+
+
+def tool_use(name: str, tool_input: dict[str, Any]) -> Block:
+    return {
+        "type": "tool_use",
+        "id": f"toolu_scripted_{next(_ids):04d}",
+        "name": name,
+        "input": tool_input,
+    }
+
+
+@dataclass
+class ModelRequest:
+    """One ``/v1/messages`` call as Claude Code sent it."""
+
+    body: dict[str, Any]
+    index: int
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = self.body.get("messages", [])
+        return messages
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [t.get("name", "") for t in self.body.get("tools", [])]
+
+    def tool_results(self) -> list[dict[str, Any]]:
+        """Every ``tool_result`` block in the conversation so far, oldest first."""
+        found = []
+        for message in self.messages:
+            content = message.get("content")
+            if message.get("role") == "user" and isinstance(content, list):
+                found += [b for b in content if b.get("type") == "tool_result"]
+        return found
+
+    def last_tool_result(self) -> dict[str, Any] | None:
+        results = self.tool_results()
+        return results[-1] if results else None
+
+    def user_texts(self) -> list[str]:
+        """The text of every user turn (string content or text blocks)."""
+        texts = []
+        for message in self.messages:
+            if message.get("role") != "user":
+                continue
+            content = message.get("content")
+            if isinstance(content, str):
+                texts.append(content)
+            elif isinstance(content, list):
+                texts += [b["text"] for b in content if b.get("type") == "text"]
+        return texts
+
+
+def result_text(result: dict[str, Any]) -> str:
+    """A ``tool_result``'s content as one string (it may be a string or text blocks)."""
+    content = result.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if b.get("type") == "text")
+    return ""
+
+
+@dataclass
+class ScriptedModel:
+    """The server's state: the script, and every request recorded."""
+
+    script: Script
+    requests: list[ModelRequest] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    port: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def record(self, body: dict[str, Any]) -> ModelRequest:
+        with self._lock:
+            request = ModelRequest(body, len(self.requests))
+            self.requests.append(request)
+            return request
+
+
+def _sse(event: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def stream_events(blocks: list[Block], model: str) -> Iterator[bytes]:
+    """The Messages API's streaming events for a reply made of ``blocks``."""
+    stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+    yield _sse(
+        "message_start",
+        {
+            "type": "message_start",
+            "message": {
+                "id": f"msg_scripted_{next(_ids):04d}",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 1},
+            },
+        },
+    )
+    for index, block in enumerate(blocks):
+        if block["type"] == "text":
+            start: Block = {"type": "text", "text": ""}
+            delta: Block = {"type": "text_delta", "text": block["text"]}
+        else:
+            start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        yield _sse(
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": start},
+        )
+        yield _sse(
+            "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+        )
+        yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
+    yield _sse(
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": 5},
+        },
+    )
+    yield _sse("message_stop", {"type": "message_stop"})
+
+
+def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass  # the recorded requests are the log
+
+        def _reply(self, status: int, body: dict[str, Any]) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_HEAD(self) -> None:
+            self.send_response(200)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def do_GET(self) -> None:
+            self._reply(
+                404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}}
+            )
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length", "0"))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            path = self.path.partition("?")[0]
+            if path == "/v1/messages/count_tokens":
+                self._reply(200, {"input_tokens": 100})
+                return
+            if path != "/v1/messages":
+                self._reply(
+                    404, {"type": "error", "error": {"type": "not_found_error", "message": path}}
+                )
+                return
+            request = model.record(body)
+            try:
+                blocks = model.script(request)
+            except Exception as exc:  # the test reads it; Claude Code gets a 500
+                model.errors.append(f"request {request.index}: {exc!r}")
+                self._reply(
+                    500, {"type": "error", "error": {"type": "api_error", "message": repr(exc)}}
+                )
+                return
+            if not body.get("stream"):
+                stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+                self._reply(
+                    200,
+                    {
+                        "id": f"msg_scripted_{next(_ids):04d}",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": body.get("model", "scripted"),
+                        "content": blocks,
+                        "stop_reason": stop,
+                        "stop_sequence": None,
+                        "usage": {"input_tokens": 10, "output_tokens": 5},
+                    },
+                )
+                return
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("cache-control", "no-cache")
+            self.send_header("connection", "close")
+            self.end_headers()
+            for chunk in stream_events(blocks, body.get("model", "scripted")):
+                self.wfile.write(chunk)
+                self.wfile.flush()
+            self.close_connection = True
+
+    return Handler
+
+
+@contextmanager
+def scripted_model(script: Script) -> Iterator[ScriptedModel]:
+    """Serve ``script`` on a free loopback port for the ``with`` block."""
+    model = ScriptedModel(script)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(model))
+    server.daemon_threads = True
+    model.port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, name="scripted-model", daemon=True)
+    thread.start()
+    try:
+        yield model
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
