@@ -4,8 +4,8 @@
   decorator that declares a method with its handler, and ``check_params``;
 * ``hub.py``: ``HubService``, whose ``call`` checks a request against its row and runs
   the row's handler, and what the hub tells subscribers;
-* ``prompts.py``, ``agora.py``, ``activity.py``: the handlers, each declared with its
-  row (importing them fills ``METHODS``, so this package imports them all).
+* ``prompts.py``, ``agora.py``, ``activity.py``, ``rules.py``: the handlers, each
+  declared with its row (importing them fills ``METHODS``, so this package imports them all).
 
 Faces import from here (``from hive_rpc.service import METHODS, HubService``).
 """
@@ -15,6 +15,7 @@ Faces import from here (``from hive_rpc.service import METHODS, HubService``).
 from hive_rpc.service import prompts
 from hive_rpc.service import agora
 from hive_rpc.service import activity
+from hive_rpc.service import rules
 
 # isort: on
 from hive_rpc.core.prompt import DEFAULT_AGENT
@@ -38,4 +39,5 @@ __all__ = [
     "check_params",
     "dismissal",
     "prompts",
+    "rules",
 ]

@@ -1,0 +1,94 @@
+"""Answer rules for permission requests (core/rules.py), kept in the hub's store as
+documents of kind ``rule`` so every hub sharing the store applies the same ones.
+
+``rule/check`` is what a permission hook asks first: the rule that answers this
+tool use, or null (ask the human).  Rules answer permissions only, never an
+agent's question.  Each handler is declared with its row (``@method``, table.py)."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from hive_rpc.core.errors import InvalidParams, LimitReached
+from hive_rpc.core.rules import MAX_RULES, Rule, decide, new_rule
+from hive_rpc.service.hub import HubService
+from hive_rpc.service.table import REQ_STR, STR, Param, method
+
+RULE_DOC = "rule"
+"""The store's document kind for rules."""
+
+
+async def load_rules(hub: HubService) -> list[Rule]:
+    return [Rule.from_record(body) for body in await hub.registry.store.documents(RULE_DOC)]
+
+
+@method(
+    "rule/add",
+    params={
+        "pattern": REQ_STR,
+        "decision": REQ_STR,
+        "scope": REQ_STR,
+        "where": STR,
+        "by": STR,
+    },
+    doc="Add an answer rule for permission requests, in Claude Code's syntax "
+    "(Bash, Bash(npm test:*), mcp__server__tool): decision allow or deny, scope session "
+    "(where: the session id), project (where: the directory) or global.",
+)
+async def add(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
+    rules = await load_rules(hub)
+    if len(rules) >= MAX_RULES:
+        raise LimitReached(
+            f"the hub keeps {MAX_RULES} rules at most (limit rules); remove some first",
+            limit="rules",
+            max=MAX_RULES,
+        )
+    rule = new_rule(
+        secrets.token_hex(6),
+        p["pattern"],
+        p["decision"],
+        p["scope"],
+        p.get("where"),
+        made_by=p.get("by") or "human",
+        now=hub.registry.now(),
+    )
+    await hub.registry.store.put_document(RULE_DOC, rule.id, rule.record())
+    return rule.record()
+
+
+@method("rule/list", params={}, doc="Every answer rule, oldest first.", retryable=True)
+async def list_rules(hub: HubService, p: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r.record() for r in sorted(await load_rules(hub), key=lambda r: r.created_at)]
+
+
+@method("rule/remove", params={"id": REQ_STR}, doc="Remove the answer rule with this id.")
+async def remove(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
+    removed = await hub.registry.store.delete_document(RULE_DOC, p["id"])
+    return {"id": p["id"], "removed": removed}
+
+
+@method(
+    "rule/check",
+    params={
+        "tool_name": REQ_STR,
+        "tool_input": Param("object"),
+        "session_id": STR,
+        "project": STR,
+    },
+    doc="The rule that answers this tool use ({decision, rule}), or null: ask the human. "
+    "Deny wins over allow.",
+    retryable=True,
+)
+async def check(hub: HubService, p: dict[str, Any]) -> dict[str, Any] | None:
+    tool_input = p.get("tool_input") or {}
+    if not all(isinstance(k, str) for k in tool_input):
+        raise InvalidParams("tool_input must be an object", param="tool_input")
+    rule = decide(
+        await load_rules(hub),
+        p["tool_name"],
+        tool_input,
+        session=p.get("session_id"),
+        project=p.get("project"),
+    )
+    return None if rule is None else {"decision": rule.decision, "rule": rule.record()}
