@@ -24,6 +24,8 @@ from hive_rpc.cli.commands import (
     cmd_poll,
     cmd_status,
 )
+from hive_rpc.cli.hook import DEFAULT_TIMEOUT_S as HOOK_TIMEOUT_S
+from hive_rpc.cli.hook import cmd_hook
 from hive_rpc.cli.serving import cmd_doctor, cmd_epc, cmd_lsp, cmd_mcp, cmd_serve
 from hive_rpc.cli.spawn import cmd_spawn
 from hive_rpc.core.errors import InvalidParams
@@ -293,6 +295,23 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--label", help="what events call it (default: the name's last part)")
     p.add_argument("program", nargs="*", metavar="COMMAND", help="what to run there, after --")
     p.set_defaults(func=cmd_spawn)
+
+    p = sub.add_parser("hook", help="an agent's hook command: Claude Code's permission requests")
+    hooks = p.add_subparsers(dest="hook_command", required=True, metavar="AGENT")
+    q = hooks.add_parser(
+        "claude-code",
+        parents=[common],
+        help="read a Claude Code hook's JSON on stdin; ask the human for a PermissionRequest",
+    )
+    q.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=HOOK_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"how long to wait for the human (default {HOOK_TIMEOUT_S:g}: below Claude Code's "
+        "600 s hook timeout); then print nothing, so Claude Code asks itself",
+    )
+    q.set_defaults(func=cmd_hook)
 
     p = sub.add_parser("status", parents=[client], help="show the hub's paths and counts")
     p.set_defaults(func=cmd_status)

@@ -1,0 +1,171 @@
+"""``hive-rpc hook claude-code``: the real command, fed a PermissionRequest's JSON on
+stdin in the shape Claude Code 2.1.328 sends (research.md, measured), against a real
+hub; an editor-socket client plays the human.  Whatever goes wrong, the hook prints
+nothing and exits 0, so Claude Code shows its own dialog: it never allows by default."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from hive_rpc.client import HubClient
+from hive_rpc.hub import HubConfig
+from hive_rpc.service import HubService
+
+SESSION = "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10"
+
+
+def permission_request(home: Path, command: str = "npm test") -> dict[str, Any]:
+    """A PermissionRequest as Claude Code 2.1.328 sends it (no tool_use_id)."""
+    return {
+        "session_id": SESSION,
+        "transcript_path": str(home / ".claude" / "projects" / "x" / f"{SESSION}.jsonl"),
+        "cwd": str(home / "src" / "app"),
+        "prompt_id": "p-1",
+        "permission_mode": "default",
+        "effort": {"level": "medium"},
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "Run the tests"},
+        "permission_suggestions": [
+            {"type": "setMode", "mode": "acceptEdits", "destination": "session"}
+        ],
+    }
+
+
+async def run_hook(
+    config: HubConfig, home: Path, stdin: bytes, *extra: str
+) -> subprocess.CompletedProcess[bytes]:
+    where = ["--socket", str(config.socket), "--data-dir", str(config.data_dir)]
+    return await trio.run_process(
+        [sys.executable, "-m", "hive_rpc", "hook", "claude-code", *where, *extra],
+        stdin=stdin,
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+        env={**os.environ, "HOME": str(home)},
+    )
+
+
+async def hook_with_human(
+    config: HubConfig,
+    home: Path,
+    human: HubClient,
+    answer: dict[str, Any] | None,
+    *extra: str,
+) -> tuple[subprocess.CompletedProcess[bytes], dict[str, Any]]:
+    """Run the hook while ``human`` (subscribed) waits for its prompt and answers it
+    with ``answer`` (hive/respond params), or only starts typing when None."""
+    done: list[subprocess.CompletedProcess[bytes]] = []
+    stdin = json.dumps(permission_request(home)).encode()
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+
+            async def hook() -> None:
+                done.append(await run_hook(config, home, stdin, *extra))
+
+            nursery.start_soon(hook)
+            note = await human.next_notification()
+            assert note.method == "hive/prompt"
+            prompt: dict[str, Any] = note.params
+            if answer is None:
+                await human.call("hive/typing", {"id": prompt["id"]})
+            else:
+                await human.call("hive/respond", {"id": prompt["id"], **answer})
+    return done[0], prompt
+
+
+async def test_allow_from_the_editor_prints_the_allow_decision(
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
+) -> None:
+    await client.call("hive/subscribe", {})
+    done, prompt = await hook_with_human(hub_config, short_tmp, client, {"answer": "allow"})
+    assert done.returncode == 0, done.stderr
+    allow = {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}
+    assert json.loads(done.stdout) == {"hookSpecificOutput": allow}
+    # the question the human saw: who, where, what, urgent, the input in full
+    head, _, details = prompt["question"].partition("\n\n")
+    assert head == "Claude Code in ~/src/app (session 3f2a) wants to run Bash: npm test"
+    assert '"description": "Run the tests"' in details
+    assert prompt["choices"] == [
+        "allow",
+        "allow for this session",
+        "always allow in this project",
+        "deny",
+    ]
+    assert prompt["urgent"] is True
+    assert prompt["agent_id"] == "claude-code-3f2a9c1d"
+
+
+async def test_deny_prints_the_deny_decision_with_a_message(
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
+) -> None:
+    await client.call("hive/subscribe", {})
+    done, _ = await hook_with_human(
+        hub_config, short_tmp, client, {"answer": "deny", "by": "emacs"}
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {
+                "behavior": "deny",
+                "message": "The human denied this Bash request from hive-rpc (emacs).",
+            },
+        }
+    }
+
+
+async def test_a_decline_prints_nothing(
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
+) -> None:
+    await client.call("hive/subscribe", {})
+    done, _ = await hook_with_human(hub_config, short_tmp, client, {"action": "decline"})
+    assert (done.returncode, done.stdout) == (0, b"")
+
+
+async def test_no_answer_in_time_prints_nothing_and_withdraws_the_question(
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
+) -> None:
+    # The human starts typing (the countdown stops) but never answers: the hook must
+    # still give up at its --timeout, before Claude Code kills it.
+    await client.call("hive/subscribe", {})
+    done, prompt = await hook_with_human(hub_config, short_tmp, client, None, "--timeout", "1")
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert b"Claude Code asks itself" in done.stderr
+    record = await client.call("hive/poll", {"id": prompt["id"]})
+    assert record["status"] == "cancelled"
+
+
+async def test_hub_down_prints_nothing(hub_config: HubConfig, short_tmp: Path) -> None:
+    stdin = json.dumps(permission_request(short_tmp)).encode()
+    done = await run_hook(hub_config, short_tmp, stdin)
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert f"no hub answers on {hub_config.socket}".encode() in done.stderr
+    assert not hub_config.socket.exists()  # and it started none
+
+
+async def test_malformed_stdin_prints_nothing_and_says_why(
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
+) -> None:
+    for stdin in (b"{not json", b"[1, 2]", b'{"tool_name": "Bash"}', b"\xff\xfe"):
+        done = await run_hook(hub_config, short_tmp, stdin)
+        assert (done.returncode, done.stdout) == (0, b""), stdin
+        (line,) = done.stderr.decode().splitlines()
+        assert line.startswith("hive-rpc hook: stdin is not"), line
+    assert await client.call("hive/list", {}) == []
+
+
+async def test_other_events_are_left_alone(
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
+) -> None:
+    stop = {"session_id": SESSION, "cwd": str(short_tmp), "hook_event_name": "Stop"}
+    done = await run_hook(hub_config, short_tmp, json.dumps(stop).encode())
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert await client.call("hive/list", {}) == []
