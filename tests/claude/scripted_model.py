@@ -209,10 +209,16 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             request = model.record(body)
             try:
                 blocks = model.script(request)
-            except Exception as exc:  # the test reads it; Claude Code gets a 500
+            except Exception as exc:
+                # The test reads it. A 400, not a 5xx: Claude Code retries a 5xx with
+                # backoff for minutes, and ends the run at once on a 400.
                 model.errors.append(f"request {request.index}: {exc!r}")
                 self._reply(
-                    500, {"type": "error", "error": {"type": "api_error", "message": repr(exc)}}
+                    400,
+                    {
+                        "type": "error",
+                        "error": {"type": "invalid_request_error", "message": repr(exc)},
+                    },
                 )
                 return
             if not body.get("stream"):
