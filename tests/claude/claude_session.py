@@ -52,12 +52,16 @@ class ClaudeHome:
     def write_config(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
         self.project.mkdir(parents=True, exist_ok=True)
-        config = {
-            "hasCompletedOnboarding": True,
-            "projects": {str(self.project): {"hasTrustDialogAccepted": True}},
-            "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
-        }
-        (self.home / ".claude.json").write_text(json.dumps(config, indent=2))
+        # Merged into what is there: a second session in the same HOME keeps the first
+        # one's registrations, as on a real machine.
+        path = self.home / ".claude.json"
+        config = json.loads(path.read_text()) if path.exists() else {}
+        config["hasCompletedOnboarding"] = True
+        config.setdefault("projects", {}).setdefault(str(self.project), {})[
+            "hasTrustDialogAccepted"
+        ] = True
+        config["customApiKeyResponses"] = {"approved": [API_KEY[-20:]], "rejected": []}
+        path.write_text(json.dumps(config, indent=2))
 
     def env(self) -> dict[str, str]:
         env = {

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -155,3 +156,58 @@ async def test_a_keyword_search_finds_ask_async_first(
     ]
     assert found[0][0] == ASK, found[0]
     assert POLL in found[1], found[1]
+
+
+async def test_two_sessions_are_two_agents(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """Two Claude Code sessions in one project (one registration, no ``--agent``) each
+    start their own ``hive-rpc mcp`` and are told apart: the second cannot collect the
+    first one's answer, and Claude Code hands the refusal to its model as an error."""
+    asked: dict[str, Any] = {}
+
+    def first(request: ModelRequest) -> list[dict[str, Any]]:
+        step = len([m for m in request.messages if m.get("role") == "assistant"])
+        if step == 0:
+            return [tool_use("ToolSearch", {"query": f"select:{ASK}", "max_results": 5})]
+        if step == 1:
+            return [tool_use(ASK, {"question": QUESTION})]
+        asked.update(structured(request))
+        return [text("asked")]
+
+    def second(request: ModelRequest) -> list[dict[str, Any]]:
+        step = len([m for m in request.messages if m.get("role") == "assistant"])
+        if step == 0:
+            return [tool_use("ToolSearch", {"query": f"select:{POLL}", "max_results": 5})]
+        if step == 1:
+            return [tool_use(POLL, {"ask_id": asked["ask_id"]})]
+        return [text("refused")]
+
+    runs = []
+    for script in (first, second):
+        with scripted_model(script) as model:
+            claude = claude_home(claude_bin, claude_root, model.base_url)
+            if script is first:
+                register(claude, hub_config.socket)
+            done = await trio.to_thread.run_sync(
+                partial(claude.run, "-p", "go", "--allowedTools", "mcp__hive-rpc")
+            )
+        assert model.errors == []
+        assert done.returncode == 0, done.stderr
+        runs.append(model)
+
+    refusal = runs[1].requests[-1].last_tool_result()
+    assert refusal is not None
+    assert refusal.get("is_error") is True
+    words = result_text(refusal)
+    prefix = f"no prompt '{asked['ask_id']}' asked by agent '"
+    assert words.startswith(prefix), words
+    second_agent = words[len(prefix) :].partition("'")[0]
+    assert second_agent.startswith("claude-code-")
+    # and the first one's ask is still there, untouched, for the first session
+    async with await HubClient.connect(hub_config.socket) as editor:
+        listed = await editor.call("hive/list")
+    assert [p["id"] for p in listed] == [asked["ask_id"]]
+    assert listed[0]["status"] == "pending"
+    assert listed[0]["agent_id"].startswith("claude-code-")
+    assert listed[0]["agent_id"] != second_agent
