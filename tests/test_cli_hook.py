@@ -59,11 +59,13 @@ async def hook_with_human(
     human: HubClient,
     answer: dict[str, Any] | None,
     *extra: str,
+    event: dict[str, Any] | None = None,
 ) -> tuple[subprocess.CompletedProcess[bytes], dict[str, Any]]:
-    """Run the hook while ``human`` (subscribed) waits for its prompt and answers it
-    with ``answer`` (hive/respond params), or only starts typing when None."""
+    """Run the hook on ``event`` (default: ``permission_request``) while ``human``
+    (subscribed) waits for its prompt and answers it with ``answer`` (hive/respond
+    params), or only starts typing when None."""
     done: list[subprocess.CompletedProcess[bytes]] = []
-    stdin = json.dumps(permission_request(home)).encode()
+    stdin = json.dumps(event or permission_request(home)).encode()
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
 
@@ -72,7 +74,8 @@ async def hook_with_human(
 
             nursery.start_soon(hook)
             note = await human.next_notification()
-            assert note.method == "hive/prompt"
+            while note.method != "hive/prompt":  # the previous prompt's dismiss, updates
+                note = await human.next_notification()
             prompt: dict[str, Any] = note.params
             if answer is None:
                 await human.call("hive/typing", {"id": prompt["id"]})
@@ -168,4 +171,79 @@ async def test_other_events_are_left_alone(
     stop = {"session_id": SESSION, "cwd": str(short_tmp), "hook_event_name": "Stop"}
     done = await run_hook(hub_config, short_tmp, json.dumps(stop).encode())
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert await client.call("hive/list", {}) == []
+
+
+ALLOW_OUTPUT = {
+    "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}
+}
+
+
+async def test_allow_for_this_session_saves_a_rule_the_next_request_uses(
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
+) -> None:
+    await client.call("hive/subscribe", {})
+    done, prompt = await hook_with_human(
+        hub_config, short_tmp, client, {"answer": "allow for this session"}
+    )
+    assert json.loads(done.stdout) == ALLOW_OUTPUT
+    (rule,) = await client.call("rule/list", {})
+    assert {k: rule[k] for k in ("pattern", "decision", "scope", "where", "made_by")} == {
+        "pattern": "Bash(npm test)",
+        "decision": "allow",
+        "scope": "session",
+        "where": SESSION,
+        "made_by": f"prompt {prompt['id']}",
+    }
+    # the same request again in this session: allowed by the rule, nobody asked
+    stdin = json.dumps(permission_request(short_tmp)).encode()
+    with trio.fail_after(20):
+        again = await run_hook(hub_config, short_tmp, stdin)
+    assert json.loads(again.stdout) == ALLOW_OUTPUT
+    assert await client.call("hive/list", {}) == []
+    # another session is asked
+    other = {**permission_request(short_tmp), "session_id": "77aa0000-0000"}
+    done, prompt = await hook_with_human(
+        hub_config, short_tmp, client, {"answer": "deny"}, event=other
+    )
+    assert prompt["agent_id"] == "claude-code-77aa0000"
+    assert json.loads(done.stdout)["hookSpecificOutput"]["decision"]["behavior"] == "deny"
+
+
+async def test_always_allow_in_this_project_covers_other_sessions_there(
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
+) -> None:
+    await client.call("hive/subscribe", {})
+    done, _ = await hook_with_human(
+        hub_config, short_tmp, client, {"answer": "always allow in this project"}
+    )
+    assert json.loads(done.stdout) == ALLOW_OUTPUT
+    (rule,) = await client.call("rule/list", {})
+    assert (rule["scope"], rule["where"]) == ("project", str(short_tmp / "src" / "app"))
+    other_session = {**permission_request(short_tmp), "session_id": "88bb0000-0000"}
+    with trio.fail_after(20):
+        again = await run_hook(hub_config, short_tmp, json.dumps(other_session).encode())
+    assert json.loads(again.stdout) == ALLOW_OUTPUT
+    # another project is asked
+    elsewhere = {**permission_request(short_tmp), "cwd": str(short_tmp / "src" / "other")}
+    done, _ = await hook_with_human(
+        hub_config, short_tmp, client, {"answer": "allow"}, event=elsewhere
+    )
+    assert json.loads(done.stdout) == ALLOW_OUTPUT
+
+
+async def test_a_deny_rule_answers_without_asking(
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
+) -> None:
+    rule = await client.call(
+        "rule/add", {"pattern": "Bash(npm:*)", "decision": "deny", "scope": "global"}
+    )
+    stdin = json.dumps(permission_request(short_tmp)).encode()
+    with trio.fail_after(20):
+        done = await run_hook(hub_config, short_tmp, stdin)
+    assert json.loads(done.stdout)["hookSpecificOutput"]["decision"] == {
+        "behavior": "deny",
+        "message": "A hive-rpc rule denies this Bash request: Bash(npm:*) "
+        f"(global, rule {rule['id']}).",
+    }
     assert await client.call("hive/list", {}) == []

@@ -2,12 +2,14 @@
 human from an editor.
 
 Claude Code runs a hook command with one JSON object on stdin and reads its decision
-from stdout (docs/claude-code.md cites the fields).  For ``PermissionRequest`` this
-asks the hub an urgent question from that Claude Code session and prints the human's
-allow or deny.  A hook fails safe: when there is no decision to give (hub down, no
-answer in time, a decline, input it does not understand, any error) it prints
-nothing and exits 0, so Claude Code shows its own dialog.  It never allows by
-default, and it starts no hub: a hub started now has no editor to show the question.
+from stdout (docs/claude-code.md cites the fields).  For ``PermissionRequest`` a
+rule in the hub answers (``rule/check``), else this asks the hub an urgent question
+from that Claude Code session and prints the human's allow or deny, saving a rule
+when the human allows for the session or the project.  A hook fails safe: when
+there is no decision to give (hub down, no answer in time, a decline, input it
+does not understand, any error) it prints nothing and exits 0, so Claude Code
+shows its own dialog.  It never allows by default, and it starts no hub: a hub
+started now has no editor to show the question.
 
 Like the other client commands it imports the client and nothing of the hub, its
 faces or the MCP SDK: Claude Code waits on this process for every permission.
@@ -28,8 +30,10 @@ import trio
 from hive_rpc.cli.commands import HUB_TIMEOUT_S
 from hive_rpc.cli.exits import EXIT_OK
 from hive_rpc.client import HubClient
+from hive_rpc.core.errors import HiveError
 from hive_rpc.core.limits import MAX_QUESTION_CHARS
 from hive_rpc.core.prompt import Ask
+from hive_rpc.core.rules import main_argument, matches, parse_pattern
 from hive_rpc.core.terminal_text import one_line, strip_controls
 
 CLAUDE_CODE_HOOK_TIMEOUT_S = 600.0
@@ -46,10 +50,14 @@ ALLOW_SESSION = "allow for this session"
 ALLOW_PROJECT = "always allow in this project"
 DENY = "deny"
 CHOICES = (ALLOW, ALLOW_SESSION, ALLOW_PROJECT, DENY)
-"""What the human picks from.  The two lasting ones are answered as ``allow`` for
-this one request for now: no answer rule is stored yet (docs/claude-code.md)."""
+"""What the human picks from.  The two lasting ones allow this request and save an
+answer rule (``rule/add``) for this tool use in this session or this project."""
+LASTING = {ALLOW_SESSION: "session", ALLOW_PROJECT: "project"}
+"""The lasting answers and the scope of the rule each saves."""
 DENY_MESSAGE = "The human denied this {tool} request from hive-rpc ({by})."
 """What the model reads as the tool's result on deny."""
+RULE_DENY_MESSAGE = "A hive-rpc rule denies this {tool} request: {pattern} ({scope}, rule {id})."
+"""What it reads when a deny rule answered, so the human can find the rule."""
 
 SUMMARY_FIELDS = ("command", "file_path", "notebook_path", "url", "pattern", "path", "query")
 """The one tool_input field that says what a tool is about to do, first found wins
@@ -121,26 +129,101 @@ def permission_ask(event: Mapping[str, Any], *, timeout_s: float, home: str | No
     )
 
 
-def permission_output(record: Mapping[str, Any], tool: str) -> dict[str, Any] | None:
-    """The PermissionRequest hook output for a closed prompt, or None (print nothing:
-    Claude Code asks itself) unless the human answered allow or deny."""
+def decision_output(decision: dict[str, Any]) -> dict[str, Any]:
+    """The PermissionRequest hook output carrying ``decision``."""
+    return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
+
+
+def human_decision(record: Mapping[str, Any], tool: str) -> dict[str, Any] | None:
+    """The decision of a closed prompt, or None (print nothing: Claude Code asks
+    itself) unless the human answered allow or deny."""
     if record.get("status") != "responded" or record.get("action") != "accept":
         return None
     answer = record.get("answer")
-    if answer in (ALLOW, ALLOW_SESSION, ALLOW_PROJECT):
-        decision: dict[str, Any] = {"behavior": "allow"}
-    elif answer == DENY:
+    if answer in (ALLOW, *LASTING):
+        return {"behavior": "allow"}
+    if answer == DENY:
         by = str(record.get("by") or "human")
-        decision = {"behavior": "deny", "message": DENY_MESSAGE.format(tool=tool, by=by)}
-    else:
+        return {"behavior": "deny", "message": DENY_MESSAGE.format(tool=tool, by=by)}
+    return None
+
+
+def rule_decision(checked: Mapping[str, Any], tool: str) -> dict[str, Any]:
+    """The decision ``rule/check`` found: the rule answers, the human is not asked."""
+    if checked["decision"] == "allow":
+        return {"behavior": "allow"}
+    rule = checked["rule"]
+    message = RULE_DENY_MESSAGE.format(
+        tool=tool, pattern=rule["pattern"], scope=rule["scope"], id=rule["id"]
+    )
+    return {"behavior": "deny", "message": message}
+
+
+def rule_pattern(tool: str, tool_input: Mapping[str, Any]) -> str | None:
+    """The Claude Code rule that covers exactly this use: ``Bash(npm test)``, or the
+    whole tool when its input has no main argument (an MCP tool's).  None when no
+    rule can say exactly this (an argument that would read as a prefix)."""
+    argument = main_argument(tool_input)
+    pattern = tool if argument is None else f"{tool}({argument})"
+    try:
+        parsed = parse_pattern(pattern)
+    except HiveError:
         return None
-    return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
+    if parsed.prefix or not matches(parsed, tool, tool_input):
+        return None
+    return pattern
+
+
+async def check_rules(client: HubClient, event: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The rule that answers this request (``rule/check``), or None: ask the human.
+    A hub without rules (older than ``rule/check``) answers None."""
+    tool_input = event.get("tool_input")
+    if not isinstance(tool_input, dict):
+        return None
+    params = {"tool_name": str(event.get("tool_name")), "tool_input": tool_input}
+    if isinstance(event.get("session_id"), str):
+        params["session_id"] = event["session_id"]
+    if isinstance(event.get("cwd"), str):
+        params["project"] = event["cwd"]
+    try:
+        checked: dict[str, Any] | None = await client.call("rule/check", params)
+    except HiveError as e:
+        if e.kind == "method_not_found":
+            return None
+        raise
+    return checked
+
+
+async def remember(client: HubClient, event: Mapping[str, Any], record: Mapping[str, Any]) -> None:
+    """Save the rule a lasting answer asks for.  The human's allow stands even when it
+    cannot be saved (the rule limit, an input no rule can name): stderr says so."""
+    scope = LASTING.get(str(record.get("answer")))
+    tool_input = event.get("tool_input")
+    if scope is None or not isinstance(tool_input, dict):
+        return
+    tool = str(event.get("tool_name"))
+    pattern = rule_pattern(tool, tool_input)
+    where = event.get("session_id") if scope == "session" else event.get("cwd")
+    if pattern is None or not isinstance(where, str):
+        _say(f"allowed once: no rule can name exactly this {tool} request")
+        return
+    params = {
+        "pattern": pattern,
+        "decision": "allow",
+        "scope": scope,
+        "where": where,
+        "by": f"prompt {record['id']}",
+    }
+    try:
+        await client.call("rule/add", params)
+    except HiveError as e:
+        _say(f"allowed once: the rule {pattern} was not saved: {e}")
 
 
 async def ask_permission(
     client: HubClient, event: Mapping[str, Any], timeout_s: float
-) -> dict[str, Any] | None:
-    """Ask the hub and wait up to ``timeout_s`` for the human; the hook's output or None.
+) -> dict[str, Any]:
+    """Ask the hub and wait up to ``timeout_s`` for the human; the prompt's record.
     A question still pending then is withdrawn, so no editor keeps showing it."""
     deadline = trio.current_time() + timeout_s
     ask = permission_ask(event, timeout_s=timeout_s, home=os.environ.get("HOME"))
@@ -156,7 +239,24 @@ async def ask_permission(
         if record.get("status") == "pending":
             with trio.CancelScope(shield=True), trio.move_on_after(CLEANUP_S):
                 await client.call("hive/cancel", {"id": prompt_id, "agent_id": ask.agent_id})
-    return permission_output(record, str(event.get("tool_name") or "tool"))
+    return record
+
+
+async def decide_permission(
+    client: HubClient, event: Mapping[str, Any], timeout_s: float
+) -> dict[str, Any] | None:
+    """A rule's decision, else the human's (saving a rule for a lasting answer); the
+    hook's output, or None."""
+    tool = str(event.get("tool_name") or "tool")
+    checked = await check_rules(client, event)
+    if checked is not None:
+        return decision_output(rule_decision(checked, tool))
+    record = await ask_permission(client, event, timeout_s)
+    decision = human_decision(record, tool)
+    if decision is None:
+        return None
+    await remember(client, event, record)
+    return decision_output(decision)
 
 
 def _say(why: str) -> None:
@@ -181,7 +281,7 @@ async def cmd_hook(args: argparse.Namespace) -> int:
         client = await HubClient.connect(Path(args.socket))
         client.timeout_s = HUB_TIMEOUT_S
         async with client:
-            output = await ask_permission(client, event, args.timeout)
+            output = await decide_permission(client, event, args.timeout)
     except Exception as e:  # fail safe: any error leaves the decision to Claude Code
         _say(f"{e}; printing no decision, so Claude Code asks itself")
         return EXIT_OK
