@@ -1,7 +1,7 @@
 """The real Claude Code as the MCP client of ``hive-rpc mcp`` (issue 15, section 1).
 
 Registered exactly as docs/mcp.md says (``claude mcp add hive-rpc -- .../hive-rpc mcp``,
-here with ``--socket`` for the test's hub); the scripted model does what a model must do
+here with ``--socket`` for the test's hub; local scope, and project scope: ``.mcp.json``); the scripted model does what a model must do
 in Claude Code 2.1.328, where every MCP tool is deferred: load the tools with
 ``ToolSearch``, call ``hivemind_ask_async``, poll while the human has not answered, and
 poll again after the human answered from an editor-socket client. ``claude -p`` runs an
@@ -18,6 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 from claude_session import claude_home
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
@@ -32,11 +33,28 @@ POLL = "mcp__hive-rpc__hivemind_poll"
 QUESTION = "Which database should the cache use?"
 
 
-def register(claude: Any, socket: Path) -> None:
-    """docs/mcp.md's command, with the absolute path and the test hub's socket."""
-    done = claude.run("mcp", "add", "hive-rpc", "--", str(HIVE_RPC), "mcp", "--socket", str(socket))
+def register(claude: Any, socket: Path, scope: str = "local") -> None:
+    """docs/mcp.md's command, with the absolute path and the test hub's socket; the
+    ``project`` scope writes the project's ``.mcp.json`` instead of ``~/.claude.json``."""
+    done = claude.run(
+        "mcp",
+        "add",
+        "--scope",
+        scope,
+        "hive-rpc",
+        "--",
+        str(HIVE_RPC),
+        "mcp",
+        "--socket",
+        str(socket),
+    )
     assert done.returncode == 0, done.stderr
     assert "Added stdio MCP server hive-rpc" in done.stdout
+    mcp_json = claude.project / ".mcp.json"
+    if scope == "project":
+        assert json.loads(mcp_json.read_text())["mcpServers"]["hive-rpc"]["args"][0] == "mcp"
+    else:
+        assert not mcp_json.exists()
 
 
 def structured(request: ModelRequest) -> dict[str, Any]:
@@ -49,8 +67,9 @@ def structured(request: ModelRequest) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.parametrize("scope", ["local", "project"])
 async def test_claude_code_asks_async_and_polls_the_answer(
-    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path, scope: str
 ) -> None:
     answered = threading.Event()
     polled_pending = threading.Event()
@@ -90,7 +109,7 @@ async def test_claude_code_asks_async_and_polls_the_answer(
 
     with scripted_model(script) as model:
         claude = claude_home(claude_bin, claude_root, model.base_url)
-        register(claude, hub_config.socket)
+        register(claude, hub_config.socket, scope)
         async with await HubClient.connect(hub_config.socket) as editor:
             await editor.call("hive/subscribe")
             async with trio.open_nursery() as nursery:
