@@ -1,13 +1,14 @@
 """The real Claude Code as the MCP client of ``hive-rpc mcp`` (issue 15, section 1).
 
 Registered exactly as docs/mcp.md says (``claude mcp add hive-rpc -- .../hive-rpc mcp``,
-here with ``--socket`` for the test's hub; local scope, and project scope: ``.mcp.json``); the scripted model does what a model must do
-in Claude Code 2.1.328, where every MCP tool is deferred: load the tools with
-``ToolSearch``, call ``hivemind_ask_async``, poll while the human has not answered, and
-poll again after the human answered from an editor-socket client. ``claude -p`` runs an
-MCP tool only when allowed (``--allowedTools mcp__hive-rpc``; without it the tool result
-is "Claude requested permissions to use ..., but you haven't granted it yet"). What Claude Code sent
-back to the model (the recorded requests) must hold the ask id and then the answer."""
+here with ``--socket`` for the test's hub; in the local scope and in the project scope,
+``.mcp.json``). The scripted model does what a model must do in Claude Code 2.1.328,
+where every MCP tool is deferred: load the tools with ``ToolSearch``, call
+``hivemind_ask_async``, poll while the human has not answered, and poll again after the
+human answered from an editor-socket client. ``claude -p`` runs an MCP tool only when
+allowed (``--allowedTools mcp__hive-rpc``; without it the tool result is "Claude
+requested permissions to use ..., but you haven't granted it yet"). What Claude Code
+sent back to the model (the recorded requests) must hold the ask id, then the answer."""
 
 from __future__ import annotations
 
