@@ -24,15 +24,19 @@ HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
 
 
 async def permission_round(
-    hub_config: HubConfig, claude_bin: Path, claude_root: Path, answer: dict[str, Any]
+    hub_config: HubConfig,
+    claude_bin: Path,
+    claude_root: Path,
+    answer: dict[str, Any],
+    times: int = 1,
 ) -> tuple[Any, list[ModelRequest], dict[str, Any], Path]:
-    """``claude -p`` asking to touch a file, the human answering with ``answer``
-    (hive/respond params). Returns claude's run, the model requests, the prompt the
-    human saw, and the file."""
+    """``claude -p`` asking ``times`` times to touch a file, the human answering the
+    first question with ``answer`` (hive/respond params), and no other question
+    asked. Returns claude's run, the model requests, the prompt, and the file."""
     target = claude_root / "project" / "made-by-claude"
 
     def script(request: ModelRequest) -> list[dict[str, Any]]:
-        if request.last_tool_result() is None:
+        if len(request.tool_results()) < times:
             return [tool_use("Bash", {"command": f"touch {target}", "description": "Make it"})]
         return [text("done")]
 
@@ -69,6 +73,9 @@ async def permission_round(
                         note = await human.next_notification()
                     prompt: dict[str, Any] = note.params
                     await human.call("hive/respond", {"id": prompt["id"], **answer})
+            assert await human.call("hive/list", {}) == []
+            asked = [n for n in human.notifications if n.method == "hive/prompt"]
+            assert asked == [], "a second question was asked"
         return runs[0], list(model.requests), prompt, target
 
 
@@ -102,3 +109,16 @@ async def test_deny_from_the_editor_reaches_the_model_and_nothing_runs(
     assert result is not None
     assert result.get("is_error") is True, result
     assert result_text(result) == "The human denied this Bash request from hive-rpc (emacs)."
+
+
+async def test_allow_for_this_session_is_not_asked_again(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    done, requests, _, target = await permission_round(
+        hub_config, claude_bin, claude_root, {"answer": "allow for this session"}, times=2
+    )
+    assert done.returncode == 0, done.stderr
+    assert target.exists()
+    results = requests[-1].tool_results()
+    assert len(results) == 2
+    assert not any(r.get("is_error") for r in results), results
