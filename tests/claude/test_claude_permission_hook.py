@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from claude_session import claude_home
+from claude_session import ClaudeHome, claude_home
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
 
 from hive_rpc.client import HubClient
@@ -21,6 +21,19 @@ from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 
 HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
+
+
+def install_hook(claude: ClaudeHome, socket: Path, *extra: str) -> None:
+    """The hook in the private HOME's ``~/.claude/settings.json``, as
+    docs/claude-code.md shows it (with the test hub's socket)."""
+    hook = " ".join([str(HIVE_RPC), "hook", "claude-code", "--socket", str(socket), *extra])
+    settings = {
+        "hooks": {
+            "PermissionRequest": [{"matcher": "*", "hooks": [{"type": "command", "command": hook}]}]
+        }
+    }
+    (claude.home / ".claude").mkdir(parents=True, exist_ok=True)
+    (claude.home / ".claude" / "settings.json").write_text(json.dumps(settings))
 
 
 async def permission_round(
@@ -42,16 +55,7 @@ async def permission_round(
 
     with scripted_model(script) as model:
         claude = claude_home(claude_bin, claude_root, model.base_url)
-        hook = f"{HIVE_RPC} hook claude-code --socket {hub_config.socket} --timeout 60"
-        settings = {
-            "hooks": {
-                "PermissionRequest": [
-                    {"matcher": "*", "hooks": [{"type": "command", "command": hook}]}
-                ]
-            }
-        }
-        (claude.home / ".claude").mkdir(parents=True, exist_ok=True)
-        (claude.home / ".claude" / "settings.json").write_text(json.dumps(settings))
+        install_hook(claude, hub_config.socket, "--timeout", "60")
         async with await HubClient.connect(hub_config.socket) as human:
             await human.call("hive/subscribe", {})
             with trio.fail_after(120):
@@ -122,3 +126,25 @@ async def test_allow_for_this_session_is_not_asked_again(
     results = requests[-1].tool_results()
     assert len(results) == 2
     assert not any(r.get("is_error") for r in results), results
+
+
+def test_hub_down_leaves_it_to_claude_code(claude_bin: Path, claude_root: Path) -> None:
+    """No hub: the hook prints nothing, so Claude Code decides itself; in ``-p`` (no
+    dialog) it refuses. Never an allow by default."""
+    target = claude_root / "project" / "made-by-claude"
+
+    def script(request: ModelRequest) -> list[dict[str, Any]]:
+        if request.last_tool_result() is None:
+            return [tool_use("Bash", {"command": f"touch {target}", "description": "Make it"})]
+        return [text("done")]
+
+    with scripted_model(script) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        install_hook(claude, claude_root / "no-hub.sock")
+        done = claude.run("-p", "make the file", "--permission-mode", "default")
+    assert done.returncode == 0, done.stderr
+    assert not target.exists()
+    result = model.requests[-1].last_tool_result()
+    assert result is not None
+    assert result.get("is_error") is True, result
+    assert "hive-rpc" not in result_text(result)  # Claude Code's own refusal, not ours
