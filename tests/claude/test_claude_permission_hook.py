@@ -8,10 +8,17 @@ deny: no file, and the denial message reaches the model as the tool's result."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 from claude_session import ClaudeHome, claude_home
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
@@ -148,3 +155,116 @@ def test_hub_down_leaves_it_to_claude_code(claude_bin: Path, claude_root: Path) 
     assert result is not None
     assert result.get("is_error") is True, result
     assert "hive-rpc" not in result_text(result)  # Claude Code's own refusal, not ours
+
+
+TUI_ENV = (
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+    "DISABLE_AUTOUPDATER",
+    "PATH",
+)
+PROCEED = "Do you want to proceed?"
+"""Claude Code's own permission dialog (2.1.328)."""
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+
+
+@dataclass
+class Tui:
+    """The interactive Claude Code in a pane of a private tmux server."""
+
+    socket: Path
+
+    def tmux(self, *args: str) -> str:
+        done = subprocess.run(
+            ["tmux", "-S", str(self.socket), *args], capture_output=True, text=True, check=False
+        )
+        return done.stdout
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "0")
+
+    def wait_for(self, words: str, timeout: float = 60) -> str:
+        """The screen once it shows ``words`` (tmux gives no event: polled)."""
+        deadline = time.monotonic() + timeout
+        while words not in (screen := self.screen()):
+            assert time.monotonic() < deadline, f"no {words!r} on the screen:\n{screen}"
+            time.sleep(0.2)
+        return screen
+
+    def submit(self, words: str) -> None:
+        self.wait_for("? for shortcuts")
+        self.tmux("send-keys", "-t", "0", "-l", words)
+        time.sleep(0.3)
+        self.tmux("send-keys", "-t", "0", "Enter")
+
+
+@contextmanager
+def claude_tui(claude: ClaudeHome, root: Path) -> Iterator[Tui]:
+    """``claude --permission-mode default`` (the TUI's own default, auto, runs
+    ``touch`` with no dialog and no hook) in a 160x45 tmux pane."""
+    env = claude.env()
+    tui = Tui(root / "tmux.sock")
+    subprocess.run(
+        ["tmux", "-S", str(tui.socket), "-f", "/dev/null", "new-session", "-d",
+         "-x", "160", "-y", "45", "-c", str(claude.project),
+         "env", *[f"{k}={env[k]}" for k in TUI_ENV if k in env], "TERM=xterm-256color",
+         str(claude.claude), "--permission-mode", "default"],
+        check=True,
+    )  # fmt: skip
+    try:
+        yield tui
+    finally:
+        tui.tmux("kill-server")
+
+
+def touch_once(target: Path) -> Any:
+    def script(request: ModelRequest) -> list[dict[str, Any]]:
+        asked = any("make the file" in t for t in request.user_texts())
+        if asked and request.last_tool_result() is None:
+            return [tool_use("Bash", {"command": f"touch {target}", "description": "Make it"})]
+        return [text("done")]
+
+    return script
+
+
+@needs_tmux
+def test_tui_hub_down_shows_claude_codes_own_dialog(claude_bin: Path, claude_root: Path) -> None:
+    target = claude_root / "project" / "made-by-claude"
+    log = claude_root / "hook.log"
+    with scripted_model(touch_once(target)) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        install_hook(claude, claude_root / "no-hub.sock", f"2>>{log}")
+        with claude_tui(claude, claude_root) as tui:
+            tui.submit("make the file")
+            screen = tui.wait_for(PROCEED)
+    assert f"touch {target}" in screen
+    assert not target.exists()
+    # the hook ran, found no hub, and left the question to this dialog
+    assert "no hub answers on" in log.read_text()
+
+
+@needs_tmux
+async def test_tui_allow_from_the_editor_runs_with_no_dialog(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    target = claude_root / "project" / "made-by-claude"
+    with scripted_model(touch_once(target)) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        install_hook(claude, hub_config.socket, "--timeout", "60")
+        async with await HubClient.connect(hub_config.socket) as human:
+            await human.call("hive/subscribe", {})
+            with claude_tui(claude, claude_root) as tui:
+                await trio.to_thread.run_sync(tui.submit, "make the file")
+                with trio.fail_after(60):
+                    note = await human.next_notification()
+                    while note.method != "hive/prompt":
+                        note = await human.next_notification()
+                    assert PROCEED not in tui.screen()  # the hook holds the request
+                    await human.call("hive/respond", {"id": note.params["id"], "answer": "allow"})
+                    while not target.exists():  # noqa: ASYNC110 (another process's file)
+                        await trio.sleep(0.1)
+                screen = await trio.to_thread.run_sync(tui.wait_for, "done")
+    assert PROCEED not in screen
