@@ -247,3 +247,61 @@ async def test_a_deny_rule_answers_without_asking(
         f"(global, rule {rule['id']}).",
     }
     assert await client.call("hive/list", {}) == []
+
+
+def claude_question(home: Path, *questions: dict[str, Any]) -> dict[str, Any]:
+    """Claude Code's AskUserQuestion as it reaches the PermissionRequest hook (2.1.328)."""
+    return {
+        **permission_request(home),
+        "tool_name": "AskUserQuestion",
+        "tool_input": {"questions": list(questions)},
+    }
+
+
+DATABASE = {
+    "question": "Which database should the cache use?",
+    "header": "Database",
+    "options": [
+        {"label": "SQLite", "description": "embedded, one file"},
+        {"label": "Postgres", "description": "the server we already run"},
+    ],
+    "multiSelect": False,
+}
+
+
+async def test_claude_codes_own_question_is_answered_from_the_editor(
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
+) -> None:
+    await client.call("hive/subscribe", {})
+    event = claude_question(short_tmp, DATABASE)
+    done, prompt = await hook_with_human(
+        hub_config, short_tmp, client, {"answer": "SQLite"}, event=event
+    )
+    assert prompt["question"] == (
+        "Which database should the cache use?\n\n"
+        "- SQLite: embedded, one file\n- Postgres: the server we already run"
+    )
+    assert prompt["choices"] == ["SQLite", "Postgres"]
+    assert prompt["agent_id"] == "claude-code-3f2a9c1d"
+    assert json.loads(done.stdout) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {
+                "behavior": "allow",
+                "updatedInput": {
+                    "questions": [DATABASE],
+                    "answers": {"Which database should the cache use?": "SQLite"},
+                },
+            },
+        }
+    }
+
+
+async def test_a_multi_select_question_is_left_to_claude_code(
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
+) -> None:
+    event = claude_question(short_tmp, {**DATABASE, "multiSelect": True})
+    with trio.fail_after(20):
+        done = await run_hook(hub_config, short_tmp, json.dumps(event).encode())
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert await client.call("hive/list", {}) == []

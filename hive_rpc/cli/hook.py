@@ -5,7 +5,9 @@ Claude Code runs a hook command with one JSON object on stdin and reads its deci
 from stdout (docs/claude-code.md cites the fields).  For ``PermissionRequest`` a
 rule in the hub answers (``rule/check``), else this asks the hub an urgent question
 from that Claude Code session and prints the human's allow or deny, saving a rule
-when the human allows for the session or the project.  A hook fails safe: when
+when the human allows for the session or the project.  Claude Code's own questions
+(``AskUserQuestion``) come as PermissionRequests too: each is asked with its
+options as the choices, and the picks go back as the tool's answers.  A hook fails safe: when
 there is no decision to give (hub down, no answer in time, a decline, input it
 does not understand, any error) it prints nothing and exits 0, so Claude Code
 shows its own dialog.  It never allows by default, and it starts no hub: a hub
@@ -220,13 +222,9 @@ async def remember(client: HubClient, event: Mapping[str, Any], record: Mapping[
         _say(f"allowed once: the rule {pattern} was not saved: {e}")
 
 
-async def ask_permission(
-    client: HubClient, event: Mapping[str, Any], timeout_s: float
-) -> dict[str, Any]:
-    """Ask the hub and wait up to ``timeout_s`` for the human; the prompt's record.
-    A question still pending then is withdrawn, so no editor keeps showing it."""
-    deadline = trio.current_time() + timeout_s
-    ask = permission_ask(event, timeout_s=timeout_s, home=os.environ.get("HOME"))
+async def ask_human(client: HubClient, ask: Ask, deadline: float) -> dict[str, Any]:
+    """Ask the hub and wait until ``deadline`` (trio time) for the human; the prompt's
+    record.  A question still pending then is withdrawn, so no editor keeps showing it."""
     record: dict[str, Any] = await client.call("hive/ask", ask.params())
     prompt_id = record["id"]
     try:
@@ -240,6 +238,78 @@ async def ask_permission(
             with trio.CancelScope(shield=True), trio.move_on_after(CLEANUP_S):
                 await client.call("hive/cancel", {"id": prompt_id, "agent_id": ask.agent_id})
     return record
+
+
+async def ask_permission(
+    client: HubClient, event: Mapping[str, Any], timeout_s: float
+) -> dict[str, Any]:
+    """The permission question, asked and waited for up to ``timeout_s``."""
+    ask = permission_ask(event, timeout_s=timeout_s, home=os.environ.get("HOME"))
+    return await ask_human(client, ask, trio.current_time() + timeout_s)
+
+
+def _is_text(value: object) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def claude_questions(event: Mapping[str, Any], *, timeout_s: float) -> list[Ask] | None:
+    """Claude Code's own questions (its ``AskUserQuestion`` tool, which reaches this
+    hook as a PermissionRequest) as hub questions, one per question, its options as
+    the choices; None when one cannot be asked that way (a multi-select)."""
+    tool_input = event.get("tool_input")
+    questions = tool_input.get("questions") if isinstance(tool_input, Mapping) else None
+    if not isinstance(questions, list) or not questions:
+        return None
+    asks = []
+    for q in questions:
+        if (
+            not isinstance(q, Mapping)
+            or q.get("multiSelect")
+            or not isinstance(q.get("question"), str)
+        ):
+            return None
+        options = q.get("options")
+        if not isinstance(options, list) or not options:
+            return None
+        labels = [
+            o["label"] for o in options if isinstance(o, Mapping) and _is_text(o.get("label"))
+        ]
+        if len(labels) != len(options):
+            return None
+        described = [
+            f"- {o['label']}: {o['description']}"
+            for o in options
+            if isinstance(o.get("description"), str) and o["description"]
+        ]
+        text = q["question"] + ("\n\n" + "\n".join(described) if described else "")
+        asks.append(
+            Ask(question=text, choices=labels, timeout_s=timeout_s, agent_id=agent_id(event))
+        )
+    return asks
+
+
+async def answer_questions(
+    client: HubClient, event: Mapping[str, Any], timeout_s: float
+) -> dict[str, Any] | None:
+    """The human's answers to Claude Code's questions, one after the other within
+    ``timeout_s`` in all, as the allow that carries them (``updatedInput.answers``,
+    keyed by question text); None unless every question got one of its options."""
+    asks = claude_questions(event, timeout_s=timeout_s)
+    if asks is None:
+        return None
+    deadline = trio.current_time() + timeout_s
+    tool_input = dict(event["tool_input"])
+    answers: dict[str, str] = {}
+    for ask, q in zip(asks, tool_input["questions"], strict=True):
+        record = await ask_human(client, ask, deadline)
+        if record.get("status") != "responded" or record.get("action") != "accept":
+            return None
+        if record.get("answer") not in (ask.choices or ()):
+            return None
+        answers[q["question"]] = str(record["answer"])
+    return decision_output(
+        {"behavior": "allow", "updatedInput": {**tool_input, "answers": answers}}
+    )
 
 
 async def decide_permission(
@@ -274,19 +344,23 @@ async def cmd_hook(args: argparse.Namespace) -> int:
         return EXIT_OK
     if event["hook_event_name"] != "PermissionRequest":
         return EXIT_OK
-    if event.get("tool_name") == "AskUserQuestion":
-        return EXIT_OK  # Claude Code's own questions: not answered here yet
     output = None
     try:
         client = await HubClient.connect(Path(args.socket))
         client.timeout_s = HUB_TIMEOUT_S
         async with client:
-            output = await decide_permission(client, event, args.timeout)
+            if event.get("tool_name") == "AskUserQuestion":
+                output = await answer_questions(client, event, args.timeout)
+            else:
+                output = await decide_permission(client, event, args.timeout)
     except Exception as e:  # fail safe: any error leaves the decision to Claude Code
         _say(f"{e}; printing no decision, so Claude Code asks itself")
         return EXIT_OK
     if output is None:
-        _say("no allow or deny from the human in time; Claude Code asks itself")
+        _say(
+            "no decision from the human (none in time, a decline, or not askable here); "
+            "Claude Code asks itself"
+        )
         return EXIT_OK
     print(json.dumps(output), flush=True)
     return EXIT_OK

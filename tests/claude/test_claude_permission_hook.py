@@ -268,3 +268,48 @@ async def test_tui_allow_from_the_editor_runs_with_no_dialog(
                         await trio.sleep(0.1)
                 screen = await trio.to_thread.run_sync(tui.wait_for, "done")
     assert PROCEED not in screen
+
+
+QUESTION = "Which database should the cache use?"
+
+
+@needs_tmux
+async def test_tui_claude_codes_own_question_answered_from_the_editor(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """AskUserQuestion (offered in the TUI only) reaches the hook as a permission
+    request; the editor's pick goes back as ``updatedInput.answers``."""
+
+    def script(request: ModelRequest) -> list[dict[str, Any]]:
+        asked = any("ask me" in t for t in request.user_texts())
+        if asked and request.last_tool_result() is None:
+            options = [
+                {"label": "SQLite", "description": "embedded"},
+                {"label": "Postgres", "description": "a server"},
+            ]
+            question = {
+                "question": QUESTION,
+                "header": "Database",
+                "options": options,
+                "multiSelect": False,
+            }
+            return [tool_use("AskUserQuestion", {"questions": [question]})]
+        return [text("done")]
+
+    with scripted_model(script) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        install_hook(claude, hub_config.socket, "--timeout", "60")
+        async with await HubClient.connect(hub_config.socket) as human:
+            await human.call("hive/subscribe", {})
+            with claude_tui(claude, claude_root) as tui:
+                await trio.to_thread.run_sync(tui.submit, "ask me")
+                with trio.fail_after(60):
+                    note = await human.next_notification()
+                    while note.method != "hive/prompt":
+                        note = await human.next_notification()
+                    assert note.params["choices"] == ["SQLite", "Postgres"]
+                    await human.call("hive/respond", {"id": note.params["id"], "answer": "SQLite"})
+                await trio.to_thread.run_sync(tui.wait_for, "done")
+        result = model.requests[-1].last_tool_result()
+    assert result is not None
+    assert f'"{QUESTION}"="SQLite"' in result_text(result), result
