@@ -39,8 +39,8 @@ from hive_rpc.core.rules import main_argument, matches, parse_pattern
 from hive_rpc.core.terminal_text import one_line, strip_controls
 
 CLAUDE_CODE_HOOK_TIMEOUT_S = 600.0
-"""Claude Code's default timeout for a command hook (its hooks reference: "timeout":
-600 for command hooks); past it Claude Code kills the hook."""
+"""Claude Code's default timeout for a command hook (its hooks reference; measured on
+2.1.328: a PermissionRequest hook still running is killed after 600 s)."""
 DEFAULT_TIMEOUT_S = 540.0
 """How long the hook waits for the human by default: below Claude Code's own limit,
 so the hook withdraws its question and exits before it is killed."""
