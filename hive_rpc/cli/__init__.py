@@ -6,8 +6,10 @@ shell scripts can branch on an outcome without parsing text (see docs/cli.md).
 
 The package: ``parser`` (the command line), ``commands`` (the client commands and
 ``methods``), ``serving`` (the hub and the faces, imported only by the commands that
-run them), ``spawn`` (a child agent in a new tmux pane, registered from inside it),
-``render`` (what is printed), ``exits`` (exit codes).  A client command
+run them), ``spawn`` (a child agent in a new tmux pane or Emacs buffer, registered
+from inside it), ``hook`` (Claude Code's hook command: its permission requests and
+questions asked in the editor), ``render`` (what is printed), ``exits`` (exit
+codes).  A client command
 such as ``hive-rpc status`` loads neither the hub nor a face nor the MCP SDK.
 """
 
