@@ -149,10 +149,10 @@ class RpcConnection:
         self._on_unmatched = on_unmatched
         self._refused = refused
         self._max_in_flight = max_in_flight
-        # Read when the connection is made, so that a test may lower the defaults.
-        self._send_timeout_s = SEND_TIMEOUT_S if send_timeout_s is None else send_timeout_s
+        # Read when the connection is made, so that a test may lower the default
+        # (the send timeout likewise, in FrameWriter).
         self._eof_grace_s = EOF_GRACE_S if eof_grace_s is None else eof_grace_s
-        self._writer = FrameWriter(stream, self._send_timeout_s)
+        self._writer = FrameWriter(stream, send_timeout_s)
         self._waiters: dict[int | str, ReplyWaiter] = {}
         self._in_flight = 0
         self._idle = trio.Event()
