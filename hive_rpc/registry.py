@@ -59,10 +59,10 @@ log = logging.getLogger(__name__)
 
 
 def held_chars(prompt: Prompt) -> int:
-    """Characters a pending prompt holds that its asker chose: question, choices,
-    schema.  Cheap for the common prompt (no schema); a schema is at most
+    """Characters a pending prompt holds that its asker chose: question, detail,
+    choices, schema.  Cheap for the common prompt (no schema); a schema is at most
     ``schema_chars`` and walked once, when the prompt is tracked or let go."""
-    size = len(prompt.question)
+    size = len(prompt.question) + len(prompt.detail or "")
     if prompt.choices:
         size += sum(len(c) for c in prompt.choices)
     if prompt.schema is not None:

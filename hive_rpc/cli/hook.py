@@ -34,7 +34,7 @@ from hive_rpc.cli.exits import EXIT_OK
 from hive_rpc.client import HubClient
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.limits import MAX_QUESTION_CHARS
-from hive_rpc.core.prompt import Ask
+from hive_rpc.core.prompt import Ask, Kind
 from hive_rpc.core.rules import main_argument, matches, parse_pattern
 from hive_rpc.core.terminal_text import one_line, strip_controls
 
@@ -128,6 +128,7 @@ def permission_ask(event: Mapping[str, Any], *, timeout_s: float, home: str | No
         urgent=True,
         timeout_s=timeout_s,
         agent_id=agent_id(event),
+        kind=Kind.PERMISSION,
     )
 
 
@@ -283,7 +284,13 @@ def claude_questions(event: Mapping[str, Any], *, timeout_s: float) -> list[Ask]
         ]
         text = q["question"] + ("\n\n" + "\n".join(described) if described else "")
         asks.append(
-            Ask(question=text, choices=labels, timeout_s=timeout_s, agent_id=agent_id(event))
+            Ask(
+                question=text,
+                choices=labels,
+                timeout_s=timeout_s,
+                agent_id=agent_id(event),
+                kind=Kind.PERMISSION,
+            )
         )
     return asks
 

@@ -242,15 +242,16 @@ def problem(value: Any, what: str = "value") -> str | None:
 
 def record_problem(record: Any) -> str | None:
     """Why a stored prompt record breaks a limit, or None: the JSON limits above plus
-    the question's length, so a store can quarantine the row instead of failing."""
+    the question's and the detail's length, so a store can quarantine the row instead of failing."""
     if not isinstance(record, dict):
         return f"record is a {type(record).__name__}, not an object"
     found = problem(record, "record")
     if found is not None:
         return found
-    question = record.get("question")
-    if isinstance(question, str) and len(question) > MAX_QUESTION_CHARS:
-        return f"record: question of {len(question):,} characters (limit question_chars)"
+    for field in ("question", "detail"):
+        text = record.get(field)
+        if isinstance(text, str) and len(text) > MAX_QUESTION_CHARS:
+            return f"record: {field} of {len(text):,} characters (limit question_chars)"
     return None
 
 

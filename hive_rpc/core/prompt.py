@@ -39,6 +39,15 @@ class Action(StrEnum):
     CANCEL = "cancel"
 
 
+class Kind(StrEnum):
+    """What a prompt asks for.  A ``permission`` prompt decides what an agent may do
+    (a Claude Code permission request, or its own question to the human): only an
+    approver may answer it (docs/security.md), never the agent that asked."""
+
+    QUESTION = "question"
+    PERMISSION = "permission"
+
+
 class ExpiryReason(StrEnum):
     """Why a prompt expired: its own countdown, or the hub's hard maximum lifetime."""
 
@@ -64,6 +73,10 @@ class Prompt:
     timeout_s: float | None = None
     task_id: str | None = None
     in_reply_to: str | None = None
+    kind: Kind = Kind.QUESTION
+    detail: str | None = None
+    """Long text behind the question (a tool's whole input), shown where the editor
+    has room: the question stays one readable line."""
     status: Status = Status.PENDING
     typing_at: float | None = None
     answered_at: float | None = None
@@ -92,6 +105,7 @@ class Prompt:
         """
         record = {name: getattr(self, name) for name in _FIELD_NAMES}
         record["status"] = self.status.value
+        record["kind"] = self.kind.value
         record["action"] = self.action.value if self.action is not None else None
         record["expiry_reason"] = self.expiry_reason.value if self.expiry_reason else None
         record["choices"] = list(self.choices) if self.choices is not None else None
@@ -104,6 +118,7 @@ class Prompt:
         """Rebuild a prompt a store saved with ``to_record``."""
         fields = {k: v for k, v in record.items() if k in cls.__dataclass_fields__}
         fields["status"] = Status(fields.get("status", "pending"))
+        fields["kind"] = Kind(fields.get("kind") or "question")
         if fields.get("choices") is not None:
             fields["choices"] = tuple(fields["choices"])
         if fields.get("action") is not None:
@@ -159,6 +174,8 @@ class Ask:
     agent_id: str = DEFAULT_AGENT
     task_id: str | None = None
     in_reply_to: str | None = None
+    kind: str = Kind.QUESTION.value
+    detail: str | None = None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> Ask:
@@ -230,7 +247,33 @@ def new_prompt(
         timeout_s=timeout_s,
         task_id=_optional_name(ask.task_id, "task_id"),
         in_reply_to=_optional_name(ask.in_reply_to, "in_reply_to"),
+        kind=_check_kind(ask.kind),
+        detail=_check_detail(ask.detail),
     )
+
+
+def _check_kind(kind: object) -> Kind:
+    if isinstance(kind, str) and kind in _KINDS:
+        return Kind(kind)
+    raise InvalidParams(f"kind must be one of {', '.join(_KINDS)}", param="kind")
+
+
+_KINDS = tuple(k.value for k in Kind)
+
+
+def _check_detail(detail: object) -> str | None:
+    if detail is None:
+        return None
+    if not isinstance(detail, str):
+        raise InvalidParams("detail must be a string", param="detail")
+    if len(detail) > MAX_QUESTION_CHARS:
+        raise LimitError(
+            "detail",
+            "question_chars",
+            f"longer than {MAX_QUESTION_CHARS:,} characters",
+            param="detail",
+        )
+    return detail or None
 
 
 def _check_choices(choices: object) -> tuple[str, ...]:

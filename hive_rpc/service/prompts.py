@@ -59,6 +59,8 @@ def _action(value: str | None) -> Action:
         "agent_id": STR,
         "task_id": STR,
         "in_reply_to": STR,
+        "kind": STR,
+        "detail": STR,
     },
     doc="Ask a question; returns the pending prompt record at once.",
     epc="ask",

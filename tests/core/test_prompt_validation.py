@@ -90,3 +90,22 @@ def test_an_ask_is_its_params_and_back() -> None:
     # from_params checks nothing: a blank name reaches new_prompt, which refuses it once
     with pytest.raises(InvalidParams, match="agent_id must be a non-empty string"):
         new_prompt(Ask.from_params({"question": "q", "agent_id": " "}), now=NOW)
+
+
+def test_kind_and_detail_are_checked_and_kept() -> None:
+    """A permission prompt keeps its kind and its long detail through a store's
+    record; an unknown kind or a detail that is no string is refused by name."""
+    from hive_rpc.core.prompt import Ask, Kind, Prompt, new_prompt
+
+    prompt = new_prompt(
+        Ask(question="run Bash: ls", kind="permission", detail='{"command": "ls"}'), now=1.0
+    )
+    assert prompt.kind is Kind.PERMISSION
+    again = Prompt.from_record(prompt.to_record())
+    assert again == prompt
+    assert again.detail == '{"command": "ls"}'
+    assert new_prompt(Ask(question="q"), now=1.0).to_record()["kind"] == "question"
+    with pytest.raises(InvalidParams, match="kind must be one of question, permission"):
+        new_prompt(Ask(question="q", kind="admin"), now=1.0)
+    with pytest.raises(InvalidParams, match="detail must be a string"):
+        new_prompt(Ask(question="q", detail=3), now=1.0)  # type: ignore[arg-type]
