@@ -1,0 +1,135 @@
+"""Permission round trip: Claude Code's ``PermissionRequest`` hook, start to decision.
+
+Every tool use Claude Code is not sure of waits on one ``hive-rpc hook claude-code``
+process: it starts, reads the hook's JSON on stdin, asks the hub (``rule/check``, then
+an urgent prompt), waits for the human, and prints the decision.  This times that whole
+process, from ``fork`` to exit with the decision on stdout, with an editor that answers
+at once: a client subscribed to the hub (``hive/subscribe``) that allows every
+permission prompt the moment its ``hive/prompt`` notification arrives.  So what is left
+is the cost of the process and of the hub, not of a human.
+
+Four processes are timed, one after another within a round, rounds interleaved so that
+a slow moment of the machine falls on all alike (medians):
+
+* floor 1, what the issue asks to compare with: a Python process that does nothing but
+  read the hook's JSON from stdin (``sys.stdin.buffer.read()``), what any hook costs;
+* floor 2: a bare Python script (``socket`` and ``json`` only) sending one framed
+  ``hive/status`` to the same hub, the least a hook that asks the hub can do;
+* the hook, answered by the human (no rule matches: ``rule/check``, ``hive/ask``,
+  ``hive/await``, the editor's ``hive/respond``);
+* the hook, answered by an allow rule (``rule/check`` alone), a second hub.
+
+Printed as ratios to both floors.  Nothing here asserts a timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import trio
+from _common import hub_process, print_machine, ratio, short_tmp, table
+from cli_cold_start import FLOOR
+
+from hive_rpc.client import HubClient
+
+READ_STDIN = "import sys; sys.stdin.buffer.read()"
+
+
+def event(cwd: str, command: str) -> bytes:
+    """A PermissionRequest as Claude Code 2.1.328 sends it (docs/claude-code.md)."""
+    return json.dumps(
+        {
+            "session_id": "3f2a9c1e-0000-4000-8000-000000000000",
+            "transcript_path": "/dev/null",
+            "cwd": cwd,
+            "permission_mode": "default",
+            "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash",
+            "tool_input": {"command": command, "description": "bench"},
+        }
+    ).encode()
+
+
+async def approve_everything(socket: Path, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    """The editor: allow each permission prompt as soon as it is announced."""
+    async with await HubClient.connect(socket) as editor:
+        await editor.call("hive/subscribe")
+        task_status.started()
+        while True:
+            note = await editor.next_notification()
+            if note.method != "hive/prompt" or not isinstance(note.params, dict):
+                continue
+            record = note.params
+            if record.get("status") == "pending" and record.get("kind") == "permission":
+                await editor.call("hive/respond", {"id": record["id"], "answer": "allow"})
+
+
+async def timed(argv: list[str], stdin: bytes, env: dict[str, str], expect: bytes) -> float:
+    start = time.perf_counter()
+    done = await trio.run_process(argv, stdin=stdin, capture_stdout=True, env=env, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0 or expect not in done.stdout:
+        raise RuntimeError(f"{argv[:4]} exited {done.returncode}, printed {done.stdout[:200]!r}")
+    return elapsed
+
+
+async def measure(rounds: int, sockets: tuple[Path, Path], tmp: Path) -> dict[str, list[float]]:
+    asked, ruled = sockets
+    env = dict(os.environ)
+    hook = [sys.executable, "-m", "hive_rpc", "hook", "claude-code", "--timeout", "30"]
+    request = event(os.fspath(tmp), "npm test")
+    async with await HubClient.connect(ruled) as rules:
+        await rules.call(
+            "rule/add", {"pattern": "Bash(npm test)", "decision": "allow", "scope": "global"}
+        )
+    runs: dict[str, tuple[list[str], bytes, dict[str, str], bytes]] = {
+        "read stdin only (floor 1)": ([sys.executable, "-c", READ_STDIN], request, env, b""),
+        "bare socket request (floor 2)": (
+            [sys.executable, "-c", FLOOR, os.fspath(asked)], b"", env, b""),
+        "hook, the editor answers": (
+            hook, request, {**env, "HIVE_RPC_SOCKET": os.fspath(asked)}, b'"allow"'),
+        "hook, an allow rule answers": (
+            hook, request, {**env, "HIVE_RPC_SOCKET": os.fspath(ruled)}, b'"allow"'),
+    }  # fmt: skip
+    samples: dict[str, list[float]] = {name: [] for name in runs}
+    async with trio.open_nursery() as nursery:
+        await nursery.start(approve_everything, asked)
+        for argv, stdin, where, expect in runs.values():  # warm the caches
+            await timed(argv, stdin, where, expect)
+        for _ in range(rounds):
+            for name, (argv, stdin, where, expect) in runs.items():
+                samples[name].append(await timed(argv, stdin, where, expect))
+        nursery.cancel_scope.cancel()
+    return samples
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=30)
+    args = ap.parse_args()
+    print_machine()
+    with short_tmp() as tmp:
+        asked, ruled = tmp / "asked.sock", tmp / "ruled.sock"
+        with (
+            hub_process("memory", asked, tmp / "data-asked"),
+            hub_process("memory", ruled, tmp / "data-ruled"),
+        ):
+            samples = trio.run(measure, args.rounds, (asked, ruled), tmp)
+    medians = {name: statistics.median(values) for name, values in samples.items()}
+    floor1, floor2 = (medians[name] for name in list(medians)[:2])
+    rows = [
+        (name, f"{m * 1000:.1f}", ratio(m, floor1), ratio(m, floor2)) for name, m in medians.items()
+    ]
+    print(f"\n{args.rounds} interleaved rounds, median wall time per process (fork to exit)\n")
+    print(table(["process", "median ms", "vs floor 1 (read stdin)", "vs floor 2 (socket)"], rows))
+
+
+if __name__ == "__main__":
+    main()
