@@ -32,6 +32,7 @@ DATA_DIR_ENV = "HIVE_RPC_DATA_DIR"
 SOCKET_NAME = "hub.sock"
 DB_NAME = "prompts.sqlite3"
 LOG_NAME = "hub.log"
+APPROVER_TOKEN_NAME = "approver-token"
 
 
 class InsecurePath(RuntimeError):
@@ -171,6 +172,20 @@ def load_token(data_dir: Path, name: str) -> tuple[str, Path]:
     with os.fdopen(fd, "w") as f:
         f.write(token + "\n")
     return token, path
+
+
+def approver_token_file(data_dir: Path) -> Path:
+    """The file holding the secret that makes a connection an approver (one that may
+    answer a permission prompt or change answer rules): ``DATA_DIR/approver-token``,
+    0600, made by the hub on start.  It is a path of its own so that ``hive-rpc setup
+    claude-code`` can name it in an agent's sandbox and deny rules: an agent that can
+    read it can approve its own requests."""
+    return data_dir / APPROVER_TOKEN_NAME
+
+
+def load_approver_token(data_dir: Path) -> tuple[str, Path]:
+    """The approver token of the hub whose data dir is ``data_dir`` (made if missing)."""
+    return load_token(private_dir(data_dir), APPROVER_TOKEN_NAME)
 
 
 def _read_token(path: Path) -> str:
