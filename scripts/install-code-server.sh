@@ -6,10 +6,8 @@
 # and a ripgrep download from GitHub), so this script does its steps by hand.
 #
 # Where: $HIVE_CODE_SERVER_HOME, default ${XDG_CACHE_HOME:-$HOME/.cache}/hive-rpc/code-server-4.100.3.
-# Idempotent: a marker file written last says the install is whole; with it, a second
-# run returns at once. Atomic: built in a temporary directory next to the target and
-# renamed into place at the end, so an interrupted run leaves nothing half-done behind.
-# Runs under a lock, so two test runs at once build it once.
+# Idempotent, atomic and under a lock: the steps shared with scripts/install-claude-code.sh,
+# in scripts/cached-npm-install.sh.
 #
 # Prints the path of the code-server executable on stdout (progress goes to stderr).
 # Exit codes: 0 installed; 3 the npm registry is unreachable (the reason on stdout and
@@ -19,26 +17,17 @@
 set -euo pipefail
 
 VERSION=4.100.3
+NAME=code-server
 TARGET="${HIVE_CODE_SERVER_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/hive-rpc/code-server-$VERSION}"
-MARKER="$TARGET/.hive-rpc-installed"
 BIN="$TARGET/bin/code-server"
+# shellcheck source=scripts/cached-npm-install.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cached-npm-install.sh"
 
-say() { echo "install-code-server: $*" >&2; }
-# The registry is unreachable: say why, on stdout too (where the path goes otherwise).
-unreachable() {
-    say "$*"
-    echo "$*"
-    exit 3
-}
-
-if [ -f "$MARKER" ]; then
-    echo "$BIN"
-    exit 0
-fi
-
-for tool in node npm rg make g++ python3 flock; do
+command -v flock >/dev/null 2>&1 || { say "missing flock (apt-get install util-linux)"; exit 1; }
+install_begin
+for tool in node npm rg make g++ python3; do
     if ! command -v "$tool" >/dev/null 2>&1; then
-        say "missing $tool (apt-get install nodejs npm ripgrep build-essential python3 util-linux)"
+        say "missing $tool (apt-get install nodejs npm ripgrep build-essential python3)"
         exit 1
     fi
 done
@@ -46,35 +35,8 @@ if [ ! -e /usr/include/krb5.h ] && [ ! -e /usr/include/gssapi/gssapi.h ]; then
     say "missing the Kerberos headers code-server's kerberos module builds against (apt-get install libkrb5-dev)"
     exit 1
 fi
+require_registry "code-server@$VERSION"
 
-PARENT="$(dirname "$TARGET")"
-mkdir -p "$PARENT"
-exec 9>"$PARENT/.$(basename "$TARGET").lock"
-flock 9
-if [ -f "$MARKER" ]; then # another run finished it while this one waited
-    echo "$BIN"
-    exit 0
-fi
-
-# The one question whose answer is "skip": can the registry be reached at all? Any other
-# failure (no such version, a broken build) is a failure.
-REGISTRY="$(npm config get registry 2>/dev/null || echo 'the npm registry')"
-status=0
-said="$(timeout 90 npm view "code-server@$VERSION" version --loglevel=error --fetch-retries=1 \
-    --fetch-timeout=30000 2>&1)" || status=$?
-if [ "$status" -ne 0 ]; then
-    if [ "$status" -eq 124 ]; then
-        unreachable "the npm registry is unreachable ($REGISTRY did not answer in 90 s); code-server $VERSION cannot be installed"
-    fi
-    if echo "$said" | grep -qE 'ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|ENETUNREACH|EHOSTUNREACH|ECONNABORTED'; then
-        unreachable "the npm registry is unreachable ($(echo "$said" | grep -m1 'FetchError' | sed 's/^npm error //' || echo "$REGISTRY")); code-server $VERSION cannot be installed"
-    fi
-    say "npm view code-server@$VERSION failed: $said"
-    exit 1
-fi
-
-WORK="$(mktemp -d "$PARENT/.code-server-$VERSION.XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
 # node-gyp builds against Node's headers from Debian's nodejs (no download); npx may run
 # node-gyp without asking (node-pty's build calls it).
 export npm_config_nodedir="${npm_config_nodedir:-/usr}" npm_config_yes=true
@@ -114,9 +76,4 @@ if [ -z "$version" ]; then
     exit 1
 fi
 
-date -u +%FT%TZ >"$WORK/.hive-rpc-installed"
-rm -rf "$TARGET" # only ever an unmarked leftover: a whole install returned above
-mv -T "$WORK" "$TARGET"
-trap - EXIT
-say "code-server $version in $TARGET"
-echo "$BIN"
+install_done
