@@ -19,6 +19,7 @@ question an agent asks the human (issue 19).  Pure: no I/O, no clock.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -53,8 +54,12 @@ class Pattern:
         return self.tool.startswith("mcp__") and self.tool.count("__") == 1
 
 
+@functools.lru_cache(maxsize=1024)
 def parse_pattern(text: str) -> Pattern:
-    """``text`` read as a Claude Code permission rule, or InvalidParams saying why."""
+    """``text`` read as a Claude Code permission rule, or InvalidParams saying why.
+
+    Cached: ``decide`` reads every stored rule's pattern on each permission request,
+    and a refused pattern raises again (exceptions are not cached)."""
     if not text or len(text) > MAX_PATTERN_CHARS:
         raise InvalidParams(
             f"a rule is 1 to {MAX_PATTERN_CHARS} characters, got {len(text)}", param="pattern"
