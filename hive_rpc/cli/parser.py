@@ -27,6 +27,7 @@ from hive_rpc.cli.commands import (
 from hive_rpc.cli.hook import DEFAULT_TIMEOUT_S as HOOK_TIMEOUT_S
 from hive_rpc.cli.hook import cmd_hook
 from hive_rpc.cli.serving import cmd_doctor, cmd_epc, cmd_lsp, cmd_mcp, cmd_serve
+from hive_rpc.cli.setup import cmd_setup
 from hive_rpc.cli.spawn import cmd_spawn
 from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.messages import EVENT_KINDS
@@ -312,6 +313,44 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "600 s hook timeout); then print nothing, so Claude Code asks itself",
     )
     q.set_defaults(func=cmd_hook)
+
+    p = sub.add_parser(
+        "setup", help="register the hub with an agent: Claude Code's MCP server and hooks"
+    )
+    agents = p.add_subparsers(dest="agent", required=True, metavar="AGENT")
+    q = agents.add_parser(
+        "claude-code",
+        help="merge the MCP server, the hooks and the deny rules into Claude Code's files",
+    )
+    scope = q.add_mutually_exclusive_group()
+    scope.add_argument(
+        "--project",
+        nargs="?",
+        const=".",
+        metavar="DIR",
+        help="for one project: DIR/.mcp.json and DIR/.claude/settings.json (DIR: default .)",
+    )
+    scope.add_argument(
+        "--user",
+        action="store_true",
+        help="for every project (the default): ~/.claude.json and ~/.claude/settings.json",
+    )
+    q.add_argument(
+        "--print", action="store_true", help="print the JSON it would write; write nothing"
+    )
+    q.add_argument(
+        "--socket",
+        dest="hub_socket",
+        type=Path,
+        help="a hub socket to write into the commands (default: none, each finds the default)",
+    )
+    q.add_argument(
+        "--data-dir",
+        dest="hub_data_dir",
+        type=Path,
+        help="a hub data dir to write into the commands (also where the approver token is)",
+    )
+    q.set_defaults(func=cmd_setup)
 
     p = sub.add_parser("status", parents=[client], help="show the hub's paths and counts")
     p.set_defaults(func=cmd_status)
