@@ -27,6 +27,7 @@ from hive_rpc.faces.editor_socket import bind_socket, remove_socket, serve_edito
 from hive_rpc.paths import DB_NAME, HubLock, prepare_socket_dir, private_dir
 from hive_rpc.registry import Registry, open_registry
 from hive_rpc.service import HubInfo, HubService
+from hive_rpc.service.audit import record_decisions
 from hive_rpc.store import MemoryStore, PromptStore, SqliteStore
 from hive_rpc.store.base import RETENTION_BATCH, SharedStore
 from hive_rpc.store.records import PromptUnreadable, UnreadableRecord, prompt_from_record
@@ -233,6 +234,7 @@ async def _serve(
             )
             service.agora.on_event = _agora_activity(service)
             await nursery.start(feed_activity, service)
+            await nursery.start(record_decisions, service)
             if hasattr(store, "changes"):  # shared by several hubs: follow the others
                 await nursery.start(follow_shared_store, service, cast("SharedStore", store))
             if config.http is not None:

@@ -15,7 +15,7 @@ from hive_rpc.faces.mcp.groups import GROUP_OF
 from hive_rpc.service import METHODS
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-AREAS = ("hive", "agora", "ling", "event", "agent", "rule")
+AREAS = ("hive", "agora", "ling", "event", "agent", "rule", "audit")
 SOCKET_NAME = re.compile(rf"^(?:{'|'.join(AREAS)})/[a-z][a-zA-Z]*$")
 MCP_TOOL = re.compile(r"^[a-z]+(?:_[a-z]+)*$")
 EPC_NAME = re.compile(r"^[a-z]+(?:-[a-z]+)*$")

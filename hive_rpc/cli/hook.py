@@ -216,6 +216,7 @@ async def remember(client: HubClient, event: Mapping[str, Any], record: Mapping[
         "scope": scope,
         "where": where,
         "by": f"prompt {record['id']}",
+        "from_prompt": record["id"],
     }
     try:
         await client.call("rule/add", params)

@@ -120,6 +120,9 @@ class Rule:
     """Who made it: ``human`` at the CLI, or ``prompt ID`` for an "allow for this
     session/project" answer."""
     created_at: float
+    from_prompt: str | None = None
+    """The permission prompt whose lasting answer ("allow for this session", "always
+    allow in this project") made this rule; None for a rule added by hand."""
 
     def applies(self, session: str | None, project: str | None) -> bool:
         if self.scope == "global":
@@ -137,6 +140,7 @@ class Rule:
             "where": self.where,
             "made_by": self.made_by,
             "created_at": self.created_at,
+            "from_prompt": self.from_prompt,
         }
 
     @classmethod
@@ -149,6 +153,7 @@ class Rule:
             where=body.get("where"),
             made_by=str(body.get("made_by") or "human"),
             created_at=float(body.get("created_at") or 0.0),
+            from_prompt=body.get("from_prompt"),
         )
 
 
@@ -166,6 +171,7 @@ def new_rule(
     *,
     made_by: str,
     now: float,
+    from_prompt: str | None = None,
 ) -> Rule:
     """A rule from a request's words, checked: the pattern parses, the decision and
     scope are known, and ``where`` is given exactly when the scope needs one."""
@@ -185,7 +191,7 @@ def new_rule(
         raise InvalidParams(f"a {scope} rule needs where: {what}", param="where")
     if scope == "project" and where is not None and not where.startswith("/"):
         raise InvalidParams(f"a project is an absolute directory, got {where!r}", param="where")
-    return Rule(rule_id, pattern, decision, scope, where, made_by, now)
+    return Rule(rule_id, pattern, decision, scope, where, made_by, now, from_prompt)
 
 
 def decide(

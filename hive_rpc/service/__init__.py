@@ -4,7 +4,7 @@
   decorator that declares a method with its handler, and ``check_params``;
 * ``hub.py``: ``HubService``, whose ``call`` checks a request against its row and runs
   the row's handler, and what the hub tells subscribers;
-* ``prompts.py``, ``agora.py``, ``activity.py``, ``rules.py``: the handlers, each
+* ``prompts.py``, ``agora.py``, ``activity.py``, ``audit.py``, ``rules.py``: the handlers, each
   declared with its row (importing them fills ``METHODS``, so this package imports them all).
 
 Faces import from here (``from hive_rpc.service import METHODS, HubService``).
@@ -15,6 +15,7 @@ Faces import from here (``from hive_rpc.service import METHODS, HubService``).
 from hive_rpc.service import prompts
 from hive_rpc.service import agora
 from hive_rpc.service import activity
+from hive_rpc.service import audit
 from hive_rpc.service import rules
 
 # isort: on
@@ -36,6 +37,7 @@ __all__ = [
     "acting_agent",
     "activity",
     "agora",
+    "audit",
     "check_params",
     "dismissal",
     "prompts",

@@ -28,6 +28,7 @@ from hive_rpc.service.table import METHODS, check_params
 
 if TYPE_CHECKING:
     from hive_rpc.agora import Agora
+    from hive_rpc.service.audit import AuditTrail
 
 
 def acting_agent(p: dict[str, Any]) -> str | None:
@@ -80,6 +81,8 @@ class HubService:
         """Every change, for GET /activity and the dashboard (fed by hub.py)."""
         self.agora: Agora | None = None
         """Set by the hub once its nursery runs (hub._serve)."""
+        self.audit: AuditTrail | None = None
+        """The permission decisions' trail (service/audit.py), made on first use."""
 
     def require_agora(self) -> Agora:
         """The Agora, for its methods' handlers; refused on a hub without one."""

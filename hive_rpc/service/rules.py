@@ -10,8 +10,11 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from hive_rpc.core.errors import InvalidParams, LimitReached
+from hive_rpc.core.audit import from_rule, human_decision
+from hive_rpc.core.errors import InvalidParams, LimitReached, PromptNotFound
+from hive_rpc.core.prompt import Kind
 from hive_rpc.core.rules import MAX_RULES, Rule, decide, new_rule
+from hive_rpc.service.audit import new_rule_entry_id, trail
 from hive_rpc.service.hub import HubService
 from hive_rpc.service.table import REQ_STR, STR, Param, method
 
@@ -31,10 +34,12 @@ async def load_rules(hub: HubService) -> list[Rule]:
         "scope": REQ_STR,
         "where": STR,
         "by": STR,
+        "from_prompt": STR,
     },
     doc="Add an answer rule for permission requests, in Claude Code's syntax "
     "(Bash, Bash(npm test:*), mcp__server__tool): decision allow or deny, scope session "
-    "(where: the session id), project (where: the directory) or global.",
+    "(where: the session id), project (where: the directory) or global. from_prompt: "
+    "the permission prompt whose lasting answer made it (the answer must agree).",
 )
 async def add(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     rules = await load_rules(hub)
@@ -52,9 +57,31 @@ async def add(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
         p.get("where"),
         made_by=p.get("by") or "human",
         now=hub.registry.now(),
+        from_prompt=p.get("from_prompt"),
     )
+    if rule.from_prompt is not None:
+        await _check_from_prompt(hub, rule)
     await hub.registry.store.put_document(RULE_DOC, rule.id, rule.record())
     return rule.record()
+
+
+async def _check_from_prompt(hub: HubService, rule: Rule) -> None:
+    """A rule that says a prompt's answer made it must be what that answer said: the
+    prompt is a permission prompt, answered, with the rule's decision.  So ``rules
+    list`` and the audit trail can be read together."""
+    assert rule.from_prompt is not None
+    try:
+        prompt = await hub.registry.poll(rule.from_prompt)
+    except PromptNotFound:
+        raise InvalidParams(
+            f"from_prompt: no prompt {rule.from_prompt!r}", param="from_prompt"
+        ) from None
+    if prompt.kind is not Kind.PERMISSION or human_decision(prompt) != rule.decision:
+        raise InvalidParams(
+            f"from_prompt: prompt {prompt.id} did not answer {rule.decision} to a "
+            "permission request",
+            param="from_prompt",
+        )
 
 
 @method("rule/list", params={}, doc="Every answer rule, oldest first.", retryable=True)
@@ -77,10 +104,12 @@ async def remove(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
         "project": STR,
     },
     doc="The rule that answers this tool use ({decision, rule}), or null: ask the human. "
-    "Deny wins over allow.",
+    "Deny wins over allow.  A rule found is a decision: recorded in the audit trail "
+    "(audit/list) before it is returned.",
     retryable=True,
 )
 async def check(hub: HubService, p: dict[str, Any]) -> dict[str, Any] | None:
+    started = hub.registry.now()
     tool_input = p.get("tool_input") or {}
     if not all(isinstance(k, str) for k in tool_input):
         raise InvalidParams("tool_input must be an object", param="tool_input")
@@ -91,4 +120,20 @@ async def check(hub: HubService, p: dict[str, Any]) -> dict[str, Any] | None:
         session=p.get("session_id"),
         project=p.get("project"),
     )
-    return None if rule is None else {"decision": rule.decision, "rule": rule.record()}
+    if rule is None:
+        return None
+    now = hub.registry.now()
+    entry = from_rule(
+        new_rule_entry_id(),
+        rule,
+        p["tool_name"],
+        tool_input,
+        session=p.get("session_id"),
+        project=p.get("project"),
+        at=now,
+        latency_s=now - started,
+    )
+    # Recorded before it is given: a decision the store cannot record is not given
+    # (the hook then prints nothing, and Claude Code asks in its own dialog).
+    await trail(hub).record(entry)
+    return {"decision": rule.decision, "rule": rule.record()}

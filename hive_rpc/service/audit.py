@@ -1,0 +1,126 @@
+"""The audit trail (core/audit.py): every permission decision, kept in the hub's store
+as documents of kind ``audit`` (the newest ``MAX_ENTRIES``), logged on the activity
+stream (kind ``audit``), and listed by ``audit/list``.
+
+The hub records them itself: ``record_decisions`` follows the registry and records
+each permission prompt that closes, and ``rule/check`` records the rule it found
+(service/rules.py), so what an agent's hook says plays no part.  Each handler is
+declared with its row (``@method``, table.py)."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import Any
+
+from hive_rpc.activity import ActivityLog
+from hive_rpc.core.audit import (
+    DEFAULT_LIMIT,
+    MAX_ENTRIES,
+    MAX_LIMIT,
+    AuditEntry,
+    from_prompt,
+    select,
+    to_prune,
+)
+from hive_rpc.core.errors import InvalidParams
+from hive_rpc.registry import WATCH_BUFFER
+from hive_rpc.service.hub import HubService
+from hive_rpc.service.table import NUM, method
+from hive_rpc.store.base import PromptStore
+
+log = logging.getLogger(__name__)
+
+AUDIT_DOC = "audit"
+"""The store's document kind for audit entries."""
+
+
+class AuditTrail:
+    """The audit documents of one hub's store.  It knows the ids and times of the
+    entries it has seen (read once from the store, then kept), so keeping only the
+    newest ``MAX_ENTRIES`` costs no read of the store per decision."""
+
+    def __init__(self, store: PromptStore, activity: ActivityLog) -> None:
+        self._store = store
+        self._activity = activity
+        self._ages: dict[str, float] | None = None
+        """Entry id -> when decided; None until read from the store."""
+        self.keep = MAX_ENTRIES
+        """How many entries the store keeps (the newest)."""
+
+    async def _known(self) -> dict[str, float]:
+        if self._ages is None:
+            ages = {str(d["id"]): float(d["at"]) for d in await self._store.documents(AUDIT_DOC)}
+            if self._ages is None:  # another record() read them meanwhile: keep its
+                self._ages = ages
+        return self._ages
+
+    async def record(self, entry: AuditEntry) -> None:
+        """Save the entry (store first, as every change), log it, and delete the
+        oldest past the bound.  A store that cannot save raises: the caller decides."""
+        ages = await self._known()
+        body = entry.record()
+        await self._store.put_document(AUDIT_DOC, entry.id, body)
+        ages[entry.id] = entry.at
+        self._activity.publish("audit", f"audit/{entry.source}", entry.id, body)
+        for old in to_prune(ages, self.keep):
+            await self._store.delete_document(AUDIT_DOC, old)
+            ages.pop(old, None)
+
+    async def entries(self, *, since: float | None, limit: int) -> list[AuditEntry]:
+        """The newest ``limit`` entries at or after ``since``, oldest first, as the
+        store has them (a shared store: every hub's)."""
+        found = [AuditEntry.from_record(d) for d in await self._store.documents(AUDIT_DOC)]
+        return select(found, since=since, limit=limit)
+
+
+def trail(hub: HubService) -> AuditTrail:
+    """The hub's audit trail, made on first use."""
+    if hub.audit is None:
+        hub.audit = AuditTrail(hub.registry.store, hub.activity)
+    return hub.audit
+
+
+def new_rule_entry_id() -> str:
+    return f"rule-{secrets.token_hex(6)}"
+
+
+async def record_decisions(hub: HubService, *, task_status: Any = None) -> None:
+    """Record every permission prompt that closes, on this hub or (a shared store) on
+    another, until cancelled.  A store that refuses the write is store trouble like
+    any other the hub meets on its own (``hive/status`` shows it)."""
+    started = False
+    while True:
+        with hub.registry.watch(buffer=WATCH_BUFFER) as watch:
+            if not started and task_status is not None:
+                task_status.started()
+            started = True
+            async for change in watch:
+                entry = from_prompt(change.prompt)
+                if entry is None:
+                    continue
+                try:
+                    await trail(hub).record(entry)
+                except Exception as e:
+                    hub.registry.store_trouble("audit", e)
+                else:
+                    hub.registry.store_trouble("audit", None)
+        # The registry drops a watcher that falls behind: watch again at once.
+        log.warning("audit: fell behind the registry's changes; some decisions may be missing")
+
+
+@method(
+    "audit/list",
+    params={"since": NUM, "limit": NUM},
+    doc="Permission decisions (by a human or a rule) at or after since (Unix seconds), "
+    f"the newest limit (default {DEFAULT_LIMIT}, at most {MAX_LIMIT}), oldest first.",
+    retryable=True,
+)
+async def list_entries(hub: HubService, p: dict[str, Any]) -> list[dict[str, Any]]:
+    limit = p.get("limit")
+    if limit is None:
+        limit = DEFAULT_LIMIT
+    if limit != int(limit) or not 0 < limit <= MAX_LIMIT:
+        raise InvalidParams(f"limit must be a whole number from 1 to {MAX_LIMIT}", param="limit")
+    entries = await trail(hub).entries(since=p.get("since"), limit=int(limit))
+    return [e.record() for e in entries]

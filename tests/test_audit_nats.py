@@ -1,0 +1,71 @@
+"""The audit trail on the NATS store (a real nats-server), shared by two hubs: a
+permission prompt answered on one hub is seen closing by both, and is still one entry
+(its id is the prompt's); a rule's decision on one hub is listed by the other; both
+outlive the hubs (the store keeps them, not a hub's memory)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from nats_support import NATS_SERVER, NatsServer
+from test_audit import as_approver, hook_ask
+
+from hive_rpc.client import HubClient
+from hive_rpc.hub import HubConfig, run_hub
+from hive_rpc.service import HubService
+from hive_rpc.service.audit import AUDIT_DOC
+
+pytestmark = pytest.mark.skipif(NATS_SERVER is None, reason="needs nats-server")
+
+
+@asynccontextmanager
+async def nats_hub(root: Path, name: str, url: str) -> AsyncIterator[tuple[HubService, HubClient]]:
+    config = HubConfig(socket=root / name / "hub.sock", data_dir=root / name / "data", store=url)
+    async with trio.open_nursery() as nursery:
+        service: HubService = await nursery.start(run_hub, config)
+        async with await HubClient.connect(config.socket) as c:
+            await as_approver(c)
+            yield service, c
+        nursery.cancel_scope.cancel()
+
+
+async def until(c: HubClient, count: int) -> list[dict[str, Any]]:
+    with trio.fail_after(10):
+        while True:
+            found: list[dict[str, Any]] = await c.call("audit/list", {})
+            if len(found) >= count:
+                return found
+            await trio.sleep(0.05)
+
+
+async def test_two_hubs_share_one_trail_that_outlives_them(
+    nats_server: NatsServer, short_tmp: Path
+) -> None:
+    async with (
+        nats_hub(short_tmp, "a", nats_server.url) as (hub_a, a),
+        nats_hub(short_tmp, "b", nats_server.url) as (_, b),
+    ):
+        asked = await a.call("hive/ask", hook_ask().params())
+        with trio.fail_after(10):  # b has it too, through the store
+            while True:
+                if await b.call("hive/list", {}):
+                    break
+                await trio.sleep(0.05)
+        await b.call("hive/respond", {"id": asked["id"], "answer": "deny", "by": "vscode"})
+        await a.call("rule/add", {"pattern": "Read", "decision": "allow", "scope": "global"})
+        await a.call("rule/check", {"tool_name": "Read", "tool_input": {"file_path": "/etc/x"}})
+        await until(b, 2)
+        await until(a, 2)
+        await trio.sleep(0.3)  # both hubs' recorders have run by now
+        assert await a.call("audit/list", {}) == await b.call("audit/list", {})
+        human, rule = await b.call("audit/list", {})
+        assert (human["id"], human["decision"], human["by"]) == (asked["id"], "deny", "vscode")
+        assert (rule["source"], rule["summary"]) == ("rule", "/etc/x")
+        assert len(await hub_a.registry.store.documents(AUDIT_DOC)) == 2
+    async with nats_hub(short_tmp, "c", nats_server.url) as (_, c):
+        assert [e["id"] for e in await c.call("audit/list", {})] == [human["id"], rule["id"]]
