@@ -10,6 +10,7 @@ editor socket, reconnecting (and starting a hub) when it goes away.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -17,9 +18,12 @@ from typing import Any, Protocol
 
 import trio
 
+from hive_rpc.client import prove_approver
 from hive_rpc.hub_connection import HubConnection, HubUnreachable, open_hub_connection
 from hive_rpc.registry import Watch
 from hive_rpc.service import METHODS, HubService
+
+log = logging.getLogger(__name__)
 
 
 class Backend(Protocol):
@@ -67,8 +71,19 @@ class RemoteBackend:
     risk doing it twice.  Use ``open_remote_backend``.
     """
 
-    def __init__(self, socket: Path, data_dir: Path, nursery: trio.Nursery, *, start: bool):
+    def __init__(
+        self,
+        socket: Path,
+        data_dir: Path,
+        nursery: trio.Nursery,
+        *,
+        start: bool,
+        approver: bool = False,
+    ):
         self._socket, self._data_dir, self._start = socket, data_dir, start
+        self._approver = approver
+        """Prove each new connection an approver (an editor's face: ``hive-rpc lsp``,
+        ``epc``), never for an agent's (``hive-rpc mcp``)."""
         self._nursery = nursery
         self._conn: HubConnection | None = None
         self._connect_lock = trio.Lock()
@@ -89,6 +104,10 @@ class RemoteBackend:
         async with self._connect_lock:
             if self._conn is None or self._conn.lost:
                 self._conn = await self._nursery.start(self._hold)
+                if self._approver:  # before any request: the lock is held
+                    why = await prove_approver(self._conn.call)
+                    if why is not None:
+                        log.warning("not an approver (permission prompts refused): %s", why)
                 self._connected.set()
                 self._connected = trio.Event()
             return self._conn
@@ -140,11 +159,12 @@ class RemoteBackend:
 
 @asynccontextmanager
 async def open_remote_backend(
-    socket: Path, data_dir: Path, *, start: bool = True
+    socket: Path, data_dir: Path, *, start: bool = True, approver: bool = False
 ) -> AsyncIterator[RemoteBackend]:
-    """A RemoteBackend whose connections live in this block's nursery."""
+    """A RemoteBackend whose connections live in this block's nursery; ``approver``:
+    each proves it is one, if it can read the hub's approver token."""
     async with trio.open_nursery() as nursery:
-        backend = RemoteBackend(socket, data_dir, nursery, start=start)
+        backend = RemoteBackend(socket, data_dir, nursery, start=start, approver=approver)
         await backend._connection()  # fail early, at start-up, if no hub can be had
         try:
             yield backend

@@ -16,15 +16,17 @@ import errno
 import os
 import re
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import trio
 
 from hive_rpc import start_record
+from hive_rpc.core.errors import HiveError
 from hive_rpc.core.errors import HubTimeout as HubTimeout  # re-exported: callers catch them here
 from hive_rpc.core.errors import HubUnreachable as HubUnreachable
-from hive_rpc.paths import LOG_NAME, prepare_socket_dir, private_dir
+from hive_rpc.paths import LOG_NAME, prepare_socket_dir, private_dir, read_token
 from hive_rpc.protocol.jsonrpc import ErrorResponse, Notification, Response, RpcError
 from hive_rpc.rpc_connection import RpcConnection
 
@@ -115,6 +117,30 @@ class HubClient:
         while not self.notifications:
             await self._read()
         return self.notifications.popleft()
+
+
+async def prove_approver(call: Callable[[str, dict[str, Any]], Awaitable[Any]]) -> str | None:
+    """Make the connection behind ``call`` an approver (it may then answer permission
+    prompts and change answer rules: service/approver.py) by reading the token file
+    the hub names in ``hive/status`` and sending it with ``hive/proveApprover``.
+
+    None once proved; else the reason it could not be, a sentence for the person (an
+    agent's sandbox that hides the file is the point of it, not an error): the
+    connection then goes on as it was, and only an approver's methods are refused.
+    HubUnreachable passes through."""
+    try:
+        status = await call("hive/status", {})
+        where = status.get("approver_token_file") if isinstance(status, dict) else None
+        if not isinstance(where, str):
+            return "the hub names no approver token file (hive/status)"
+        try:
+            token = read_token(Path(where))
+        except OSError as e:  # PermissionError included: not ours, not 0600, unreadable
+            return f"cannot read the approver token: {e}"
+        await call("hive/proveApprover", {"token": token})
+    except HiveError as e:
+        return e.message
+    return None
 
 
 def hub_closed(why: str) -> HubUnreachable:

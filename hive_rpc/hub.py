@@ -24,7 +24,7 @@ from hive_rpc.core.dialogue import Dialogue
 from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S
 from hive_rpc.faces.desktop_notify import run_desktop_notifications
 from hive_rpc.faces.editor_socket import bind_socket, remove_socket, serve_editor_socket
-from hive_rpc.paths import DB_NAME, HubLock, prepare_socket_dir, private_dir
+from hive_rpc.paths import DB_NAME, HubLock, load_approver_token, prepare_socket_dir, private_dir
 from hive_rpc.registry import Registry, open_registry
 from hive_rpc.service import HubInfo, HubService
 from hive_rpc.service.audit import record_decisions
@@ -224,6 +224,8 @@ async def _serve(
         )
         activity = ActivityLog(registry.now, ttl_s=config.activity_ttl_s)
         service = HubService(registry, info, activity=activity)
+        token, token_file = load_approver_token(config.data_dir)
+        service.approver_token, info.approver_token_file = token, os.fspath(token_file)
         async with trio.open_nursery() as nursery:
             if isinstance(store, SqliteStore):
                 await nursery.start(partial(store.run_checkpoints, trouble=registry.store_trouble))

@@ -167,7 +167,7 @@ def load_token(data_dir: Path, name: str) -> tuple[str, Path]:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
-        return _read_token(path), path
+        return read_token(path), path
     token = secrets.token_urlsafe(32)
     with os.fdopen(fd, "w") as f:
         f.write(token + "\n")
@@ -188,7 +188,9 @@ def load_approver_token(data_dir: Path) -> tuple[str, Path]:
     return load_token(private_dir(data_dir), APPROVER_TOKEN_NAME)
 
 
-def _read_token(path: Path) -> str:
+def read_token(path: Path) -> str:
+    """The token in ``path``, refused (PermissionError) unless the file is a regular
+    0600 file of ours holding one; OSError when it cannot be read at all."""
     st = path.lstat()
     if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
         raise PermissionError(

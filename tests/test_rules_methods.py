@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import trio
 
-from hive_rpc.client import HubClient
+from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.core.errors import InvalidParams
 from hive_rpc.hub import HubConfig, run_hub
 
@@ -16,6 +16,7 @@ async def test_add_check_list_survive_a_restart_and_remove(hub_config: HubConfig
     async with trio.open_nursery() as nursery:
         await nursery.start(run_hub, hub_config)
         async with await HubClient.connect(hub_config.socket) as c:
+            assert await prove_approver(c.call) is None  # rule/add and remove want one
             allow = await c.call(
                 "rule/add",
                 {"pattern": "Bash(npm test:*)", "decision": "allow", "scope": "project",
@@ -41,6 +42,7 @@ async def test_add_check_list_survive_a_restart_and_remove(hub_config: HubConfig
     async with trio.open_nursery() as nursery:  # the store kept them
         await nursery.start(run_hub, hub_config)
         async with await HubClient.connect(hub_config.socket) as c:
+            assert await prove_approver(c.call) is None  # rule/add and remove want one
             assert [r["id"] for r in await c.call("rule/list")] == [allow["id"], deny["id"]]
             assert await c.call("rule/remove", {"id": allow["id"]}) == {
                 "id": allow["id"], "removed": True,

@@ -81,7 +81,9 @@ def test_faces_derive_from_the_row() -> None:
 
 def test_connection_scoped_rows_have_no_handler_and_take_no_params() -> None:
     scoped = {n for n, m in METHODS.items() if m.scope == "connection"}
-    assert scoped == {"hive/subscribe", "hive/unsubscribe", "hive/offerDelivery"}
+    assert scoped == {
+        "hive/subscribe", "hive/unsubscribe", "hive/offerDelivery", "hive/proveApprover",
+    }  # fmt: skip
     assert all(METHODS[n].handler is None for n in scoped)
     assert all(m.handler is not None for n, m in METHODS.items() if n not in scoped)
     with pytest.raises(InvalidParams, match=r"unknown parameter 'x'; accepted: none"):

@@ -26,8 +26,8 @@ from hive_rpc.cli.exits import (
     outcome_code,
 )
 from hive_rpc.cli.render import describe, methods_text, print_json, status_text, table
-from hive_rpc.client import HubClient, HubUnreachable, connect_or_start
-from hive_rpc.core.errors import HiveError, InvalidParams
+from hive_rpc.client import HubClient, HubUnreachable, connect_or_start, prove_approver
+from hive_rpc.core.errors import HiveError, InvalidParams, NotAnApprover
 from hive_rpc.core.prompt import DEFAULT_AGENT, Ask
 from hive_rpc.core.terminal_text import one_line, strip_controls
 
@@ -167,19 +167,23 @@ async def cmd_answer(args: argparse.Namespace) -> int:
         elif args.value is None:
             raise CliError("give an answer VALUE, or --decline", EXIT_USAGE)
         prompt_id = await _resolve(client, args.id, None)
-        if action == "accept":
-            current = await client.call("hive/poll", {"id": prompt_id})
-            if current.get("schema") is not None:
-                try:
-                    answer = json.loads(args.value)
-                except json.JSONDecodeError as e:
-                    raise CliError(
-                        f"this prompt wants a JSON object matching its schema: {e}", EXIT_USAGE
-                    ) from None
+        current = await client.call("hive/poll", {"id": prompt_id})
+        if action == "accept" and current.get("schema") is not None:
+            try:
+                answer = json.loads(args.value)
+            except json.JSONDecodeError as e:
+                raise CliError(
+                    f"this prompt wants a JSON object matching its schema: {e}", EXIT_USAGE
+                ) from None
+        # Only an approver answers a permission prompt: one who can read the token.
+        why = await prove_approver(client.call) if current.get("kind") == "permission" else None
         by = HUMAN if args.by is None else args.by
-        record = await client.call(
-            "hive/respond", {"id": prompt_id, "answer": answer, "by": by, "action": action}
-        )
+        try:
+            record = await client.call(
+                "hive/respond", {"id": prompt_id, "answer": answer, "by": by, "action": action}
+            )
+        except NotAnApprover as e:
+            raise CliError(f"{e.message} ({why})" if why else e.message, EXIT_REFUSED) from None
     if args.json:
         print_json(record)
     return EXIT_OK

@@ -31,7 +31,7 @@ import trio
 
 from hive_rpc.cli.commands import HUB_TIMEOUT_S
 from hive_rpc.cli.exits import EXIT_OK
-from hive_rpc.client import HubClient
+from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.limits import MAX_QUESTION_CHARS
 from hive_rpc.core.prompt import Ask, Kind
@@ -218,10 +218,13 @@ async def remember(client: HubClient, event: Mapping[str, Any], record: Mapping[
         "by": f"prompt {record['id']}",
         "from_prompt": record["id"],
     }
+    # Only an approver adds rules; the hook runs outside the agent's sandbox, so it can
+    # read the approver token (an agent's Bash running this hook cannot: security.md).
+    why = await prove_approver(client.call)
     try:
         await client.call("rule/add", params)
     except HiveError as e:
-        _say(f"allowed once: the rule {pattern} was not saved: {e}")
+        _say(f"allowed once: the rule {pattern} was not saved: {e}" + (f" ({why})" if why else ""))
 
 
 async def ask_human(client: HubClient, ask: Ask, deadline: float) -> dict[str, Any]:

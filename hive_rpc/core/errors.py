@@ -119,6 +119,16 @@ class LimitReached(HiveError):
     kind = "limit_reached"
 
 
+class NotAnApprover(HiveError):
+    """Only an approver may do this: answer a permission prompt, add or remove an
+    answer rule.  A connection becomes one by proving it can read the hub's approver
+    token (``hive/proveApprover``), which an agent's sandbox is kept from reading,
+    so an agent cannot approve its own tool use (docs/security.md)."""
+
+    code = -32013
+    kind = "not_an_approver"
+
+
 class StoreWriteFailed(HiveError):
     """The local store refused a write (a full disk, an I/O error): nothing was saved.
 

@@ -4,7 +4,8 @@ This is what Emacs's jsonrpc.el, vscode-jsonrpc and hive_rpc's own CLI connect t
 Each connection is an ``RpcConnection`` (rpc_connection.py: one reader, whole-frame
 shielded sends, requests in flight as tasks, the three error tiers of dispatch.py);
 this module adds what is about one connection: the subscription forwarder (prompts,
-and beside them the store's health), ``hive/offerDelivery``, and who the caller is.
+and beside them the store's health), ``hive/offerDelivery``, who the caller is, and
+whether it proved to be an approver (``hive/proveApprover``, service/approver.py).
 
 The hub may also send requests to a client (``Session.request``): an Emacs that
 called ``hive/offerDelivery`` is asked ``hive/bufferState`` and ``hive/deliver`` by
@@ -56,6 +57,7 @@ from hive_rpc.relay.consent import CALLER, Caller, peer_pid
 from hive_rpc.relay.emacs import PeerClosed, PeerRefused, PeerTimeout
 from hive_rpc.rpc_connection import RpcConnection, ThenStart
 from hive_rpc.service import METHODS, HubService, check_params
+from hive_rpc.service.approver import APPROVER, check_token
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +85,9 @@ class Session:
     ) -> None:
         self._service = service
         self._subscription: trio.CancelScope | None = None
+        self._approver = False
+        """Proved with ``hive/proveApprover``: may answer permission prompts and change
+        answer rules (service/approver.py), for the rest of the connection."""
         self._conn = RpcConnection(
             stream,
             max_body=max_body,
@@ -125,17 +130,24 @@ class Session:
         own = _CONNECTION_METHODS.get(method)
         if own is not None:
             check_params(method, params)
-            return own(self)
-        # Who sent it, from the kernel (relay/consent.py): this request's task only.
+            return own(self, params)
+        # Who sent it, from the kernel (relay/consent.py), and whether this connection
+        # proved it is an approver: this request's task only.
         CALLER.set(Caller(pid=self._peer_pid(), peer=self))
+        APPROVER.set(self._approver)
         return await self._service.call(method, params)
 
-    def _offer_delivery(self) -> dict[str, Any]:
+    def _prove_approver(self, params: dict[str, Any]) -> dict[str, Any]:
+        check_token(self._service, params["token"])
+        self._approver = True
+        return {"approver": True}
+
+    def _offer_delivery(self, _params: dict[str, Any]) -> dict[str, Any]:
         if self._conn.ended is None:
             self._service.delivery_peers.add(self)
         return {"offered": True}
 
-    def _unsubscribe(self) -> dict[str, Any]:
+    def _unsubscribe(self, _params: dict[str, Any]) -> dict[str, Any]:
         was = self._subscription is not None
         if self._subscription is not None:
             self._subscription.cancel()
@@ -162,7 +174,7 @@ class Session:
             # write must not end an editor's connection); a bug was logged already.
             log.debug("notification %s refused: %s", note.method, e.message)
 
-    def _subscribe(self) -> dict[str, Any] | ThenStart:
+    def _subscribe(self, _params: dict[str, Any]) -> dict[str, Any] | ThenStart:
         if self._subscription is not None:
             return {"subscribed": True, "pending": None}
         # Claimed before the first checkpoint, so a second subscribe in flight sees it.
@@ -208,6 +220,7 @@ _CONNECTION_METHODS = connection_handlers(
     "socket",
     {
         "hive/offerDelivery": Session._offer_delivery,
+        "hive/proveApprover": Session._prove_approver,
         "hive/subscribe": Session._subscribe,
         "hive/unsubscribe": Session._unsubscribe,
     },

@@ -255,7 +255,9 @@ async def _refuse(stream: trio.SocketStream, cap: int) -> None:
 
 async def run_epc(socket: Path, data_dir: Path, *, start: bool = True, port: int = 0) -> None:
     """``hive-rpc epc``: connect to the hub, then serve, printing the port on stdout."""
-    async with open_remote_backend(socket, data_dir, start=start) as backend:
+    # An approver when it can read the hub's approver token: every EPC client proved
+    # it read this face's own token, a file of the same private data dir (security.md).
+    async with open_remote_backend(socket, data_dir, start=start, approver=True) as backend:
         token, token_file = load_token(private_dir(data_dir), TOKEN_NAME)
         async with trio.open_nursery() as nursery:
             bound = await nursery.start(functools.partial(serve_epc, backend, token, port=port))

@@ -459,7 +459,9 @@ async def run_lsp(socket: Path, data_dir: Path, *, start: bool = True) -> int:
     send, receive = trio.open_memory_channel[bytes](OUT_BUFFER)
     async with (
         _stdio() as (stdin, stdout),
-        open_remote_backend(socket, data_dir, start=start) as backend,
+        # An editor window's face: it proves itself an approver when it can read the
+        # hub's approver token (docs/security.md), so VS Code answers permission prompts.
+        open_remote_backend(socket, data_dir, start=start, approver=True) as backend,
     ):
         session = LspSession(server, backend, send)
         async with trio.open_nursery() as nursery:

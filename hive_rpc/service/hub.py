@@ -48,6 +48,8 @@ class HubInfo:
     pid: int = field(default_factory=os.getpid)
     http_url: str | None = None
     token_file: str | None = None
+    approver_token_file: str | None = None
+    """The file holding the approver token (service/approver.py); never the token."""
     notifications: str = "off"
     """How the hub raises desktop notifications itself: ``dbus``, ``notify-send`` or
     ``off`` (editors that notify on their own skip it when the hub does)."""
@@ -83,6 +85,9 @@ class HubService:
         """Set by the hub once its nursery runs (hub._serve)."""
         self.audit: AuditTrail | None = None
         """The permission decisions' trail (service/audit.py), made on first use."""
+        self.approver_token: str | None = None
+        """What a connection sends to prove it is an approver (service/approver.py);
+        set by the hub from its token file.  None: nobody can prove it."""
 
     def require_agora(self) -> Agora:
         """The Agora, for its methods' handlers; refused on a hub without one."""

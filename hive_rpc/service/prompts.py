@@ -15,8 +15,9 @@ from typing import Any
 from hive_rpc import __version__
 from hive_rpc.core import limits
 from hive_rpc.core.errors import InvalidParams, LimitReached
-from hive_rpc.core.prompt import Action, Ask, Prompt
+from hive_rpc.core.prompt import Action, Ask, Kind, Prompt
 from hive_rpc.registry import held_chars
+from hive_rpc.service.approver import APPROVER, require_approver
 from hive_rpc.service.hub import HubService, acting_agent
 from hive_rpc.service.table import (
     BOOL,
@@ -110,6 +111,11 @@ async def await_(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
 )
 async def respond(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     agent = acting_agent(p)
+    if not APPROVER.get():
+        # Read first (as the same agent, so nothing leaks): the kind never changes.
+        asked = await hub.registry.poll(p["id"], agent_id=agent)
+        if asked.kind is Kind.PERMISSION:
+            require_approver(hub, "answer a permission prompt")
     prompt = await hub.registry.respond(
         p["id"],
         answer=p.get("answer"),
@@ -269,6 +275,14 @@ connection_method(
     "hive/bufferState) until it closes.",
     faces=SOCKET_ONLY,
 )
+connection_method(
+    "hive/proveApprover",
+    params={"token": REQ_STR},
+    doc="Prove this connection is an approver (it may answer permission prompts and "
+    "change answer rules) with the contents of the hub's approver token file "
+    "(hive/status: approver_token_file).",
+    faces=SOCKET_ONLY,
+)
 
 
 @method(
@@ -303,6 +317,7 @@ async def status(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
         "store": info.store,
         "http_url": info.http_url,
         "token_file": info.token_file,
+        "approver_token_file": info.approver_token_file,
         "notifications": info.notifications,
         "started_at": registry.started_at,
         "max_lifetime_s": registry.max_lifetime_s,

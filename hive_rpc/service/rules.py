@@ -14,6 +14,7 @@ from hive_rpc.core.audit import from_rule, human_decision
 from hive_rpc.core.errors import InvalidParams, LimitReached, PromptNotFound
 from hive_rpc.core.prompt import Kind
 from hive_rpc.core.rules import MAX_RULES, Rule, decide, new_rule
+from hive_rpc.service.approver import require_approver
 from hive_rpc.service.audit import new_rule_entry_id, trail
 from hive_rpc.service.hub import HubService
 from hive_rpc.service.table import REQ_STR, STR, Param, method
@@ -42,6 +43,7 @@ async def load_rules(hub: HubService) -> list[Rule]:
     "the permission prompt whose lasting answer made it (the answer must agree).",
 )
 async def add(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
+    require_approver(hub, "add an answer rule")
     rules = await load_rules(hub)
     if len(rules) >= MAX_RULES:
         raise LimitReached(
@@ -91,6 +93,7 @@ async def list_rules(hub: HubService, p: dict[str, Any]) -> list[dict[str, Any]]
 
 @method("rule/remove", params={"id": REQ_STR}, doc="Remove the answer rule with this id.")
 async def remove(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
+    require_approver(hub, "remove an answer rule")
     removed = await hub.registry.store.delete_document(RULE_DOC, p["id"])
     return {"id": p["id"], "removed": removed}
 

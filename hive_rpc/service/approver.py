@@ -1,0 +1,64 @@
+"""Who may approve: answer a permission prompt, add or remove an answer rule.
+
+An agent's own tools (Claude Code's Bash) run as the same user as the hub and can
+open its socket, so a hub that took any client's word could be asked by an agent to
+answer its own permission prompt, or to add a rule allowing everything.  Those
+methods therefore want an *approver*: a connection that proved it can read the
+approver token (``paths.approver_token_file``, 0600 in the hub's data dir), a file
+an agent's sandbox is configured not to read (docs/security.md says what this stops
+and what it does not).
+
+The proof is per connection: the editor socket runs ``hive/proveApprover`` (a
+connection-scoped row, service/prompts.py) through ``check_token`` and then marks
+every request of that connection in ``APPROVER``, as it marks the caller in
+relay/consent.py's ``CALLER``.  A face that never proves (MCP over stdio or HTTP,
+the dashboard) leaves it False, so a face added later is refused, not trusted.
+"""
+
+from __future__ import annotations
+
+import secrets
+from contextvars import ContextVar
+from typing import TYPE_CHECKING
+
+from hive_rpc.core.errors import NotAnApprover
+
+if TYPE_CHECKING:
+    from hive_rpc.service.hub import HubService
+
+APPROVER: ContextVar[bool] = ContextVar("hive_rpc_approver", default=False)
+"""Whether the current request comes from a connection that proved it is an approver."""
+
+
+def _where(hub: HubService) -> str:
+    return hub.info.approver_token_file or "the hub's data dir (approver-token)"
+
+
+def check_token(hub: HubService, token: str) -> None:
+    """Return if ``token`` is the hub's approver token, else raise NotAnApprover."""
+    expected = hub.approver_token
+    if expected is None:
+        raise NotAnApprover("this hub keeps no approver token, so no connection can prove it")
+    if not secrets.compare_digest(token.encode(), expected.encode()):
+        raise NotAnApprover(
+            f"wrong approver token: send the contents of {_where(hub)} (the hub makes a new "
+            "one when it starts with that file missing)",
+            token_file=hub.info.approver_token_file,
+        )
+
+
+def require_approver(hub: HubService, what: str) -> None:
+    """Raise NotAnApprover, saying how to become one, unless the current request's
+    connection proved it is an approver."""
+    if APPROVER.get():
+        return
+    raise NotAnApprover(
+        f"only an approver may {what}: this connection has not proved it is one. An editor "
+        f"proves it with hive/proveApprover and the token in {_where(hub)} (hive-rpc answer "
+        "and the editors do so when they can read that file); an agent cannot approve "
+        "its own tool use",
+        token_file=hub.info.approver_token_file,
+    )
+
+
+__all__ = ["APPROVER", "check_token", "require_approver"]
