@@ -76,6 +76,7 @@ HTTP_STATUS = {
     -32601: 404,
     -32007: 503,
     -32012: 503,
+    -32013: 403,  # not an approver: the dashboard never is one (docs/security.md)
     -32603: 500,
 }
 """A hub error's JSON-RPC code -> the HTTP status of the API's answer (others: 400)."""
