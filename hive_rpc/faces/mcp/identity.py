@@ -6,6 +6,7 @@ import secrets
 
 from mcp.server.mcpserver import Context
 
+from hive_rpc.core.claude_code import CLIENT_NAME, session_agent
 from hive_rpc.core.prompt import check_name
 
 
@@ -13,14 +14,18 @@ class Identity:
     """Names the agent behind a request.
 
     In order: a fixed name (``hive-rpc mcp --agent NAME``); on HTTP, the
-    ``X-Hive-Agent`` header or ``?agent=NAME`` in the URL; the client's own name
-    (``clientInfo.name``) plus a suffix that is per process on stdio (one process is
-    one session) and the session id on stateful HTTP.
+    ``X-Hive-Agent`` header or ``?agent=NAME`` in the URL; on stdio, when the client
+    is Claude Code and gave its session id (``claude_session``, from
+    ``CLAUDE_CODE_SESSION_ID``), the agent its hooks name too (core/claude_code.py);
+    else the client's own name (``clientInfo.name``) plus a suffix that is per
+    process on stdio (one process is one session) and the session id on stateful
+    HTTP.
     """
 
-    def __init__(self, fixed: str | None = None) -> None:
+    def __init__(self, fixed: str | None = None, *, claude_session: str | None = None) -> None:
         self.fixed = check_name(fixed, "agent") if fixed is not None else None
         self.suffix = secrets.token_hex(3)
+        self.claude_session = claude_session or None
 
     def __call__(self, ctx: Context) -> str:
         if self.fixed is not None:
@@ -33,6 +38,8 @@ class Identity:
         params = ctx.session.client_params
         client = params.client_info.name if params is not None else "agent"
         if request is None:
+            if client == CLIENT_NAME and self.claude_session is not None:
+                return session_agent(self.claude_session)
             return f"{client}-{self.suffix}"
         session = request.headers.get("mcp-session-id")
         return f"{client}-{session[:8]}" if session else client

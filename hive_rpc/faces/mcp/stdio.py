@@ -18,6 +18,7 @@ import trio
 from mcp.server.stdio import stdio_server
 
 from hive_rpc.backends import open_remote_backend
+from hive_rpc.core.claude_code import SESSION_ENV
 from hive_rpc.faces.mcp.groups import DEFAULT_GROUPS, ToolGroups
 from hive_rpc.faces.mcp.identity import Identity
 from hive_rpc.faces.mcp.resources import lowlevel
@@ -75,7 +76,8 @@ async def run_mcp_stdio(
     ``groups`` (``hive-rpc mcp --tools``).  ``tuning``: ``human_input_timeout_s`` and
     ``progress_every_s`` of HiveMcp."""
     async with open_remote_backend(socket, data_dir, start=start) as backend:
-        hive = HiveMcp(backend, Identity(agent), groups=ToolGroups(groups), **tuning)
+        identity = Identity(agent, claude_session=os.environ.get(SESSION_ENV))
+        hive = HiveMcp(backend, identity, groups=ToolGroups(groups), **tuning)
         low = lowlevel(hive.server)
         async with trio.open_nursery() as nursery:
             await nursery.start(hive.run_updates)
