@@ -39,10 +39,19 @@
 ;; This file knows nothing of what a connection carries: it calls
 ;; `hive-rpc--connect-function', which hive-rpc.el sets, to connect.
 ;; It requires hive-rpc-core.el only, and hive-rpc.el requires it.
+;;
+;; On each connection it proves to the hub that this Emacs is an
+;; approver: one that may answer permission prompts (an agent asking
+;; to run a tool) and change answer rules.  The proof is the contents
+;; of the hub's approver token file, which `hive/status' names: the
+;; hub refuses those answers from any connection that did not send
+;; it, since an agent's own shell can open the socket too, and an
+;; agent's sandbox is kept from reading that file (docs/security.md).
 
 ;;; Code:
 
 (require 'subr-x)
+(require 'jsonrpc)
 (require 'hive-rpc-core)
 
 
@@ -77,6 +86,18 @@ start a hub from Emacs."
   "Seconds between attempts to reach the hub after it went away."
   :group 'hive-rpc
   :type 'number)
+
+
+(defcustom hive-rpc-prove-approver t
+  "Non-nil means prove to the hub that this Emacs is an approver.
+On each connection Emacs reads the hub's approver token file (the
+file `hive/status' names) and sends its contents with
+`hive/proveApprover'.  Only an approver may answer a permission
+prompt, an agent's request to use a tool.  With nil, or when the
+file cannot be read, such answers are refused by the hub, and every
+other question is answered as before."
+  :group 'hive-rpc
+  :type 'boolean)
 
 
 (defcustom hive-rpc-start-timeout 20
@@ -297,6 +318,46 @@ failed recently (see `hive-rpc--start-retry')."
 (defun hive-rpc--cancel-reconnect ()
   "Stop trying to reconnect."
   (hive-rpc--cancel-timer 'hive-rpc--reconnect-timer))
+
+
+;;; Proving an approver
+;;;
+
+(defvar hive-rpc--approver nil
+  "The connection on which the hub accepted this Emacs as an approver, or nil.")
+
+(defun hive-rpc--read-token (file)
+  "Return the token in FILE, or signal `file-error' if it cannot be read."
+  (with-temp-buffer
+    (insert-file-contents file)
+    (string-trim (buffer-string))))
+
+(defun hive-rpc--prove-approver (connection)
+  "Prove on CONNECTION that this Emacs is an approver, unless not wanted.
+Ask `hive/status' for the approver token file, then send its
+contents with `hive/proveApprover'.  A file that cannot be read is
+said once in the echo area: permission prompts are then refused."
+  (when hive-rpc-prove-approver
+    (jsonrpc-async-request
+     connection 'hive/status nil
+     :success-fn
+     (lambda (status)
+       (let ((file (plist-get status :approver_token_file)))
+         (when (stringp file)
+           (condition-case err
+               (jsonrpc-async-request
+                connection 'hive/proveApprover
+                (list :token (hive-rpc--read-token file))
+                :success-fn (lambda (_) (setq hive-rpc--approver connection))
+                :error-fn (lambda (refused)
+                            (message "hive-rpc: not an approver: %s"
+                                     (hive-rpc--clean (plist-get refused :message)))))
+             (file-error
+              (message "hive-rpc: cannot read the approver token (%s); permission prompts will be refused"
+                       (error-message-string err)))))))
+     :error-fn #'ignore)))
+
+(add-hook 'hive-rpc-connected-functions #'hive-rpc--prove-approver)
 
 
 (defun hive-rpc--hub-connected ()

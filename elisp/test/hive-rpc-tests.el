@@ -711,5 +711,57 @@ already serves this data dir"
     (hive-rpc-tests--wait-for (lambda () (null hive-rpc--degraded)))
     (should (equal (hive-rpc--mode-line-string) ""))))
 
+;;; Permission prompts and the approver token
+
+(defconst hive-rpc-tests--ask-permission
+  "import sys, trio
+from hive_rpc.client import HubClient
+async def ask():
+    async with await HubClient.connect(sys.argv[1]) as c:
+        print((await c.call('hive/ask', {'question': 'Claude Code wants to run Bash: make',
+            'choices': ['allow', 'deny'], 'kind': 'permission',
+            'agent_id': 'claude-code-3f2a9c1d'}))['id'])
+trio.run(ask)"
+  "Python asking a permission prompt, as hive-rpc hook claude-code does.")
+
+(defun hive-rpc-tests--ask-permission ()
+  "Ask a permission prompt on the test hub; return its id."
+  (let ((default-directory hive-rpc-tests--root))
+    (with-temp-buffer
+      (should (eql 0 (call-process "python3" nil '(t nil) nil "-c"
+                                   hive-rpc-tests--ask-permission
+                                   hive-rpc-tests--socket)))
+      (string-trim (buffer-string)))))
+
+(ert-deftest hive-rpc-tests-answer-permission-prompt-as-approver ()
+  "Answer a permission prompt: Emacs proved it is an approver on connecting."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub ()
+    (hive-rpc-tests--connect)
+    (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--approver hive-rpc--connection)))
+    (let ((id (hive-rpc-tests--ask-permission)))
+      (hive-rpc-tests--arrived id)
+      (hive-rpc--respond id "allow")
+      (hive-rpc-tests--wait-for (lambda () (null hive-rpc--outbox)))
+      (should (equal (hive-rpc-tests--cli "poll" id) '(0 . "allow"))))))
+
+(ert-deftest hive-rpc-tests-permission-prompt-refused-without-proof ()
+  "Without the proof the hub refuses the answer, and Emacs says why."
+  (skip-unless (executable-find "python3"))
+  (let ((hive-rpc-prove-approver nil)
+        (said nil))
+    (hive-rpc-tests--with-hub ()
+      (hive-rpc-tests--connect)
+      (let ((id (hive-rpc-tests--ask-permission)))
+        (hive-rpc-tests--arrived id)
+        (cl-letf (((symbol-function 'message)
+                   (lambda (fmt &rest args) (push (apply #'format fmt args) said))))
+          (hive-rpc--respond id "allow")
+          (hive-rpc-tests--wait-for (lambda () (null hive-rpc--outbox))))
+        (should (string-prefix-p
+                 "hive-rpc: answer refused: only an approver may answer a permission prompt"
+                 (car said)))
+        (should (equal (car (hive-rpc-tests--cli "poll" id)) 8))))))
+
 (provide 'hive-rpc-tests)
 ;;; hive-rpc-tests.el ends here
