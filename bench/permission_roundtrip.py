@@ -4,7 +4,7 @@ Every tool use Claude Code is not sure of waits on one ``hive-rpc hook claude-co
 process: it starts, reads the hook's JSON on stdin, asks the hub (``rule/check``, then
 an urgent prompt), waits for the human, and prints the decision.  This times that whole
 process, from ``fork`` to exit with the decision on stdout, with an editor that answers
-at once: a client subscribed to the hub (``hive/subscribe``) that allows every
+at once: an approver (``hive/proveApprover``) subscribed to the hub that allows every
 permission prompt the moment its ``hive/prompt`` notification arrives.  So what is left
 is the cost of the process and of the hub, not of a human.
 
@@ -37,7 +37,7 @@ import trio
 from _common import hub_process, print_machine, ratio, short_tmp, table
 from cli_cold_start import FLOOR
 
-from hive_rpc.client import HubClient
+from hive_rpc.client import HubClient, prove_approver
 
 READ_STDIN = "import sys; sys.stdin.buffer.read()"
 
@@ -60,6 +60,8 @@ def event(cwd: str, command: str) -> bytes:
 async def approve_everything(socket: Path, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
     """The editor: allow each permission prompt as soon as it is announced."""
     async with await HubClient.connect(socket) as editor:
+        if (why := await prove_approver(editor.call)) is not None:
+            raise RuntimeError(f"the editor is no approver: {why}")
         await editor.call("hive/subscribe")
         task_status.started()
         while True:
@@ -86,6 +88,8 @@ async def measure(rounds: int, sockets: tuple[Path, Path], tmp: Path) -> dict[st
     hook = [sys.executable, "-m", "hive_rpc", "hook", "claude-code", "--timeout", "30"]
     request = event(os.fspath(tmp), "npm test")
     async with await HubClient.connect(ruled) as rules:
+        if (why := await prove_approver(rules.call)) is not None:
+            raise RuntimeError(f"cannot add the rule: {why}")
         await rules.call(
             "rule/add", {"pattern": "Bash(npm test)", "decision": "allow", "scope": "global"}
         )
