@@ -31,6 +31,7 @@ import trio
 
 from hive_rpc.cli.commands import HUB_TIMEOUT_S
 from hive_rpc.cli.exits import EXIT_OK
+from hive_rpc.cli.hook_events import other_event
 from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.limits import MAX_QUESTION_CHARS
@@ -354,7 +355,7 @@ async def cmd_hook(args: argparse.Namespace) -> int:
         _say(f"{e}; printing no decision")
         return EXIT_OK
     if event["hook_event_name"] != "PermissionRequest":
-        return EXIT_OK
+        return await other_event(event, args)
     output = None
     try:
         client = await HubClient.connect(Path(args.socket))

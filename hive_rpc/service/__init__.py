@@ -4,7 +4,8 @@
   decorator that declares a method with its handler, and ``check_params``;
 * ``hub.py``: ``HubService``, whose ``call`` checks a request against its row and runs
   the row's handler, and what the hub tells subscribers;
-* ``prompts.py``, ``agora.py``, ``activity.py``, ``audit.py``, ``rules.py``: the handlers, each
+* ``prompts.py``, ``agora.py``, ``activity.py``, ``audit.py``, ``rules.py``,
+  ``notices.py``: the handlers, each
   declared with its row (importing them fills ``METHODS``, so this package imports them all).
 
 Faces import from here (``from hive_rpc.service import METHODS, HubService``).
@@ -17,6 +18,7 @@ from hive_rpc.service import agora
 from hive_rpc.service import activity
 from hive_rpc.service import audit
 from hive_rpc.service import rules
+from hive_rpc.service import notices
 
 # isort: on
 from hive_rpc.core.prompt import DEFAULT_AGENT
@@ -40,6 +42,7 @@ __all__ = [
     "audit",
     "check_params",
     "dismissal",
+    "notices",
     "prompts",
     "rules",
 ]
