@@ -1,0 +1,122 @@
+"""``hive-rpc setup claude-code`` with the real Claude Code 2.1.328: nothing written by
+hand, only what setup wrote into a scratch project (``--project``: ``.mcp.json`` and
+``.claude/settings.json``).
+
+- ``claude mcp list`` finds the server and connects to it (no "pending approval":
+  setup approved the project's server);
+- the interactive Claude Code in a tmux pane, asked to ``touch`` a file, asks the hub
+  through the PermissionRequest hook setup wrote, and the editor's allow runs it;
+- a ling spawned with ``hive-rpc spawn`` running ``claude -p`` reports its Stop to
+  its parent's real tmux pane as seed 004's child-complete, once."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from claude_session import ClaudeHome, claude_home
+from scripted_model import ModelRequest, scripted_model, text
+from test_claude_permission_hook import PROCEED, TUI_ENV, claude_tui, touch_once
+from test_cli_spawn import LING, Tmux, ready, received, spawn, submissions
+from test_cli_spawn import tmux as tmux  # the fixture: a private tmux server
+
+from hive_rpc.client import HubClient, prove_approver
+from hive_rpc.hub import HubConfig
+from hive_rpc.service import HubService
+
+HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+
+
+def setup_project(claude: ClaudeHome, config: HubConfig) -> None:
+    """``hive-rpc setup claude-code --project`` in the scratch project, as its user
+    would run it (their HOME), pointed at the test hub."""
+    done = subprocess.run(
+        [str(HIVE_RPC), "setup", "claude-code", "--project", "--socket", str(config.socket),
+         "--data-dir", str(config.data_dir)],
+        cwd=claude.project, env=claude.env(), capture_output=True, text=True, timeout=60,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert not (claude.home / ".claude" / "settings.json").exists()  # the project's only
+
+
+async def test_claude_mcp_list_connects_to_the_server_setup_wrote(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    with scripted_model(lambda _: [text("done")]) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        setup_project(claude, hub_config)
+        listed = await trio.to_thread.run_sync(lambda: claude.run("mcp", "list"))
+    assert listed.returncode == 0, listed.stderr
+    line = next(x for x in listed.stdout.splitlines() if x.startswith("hive-rpc:"))
+    assert line.startswith(f"hive-rpc: {HIVE_RPC} mcp --socket {hub_config.socket}")
+    assert "Connected" in line, listed.stdout
+
+
+@needs_tmux
+async def test_tui_permission_reaches_the_hub_through_the_hooks_setup_wrote(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    target = claude_root / "project" / "made-by-claude"
+    with scripted_model(touch_once(target)) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        setup_project(claude, hub_config)
+        async with await HubClient.connect(hub_config.socket) as human:
+            assert await prove_approver(human.call) is None
+            await human.call("hive/subscribe", {})
+            with claude_tui(claude, claude_root) as tui:
+                await trio.to_thread.run_sync(tui.submit, "make the file")
+                with trio.fail_after(60):
+                    note = await human.next_notification()
+                    while note.method != "hive/prompt":
+                        note = await human.next_notification()
+                    assert f"wants to run Bash: touch {target}" in note.params["question"]
+                    assert PROCEED not in tui.screen()  # the hook holds the request
+                    await human.call("hive/respond", {"id": note.params["id"], "answer": "allow"})
+                    while not target.exists():  # noqa: ASYNC110 (another process's file)
+                        await trio.sleep(0.1)
+                await trio.to_thread.run_sync(tui.wait_for, "done")
+
+
+@needs_tmux
+async def test_a_spawned_claude_lings_stop_reaches_its_parents_pane(
+    hub: HubService,
+    hub_config: HubConfig,
+    claude_bin: Path,
+    claude_root: Path,
+    tmux: Tmux,
+    short_tmp: Path,
+) -> None:
+    def script(request: ModelRequest) -> list[dict[str, Any]]:
+        return [text("The JWT middleware is in and its tests pass.")]
+
+    record = short_tmp / "parent.jsonl"
+    with scripted_model(script) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        setup_project(claude, hub_config)
+        parent = await spawn(hub_config, tmux, "main", "--", sys.executable, str(LING), str(record))
+        assert parent.returncode == 0, parent.stderr
+        await ready(record)
+        env = claude.env()
+        child = await spawn(
+            hub_config, tmux, "main.auth", "--json", "--",
+            "env", *[f"{k}={env[k]}" for k in TUI_ENV if k in env],
+            str(claude.claude), "-p", "implement it",
+            cwd=claude.project,
+        )  # fmt: skip
+        assert child.returncode == 0, child.stderr
+        assert json.loads(child.stdout)["name"] == "main.auth"
+        got = await received(record, 1)
+        await trio.sleep(2)  # the SessionEnd after it is the same turn: not a second one
+    assert got == [
+        "[CHILD COMPLETE] Agent 'auth' on branch main.auth has completed.\n"
+        "Its last words: The JWT middleware is in and its tests pass."
+    ]
+    assert len(submissions(record)) == 1
