@@ -4,6 +4,8 @@ hand, only what setup wrote into a scratch project (``--project``: ``.mcp.json``
 
 - ``claude mcp list`` finds the server and connects to it (no "pending approval":
   setup approved the project's server);
+- Claude Code's Read of the approver token file is refused by the deny rule setup
+  wrote (``Read(//ABSOLUTE)``), before any permission is asked;
 - the interactive Claude Code in a tmux pane, asked to ``touch`` a file, asks the hub
   through the PermissionRequest hook setup wrote, and the editor's allow runs it;
 - a ling spawned with ``hive-rpc spawn`` running ``claude -p`` reports its Stop to
@@ -21,7 +23,7 @@ from typing import Any
 import pytest
 import trio
 from claude_session import ClaudeHome, claude_home
-from scripted_model import ModelRequest, scripted_model, text
+from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
 from test_claude_permission_hook import PROCEED, TUI_ENV, claude_tui, touch_once
 from test_cli_spawn import LING, Tmux, ready, received, spawn, submissions
 from test_cli_spawn import tmux as tmux  # the fixture: a private tmux server
@@ -58,6 +60,34 @@ async def test_claude_mcp_list_connects_to_the_server_setup_wrote(
     line = next(x for x in listed.stdout.splitlines() if x.startswith("hive-rpc:"))
     assert line.startswith(f"hive-rpc: {HIVE_RPC} mcp --socket {hub_config.socket}")
     assert "Connected" in line, listed.stdout
+
+
+async def test_the_deny_rule_keeps_claude_codes_read_from_the_approver_token(
+    hub: HubService, client: HubClient, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    token_file = hub_config.data_dir / "approver-token"
+    token = token_file.read_text().strip()
+
+    def script(request: ModelRequest) -> list[dict[str, Any]]:
+        if request.last_tool_result() is None:
+            return [tool_use("Read", {"file_path": str(token_file)})]
+        return [text("done")]
+
+    with scripted_model(script) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        setup_project(claude, hub_config)
+        await client.call("hive/subscribe", {})
+        done = await trio.to_thread.run_sync(
+            lambda: claude.run("-p", "read it", "--permission-mode", "default")
+        )
+    assert done.returncode == 0, done.stderr
+    result = model.requests[-1].last_tool_result()
+    assert result is not None
+    assert result.get("is_error") is True, result
+    assert token not in result_text(result)
+    assert "denied" in result_text(result).lower(), result
+    # refused by the rule itself: no permission request reached the hook, so no prompt
+    assert [n for n in client.notifications if n.method == "hive/prompt"] == []
 
 
 @needs_tmux
