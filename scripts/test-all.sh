@@ -10,9 +10,10 @@ cd "$(dirname "$0")/.."
 # with a real notification daemon (dunst on Xvfb) for urgent prompts; a real NATS
 # server (JetStream) for the shared store, and Chromium for the dashboard test and the
 # real VS Code's (code-server, built by scripts/install-code-server.sh: its native modules
-# need a toolchain and libkrb5-dev, its search ripgrep).
+# need a toolchain and libkrb5-dev, its search ripgrep), and bubblewrap and socat for
+# Claude Code's sandbox on Linux (tests/claude/test_claude_approver.py).
 APT_PACKAGES=(emacs-nox elpa-package-lint elpa-epc elpa-vterm tmux dbus dunst xvfb
-    nats-server chromium libnotify-bin libkrb5-dev ripgrep build-essential)
+    nats-server chromium libnotify-bin libkrb5-dev ripgrep build-essential bubblewrap socat)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
