@@ -1,0 +1,448 @@
+"""Agora relays into the real Claude Code's TUI (issue 15, section 4).
+
+The relay promises that a dialogue turn lands in the agent's input and is submitted.
+Here the agent is the real ``claude`` (2.1.328), interactive, in panes of a private
+tmux server, each started the way docs/agora.md tells a human to start one,
+``hive-rpc spawn NAME -- claude ...`` (the pane registers itself from inside, so no
+consent prompt), with its MCP server registered under its ling name (``hive-rpc mcp
+--agent NAME --tools ask,agora``). Each talks to its own scripted model
+(scripted_model.py), whose recorded requests show exactly what reached the agent: a
+relayed turn must arrive as the agent's next user message, once, whole, with the
+context template; the model then answers with ``mcp__hive-rpc__agora_dispatch``
+(after ``ToolSearch``: MCP tools are deferred in Claude Code) and the relay carries
+that turn to the other agent, until consensus."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from claude_session import ClaudeHome, claude_home
+from scripted_model import (
+    ModelRequest,
+    ScriptedModel,
+    result_text,
+    scripted_model,
+    text,
+    tool_use,
+)
+
+from hive_rpc.core import dialogue as dlg
+from hive_rpc.core import messages
+from hive_rpc.hub import HubConfig
+from hive_rpc.service import HubService
+
+HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
+CREATE = "mcp__hive-rpc__agora_create"
+DISPATCH = "mcp__hive-rpc__agora_dispatch"
+CONTEXT = "AGORA DIALOGUE CONTEXT"
+TOPIC = "Which cache for the sessions?"
+PROPOSAL = "Use Redis: it is already deployed."
+COUNTER = "Use SQLite: one file, no server to run."
+APPROVAL = "Agreed: SQLite."
+TUI_ENV = (
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+    "DISABLE_AUTOUPDATER",
+    "PATH",
+)
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+
+
+# --- what the scripted models read -----------------------------------------------------
+
+
+def is_prompt(message: dict[str, Any]) -> bool:
+    """A user message that is a prompt (typed or pasted into the TUI), not tool results."""
+    if message.get("role") != "user":
+        return False
+    content = message.get("content")
+    if isinstance(content, str):
+        return True
+    blocks = content if isinstance(content, list) else []
+    if any(b.get("type") == "tool_result" for b in blocks):
+        return False
+    return any(b.get("type") == "text" and not is_reminder(b["text"]) for b in blocks)
+
+
+def is_reminder(words: str) -> bool:
+    return words.lstrip().startswith("<system-reminder>")
+
+
+def prompt_text(message: dict[str, Any]) -> str:
+    """What the human (or the relay) submitted in a prompt message."""
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(
+        b["text"] for b in content if b.get("type") == "text" and not is_reminder(b["text"])
+    )
+
+
+def prompts(request: ModelRequest) -> list[str]:
+    """Every prompt of the conversation so far, oldest first."""
+    return [prompt_text(m) for m in request.messages if is_prompt(m)]
+
+
+def since_prompt(request: ModelRequest) -> tuple[str, int, list[dict[str, Any]]]:
+    """The latest prompt, how many replies the model gave since, and the tool results
+    since (oldest first)."""
+    messages = request.messages
+    start = max(i for i, m in enumerate(messages) if is_prompt(m))
+    after = messages[start + 1 :]
+    steps = len([m for m in after if m.get("role") == "assistant"])
+    results = [
+        b
+        for m in after
+        if m.get("role") == "user" and isinstance(m.get("content"), list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
+    return prompt_text(messages[start]), steps, results
+
+
+def structured(result: dict[str, Any]) -> dict[str, Any]:
+    """An MCP tool's result as the model gets it: its structuredContent as JSON."""
+    assert not result.get("is_error"), result
+    data: dict[str, Any] = json.loads(result_text(result))
+    return data
+
+
+def dialogue_id_in(words: str) -> str:
+    found = re.search(r"^Dialogue ID: (\S+)$", words, re.MULTILINE)
+    assert found is not None, words
+    return found.group(1)
+
+
+# --- the terminals ---------------------------------------------------------------------
+
+
+@dataclass
+class Tmux:
+    """A private tmux server (its own socket), where the agents' panes live."""
+
+    socket: Path
+
+    def run(self, *args: str) -> str:
+        done = subprocess.run(
+            ["tmux", "-S", str(self.socket), *args], capture_output=True, text=True, check=False
+        )
+        return done.stdout
+
+    def screen(self, pane: str) -> str:
+        return self.run("capture-pane", "-p", "-t", pane)
+
+    def wait_for(self, pane: str, words: str, timeout: float = 60) -> str:
+        """The pane's screen once it shows ``words`` (tmux gives no event: polled)."""
+        deadline = time.monotonic() + timeout
+        while words not in (screen := self.screen(pane)):
+            assert time.monotonic() < deadline, f"no {words!r} in pane {pane}:\n{screen}"
+            time.sleep(0.2)
+        return screen
+
+    def submit(self, pane: str, words: str) -> None:
+        """Type ``words`` as a human does, and Enter."""
+        self.wait_for(pane, "? for shortcuts")
+        self.run("send-keys", "-t", pane, "-l", words)
+        time.sleep(0.3)
+        self.run("send-keys", "-t", pane, "Enter")
+
+
+@contextmanager
+def tmux_server(root: Path) -> Iterator[Tmux]:
+    tmux = Tmux(root / "tmux.sock")
+    subprocess.run(
+        ["tmux", "-S", str(tmux.socket), "-f", "/dev/null", "new-session", "-d", "-s", "agents",
+         "-x", "160", "-y", "45", "sleep", "3600"],
+        check=True,
+    )  # fmt: skip
+    try:
+        yield tmux
+    finally:
+        tmux.run("kill-server")
+
+
+@dataclass
+class Agent:
+    """One real Claude Code session: its ling name, model, HOME and pane."""
+
+    name: str
+    model: ScriptedModel
+    claude: ClaudeHome
+    pane: str = ""
+
+
+def register_mcp(claude: ClaudeHome, socket: Path, name: str) -> None:
+    """docs/agora.md's registration: the MCP server under the ling's name, with the
+    agora tools."""
+    done = claude.run(
+        "mcp", "add", "hive-rpc", "--", str(HIVE_RPC), "mcp", "--socket", str(socket),
+        "--agent", name, "--tools", "ask,agora",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
+def spawn(tmux: Tmux, agent: Agent, hub_config: HubConfig, *claude_args: str) -> None:
+    """``hive-rpc spawn NAME -- claude ...`` run in the agent's project directory with
+    tmux's ``$TMUX`` naming the private server: a new window there, registered from
+    inside as ling NAME, running the TUI. ``env`` gives the TUI its private HOME and
+    model (a human's claude has its own)."""
+    env = agent.claude.env()
+    command = [
+        "env", *[f"{k}={env[k]}" for k in TUI_ENV if k in env], "TERM=xterm-256color",
+        str(agent.claude.claude), "--permission-mode", "default", *claude_args,
+    ]  # fmt: skip
+    done = subprocess.run(
+        [str(HIVE_RPC), "spawn", agent.name, "--socket", str(hub_config.socket),
+         "--data-dir", str(hub_config.data_dir), "--no-start", "--json", "--", *command],
+        cwd=agent.claude.project,
+        env={**env, "TMUX": f"{tmux.socket},0,0"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    agent.pane = json.loads(done.stdout)["pane"]
+
+
+async def until(
+    hub: HubService, method: str, params: dict[str, Any], done: Callable[[Any], Any]
+) -> Any:
+    """``method``'s result once ``done`` holds of it (the hub's own state: polled)."""
+    while not done(found := await hub.call(method, params)):  # noqa: ASYNC110 (no event)
+        await trio.sleep(0.2)
+    return found
+
+
+def dump(agents: list[Agent], tmux: Tmux) -> str:
+    """What each agent's model got and what each pane shows, for a failure."""
+    out = []
+    for agent in agents:
+        out.append(f"=== {agent.name} pane {agent.pane}:\n{tmux.screen(agent.pane)}")
+        for request in agent.model.requests:
+            out.append(f"--- {agent.name} request {request.index}: {prompts(request)!r}")
+        out += [f"!!! {agent.name}: {e}" for e in agent.model.errors]
+    return "\n".join(out)
+
+
+def dispatch(dialogue_id: str, to: str, signal: str, message: str) -> dict[str, Any]:
+    """The model's call of agora_dispatch."""
+    turn = {"dialogue_id": dialogue_id, "to": to, "signal": signal, "message": message}
+    return tool_use(DISPATCH, turn)
+
+
+# --- two agents reach consensus --------------------------------------------------------
+
+
+def proposer(name: str, other: str) -> Callable[[ModelRequest], list[dict[str, Any]]]:
+    """Agent A: told by its human to open the dialogue, it creates it and proposes;
+    when B's counter is typed into its TUI it approves it."""
+
+    def script(request: ModelRequest) -> list[dict[str, Any]]:
+        prompt, step, results = since_prompt(request)
+        if CONTEXT not in prompt:  # the human's prompt
+            if step == 0:
+                return [tool_use("ToolSearch", {"query": f"select:{CREATE},{DISPATCH}"})]
+            if step == 1:
+                return [tool_use(CREATE, {"topic": TOPIC, "participants": [name, other]})]
+            if step == 2:
+                dialogue = structured(results[-1])
+                return [dispatch(dialogue["id"], other, "propose", PROPOSAL)]
+            return [text("Proposed; waiting for the answer.")]
+        if step == 0:
+            return [dispatch(dialogue_id_in(prompt), other, "approve", APPROVAL)]
+        return [text("Consensus.")]
+
+    return script
+
+
+def counterer(other: str) -> Callable[[ModelRequest], list[dict[str, Any]]]:
+    """Agent B: a turn typed into its TUI; it loads agora_dispatch and counters."""
+
+    def script(request: ModelRequest) -> list[dict[str, Any]]:
+        prompt, step, _ = since_prompt(request)
+        if CONTEXT not in prompt:
+            return [text("Nothing to do.")]
+        if step == 0:
+            return [tool_use("ToolSearch", {"query": f"select:{DISPATCH}"})]
+        if step == 1:
+            return [dispatch(dialogue_id_in(prompt), other, "counter", COUNTER)]
+        return [text("Countered.")]
+
+    return script
+
+
+def pasted(prompt: str) -> str:
+    """The text of a prompt that is one bracketed paste: Claude Code (2.1.328) hands
+    the model a long paste wrapped in ``<pasted_content id=ID>`` tags, whole."""
+    found = re.fullmatch(
+        r'\s*<pasted_content id="(\w+)">\n(.*)\n</pasted_content id="\1">\s*', prompt, re.DOTALL
+    )
+    assert found is not None, f"not one paste: {prompt!r}"
+    return found.group(2)
+
+
+def relayed(d: dict[str, Any], number: int) -> str:
+    """What the relay typed for turn ``number`` of the dialogue record ``d``."""
+    dialogue = dlg.Dialogue.from_record(d)
+    return messages.agora_turn(dialogue, dialogue.turns[number - 1])
+
+
+async def test_two_claude_code_tuis_reach_consensus_through_relays(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """A proposes (its human asked it to open the dialogue), the relay types the turn
+    into B's TUI, B counters, the relay types that into A's TUI, A approves:
+    consensus, reached by two real agents through their terminals."""
+    with ExitStack() as stack:
+        agents = []
+        for name, script in (
+            ("main.a", proposer("main.a", "main.b")),
+            ("main.b", counterer("main.a")),
+        ):
+            model = stack.enter_context(scripted_model(script))
+            claude = claude_home(claude_bin, claude_root / name, model.base_url)
+            register_mcp(claude, hub_config.socket, name)
+            agents.append(Agent(name, model, claude))
+        a, b = agents
+        tmux = stack.enter_context(tmux_server(claude_root))
+        for agent in agents:
+            await trio.to_thread.run_sync(
+                spawn, tmux, agent, hub_config, "--allowedTools", "mcp__hive-rpc"
+            )
+        lings = await hub.call("ling/list", {"check": True})
+        registered = [(x["name"], x["state"], x["command"]) for x in lings]
+        assert registered == [
+            ("main.a", "registered", "claude"),
+            ("main.b", "registered", "claude"),
+        ]
+        await trio.to_thread.run_sync(tmux.submit, a.pane, "Open an Agora dialogue with main.b")
+        with trio.fail_after(120):
+            found = await until(hub, "agora/list", {}, lambda x: x and x[0]["status"] != "active")
+            await trio.to_thread.run_sync(tmux.wait_for, a.pane, "Consensus.")  # A's last reply
+        d = await hub.call("agora/status", {"dialogue_id": found[0]["id"]})
+        context = dump(agents, tmux)
+
+    assert a.model.errors == [], context
+    assert b.model.errors == [], context
+    assert d["status"] == "consensus", d
+    assert d["coordinator"] == "main.a"
+    turns = [(t["from"], t["to"], t["signal"], t["delivery"]["state"]) for t in d["turns"]]
+    assert turns == [
+        ("main.a", "main.b", "propose", "delivered"),
+        ("main.b", "main.a", "counter", "delivered"),
+        ("main.a", "main.b", "approve", "not-relayed"),
+    ], d["turns"]
+    # Each relayed turn is its receiver's next prompt: one paste, the whole text with
+    # its context template, typed once.
+    assert prompts(b.model.requests[-1]) == prompts(b.model.requests[0]), context
+    (to_b,) = prompts(b.model.requests[-1])
+    assert pasted(to_b) == relayed(d, 1)
+    human, to_a = prompts(a.model.requests[-1])
+    assert human == "Open an Agora dialogue with main.b"
+    assert pasted(to_a) == relayed(d, 2)
+    assert PROPOSAL in to_b
+    assert COUNTER in to_a
+    # and each dispatch's result, as Claude Code gave it to the model, said so
+    dispatched = [
+        structured(r)
+        for agent in (a, b)
+        for r in agent.model.requests[-1].tool_results()
+        if '"outcome"' in result_text(r)
+    ]
+    assert sorted((x["turn"], x["outcome"], x["delivery"]["state"]) for x in dispatched) == [
+        (1, "relay", "delivered"), (2, "relay", "delivered"), (3, "consensus", "not-relayed")
+    ]  # fmt: skip
+
+
+# --- the dialog guard ------------------------------------------------------------------
+
+PROCEED = "Do you want to proceed?"
+"""Claude Code's own permission dialog (2.1.328)."""
+
+
+def touches(target: Path) -> Callable[[ModelRequest], list[dict[str, Any]]]:
+    """Asked to make the file, the model runs ``touch`` (no hook: Claude Code asks
+    the human in its own dialog); a relayed turn it acknowledges."""
+
+    def script(request: ModelRequest) -> list[dict[str, Any]]:
+        prompt, step, _ = since_prompt(request)
+        if CONTEXT in prompt:
+            return [text("Read the turn.")]
+        if step == 0:
+            return [tool_use("Bash", {"command": f"touch {target}", "description": "Make it"})]
+        return [text("Made it.")]
+
+    return script
+
+
+async def test_a_relay_waits_while_claude_codes_permission_dialog_shows(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """The TUI shows its own "Do you want to proceed?" for a Bash command (no hook),
+    where Enter means Yes: a turn relayed then is held, reported as ``queued``, and
+    nothing is typed (the command does not run, the model hears nothing). Once the
+    human answers the dialog, the held turn is typed and reaches the model as its
+    next prompt."""
+    target = claude_root / "made-by-claude"
+    with ExitStack() as stack:
+        model = stack.enter_context(scripted_model(touches(target)))
+        claude = claude_home(claude_bin, claude_root / "main.c", model.base_url)
+        agent = Agent("main.c", model, claude)
+        tmux = stack.enter_context(tmux_server(claude_root))
+        await trio.to_thread.run_sync(spawn, tmux, agent, hub_config)
+        await trio.to_thread.run_sync(tmux.submit, agent.pane, "make the file")
+        await trio.to_thread.run_sync(tmux.wait_for, agent.pane, PROCEED)
+        d = await hub.call("agora/create", {"topic": TOPIC, "participants": ["main.x", "main.c"]})
+        turn = await hub.call(
+            "agora/dispatch",
+            {"dialogue_id": d["id"], "from": "main.x", "to": "main.c", "signal": "propose",
+             "message": PROPOSAL},
+        )  # fmt: skip
+        await trio.sleep(3)  # held on: the relay checks the pane again every 2 s
+        held = tmux.screen(agent.pane)
+        assert turn["delivery"]["state"] == "queued", turn
+        status = await hub.call("agora/status", {"dialogue_id": d["id"]})
+        assert status["turns"][0]["delivery"]["state"] == "queued", status["turns"]
+        assert PROCEED in held, held
+        assert PROPOSAL not in held, held
+        assert not target.exists()  # the relay's Enter did not say Yes for the human
+        assert len(model.requests) == 1, dump([agent], tmux)  # the model heard nothing
+
+        tmux.run("send-keys", "-t", agent.pane, "Enter")  # the human: 1. Yes
+        with trio.fail_after(30):
+            await until(
+                hub, "agora/status", {"dialogue_id": d["id"]},
+                lambda x: x["turns"][0]["delivery"]["state"] != "queued",
+            )  # fmt: skip
+            await trio.to_thread.run_sync(tmux.wait_for, agent.pane, "Read the turn.")
+        status = await hub.call("agora/status", {"dialogue_id": d["id"]})
+        context = dump([agent], tmux)
+
+    assert target.exists()
+    delivery = status["turns"][0]["delivery"]
+    assert delivery["state"] == "delivered", delivery
+    assert delivery["attempts"] > 1  # checked, held, checked again
+    assert model.errors == [], context
+    last = model.requests[-1]
+    human, relayed_turn = prompts(last)
+    assert human == "make the file"
+    assert pasted(relayed_turn) == relayed(status, 1)
+    (ran,) = last.tool_results()
+    assert not ran.get("is_error"), ran  # the human's Yes, not a relay's text, answered
