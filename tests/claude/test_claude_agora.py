@@ -14,7 +14,9 @@ that turn to the other agent, until consensus."""
 
 from __future__ import annotations
 
+import glob
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -446,3 +448,99 @@ async def test_a_relay_waits_while_claude_codes_permission_dialog_shows(
     assert pasted(relayed_turn) == relayed(status, 1)
     (ran,) = last.tool_results()
     assert not ran.get("is_error"), ran  # the human's Yes, not a relay's text, answered
+
+
+# --- Claude Code in an Emacs vterm buffer ---------------------------------------------
+
+ELISP = Path(__file__).resolve().parents[2] / "elisp"
+VTERM_DIRS = sorted(glob.glob("/usr/share/emacs/site-lisp/elpa/vterm-*"))
+
+
+def approver(other: str) -> Callable[[ModelRequest], list[dict[str, Any]]]:
+    """A turn typed into its terminal; it loads agora_dispatch and approves."""
+
+    def script(request: ModelRequest) -> list[dict[str, Any]]:
+        prompt, step, _ = since_prompt(request)
+        if CONTEXT not in prompt:
+            return [text("Nothing to do.")]
+        if step == 0:
+            return [tool_use("ToolSearch", {"query": f"select:{DISPATCH}"})]
+        if step == 1:
+            return [dispatch(dialogue_id_in(prompt), other, "approve", APPROVAL)]
+        return [text("Approved.")]
+
+    return script
+
+
+@pytest.mark.skipif(
+    shutil.which("emacs") is None or not VTERM_DIRS,
+    reason="needs emacs and vterm (Debian: emacs-nox, elpa-vterm)",
+)
+async def test_claude_code_in_an_emacs_vterm_buffer_gets_the_turn(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """The "Claude-in-Emacs" case: a real ``emacs -nw`` (under tmux) with
+    ``hive-rpc-mode`` on and its server running; ``hive-rpc spawn main.e --emacs --
+    claude ...`` has it start the TUI in a vterm buffer, registered from that Emacs.
+    A turn for main.e goes the Emacs way (``hive/bufferState``, ``hive/deliver``),
+    vterm pastes it, and it reaches the model as its prompt; the model approves."""
+    with ExitStack() as stack:
+        model = stack.enter_context(scripted_model(approver("main.x")))
+        claude = claude_home(claude_bin, claude_root / "main.e", model.base_url)
+        register_mcp(claude, hub_config.socket, "main.e")
+        agent = Agent("main.e", model, claude)
+        tmux = stack.enter_context(tmux_server(claude_root))
+        server = claude_root / "emacs-server"
+        setup = (
+            f"(progn (setq hive-rpc-socket {json.dumps(str(hub_config.socket))}"
+            " hive-rpc-program nil vterm-kill-buffer-on-exit nil)"
+            " (hive-rpc-mode 1)"
+            f' (setq server-socket-dir {json.dumps(str(server))} server-name "t")'
+            " (server-start))"
+        )
+        emacs = ["emacs", "-nw", "-Q", "-L", str(ELISP), "-L", VTERM_DIRS[-1]]
+        emacs += ["-l", "hive-rpc", "--eval", setup]
+        agent.pane = tmux.run("new-window", "-d", "-P", "-F", "#{pane_id}", *emacs).strip()
+        with trio.fail_after(30):
+            while len(hub.delivery_peers) == 0 or not (server / "t").exists():  # noqa: ASYNC110
+                await trio.sleep(0.1)
+        env = claude.env()
+        command = [
+            "env", *[f"{k}={env[k]}" for k in TUI_ENV if k in env],
+            str(claude.claude), "--permission-mode", "default",
+            "--allowedTools", "mcp__hive-rpc",
+        ]  # fmt: skip
+        done = await trio.run_process(
+            [str(HIVE_RPC), "spawn", "main.e", "--emacs", "--socket", str(hub_config.socket),
+             "--no-start", "--", *command],
+            cwd=claude.project,
+            env={**os.environ, "EMACS_SOCKET_NAME": str(server / "t")},
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr.decode()
+        await trio.to_thread.run_sync(tmux.wait_for, agent.pane, "? for shortcuts")
+        (ling,) = await hub.call("ling/list", {"check": True})
+        d = await hub.call("agora/create", {"topic": TOPIC, "participants": ["main.x", "main.e"]})
+        turn = await hub.call(
+            "agora/dispatch",
+            {"dialogue_id": d["id"], "from": "main.x", "to": "main.e", "signal": "propose",
+             "message": PROPOSAL},
+        )  # fmt: skip
+        with trio.fail_after(60):
+            d = await until(
+                hub, "agora/status", {"dialogue_id": d["id"]}, lambda x: x["status"] != "active"
+            )
+            await trio.to_thread.run_sync(tmux.wait_for, agent.pane, "Approved.")
+        context = dump([agent], tmux)
+
+    assert (ling["kind"], ling["address"]) == ("emacs-buffer", "*ling main.e*"), ling
+    assert (ling["state"], ling["alive"], ling["command"]) == ("registered", True, "claude")
+    assert turn["delivery"]["state"] == "delivered", turn
+    assert model.errors == [], context
+    assert d["status"] == "consensus", d
+    (to_e,) = prompts(model.requests[-1])
+    assert pasted(to_e) == relayed(d, 1)
+    *_, approved = model.requests[-1].tool_results()
+    assert structured(approved)["outcome"] == "consensus"
