@@ -8,6 +8,9 @@ hand, only what setup wrote into a scratch project (``--project``: ``.mcp.json``
   wrote (``Read(//ABSOLUTE)``), before any permission is asked;
 - the interactive Claude Code in a tmux pane, asked to ``touch`` a file, asks the hub
   through the PermissionRequest hook setup wrote, and the editor's allow runs it;
+- when the human declines in the editor, Claude Code shows its own dialog, and its
+  Notification ("Claude needs your permission", measured: about 6 s after the dialog)
+  reaches the hub's activity stream as an urgent notice from the same agent;
 - a ling spawned with ``hive-rpc spawn`` running ``claude -p`` reports its Stop to
   its parent's real tmux pane as seed 004's child-complete, once."""
 
@@ -113,6 +116,38 @@ async def test_tui_permission_reaches_the_hub_through_the_hooks_setup_wrote(
                     while not target.exists():  # noqa: ASYNC110 (another process's file)
                         await trio.sleep(0.1)
                 await trio.to_thread.run_sync(tui.wait_for, "done")
+
+
+@needs_tmux
+async def test_tui_notification_reaches_the_activity_stream(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    target = claude_root / "project" / "made-by-claude"
+    with scripted_model(touch_once(target)) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        setup_project(claude, hub_config)
+        async with await HubClient.connect(hub_config.socket) as human:
+            assert await prove_approver(human.call) is None
+            await human.call("hive/subscribe", {})
+            with claude_tui(claude, claude_root) as tui:
+                await trio.to_thread.run_sync(tui.submit, "make the file")
+                with trio.fail_after(60):
+                    note = await human.next_notification()
+                    while note.method != "hive/prompt":
+                        note = await human.next_notification()
+                    await human.call("hive/respond", {"id": note.params["id"], "action": "decline"})
+                    await trio.to_thread.run_sync(tui.wait_for, PROCEED)
+                    while not (notices := await _notices(human)):  # noqa: ASYNC110 (no activity subscription on the socket)
+                        await trio.sleep(0.2)
+    assert [(n["message"], n["type"], n["urgent"]) for n in notices] == [
+        ("Claude needs your permission", "permission_prompt", True)
+    ]
+    assert notices[0]["agent_id"] == note.params["agent_id"]  # the session that asked
+    assert not target.exists()
+
+
+async def _notices(client: HubClient) -> list[dict[str, Any]]:
+    return [e for e in await client.call("hive/activity", {}) if e["kind"] == "notice"]
 
 
 @needs_tmux
