@@ -14,7 +14,9 @@ from typing import Any
 
 import trio
 
-from hive_rpc.client import HubClient, prove_approver
+from hive_rpc.cli.hook import SUMMARY_CHARS, permission_ask
+from hive_rpc.client import HubClient
+from hive_rpc.core.limits import MAX_QUESTION_CHARS
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 
@@ -66,7 +68,6 @@ async def hook_with_human(
     params), or only starts typing when None."""
     done: list[subprocess.CompletedProcess[bytes]] = []
     stdin = json.dumps(event or permission_request(home)).encode()
-    assert await prove_approver(human.call) is None  # a permission prompt wants one
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
 
@@ -93,10 +94,13 @@ async def test_allow_from_the_editor_prints_the_allow_decision(
     assert done.returncode == 0, done.stderr
     allow = {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}
     assert json.loads(done.stdout) == {"hookSpecificOutput": allow}
-    # the question the human saw: who, where, what, urgent, the input in full
-    head, _, details = prompt["question"].partition("\n\n")
-    assert head == "Claude Code in ~/src/app (session 3f2a) wants to run Bash: npm test"
-    assert '"description": "Run the tests"' in details
+    # the question the human saw: who, where, what in one line; the input in full as
+    # the detail, a permission prompt, urgent
+    assert prompt["question"] == (
+        "Claude Code in ~/src/app (session 3f2a) wants to run Bash: npm test"
+    )
+    assert json.loads(prompt["detail"]) == permission_request(short_tmp)["tool_input"]
+    assert prompt["kind"] == "permission"
     assert prompt["choices"] == [
         "allow",
         "allow for this session",
@@ -236,7 +240,6 @@ async def test_always_allow_in_this_project_covers_other_sessions_there(
 async def test_a_deny_rule_answers_without_asking(
     hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
 ) -> None:
-    assert await prove_approver(client.call) is None
     rule = await client.call(
         "rule/add", {"pattern": "Bash(npm:*)", "decision": "deny", "scope": "global"}
     )
@@ -307,3 +310,36 @@ async def test_a_multi_select_question_is_left_to_claude_code(
         done = await run_hook(hub_config, short_tmp, json.dumps(event).encode())
     assert (done.returncode, done.stdout) == (0, b"")
     assert await client.call("hive/list", {}) == []
+
+
+def test_a_long_command_is_cut_in_the_head_which_says_so_and_whole_in_the_detail(
+    short_tmp: Path,
+) -> None:
+    command = "echo " + "x" * 300 + " && rm -rf build"
+    ask = permission_ask(permission_request(short_tmp, command), timeout_s=5, home=None)
+    head = ask.question
+    assert "\n" not in head
+    assert head.endswith("\u2026 (see detail)")
+    assert len(head.partition("wants to run Bash: ")[2]) == SUMMARY_CHARS + len(" (see detail)")
+    assert "rm -rf build" not in head
+    assert ask.detail is not None
+    assert json.loads(ask.detail)["command"] == command
+
+
+def test_a_multi_line_command_is_one_line_in_the_head_which_says_there_is_more(
+    short_tmp: Path,
+) -> None:
+    command = "npm test\nrm -rf ~"
+    ask = permission_ask(permission_request(short_tmp, command), timeout_s=5, home=None)
+    assert ask.question.endswith("wants to run Bash: npm test rm -rf ~ (see detail)")
+    assert ask.detail is not None
+    assert json.loads(ask.detail)["command"] == command
+
+
+def test_an_input_longer_than_a_detail_may_be_is_cut_and_says_so(short_tmp: Path) -> None:
+    command = "y" * (MAX_QUESTION_CHARS + 10)
+    ask = permission_ask(permission_request(short_tmp, command), timeout_s=5, home=None)
+    assert ask.detail is not None
+    assert len(ask.detail) == MAX_QUESTION_CHARS
+    assert ask.detail.endswith("[... cut: the input is longer than a detail may be]")
+    assert ask.question.endswith("\u2026 (see detail)")

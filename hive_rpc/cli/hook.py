@@ -31,8 +31,7 @@ import trio
 
 from hive_rpc.cli.commands import HUB_TIMEOUT_S
 from hive_rpc.cli.exits import EXIT_OK
-from hive_rpc.cli.hook_events import other_event
-from hive_rpc.client import HubClient, prove_approver
+from hive_rpc.client import HubClient
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.limits import MAX_QUESTION_CHARS
 from hive_rpc.core.prompt import Ask, Kind
@@ -66,6 +65,10 @@ SUMMARY_FIELDS = ("command", "file_path", "notebook_path", "url", "pattern", "pa
 """The one tool_input field that says what a tool is about to do, first found wins
 (Bash's command, Edit's or Write's file_path, WebFetch's url, Grep's pattern ...)."""
 SUMMARY_CHARS = 200
+SEE_DETAIL = " (see detail)"
+"""Ends a head whose summary is not the field exactly as it runs (cut, or several
+lines made one): the human must know there is more before answering."""
+DETAIL_CUT = "\n[... cut: the input is longer than a detail may be]"
 
 
 class NotAHookEvent(ValueError):
@@ -96,40 +99,43 @@ def agent_id(event: Mapping[str, Any]) -> str:
     return f"claude-code-{session[:8]}"
 
 
-def _summary(tool: str, tool_input: object) -> str:
+def _summary(tool_input: object) -> str:
+    """The head's one-line account of the input: the main field as it runs, or, when
+    that would hide something (cut, several lines, no main field), a shortened form
+    that says so."""
+    whole = json.dumps(tool_input, ensure_ascii=False)
     if isinstance(tool_input, Mapping):
-        for field in SUMMARY_FIELDS:
-            value = tool_input.get(field)
-            if isinstance(value, str) and value.strip():
-                return one_line(value)[:SUMMARY_CHARS]
-    return one_line(json.dumps(tool_input, ensure_ascii=False))[:SUMMARY_CHARS]
+        found = (tool_input.get(f) for f in SUMMARY_FIELDS)
+        whole = next((v for v in found if isinstance(v, str) and v.strip()), whole)
+    shown = one_line(whole)
+    if len(shown) > SUMMARY_CHARS:
+        return shown[: SUMMARY_CHARS - 1] + "\u2026" + SEE_DETAIL
+    return shown if shown == whole else shown + SEE_DETAIL
 
 
 def permission_ask(event: Mapping[str, Any], *, timeout_s: float, home: str | None) -> Ask:
-    """The question a PermissionRequest becomes: one line saying which session wants
-    what, then the tool input in full (the human approves what runs, not a summary).
-    Editors show a prompt's question whole; the list's one-line view shows the first."""
-    tool = str(event.get("tool_name") or "a tool")
+    """The question a PermissionRequest becomes: one head line saying which session
+    wants what, and the tool input in full as the prompt's ``detail`` (the human
+    approves what runs, not a summary: editors show the detail before an answer or
+    one key away, and the head says "(see detail)" whenever it shows less)."""
+    tool = one_line(str(event.get("tool_name") or "a tool"))
     tool_input = event.get("tool_input", {})
-    where = _home_relative(str(event.get("cwd") or "?"), home)
-    session = str(event.get("session_id") or "?")[:4]
+    where = one_line(_home_relative(str(event.get("cwd") or "?"), home))
+    session = one_line(str(event.get("session_id") or "?")[:4])
     verb = "run" if tool == "Bash" else "use"
-    head = (
-        f"Claude Code in {where} (session {session}) wants to {verb} {tool}: "
-        f"{_summary(tool, tool_input)}"
-    )
-    details = json.dumps(tool_input, indent=2, ensure_ascii=False)
-    question = f"{head}\n\n{tool} input:\n{details}"
-    if len(question) > MAX_QUESTION_CHARS:
-        cut = "\n[... cut: the input is longer than a question may be]"
-        question = question[: MAX_QUESTION_CHARS - len(cut)] + cut
+    head = f"Claude Code in {where} (session {session}) wants to {verb} {tool}: "
+    head += _summary(tool_input)
+    detail = json.dumps(tool_input, indent=2, ensure_ascii=False)
+    if len(detail) > MAX_QUESTION_CHARS:
+        detail = detail[: MAX_QUESTION_CHARS - len(DETAIL_CUT)] + DETAIL_CUT
     return Ask(
-        question=question,
+        question=head[:MAX_QUESTION_CHARS],
         choices=CHOICES,
         urgent=True,
         timeout_s=timeout_s,
         agent_id=agent_id(event),
         kind=Kind.PERMISSION,
+        detail=detail,
     )
 
 
@@ -217,15 +223,11 @@ async def remember(client: HubClient, event: Mapping[str, Any], record: Mapping[
         "scope": scope,
         "where": where,
         "by": f"prompt {record['id']}",
-        "from_prompt": record["id"],
     }
-    # Only an approver adds rules; the hook runs outside the agent's sandbox, so it can
-    # read the approver token (an agent's Bash running this hook cannot: security.md).
-    why = await prove_approver(client.call)
     try:
         await client.call("rule/add", params)
     except HiveError as e:
-        _say(f"allowed once: the rule {pattern} was not saved: {e}" + (f" ({why})" if why else ""))
+        _say(f"allowed once: the rule {pattern} was not saved: {e}")
 
 
 async def ask_human(client: HubClient, ask: Ask, deadline: float) -> dict[str, Any]:
@@ -355,7 +357,7 @@ async def cmd_hook(args: argparse.Namespace) -> int:
         _say(f"{e}; printing no decision")
         return EXIT_OK
     if event["hook_event_name"] != "PermissionRequest":
-        return await other_event(event, args)
+        return EXIT_OK
     output = None
     try:
         client = await HubClient.connect(Path(args.socket))
