@@ -1,4 +1,5 @@
-"""Desktop notifications for urgent prompts, over D-Bus (org.freedesktop.Notifications).
+"""Desktop notifications for urgent prompts, over D-Bus (org.freedesktop.Notifications),
+and for agents' urgent notices (``agent/notify``: Claude Code waiting in its terminal).
 
 One task, run by the hub in its nursery::
 
@@ -6,8 +7,10 @@ One task, run by the hub in its nursery::
       |- connects to the session bus (jeepney's trio I/O)
       |- watch task      registry changes: an urgent prompt asked -> Notify,
       |                  a prompt no longer pending -> CloseNotification
-      `- signal task     ActionInvoked from the daemon that showed the notification
-                         -> hive/respond (by "desktop"); NotificationClosed -> forget it
+      |- signal task     ActionInvoked from the daemon that showed the notification
+      |                  -> hive/respond (by "desktop"); NotificationClosed -> forget it
+      `- notice task     the activity log: an urgent notice -> Notify, once, no buttons
+                         (nothing waits on a notice, so nothing is closed either)
 
 When no session bus is reachable, ``notify-send`` (if installed) shows urgent prompts
 without buttons; with neither, the task logs one line and returns.  If the bus goes
@@ -26,7 +29,8 @@ import logging
 import os
 import shutil
 import stat
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +46,7 @@ from jeepney.bus_messages import message_bus  # type: ignore[import-untyped]
 from jeepney.io.common import RouterClosed  # type: ignore[import-untyped]
 from jeepney.io.trio import open_dbus_connection  # type: ignore[import-untyped]
 
+from hive_rpc.activity import Entry
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.prompt import Prompt
 from hive_rpc.core.terminal_text import one_line, strip_controls
@@ -55,7 +60,10 @@ BY = "desktop"
 """The ``by`` recorded when an answer comes from a notification's button."""
 BUS_NAME = "org.freedesktop.Notifications"
 OBJECT_PATH = "/org/freedesktop/Notifications"
+URGENCY_NORMAL = 1
 URGENCY_CRITICAL = 2
+DEFAULT_EXPIRY = -1
+"""The daemon's own timeout: a notice is never closed by the hub, so it must go."""
 NEVER_EXPIRE = 0
 DEFAULT_ACTION = "default"
 DEFAULT_LABEL = "hive-rpc"
@@ -102,6 +110,52 @@ def action_list(prompt: Prompt) -> list[str]:
     for index, choice in enumerate(prompt.choices or ()):
         actions += [f"{CHOICE_PREFIX}{index}", one_line(choice) or "(empty)"]
     return [*actions, DEFAULT_ACTION, DEFAULT_LABEL]
+
+
+def is_urgent_notice(entry: Entry) -> bool:
+    return entry.kind == "notice" and entry.data.get("urgent") is True
+
+
+async def follow_urgent_notices(
+    service: HubService, show: Callable[[Entry], Awaitable[None]]
+) -> None:
+    """``show`` every urgent notice the activity log gets from now on, in order."""
+    activity = service.activity
+    async with aclosing(activity.follow(activity.last_id)) as batches:
+        async for batch in batches:
+            for entry in batch or ():
+                if is_urgent_notice(entry):
+                    await show(entry)
+
+
+def notice_summary(entry: Entry) -> str:
+    """``AGENT needs you``, as inert as a prompt's summary."""
+    agent = str(entry.data.get("agent_id") or entry.key)
+    name = one_line(agent).translate({ord(c): None for c in "<>&"}) or "an agent"
+    return f"{name} needs you"
+
+
+def notice_body(entry: Entry) -> str:
+    """The notice's message, and where the agent works, as inert text."""
+    text = strip_controls(str(entry.data.get("message") or "")).strip()
+    if entry.data.get("cwd"):
+        text += f"\n(in {one_line(str(entry.data['cwd']))})"
+    if len(text) > MAX_BODY_CHARS:
+        text = text[: MAX_BODY_CHARS - 1] + "…"
+    return text.replace("&", "&amp;").replace("<", "&lt;")
+
+
+def notice_notify_send_argv(program: str, entry: Entry) -> list[str]:
+    return [
+        program,
+        "-u",
+        "normal",
+        "-a",
+        APP_NAME,
+        "--",
+        notice_summary(entry),
+        notice_body(entry),
+    ]
 
 
 def notify_send_argv(program: str, prompt: Prompt) -> list[str]:
@@ -230,6 +284,7 @@ class _Notifier:
         self.router.filter(_SIGNALS, channel=send)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._receive_signals, signals)
+            nursery.start_soon(self._show_notices)
             while True:  # a new subscription whenever the registry drops a slow one
                 with self.service.registry.watch() as watch:
                     await self._resync(watch.pending)
@@ -297,6 +352,29 @@ class _Notifier:
         self._shown[prompt.id] = shown
         self._prompt_of[shown.daemon, shown.notification_id] = prompt.id
         log.debug("prompt %s shown as notification %d", prompt.id, shown.notification_id)
+
+    async def _show_notices(self) -> None:
+        await follow_urgent_notices(self.service, self._show_notice)
+
+    async def _show_notice(self, entry: Entry) -> None:
+        """Shown once: no buttons, the daemon's own timeout (nothing will close it)."""
+        address = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=BUS_NAME)
+        message = new_method_call(
+            address,
+            "Notify",
+            "susssasa{sv}i",
+            (
+                APP_NAME,
+                0,
+                "",
+                notice_summary(entry),
+                notice_body(entry),
+                [],
+                {"urgency": ("y", URGENCY_NORMAL)},
+                DEFAULT_EXPIRY,
+            ),
+        )
+        await self._call(message, f"Notify for a notice from {entry.key}")
 
     async def _close(self, prompt_id: str) -> None:
         shown = self._forget(prompt_id)
@@ -372,6 +450,7 @@ async def _run_notify_send(service: HubService, program: str, task_status: Any) 
     async with trio.open_nursery() as nursery, send, receive:
         for _ in range(NOTIFY_SEND_WORKERS):
             nursery.start_soon(sender.work, receive.clone())
+        nursery.start_soon(sender.notices, service)
         sent: set[str] = set()
         while True:
             with service.registry.watch() as watch:
@@ -418,11 +497,22 @@ class _NotifySend:
             async for prompt in receive:
                 await self._show(prompt)
 
+    async def notices(self, service: HubService) -> None:
+        """Urgent notices, one ``notify-send`` at a time."""
+
+        async def show(entry: Entry) -> None:
+            await self._run(notice_notify_send_argv(self.program, entry))
+
+        await follow_urgent_notices(service, show)
+
     async def _show(self, prompt: Prompt) -> None:
+        await self._run(notify_send_argv(self.program, prompt))
+
+    async def _run(self, argv: list[str]) -> None:
         with trio.move_on_after(CALL_TIMEOUT_S):
             try:
                 result = await trio.run_process(
-                    notify_send_argv(self.program, prompt),
+                    argv,
                     check=False,
                     capture_stdout=True,
                     capture_stderr=True,
