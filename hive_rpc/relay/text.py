@@ -91,6 +91,12 @@ DIALOG_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^[\W_]*do you want to create\b", _I), "a file creation permission prompt"),
     (re.compile(r"\u276f\s*1\.\s*yes\b", _I), "Claude Code's permission menu"),  # U+276F: cursor
     (re.compile(r"\bno,\s*and tell claude\b", _I), "Claude Code's permission menu"),
+    # Any of Claude Code's menus (AskUserQuestion's options, plan approval ...): its
+    # cursor on a numbered choice, or the footer.  Enter picks the highlighted choice,
+    # so a relay's text plus Enter would answer the human's question (2.1.328).
+    (re.compile(r"\u276f\s*\d+\.\s"), "Claude Code's menu"),
+    (re.compile(r"(?:^|\u00b7)\s*enter to select\b", _I), "Claude Code's menu"),
+    (re.compile(r"(?:^|\u00b7)\s*esc to cancel\b", _I), "Claude Code's dialog"),
     (re.compile(r"press enter to continue", _I), "a 'Press Enter to continue' prompt"),
     (re.compile(r"\bpassword(?: for [^:]*)?:\s*$", _I), "a password prompt"),
     (re.compile(r"\bpassphrase\b[^:]*:\s*$", _I), "a passphrase prompt"),

@@ -377,40 +377,79 @@ async def test_two_claude_code_tuis_reach_consensus_through_relays(
 
 PROCEED = "Do you want to proceed?"
 """Claude Code's own permission dialog (2.1.328)."""
+QUESTION = "Which database should the cache use?"
 
 
-def touches(target: Path) -> Callable[[ModelRequest], list[dict[str, Any]]]:
-    """Asked to make the file, the model runs ``touch`` (no hook: Claude Code asks
-    the human in its own dialog); a relayed turn it acknowledges."""
+@dataclass
+class Dialog:
+    """One of Claude Code's own dialogs, where Enter picks the highlighted answer,
+    and how the test's human answers it."""
+
+    tool: dict[str, Any]
+    """The scripted tool call that makes the TUI show it (no hook is configured)."""
+    shows: str
+    keys: tuple[str, ...]
+    answered: str
+    """What the tool result says when the human, not the relay, answered."""
+
+
+def permission(target: Path) -> Dialog:
+    """Bash wants to ``touch``: "Do you want to proceed?", the human says 1. Yes."""
+    command = {"command": f"touch {target}", "description": "Make it"}
+    return Dialog(tool_use("Bash", command), PROCEED, ("Enter",), "")
+
+
+def question() -> Dialog:
+    """AskUserQuestion (the TUI offers it): a menu of the options, the human picks
+    the second."""
+    options = [
+        {"label": "SQLite", "description": "embedded"},
+        {"label": "Postgres", "description": "a server"},
+    ]
+    asked = {"question": QUESTION, "header": "Database", "options": options, "multiSelect": False}
+    return Dialog(
+        tool_use("AskUserQuestion", {"questions": [asked]}),
+        "Enter to select",
+        ("Down", "Enter"),
+        f'"{QUESTION}"="Postgres"',
+    )
+
+
+def shows_dialog(dialog: Dialog) -> Callable[[ModelRequest], list[dict[str, Any]]]:
+    """Asked to do it, the model makes the TUI show ``dialog``; a relayed turn it
+    acknowledges."""
 
     def script(request: ModelRequest) -> list[dict[str, Any]]:
         prompt, step, _ = since_prompt(request)
         if CONTEXT in prompt:
             return [text("Read the turn.")]
         if step == 0:
-            return [tool_use("Bash", {"command": f"touch {target}", "description": "Make it"})]
-        return [text("Made it.")]
+            return [dialog.tool]
+        return [text("Did it.")]
 
     return script
 
 
-async def test_a_relay_waits_while_claude_codes_permission_dialog_shows(
-    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+@pytest.mark.parametrize("kind", ["permission", "question"])
+async def test_a_relay_waits_while_claude_codes_own_dialog_shows(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path, kind: str
 ) -> None:
-    """The TUI shows its own "Do you want to proceed?" for a Bash command (no hook),
-    where Enter means Yes: a turn relayed then is held, reported as ``queued``, and
-    nothing is typed (the command does not run, the model hears nothing). Once the
-    human answers the dialog, the held turn is typed and reaches the model as its
-    next prompt."""
+    """The TUI shows one of its own dialogs, where Enter picks the highlighted answer:
+    "Do you want to proceed?" for a Bash command (Enter: Yes), or the menu of the
+    model's AskUserQuestion (Enter: the first option). A turn relayed then is held,
+    reported as ``queued``, and nothing is typed: the command does not run, the
+    question is not answered, the model hears nothing. Once the human answers the
+    dialog, the held turn is typed and reaches the model as its next prompt."""
     target = claude_root / "made-by-claude"
+    dialog = permission(target) if kind == "permission" else question()
     with ExitStack() as stack:
-        model = stack.enter_context(scripted_model(touches(target)))
+        model = stack.enter_context(scripted_model(shows_dialog(dialog)))
         claude = claude_home(claude_bin, claude_root / "main.c", model.base_url)
         agent = Agent("main.c", model, claude)
         tmux = stack.enter_context(tmux_server(claude_root))
         await trio.to_thread.run_sync(spawn, tmux, agent, hub_config)
-        await trio.to_thread.run_sync(tmux.submit, agent.pane, "make the file")
-        await trio.to_thread.run_sync(tmux.wait_for, agent.pane, PROCEED)
+        await trio.to_thread.run_sync(tmux.submit, agent.pane, "do it")
+        await trio.to_thread.run_sync(tmux.wait_for, agent.pane, dialog.shows)
         d = await hub.call("agora/create", {"topic": TOPIC, "participants": ["main.x", "main.c"]})
         turn = await hub.call(
             "agora/dispatch",
@@ -419,15 +458,17 @@ async def test_a_relay_waits_while_claude_codes_permission_dialog_shows(
         )  # fmt: skip
         await trio.sleep(3)  # held on: the relay checks the pane again every 2 s
         held = tmux.screen(agent.pane)
-        assert turn["delivery"]["state"] == "queued", turn
+        assert turn["delivery"]["state"] == "queued", (turn, dump([agent], tmux))
         status = await hub.call("agora/status", {"dialogue_id": d["id"]})
         assert status["turns"][0]["delivery"]["state"] == "queued", status["turns"]
-        assert PROCEED in held, held
+        assert dialog.shows in held, held
         assert PROPOSAL not in held, held
         assert not target.exists()  # the relay's Enter did not say Yes for the human
         assert len(model.requests) == 1, dump([agent], tmux)  # the model heard nothing
 
-        tmux.run("send-keys", "-t", agent.pane, "Enter")  # the human: 1. Yes
+        for key in dialog.keys:  # the human answers
+            tmux.run("send-keys", "-t", agent.pane, key)
+            await trio.sleep(0.3)
         with trio.fail_after(30):
             await until(
                 hub, "agora/status", {"dialogue_id": d["id"]},
@@ -437,17 +478,19 @@ async def test_a_relay_waits_while_claude_codes_permission_dialog_shows(
         status = await hub.call("agora/status", {"dialogue_id": d["id"]})
         context = dump([agent], tmux)
 
-    assert target.exists()
+    assert target.exists() is (kind == "permission")
     delivery = status["turns"][0]["delivery"]
     assert delivery["state"] == "delivered", delivery
     assert delivery["attempts"] > 1  # checked, held, checked again
     assert model.errors == [], context
     last = model.requests[-1]
     human, relayed_turn = prompts(last)
-    assert human == "make the file"
+    assert human == "do it"
     assert pasted(relayed_turn) == relayed(status, 1)
-    (ran,) = last.tool_results()
-    assert not ran.get("is_error"), ran  # the human's Yes, not a relay's text, answered
+    (answered,) = last.tool_results()
+    assert not answered.get("is_error"), answered  # the human's answer, not the relay's text
+    assert dialog.answered in result_text(answered)
+    assert CONTEXT not in result_text(answered)
 
 
 # --- Claude Code in an Emacs vterm buffer ---------------------------------------------

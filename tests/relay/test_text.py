@@ -141,9 +141,10 @@ def test_a_dialog_scrolled_up_no_longer_counts() -> None:
     assert dialog_in(above + "\n\n\n\n\n\n\n\nok\n") is not None
 
 
-# Every pattern needs one of e/E, y/Y, "?" or ":" ("1. Yes" and "No, and tell Claude"
-# need an e), so text without them can never hold the relay.
-_PLAIN = st.characters(codec="utf-8", exclude_characters="eEyY?:")
+# Every pattern needs one of e/E, y/Y, "?", ":" or Claude Code's menu cursor U+276F
+# ("1. Yes" and "No, and tell Claude" need an e), so text without them can never hold
+# the relay.
+_PLAIN = st.characters(codec="utf-8", exclude_characters="eEyY?:\u276f")
 
 
 @given(st.lists(st.text(alphabet=_PLAIN, max_size=80), max_size=30))
@@ -190,3 +191,51 @@ def test_a_menu_below_the_cursor_counts() -> None:
 
 def test_a_cursor_line_outside_the_tail_falls_back_to_the_last_lines() -> None:
     assert dialog_in("Continue? (y/n) ", cursor_line=7) == "a yes/no question"
+
+
+# Claude Code 2.1.328's menu for the model's AskUserQuestion, as tmux captured it (the
+# cursor, hidden, on the highlighted option's row).  Enter there answers the human's
+# question with the highlighted option; typed text answers it with that text.
+ASK_USER_QUESTION = (
+    "\u276f ask me\n"
+    + "\u2500" * 40
+    + "\n \u2610 Database\n\nWhich database should the cache use?\n\n"
+    "\u276f 1. SQLite\n     embedded\n  2. Postgres\n     a server\n"
+    "  3. Type something.\n"
+    + "\u2500"
+    * 40
+    + "\n  4. Chat about this\n\nEnter to select \u00b7 \u2191/\u2193 to navigate"
+    " \u00b7 Esc to cancel\n\n\n"
+)
+
+
+def test_claude_codes_question_menu_is_a_dialog() -> None:
+    cursor = ASK_USER_QUESTION.split("\n").index("\u276f 1. SQLite")
+    assert dialog_in(ASK_USER_QUESTION, cursor_line=cursor) == "Claude Code's menu"
+    # without the cursor (an Emacs buffer) the footer alone tells it
+    assert dialog_in(ASK_USER_QUESTION) == "Claude Code's menu"
+
+
+@pytest.mark.parametrize(
+    "footer",
+    ["Esc to cancel \u00b7 Tab to amend", "Enter to select \u00b7 \u2191/\u2193 to navigate"],
+)
+def test_claude_codes_dialog_footers_are_seen_alone(footer: str) -> None:
+    # A narrow terminal wraps the options, so the menu's first rows may be out of sight.
+    assert dialog_in("  4. No\n\n " + footer + "\n") is not None
+
+
+@pytest.mark.parametrize(
+    "screen",
+    [
+        # the idle TUI: its prompt, and the footer that is no dialog's
+        "\u2500\u2500\u2500\n\u276f \n\u2500\u2500\u2500\n"
+        "  \u23f8 manual mode on \u00b7 ? for shortcuts",
+        # busy
+        "\u273b Churning\u2026 (esc to interrupt)",
+        # an agent's prose about the keys
+        "You can press Esc to cancel it later.",
+    ],
+)
+def test_claude_codes_ordinary_screens_are_no_dialog(screen: str) -> None:
+    assert dialog_in(screen) is None
