@@ -13,6 +13,8 @@ installed, ``claude -p --allowedTools Bash``:
   ``hive-rpc setup claude-code`` writes, the Bash cannot read the file ("Permission
   denied") and the hub refuses its answer (-32013): the case the token is for.
 - Without that deny rule the sandboxed Bash reads the file and the answer lands.
+- Hooks run outside the sandbox: with it on and the token denied, the permission
+  hook still asks the hub, and saves "allow for this session" as an approver.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import trio
 from claude_session import claude_home
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
 
-from hive_rpc.client import HubClient
+from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 
@@ -148,3 +150,59 @@ async def test_by_default_the_sandbox_keeps_bash_from_the_socket_too(
     )
     assert "hive-rpc: [Errno 1] Operation not permitted" in said
     assert after["status"] == "pending"
+
+
+@needs_bwrap
+async def test_the_hook_outside_the_sandbox_still_proves_and_saves_a_rule(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """Claude Code runs its hooks outside the sandbox: with the sandbox on and the
+    token denied to it, the permission hook still reaches the hub, and once the
+    editor answers "allow for this session" it reads the token to save the rule."""
+    target = claude_root / "project" / "made-in-sandbox"
+    token_file = hub_config.data_dir.absolute() / "approver-token"
+    hook = f"{HIVE_RPC} hook claude-code --socket {hub_config.socket} --timeout 60"
+    settings = {
+        "sandbox": {"enabled": True},
+        "permissions": {"deny": [f"Read(/{token_file})", f"Edit(/{token_file})"]},
+        "hooks": {
+            "PermissionRequest": [{"matcher": "*", "hooks": [{"type": "command", "command": hook}]}]
+        },
+    }
+
+    def script(request: ModelRequest) -> list[dict[str, Any]]:
+        if not request.tool_results():
+            return [tool_use("Bash", {"command": f"touch {target}", "description": "Make it"})]
+        return [text("done")]
+
+    with scripted_model(script) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        (claude.home / ".claude").mkdir(parents=True, exist_ok=True)
+        (claude.home / ".claude" / "settings.json").write_text(json.dumps(settings))
+        async with await HubClient.connect(hub_config.socket) as human:
+            await human.call("hive/subscribe", {})
+            assert await prove_approver(human.call) is None
+            runs: list[Any] = []
+            with trio.fail_after(150):
+                async with trio.open_nursery() as nursery:
+
+                    async def run_claude() -> None:
+                        runs.append(
+                            await trio.to_thread.run_sync(
+                                lambda: claude.run(
+                                    "-p", "make the file", "--permission-mode", "default"
+                                )
+                            )
+                        )
+
+                    nursery.start_soon(run_claude)
+                    note = await human.next_notification()
+                    while note.method != "hive/prompt":
+                        note = await human.next_notification()
+                    await human.call(
+                        "hive/respond",
+                        {"id": note.params["id"], "answer": "allow for this session"},
+                    )
+            rules = await human.call("rule/list", {})
+    assert target.exists(), (runs[0].stdout, runs[0].stderr)
+    assert [r["made_by"] for r in rules] == [f"prompt {note.params['id']}"], rules
