@@ -99,6 +99,7 @@ Choices in the agent's order, \"  [yes / no]\"; a schema's fields,
                        (hive-rpc--duration (- now (plist-get r :created_at)))
                        (hive-rpc--duration (- (plist-get r :deadline_at) now))
                        (concat (if (eq (plist-get r :urgent) t) "!" "")
+                               (if (hive-rpc--permission-p r) "permission: " "")
                                (hive-rpc--clean (plist-get r :question))
                                (hive-rpc--list-answers r))))))
      (hive-rpc--pending-ids))))

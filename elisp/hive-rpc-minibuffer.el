@@ -39,7 +39,12 @@
 ;;
 ;; The minibuffer keeps Emacs's own editing keys.  The hive keys are
 ;; on C-c: C-c C-k declines, C-c C-d shows the question's details;
-;; C-g defers it and every question queued behind it.
+;; C-g defers it and every question queued behind it.  Where the
+;; answer is one of the choices, ? with nothing typed shows the
+;; details too (`hive-rpc-choice-map'): there ? is the completion
+;; help, which the details include, never text of a free answer.  A
+;; permission prompt (a Claude Code tool use) says so in its prompt,
+;; and its details hold the tool's whole input, the prompt's detail.
 ;;
 ;; This file is the UI only: `hive-rpc-minibuffer-read' asks one
 ;; question and returns what the human did.  hive-rpc.el drives it:
@@ -104,6 +109,15 @@ all after the mode-specific prefix, so that every editing key of
 the minibuffer (`kill-word', `backward-kill-word', `kill-line',
 `kill-region', `yank', `yank-pop', completion...) keeps its key.")
 
+(defvar hive-rpc-choice-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map "?" #'hive-rpc-choice-help)
+    map)
+  "Keymap added to `hive-rpc-minibuffer-map' while a choice is read.
+Only there: ? in a free-text answer is text.  In a choice's
+minibuffer ? is already `minibuffer-completion-help', not text, and
+`hive-rpc-choice-help' still gives it once something is typed.")
+
 (defvar hive-rpc--grace-map
   (let ((map (make-sparse-keymap)))
     (define-key map [t] #'hive-rpc--give-back)
@@ -143,6 +157,11 @@ by itself, until its first minibuffer is set up.")
 
 (defvar hive-rpc--countdown-overlay nil
   "Overlay showing the countdown in the current prompt's minibuffer.")
+
+(defvar hive-rpc--choosing nil
+  "Non-nil while the answer being read is one of the prompt's choices.
+Let-bound by `hive-rpc--read-choice', so that the minibuffer it opens
+gets `hive-rpc-choice-map'.")
 
 (defvar hive-rpc--closed-at nil
   "When the last hive prompt closed, as a `float-time'.")
@@ -185,13 +204,18 @@ running.")
 ;;; Prompts
 ;;;
 
-(defun hive-rpc--key-hint ()
-  "Return the hint naming the keys of a hive prompt, or \"\"."
-  (if hive-rpc-key-hint
-      (substitute-command-keys
-       " (\\<hive-rpc-minibuffer-map>\\[hive-rpc-decline]: decline, \
-\\[hive-rpc-details]: details)")
-    ""))
+(defun hive-rpc--key-hint (&optional choices)
+  "Return the hint naming the keys of a hive prompt, or \"\".
+CHOICES non-nil: the answer is a choice, whose details are on ?."
+  (cond ((not hive-rpc-key-hint) "")
+        (choices
+         (substitute-command-keys
+          " (\\<hive-rpc-minibuffer-map>\\[hive-rpc-decline]: decline, \
+\\<hive-rpc-choice-map>\\[hive-rpc-choice-help]: details)"))
+        (t
+         (substitute-command-keys
+          " (\\<hive-rpc-minibuffer-map>\\[hive-rpc-decline]: decline, \
+\\[hive-rpc-details]: details)"))))
 
 (defun hive-rpc--prompt-text (record &optional field choices reason)
   "Return the minibuffer prompt for RECORD.
@@ -202,12 +226,13 @@ the last answer was refused, shown on a line of its own above."
    (when reason
      (concat (propertize (format "refused: %s" (hive-rpc--clean reason)) 'face 'error)
              "\n"))
-   (format "[%s]%s %s" (hive-rpc--agent record)
+   (format "[%s]%s %s%s" (hive-rpc--agent record)
            (if (eq (plist-get record :urgent) t) "!" "")
+           (if (hive-rpc--permission-p record) "permission: " "")
            (hive-rpc--clean (plist-get record :question)))
    (if field (format " (%s)" field) "")
    (if choices (hive-rpc--choices-text choices) "")
-   (hive-rpc--key-hint)
+   (hive-rpc--key-hint choices)
    ": "))
 
 (defun hive-rpc--countdown-text (record)
@@ -236,7 +261,11 @@ the last answer was refused, shown on a line of its own above."
 
 (defun hive-rpc--minibuffer-setup (record)
   "Prepare the minibuffer to ask RECORD: keys, countdown, typing, draft."
-  (use-local-map (make-composed-keymap hive-rpc-minibuffer-map (current-local-map)))
+  (use-local-map (make-composed-keymap
+                  (if hive-rpc--choosing
+                      (list hive-rpc-choice-map hive-rpc-minibuffer-map)
+                    hive-rpc-minibuffer-map)
+                  (current-local-map)))
   (when hive-rpc--opening
     (setq hive-rpc--opening nil)
     (hive-rpc--start-grace))
@@ -299,7 +328,8 @@ Bound to every key in `hive-rpc--grace-map'."
 
 (defun hive-rpc--first-key ()
   "Send `hive/typing' on the first key typed in a hive prompt."
-  (unless (memq this-command '(hive-rpc-decline hive-rpc-details hive-rpc--give-back
+  (unless (memq this-command '(hive-rpc-decline hive-rpc-details hive-rpc-choice-help
+                               hive-rpc--give-back
                                abort-recursive-edit minibuffer-keyboard-quit
                                keyboard-quit abort-minibuffers keyboard-escape-quit))
     (remove-hook 'pre-command-hook #'hive-rpc--first-key t)
@@ -369,7 +399,8 @@ meanwhile (between two schema fields, say)."
   "Read one of CHOICES, an alist of (NAME . VALUE), for RECORD's FIELD.
 PROMPT is the prompt without a refusal reason.  Return the value,
 or the symbol `skip' for an empty answer."
-  (let ((names (mapcar #'car choices)))
+  (let ((names (mapcar #'car choices))
+        (hive-rpc--choosing t))
     (cdr (assoc (hive-rpc--read
                  record field prompt
                  (lambda (p draft)
@@ -579,10 +610,39 @@ their constraints, and its deadline.  The minibuffer stays."
                   (substitute-command-keys
                    "\nIn the minibuffer: \\<hive-rpc-minibuffer-map>RET answers, \
 \\[hive-rpc-decline] declines, \\[keyboard-quit] defers (with every \
-question queued behind it), \\[hive-rpc-details] shows this.\n"))
+question queued behind it), \\[hive-rpc-details] shows this")
+                  (if (plist-get record :choices)
+                      (substitute-command-keys
+                       " (so does \\<hive-rpc-choice-map>\\[hive-rpc-choice-help] \
+with nothing typed)")
+                    "")
+                  (substitute-command-keys
+                   ", \\[scroll-other-window] scrolls it.\n"))
           (goto-char (point-min)))
         (special-mode))
-      (display-buffer buffer '(nil (window-height . fit-window-to-buffer))))))
+      ;; A long detail needs scrolling while the answer stays in the
+      ;; minibuffer: \[scroll-other-window] there scrolls this window.
+      (when-let ((window (display-buffer
+                          buffer '(nil (window-height . fit-window-to-buffer)))))
+        (setq minibuffer-scroll-window window)))))
+
+(defun hive-rpc-choice-help ()
+  "Show the details of the hive prompt whose choice is read, with nothing typed.
+Its details hold the question, its detail (a permission's whole
+tool input) and every choice.  Once something is typed, do what
+this key does in the minibuffer's own map (the completion help),
+so it never takes a key from a choice being typed."
+  (interactive)
+  (if (and (hive-rpc--hive-minibuffer-p)
+           (string-empty-p (minibuffer-contents-no-properties)))
+      (hive-rpc-details)
+    ;; The local map is ours composed over the minibuffer's own map,
+    ;; its parent (`hive-rpc--minibuffer-setup').
+    (let* ((own-map (keymap-parent (current-local-map)))
+           (own (and own-map (lookup-key own-map (this-command-keys-vector)))))
+      (if (and (commandp own) (not (eq own #'hive-rpc-choice-help)))
+          (call-interactively own)
+        (self-insert-command 1)))))
 
 (provide 'hive-rpc-minibuffer)
 ;;; hive-rpc-minibuffer.el ends here

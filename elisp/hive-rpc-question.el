@@ -170,21 +170,39 @@ REQUIRED non-nil means an empty answer is not accepted.  Return
    (hive-rpc--clean (if (stringp answer) answer (json-serialize answer)))
    60 nil nil "..."))
 
+(defun hive-rpc--permission-p (record)
+  "Return non-nil if RECORD is a permission prompt.
+It decides what an agent may do (a Claude Code permission
+request), so its kind is shown and its detail is one key away."
+  (equal (plist-get record :kind) "permission"))
+
+(defun hive-rpc--indented (text)
+  "Return TEXT, from the network, line by line, each cleaned and indented."
+  (mapconcat (lambda (line) (concat "  " (hive-rpc--clean line)))
+             (split-string (format "%s" text) "\n")
+             "\n"))
+
 (defun hive-rpc--details-text (record)
-  "Return the text describing RECORD in full, keys aside."
+  "Return the text describing RECORD in full, keys aside.
+A prompt's detail (a permission's whole tool input) comes right
+after its question, before the times and the choices."
   (let* ((now (float-time))
          (created (plist-get record :created_at))
          (deadline (plist-get record :deadline_at))
          (choices (append (plist-get record :choices) nil))
-         (schema (plist-get record :schema)))
+         (schema (plist-get record :schema))
+         (detail (plist-get record :detail)))
     (concat
-     (format "%s asks (question %s)%s:\n\n"
-             (hive-rpc--agent record) (hive-rpc--clean (plist-get record :id))
+     (format "%s asks %s(question %s)%s:\n\n"
+             (hive-rpc--agent record)
+             (if (hive-rpc--permission-p record) "a permission " "")
+             (hive-rpc--clean (plist-get record :id))
              (if (eq (plist-get record :urgent) t) ", urgently" ""))
-     (mapconcat (lambda (line) (concat "  " (hive-rpc--clean line)))
-                (split-string (format "%s" (plist-get record :question)) "\n")
-                "\n")
+     (hive-rpc--indented (plist-get record :question))
      "\n\n"
+     (if (stringp detail)
+         (concat "Detail:\n" (hive-rpc--indented detail) "\n\n")
+       "")
      (if (numberp created)
          (format "Asked:    %s ago\n" (hive-rpc--duration (- now created)))
        "")

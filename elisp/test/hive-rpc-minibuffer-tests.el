@@ -181,6 +181,60 @@
     (should (string-match-p "^  replicas: integer, at least 1$" text))
     (should (string-match-p "^  env: optional \\[stg / prd\\]$" text))))
 
+;;; Permission prompts: kind and detail
+;;;
+
+(defconst hive-rpc-minibuffer-tests--tool-input
+  "{\n  \"command\": \"npm test\\nrm -rf build\",\n  \"description\": \"Run the tests\"\n}"
+  "A permission prompt's detail: the tool input as the hook sends it.")
+
+(defun hive-rpc-minibuffer-tests--permission ()
+  "Return a permission prompt record, as `hive-rpc hook claude-code' asks it."
+  (hive-rpc-minibuffer-tests--record
+   :kind "permission" :urgent t
+   :question "Claude Code in ~/src/app (session 3f2a) wants to run Bash: \
+npm test rm -rf build (see detail)"
+   :detail hive-rpc-minibuffer-tests--tool-input
+   :choices ["allow" "allow for this session" "always allow in this project" "deny"]))
+
+(ert-deftest hive-rpc-minibuffer-tests-permission-kind-in-prompt ()
+  "Say in the prompt that a permission prompt is one, and put its details on ?."
+  (let* ((hive-rpc-key-hint t)
+         (record (hive-rpc-minibuffer-tests--permission))
+         (text (hive-rpc--prompt-text record nil '("allow" "deny"))))
+    (should (string-prefix-p "[deployer]! permission: Claude Code in ~/src/app" text))
+    (should (string-suffix-p " [allow / deny] (C-c C-k: decline, ?: details): " text)))
+  (let ((hive-rpc-key-hint nil))
+    (should (equal (hive-rpc--prompt-text (hive-rpc-minibuffer-tests--record))
+                   "[deployer] Deploy?: "))))
+
+(ert-deftest hive-rpc-minibuffer-tests-details-hold-the-detail-whole ()
+  "Show a permission's detail line by line, every line of it, after the question."
+  (let ((text (hive-rpc--details-text (hive-rpc-minibuffer-tests--permission))))
+    (should (string-match-p "deployer asks a permission (question 3f9c0a51d2e84b17), \
+urgently:" text))
+    (should (string-match-p "^Detail:\n  {\n    \"command\": \"npm test\\\\nrm -rf build\",\n\
+    \"description\": \"Run the tests\"\n  }$" text))
+    (should (< (string-match "wants to run Bash" text) (string-match "^Detail:" text)
+               (string-match "^Choices:" text)))))
+
+(ert-deftest hive-rpc-minibuffer-tests-detail-is-cleaned ()
+  "Show no control character of a detail, which comes from the agent."
+  (let ((text (hive-rpc--details-text
+               (hive-rpc-minibuffer-tests--record
+                :detail "echo \e[2Jgone\u202e\nnext"))))
+    (should (string-match-p "^  echo \\[2Jgone$" text))
+    (should (string-match-p "^  next$" text))
+    (should-not (string-match-p "[\e\u202e]" text))))
+
+(ert-deftest hive-rpc-minibuffer-tests-question-mark-only-where-a-choice-is-read ()
+  "Bind ? only in the choice map: in a free-text answer it stays text."
+  (should (eq (lookup-key hive-rpc-choice-map "?") #'hive-rpc-choice-help))
+  (should-not (lookup-key hive-rpc-minibuffer-map "?"))
+  ;; In completing-read's own maps ? is the completion help, not text.
+  (should (eq (lookup-key minibuffer-local-must-match-map "?")
+              #'minibuffer-completion-help)))
+
 (ert-deftest hive-rpc-minibuffer-tests-sent-confirms ()
   "Say the answer was sent, to whom, once the hub accepted it."
   (skip-unless (executable-find "python3"))

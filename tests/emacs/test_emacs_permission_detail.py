@@ -1,0 +1,108 @@
+"""A Claude Code permission request answered in a real `emacs -nw` under tmux: the
+real `hive-rpc hook claude-code` asks it, the minibuffer says it is a permission, `?`
+shows the tool's whole input (the prompt's detail) in a help window while the
+minibuffer keeps the answer, and the answer goes back to the hook.  `?` in a free-text
+answer stays text."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from emacs_session import FAST, EmacsSession
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("emacs") is None or shutil.which("tmux") is None,
+    reason="needs emacs and tmux",
+)
+
+COMMAND = "npm test\nrm -rf build/cache-only-in-the-detail"
+"""Two lines: the head shows them as one and says "(see detail)"."""
+
+
+@pytest.fixture
+def emacs(short_tmp: Path) -> Iterator[EmacsSession]:
+    session = EmacsSession(short_tmp, FAST)
+    try:
+        session.start()
+        yield session
+    finally:
+        session.close()
+
+
+def minibuffer(screen: str) -> str:
+    """The minibuffer's text, however many screen lines it wraps over: the lines under
+    the last mode line, their wrap marks removed."""
+    lines = screen.rstrip("\n").split("\n")
+    last_mode_line = max(i for i, line in enumerate(lines) if line.startswith("-U"))
+    return "".join(
+        line[:-1] if line.endswith("\\") else line for line in lines[last_mode_line + 1 :]
+    )
+
+
+def start_hook(emacs: EmacsSession) -> subprocess.Popen[bytes]:
+    event = {
+        "session_id": "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10",
+        "cwd": str(emacs.root / "app"),
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "Bash",
+        "tool_input": {"command": COMMAND, "description": "Run the tests"},
+    }
+    where = ["--socket", str(emacs.socket), "--data-dir", str(emacs.root / "data")]
+    stdin = emacs.root / "event.json"
+    stdin.write_text(json.dumps(event))
+    with stdin.open("rb") as event_file:
+        return subprocess.Popen(
+            [sys.executable, "-m", "hive_rpc", "hook", "claude-code", *where, "--timeout", "60"],
+            stdin=event_file,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "HOME": str(emacs.root)},
+        )
+
+
+def test_question_mark_shows_the_tool_input_then_the_answer_goes_back(
+    emacs: EmacsSession,
+) -> None:
+    hook = start_hook(emacs)
+    try:
+        screen = emacs.wait_for(
+            lambda screen: "details):" in minibuffer(screen) and "(opening)" not in screen
+        )
+        prompt = minibuffer(screen)
+        assert "[claude-code-3f2a9c1d]! permission: Claude Code in ~/app (session 3f2a)" in prompt
+        assert "npm test rm -rf build/cache-only-in-the-detail (see detail)" in prompt
+        assert prompt.rstrip().endswith("(C-c C-k: decline, ?: details):")
+        assert "Detail:" not in screen
+        emacs.keys("?")
+        screen = emacs.wait_for(lambda screen: "Detail:" in screen)
+        # The input as it runs, its two lines apart, in the help window.
+        assert '"command": "npm test\\nrm -rf build/cache-only-in-the-detail",' in screen
+        assert '"description": "Run the tests"' in screen
+        assert "asks a permission (question" in screen
+        # The minibuffer still asks, nothing typed into it.
+        assert minibuffer(screen) == prompt
+        emacs.keys("deny", "Enter")
+        out, err = hook.communicate(timeout=30)
+    finally:
+        if hook.poll() is None:
+            hook.kill()
+            hook.wait()
+    assert hook.returncode == 0, err
+    decision = json.loads(out)["hookSpecificOutput"]["decision"]
+    assert decision["behavior"] == "deny"
+    emacs.wait_for(lambda screen: "Detail:" not in screen)  # the help window went with it
+
+
+def test_question_mark_in_a_free_text_answer_is_text(emacs: EmacsSession) -> None:
+    prompt_id = emacs.ask("Which branch?", "--agent", "merger")
+    emacs.wait_prompt("[merger] Which branch? (C-c")
+    emacs.keys("why?", "Enter")
+    emacs.wait_for(lambda _: emacs.cli("poll", prompt_id).returncode == 0)
+    assert emacs.cli("poll", prompt_id).stdout.strip() == "why?"
