@@ -15,6 +15,8 @@ import collections
 import errno
 import os
 import re
+import socket as socket_module
+import struct
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -26,7 +28,14 @@ from hive_rpc import start_record
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.errors import HubTimeout as HubTimeout  # re-exported: callers catch them here
 from hive_rpc.core.errors import HubUnreachable as HubUnreachable
-from hive_rpc.paths import LOG_NAME, prepare_socket_dir, private_dir, read_token
+from hive_rpc.paths import (
+    APPROVER_TOKEN_NAME,
+    LOG_NAME,
+    InsecurePath,
+    prepare_socket_dir,
+    private_dir,
+    read_token,
+)
 from hive_rpc.protocol.jsonrpc import ErrorResponse, Notification, Response, RpcError
 from hive_rpc.rpc_connection import RpcConnection
 
@@ -62,12 +71,22 @@ class HubClient:
 
     @classmethod
     async def connect(cls, path: Path) -> HubClient:
+        """A client of the hub on ``path``; InsecurePath if a process of another user
+        answers there (it is no hub of ours: it must get neither our answers nor,
+        through ``prove_approver``, our approver token)."""
         try:
             stream = await trio.open_unix_socket(os.fspath(path))
         except OSError as e:
             if e.errno in (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK):
                 raise HubUnreachable(f"no hub answers on {path}") from None
             raise
+        owner = peer_uid(stream)
+        if owner is not None and owner != os.getuid():
+            await stream.aclose()
+            raise InsecurePath(
+                f"the process answering on {path} runs as uid {owner}, not as you; "
+                "refusing to use it"
+            )
         return cls(stream, path)
 
     @property
@@ -119,6 +138,21 @@ class HubClient:
         return self.notifications.popleft()
 
 
+def peer_uid(stream: trio.abc.Stream) -> int | None:
+    """The uid of the process at the other end of a Unix socket (``SO_PEERCRED``, set
+    by the kernel at connect), None where the platform does not say."""
+    sock = getattr(stream, "socket", None)
+    option = getattr(socket_module, "SO_PEERCRED", None)
+    if sock is None or option is None:
+        return None
+    try:
+        raw = sock.getsockopt(socket_module.SOL_SOCKET, option, struct.calcsize("3i"))
+    except OSError:
+        return None
+    _pid, uid, _gid = struct.unpack("3i", raw)
+    return int(uid)
+
+
 async def prove_approver(call: Callable[[str, dict[str, Any]], Awaitable[Any]]) -> str | None:
     """Make the connection behind ``call`` an approver (it may then answer permission
     prompts and change answer rules: service/approver.py) by reading the token file
@@ -133,6 +167,8 @@ async def prove_approver(call: Callable[[str, dict[str, Any]], Awaitable[Any]]) 
         where = status.get("approver_token_file") if isinstance(status, dict) else None
         if not isinstance(where, str):
             return "the hub names no approver token file (hive/status)"
+        if Path(where).name != APPROVER_TOKEN_NAME:  # never send the hub any other file
+            return f"the hub names {where!r} as its approver token file; not sending it"
         try:
             token = read_token(Path(where))
         except OSError as e:  # PermissionError included: not ours, not 0600, unreadable

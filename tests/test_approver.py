@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ import trio
 from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.core.errors import NotAnApprover
 from hive_rpc.hub import HubConfig
+from hive_rpc.paths import InsecurePath
 from hive_rpc.service import HubService
 
 AGENT = "claude-code-3f2a9c1d"
@@ -156,3 +159,61 @@ def test_the_agent_side_cli_has_no_way_to_prove_without_the_file(tmp_path: Path)
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert "token" not in out.stdout.lower()
+
+
+async def test_a_hub_that_names_another_file_is_sent_nothing(short_tmp: Path) -> None:
+    """The token goes only from a file named approver-token: a hub naming another
+    file of yours (0600, like an ssh key) gets no proof and not the file."""
+    secret = short_tmp / "id_ed25519"
+    secret.write_text("k" * 64 + "\n")
+    secret.chmod(0o600)
+    sent: list[str] = []
+
+    async def call(method: str, params: dict[str, Any]) -> Any:
+        sent.append(method)
+        return {"approver_token_file": str(secret)}
+
+    why = await prove_approver(call)
+    assert why == f"the hub names {str(secret)!r} as its approver token file; not sending it"
+    assert sent == ["hive/status"]
+
+
+NOBODY = 65534
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="runs a listener as another user")
+async def test_a_socket_of_another_user_is_refused() -> None:
+    """A process of another user answering on the socket (one it made open to all)
+    is no hub of ours: the client refuses it before sending anything, so it never
+    gets an answer nor, through prove_approver, the approver token."""
+    open_dir = Path(tempfile.mkdtemp(prefix="hv-foreign-", dir="/tmp"))
+    os.chmod(open_dir, 0o777)
+    path = open_dir / "hub.sock"
+    listener = (
+        "import os, socket, sys\n"
+        "s = socket.socket(socket.AF_UNIX)\n"
+        "s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777); s.listen()\n"
+        "print('ready', flush=True)\n"
+        "while True: s.accept()[0].recv(1 << 16)\n"
+    )
+    argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+            sys.executable, "-c", listener, str(path)]  # fmt: skip
+    foreign = await trio.lowlevel.open_process(argv, stdout=subprocess.PIPE)
+    try:
+        assert foreign.stdout is not None
+        with trio.fail_after(10):
+            assert (await foreign.stdout.receive_some(16)).startswith(b"ready")
+        with pytest.raises(InsecurePath, match=f"runs as uid {NOBODY}, not as you"):
+            await HubClient.connect(path)
+        with trio.fail_after(30):
+            done = await trio.run_process(
+                [sys.executable, "-m", "hive_rpc", "answer", "0123456789abcdef", "allow",
+                 "--socket", str(path), "--no-start"],
+                capture_stderr=True, check=False,
+            )  # fmt: skip
+        assert done.returncode == 1
+        assert f"runs as uid {NOBODY}, not as you; refusing to use it" in done.stderr.decode()
+    finally:
+        foreign.kill()
+        await foreign.wait()
+        shutil.rmtree(open_dir, ignore_errors=True)
