@@ -343,7 +343,9 @@ said once in the echo area: permission prompts are then refused."
      :success-fn
      (lambda (status)
        (let ((file (plist-get status :approver_token_file)))
-         (when (stringp file)
+         ;; Never send the hub any other file than an approver token.
+         (when (and (stringp file)
+                    (equal (file-name-nondirectory file) "approver-token"))
            (condition-case err
                (jsonrpc-async-request
                 connection 'hive/proveApprover
