@@ -15,7 +15,7 @@ from typing import Any
 import trio
 
 from hive_rpc.cli.hook import SUMMARY_CHARS, permission_ask
-from hive_rpc.client import HubClient
+from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.core.limits import MAX_QUESTION_CHARS
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
@@ -68,6 +68,7 @@ async def hook_with_human(
     params), or only starts typing when None."""
     done: list[subprocess.CompletedProcess[bytes]] = []
     stdin = json.dumps(event or permission_request(home)).encode()
+    assert await prove_approver(human.call) is None  # a permission prompt wants one
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
 
@@ -240,6 +241,7 @@ async def test_always_allow_in_this_project_covers_other_sessions_there(
 async def test_a_deny_rule_answers_without_asking(
     hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
 ) -> None:
+    assert await prove_approver(client.call) is None
     rule = await client.call(
         "rule/add", {"pattern": "Bash(npm:*)", "decision": "deny", "scope": "global"}
     )

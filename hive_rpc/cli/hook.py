@@ -31,7 +31,8 @@ import trio
 
 from hive_rpc.cli.commands import HUB_TIMEOUT_S
 from hive_rpc.cli.exits import EXIT_OK
-from hive_rpc.client import HubClient
+from hive_rpc.cli.hook_events import other_event
+from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.limits import MAX_QUESTION_CHARS
 from hive_rpc.core.prompt import Ask, Kind
@@ -223,11 +224,15 @@ async def remember(client: HubClient, event: Mapping[str, Any], record: Mapping[
         "scope": scope,
         "where": where,
         "by": f"prompt {record['id']}",
+        "from_prompt": record["id"],
     }
+    # Only an approver adds rules; the hook runs outside the agent's sandbox, so it can
+    # read the approver token (an agent's Bash running this hook cannot: security.md).
+    why = await prove_approver(client.call)
     try:
         await client.call("rule/add", params)
     except HiveError as e:
-        _say(f"allowed once: the rule {pattern} was not saved: {e}")
+        _say(f"allowed once: the rule {pattern} was not saved: {e}" + (f" ({why})" if why else ""))
 
 
 async def ask_human(client: HubClient, ask: Ask, deadline: float) -> dict[str, Any]:
@@ -357,7 +362,7 @@ async def cmd_hook(args: argparse.Namespace) -> int:
         _say(f"{e}; printing no decision")
         return EXIT_OK
     if event["hook_event_name"] != "PermissionRequest":
-        return EXIT_OK
+        return await other_event(event, args)
     output = None
     try:
         client = await HubClient.connect(Path(args.socket))
