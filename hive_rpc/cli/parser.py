@@ -24,6 +24,7 @@ from hive_rpc.cli.commands import (
     cmd_poll,
     cmd_status,
 )
+from hive_rpc.cli.decisions import cmd_audit, cmd_rules
 from hive_rpc.cli.hook import DEFAULT_TIMEOUT_S as HOOK_TIMEOUT_S
 from hive_rpc.cli.hook import cmd_hook
 from hive_rpc.cli.serving import cmd_doctor, cmd_epc, cmd_lsp, cmd_mcp, cmd_serve
@@ -351,6 +352,45 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="a hub data dir to write into the commands (also where the approver token is)",
     )
     q.set_defaults(func=cmd_setup)
+
+    p = sub.add_parser(
+        "rules", help="answer rules: permission requests a rule allows or denies for you"
+    )
+    rules = p.add_subparsers(dest="rules_command", required=True, metavar="COMMAND")
+    q = rules.add_parser(
+        "add", parents=[client], help="add a rule, in Claude Code's syntax: 'Bash(npm test:*)'"
+    )
+    q.add_argument("pattern", help="Tool, Tool(exact argument), Tool(prefix:*) or mcp__server")
+    decision = q.add_mutually_exclusive_group(required=True)
+    decision.add_argument("--allow", action="store_true", help="allow what it matches")
+    decision.add_argument("--deny", action="store_true", help="deny it (deny wins over allow)")
+    scope = q.add_mutually_exclusive_group()
+    scope.add_argument("--session", metavar="ID", help="only in this Claude Code session")
+    scope.add_argument(
+        "--project",
+        metavar="DIR",
+        help="in this directory and below (the default, with the current directory)",
+    )
+    scope.add_argument("--global", dest="glob", action="store_true", help="everywhere")
+    q.set_defaults(func=cmd_rules)
+    q = rules.add_parser("list", parents=[client], help="list the rules, oldest first")
+    q.set_defaults(func=cmd_rules)
+    q = rules.add_parser("remove", parents=[client], help="remove a rule")
+    q.add_argument("id")
+    q.set_defaults(func=cmd_rules)
+
+    p = sub.add_parser(
+        "audit",
+        parents=[client],
+        help="every permission decision, by a human or a rule: who, what, how long it waited",
+    )
+    p.add_argument(
+        "--since",
+        metavar="DURATION|TIME",
+        help="only decisions since then: 30m, 2h, 7d, or 2026-11-24, 2026-11-24T10:00, 10:00",
+    )
+    p.add_argument("--limit", type=int, default=100, metavar="N", help="the newest N (default 100)")
+    p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("status", parents=[client], help="show the hub's paths and counts")
     p.set_defaults(func=cmd_status)
