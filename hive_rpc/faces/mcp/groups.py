@@ -53,6 +53,8 @@ GROUPS: Mapping[str, tuple[str, ...]] = {
     "events": ("report_to_parent", "answer_question"),
     # Task outcomes on the activity stream (docs/activity.md).
     "tasks": ("task_report",),
+    # Claude Code's permission prompt tool (claude -p --permission-prompt-tool).
+    "permissions": ("approve",),
 }
 ALL = "all"
 """Names every group."""

@@ -48,4 +48,6 @@ HINTS: dict[str, ToolAnnotations] = {
     "report_to_parent": ADDS,
     "answer_question": ADDS,
     "task_report": ADDS,
+    # approve_tool.py: asks the human (and may save the answer rule they pick)
+    "approve": ADDS,
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -69,17 +70,27 @@ async def wait_closed(
 ) -> dict[str, Any]:
     """Wait until the prompt is closed, with a heartbeat; withdraw it if the wait
     ends any other way (the MCP client cancelled the call, say), so that no editor
-    keeps showing a question nobody is waiting for."""
+    keeps showing a question nobody is waiting for.
+
+    Except when the client's own tool timeout is near (``HiveMcp.within_client``):
+    then the record comes back still pending, the question kept, so the agent gets
+    its ask id in a result and can poll, rather than an error from its client and
+    a question withdrawn (progress does not extend Claude Code's timeout)."""
     closed = False
+    record: dict[str, Any] = {}
     try:
         async with heartbeat(ctx, hive.progress_every_s, total, message):
-            while True:
-                record: dict[str, Any] = await hive.call(
-                    "hive/await", id=ask_id, timeout_s=AWAIT_CHUNK_S, agent_id=agent
-                )
-                if record["status"] != "pending":
-                    closed = True
-                    return record
+            with trio.move_on_after(hive.within_client(math.inf)) as near_timeout:
+                while True:
+                    record = await hive.call(
+                        "hive/await", id=ask_id, timeout_s=AWAIT_CHUNK_S, agent_id=agent
+                    )
+                    if record["status"] != "pending":
+                        closed = True
+                        return record
+            closed = near_timeout.cancelled_caught
+            kept: dict[str, Any] = await hive.call("hive/poll", id=ask_id, agent_id=agent)
+            return kept
     finally:
         if not closed:
             with (
@@ -157,6 +168,7 @@ def register(hive: HiveMcp) -> None:
     async def hivemind_await(
         ctx: Context, ask_id: str, timeout_s: float = 60.0
     ) -> Annotated[CallToolResult, AskState]:
+        timeout_s = hive.within_client(timeout_s)
         async with heartbeat(
             ctx, hive.progress_every_s, timeout_s, "waiting for the human's answer"
         ):
@@ -232,6 +244,7 @@ def register(hive: HiveMcp) -> None:
     ) -> Annotated[CallToolResult, AwaitedAsk]:
         if timeout_s is None:
             timeout_s = 60.0 if timeout_ms is None else timeout_ms / 1000
+        timeout_s = hive.within_client(timeout_s)
         async with heartbeat(ctx, hive.progress_every_s, timeout_s, "waiting for an agent to ask"):
             record = await hive.call("hive/awaitAsk", timeout_s=timeout_s, exclude=exclude)
         if record is None:

@@ -36,7 +36,8 @@ from mcp.server.subscriptions import InMemorySubscriptionBus
 
 from hive_rpc import __version__
 from hive_rpc.backends import Backend
-from hive_rpc.faces.mcp import agora_tools, prompt_tools, resources
+from hive_rpc.faces.mcp import agora_tools, approve_tool, prompt_tools, resources
+from hive_rpc.faces.mcp.approve_tool import SaveRule
 from hive_rpc.faces.mcp.coordinator_news import CoordinatorNews
 from hive_rpc.faces.mcp.groups import GROUP_OF, ToolGroups
 from hive_rpc.faces.mcp.hints import HINTS
@@ -44,6 +45,11 @@ from hive_rpc.faces.mcp.identity import Identity
 
 HUMAN_INPUT_TIMEOUT_S = 60.0
 PROGRESS_EVERY_S = 10.0
+APPROVE_TIMEOUT_S = 540.0
+"""How long ``approve`` waits for the human before it denies (as long as the
+permission hook waits by default)."""
+CLIENT_MARGIN_S = 2.0
+"""How long before the client's own tool timeout a blocking tool returns."""
 
 INSTRUCTIONS = """\
 hive-rpc lets you ask the human a question without blocking.
@@ -66,11 +72,26 @@ class HiveMcp:
         groups: ToolGroups | None = None,
         human_input_timeout_s: float = HUMAN_INPUT_TIMEOUT_S,
         progress_every_s: float = PROGRESS_EVERY_S,
+        approve_timeout_s: float = APPROVE_TIMEOUT_S,
+        client_timeout_s: float | None = None,
+        save_rule: SaveRule | None = None,
+        project_dir: str | None = None,
     ) -> None:
         self.backend = backend
         self.identity = identity or Identity()
         self.human_input_timeout_s = human_input_timeout_s
         self.progress_every_s = progress_every_s
+        self.approve_timeout_s = approve_timeout_s
+        self.client_timeout_s = client_timeout_s
+        """The client's limit on one tool call, when known (Claude Code's
+        ``MCP_TOOL_TIMEOUT``): progress does not extend it, so a blocking tool
+        returns before it rather than be cut off."""
+        self.save_rule = save_rule
+        """Adds the rule of a lasting ``approve`` answer as an approver; None: the
+        answer allows once (approve_tool.py)."""
+        self.project_dir = project_dir
+        """The agent's project (Claude Code's ``CLAUDE_PROJECT_DIR``), which a
+        "this project" rule of ``approve`` covers."""
         self.bus = InMemorySubscriptionBus()
         self.groups = groups or ToolGroups()
         self.server = MCPServer(
@@ -83,11 +104,24 @@ class HiveMcp:
         self.news = CoordinatorNews(self)
         prompt_tools.register(self)
         agora_tools.register(self)
+        approve_tool.register(self)
         self.resources = resources.AskResources(self)
         ungrouped = resources.tool_names(self.server) - set(GROUP_OF)
         assert not ungrouped, f"tools missing from mcp.groups.GROUPS: {sorted(ungrouped)}"
         for tool in resources.tools(self.server):
             tool.annotations = HINTS[tool.name]  # KeyError: a tool missing from hints.py
+
+    def within_client(self, seconds: float) -> float:
+        """``seconds``, or less: what is left before the client's tool timeout (less
+        a margin) when that comes first.  A wait of this long ends in a result the
+        agent can use, where the client's timeout would end it in an error."""
+        if self.client_timeout_s is None:
+            return seconds
+        limit = max(self.client_timeout_s / 2, self.client_timeout_s - CLIENT_MARGIN_S)
+        return min(seconds, limit)
+
+    def approve_wait_s(self) -> float:
+        return self.within_client(self.approve_timeout_s)
 
     async def call(self, method: str, **params: Any) -> Any:
         """The hub's ``method``, with the parameters that are not None."""

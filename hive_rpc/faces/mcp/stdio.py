@@ -12,17 +12,25 @@ this process may print to stdout: logs go to stderr.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import trio
 from mcp.server.stdio import stdio_server
 
 from hive_rpc.backends import open_remote_backend
-from hive_rpc.core.claude_code import SESSION_ENV
+from hive_rpc.client import HubClient, prove_approver
+from hive_rpc.core.claude_code import PROJECT_ENV, SESSION_ENV
+from hive_rpc.core.errors import HiveError
+from hive_rpc.faces.mcp.approve_tool import SaveRule
 from hive_rpc.faces.mcp.groups import DEFAULT_GROUPS, ToolGroups
 from hive_rpc.faces.mcp.identity import Identity
 from hive_rpc.faces.mcp.resources import lowlevel
 from hive_rpc.faces.mcp.server import HiveMcp
+from hive_rpc.hub_connection import HubUnreachable
+
+TOOL_TIMEOUT_ENV = "MCP_TOOL_TIMEOUT"
 
 
 class _LineReader:
@@ -63,6 +71,39 @@ class _Writer:
         """Writes go straight to the pipe."""
 
 
+def client_timeout_s(environ: Mapping[str, str]) -> float | None:
+    """The client's limit on one tool call, when it says: Claude Code's
+    ``MCP_TOOL_TIMEOUT`` (milliseconds, at least 1000; its servers inherit it).
+    Measured on 2.1.328: a call still running then is cancelled and the model reads
+    an error, whatever progress was sent (docs/mcp.md, "Blocking tools")."""
+    try:
+        ms = int(environ.get(TOOL_TIMEOUT_ENV, ""))
+    except ValueError:
+        return None
+    return max(ms, 1000) / 1000 if ms > 0 else None
+
+
+def approver_rules(socket: Path) -> SaveRule:
+    """Adds a rule as an approver on a connection of its own, opened for that alone:
+    the agent's connection must never become an approver's (its tools could then
+    answer permission prompts), and ``rule/add`` wants one (service/approver.py).
+    The hub checks the rule against the permission prompt the human answered
+    (``from_prompt``)."""
+
+    async def save(params: dict[str, Any]) -> str | None:
+        try:
+            async with await HubClient.connect(socket) as client:
+                why = await prove_approver(client.call)
+                if why is not None:
+                    return why
+                await client.call("rule/add", params)
+        except (HiveError, HubUnreachable, OSError) as e:
+            return str(e)
+        return None
+
+    return save
+
+
 async def run_mcp_stdio(
     socket: Path,
     data_dir: Path,
@@ -74,10 +115,19 @@ async def run_mcp_stdio(
 ) -> None:
     """Serve MCP on stdin/stdout until the client closes stdin, offering the tool
     ``groups`` (``hive-rpc mcp --tools``).  ``tuning``: ``human_input_timeout_s`` and
-    ``progress_every_s`` of HiveMcp."""
+    ``progress_every_s`` of HiveMcp.  What Claude Code passes its servers in the
+    environment (its session id, project and tool timeout) is read here."""
     async with open_remote_backend(socket, data_dir, start=start) as backend:
         identity = Identity(agent, claude_session=os.environ.get(SESSION_ENV))
-        hive = HiveMcp(backend, identity, groups=ToolGroups(groups), **tuning)
+        hive = HiveMcp(
+            backend,
+            identity,
+            groups=ToolGroups(groups),
+            client_timeout_s=client_timeout_s(os.environ),
+            save_rule=approver_rules(socket),
+            project_dir=os.environ.get(PROJECT_ENV) or os.getcwd(),
+            **tuning,
+        )
         low = lowlevel(hive.server)
         async with trio.open_nursery() as nursery:
             await nursery.start(hive.run_updates)

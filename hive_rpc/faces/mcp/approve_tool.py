@@ -1,0 +1,156 @@
+"""The tool ``approve``: Claude Code's permission requests in ``claude -p``, answered by
+the human from an editor (``claude -p ... --permission-prompt-tool
+mcp__hive-rpc__approve``; docs/mcp.md, docs/claude-code.md).
+
+Claude Code (2.1.328, measured) calls it with ``{"tool_name", "input",
+"tool_use_id"}`` for each tool use that needs permission, and reads its answer from
+exactly one text block holding ``{"behavior": "allow", "updatedInput": ...}`` or
+``{"behavior": "deny", "message": ...}``: a result that also carries
+``structuredContent`` is refused as invalid, so this tool, unlike the others,
+declares no output schema.
+
+It decides as the ``PermissionRequest`` hook does (core/claude_code.py): an answer
+rule first (``rule/check``), else an urgent permission prompt with the same question
+and choices, a lasting answer saving its rule.  Where the hook prints nothing so that
+Claude Code asks in its own dialog, this tool denies, saying why: a ``-p`` run has no
+dialog, and Claude Code turns an error result into a refusal too, but one that tells
+the model less.  So nobody answering in time, a dismissed question, a lost hub or a
+bug all deny; nothing is ever allowed by default.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import trio
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult, TextContent
+
+from hive_rpc.core.claude_code import (
+    NoRule,
+    PermissionRequest,
+    approve_reply,
+    human_decision,
+    lasting_rule,
+    no_decision,
+    permission_ask,
+    rule_check_params,
+    rule_decision,
+)
+from hive_rpc.core.errors import HiveError
+from hive_rpc.dispatch import error_for
+from hive_rpc.hub_connection import HubUnreachable
+
+if TYPE_CHECKING:
+    from hive_rpc.faces.mcp.server import HiveMcp
+
+log = logging.getLogger(__name__)
+
+SaveRule = Callable[[dict[str, Any]], Awaitable[str | None]]
+"""Adds an answer rule as an approver (``rule/add`` wants one); None once saved, else
+why it was not.  The agent's own hub connection never proves it is an approver
+(service/approver.py), so the entry point gives one that does, used for this only."""
+
+CLEANUP_S = 5.0
+"""How long withdrawing an unanswered question may take once the wait is over."""
+
+
+def reply(text: str) -> CallToolResult:
+    """The one text block Claude Code reads; nothing structured beside it."""
+    return CallToolResult(content=[TextContent(type="text", text=text)])
+
+
+async def ask_and_wait(hive: HiveMcp, request: PermissionRequest, wait_s: float) -> dict[str, Any]:
+    """Ask the permission question and wait up to ``wait_s`` for it to close; the
+    prompt's record, still ``pending`` when the time ran out.  A question still
+    pending when the wait ends, however it ends (the time is up, Claude Code
+    cancelled the call or went away), is withdrawn, so no editor keeps showing it."""
+    ask = permission_ask(request, timeout_s=wait_s, home=os.environ.get("HOME"))
+    record: dict[str, Any] = await hive.call("hive/ask", **ask.params())
+    try:
+        with trio.move_on_after(wait_s):
+            while record["status"] == "pending":
+                record = await hive.call(
+                    "hive/await", id=record["id"], timeout_s=wait_s, agent_id=ask.agent_id
+                )
+    finally:
+        if record["status"] == "pending":
+            with (
+                trio.CancelScope(shield=True),
+                trio.move_on_after(CLEANUP_S),
+                contextlib.suppress(HiveError, HubUnreachable),
+            ):
+                await hive.call(
+                    "hive/cancel", id=record["id"], agent_id=ask.agent_id, by=ask.agent_id
+                )
+    return record
+
+
+async def decide(hive: HiveMcp, request: PermissionRequest) -> dict[str, Any]:
+    """A rule's decision, else the human's (saving the rule a lasting answer asks
+    for), else a deny saying why there is none."""
+    tool = request.tool_name
+    params = rule_check_params(request)
+    if params is not None:
+        try:
+            checked = await hive.call("rule/check", **params)
+        except HiveError as e:
+            if e.kind != "method_not_found":  # a hub older than rules: ask
+                raise
+            checked = None
+        if checked is not None:
+            return rule_decision(checked, tool)
+    record = await ask_and_wait(hive, request, hive.approve_wait_s())
+    decision = human_decision(record, tool)
+    if decision is None:
+        return no_decision(record, tool, "nobody answered in time")
+    try:
+        rule = lasting_rule(request, record)
+    except NoRule as e:
+        log.warning("allowed once: %s", e)
+        rule = None
+    if rule is not None:
+        why = await hive.save_rule(rule) if hive.save_rule else "no approver connection here"
+        if why is not None:
+            log.warning("allowed once: the rule %s was not saved: %s", rule["pattern"], why)
+    return decision
+
+
+def register(hive: HiveMcp) -> None:
+    """Add the tool to ``hive.server``."""
+
+    @hive.server.tool(
+        name="approve",
+        description=(
+            "Claude Code's permission prompt tool (claude -p --permission-prompt-tool "
+            "mcp__hive-rpc__approve): asks the human, in their editor, whether a tool "
+            "may run, and returns Claude Code's decision JSON. Answer rules decide "
+            "first; no answer in time denies."
+        ),
+        structured_output=False,
+    )
+    async def approve(
+        ctx: Context,
+        tool_name: str,
+        input: dict[str, Any],
+        tool_use_id: str | None = None,
+    ) -> CallToolResult:
+        request = PermissionRequest(
+            tool_name=tool_name,
+            tool_input=input,
+            session_id=hive.identity.claude_session,
+            cwd=hive.project_dir,
+            agent_id=hive.identity(ctx),
+        )
+        try:
+            decision = await decide(hive, request)
+        except Exception as e:  # fail closed: deny, saying what went wrong
+            problem = error_for("approve", e)  # logs a bug with its traceback
+            decision = no_decision(
+                None, tool_name, f"the human could not be asked ({problem.message})"
+            )
+        return reply(approve_reply(decision, input))

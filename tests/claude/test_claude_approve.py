@@ -1,0 +1,149 @@
+"""The real Claude Code asks the human through the MCP tool ``approve`` (issue 15,
+section 2): ``claude -p --permission-prompt-tool mcp__hive-rpc__approve``, with
+``hive-rpc mcp --tools ask,permissions`` registered as docs/claude-code.md says, the
+scripted model asking for ``Bash touch FILE`` and the human answering from an
+approver's editor-socket client. Allow: the file exists; deny: no file, and the
+model reads the denial; nobody answering within Claude Code's tool timeout
+(``MCP_TOOL_TIMEOUT``): hive-rpc's deny, which says why, reaches the model, not
+Claude Code's "timed out" error, and the question leaves the editors."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from claude_session import ClaudeHome, claude_home
+from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
+
+from hive_rpc.client import HubClient, prove_approver
+from hive_rpc.hub import HubConfig
+from hive_rpc.service import HubService
+
+HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
+APPROVE = "mcp__hive-rpc__approve"
+
+
+def register(claude: ClaudeHome, socket: Path) -> None:
+    done = claude.run(
+        "mcp",
+        "add",
+        "hive-rpc",
+        "--",
+        str(HIVE_RPC),
+        "mcp",
+        "--socket",
+        str(socket),
+        "--tools",
+        "ask,permissions",
+    )
+    assert done.returncode == 0, done.stderr
+
+
+async def approve_round(
+    hub_config: HubConfig, claude_bin: Path, claude_root: Path, answer: dict[str, Any] | None
+) -> tuple[Any, list[ModelRequest], dict[str, Any], Path]:
+    """``claude -p`` asking to touch a file through the approve tool; the human
+    answers with ``answer`` (hive/respond params), or not at all (None: the prompt is
+    then read back once it closed). Returns claude's run, the model requests, the
+    prompt as the editor last saw it, and the file."""
+    target = claude_root / "project" / "made-by-claude"
+
+    def script(request: ModelRequest) -> list[dict[str, Any]]:
+        if request.last_tool_result() is None:
+            return [tool_use("Bash", {"command": f"touch {target}", "description": "Make it"})]
+        return [text("done")]
+
+    with scripted_model(script) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        register(claude, hub_config.socket)
+        async with await HubClient.connect(hub_config.socket) as human:
+            assert await prove_approver(human.call) is None
+            await human.call("hive/subscribe", {})
+            runs: list[Any] = []
+            with trio.fail_after(120):
+                async with trio.open_nursery() as nursery:
+
+                    async def run_claude() -> None:
+                        runs.append(
+                            await trio.to_thread.run_sync(
+                                lambda: claude.run(
+                                    "-p",
+                                    "make the file",
+                                    "--permission-mode",
+                                    "default",
+                                    "--permission-prompt-tool",
+                                    APPROVE,
+                                )
+                            )
+                        )
+
+                    nursery.start_soon(run_claude)
+                    note = await human.next_notification()
+                    while note.method != "hive/prompt":
+                        note = await human.next_notification()
+                    prompt: dict[str, Any] = note.params
+                    if answer is not None:
+                        await human.call("hive/respond", {"id": prompt["id"], **answer})
+            prompt = await human.call("hive/poll", {"id": prompt["id"]})
+            assert await human.call("hive/list", {}) == []
+    assert model.errors == []
+    return runs[0], list(model.requests), prompt, target
+
+
+async def test_allow_from_the_editor_runs_the_command(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    done, requests, prompt, target = await approve_round(
+        hub_config, claude_bin, claude_root, {"answer": "allow"}
+    )
+    assert done.returncode == 0, done.stderr
+    assert target.exists()
+    result = requests[-1].last_tool_result()
+    assert result is not None
+    assert not result.get("is_error"), result
+    assert prompt["kind"] == "permission"
+    assert prompt["question"].endswith(f"wants to run Bash: touch {target}")
+    # the session's agent, as its hooks name it (core/claude_code.py)
+    assert len(prompt["agent_id"]) == len("claude-code-") + 8
+    assert f"(session {prompt['agent_id'][12:16]})" in prompt["question"]
+
+
+async def test_deny_from_the_editor_reaches_the_model(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    done, requests, _, target = await approve_round(
+        hub_config, claude_bin, claude_root, {"answer": "deny", "by": "emacs"}
+    )
+    assert done.returncode == 0, done.stderr
+    assert not target.exists()
+    result = requests[-1].last_tool_result()
+    assert result is not None
+    assert result.get("is_error") is True, result
+    assert result_text(result) == "The human denied this Bash request from hive-rpc (emacs)."
+
+
+async def test_no_answer_within_claude_codes_tool_timeout_is_our_deny(
+    hub: HubService,
+    hub_config: HubConfig,
+    claude_bin: Path,
+    claude_root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Claude Code cuts a tool call off at ``MCP_TOOL_TIMEOUT`` whatever progress came
+    (measured: "MCP server ... tool "approve" timed out after 4s"); approve answers
+    before that with a deny that says nobody answered, and withdraws the question."""
+    monkeypatch.setenv("MCP_TOOL_TIMEOUT", "4000")
+    done, requests, prompt, target = await approve_round(hub_config, claude_bin, claude_root, None)
+    assert done.returncode == 0, done.stderr
+    assert not target.exists()
+    result = requests[-1].last_tool_result()
+    assert result is not None
+    assert result.get("is_error") is True, result
+    assert result_text(result) == (
+        "hive-rpc denied this Bash request: nobody answered in time. Nothing was allowed "
+        "by default; ask again once the human is there."
+    )
+    assert prompt["status"] in ("expired", "cancelled")
