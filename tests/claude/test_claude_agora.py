@@ -21,10 +21,12 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -300,6 +302,25 @@ def pasted(prompt: str) -> str:
     return found.group(2)
 
 
+PASTE = re.compile(r'<pasted_content id="(\w+)">\n(.*?)\n</pasted_content id="\1">', re.DOTALL)
+
+
+def pastes(request: ModelRequest) -> list[str]:
+    """Every paste the agent was given, oldest first: as a prompt of its own, or,
+    typed while it was working, with the next tool result (Claude Code's "The user
+    sent a new message while you were working: ...")."""
+    found = []
+    for message in request.messages:
+        content = message.get("content")
+        if message.get("role") != "user":
+            continue
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        for block in blocks or []:
+            if block.get("type") == "text":
+                found += [m.group(2) for m in PASTE.finditer(block["text"])]
+    return found
+
+
 def relayed(d: dict[str, Any], number: int) -> str:
     """What the relay typed for turn ``number`` of the dialogue record ``d``."""
     dialogue = dlg.Dialogue.from_record(d)
@@ -351,16 +372,15 @@ async def test_two_claude_code_tuis_reach_consensus_through_relays(
         ("main.b", "main.a", "counter", "delivered"),
         ("main.a", "main.b", "approve", "not-relayed"),
     ], d["turns"]
-    # Each relayed turn is its receiver's next prompt: one paste, the whole text with
-    # its context template, typed once.
-    assert prompts(b.model.requests[-1]) == prompts(b.model.requests[0]), context
+    # Each relayed turn reached its receiver once, whole, with its context template:
+    # B's as its first prompt; A's as its next prompt, or, when typed while A was
+    # still finishing its turn, with that turn's next tool result.
     (to_b,) = prompts(b.model.requests[-1])
     assert pasted(to_b) == relayed(d, 1)
-    human, to_a = prompts(a.model.requests[-1])
-    assert human == "Open an Agora dialogue with main.b"
-    assert pasted(to_a) == relayed(d, 2)
+    assert pastes(b.model.requests[-1]) == [relayed(d, 1)]
+    assert pastes(a.model.requests[-1]) == [relayed(d, 2)], context
     assert PROPOSAL in to_b
-    assert COUNTER in to_a
+    assert COUNTER in relayed(d, 2)
     # and each dispatch's result, as Claude Code gave it to the model, said so
     dispatched = [
         structured(r)
@@ -371,6 +391,64 @@ async def test_two_claude_code_tuis_reach_consensus_through_relays(
     assert sorted((x["turn"], x["outcome"], x["delivery"]["state"]) for x in dispatched) == [
         (1, "relay", "delivered"), (2, "relay", "delivered"), (3, "consensus", "not-relayed")
     ]  # fmt: skip
+
+
+# --- Claude Code in an Emacs vterm buffer ---------------------------------------------
+
+ELISP = Path(__file__).resolve().parents[2] / "elisp"
+VTERM_DIRS = sorted(glob.glob("/usr/share/emacs/site-lisp/elpa/vterm-*"))
+needs_vterm = pytest.mark.skipif(
+    shutil.which("emacs") is None or not VTERM_DIRS,
+    reason="needs emacs and vterm (Debian: emacs-nox, elpa-vterm)",
+)
+VTERM_KEYS = {"Enter": "(vterm-send-return)", "Down": "(vterm-send-down)"}
+
+
+async def spawn_in_emacs(
+    tmux: Tmux, agent: Agent, hub: HubService, hub_config: HubConfig, *claude_args: str
+) -> Callable[[str], None]:
+    """The "Claude-in-Emacs" case: a real ``emacs -nw`` in a window of ``tmux`` with
+    ``hive-rpc-mode`` on and its server running; ``hive-rpc spawn NAME --emacs --
+    claude ...`` has it start the TUI in a vterm buffer, ``*ling NAME*``, registered
+    from that Emacs. Returns how the human presses a key in that buffer."""
+    server = tmux.socket.parent / "emacs-server"
+    setup = (
+        f"(progn (setq hive-rpc-socket {json.dumps(str(hub_config.socket))}"
+        " hive-rpc-program nil vterm-kill-buffer-on-exit nil)"
+        " (hive-rpc-mode 1)"
+        f' (setq server-socket-dir {json.dumps(str(server))} server-name "t")'
+        " (server-start))"
+    )
+    emacs = ["emacs", "-nw", "-Q", "-L", str(ELISP), "-L", VTERM_DIRS[-1]]
+    emacs += ["-l", "hive-rpc", "--eval", setup]
+    agent.pane = tmux.run("new-window", "-d", "-P", "-F", "#{pane_id}", *emacs).strip()
+    with trio.fail_after(30):
+        while len(hub.delivery_peers) == 0 or not (server / "t").exists():  # noqa: ASYNC110
+            await trio.sleep(0.1)
+    env = agent.claude.env()
+    command = [
+        "env", *[f"{k}={env[k]}" for k in TUI_ENV if k in env],
+        str(agent.claude.claude), "--permission-mode", "default", *claude_args,
+    ]  # fmt: skip
+    emacs_env = {**os.environ, "EMACS_SOCKET_NAME": str(server / "t")}
+    done = await trio.run_process(
+        [str(HIVE_RPC), "spawn", agent.name, "--emacs", "--socket", str(hub_config.socket),
+         "--no-start", "--", *command],
+        cwd=agent.claude.project,
+        env=emacs_env,
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+
+    def press(key: str) -> None:
+        form = f'(with-current-buffer "*ling {agent.name}*" {VTERM_KEYS[key]})'
+        subprocess.run(
+            ["emacsclient", "--eval", form], env=emacs_env, capture_output=True, check=True
+        )
+
+    return press
 
 
 # --- the dialog guard ------------------------------------------------------------------
@@ -415,9 +493,13 @@ def question() -> Dialog:
     )
 
 
-def shows_dialog(dialog: Dialog) -> Callable[[ModelRequest], list[dict[str, Any]]]:
-    """Asked to do it, the model makes the TUI show ``dialog``; a relayed turn it
-    acknowledges."""
+def shows_dialog(
+    dialog: Dialog, typed: threading.Event
+) -> Callable[[ModelRequest], list[dict[str, Any]]]:
+    """Asked to do it, the model makes the TUI show ``dialog``; once answered, it
+    finishes its turn only after the held turn was ``typed`` (so that turn comes as
+    the next prompt, not with a tool result: see test_a_turn_typed_while_claude_code_works);
+    a relayed turn it acknowledges."""
 
     def script(request: ModelRequest) -> list[dict[str, Any]]:
         prompt, step, _ = since_prompt(request)
@@ -425,29 +507,44 @@ def shows_dialog(dialog: Dialog) -> Callable[[ModelRequest], list[dict[str, Any]
             return [text("Read the turn.")]
         if step == 0:
             return [dialog.tool]
+        assert typed.wait(30), "the held turn was never typed"
         return [text("Did it.")]
 
     return script
 
 
 @pytest.mark.parametrize("kind", ["permission", "question"])
+@pytest.mark.parametrize("terminal", ["tmux", pytest.param("vterm", marks=needs_vterm)])
 async def test_a_relay_waits_while_claude_codes_own_dialog_shows(
-    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path, kind: str
+    hub: HubService,
+    hub_config: HubConfig,
+    claude_bin: Path,
+    claude_root: Path,
+    kind: str,
+    terminal: str,
 ) -> None:
     """The TUI shows one of its own dialogs, where Enter picks the highlighted answer:
     "Do you want to proceed?" for a Bash command (Enter: Yes), or the menu of the
     model's AskUserQuestion (Enter: the first option). A turn relayed then is held,
     reported as ``queued``, and nothing is typed: the command does not run, the
     question is not answered, the model hears nothing. Once the human answers the
-    dialog, the held turn is typed and reaches the model as its next prompt."""
+    dialog, the held turn is typed and reaches the model as its next prompt. In a
+    tmux pane and in an Emacs vterm buffer (where the relay reads the buffer's last
+    lines, without a cursor to tell which count)."""
     target = claude_root / "made-by-claude"
     dialog = permission(target) if kind == "permission" else question()
+    typed = threading.Event()
     with ExitStack() as stack:
-        model = stack.enter_context(scripted_model(shows_dialog(dialog)))
+        model = stack.enter_context(scripted_model(shows_dialog(dialog, typed)))
         claude = claude_home(claude_bin, claude_root / "main.c", model.base_url)
         agent = Agent("main.c", model, claude)
         tmux = stack.enter_context(tmux_server(claude_root))
-        await trio.to_thread.run_sync(spawn, tmux, agent, hub_config)
+        press: Callable[[str], object]
+        if terminal == "tmux":
+            await trio.to_thread.run_sync(spawn, tmux, agent, hub_config)
+            press = partial(tmux.run, "send-keys", "-t", agent.pane)
+        else:
+            press = await spawn_in_emacs(tmux, agent, hub, hub_config)
         await trio.to_thread.run_sync(tmux.submit, agent.pane, "do it")
         await trio.to_thread.run_sync(tmux.wait_for, agent.pane, dialog.shows)
         d = await hub.call("agora/create", {"topic": TOPIC, "participants": ["main.x", "main.c"]})
@@ -467,13 +564,14 @@ async def test_a_relay_waits_while_claude_codes_own_dialog_shows(
         assert len(model.requests) == 1, dump([agent], tmux)  # the model heard nothing
 
         for key in dialog.keys:  # the human answers
-            tmux.run("send-keys", "-t", agent.pane, key)
+            press(key)
             await trio.sleep(0.3)
         with trio.fail_after(30):
             await until(
                 hub, "agora/status", {"dialogue_id": d["id"]},
                 lambda x: x["turns"][0]["delivery"]["state"] != "queued",
             )  # fmt: skip
+            typed.set()
             await trio.to_thread.run_sync(tmux.wait_for, agent.pane, "Read the turn.")
         status = await hub.call("agora/status", {"dialogue_id": d["id"]})
         context = dump([agent], tmux)
@@ -493,10 +591,63 @@ async def test_a_relay_waits_while_claude_codes_own_dialog_shows(
     assert CONTEXT not in result_text(answered)
 
 
-# --- Claude Code in an Emacs vterm buffer ---------------------------------------------
+def works(started: threading.Event) -> Callable[[ModelRequest], list[dict[str, Any]]]:
+    """Asked to do it, the model runs a Bash command that takes 6 s (allowed: no
+    dialog), then answers."""
 
-ELISP = Path(__file__).resolve().parents[2] / "elisp"
-VTERM_DIRS = sorted(glob.glob("/usr/share/emacs/site-lisp/elpa/vterm-*"))
+    def script(request: ModelRequest) -> list[dict[str, Any]]:
+        prompt, step, _ = since_prompt(request)
+        if step == 0 and CONTEXT not in prompt:
+            started.set()
+            return [tool_use("Bash", {"command": "sleep 6", "description": "Work"})]
+        return [text("Done working.")]
+
+    return script
+
+
+async def test_a_turn_typed_while_claude_code_works_reaches_it_in_the_running_turn(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """Typed while the agent works (a tool running: no dialog, so nothing holds it),
+    a turn is not lost nor split: Claude Code gives it to the model once, whole, with
+    the next tool result, as "The user sent a new message while you were working"
+    (2.1.328), not as a prompt of its own."""
+    started = threading.Event()
+    with ExitStack() as stack:
+        model = stack.enter_context(scripted_model(works(started)))
+        claude = claude_home(claude_bin, claude_root / "main.c", model.base_url)
+        agent = Agent("main.c", model, claude)
+        tmux = stack.enter_context(tmux_server(claude_root))
+        await trio.to_thread.run_sync(spawn, tmux, agent, hub_config, "--allowedTools", "Bash")
+        await trio.to_thread.run_sync(tmux.submit, agent.pane, "do it")
+        assert await trio.to_thread.run_sync(started.wait, 30)
+        await trio.to_thread.run_sync(tmux.wait_for, agent.pane, "esc to interrupt")
+        d = await hub.call("agora/create", {"topic": TOPIC, "participants": ["main.x", "main.c"]})
+        turn = await hub.call(
+            "agora/dispatch",
+            {"dialogue_id": d["id"], "from": "main.x", "to": "main.c", "signal": "propose",
+             "message": PROPOSAL},
+        )  # fmt: skip
+        await trio.to_thread.run_sync(tmux.wait_for, agent.pane, "Done working.")
+        d = await hub.call("agora/status", {"dialogue_id": d["id"]})
+        context = dump([agent], tmux)
+
+    assert turn["delivery"]["state"] == "delivered", turn
+    assert model.errors == [], context
+    last = model.requests[-1]
+    assert prompts(last) == ["do it"], context  # no prompt of its own
+    (result,) = last.tool_results()
+    assert not result.get("is_error"), result
+    assert pastes(last) == [relayed(d, 1)], context
+    (told,) = [
+        block["text"]
+        for block in last.messages[-1]["content"]
+        if block.get("type") == "text" and CONTEXT in block["text"]
+    ]
+    assert told.startswith("The user sent a new message while you were working:"), told
+
+
+# --- Claude Code in an Emacs vterm buffer, in a dialogue ------------------------------
 
 
 def approver(other: str) -> Callable[[ModelRequest], list[dict[str, Any]]]:
@@ -515,54 +666,20 @@ def approver(other: str) -> Callable[[ModelRequest], list[dict[str, Any]]]:
     return script
 
 
-@pytest.mark.skipif(
-    shutil.which("emacs") is None or not VTERM_DIRS,
-    reason="needs emacs and vterm (Debian: emacs-nox, elpa-vterm)",
-)
+@needs_vterm
 async def test_claude_code_in_an_emacs_vterm_buffer_gets_the_turn(
     hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
 ) -> None:
-    """The "Claude-in-Emacs" case: a real ``emacs -nw`` (under tmux) with
-    ``hive-rpc-mode`` on and its server running; ``hive-rpc spawn main.e --emacs --
-    claude ...`` has it start the TUI in a vterm buffer, registered from that Emacs.
-    A turn for main.e goes the Emacs way (``hive/bufferState``, ``hive/deliver``),
-    vterm pastes it, and it reaches the model as its prompt; the model approves."""
+    """Claude Code in an Emacs vterm buffer (``spawn_in_emacs``). A turn for main.e
+    goes the Emacs way (``hive/bufferState``, ``hive/deliver``), vterm pastes it, and
+    it reaches the model as its prompt; the model approves."""
     with ExitStack() as stack:
         model = stack.enter_context(scripted_model(approver("main.x")))
         claude = claude_home(claude_bin, claude_root / "main.e", model.base_url)
         register_mcp(claude, hub_config.socket, "main.e")
         agent = Agent("main.e", model, claude)
         tmux = stack.enter_context(tmux_server(claude_root))
-        server = claude_root / "emacs-server"
-        setup = (
-            f"(progn (setq hive-rpc-socket {json.dumps(str(hub_config.socket))}"
-            " hive-rpc-program nil vterm-kill-buffer-on-exit nil)"
-            " (hive-rpc-mode 1)"
-            f' (setq server-socket-dir {json.dumps(str(server))} server-name "t")'
-            " (server-start))"
-        )
-        emacs = ["emacs", "-nw", "-Q", "-L", str(ELISP), "-L", VTERM_DIRS[-1]]
-        emacs += ["-l", "hive-rpc", "--eval", setup]
-        agent.pane = tmux.run("new-window", "-d", "-P", "-F", "#{pane_id}", *emacs).strip()
-        with trio.fail_after(30):
-            while len(hub.delivery_peers) == 0 or not (server / "t").exists():  # noqa: ASYNC110
-                await trio.sleep(0.1)
-        env = claude.env()
-        command = [
-            "env", *[f"{k}={env[k]}" for k in TUI_ENV if k in env],
-            str(claude.claude), "--permission-mode", "default",
-            "--allowedTools", "mcp__hive-rpc",
-        ]  # fmt: skip
-        done = await trio.run_process(
-            [str(HIVE_RPC), "spawn", "main.e", "--emacs", "--socket", str(hub_config.socket),
-             "--no-start", "--", *command],
-            cwd=claude.project,
-            env={**os.environ, "EMACS_SOCKET_NAME": str(server / "t")},
-            capture_stdout=True,
-            capture_stderr=True,
-            check=False,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr.decode()
+        await spawn_in_emacs(tmux, agent, hub, hub_config, "--allowedTools", "mcp__hive-rpc")
         await trio.to_thread.run_sync(tmux.wait_for, agent.pane, "? for shortcuts")
         (ling,) = await hub.call("ling/list", {"check": True})
         d = await hub.call("agora/create", {"topic": TOPIC, "participants": ["main.x", "main.e"]})
