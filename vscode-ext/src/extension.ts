@@ -8,6 +8,7 @@
 import * as vscode from 'vscode';
 import { askTest } from './askTest';
 import { restartNeeded } from './config';
+import { DETAIL_SCHEME, DetailDocuments } from './detailDocuments';
 import { SwitchableHubClient } from './hubClient';
 import { IdleTracker, watchEditorActivity } from './idle';
 import { registerHumanInputTool } from './lmTool';
@@ -30,11 +31,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // Questions open on their own only once the human stopped typing (src/idle.ts).
   const idle = new IdleTracker(() => currentSettings().idleSeconds);
   const activity = watchEditorActivity(idle, { window: vscode.window, workspace: vscode.workspace });
+  const details = new DetailDocuments();
   const flow = new PromptFlow(hub, undefined, {
     by: answeredBy,
     autoAsk: () => currentSettings().autoAsk,
     idle,
     openGrace: currentOpenGrace,
+    showDetail: (record) => {
+      details.show(record).catch((e: unknown) => output.error(`cannot show the details: ${String(e)}`));
+    },
   });
   const bar = new HiveStatusBar(flow.queue);
   const pending = new PendingTreeProvider(flow.queue);
@@ -55,6 +60,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     idle,
     activity,
     flow,
+    vscode.workspace.registerTextDocumentContentProvider(DETAIL_SCHEME, details),
     bar,
     hub.onNotification(ServerNotifications.connection, (p) =>
       bar.setConnection(p.connected === true, typeof p.message === 'string' ? p.message : ''),

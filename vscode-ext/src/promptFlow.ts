@@ -57,6 +57,8 @@ export interface PromptFlowOptions {
   idle?: Idleness;
   /** Seconds after a prompt opened by itself during which a key is not an answer (default 0: off). */
   openGrace?: () => number;
+  /** Show a prompt's whole detail without answering (src/detailDocuments.ts; default: nothing). */
+  showDetail?: (record: PromptRecord) => void;
 }
 
 const ALWAYS_IDLE: Idleness = {
@@ -113,6 +115,7 @@ export class PromptFlow implements vscode.Disposable {
       },
       openGrace: options.openGrace ?? (() => 0),
       onFirstKey: (entry) => this.typed(entry),
+      showDetail: options.showDetail,
     });
     this.subscriptions.push(
       client.onNotification(ServerNotifications.prompt, (p) => this.onPrompt(p)),

@@ -5,6 +5,12 @@
  * field, the countdown (ticking every second until the first keystroke, which
  * sends `hive/typing` through `onFirstKey`) and how many more prompts wait.
  *
+ * A prompt with a detail (a permission's whole tool input, src/promptDetail.ts)
+ * has a "Show details" button, and in a single pick a first item of that name
+ * whose own detail line previews it: Enter there shows the whole of it in a
+ * read-only editor (`showDetail`) and answers nothing, so the human sees what
+ * runs before picking an answer.
+ *
  * The keyboard stays the human's: in the first moment of a box that opened by
  * itself (`hive.openGraceSeconds`), keys were meant for the editor: they go
  * back to it, and the step ends as `grace`.
@@ -15,6 +21,15 @@
 import * as vscode from 'vscode';
 import { countdownText } from './countdown';
 import { plain } from './plainText';
+import {
+  detailOf,
+  detailPreview,
+  isPermission,
+  SHOW_DETAIL_DESCRIPTION,
+  SHOW_DETAIL_LABEL,
+  SHOW_DETAIL_TOOLTIP,
+} from './promptDetail';
+import type { PromptRecord } from './protocol';
 import type { InputRequest, PickItem, PickRequest, StepAsker, StepInfo, StepResult } from './promptForm';
 import type { PromptQueue, QueueEntry } from './queue';
 
@@ -60,15 +75,31 @@ export interface PromptStepsOptions {
   openGrace: () => number;
   /** The human's first keystroke in a prompt (once per prompt): stop its countdown. */
   onFirstKey: (entry: QueueEntry) => void;
+  /** Show the prompt's whole detail without answering (src/detailDocuments.ts). */
+  showDetail?: (record: PromptRecord) => void;
 }
 
 type Item = vscode.QuickPickItem & { value: unknown };
 
+/** The value of the "Show details" item: not an answer. */
+const SHOW_DETAIL = Symbol('show detail');
+
 export class PromptSteps {
   readonly declineButton: vscode.QuickInputButton;
+  readonly detailButton: vscode.QuickInputButton;
 
   constructor(private readonly options: PromptStepsOptions) {
     this.declineButton = { iconPath: new vscode.ThemeIcon('circle-slash'), tooltip: DECLINE_TOOLTIP };
+    this.detailButton = { iconPath: new vscode.ThemeIcon('file-code'), tooltip: SHOW_DETAIL_TOOLTIP };
+  }
+
+  /** The title bar's buttons: "Show details" when there is a detail, then Decline. */
+  private buttonsFor(record: PromptRecord): vscode.QuickInputButton[] {
+    return detailOf(record) === undefined ? [this.declineButton] : [this.detailButton, this.declineButton];
+  }
+
+  private showDetail(record: PromptRecord): void {
+    this.options.showDetail?.(record);
   }
 
   /** The steps of one session, as the form walker (src/promptForm.ts) asks them. */
@@ -82,7 +113,7 @@ export class PromptSteps {
   /** "Agent NAME needs input", plus the field, countdown and queue length. */
   title(entry: QueueEntry, options: { countdown?: boolean; stepInfo?: StepInfo } = {}): string {
     const r = entry.record;
-    let title = `Agent ${r.agent_id} needs input`;
+    let title = isPermission(r) ? `Agent ${r.agent_id} asks permission` : `Agent ${r.agent_id} needs input`;
     if (r.urgent) {
       title += ' (urgent)';
     }
@@ -178,7 +209,7 @@ export class PromptSteps {
       box.ignoreFocusOut = true;
       box.prompt = opts.prompt;
       box.value = opts.value;
-      box.buttons = [this.declineButton];
+      box.buttons = this.buttonsFor(entry.record);
       showMessage(opts.retryMessage);
       render();
       if (countdownText(entry.record, now(), entry.typed)) {
@@ -228,6 +259,8 @@ export class PromptSteps {
         box.onDidTriggerButton((button) => {
           if (button === this.declineButton) {
             finish({ kind: 'decline' });
+          } else if (button === this.detailButton) {
+            this.showDetail(entry.record);
           }
         }),
         box.onDidHide(() => finish(this.inGrace(session) ? { kind: 'grace' } : { kind: 'defer' })),
@@ -259,10 +292,21 @@ export class PromptSteps {
       const step: OpenStep = { ui: pick as unknown as vscode.QuickPick<vscode.QuickPickItem>, close: finish, render };
       session.step = step;
       pick.ignoreFocusOut = true;
-      pick.items = opts.items.map(toQuickPickItem);
+      const detail = detailOf(entry.record);
+      const items = opts.items.map(toQuickPickItem);
+      if (detail !== undefined && !opts.canSelectMany) {
+        items.unshift({
+          label: SHOW_DETAIL_LABEL,
+          description: SHOW_DETAIL_DESCRIPTION,
+          detail: detailPreview(detail),
+          alwaysShow: true,
+          value: SHOW_DETAIL,
+        });
+      }
+      pick.items = items;
       pick.canSelectMany = opts.canSelectMany ?? false;
       pick.matchOnDescription = true;
-      pick.buttons = [this.declineButton];
+      pick.buttons = this.buttonsFor(entry.record);
       render();
       if (countdownText(entry.record, now(), entry.typed)) {
         life.startTicking(render);
@@ -301,13 +345,17 @@ export class PromptSteps {
             return;
           }
           const item = pick.selectedItems[0] ?? pick.activeItems[0];
-          if (item) {
+          if (item?.value === SHOW_DETAIL) {
+            this.showDetail(entry.record);
+          } else if (item) {
             finish({ kind: 'value', value: item.value });
           }
         }),
         pick.onDidTriggerButton((button) => {
           if (button === this.declineButton) {
             finish({ kind: 'decline' });
+          } else if (button === this.detailButton) {
+            this.showDetail(entry.record);
           }
         }),
         pick.onDidHide(() => finish(this.inGrace(session) ? { kind: 'grace' } : { kind: 'defer' })),

@@ -167,6 +167,10 @@ export interface PromptRecord {
   timeout_s: number | null;
   task_id: string | null;
   in_reply_to: string | null;
+  /** `permission`: a decision about what an agent may do (a Claude Code tool use); absent from older hubs. */
+  kind?: 'question' | 'permission';
+  /** Long text behind the question (a permission's whole tool input), shown on demand (src/promptDetail.ts). */
+  detail?: string | null;
   status: PromptStatus;
   typing_at: number | null;
   answered_at: number | null;

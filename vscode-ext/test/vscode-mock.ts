@@ -6,8 +6,9 @@
  * (src/promptFlow.ts, src/statusBar.ts, src/pendingView.ts) are tested against
  * this fake instead of the real editor. It imitates only what those modules
  * use: createInputBox, createQuickPick, createStatusBarItem, the message
- * functions, EventEmitter, TreeItem, ThemeIcon/ThemeColor, commands and
- * workspace. test/register-vscode-mock.ts makes `require('vscode')` return it.
+ * functions, EventEmitter, TreeItem, ThemeIcon/ThemeColor, commands,
+ * workspace, and read-only documents from a content provider (Uri,
+ * openTextDocument, showTextDocument: what src/detailDocuments.ts uses). test/register-vscode-mock.ts makes `require('vscode')` return it.
  *
  * Tests drive the fakes with the helpers (type, accept, escape, pick, press)
  * and inspect what the UI did through `mock`.
@@ -44,6 +45,31 @@ export class EventEmitter<T> {
 
 export class ThemeIcon {
   constructor(public readonly id: string) {}
+}
+
+export class Uri {
+  private constructor(
+    public readonly scheme: string,
+    public readonly path: string,
+  ) {}
+  static from(parts: { scheme: string; path: string }): Uri {
+    return new Uri(parts.scheme, parts.path);
+  }
+  toString(): string {
+    return `${this.scheme}:${this.path}`;
+  }
+}
+
+export enum ViewColumn {
+  Active = -1,
+  Beside = -2,
+  One = 1,
+}
+
+/** A document opened from a registered content provider: its text, as VS Code would show it. */
+export interface FakeDocument {
+  uri: Uri;
+  text: string;
 }
 
 export class ThemeColor {
@@ -284,6 +310,9 @@ export const mock = {
   /** The channels themselves, in the order of outputChannels. */
   outputChannelObjects: [] as FakeLogOutputChannel[],
   treeProviders: new Map<string, unknown>(),
+  /** Content providers by scheme, and the documents shown (showTextDocument) with their options. */
+  contentProviders: new Map<string, { provideTextDocumentContent(uri: Uri): string }>(),
+  shownDocuments: [] as { document: FakeDocument; options: unknown }[],
 
   reset(): void {
     this.inputBoxes = [];
@@ -300,6 +329,8 @@ export const mock = {
     this.outputChannels = [];
     this.outputChannelObjects = [];
     this.treeProviders.clear();
+    this.contentProviders.clear();
+    this.shownDocuments = [];
   },
   /** The open (visible, not disposed) input box or quick pick, if any. */
   open(): FakeInputBox | FakeQuickPick | undefined {
@@ -349,6 +380,10 @@ export const window = {
   showInputBox(): Promise<string | undefined> {
     return Promise.resolve(undefined);
   },
+  showTextDocument(document: FakeDocument, options?: unknown): Promise<unknown> {
+    mock.shownDocuments.push({ document, options });
+    return Promise.resolve({ document });
+  },
   createOutputChannel(name: string, options?: { log: true } | string) {
     mock.outputChannels.push({ name, options });
     const channel = new FakeLogOutputChannel(name);
@@ -395,6 +430,20 @@ export const workspace = {
   },
   onDidChangeConfiguration: configChange.event,
   onDidChangeTextDocument: (l: Listener<unknown>) => editorEvents.documentChange.event(l),
+  registerTextDocumentContentProvider(
+    scheme: string,
+    provider: { provideTextDocumentContent(uri: Uri): string },
+  ): Disposable {
+    mock.contentProviders.set(scheme, provider);
+    return { dispose: () => mock.contentProviders.delete(scheme) };
+  },
+  openTextDocument(uri: Uri): Promise<FakeDocument> {
+    const provider = mock.contentProviders.get(uri.scheme);
+    if (!provider) {
+      return Promise.reject(new Error(`no content provider for ${uri.toString()}`));
+    }
+    return Promise.resolve({ uri, text: provider.provideTextDocumentContent(uri) });
+  },
 };
 
 /** Change settings as the user would, firing onDidChangeConfiguration. */

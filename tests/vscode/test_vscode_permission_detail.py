@@ -1,0 +1,149 @@
+"""A Claude Code permission request answered in the real VS Code (code-server +
+headless Chromium) against a real hub, asked by the real ``hive-rpc hook claude-code``:
+the quick pick says it is a permission, its first row "Show details" previews the tool
+input, Enter on that row opens the whole input in a read-only editor and answers
+nothing (the pick stays open), and the answer picked next goes back to the hook.
+``hive.openGraceSeconds`` is 0 here (test_vscode_keyboard.py tests the opening moment).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from vscode_session import EditorSetup, Hub, Window
+
+COMMAND = "npm test\nrm -rf build/cache-only-in-the-detail"
+CHOICES = ["allow", "allow for this session", "always allow in this project", "deny"]
+
+_EDITOR_TEXT = """() => Array.from(document.querySelectorAll(
+  '.editor-group-container .monaco-editor .view-lines')).map((e) => e.innerText).join('\\n')"""
+_TAB_LABELS = """() => Array.from(document.querySelectorAll('.tabs-container .tab'))
+  .map((t) => t.getAttribute('aria-label') || t.textContent.trim())"""
+
+
+@pytest.fixture(scope="module")
+def editor_setup() -> EditorSetup:
+    return EditorSetup(
+        machine={"hive.pythonPath": sys.executable}, user={"hive.openGraceSeconds": 0}
+    )
+
+
+def start_hook(window: Window, hub: Hub) -> subprocess.Popen[bytes]:
+    """The hook as Claude Code runs it, its PermissionRequest on stdin, with no editor
+    open yet (the details of an earlier test's prompt would read the same)."""
+    window.command("View: Close All Editors")
+    event = {
+        "session_id": "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10",
+        "cwd": str(hub.root / "app"),
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "Bash",
+        "tool_input": {"command": COMMAND, "description": "Run the tests"},
+    }
+    stdin = hub.root / "event.json"
+    stdin.write_text(json.dumps(event))
+    where = ["--socket", str(hub.socket), "--data-dir", str(hub.data_dir)]
+    with stdin.open("rb") as event_file:
+        return subprocess.Popen(
+            [sys.executable, "-m", "hive_rpc", "hook", "claude-code", *where, "--timeout", "120"],
+            stdin=event_file,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "HOME": str(hub.root)},
+        )
+
+
+def editor_text(window: Window) -> str:
+    """The text of the editors shown, as it reads (Monaco renders spaces as U+00A0)."""
+    return str(window.page.evaluate(_EDITOR_TEXT) or "").replace("\xa0", " ")
+
+
+def row(rows: list[str], label: str) -> str:
+    found = [r for r in rows if r.startswith(label)]
+    assert found, f"no row {label!r} in {rows}"
+    return found[0]
+
+
+def test_show_details_opens_the_whole_input_then_the_answer_goes_back(
+    window: Window, vscode_hub: Hub
+) -> None:
+    hook = start_hook(window, vscode_hub)
+    try:
+        box = window.wait_quick_input("wants to run Bash", "the permission to open")
+        assert box.title.startswith("Agent claude-code-3f2a9c1d asks permission (urgent)"), box
+        assert box.placeholder.endswith(
+            "wants to run Bash: npm test rm -rf build/cache-only-in-the-detail (see detail)"
+        ), box
+        assert [r.split(",")[0] for r in box.rows[1:]] == [c.split(",")[0] for c in CHOICES]
+        first = row(box.rows, "Show details")
+        assert box.active == first, box  # Enter at once shows, never answers
+        # The preview line: the input on one line, right under the row's label.
+        preview = window.page.locator(".quick-input-list .monaco-list-row").first.inner_text()
+        assert '"command": "npm test\\nrm -rf build/cache-only-in-the-detail"' in preview
+        assert "Show details: the whole input, in a read-only editor" in " ".join(box.buttons)
+        window.shot("permission-pick")
+        window.press("Enter")
+        text = window.wait(
+            lambda: t if "cache-only" in (t := editor_text(window)) else None,
+            "the details to open in an editor",
+        )
+        assert "claude-code-3f2a9c1d asks permission (prompt" in text
+        assert '"command": "npm test\\nrm -rf build/cache-only-in-the-detail",' in text
+        assert '"description": "Run the tests"' in text
+        window.shot("permission-details")
+        # Nothing was answered: the pick is still open, the hook still waits.
+        assert hook.poll() is None
+        assert window.quick_input() is not None
+        assert len(vscode_hub.pending()) == 1
+        # The details are read-only: typing there changes nothing (the keyboard is still
+        # the pick's anyway); the answer is picked as usual.
+        for _ in range(len(CHOICES) + 1):
+            now = window.quick_input()
+            if now is not None and (now.active or "").startswith("deny"):
+                break
+            window.press("ArrowDown")
+        window.press("Enter")
+        out, err = hook.communicate(timeout=60)
+    finally:
+        if hook.poll() is None:
+            hook.kill()
+            hook.wait()
+    assert hook.returncode == 0, err
+    decision = json.loads(out)["hookSpecificOutput"]["decision"]
+    assert decision["behavior"] == "deny", decision
+    window.wait_no_quick_input()
+
+
+def test_the_details_document_is_read_only(window: Window, vscode_hub: Hub) -> None:
+    hook = start_hook(window, vscode_hub)
+    try:
+        window.wait_quick_input("wants to run Bash", "the permission to open")
+        window.press("Enter")
+        window.wait(
+            lambda: "cache-only" in editor_text(window) or None,
+            "the details to open in an editor",
+        )
+        prompt_id = vscode_hub.pending()[0]["id"]
+        window.wait(
+            lambda: any(prompt_id in t for t in window.page.evaluate(_TAB_LABELS)) or None,
+            "the details' tab to be named after the prompt",
+        )
+        # Escape defers the prompt; the editor with the details is then focusable and
+        # refuses edits (a content provider's document).
+        window.press("Escape")
+        window.wait_no_quick_input()
+        window.page.locator(".editor-group-container .monaco-editor .view-lines").last.click()
+        window.type_human("EDITED")
+        window.wait(
+            lambda: "Cannot edit in read-only editor" in window.page.content() or None,
+            "VS Code to refuse the edit",
+        )
+        assert "EDITED" not in editor_text(window)
+    finally:
+        hook.kill()
+        hook.wait()
+    assert Path(vscode_hub.socket).exists()
