@@ -10,6 +10,8 @@ same-origin ``Origin`` on POST):
 * ``GET /activity/blobs/{sha256}``: a large result's JSON;
 * ``GET /api/state``: the snapshot the dashboard starts from (pending prompts, dialogues
   with their turns, recent activity, and the ``last_id`` to stream from);
+* ``GET /api/decisions``: the newest permission decisions (``audit/list``; ``?limit=N``,
+  ``?since=UNIX``), for the Decisions panel;
 * ``POST /api/typing``: the human started typing an answer (the countdown stops);
 * ``POST /api/defer``: the page with an answer typed into it closed unanswered (the
   countdown starts again, ``hive/defer``);
@@ -276,6 +278,7 @@ class WebFace:
                 Route("/activity", self.activity, methods=["GET"]),
                 Route("/activity/blobs/{digest}", self.blob, methods=["GET"]),
                 Route("/api/state", self.state, methods=["GET"]),
+                Route("/api/decisions", self.decisions, methods=["GET"]),
                 Route("/api/respond", self.respond, methods=["POST"], max_body_size=MAX_BODY),
                 Route("/api/cancel", self.cancel, methods=["POST"], max_body_size=MAX_BODY),
                 Route("/api/typing", self.typing, methods=["POST"], max_body_size=MAX_BODY),
@@ -348,6 +351,19 @@ class WebFace:
                 "now": self.service.registry.now(),
             }
         )
+
+    async def decisions(self, request: Request) -> Response:
+        """The audit trail's newest entries, oldest first (``audit/list``): the query's
+        ``limit`` and ``since`` as numbers, checked by the method's row."""
+        params: dict[str, Any] = {}
+        for name in ("limit", "since"):
+            text = request.query_params.get(name)
+            if text is not None:
+                try:
+                    params[name] = float(text) if "." in text else int(text)
+                except ValueError:
+                    params[name] = text  # refused by the row: a number is wanted
+        return await self._call("audit/list", params)
 
     # --- actions -----------------------------------------------------------------------
 

@@ -10,6 +10,7 @@
     unlisted: 0, // pending but past the snapshot's page (GET /api/state)
     dialogues: [],
     activity: [], // records, newest first
+    decisions: new Map(), // audit entry id -> entry (GET /api/decisions, then "audit" events)
     clockSkew: 0, // server time minus browser time, in seconds
     source: null,
     refreshTimer: null,
@@ -17,6 +18,7 @@
     loads: [], // one list per /api/state request in flight: the events seen meanwhile
   };
   const MAX_ACTIVITY = 100;
+  const MAX_DECISIONS = 50;
 
   const $ = (id) => document.getElementById(id);
 
@@ -122,6 +124,23 @@
     renderPrompts();
     renderDialogues();
     renderActivity();
+    await loadDecisions();
+  }
+
+  async function loadDecisions() {
+    // The trail is in the hub's store, not in the activity log: it has its own route.
+    // Entries that arrived by the stream meanwhile are kept (the Map merges by id).
+    try {
+      const reply = await fetch(`/api/decisions?limit=${MAX_DECISIONS}`, {
+        credentials: "same-origin",
+        cache: "no-store",
+      });
+      if (!reply.ok) throw new Error(`decisions: HTTP ${reply.status}`);
+      for (const entry of await reply.json()) state.decisions.set(entry.id, entry);
+    } catch (e) {
+      console.warn(e);
+    }
+    renderDecisions();
   }
 
   function refreshSoon() {
@@ -141,7 +160,7 @@
     state.source = source;
     source.onopen = () => setConnection("Live", "live");
     source.onerror = () => setConnection("Reconnecting…", "down");
-    for (const kind of ["prompt", "dialogue", "task", "ling"]) {
+    for (const kind of ["prompt", "dialogue", "task", "ling", "audit"]) {
       source.addEventListener(kind, onEntry);
     }
     source.addEventListener("reset", () => refreshSoon());
@@ -156,6 +175,7 @@
     renderActivity();
     if (entry.kind === "prompt") renderPrompts();
     else if (entry.kind === "dialogue") refreshSoon(); // entries carry no turns
+    else if (entry.kind === "audit") renderDecisions();
   }
 
   function apply(id, entry) {
@@ -166,6 +186,7 @@
       if (entry.status === "pending") state.pending.set(entry.key, entry);
       else if (!state.pending.delete(entry.key) && state.unlisted > 0) state.unlisted -= 1;
     }
+    if (entry.kind === "audit") state.decisions.set(entry.key, { ...entry, id: entry.key });
   }
 
   // --- waiting prompts -------------------------------------------------------------
@@ -293,25 +314,46 @@
     return `${duration(left)} left`;
   }
 
+  // A prompt's detail (a permission's whole tool input): shown whole, above the
+  // answers, so what runs is read before it is approved; text in a <pre>, never
+  // HTML. Long input scrolls in its box, which takes the keyboard to scroll.
+  function detailBlock(record, pid) {
+    if (typeof record.detail !== "string" || record.detail === "") return null;
+    const label = record.kind === "permission" ? "Tool input" : "Detail";
+    const pre = el("pre", {
+      className: "detail",
+      id: `d-${pid}`,
+      tabindex: "0",
+      "aria-label": `${label}, in full`,
+      text: record.detail,
+    });
+    return el("div", { className: "detail-block" }, el("p", { className: "detail-label", text: label }), pre);
+  }
+
   function promptCard(record) {
     const pid = promptId(record);
     const form = el("form", { className: "prompt-form", "aria-labelledby": `q-${pid}` });
     const error = el("p", { className: "error", role: "alert" });
     const left = el("span", { className: "left", text: timeLeft(record) });
+    const permission = record.kind === "permission";
     const meta = el(
       "p",
       { className: "meta" },
+      permission ? el("strong", { className: "kind", text: "Permission" }) : null,
+      permission ? " · " : null,
       el("span", { className: "agent", text: `From ${record.agent_id}` }),
       " · ",
       left,
       record.task_id ? ` · task ${record.task_id}` : null,
     );
     const question = el("p", { className: "question", id: `q-${pid}`, text: record.question });
+    const detail = detailBlock(record, pid);
     const controls = controlsFor(record, form);
     const answerButton = el("button", { type: "submit", text: "Answer" });
     const cancelButton = el("button", { type: "button", className: "secondary", text: "Cancel" });
     cancelButton.setAttribute("aria-label", "Cancel this question");
-    form.append(meta, question, controls.node, el("div", { className: "buttons" }, answerButton, cancelButton), error);
+    const parts = [meta, question, detail, controls.node];
+    form.append(...parts.filter(Boolean), el("div", { className: "buttons" }, answerButton, cancelButton), error);
 
     async function act(path, body, buttons) {
       error.textContent = "";
@@ -477,6 +519,9 @@
     if (entry.kind === "dialogue") {
       return `${entry.event} · ${entry.topic || entry.key} (${entry.status})`;
     }
+    if (entry.kind === "audit") {
+      return `${entry.decision} ${entry.tool || ""}: ${entry.summary} (by ${entry.by})`;
+    }
     return `${entry.event} ${entry.key}`;
   }
 
@@ -490,6 +535,44 @@
           el("time", { datetime: new Date(entry.at * 1000).toISOString(), text: clock(entry.at) }),
           el("span", { className: "kind", text: entry.kind }),
           el("span", { text: describe(entry) }),
+        ),
+      ),
+    );
+  }
+
+  // --- decisions -------------------------------------------------------------------
+
+  function how(entry) {
+    // Which rule decided, or which prompt and what the person answered.
+    if (entry.source === "rule") {
+      return `rule ${entry.rule_id} ${entry.rule_pattern} (${entry.rule_scope})`;
+    }
+    let said = entry.answer;
+    if (entry.status === "expired") said = "expired";
+    else if (entry.status === "cancelled") said = "withdrawn";
+    else if (entry.action && entry.action !== "accept") said = entry.action === "decline" ? "declined" : "dismissed";
+    return `prompt ${entry.prompt_id} (${said})`;
+  }
+
+  function renderDecisions() {
+    const newest = [...state.decisions.values()].sort((a, b) => b.at - a.at).slice(0, MAX_DECISIONS);
+    for (const id of [...state.decisions.keys()]) {
+      if (!newest.some((e) => e.id === id)) state.decisions.delete(id);
+    }
+    $("no-decisions").hidden = newest.length > 0;
+    $("decisions").hidden = newest.length === 0;
+    $("decision-rows").replaceChildren(
+      ...newest.map((e) =>
+        el(
+          "tr",
+          { "data-id": e.id, className: `decision ${e.decision}` },
+          el("td", {}, el("time", { datetime: new Date(e.at * 1000).toISOString(), text: clock(e.at) })),
+          el("td", { className: "verdict", text: e.decision }),
+          el("td", { text: e.by }),
+          el("td", { text: `${Number(e.latency_s).toFixed(1)}s` }),
+          el("td", { text: e.tool || "-" }),
+          el("td", { className: "what", text: e.summary }),
+          el("td", { text: how(e) }),
         ),
       ),
     );
