@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,8 +22,12 @@ HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
 EVENTS = ["PermissionRequest", "Notification", "Stop", "SubagentStop", "SessionEnd"]
 
 
-def setup(home: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def setup(
+    home: Path, cwd: Path, *args: str, path: str | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HIVE_RPC_", "XDG_"))}
+    if path is not None:
+        env["PATH"] = path
     return subprocess.run(
         [str(HIVE_RPC), "setup", "claude-code", *args],
         cwd=cwd,
@@ -219,3 +224,43 @@ def test_every_hook_runs_the_same_command(dirs: tuple[Path, Path]) -> None:
         [str(HIVE_RPC), "hook", "claude-code", "--data-dir", str(home / "data")]
     ]
     assert f"Read(/{home / 'data' / 'approver-token'})" in settings["permissions"]["deny"]
+
+
+SANDBOX_WORKS = all(shutil.which(tool) for tool in ("bwrap", "socat"))
+
+
+@pytest.mark.skipif(not SANDBOX_WORKS, reason="Claude Code's Linux sandbox needs bwrap and socat")
+def test_the_sandbox_is_turned_on_where_it_works(dirs: tuple[Path, Path]) -> None:
+    home, project = dirs
+    done = setup(home, project, "--project")
+    assert done.returncode == 0, done.stderr
+    assert read(project / ".claude" / "settings.json")["sandbox"] == {"enabled": True}
+    assert "note" not in done.stderr
+    assert "Claude Code's sandbox turned on" in done.stdout
+    assert "turned on" not in setup(home, project, "--project").stdout  # said once
+
+
+def test_a_sandbox_the_user_set_is_kept(dirs: tuple[Path, Path]) -> None:
+    home, project = dirs
+    (project / ".claude").mkdir()
+    mine = {"sandbox": {"enabled": False, "excludedCommands": ["docker"]}}
+    (project / ".claude" / "settings.json").write_text(json.dumps(mine))
+    assert setup(home, project, "--project").returncode == 0
+    assert read(project / ".claude" / "settings.json")["sandbox"] == mine["sandbox"]
+
+
+def test_without_bwrap_the_sandbox_is_left_off_and_it_says_so(dirs: tuple[Path, Path]) -> None:
+    home, project = dirs
+    done = setup(home, project, "--project", path=str(home))  # no bwrap, no socat
+    assert done.returncode == 0, done.stderr
+    assert "sandbox" not in read(project / ".claude" / "settings.json")
+    assert "Claude Code's sandbox needs bwrap and socat on Linux" in done.stderr
+    assert "not its Bash" in done.stderr
+
+
+def test_no_sandbox_leaves_it_alone(dirs: tuple[Path, Path]) -> None:
+    home, project = dirs
+    done = setup(home, project, "--project", "--no-sandbox")
+    assert done.returncode == 0, done.stderr
+    assert "sandbox" not in read(project / ".claude" / "settings.json")
+    assert done.stderr == ""

@@ -340,6 +340,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "--print", action="store_true", help="print the JSON it would write; write nothing"
     )
     q.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="leave Claude Code's sandbox as it is (default: turn it on where it works here)",
+    )
+    q.add_argument(
         "--socket",
         dest="hub_socket",
         type=Path,

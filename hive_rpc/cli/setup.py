@@ -8,7 +8,12 @@ with Claude Code, merged into the files Claude Code keeps (measured on 2.1.328 w
   SubagentStop and SessionEnd), ``permissions.allow`` for the hub's own tools and
   ``permissions.deny`` rules keeping Claude Code's file tools away from the approver
   token, in ``DIR/.claude/settings.json`` or ``~/.claude/settings.json``; a project's
-  settings also approve its ``.mcp.json`` server (``enabledMcpjsonServers``).
+  settings also approve its ``.mcp.json`` server (``enabledMcpjsonServers``);
+- Claude Code's sandbox turned on (``sandbox.enabled``) where it works here (Linux
+  with ``bwrap`` and ``socat``, or macOS) unless ``--no-sandbox`` or the user already
+  chose: its seccomp filter keeps the agent's Bash from the hub's socket, and the
+  Read deny rule above hides the token from that Bash too (docs/security.md).  Without
+  it the deny rules bind only Claude Code's own file tools.
 
 Why merge rather than write: these files are the user's (other servers, hooks,
 permissions) and, for ``~/.claude.json``, Claude Code's own state.  So every file is
@@ -79,6 +84,14 @@ class Change:
     @property
     def changed(self) -> bool:
         return self.before != self.after
+
+    @property
+    def turns_sandbox_on(self) -> bool:
+        def enabled(settings: dict[str, Any] | None) -> object:
+            box = (settings or {}).get("sandbox")
+            return box.get("enabled") if isinstance(box, dict) else None
+
+        return enabled(self.after) is True and enabled(self.before) is not True
 
 
 def hive_rpc_command() -> list[str]:
@@ -175,11 +188,30 @@ def deny_rules(token_file: Path) -> list[str]:
     return [f"Read({path})", f"Edit({path})"]
 
 
+def sandbox_missing() -> str | None:
+    """Why Claude Code's sandbox cannot run here, or None when it can (its Linux
+    sandbox is bubblewrap plus socat; macOS has sandbox-exec built in)."""
+    if sys.platform == "darwin":
+        return None
+    if not sys.platform.startswith("linux"):
+        return f"Claude Code has no sandbox on {sys.platform}"
+    missing = [tool for tool in ("bwrap", "socat") if shutil.which(tool) is None]
+    if missing:
+        return f"Claude Code's sandbox needs {' and '.join(missing)} on Linux"
+    return None
+
+
 def merge_settings(
-    settings: dict[str, Any], *, command: str, deny: Sequence[str], project: bool
+    settings: dict[str, Any],
+    *,
+    command: str,
+    deny: Sequence[str],
+    project: bool,
+    sandbox: bool = False,
 ) -> dict[str, Any]:
-    """``settings`` with the hooks, the allow rule for the hub's tools, the deny rules
-    and (``project``) the approval of the project's ``.mcp.json`` server."""
+    """``settings`` with the hooks, the allow rule for the hub's tools, the deny rules,
+    (``project``) the approval of the project's ``.mcp.json`` server, and
+    (``sandbox``) Claude Code's sandbox on unless the settings already say."""
     merged = dict(settings)
     hooks = merged.get("hooks", {})
     if not isinstance(hooks, dict):
@@ -194,6 +226,12 @@ def merge_settings(
     )
     permissions["deny"] = _union(permissions.get("deny"), deny, "permissions.deny")
     merged["permissions"] = permissions
+    if sandbox:
+        box = merged.get("sandbox", {})
+        if not isinstance(box, dict):
+            raise Unmergeable('"sandbox" is not an object')
+        if "enabled" not in box:
+            merged["sandbox"] = {**box, "enabled": True}
     if project:
         merged["enabledMcpjsonServers"] = _union(
             merged.get("enabledMcpjsonServers"), [SERVER_NAME], "enabledMcpjsonServers"
@@ -254,6 +292,7 @@ def plan(
     command: Sequence[str],
     options: Sequence[str],
     token_file: Path,
+    sandbox: bool = False,
 ) -> list[Change]:
     """Every file setup would write, merged, checked before any is written."""
     hook = shlex.join([*command, "hook", "claude-code", *options])
@@ -279,7 +318,9 @@ def plan(
             _merged(
                 settings_path,
                 settings_before,
-                lambda s: merge_settings(s, command=hook, deny=deny, project=project is not None),
+                lambda s: merge_settings(
+                    s, command=hook, deny=deny, project=project is not None, sandbox=sandbox
+                ),
             ),
         ),
     ]
@@ -329,12 +370,14 @@ def setup(args: argparse.Namespace) -> int:
         raise CliError(f"no setup for {args.agent}", EXIT_REFUSED)
     project = Path(args.project).absolute() if args.project is not None else None
     data_dir = args.hub_data_dir or default_data_dir()
+    missing = None if args.no_sandbox else sandbox_missing()
     changes = plan(
         project=project,
         home=Path.home(),
         command=hive_rpc_command(),
         options=hub_options(args.hub_socket, args.hub_data_dir),
         token_file=approver_token_file(data_dir.absolute()),
+        sandbox=not args.no_sandbox and missing is None,
     )
     if args.print:
         print(json.dumps({str(c.path): c.after for c in changes}, indent=2, ensure_ascii=False))
@@ -345,4 +388,17 @@ def setup(args: argparse.Namespace) -> int:
             continue
         backup = write(change)
         print(f"{change.path}: written" + (f" (the old one is in {backup})" if backup else ""))
+    sandboxed = [c for c in changes if c.turns_sandbox_on]
+    if sandboxed:
+        print(
+            f"{sandboxed[0].path}: Claude Code's sandbox turned on (its Bash can then reach "
+            "neither the hub's socket nor the approver token); --no-sandbox leaves it off"
+        )
+    if missing is not None:
+        print(
+            f"hive-rpc: note: {missing}, so setup left it off: the deny rules keep only "
+            "Claude Code's file tools from the approver token, not its Bash "
+            "(docs/claude-code.md)",
+            file=sys.stderr,
+        )
     return EXIT_OK

@@ -6,6 +6,8 @@ hand, only what setup wrote into a scratch project (``--project``: ``.mcp.json``
   setup approved the project's server);
 - Claude Code's Read of the approver token file is refused by the deny rule setup
   wrote (``Read(//ABSOLUTE)``), before any permission is asked;
+- with the sandbox setup turned on, a Bash the human allows can neither read the token
+  nor reach the hub's socket;
 - the interactive Claude Code in a tmux pane, asked to ``touch`` a file, asks the hub
   through the PermissionRequest hook setup wrote, and the editor's allow runs it;
 - when the human declines in the editor, Claude Code shows its own dialog, and its
@@ -16,6 +18,7 @@ hand, only what setup wrote into a scratch project (``--project``: ``.mcp.json``
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -93,6 +96,68 @@ async def test_the_deny_rule_keeps_claude_codes_read_from_the_approver_token(
     assert [n for n in client.notifications if n.method == "hive/prompt"] == []
 
 
+@pytest.mark.skipif(
+    not all(shutil.which(t) for t in ("bwrap", "socat")), reason="the sandbox needs bwrap, socat"
+)
+async def test_in_the_sandbox_setup_turned_on_bash_reaches_neither_token_nor_hub(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """A Bash naming the token file is refused by the Read deny rule itself (measured:
+    Claude Code checks the paths a Bash command reads against it, through a shell
+    variable too), nobody asked; one hiding the path where Claude Code cannot read it
+    (base64) is asked, the human allows it, and the sandbox keeps both the file and
+    the socket from it."""
+    token_file = hub_config.data_dir / "approver-token"
+    token = token_file.read_text().strip()
+    named = f"cat {token_file}"
+    encoded = base64.b64encode(str(token_file).encode()).decode()
+    hidden = (
+        f'cat "$(echo {encoded} | base64 -d)"; '
+        f"{HIVE_RPC} status --no-start --socket {hub_config.socket}"
+    )
+
+    def script(request: ModelRequest) -> list[dict[str, Any]]:
+        done = len(request.tool_results())
+        if done < 2:
+            return [tool_use("Bash", {"command": [named, hidden][done], "description": "Look"})]
+        return [text("done")]
+
+    with scripted_model(script) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        setup_project(claude, hub_config)
+        settings = json.loads((claude.project / ".claude" / "settings.json").read_text())
+        assert settings["sandbox"] == {"enabled": True}
+        async with await HubClient.connect(hub_config.socket) as human:
+            assert await prove_approver(human.call) is None
+            await human.call("hive/subscribe", {})
+            async with trio.open_nursery() as nursery:
+                runs: list[Any] = []
+
+                async def run() -> None:
+                    runs.append(
+                        await trio.to_thread.run_sync(
+                            lambda: claude.run("-p", "look", "--permission-mode", "default")
+                        )
+                    )
+
+                nursery.start_soon(run)
+                with trio.fail_after(60):
+                    note = await human.next_notification()
+                    while note.method != "hive/prompt":
+                        note = await human.next_notification()
+                assert f'wants to run Bash: cat "$(echo {encoded}' in note.params["question"]
+                await human.call("hive/respond", {"id": note.params["id"], "answer": "allow"})
+            asked = [n for n in human.notifications if n.method == "hive/prompt"]
+    assert asked == []  # the named one was never asked
+    assert runs[0].returncode == 0, runs[0].stderr
+    refused, sandboxed = (result_text(r) for r in model.requests[-1].tool_results())
+    assert refused == f"Permission to use Bash with command {named} has been denied."
+    assert token not in sandboxed
+    assert "Permission denied" in sandboxed, sandboxed
+    # its socket(AF_UNIX) refused by the sandbox's seccomp filter: the hub is out of reach
+    assert "hive-rpc: [Errno 1] Operation not permitted" in sandboxed, sandboxed
+
+
 @needs_tmux
 async def test_tui_permission_reaches_the_hub_through_the_hooks_setup_wrote(
     hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
@@ -111,11 +176,15 @@ async def test_tui_permission_reaches_the_hub_through_the_hooks_setup_wrote(
                     while note.method != "hive/prompt":
                         note = await human.next_notification()
                     assert f"wants to run Bash: touch {target}" in note.params["question"]
-                    assert PROCEED not in tui.screen()  # the hook holds the request
+                    # With the sandbox on (setup's default here), Claude Code shows its
+                    # own dialog while the hook waits (measured on 2.1.328; without the
+                    # sandbox it shows none): the first answer wins, here the editor's.
                     await human.call("hive/respond", {"id": note.params["id"], "answer": "allow"})
                     while not target.exists():  # noqa: ASYNC110 (another process's file)
                         await trio.sleep(0.1)
-                await trio.to_thread.run_sync(tui.wait_for, "done")
+                screen = await trio.to_thread.run_sync(tui.wait_for, "done")
+    assert "Allowed by PermissionRequest hook" in screen
+    assert PROCEED not in screen
 
 
 @needs_tmux
