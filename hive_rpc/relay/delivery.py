@@ -40,6 +40,14 @@ from hive_rpc.relay.target import DeliveryError, Target
 from hive_rpc.relay.text import dialog_in, prepare
 
 STOPPED = "the relay stopped before this message was typed"
+HOLD_RETRY_S = 2.0
+"""How often a terminal showing a dialog is checked again."""
+HOLD_ATTEMPTS = 300
+"""How many checks a message waits through while a dialog shows: 10 minutes at
+``HOLD_RETRY_S``.  The dialog is the human's (Claude Code's permission dialog waits
+for them with no time limit), and a human answers in minutes, not in the 30 s this
+once was: a turn held longer failed, untyped, and a second such failure marked its
+receiver absent from the dialogue, while it was only waiting for its human."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +74,9 @@ class Ticket:
     text: str
     allow_shell: bool = False
     """Type even while a shell runs in the target (the human said so)."""
+    held: str | None = None
+    """While the target shows a dialog that holds this message: what it is (``a 'Do
+    you want to proceed?' prompt``), so a waiting sender can be told why."""
     done: trio.Event = field(default_factory=trio.Event)
     result: DeliveryResult | None = None
 
@@ -105,8 +116,8 @@ class Relay:
         nursery: trio.Nursery,
         *,
         min_interval_s: float = 0.5,
-        hold_retry_s: float = 2.0,
-        hold_attempts: int = 15,
+        hold_retry_s: float = HOLD_RETRY_S,
+        hold_attempts: int = HOLD_ATTEMPTS,
         idle_exit_s: float = 60.0,
     ) -> None:
         if min_interval_s < 0 or hold_retry_s < 0 or idle_exit_s < 0:
@@ -215,6 +226,7 @@ class Relay:
                         address,
                     )
                 dialog = dialog_in(state.tail, cursor_line=state.cursor_line)
+                ticket.held = dialog
                 if dialog is None:
                     break
                 if attempts >= self.hold_attempts:
@@ -248,4 +260,12 @@ def _failed(reason: str, attempts: int, address: str | None = None) -> DeliveryR
     )
 
 
-__all__ = ["STOPPED", "DeliveryResult", "Relay", "RelayStatistics", "Ticket"]
+__all__ = [
+    "HOLD_ATTEMPTS",
+    "HOLD_RETRY_S",
+    "STOPPED",
+    "DeliveryResult",
+    "Relay",
+    "RelayStatistics",
+    "Ticket",
+]

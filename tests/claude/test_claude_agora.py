@@ -556,6 +556,12 @@ async def test_a_relay_waits_while_claude_codes_own_dialog_shows(
         await trio.sleep(3)  # held on: the relay checks the pane again every 2 s
         held = tmux.screen(agent.pane)
         assert turn["delivery"]["state"] == "queued", (turn, dump([agent], tmux))
+        reason = turn["delivery"]["reason"]  # the sender is told why
+        assert re.fullmatch(
+            "held: the terminal shows (Claude Code's .*|a 'Do you want to proceed.*); "
+            "it is typed once that is answered",
+            reason,
+        ), reason
         status = await hub.call("agora/status", {"dialogue_id": d["id"]})
         assert status["turns"][0]["delivery"]["state"] == "queued", status["turns"]
         assert dialog.shows in held, held

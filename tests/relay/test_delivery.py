@@ -133,6 +133,27 @@ async def test_a_dialog_that_stays_fails_the_message_untyped(
     assert trio.current_time() - start == pytest.approx(4.0)  # two waits between three checks
 
 
+async def test_by_default_a_dialog_holds_for_as_long_as_a_human_takes(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Claude Code's permission dialog waits for its human; so does the relay, with
+    its defaults, for 10 minutes (it gave up after 30 s once), saying why meanwhile."""
+    relay = Relay(nursery)
+    answered = FakeTarget(*[DIALOG] * 280, ALIVE)  # the human answers after 9+ minutes
+    ticket = relay.submit("ling-a", answered, "your turn")
+    await trio.sleep(60)
+    assert ticket.held == "a 'Do you want to proceed?' prompt"
+    result = await ticket.wait()
+    assert result.delivered, result
+    assert ticket.held is None
+    assert trio.current_time() == pytest.approx(560.0, abs=1)  # 280 checks, 2 s apart
+    start = trio.current_time()
+    result = await relay.deliver("ling-b", FakeTarget(DIALOG), "your turn")
+    assert not result.delivered
+    assert result.attempts == 300
+    assert trio.current_time() - start == pytest.approx(598.0, abs=1)
+
+
 async def test_a_dead_target_fails_at_once_without_retry(
     nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
 ) -> None:
