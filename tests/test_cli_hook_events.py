@@ -203,8 +203,12 @@ async def test_hub_down_or_anything_else_is_exit_0_and_nothing_printed(
     short_tmp: Path,
 ) -> None:
     config = HubConfig(socket=short_tmp / "none.sock", data_dir=short_tmp / "data")
-    for event in (stop("turn-1"), notification("idle_prompt", "hi")):
-        done = await run_hook(config, event)
+    in_a_pane = {"TMUX": f"{short_tmp}/tmux.sock,1,0", "TMUX_PANE": "%3"}
+    for event, env in ((stop("turn-1"), in_a_pane), (notification("idle_prompt", "hi"), {})):
+        done = await run_hook(config, event, env)
         assert b"hive-rpc hook: " in done.stderr
     done = await run_hook(config, {"hook_event_name": "SubagentStop", "session_id": SESSION})
     assert done.stderr == b""  # a subagent's end is not the ling's: nothing to do
+    # a session in no terminal a ling can be is not even looked up: no hub, no word
+    done = await run_hook(config, stop("turn-1"))
+    assert done.stderr == b""

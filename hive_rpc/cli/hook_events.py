@@ -242,6 +242,8 @@ async def handle_event(
     name = event.get("hook_event_name")
     if name != "Notification" and name not in COMPLETING:
         return None
+    if name in COMPLETING and not (env.get("HIVE_RPC_LING") or address_of_this_terminal(env)):
+        return None  # in no terminal a ling can be: not worth a call to the hub
     with trio.move_on_after(BUDGET_S):
         client = await HubClient.connect(socket)
         client.timeout_s = BUDGET_S

@@ -42,16 +42,20 @@ HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 
 
-def setup_project(claude: ClaudeHome, config: HubConfig) -> None:
-    """``hive-rpc setup claude-code --project`` in the scratch project, as its user
-    would run it (their HOME), pointed at the test hub."""
+def run_setup(claude: ClaudeHome, config: HubConfig, *args: str) -> None:
+    """``hive-rpc setup claude-code ARGS`` in the scratch project, as its user would
+    run it (their HOME), pointed at the test hub."""
     done = subprocess.run(
-        [str(HIVE_RPC), "setup", "claude-code", "--project", "--socket", str(config.socket),
+        [str(HIVE_RPC), "setup", "claude-code", *args, "--socket", str(config.socket),
          "--data-dir", str(config.data_dir)],
         cwd=claude.project, env=claude.env(), capture_output=True, text=True, timeout=60,
         check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+
+
+def setup_project(claude: ClaudeHome, config: HubConfig) -> None:
+    run_setup(claude, config, "--project")
     assert not (claude.home / ".claude" / "settings.json").exists()  # the project's only
 
 
@@ -66,6 +70,24 @@ async def test_claude_mcp_list_connects_to_the_server_setup_wrote(
     line = next(x for x in listed.stdout.splitlines() if x.startswith("hive-rpc:"))
     assert line.startswith(f"hive-rpc: {HIVE_RPC} mcp --socket {hub_config.socket}")
     assert "Connected" in line, listed.stdout
+
+
+async def test_user_scope_is_where_claude_code_reads_it(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """``--user``: ``~/.claude.json``'s ``mcpServers``, merged into the state Claude
+    Code keeps there (its onboarding and trust answers survive: no welcome screen)."""
+    with scripted_model(lambda _: [text("done")]) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        run_setup(claude, hub_config, "--user", "--no-sandbox")
+        config = json.loads((claude.home / ".claude.json").read_text())
+        assert config["hasCompletedOnboarding"] is True
+        got = await trio.to_thread.run_sync(lambda: claude.run("mcp", "get", "hive-rpc"))
+        listed = await trio.to_thread.run_sync(lambda: claude.run("mcp", "list"))
+    assert "Scope: User config" in got.stdout, got.stdout
+    line = next(x for x in listed.stdout.splitlines() if x.startswith("hive-rpc:"))
+    assert "Connected" in line, listed.stdout
+    assert (claude.home / ".claude" / "settings.json").exists()
 
 
 async def test_the_deny_rule_keeps_claude_codes_read_from_the_approver_token(
