@@ -88,13 +88,17 @@ class Entry:
 
 
 def prompt_data(prompt: Prompt) -> dict[str, Any]:
-    """A prompt's record plus the completion data and correlation ids every entry has."""
-    return {
+    """A prompt's record plus the completion data and correlation ids every entry has.
+    The prompt's own ``kind`` (question or permission) is ``prompt_kind``: ``kind`` is
+    the entry's (``prompt``)."""
+    data = {
         **prompt.to_record(),
         "task_id": prompt.task_id,
         "in_reply_to": prompt.in_reply_to,
         **completion(prompt),
     }
+    data["prompt_kind"] = data.pop("kind")
+    return data
 
 
 class ActivityLog:
