@@ -33,11 +33,22 @@ from hive_rpc.cli.commands import HUB_TIMEOUT_S
 from hive_rpc.cli.exits import EXIT_OK
 from hive_rpc.cli.hook_events import other_event
 from hive_rpc.client import HubClient, prove_approver
+from hive_rpc.core import claude_code
+from hive_rpc.core.claude_code import (
+    SESSION_ENV,
+    NoRule,
+    PermissionRequest,
+    answered,
+    human_decision,
+    lasting_rule,
+    permission_prompt_tool,
+    rule_check_params,
+    rule_decision,
+    session_agent,
+)
 from hive_rpc.core.errors import HiveError
-from hive_rpc.core.limits import MAX_QUESTION_CHARS
 from hive_rpc.core.prompt import Ask, Kind
-from hive_rpc.core.rules import main_argument, matches, parse_pattern
-from hive_rpc.core.terminal_text import one_line, strip_controls
+from hive_rpc.core.terminal_text import strip_controls
 
 CLAUDE_CODE_HOOK_TIMEOUT_S = 600.0
 """Claude Code's default timeout for a command hook (its hooks reference; measured on
@@ -47,29 +58,8 @@ DEFAULT_TIMEOUT_S = 540.0
 so the hook withdraws its question and exits before it is killed."""
 CLEANUP_S = 5.0
 """How long withdrawing an unanswered question may take once the wait is over."""
-
-ALLOW = "allow"
-ALLOW_SESSION = "allow for this session"
-ALLOW_PROJECT = "always allow in this project"
-DENY = "deny"
-CHOICES = (ALLOW, ALLOW_SESSION, ALLOW_PROJECT, DENY)
-"""What the human picks from.  The two lasting ones allow this request and save an
-answer rule (``rule/add``) for this tool use in this session or this project."""
-LASTING = {ALLOW_SESSION: "session", ALLOW_PROJECT: "project"}
-"""The lasting answers and the scope of the rule each saves."""
-DENY_MESSAGE = "The human denied this {tool} request from hive-rpc ({by})."
-"""What the model reads as the tool's result on deny."""
-RULE_DENY_MESSAGE = "A hive-rpc rule denies this {tool} request: {pattern} ({scope}, rule {id})."
-"""What it reads when a deny rule answered, so the human can find the rule."""
-
-SUMMARY_FIELDS = ("command", "file_path", "notebook_path", "url", "pattern", "path", "query")
-"""The one tool_input field that says what a tool is about to do, first found wins
-(Bash's command, Edit's or Write's file_path, WebFetch's url, Grep's pattern ...)."""
-SUMMARY_CHARS = 200
-SEE_DETAIL = " (see detail)"
-"""Ends a head whose summary is not the field exactly as it runs (cut, or several
-lines made one): the human must know there is more before answering."""
-DETAIL_CUT = "\n[... cut: the input is longer than a detail may be]"
+SUMMARY_CHARS = claude_code.SUMMARY_CHARS
+"""How much of the input the question's head line shows (core/claude_code.py)."""
 
 
 class NotAHookEvent(ValueError):
@@ -87,57 +77,34 @@ def read_event(raw: bytes) -> dict[str, Any]:
     return event
 
 
-def _home_relative(cwd: str, home: str | None) -> str:
-    """``/home/me/src/app`` as ``~/src/app``, as the human thinks of it."""
-    if home and (cwd == home or cwd.startswith(home.rstrip("/") + "/")):
-        return "~" + cwd[len(home.rstrip("/")) :]
-    return cwd
-
-
 def agent_id(event: Mapping[str, Any]) -> str:
-    """The asking agent: one per Claude Code session, so sessions are told apart."""
-    session = str(event.get("session_id") or "unknown")
-    return f"claude-code-{session[:8]}"
-
-
-def _summary(tool_input: object) -> str:
-    """The head's one-line account of the input: the main field as it runs, or, when
-    that would hide something (cut, several lines, no main field), a shortened form
-    that says so."""
-    whole = json.dumps(tool_input, ensure_ascii=False)
-    if isinstance(tool_input, Mapping):
-        found = (tool_input.get(f) for f in SUMMARY_FIELDS)
-        whole = next((v for v in found if isinstance(v, str) and v.strip()), whole)
-    shown = one_line(whole)
-    if len(shown) > SUMMARY_CHARS:
-        return shown[: SUMMARY_CHARS - 1] + "\u2026" + SEE_DETAIL
-    return shown if shown == whole else shown + SEE_DETAIL
+    """The asking agent: one per Claude Code session, so sessions are told apart, and
+    the same one its MCP server names (core/claude_code.py)."""
+    session = event.get("session_id")
+    return session_agent(session if isinstance(session, str) else None)
 
 
 def permission_ask(event: Mapping[str, Any], *, timeout_s: float, home: str | None) -> Ask:
-    """The question a PermissionRequest becomes: one head line saying which session
-    wants what, and the tool input in full as the prompt's ``detail`` (the human
-    approves what runs, not a summary: editors show the detail before an answer or
-    one key away, and the head says "(see detail)" whenever it shows less)."""
-    tool = one_line(str(event.get("tool_name") or "a tool"))
-    tool_input = event.get("tool_input", {})
-    where = one_line(_home_relative(str(event.get("cwd") or "?"), home))
-    session = one_line(str(event.get("session_id") or "?")[:4])
-    verb = "run" if tool == "Bash" else "use"
-    head = f"Claude Code in {where} (session {session}) wants to {verb} {tool}: "
-    head += _summary(tool_input)
-    detail = json.dumps(tool_input, indent=2, ensure_ascii=False)
-    if len(detail) > MAX_QUESTION_CHARS:
-        detail = detail[: MAX_QUESTION_CHARS - len(DETAIL_CUT)] + DETAIL_CUT
-    return Ask(
-        question=head[:MAX_QUESTION_CHARS],
-        choices=CHOICES,
-        urgent=True,
-        timeout_s=timeout_s,
-        agent_id=agent_id(event),
-        kind=Kind.PERMISSION,
-        detail=detail,
-    )
+    """The question a PermissionRequest event becomes (core/claude_code.py says how;
+    the MCP tool ``approve`` asks the same)."""
+    request = PermissionRequest.from_hook_event(event)
+    return claude_code.permission_ask(request, timeout_s=timeout_s, home=home)
+
+
+def prompt_tool_of_this_run(event: Mapping[str, Any], environ: Mapping[str, str]) -> str | None:
+    """The ``--permission-prompt-tool`` of the Claude Code that runs this hook, read
+    from its command line (``CLAUDE_PID`` names it; ``/proc``, so Linux only), or
+    None when it names none or cannot be read.  Only a ``CLAUDE_PID`` set for this
+    very session counts (its ``CLAUDE_CODE_SESSION_ID`` is the event's), not one
+    inherited from a Claude Code further out."""
+    pid = environ.get("CLAUDE_PID", "")
+    if not pid.isdigit() or environ.get(SESSION_ENV) != event.get("session_id"):
+        return None
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    return permission_prompt_tool(raw.decode("utf-8", "replace").split("\0"))
 
 
 def decision_output(decision: dict[str, Any]) -> dict[str, Any]:
@@ -145,57 +112,12 @@ def decision_output(decision: dict[str, Any]) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
 
 
-def human_decision(record: Mapping[str, Any], tool: str) -> dict[str, Any] | None:
-    """The decision of a closed prompt, or None (print nothing: Claude Code asks
-    itself) unless the human answered allow or deny."""
-    if record.get("status") != "responded" or record.get("action") != "accept":
-        return None
-    answer = record.get("answer")
-    if answer in (ALLOW, *LASTING):
-        return {"behavior": "allow"}
-    if answer == DENY:
-        by = str(record.get("by") or "human")
-        return {"behavior": "deny", "message": DENY_MESSAGE.format(tool=tool, by=by)}
-    return None
-
-
-def rule_decision(checked: Mapping[str, Any], tool: str) -> dict[str, Any]:
-    """The decision ``rule/check`` found: the rule answers, the human is not asked."""
-    if checked["decision"] == "allow":
-        return {"behavior": "allow"}
-    rule = checked["rule"]
-    message = RULE_DENY_MESSAGE.format(
-        tool=tool, pattern=rule["pattern"], scope=rule["scope"], id=rule["id"]
-    )
-    return {"behavior": "deny", "message": message}
-
-
-def rule_pattern(tool: str, tool_input: Mapping[str, Any]) -> str | None:
-    """The Claude Code rule that covers exactly this use: ``Bash(npm test)``, or the
-    whole tool when its input has no main argument (an MCP tool's).  None when no
-    rule can say exactly this (an argument that would read as a prefix)."""
-    argument = main_argument(tool_input)
-    pattern = tool if argument is None else f"{tool}({argument})"
-    try:
-        parsed = parse_pattern(pattern)
-    except HiveError:
-        return None
-    if parsed.prefix or not matches(parsed, tool, tool_input):
-        return None
-    return pattern
-
-
-async def check_rules(client: HubClient, event: Mapping[str, Any]) -> dict[str, Any] | None:
+async def check_rules(client: HubClient, request: PermissionRequest) -> dict[str, Any] | None:
     """The rule that answers this request (``rule/check``), or None: ask the human.
     A hub without rules (older than ``rule/check``) answers None."""
-    tool_input = event.get("tool_input")
-    if not isinstance(tool_input, dict):
+    params = rule_check_params(request)
+    if params is None:
         return None
-    params = {"tool_name": str(event.get("tool_name")), "tool_input": tool_input}
-    if isinstance(event.get("session_id"), str):
-        params["session_id"] = event["session_id"]
-    if isinstance(event.get("cwd"), str):
-        params["project"] = event["cwd"]
     try:
         checked: dict[str, Any] | None = await client.call("rule/check", params)
     except HiveError as e:
@@ -205,33 +127,25 @@ async def check_rules(client: HubClient, event: Mapping[str, Any]) -> dict[str, 
     return checked
 
 
-async def remember(client: HubClient, event: Mapping[str, Any], record: Mapping[str, Any]) -> None:
+async def remember(
+    client: HubClient, request: PermissionRequest, record: Mapping[str, Any]
+) -> None:
     """Save the rule a lasting answer asks for.  The human's allow stands even when it
     cannot be saved (the rule limit, an input no rule can name): stderr says so."""
-    scope = LASTING.get(str(record.get("answer")))
-    tool_input = event.get("tool_input")
-    if scope is None or not isinstance(tool_input, dict):
+    try:
+        params = lasting_rule(request, record)
+    except NoRule as e:
+        _say(f"allowed once: {e}")
         return
-    tool = str(event.get("tool_name"))
-    pattern = rule_pattern(tool, tool_input)
-    where = event.get("session_id") if scope == "session" else event.get("cwd")
-    if pattern is None or not isinstance(where, str):
-        _say(f"allowed once: no rule can name exactly this {tool} request")
+    if params is None:
         return
-    params = {
-        "pattern": pattern,
-        "decision": "allow",
-        "scope": scope,
-        "where": where,
-        "by": f"prompt {record['id']}",
-        "from_prompt": record["id"],
-    }
     # Only an approver adds rules; the hook runs outside the agent's sandbox, so it can
     # read the approver token (an agent's Bash running this hook cannot: security.md).
     why = await prove_approver(client.call)
     try:
         await client.call("rule/add", params)
     except HiveError as e:
+        pattern = params["pattern"]
         _say(f"allowed once: the rule {pattern} was not saved: {e}" + (f" ({why})" if why else ""))
 
 
@@ -321,7 +235,7 @@ async def answer_questions(
     answers: dict[str, str] = {}
     for ask, q in zip(asks, tool_input["questions"], strict=True):
         record = await ask_human(client, ask, deadline)
-        if record.get("status") != "responded" or record.get("action") != "accept":
+        if not answered(record):
             return None
         if record.get("answer") not in (ask.choices or ()):
             return None
@@ -336,15 +250,16 @@ async def decide_permission(
 ) -> dict[str, Any] | None:
     """A rule's decision, else the human's (saving a rule for a lasting answer); the
     hook's output, or None."""
-    tool = str(event.get("tool_name") or "tool")
-    checked = await check_rules(client, event)
+    request = PermissionRequest.from_hook_event(event)
+    tool = request.tool_name or "tool"
+    checked = await check_rules(client, request)
     if checked is not None:
         return decision_output(rule_decision(checked, tool))
     record = await ask_permission(client, event, timeout_s)
     decision = human_decision(record, tool)
     if decision is None:
         return None
-    await remember(client, event, record)
+    await remember(client, request, record)
     return decision_output(decision)
 
 
@@ -363,6 +278,10 @@ async def cmd_hook(args: argparse.Namespace) -> int:
         return EXIT_OK
     if event["hook_event_name"] != "PermissionRequest":
         return await other_event(event, args)
+    prompt_tool = prompt_tool_of_this_run(event, os.environ)
+    if prompt_tool is not None:
+        _say(f"this run's --permission-prompt-tool {prompt_tool} decides; printing no decision")
+        return EXIT_OK
     output = None
     try:
         client = await HubClient.connect(Path(args.socket))

@@ -59,6 +59,23 @@ lines made one): the human must know there is more before answering."""
 DETAIL_CUT = "\n[... cut: the input is longer than a detail may be]"
 
 
+PROMPT_TOOL_FLAG = "--permission-prompt-tool"
+"""Claude Code's flag naming the MCP tool that decides its permission requests."""
+
+
+def permission_prompt_tool(argv: list[str]) -> str | None:
+    """The tool Claude Code's command line ``argv`` names with
+    ``--permission-prompt-tool``, or None.  Claude Code asks that tool and its
+    PermissionRequest hooks at once and takes the first answer (measured on
+    2.1.328), so a hook asking too would put every request to the human twice."""
+    for i, arg in enumerate(argv):
+        if arg == PROMPT_TOOL_FLAG:
+            return argv[i + 1] if i + 1 < len(argv) else None
+        if arg.startswith(PROMPT_TOOL_FLAG + "="):
+            return arg.partition("=")[2]
+    return None
+
+
 def session_agent(session_id: str | None) -> str:
     """The agent id of the Claude Code session ``session_id``: ``claude-code-`` and
     its first 8 characters (a UUID's first group)."""
@@ -85,7 +102,7 @@ class PermissionRequest:
         ``session_id``, ``cwd``)."""
         session, cwd = event.get("session_id"), event.get("cwd")
         return cls(
-            tool_name=str(event.get("tool_name") or "tool"),
+            tool_name=str(event.get("tool_name") or ""),
             tool_input=event.get("tool_input", {}),
             session_id=session if isinstance(session, str) else None,
             cwd=cwd if isinstance(cwd, str) else None,

@@ -17,6 +17,7 @@ import pytest
 import trio
 from claude_session import ClaudeHome, claude_home
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
+from test_claude_permission_hook import install_hook
 
 from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.hub import HubConfig
@@ -147,3 +148,56 @@ async def test_no_answer_within_claude_codes_tool_timeout_is_our_deny(
         "by default; ask again once the human is there."
     )
     assert prompt["status"] in ("expired", "cancelled")
+
+
+async def test_with_the_hook_installed_too_the_human_is_asked_once(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """Claude Code asks its PermissionRequest hooks and the prompt tool at once and
+    takes the first answer (measured on 2.1.328): with ``hive-rpc hook claude-code``
+    installed (as ``hive-rpc setup claude-code`` does) the hook stands aside in a run
+    started with ``--permission-prompt-tool``, so one question is asked, not two."""
+    target = claude_root / "project" / "made-by-claude"
+
+    def script(request: ModelRequest) -> list[dict[str, Any]]:
+        if request.last_tool_result() is None:
+            return [tool_use("Bash", {"command": f"touch {target}", "description": "Make it"})]
+        return [text("done")]
+
+    with scripted_model(script) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        register(claude, hub_config.socket)
+        install_hook(claude, hub_config.socket, "--timeout", "60")
+        async with await HubClient.connect(hub_config.socket) as human:
+            assert await prove_approver(human.call) is None
+            await human.call("hive/subscribe", {})
+            with trio.fail_after(120):
+                async with trio.open_nursery() as nursery:
+                    runs: list[Any] = []
+
+                    async def run_claude() -> None:
+                        runs.append(
+                            await trio.to_thread.run_sync(
+                                lambda: claude.run(
+                                    "-p",
+                                    "make the file",
+                                    "--permission-mode",
+                                    "default",
+                                    "--permission-prompt-tool",
+                                    APPROVE,
+                                )
+                            )
+                        )
+
+                    nursery.start_soon(run_claude)
+                    note = await human.next_notification()
+                    while note.method != "hive/prompt":
+                        note = await human.next_notification()
+                    await trio.sleep(3)  # as a human takes a moment: both could ask by then
+                    await human.call("hive/respond", {"id": note.params["id"], "answer": "allow"})
+            assert await human.call("hive/list", {}) == []
+            others = [n.params for n in human.notifications if n.method == "hive/prompt"]
+    assert model.errors == []
+    assert runs[0].returncode == 0, runs[0].stderr
+    assert target.exists()
+    assert others == [], "a second question was asked"
