@@ -27,7 +27,7 @@ from hive_rpc.faces.editor_socket import bind_socket, remove_socket, serve_edito
 from hive_rpc.paths import DB_NAME, HubLock, load_approver_token, prepare_socket_dir, private_dir
 from hive_rpc.registry import Registry, open_registry
 from hive_rpc.service import HubInfo, HubService
-from hive_rpc.service.audit import record_decisions
+from hive_rpc.service.audit import AUDIT_DOC, record_decisions, trail
 from hive_rpc.store import MemoryStore, PromptStore, SqliteStore
 from hive_rpc.store.base import RETENTION_BATCH, SharedStore
 from hive_rpc.store.records import PromptUnreadable, UnreadableRecord, prompt_from_record
@@ -184,6 +184,8 @@ async def follow_shared_store(
                     registry.store_trouble("ingest", None)
             elif change.doc_kind == TASK_DOC:  # another hub's task report
                 service.activity.ingest_task(change.value)
+            elif change.doc_kind == AUDIT_DOC:  # a decision, maybe made on another hub
+                trail(service).ingest(change.value)
             elif service.agora is not None:
                 service.agora.ingest(change.doc_kind, change.key, change.value)
 

@@ -1,7 +1,8 @@
 """The audit trail on the NATS store (a real nats-server), shared by two hubs: a
 permission prompt answered on one hub is seen closing by both, and is still one entry
-(its id is the prompt's); a rule's decision on one hub is listed by the other; both
-outlive the hubs (the store keeps them, not a hub's memory)."""
+(its id is the prompt's); a rule's decision on one hub is listed by the other, and is
+on both hubs' activity streams, once; both outlive the hubs (the store keeps them,
+not a hub's memory)."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ async def test_two_hubs_share_one_trail_that_outlives_them(
 ) -> None:
     async with (
         nats_hub(short_tmp, "a", nats_server.url) as (hub_a, a),
-        nats_hub(short_tmp, "b", nats_server.url) as (_, b),
+        nats_hub(short_tmp, "b", nats_server.url) as (hub_b, b),
     ):
         asked = await a.call("hive/ask", hook_ask().params())
         with trio.fail_after(10):  # b has it too, through the store
@@ -67,5 +68,10 @@ async def test_two_hubs_share_one_trail_that_outlives_them(
         assert (human["id"], human["decision"], human["by"]) == (asked["id"], "deny", "vscode")
         assert (rule["source"], rule["summary"]) == ("rule", "/etc/x")
         assert len(await hub_a.registry.store.documents(AUDIT_DOC)) == 2
+        # each hub's activity stream logged each decision once, the rule's made on a
+        # included (its dashboard shows it live)
+        for service in (hub_a, hub_b):
+            logged = [e.key for e in service.activity.recent(1000) if e.kind == "audit"]
+            assert sorted(logged) == sorted([human["id"], rule["id"]]), service.info.socket
     async with nats_hub(short_tmp, "c", nats_server.url) as (_, c):
         assert [e["id"] for e in await c.call("audit/list", {})] == [human["id"], rule["id"]]

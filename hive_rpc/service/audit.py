@@ -9,6 +9,7 @@ declared with its row (``@method``, table.py)."""
 
 from __future__ import annotations
 
+import collections
 import logging
 import secrets
 from typing import Any
@@ -47,6 +48,10 @@ class AuditTrail:
         """Entry id -> when decided; None until read from the store."""
         self.keep = MAX_ENTRIES
         """How many entries the store keeps (the newest)."""
+        self._logged: collections.OrderedDict[str, None] = collections.OrderedDict()
+        """Ids this hub put on its activity stream (the newest ``keep``), so an entry
+        that both records and ingests (two hubs seeing one prompt close) is logged
+        once."""
 
     async def _known(self) -> dict[str, float]:
         if self._ages is None:
@@ -62,10 +67,31 @@ class AuditTrail:
         body = entry.record()
         await self._store.put_document(AUDIT_DOC, entry.id, body)
         ages[entry.id] = entry.at
-        self._activity.publish("audit", f"audit/{entry.source}", entry.id, body)
+        self._log(body)
         for old in to_prune(ages, self.keep):
             await self._store.delete_document(AUDIT_DOC, old)
             ages.pop(old, None)
+
+    def _log(self, body: dict[str, Any]) -> None:
+        key = str(body["id"])
+        if key in self._logged:
+            return
+        self._logged[key] = None
+        while len(self._logged) > self.keep:
+            self._logged.popitem(last=False)
+        self._activity.publish("audit", f"audit/{body['source']}", key, body)
+
+    def ingest(self, body: dict[str, Any] | None) -> None:
+        """An audit document seen in a shared store (another hub's decision, or this
+        hub's own echo): logged on this hub's activity stream once, so a dashboard
+        on any hub shows every decision live.  A deletion (pruning) is no news."""
+        if not isinstance(body, dict) or body.get("source") not in ("human", "rule"):
+            return
+        if not isinstance(body.get("id"), str):
+            return
+        if self._ages is not None:
+            self._ages.setdefault(body["id"], float(body.get("at") or 0.0))
+        self._log(body)
 
     async def entries(self, *, since: float | None, limit: int) -> list[AuditEntry]:
         """The newest ``limit`` entries at or after ``since``, oldest first, as the
