@@ -160,7 +160,7 @@
     state.source = source;
     source.onopen = () => setConnection("Live", "live");
     source.onerror = () => setConnection("Reconnecting…", "down");
-    for (const kind of ["prompt", "dialogue", "task", "ling", "audit"]) {
+    for (const kind of ["prompt", "dialogue", "task", "ling", "audit", "notice"]) {
       source.addEventListener(kind, onEntry);
     }
     source.addEventListener("reset", () => refreshSoon());
@@ -521,6 +521,11 @@
     }
     if (entry.kind === "audit") {
       return `${entry.decision} ${entry.tool || ""}: ${entry.summary} (by ${entry.by})`;
+    }
+    if (entry.kind === "notice") {
+      // An agent's notice (agent/notify): urgent when it waits for you in its terminal.
+      const where = entry.cwd ? ` (in ${entry.cwd})` : "";
+      return `${entry.urgent ? "urgent · " : ""}${entry.agent_id}: ${entry.message}${where}`;
     }
     return `${entry.event} ${entry.key}`;
   }
