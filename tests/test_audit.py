@@ -5,6 +5,7 @@ NATS store's round trip is in tests/store/test_audit_nats.py."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -14,11 +15,14 @@ from hive_rpc.cli.hook import permission_ask
 from hive_rpc.client import HubClient
 from hive_rpc.core import lifecycle
 from hive_rpc.core.audit import AuditEntry, from_prompt, select, to_prune
-from hive_rpc.core.errors import InvalidParams
+from hive_rpc.core.errors import InvalidParams, StoreWriteFailed
 from hive_rpc.core.prompt import Action, Ask, new_prompt
 from hive_rpc.hub import HubConfig, run_hub
+from hive_rpc.registry import open_registry
 from hive_rpc.service import HubService
-from hive_rpc.service.audit import AUDIT_DOC, trail
+from hive_rpc.service.approver import APPROVER
+from hive_rpc.service.audit import AUDIT_DOC, record_decisions, trail
+from hive_rpc.store import MemoryStore
 
 SESSION = "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10"
 EVENT = {
@@ -225,3 +229,47 @@ async def test_a_rule_from_a_prompt_names_it_and_must_agree_with_its_answer(
     await client.call("hive/respond", {"id": question["id"], "answer": "allow"})
     with pytest.raises(InvalidParams, match="permission"):
         await client.call("rule/add", {**wrong, "decision": "allow", "from_prompt": question["id"]})
+
+
+class AuditRefused(MemoryStore):
+    """A store whose disk is full for audit documents only."""
+
+    refuse = True
+
+    async def put_document(self, kind: str, key: str, body: dict[str, Any]) -> None:
+        if kind == AUDIT_DOC and self.refuse:
+            raise StoreWriteFailed("memory", "database or disk is full")
+        await super().put_document(kind, key, body)
+
+
+async def test_a_decision_the_store_cannot_record_is_not_given() -> None:
+    """A rule's decision is recorded before it is given: a full store refuses the check
+    (the hook then prints nothing and Claude Code asks itself).  A human's decision,
+    recorded after the answer, makes the hub degraded until a record works again."""
+    store = AuditRefused()
+    async with open_registry(store) as registry:
+        hub = HubService(registry)
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+                await nursery.start(record_decisions, hub)
+                APPROVER.set(True)
+                await hub.call("rule/add", {"pattern": "Read", "decision": "allow",
+                                            "scope": "global"})  # fmt: skip
+                use = {"tool_name": "Read", "tool_input": {"file_path": "/x"}}
+                with pytest.raises(StoreWriteFailed):
+                    await hub.call("rule/check", use)
+                asked = await hub.call("hive/ask", json.loads(json.dumps(hook_ask().params())))
+                await hub.call("hive/respond", {"id": asked["id"], "answer": "deny"})
+                full = "store: database or disk is full"
+                assert await registry.health(None) == full  # waits for the recorder
+                assert list(registry.degraded) == ["audit"]
+                store.refuse = False
+                assert (await hub.call("rule/check", use))["decision"] == "allow"
+                asked = await hub.call("hive/ask", json.loads(json.dumps(hook_ask().params())))
+                await hub.call("hive/respond", {"id": asked["id"], "answer": "allow"})
+                assert await registry.health(full) is None
+                entries = await hub.call("audit/list", {})
+                assert [(e["source"], e["decision"]) for e in entries] == [
+                    ("rule", "allow"), ("human", "allow"),
+                ]  # fmt: skip
+                nursery.cancel_scope.cancel()
