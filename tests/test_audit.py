@@ -245,7 +245,8 @@ class AuditRefused(MemoryStore):
 async def test_a_decision_the_store_cannot_record_is_not_given() -> None:
     """A rule's decision is recorded before it is given: a full store refuses the check
     (the hook then prints nothing and Claude Code asks itself).  A human's decision,
-    recorded after the answer, makes the hub degraded until a record works again."""
+    recorded after the answer, makes the hub degraded until a record works again, and is
+    kept and saved then."""
     store = AuditRefused()
     async with open_registry(store) as registry:
         hub = HubService(registry)
@@ -268,8 +269,14 @@ async def test_a_decision_the_store_cannot_record_is_not_given() -> None:
                 asked = await hub.call("hive/ask", json.loads(json.dumps(hook_ask().params())))
                 await hub.call("hive/respond", {"id": asked["id"], "answer": "allow"})
                 assert await registry.health(full) is None
-                entries = await hub.call("audit/list", {})
+                while True:  # the recorder saves the allow a moment after the answer
+                    entries = await hub.call("audit/list", {})
+                    if len(entries) == 3:
+                        break
+                    await trio.sleep(0.01)
+                # the deny made while the store was full was kept and saved since; the
+                # refused check was no decision
                 assert [(e["source"], e["decision"]) for e in entries] == [
-                    ("rule", "allow"), ("human", "allow"),
+                    ("human", "deny"), ("rule", "allow"), ("human", "allow"),
                 ]  # fmt: skip
                 nursery.cancel_scope.cancel()

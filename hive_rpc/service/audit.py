@@ -114,7 +114,10 @@ def new_rule_entry_id() -> str:
 async def record_decisions(hub: HubService, *, task_status: Any = None) -> None:
     """Record every permission prompt that closes, on this hub or (a shared store) on
     another, until cancelled.  A store that refuses the write is store trouble like
-    any other the hub meets on its own (``hive/status`` shows it)."""
+    any other the hub meets on its own (``hive/status`` shows it), and the entry is
+    kept and tried again with the next prompt change of any kind (the newest
+    ``MAX_ENTRIES`` at most; a hub stopped before then loses them)."""
+    unsaved: collections.OrderedDict[str, AuditEntry] = collections.OrderedDict()
     started = False
     while True:
         with hub.registry.watch(buffer=WATCH_BUFFER) as watch:
@@ -123,16 +126,27 @@ async def record_decisions(hub: HubService, *, task_status: Any = None) -> None:
             started = True
             async for change in watch:
                 entry = from_prompt(change.prompt)
-                if entry is None:
-                    continue
-                try:
-                    await trail(hub).record(entry)
-                except Exception as e:
-                    hub.registry.store_trouble("audit", e)
-                else:
-                    hub.registry.store_trouble("audit", None)
+                if entry is not None:
+                    unsaved[entry.id] = entry
+                    while len(unsaved) > MAX_ENTRIES:
+                        unsaved.popitem(last=False)
+                if unsaved:
+                    await _save(hub, unsaved)
         # The registry drops a watcher that falls behind: watch again at once.
         log.warning("audit: fell behind the registry's changes; some decisions may be missing")
+
+
+async def _save(hub: HubService, unsaved: collections.OrderedDict[str, AuditEntry]) -> None:
+    """Record the unsaved entries, oldest first, until the store refuses one."""
+    try:
+        while unsaved:
+            key, entry = next(iter(unsaved.items()))
+            await trail(hub).record(entry)
+            del unsaved[key]
+    except Exception as e:
+        hub.registry.store_trouble("audit", e)
+    else:
+        hub.registry.store_trouble("audit", None)
 
 
 @method(
