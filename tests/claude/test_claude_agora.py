@@ -451,6 +451,53 @@ async def spawn_in_emacs(
     return press
 
 
+# --- parents and children -------------------------------------------------------------
+
+
+def acknowledges(request: ModelRequest) -> list[dict[str, Any]]:
+    return [text("Noted.")]
+
+
+async def test_a_childs_question_and_its_answer_reach_claude_code_as_prompts(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """Seed 004's events between two real sessions, a parent ``main`` and its child
+    ``main.kid``: the child's question typed into the parent's TUI, the parent's
+    answer into the child's. A short paste is no ``<pasted_content>``: each is the
+    receiving model's prompt, exactly the text typed."""
+    with ExitStack() as stack:
+        agents = []
+        for name in ("main", "main.kid"):
+            model = stack.enter_context(scripted_model(acknowledges))
+            claude = claude_home(claude_bin, claude_root / name, model.base_url)
+            agents.append(Agent(name, model, claude))
+        parent, child = agents
+        tmux = stack.enter_context(tmux_server(claude_root))
+        for agent in agents:
+            await trio.to_thread.run_sync(spawn, tmux, agent, hub_config)
+            await trio.to_thread.run_sync(tmux.wait_for, agent.pane, "? for shortcuts")
+        asked = await hub.call(
+            "event/post",
+            {"kind": "child-question", "from": "main.kid",
+             "message": "Should I define the JWT types locally?"},
+        )  # fmt: skip
+        answered = await hub.call(
+            "agent/answer", {"agent": "main.kid", "message": "Yes, locally.", "from": "main"}
+        )
+        for agent in agents:
+            await trio.to_thread.run_sync(tmux.wait_for, agent.pane, "Noted.")
+        context = dump(agents, tmux)
+
+    assert asked["delivery"]["state"] == "delivered", asked
+    assert answered["delivery"]["state"] == "delivered", answered
+    assert prompts(parent.model.requests[-1]) == [asked["text"]], context
+    assert asked["text"] == (
+        "[QUESTION from kid] Should I define the JWT types locally?\n"
+        'Reply with: answer_question agent=main.kid message="..."'
+    )
+    assert prompts(child.model.requests[-1]) == ["[ANSWER from main] Yes, locally."], context
+
+
 # --- the dialog guard ------------------------------------------------------------------
 
 PROCEED = "Do you want to proceed?"
