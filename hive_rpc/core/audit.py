@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
+from hive_rpc.core.claude_code import ALLOW, ALLOW_PROJECT, ALLOW_SESSION, DENY
 from hive_rpc.core.prompt import Action, Kind, Prompt, Status
 from hive_rpc.core.rules import Rule, main_argument
 from hive_rpc.core.terminal_text import one_line
@@ -33,9 +34,9 @@ DEFAULT_LIMIT = 100
 MAX_LIMIT = MAX_ENTRIES
 SUMMARY_CHARS = 200
 
-ALLOWING = ("allow", "allow for this session", "always allow in this project")
-"""The answers of a permission prompt that allow (the hook's choices, cli/hook.py)."""
-DENYING = ("deny",)
+ALLOWING = (ALLOW, ALLOW_SESSION, ALLOW_PROJECT)
+"""The answers of a permission prompt that allow (core/claude_code.py's choices)."""
+DENYING = (DENY,)
 
 Source = Literal["human", "rule"]
 Decision = Literal["allow", "deny", "answer", "none"]
@@ -44,8 +45,9 @@ Claude Code's own questions); ``none`` when nobody decided (declined, dismissed,
 expired, withdrawn: Claude Code then asks in its own dialog)."""
 
 _HEAD = re.compile(r" wants to (?:run|use) (?P<tool>[A-Za-z_][A-Za-z0-9_-]*): (?P<summary>.*)$")
-"""The first line of the hook's question: "Claude Code in ~/src/app (session 3f2a)
-wants to run Bash: npm test" (cli/hook.py, permission_ask)."""
+"""The first line of a permission prompt's question: "Claude Code in ~/src/app (session
+3f2a) wants to run Bash: npm test" (core/claude_code.py, for the hook and the MCP tool
+approve alike)."""
 
 
 @dataclass(frozen=True, slots=True)
