@@ -1,16 +1,22 @@
 """Agora relays into the real Claude Code's TUI (issue 15, section 4).
 
 The relay promises that a dialogue turn lands in the agent's input and is submitted.
-Here the agent is the real ``claude`` (2.1.328), interactive, in panes of a private
-tmux server, each started the way docs/agora.md tells a human to start one,
-``hive-rpc spawn NAME -- claude ...`` (the pane registers itself from inside, so no
-consent prompt), with its MCP server registered under its ling name (``hive-rpc mcp
+Here the agent is the real ``claude`` (2.1.328), interactive, started the way
+docs/agora.md tells a human to start one: ``hive-rpc spawn NAME -- claude ...`` in a
+window of a private tmux server (the pane registers itself from inside, so no consent
+prompt), or ``hive-rpc spawn NAME --emacs -- claude ...`` in a vterm buffer of a real
+``emacs -nw``, with its MCP server registered under its ling name (``hive-rpc mcp
 --agent NAME --tools ask,agora``). Each talks to its own scripted model
-(scripted_model.py), whose recorded requests show exactly what reached the agent: a
-relayed turn must arrive as the agent's next user message, once, whole, with the
-context template; the model then answers with ``mcp__hive-rpc__agora_dispatch``
-(after ``ToolSearch``: MCP tools are deferred in Claude Code) and the relay carries
-that turn to the other agent, until consensus."""
+(scripted_model.py), whose recorded requests show exactly what reached the agent.
+
+- Two sessions reach consensus: each relayed turn reaches its receiver once, whole,
+  with the context template, and the model answers with
+  ``mcp__hive-rpc__agora_dispatch`` (after ``ToolSearch``: MCP tools are deferred).
+- The same into a vterm buffer, through the Emacs delivery path.
+- Claude Code's own dialogs (the permission dialog, the AskUserQuestion menu) hold a
+  turn until the human has answered them, in tmux and in vterm.
+- A turn typed while Claude Code works reaches the model in the running turn.
+- A child's question and its parent's answer are each the receiver's prompt."""
 
 from __future__ import annotations
 
