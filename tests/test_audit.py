@@ -92,6 +92,9 @@ def test_a_permission_prompt_closing_is_an_entry_a_question_is_not() -> None:
         "project": None,
     }
     assert AuditEntry.from_record(entry.record()) == entry
+    for bad in ({}, {"id": "x", "at": "soon"}, {"id": "x", "at": 1.0}, ["x"]):
+        with pytest.raises(ValueError, match="not an audit entry"):
+            AuditEntry.from_record(bad)
     declined = lifecycle.respond(asked, answer=None, by="vscode", action=Action.DECLINE, now=1001)
     assert from_prompt(declined).decision == "none"  # type: ignore[union-attr]
     expired = from_prompt(lifecycle.expire(asked, now=1300.0))
@@ -202,6 +205,9 @@ async def test_the_store_keeps_only_the_newest_entries(hub: HubService, client: 
     kept = await client.call("audit/list", {})
     assert [e["summary"] for e in kept] == ["/f2", "/f3", "/f4"]
     assert len(await hub.registry.store.documents(AUDIT_DOC)) == 3
+    # a document that is no entry (by hand, a future version) is skipped, not fatal
+    await hub.registry.store.put_document(AUDIT_DOC, "odd", {"id": "odd", "at": "never"})
+    assert await client.call("audit/list", {}) == kept
 
 
 async def test_a_rule_from_a_prompt_names_it_and_must_agree_with_its_answer(

@@ -50,6 +50,10 @@ _HEAD = re.compile(r" wants to (?:run|use) (?P<tool>[A-Za-z_][A-Za-z0-9_-]*): (?
 approve alike)."""
 
 
+class UnreadableEntry(ValueError):
+    """A stored document that is no audit entry (written by hand, or by another version)."""
+
+
 @dataclass(frozen=True, slots=True)
 class AuditEntry:
     """One decision.  Field names are the wire names (docs/protocol.md, audit/list)."""
@@ -88,8 +92,18 @@ class AuditEntry:
         return {name: getattr(self, name) for name in _FIELD_NAMES}
 
     @classmethod
-    def from_record(cls, body: Mapping[str, Any]) -> AuditEntry:
-        return cls(**{k: v for k, v in body.items() if k in _FIELD_NAMES})
+    def from_record(cls, body: object) -> AuditEntry:
+        """The entry a store kept; UnreadableEntry when ``body`` is none (no string id, no
+        numeric time, a field missing)."""
+        if not isinstance(body, Mapping) or not isinstance(body.get("id"), str):
+            raise UnreadableEntry("not an audit entry: no id")
+        at = body.get("at")
+        if isinstance(at, bool) or not isinstance(at, int | float):
+            raise UnreadableEntry("not an audit entry: no time (at)")
+        try:
+            return cls(**{k: v for k, v in body.items() if k in _FIELD_NAMES})
+        except TypeError as e:
+            raise UnreadableEntry(f"not an audit entry: {e}") from None
 
 
 _FIELD_NAMES = tuple(f.name for f in fields(AuditEntry))
@@ -200,6 +214,7 @@ __all__ = [
     "MAX_ENTRIES",
     "MAX_LIMIT",
     "AuditEntry",
+    "UnreadableEntry",
     "from_prompt",
     "from_rule",
     "human_decision",

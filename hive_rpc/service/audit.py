@@ -20,6 +20,7 @@ from hive_rpc.core.audit import (
     MAX_ENTRIES,
     MAX_LIMIT,
     AuditEntry,
+    UnreadableEntry,
     from_prompt,
     select,
     to_prune,
@@ -53,9 +54,20 @@ class AuditTrail:
         that both records and ingests (two hubs seeing one prompt close) is logged
         once."""
 
+    async def _read(self) -> list[AuditEntry]:
+        """Every entry in the store; a document that is no entry (written by hand, or
+        by a future hive-rpc) is skipped and logged, never a failure of the trail."""
+        entries = []
+        for body in await self._store.documents(AUDIT_DOC):
+            try:
+                entries.append(AuditEntry.from_record(body))
+            except UnreadableEntry as e:
+                log.warning("audit: skipping an unreadable entry %.80r: %s", body, e)
+        return entries
+
     async def _known(self) -> dict[str, float]:
         if self._ages is None:
-            ages = {str(d["id"]): float(d["at"]) for d in await self._store.documents(AUDIT_DOC)}
+            ages = {e.id: e.at for e in await self._read()}
             if self._ages is None:  # another record() read them meanwhile: keep its
                 self._ages = ages
         return self._ages
@@ -96,8 +108,7 @@ class AuditTrail:
     async def entries(self, *, since: float | None, limit: int) -> list[AuditEntry]:
         """The newest ``limit`` entries at or after ``since``, oldest first, as the
         store has them (a shared store: every hub's)."""
-        found = [AuditEntry.from_record(d) for d in await self._store.documents(AUDIT_DOC)]
-        return select(found, since=since, limit=limit)
+        return select(await self._read(), since=since, limit=limit)
 
 
 def trail(hub: HubService) -> AuditTrail:
