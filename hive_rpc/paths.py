@@ -33,6 +33,9 @@ SOCKET_NAME = "hub.sock"
 DB_NAME = "prompts.sqlite3"
 LOG_NAME = "hub.log"
 APPROVER_TOKEN_NAME = "approver-token"
+EPC_TOKEN_NAME = "epc-token"
+"""The EPC face's token file in the data dir (``hive-rpc epc``): a client that read it
+passes ``auth`` and, through that face, answers as an approver."""
 
 
 class InsecurePath(RuntimeError):

@@ -84,8 +84,14 @@ def test_project_writes_the_server_and_the_hooks(dirs: tuple[Path, Path]) -> Non
         {"hooks": [{"type": "command", "command": hook, "timeout": 10}]}
     ]
     assert settings["permissions"]["allow"] == ["mcp__hive-rpc"]
-    token = home / ".local" / "share" / "hive-rpc" / "approver-token"
-    assert settings["permissions"]["deny"] == [f"Read(/{token})", f"Edit(/{token})"]
+    data = home / ".local" / "share" / "hive-rpc"
+    token, epc = data / "approver-token", data / "epc-token"  # each makes an approver
+    assert settings["permissions"]["deny"] == [
+        f"Read(/{token})",
+        f"Edit(/{token})",
+        f"Read(/{epc})",
+        f"Edit(/{epc})",
+    ]
     assert settings["enabledMcpjsonServers"] == ["hive-rpc"]
     assert not (home / ".claude.json").exists()  # the project's files only
     assert f"{project / '.mcp.json'}: written" in done.stdout

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from hive_rpc.cli.exits import EXIT_OK, EXIT_REFUSED, CliError
-from hive_rpc.paths import approver_token_file, default_data_dir
+from hive_rpc.paths import EPC_TOKEN_NAME, approver_token_file, default_data_dir
 
 SERVER_NAME = "hive-rpc"
 """The MCP server's name, so its tools are ``mcp__hive-rpc__TOOL``."""
@@ -179,13 +179,23 @@ def _union(existing: object, add: Sequence[str], what: str) -> list[Any]:
     return [*existing, *(x for x in add if x not in existing)]
 
 
-def deny_rules(token_file: Path) -> list[str]:
-    """Claude Code rules denying its file tools the approver token (Edit covers every
-    tool that writes files; ``//`` starts an absolute path in its rule syntax, a
-    single ``/`` is relative to the settings file).  With Claude Code's sandbox on,
-    its Read denials bind the sandboxed Bash too."""
-    path = "/" + str(token_file.absolute())
-    return [f"Read({path})", f"Edit({path})"]
+def approver_files(data_dir: Path) -> list[Path]:
+    """The files whose contents make a client an approver: the approver token, and
+    the EPC token (``hive-rpc epc`` proves itself for every client that passed its
+    ``auth``, docs/security.md)."""
+    return [approver_token_file(data_dir), data_dir / EPC_TOKEN_NAME]
+
+
+def deny_rules(secret_files: Sequence[Path]) -> list[str]:
+    """Claude Code rules denying its file tools the files that make an approver (Edit
+    covers every tool that writes files; ``//`` starts an absolute path in its rule
+    syntax, a single ``/`` is relative to the settings file).  With Claude Code's
+    sandbox on, its Read denials bind the sandboxed Bash too."""
+    rules = []
+    for secret in secret_files:
+        path = "/" + str(secret.absolute())
+        rules += [f"Read({path})", f"Edit({path})"]
+    return rules
 
 
 def sandbox_missing() -> str | None:
@@ -291,12 +301,12 @@ def plan(
     home: Path,
     command: Sequence[str],
     options: Sequence[str],
-    token_file: Path,
+    secret_files: Sequence[Path],
     sandbox: bool = False,
 ) -> list[Change]:
     """Every file setup would write, merged, checked before any is written."""
     hook = shlex.join([*command, "hook", "claude-code", *options])
-    deny = deny_rules(token_file)
+    deny = deny_rules(secret_files)
     entry = mcp_entry(command, options)
     if project is not None:
         servers_path, settings_path, private = project / ".mcp.json", project / ".claude", False
@@ -376,7 +386,7 @@ def setup(args: argparse.Namespace) -> int:
         home=Path.home(),
         command=hive_rpc_command(),
         options=hub_options(args.hub_socket, args.hub_data_dir),
-        token_file=approver_token_file(data_dir.absolute()),
+        secret_files=approver_files(data_dir.absolute()),
         sandbox=not args.no_sandbox and missing is None,
     )
     if args.print:

@@ -39,14 +39,14 @@ from hive_rpc.backends import Backend, open_remote_backend
 from hive_rpc.core.errors import HiveError
 from hive_rpc.dispatch import dispatch
 from hive_rpc.faces.accept_loop import connection_cap, serve_bounded
-from hive_rpc.paths import load_token, private_dir
+from hive_rpc.paths import EPC_TOKEN_NAME, load_token, private_dir
 from hive_rpc.protocol import epc
 from hive_rpc.rpc_connection import FrameWriter
 from hive_rpc.service import METHODS
 
 log = logging.getLogger(__name__)
 
-TOKEN_NAME = "epc-token"
+TOKEN_NAME = EPC_TOKEN_NAME
 HOST = "127.0.0.1"
 MAX_IN_FLIGHT = 64
 """Calls one connection may have running at once; more get ``return-error``."""
