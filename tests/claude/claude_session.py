@@ -76,6 +76,11 @@ class ClaudeHome:
             ANTHROPIC_API_KEY=API_KEY,
             CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
             DISABLE_AUTOUPDATER="1",
+            # claude -p sends its first model request without waiting for its MCP
+            # servers by default (read from 2.1.328): on a busy machine hive-rpc mcp
+            # (about 1 s to start) misses it and the model sees no tools until a later
+            # turn. The tests read requests, so Claude Code waits for its servers.
+            MCP_CONNECTION_NONBLOCKING="0",
         )
         return env
 

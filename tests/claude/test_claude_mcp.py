@@ -34,16 +34,6 @@ POLL = "mcp__hive-rpc__hivemind_poll"
 QUESTION = "Which database should the cache use?"
 
 
-@pytest.fixture(autouse=True)
-def wait_for_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``claude -p`` sends its first model request without waiting for its MCP
-    servers by default (``MCP_CONNECTION_NONBLOCKING``, read from 2.1.328): on a busy
-    machine ``hive-rpc mcp`` (about 1 s to start, loading the MCP SDK) then misses it,
-    and the model sees neither the server's instructions nor its tools until a later
-    turn. The tests read the first request, so Claude Code waits for the server."""
-    monkeypatch.setenv("MCP_CONNECTION_NONBLOCKING", "0")
-
-
 def register(claude: Any, socket: Path, scope: str = "local") -> None:
     """docs/mcp.md's command, with the absolute path and the test hub's socket; the
     ``project`` scope writes the project's ``.mcp.json`` instead of ``~/.claude.json``."""
