@@ -60,6 +60,10 @@ ALL = "all"
 """Names every group."""
 DEFAULT_GROUPS = frozenset({"ask"})
 GROUP_OF: Mapping[str, str] = {tool: group for group, tools in GROUPS.items() for tool in tools}
+COMPOSITE_TOOLS = frozenset({"approve"})
+"""The tools that run several methods (``approve``: rule/check, hive/ask, hive/await,
+rule/add), so no one row of the method table names them; every other tool is its
+row's ``Method.mcp``."""
 
 
 def parse_groups(text: str) -> frozenset[str]:
