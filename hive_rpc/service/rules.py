@@ -109,7 +109,6 @@ async def remove(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     doc="The rule that answers this tool use ({decision, rule}), or null: ask the human. "
     "Deny wins over allow.  A rule found is a decision: recorded in the audit trail "
     "(audit/list) before it is returned.",
-    retryable=True,
 )
 async def check(hub: HubService, p: dict[str, Any]) -> dict[str, Any] | None:
     started = hub.registry.now()
