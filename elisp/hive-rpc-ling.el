@@ -351,9 +351,7 @@ else return the buffer."
       (user-error "Give the command the ling runs"))
     (when (get-buffer buffer-name)
       (user-error "Buffer %s exists already" buffer-name))
-    (let ((buffer (if (require 'vterm nil t)
-                      (hive-rpc-ling--vterm buffer-name words)
-                    (hive-rpc-ling--term buffer-name words))))
+    (let ((buffer (hive-rpc-ling--start name buffer-name words)))
       (pop-to-buffer buffer)
       (if (not wait)
           (progn (hive-rpc-register-ling name buffer) buffer)
@@ -364,6 +362,21 @@ else return the buffer."
 
 (defvar vterm-shell)
 (declare-function vterm "ext:vterm" (&optional arg))
+
+(defun hive-rpc-ling--start (name buffer-name words &optional make)
+  "Return a new terminal buffer BUFFER-NAME running WORDS as the ling NAME.
+MAKE makes it, given BUFFER-NAME and WORDS: by default a vterm
+buffer when the vterm package is installed, else a term buffer.  The
+program gets HIVE_RPC_LING=NAME in its environment: an Emacs buffer
+is no terminal its hooks could name (as tmux's TMUX_PANE names a
+pane), so this is how `hive-rpc hook claude-code' in it finds the
+ling it reports for."
+  (let ((process-environment (cons (concat "HIVE_RPC_LING=" name)
+                                   process-environment)))
+    (funcall (or make (if (require 'vterm nil t)
+                          #'hive-rpc-ling--vterm
+                        #'hive-rpc-ling--term))
+             buffer-name words)))
 
 (defun hive-rpc-ling--vterm (buffer-name words)
   "Return a new vterm buffer BUFFER-NAME running the program WORDS."

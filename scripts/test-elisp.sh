@@ -8,9 +8,12 @@ EMACS=${EMACS:-emacs}
 bash scripts/lint-elisp.sh
 echo "== ERT elisp/test/hive-rpc-tests.el"
 "$EMACS" --batch -Q -L elisp -l elisp/test/hive-rpc-tests.el -f ert-run-tests-batch-and-exit
-# The ling suite reuses the hub fixture of hive-rpc-tests.el; run only its own tests.
+# The ling suite reuses the hub fixture of hive-rpc-tests.el; run only its own tests,
+# with Debian's elpa-vterm on the load-path when installed (its spawned buffers).
 echo "== ERT elisp/test/hive-rpc-ling-tests.el"
-"$EMACS" --batch -Q -L elisp -L elisp/test -l elisp/test/hive-rpc-ling-tests.el \
+VTERM=()
+for dir in /usr/share/emacs/site-lisp/elpa/vterm-*; do [ -d "$dir" ] && VTERM=(-L "$dir"); done
+"$EMACS" --batch -Q -L elisp -L elisp/test "${VTERM[@]}" -l elisp/test/hive-rpc-ling-tests.el \
     --eval '(ert-run-tests-batch-and-exit "\\`hive-rpc-ling-tests-")'
 # The minibuffer suite reuses the hub fixture of hive-rpc-tests.el too.
 echo "== ERT elisp/test/hive-rpc-minibuffer-tests.el"

@@ -234,6 +234,36 @@ Return (result . VALUE), or (error CODE MESSAGE) when refused."
               (hive-rpc-tests--wait-for (lambda () (= (length offers) 2))))
           (advice-remove 'jsonrpc-async-request record))))))
 
+(ert-deftest hive-rpc-ling-tests-start-names-the-ling ()
+  "A spawned ling's program finds its name in HIVE_RPC_LING.
+In a term buffer and, when vterm is on the `load-path', in a vterm buffer."
+  (dolist (make (cons #'hive-rpc-ling--term
+                      (and (require 'vterm nil t) (list #'hive-rpc-ling--vterm))))
+    (let* ((dir (file-name-as-directory (make-temp-file "hive-rpc-ling" t)))
+           (out (expand-file-name "env" dir))
+           (buffer nil))
+      (unwind-protect
+          (progn
+            (setq buffer (hive-rpc-ling--start
+                          "main.e" "*ling main.e*"
+                          (list "sh" "-c" (format "printf %%s \"$HIVE_RPC_LING\" > %s"
+                                                  (shell-quote-argument out)))
+                          make))
+            (with-timeout (10 (ert-fail (format "%s wrote no %s" make out)))
+              (while (not (and (file-exists-p out)
+                               (> (file-attribute-size (file-attributes out)) 0)))
+                (accept-process-output nil 0.05)))
+            (should (equal (with-temp-buffer
+                             (insert-file-contents out)
+                             (buffer-string))
+                           "main.e"))
+            (should-not (getenv "HIVE_RPC_LING")))
+        (when (buffer-live-p buffer)
+          (let ((process (get-buffer-process buffer)))
+            (when process (set-process-query-on-exit-flag process nil)))
+          (kill-buffer buffer))
+        (delete-directory dir t)))))
+
 (ert-deftest hive-rpc-ling-tests-register-needs-a-terminal ()
   "Refuse to register a buffer that is not a terminal, or a bad name."
   (with-temp-buffer
