@@ -677,11 +677,7 @@ class Agora:
             await ticket.done.wait()
         if ticket.result is not None:
             return await self._settle(ling, ticket.result, dialogue_id, turn)
-        why = (
-            f"held: the terminal shows {ticket.held}; it is typed once that is answered"
-            if ticket.held is not None
-            else "held: the terminal is busy"
-        )
+        why = f"held: {ticket.held}" if ticket.held is not None else "held: the terminal is busy"
         delivery = {"state": "queued", "ling": name, "reason": why}
         await self._record_delivery(dialogue_id, turn, delivery)
 

@@ -28,7 +28,7 @@ class Terminal:
 
     async def check(self) -> TargetState:
         await self.answer.wait()
-        return TargetState(alive=True, tail="> ", command="claude")
+        return TargetState(alive=True, tail="\u276f ", command="claude")  # its prompt
 
     async def type_text(self, text: str) -> None:
         await trio.lowlevel.checkpoint()

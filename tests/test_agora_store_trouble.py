@@ -62,7 +62,7 @@ class HeldTerminal:
     async def check(self) -> TargetState:
         await trio.lowlevel.checkpoint()
         if self.free.is_set():
-            return TargetState(alive=True, tail="ling> ", command="claude")
+            return TargetState(alive=True, tail="\u276f ", command="claude")  # its prompt
         return TargetState(
             alive=True,
             tail="Bash command\n  make deploy\nDo you want to proceed?",

@@ -37,7 +37,7 @@ import trio
 
 from hive_rpc.core.ling import SHELL_REFUSED, is_shell
 from hive_rpc.relay.target import DeliveryError, Target
-from hive_rpc.relay.text import dialog_in, prepare
+from hive_rpc.relay.text import dialog_in, prepare, starting_in
 
 STOPPED = "the relay stopped before this message was typed"
 HOLD_RETRY_S = 2.0
@@ -75,8 +75,9 @@ class Ticket:
     allow_shell: bool = False
     """Type even while a shell runs in the target (the human said so)."""
     held: str | None = None
-    """While the target shows a dialog that holds this message: what it is (``a 'Do
-    you want to proceed?' prompt``), so a waiting sender can be told why."""
+    """While a dialog on the target (or its program still starting) holds this
+    message: why, in words for the waiting sender (``the terminal shows a 'Do you
+    want to proceed?' prompt; it is typed once that is answered``)."""
     done: trio.Event = field(default_factory=trio.Event)
     result: DeliveryResult | None = None
 
@@ -226,13 +227,18 @@ class Relay:
                         address,
                     )
                 dialog = dialog_in(state.tail, cursor_line=state.cursor_line)
-                ticket.held = dialog
-                if dialog is None:
+                starting = starting_in(state.command, state.tail)
+                if dialog is not None:
+                    ticket.held = f"the terminal shows {dialog}; it is typed once that is answered"
+                elif starting is not None:
+                    ticket.held = f"{starting}; it is typed once the program is ready"
+                else:
+                    ticket.held = None
                     break
                 if attempts >= self.hold_attempts:
+                    why = f"the pane shows a dialog ({dialog})" if dialog else str(starting)
                     return _failed(
-                        f"the pane shows a dialog ({dialog}); not typed into; "
-                        f"tried {attempts} times",
+                        f"{why}; not typed into; tried {attempts} times",
                         attempts,
                         address,
                     )

@@ -103,6 +103,25 @@ DIALOG_PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+CLAUDE_CODE_STARTING = "Claude Code shows no input box yet (starting)"
+_CLAUDE_CODE_PROMPT = re.compile(r"^\s*\u276f", re.MULTILINE)  # its prompt, or a menu
+
+
+def starting_in(command: str | None, tail: str) -> str | None:
+    """Why the program ``command`` cannot take a message yet, going by its last lines
+    ``tail``, or None when it can (or is no program known to need the wait).
+
+    Claude Code (2.1.328) reads its terminal before its input box is up, takes a
+    paste arriving then as keystrokes (its bracketed paste is not on yet) and the
+    Enter after it as part of that paste: the message sits unsent in its input while
+    the sender was told it was delivered.  Its screen always has its prompt, or a
+    menu's cursor, at the start of a line (U+276F) once it takes input; until then
+    ``claude`` is starting."""
+    if command != "claude" or _CLAUDE_CODE_PROMPT.search(strip_controls(tail)):
+        return None
+    return CLAUDE_CODE_STARTING
+
+
 def dialog_in(tail: str, *, cursor_line: int | None = None) -> str | None:
     """A short description of the dialog the last lines of ``tail`` show, or None.
 
@@ -134,10 +153,12 @@ def dialog_in(tail: str, *, cursor_line: int | None = None) -> str | None:
 
 
 __all__ = [
+    "CLAUDE_CODE_STARTING",
     "DIALOG_LINES",
     "DIALOG_PATTERNS",
     "MAX_MESSAGE_BYTES",
     "MessageTooLarge",
     "dialog_in",
     "prepare",
+    "starting_in",
 ]

@@ -457,6 +457,44 @@ async def spawn_in_emacs(
     return press
 
 
+async def test_a_turn_relayed_while_claude_code_starts_is_submitted(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """A turn relayed at once after ``hive-rpc spawn`` returns, while Claude Code is
+    still starting (no input box yet, its bracketed paste not yet on): it took the
+    paste as keystrokes and the Enter after it as part of the paste, so the turn sat
+    unsent in its input while the sender was told ``delivered``. The relay holds the
+    turn until Claude Code's input box shows; then it is the next prompt."""
+    with ExitStack() as stack:
+        model = stack.enter_context(scripted_model(acknowledges))
+        claude = claude_home(claude_bin, claude_root / "main.c", model.base_url)
+        agent = Agent("main.c", model, claude)
+        tmux = stack.enter_context(tmux_server(claude_root))
+        await trio.to_thread.run_sync(spawn, tmux, agent, hub_config)
+        d = await hub.call("agora/create", {"topic": TOPIC, "participants": ["main.x", "main.c"]})
+        turn = await hub.call(
+            "agora/dispatch",
+            {"dialogue_id": d["id"], "from": "main.x", "to": "main.c", "signal": "propose",
+             "message": PROPOSAL},
+        )  # fmt: skip
+        try:
+            await trio.to_thread.run_sync(tmux.wait_for, agent.pane, "Noted.", 30)
+        finally:
+            context = dump([agent], tmux)
+        d = await hub.call("agora/status", {"dialogue_id": d["id"]})
+
+    assert turn["delivery"]["state"] in {"delivered", "queued"}, turn
+    if turn["delivery"]["state"] == "queued":
+        assert turn["delivery"]["reason"] == (
+            "held: Claude Code shows no input box yet (starting); it is typed once the "
+            "program is ready"
+        )
+    assert d["turns"][0]["delivery"]["state"] == "delivered", d["turns"]
+    assert d["turns"][0]["delivery"]["attempts"] > 1, d["turns"]  # held, then typed
+    (prompt,) = prompts(model.requests[-1])
+    assert pasted(prompt) == relayed(d, 1), context
+
+
 # --- parents and children -------------------------------------------------------------
 
 

@@ -142,7 +142,9 @@ async def test_by_default_a_dialog_holds_for_as_long_as_a_human_takes(
     answered = FakeTarget(*[DIALOG] * 280, ALIVE)  # the human answers after 9+ minutes
     ticket = relay.submit("ling-a", answered, "your turn")
     await trio.sleep(60)
-    assert ticket.held == "a 'Do you want to proceed?' prompt"
+    assert ticket.held == (
+        "the terminal shows a 'Do you want to proceed?' prompt; it is typed once that is answered"
+    )
     result = await ticket.wait()
     assert result.delivered, result
     assert ticket.held is None
@@ -152,6 +154,29 @@ async def test_by_default_a_dialog_holds_for_as_long_as_a_human_takes(
     assert not result.delivered
     assert result.attempts == 300
     assert trio.current_time() - start == pytest.approx(598.0, abs=1)
+
+
+async def test_claude_code_starting_holds_the_message_until_its_prompt_shows(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    starting = TargetState(alive=True, tail="", command="claude")
+    ready = TargetState(alive=True, tail="\u276f \n  ? for shortcuts", command="claude")
+    relay = Relay(nursery)
+    target = FakeTarget(starting, starting, ready)
+    ticket = relay.submit("ling-a", target, "your turn")
+    await trio.sleep(1)
+    assert ticket.held == (
+        "Claude Code shows no input box yet (starting); it is typed once the program is ready"
+    )
+    result = await ticket.wait()
+    assert result.delivered
+    assert result.attempts == 3
+    assert [text for _, text in target.typed] == ["your turn"]
+    relay = Relay(nursery, hold_attempts=2)
+    result = await relay.deliver("ling-b", FakeTarget(starting), "your turn")
+    assert result.reason == (
+        "Claude Code shows no input box yet (starting); not typed into; tried 2 times"
+    )
 
 
 async def test_a_dead_target_fails_at_once_without_retry(

@@ -9,11 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hive_rpc.relay.text import (
+    CLAUDE_CODE_STARTING,
     DIALOG_LINES,
     MAX_MESSAGE_BYTES,
     MessageTooLarge,
     dialog_in,
     prepare,
+    starting_in,
 )
 
 UNSAFE = re.compile(
@@ -239,3 +241,18 @@ def test_claude_codes_dialog_footers_are_seen_alone(footer: str) -> None:
 )
 def test_claude_codes_ordinary_screens_are_no_dialog(screen: str) -> None:
     assert dialog_in(screen) is None
+
+
+def test_claude_code_takes_input_once_its_prompt_shows() -> None:
+    banner = " \u2590\u259b\u2588\u2588\u2588\u259c\u258c   Claude Code v2.1.328\n\n"
+    prompt = "\u2500\u2500\u2500\n\u276f \n\u2500\u2500\u2500\n  ? for shortcuts"
+    assert starting_in("claude", "") == CLAUDE_CODE_STARTING
+    assert starting_in("claude", "\n  \n") == CLAUDE_CODE_STARTING
+    assert starting_in("claude", banner) == CLAUDE_CODE_STARTING
+    assert starting_in("claude", banner + prompt) is None
+    assert starting_in("claude", ASK_USER_QUESTION) is None  # a menu: dialog_in's to hold
+    assert starting_in("claude", "<frozen runpy>:128: RuntimeWarning: ...\n\n") == (
+        CLAUDE_CODE_STARTING  # what hive-rpc spawn's pane showed before it
+    )
+    assert starting_in("python3", "") is None
+    assert starting_in(None, "") is None

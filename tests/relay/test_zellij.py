@@ -33,7 +33,7 @@ PANES = [
     {"id": 3, "is_plugin": False, "title": "claude", "exited": False, "exit_status": None,
      "pane_command": "claude"},
 ]  # fmt: skip
-SCREEN = "Welcome to the ling\n\n> \n\n"
+SCREEN = "Welcome to the ling\n\n\u276f \n\n"  # Claude Code's prompt: it takes input
 
 
 @dataclass
@@ -111,7 +111,7 @@ async def test_check_uses_the_documented_commands_via_standin(
 ) -> None:
     state = await ZellijTarget("agents:3").check()
     assert state.alive, state.reason
-    assert state.tail == "Welcome to the ling\n\n> "
+    assert state.tail == "Welcome to the ling\n\n\u276f "
     assert state.address is None
     assert standin_zellij.calls() == [
         ["list-sessions", "--no-formatting"],
