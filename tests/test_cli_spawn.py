@@ -121,6 +121,8 @@ async def test_spawn_opens_a_pane_registers_it_and_runs_the_command(
     assert hub.registry.statistics()["pending"] == 0  # the human was not asked
     assert await tmux.run("display-message", "-p", "-t", pane, "#{window_name}") == "auth"
     await ready(record)
+    shown = await tmux.run("capture-pane", "-p", "-t", pane)
+    assert "Warning" not in shown, shown  # the pane shows the ling, not runpy's complaints
     answered = await client.call("agent/answer", {"agent": "main.feature.auth", "message": "go"})
     assert answered["delivery"]["state"] == "delivered", answered
     assert await received(record, 1) == ["[ANSWER from main.feature] go"]

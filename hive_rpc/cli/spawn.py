@@ -5,8 +5,8 @@ The human runs it, so the human consents to the new ling, but the hub cannot tel
 human's ``spawn`` from an agent's request by anything the command says
 (docs/security.md, "Typing into terminals").  What it does trust is a registration
 made from inside the terminal it names: the kernel says the registering process
-runs there.  So the new pane does not start COMMAND directly: it starts this module
-(``python -m hive_rpc.cli.spawn``), which registers the pane from inside it as
+runs there.  So the new pane does not start COMMAND directly: it starts
+``python -m hive_rpc.cli.spawned_pane``, which registers the pane from inside it as
 ``hive-rpc ling register NAME --tmux`` would, then ``exec``s COMMAND in its place
 (same process, same terminal).  No new trust rule: a spawned ling is consented to
 exactly as one registered by hand in its pane.
@@ -32,8 +32,8 @@ import trio
 
 from hive_rpc.cli.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError
 from hive_rpc.cli.render import print_json
-from hive_rpc.client import HubClient, connect_or_start
-from hive_rpc.core.errors import HiveError, InvalidParams
+from hive_rpc.client import HubClient
+from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.ling import check_ling_name, parent_of, short_name
 
 REGISTER_TIMEOUT_S = 30.0
@@ -112,7 +112,7 @@ async def open_pane(
     """A new tmux window (in the current tmux session when run inside tmux, else a new
     session) whose pane registers itself and then runs ``command``; its pane id."""
     inside = [
-        sys.executable, "-m", "hive_rpc.cli.spawn", args.name, str(args.socket),
+        sys.executable, "-m", "hive_rpc.cli.spawned_pane", args.name, str(args.socket),
         str(args.data_dir), args.label or "", channel, *command,
     ]  # fmt: skip
     where = "new-window" if os.environ.get("TMUX") else "new-session"
@@ -180,51 +180,3 @@ async def _git(*args: str, check: bool = True) -> str:
         message = done.stderr.decode("utf-8", "replace").strip()
         raise CliError(f"git {args[0]} failed: {message}", EXIT_REFUSED)
     return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else ""
-
-
-# --- inside the new pane -----------------------------------------------------------
-
-
-async def _register_here(name: str, socket: Path, data_dir: Path, label: str) -> str | None:
-    """Register this pane as ling ``name``; None when done, else why not."""
-    from hive_rpc.cli.commands import _tmux_address
-
-    params: dict[str, Any] = {"name": name, "kind": "tmux", "address": _tmux_address(None)}
-    if label:
-        params["label"] = label
-    try:
-        async with await connect_or_start(socket, data_dir, start=False, timeout_s=30) as c:
-            result = await c.call("ling/register", params)
-    except (HiveError, OSError, CliError) as e:
-        return str(e)
-    if result.get("state") != "registered":
-        return f"the hub did not take it as registered from inside: {result.get('state')}"
-    return None
-
-
-def pane_main(argv: list[str]) -> int:
-    """What the new pane runs: register it, tell ``spawn`` (its wait-for channel),
-    then become the command.  On failure it says why and waits for Enter, so the
-    human can read it before the pane closes."""
-    name, socket, data_dir, label, channel, *command = argv
-    try:
-        failed = trio.run(_register_here, name, Path(socket), Path(data_dir), label)
-    except BaseException as e:  # anything: the waiting spawn must hear back
-        failed = f"{type(e).__name__}: {e}"
-    os.spawnvp(os.P_WAIT, "tmux", ["tmux", "wait-for", "-S", channel])
-    if failed is not None:
-        print(f"hive-rpc spawn: could not register this pane as {name}: {failed}")
-        print("Press Enter to close it.")
-        sys.stdin.readline()
-        return EXIT_REFUSED
-    try:
-        os.execvp(command[0], command)
-    except OSError as e:
-        print(f"hive-rpc spawn: cannot run {command[0]}: {e.strerror or e}")
-        print("Press Enter to close this pane.")
-        sys.stdin.readline()
-        return EXIT_REFUSED
-
-
-if __name__ == "__main__":
-    raise SystemExit(pane_main(sys.argv[1:]))
