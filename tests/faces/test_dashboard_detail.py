@@ -1,0 +1,122 @@
+"""A permission prompt's detail on the dashboard, in Debian's headless Chromium driven
+by Playwright: the real ``hive-rpc hook claude-code`` asks (a Bash command with markup
+in it), the card says "Permission", and the tool's whole input is shown as text in a
+<pre> above the answers, first in the keyboard's order after the skip link: what runs
+is read before it is approved.  Nothing of the agent's text becomes HTML."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from hive_rpc.hub import HubConfig, run_hub
+from hive_rpc.service import HubService
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+TIMEOUT_MS = 15_000
+COMMAND = "echo '<img src=x onerror=alert(1)>' && npm test\nrm -rf build/only-in-the-detail"
+TOOL_INPUT = {"command": COMMAND, "description": "Run the tests"}
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)"
+)
+
+
+def start_hook(config: HubConfig, home: Path) -> subprocess.Popen[bytes]:
+    event = {
+        "session_id": "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10",
+        "cwd": str(home / "app"),
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "Bash",
+        "tool_input": TOOL_INPUT,
+    }
+    stdin = home / "event.json"
+    stdin.write_text(json.dumps(event))
+    where = ["--socket", str(config.socket), "--data-dir", str(config.data_dir)]
+    with stdin.open("rb") as event_file:
+        return subprocess.Popen(
+            [sys.executable, "-m", "hive_rpc", "hook", "claude-code", *where, "--timeout", "60"],
+            stdin=event_file,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "HOME": str(home)},
+        )
+
+
+async def test_a_permission_shows_the_whole_tool_input_as_text_before_the_answers(
+    hub_config: HubConfig, nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    hub_config.http = "127.0.0.1:0"
+    service: HubService = await nursery.start(run_hub, hub_config)
+    base = str(service.info.http_url).removesuffix("/mcp")
+    shots = Path(os.environ.get("HIVE_ARTIFACTS", str(tmp_path)))
+
+    def scenario() -> None:
+        shots.mkdir(parents=True, exist_ok=True)
+        token = Path(str(service.info.token_file)).read_text().strip()
+        hook = start_hook(hub_config, tmp_path)
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+                try:
+                    drive(browser.new_page(viewport={"width": 1000, "height": 900}), token)
+                finally:
+                    browser.close()
+        finally:
+            hook.kill()
+            hook.communicate()
+
+    def drive(page: Any, token: str) -> None:
+        page.set_default_timeout(TIMEOUT_MS)
+        dialogs: list[str] = []
+
+        def on_dialog(dialog: Any) -> None:
+            dialogs.append(dialog.message)
+            dialog.dismiss()
+
+        page.on("dialog", on_dialog)
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"{base}/dashboard?token={token}")
+        page.locator("#connection.live").wait_for()
+
+        card = page.locator("li.prompt", has_text="wants to run Bash")
+        card.wait_for()
+        meta = card.locator(".meta").inner_text()
+        assert meta.startswith("Permission · From claude-code-3f2a9c1d"), meta
+        question = card.locator(".question").inner_text()
+        assert question.endswith("rm -rf build/only-in-the-detail (see detail)"), question
+        pre = card.locator("pre.detail")
+        # The whole input, exactly as the hook sent it, as text: the markup is not HTML.
+        assert pre.text_content() == json.dumps(TOOL_INPUT, indent=2, ensure_ascii=False)
+        assert pre.evaluate("(e) => e.children.length") == 0
+        assert card.locator("img").count() == 0
+        assert pre.get_attribute("aria-label") == "Tool input, in full"
+        # Above the answers, and the first stop of the keyboard after the skip link.
+        first_choice = card.locator("input[type=radio]").first
+        assert first_choice.get_attribute("value") == "allow"
+        before = pre.evaluate(
+            "(e, c) => !!(e.compareDocumentPosition(c) & Node.DOCUMENT_POSITION_FOLLOWING)",
+            first_choice.element_handle(),
+        )
+        assert before is True
+        page.keyboard.press("Tab")
+        page.keyboard.press("Tab")
+        assert page.evaluate("() => document.activeElement.className") == "detail"
+        page.keyboard.press("Tab")
+        assert page.evaluate("() => document.activeElement.value") == "allow"
+        page.screenshot(path=shots / "dashboard-permission-detail.png", full_page=True)
+        assert dialogs == []
+        assert errors == []
+
+    await trio.to_thread.run_sync(scenario)
