@@ -16,6 +16,11 @@ When no session bus is reachable, ``notify-send`` (if installed) shows urgent pr
 without buttons; with neither, the task logs one line and returns.  If the bus goes
 away later, the task logs it and returns: the hub never fails because of the desktop.
 
+A permission prompt (a Claude Code tool use, ``kind`` permission) is shown with its
+one head line and no answer buttons: a notification has no room for the tool's whole
+input (the prompt's ``detail``), and the human approves what runs, not a summary; nor
+is the desktop an approver (docs/security.md).  Its body says where to answer.
+
 Text from agents is never interpreted: control characters and escape sequences are
 stripped, the body's ``&`` and ``<`` are escaped (daemons such as dunst read body
 markup even when they do not advertise ``body-markup``), and the agent's name in the
@@ -48,7 +53,7 @@ from jeepney.io.trio import open_dbus_connection  # type: ignore[import-untyped]
 
 from hive_rpc.activity import Entry
 from hive_rpc.core.errors import HiveError
-from hive_rpc.core.prompt import Prompt
+from hive_rpc.core.prompt import Kind, Prompt
 from hive_rpc.core.terminal_text import one_line, strip_controls
 from hive_rpc.registry import Watch
 from hive_rpc.service import HubService
@@ -90,24 +95,41 @@ def _bus_rule() -> Any:
 # --- what is shown ------------------------------------------------------------
 
 
+PERMISSION_NOTE = "Answer it in your editor, which shows the whole tool input."
+"""Ends a permission prompt's body: the notification carries no answer."""
+
+
+def _is_permission(prompt: Prompt) -> bool:
+    return prompt.kind is Kind.PERMISSION
+
+
 def summary_text(prompt: Prompt) -> str:
-    """``AGENT needs input``, on one line, with no character markup could act on."""
+    """``AGENT needs input`` (``AGENT asks permission``), on one line, with no
+    character markup could act on."""
     name = one_line(prompt.agent_id).translate({ord(c): None for c in "<>&"}) or "an agent"
-    return f"{name} needs input"
+    return f"{name} asks permission" if _is_permission(prompt) else f"{name} needs input"
 
 
 def body_text(prompt: Prompt) -> str:
-    """The question as inert text: no controls, ``&`` and ``<`` escaped, bounded."""
+    """The question as inert text: no controls, ``&`` and ``<`` escaped, bounded; a
+    permission's head line, then where to answer it."""
     text = strip_controls(prompt.question).strip()
     if len(text) > MAX_BODY_CHARS:
         text = text[: MAX_BODY_CHARS - 1] + "…"
+    if _is_permission(prompt):
+        text = f"{text}\n\n{PERMISSION_NOTE}"
     return text.replace("&", "&amp;").replace("<", "&lt;")
+
+
+def answer_choices(prompt: Prompt) -> tuple[str, ...]:
+    """The choices a notification's buttons may answer: none for a permission."""
+    return () if _is_permission(prompt) else (prompt.choices or ())
 
 
 def action_list(prompt: Prompt) -> list[str]:
     """The flat ``[key, label, ...]`` list: one button per choice, then ``default``."""
     actions: list[str] = []
-    for index, choice in enumerate(prompt.choices or ()):
+    for index, choice in enumerate(answer_choices(prompt)):
         actions += [f"{CHOICE_PREFIX}{index}", one_line(choice) or "(empty)"]
     return [*actions, DEFAULT_ACTION, DEFAULT_LABEL]
 
@@ -347,7 +369,7 @@ class _Notifier:
         shown = _Shown(
             notification_id=reply.body[0],
             daemon=reply.header.fields.get(HeaderFields.sender, ""),
-            choices=prompt.choices or (),
+            choices=answer_choices(prompt),
         )
         self._shown[prompt.id] = shown
         self._prompt_of[shown.daemon, shown.notification_id] = prompt.id

@@ -272,6 +272,37 @@ async def test_choosing_a_button_in_the_daemon_answers_the_prompt(
         assert (done["status"], done["answer"], done["by"]) == ("responded", "no", "desktop")
 
 
+PERMISSION = {
+    "question": "Claude Code in ~/src/app (session 3f2a) wants to run Bash: npm test",
+    "choices": ["allow", "allow for this session", "always allow in this project", "deny"],
+    "urgent": True,
+    "agent_id": "claude-code-3f2a9c1d",
+    "kind": "permission",
+    "detail": '{\n  "command": "npm test"\n}',
+}
+
+
+@needs_desktop
+async def test_a_permission_carries_its_head_line_and_no_answer_button(
+    client: HubClient, desktop: Desktop, monitor: Monitor, notifier: None
+) -> None:
+    # The notification has no room for the tool's whole input and the desktop is no
+    # approver: the head line and where to answer, no allow/deny buttons.
+    with trio.fail_after(20):
+        await client.call("hive/ask", PERMISSION)
+        args, note = await monitor.notify()
+        _app, _replaces, _icon, summary, body, actions, hints, _expire = args
+        assert summary == "claude-code-3f2a9c1d asks permission"
+        assert body == (
+            f"{PERMISSION['question']}\n\n"
+            "Answer it in your editor, which shows the whole tool input."
+        )
+        assert actions == ["default", "hive-rpc"]
+        assert hints == {"urgency": ("y", 2)}
+        menu = await desktop.context_menu(pick=None)
+        assert not any(f"[{note},choice:" in line for line in menu), menu
+
+
 @needs_desktop
 async def test_prompt_answered_elsewhere_closes_its_notification(
     client: HubClient, desktop: Desktop, monitor: Monitor, notifier: None
