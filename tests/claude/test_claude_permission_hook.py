@@ -23,7 +23,7 @@ import trio
 from claude_session import ClaudeHome, claude_home
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
 
-from hive_rpc.client import HubClient
+from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 
@@ -65,6 +65,7 @@ async def permission_round(
         install_hook(claude, hub_config.socket, "--timeout", "60")
         async with await HubClient.connect(hub_config.socket) as human:
             await human.call("hive/subscribe", {})
+            assert await prove_approver(human.call) is None  # may answer permissions
             with trio.fail_after(120):
                 async with trio.open_nursery() as nursery:
                     runs: list[Any] = []
@@ -258,6 +259,7 @@ async def test_tui_allow_from_the_editor_runs_with_no_dialog(
         install_hook(claude, hub_config.socket, "--timeout", "60")
         async with await HubClient.connect(hub_config.socket) as human:
             await human.call("hive/subscribe", {})
+            assert await prove_approver(human.call) is None  # may answer permissions
             with claude_tui(claude, claude_root) as tui:
                 await trio.to_thread.run_sync(tui.submit, "make the file")
                 with trio.fail_after(60):
@@ -303,6 +305,7 @@ async def test_tui_claude_codes_own_question_answered_from_the_editor(
         install_hook(claude, hub_config.socket, "--timeout", "60")
         async with await HubClient.connect(hub_config.socket) as human:
             await human.call("hive/subscribe", {})
+            assert await prove_approver(human.call) is None  # may answer permissions
             with claude_tui(claude, claude_root) as tui:
                 await trio.to_thread.run_sync(tui.submit, "ask me")
                 with trio.fail_after(60):
