@@ -72,9 +72,13 @@ async def test_a_permission_shows_the_whole_tool_input_as_text_before_the_answer
                     drive(browser.new_page(viewport={"width": 1000, "height": 900}), token)
                 finally:
                     browser.close()
+            # Withdrawn: the hook gives no decision, so Claude Code asks in its own dialog.
+            printed, _ = hook.communicate(timeout=30)
+            assert (hook.returncode, printed) == (0, b"")
         finally:
-            hook.kill()
-            hook.communicate()
+            if hook.returncode is None:
+                hook.kill()
+                hook.communicate()
 
     def drive(page: Any, token: str) -> None:
         page.set_default_timeout(TIMEOUT_MS)
@@ -102,20 +106,20 @@ async def test_a_permission_shows_the_whole_tool_input_as_text_before_the_answer
         assert pre.evaluate("(e) => e.children.length") == 0
         assert card.locator("img").count() == 0
         assert pre.get_attribute("aria-label") == "Tool input, in full"
-        # Above the answers, and the first stop of the keyboard after the skip link.
-        first_choice = card.locator("input[type=radio]").first
-        assert first_choice.get_attribute("value") == "allow"
-        before = pre.evaluate(
-            "(e, c) => !!(e.compareDocumentPosition(c) & Node.DOCUMENT_POSITION_FOLLOWING)",
-            first_choice.element_handle(),
-        )
-        assert before is True
+        # No answers to give: the page is no approver, so the hub would refuse them
+        # (HTTP 403); the card says where to answer, and may only withdraw it.
+        assert card.locator("input, select, textarea").count() == 0
+        assert card.get_by_role("button", name="Answer").count() == 0
+        assert "Answer this in your editor" in card.locator(".approver-only").inner_text()
+        # The input is the first stop of the keyboard after the skip link, then Withdraw.
         page.keyboard.press("Tab")
         page.keyboard.press("Tab")
         assert page.evaluate("() => document.activeElement.className") == "detail"
         page.keyboard.press("Tab")
-        assert page.evaluate("() => document.activeElement.value") == "allow"
+        assert page.evaluate("() => document.activeElement.textContent") == "Withdraw"
         page.screenshot(path=shots / "dashboard-permission-detail.png", full_page=True)
+        page.keyboard.press("Enter")  # on Withdraw
+        card.wait_for(state="detached")
         assert dialogs == []
         assert errors == []
 

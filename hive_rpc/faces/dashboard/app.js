@@ -348,12 +348,29 @@
     );
     const question = el("p", { className: "question", id: `q-${pid}`, text: record.question });
     const detail = detailBlock(record, pid);
-    const controls = controlsFor(record, form);
-    const answerButton = el("button", { type: "submit", text: "Answer" });
-    const cancelButton = el("button", { type: "button", className: "secondary", text: "Cancel" });
-    cancelButton.setAttribute("aria-label", "Cancel this question");
+    // The page is no approver (its token is the one MCP agents hold: docs/security.md),
+    // so the hub would refuse its answer to a permission request: it offers none.
+    const controls = permission
+      ? {
+          node: el("p", {
+            className: "approver-only",
+            text: "Answer this in your editor, or with hive-rpc answer: only an approver may allow or deny a permission request. Withdrawing it leaves the decision to the agent's own dialog.",
+          }),
+          read: () => {
+            throw new Error("answer permission requests in your editor");
+          },
+        }
+      : controlsFor(record, form);
+    const answerButton = permission ? null : el("button", { type: "submit", text: "Answer" });
+    const cancelButton = el("button", {
+      type: "button",
+      className: "secondary",
+      text: permission ? "Withdraw" : "Cancel",
+    });
+    cancelButton.setAttribute("aria-label", permission ? "Withdraw this permission request" : "Cancel this question");
+    const buttons = [answerButton, cancelButton].filter(Boolean);
     const parts = [meta, question, detail, controls.node];
-    form.append(...parts.filter(Boolean), el("div", { className: "buttons" }, answerButton, cancelButton), error);
+    form.append(...parts.filter(Boolean), el("div", { className: "buttons" }, ...buttons), error);
 
     async function act(path, body, buttons) {
       error.textContent = "";
@@ -377,9 +394,9 @@
         error.textContent = e.message;
         return;
       }
-      act("/api/respond", { id: pid, answer }, [answerButton, cancelButton]);
+      act("/api/respond", { id: pid, answer }, buttons);
     });
-    cancelButton.addEventListener("click", () => act("/api/cancel", { id: pid }, [answerButton, cancelButton]));
+    cancelButton.addEventListener("click", () => act("/api/cancel", { id: pid }, buttons));
 
     // The first change in the form stops the countdown, as in the editors: a
     // half-typed answer is never lost to the deadline.
