@@ -14,8 +14,8 @@ ling register NAME --tmux``) has ``$TMUX_PANE`` and ``$TMUX``, the very values i
 registration was made from, so the ling is the registered tmux ling with this pane's
 address; a Zellij pane's ``$ZELLIJ_SESSION_NAME:$ZELLIJ_PANE_ID`` likewise; and
 ``$HIVE_RPC_LING=NAME`` names it outright (an Emacs buffer, whose environment says
-nothing about the buffer: ``hive-rpc-spawn-ling`` sets it).  A session that is no registered ling, or one without a
-registered parent, posts nothing.
+nothing about the buffer: ``hive-rpc-spawn-ling`` sets it).  A session that is no
+registered ling, or one without a registered parent, posts nothing.
 
 When: ``Stop`` (the main agent finished a turn and waits) and ``SessionEnd``.  One
 turn is reported once: a ``Stop`` by its ``prompt_id``, a ``SessionEnd`` by the last
