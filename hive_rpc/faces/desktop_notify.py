@@ -103,6 +103,14 @@ def _is_permission(prompt: Prompt) -> bool:
     return prompt.kind is Kind.PERMISSION
 
 
+def notify_call(summary: str, body: str, actions: list[str], urgency: int, expire_ms: int) -> Any:
+    """The ``org.freedesktop.Notifications.Notify`` call for a new notification (no
+    icon, replacing none), as the spec orders its arguments."""
+    address = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=BUS_NAME)
+    args = (APP_NAME, 0, "", summary, body, actions, {"urgency": ("y", urgency)}, expire_ms)
+    return new_method_call(address, "Notify", "susssasa{sv}i", args)
+
+
 def summary_text(prompt: Prompt) -> str:
     """``AGENT needs input`` (``AGENT asks permission``), on one line, with no
     character markup could act on."""
@@ -347,22 +355,10 @@ class _Notifier:
     async def _show(self, prompt: Prompt) -> None:
         if not (prompt.urgent and prompt.is_pending) or prompt.id in self._shown:
             return
-        address = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=BUS_NAME)
-        message = new_method_call(
-            address,
-            "Notify",
-            "susssasa{sv}i",
-            (
-                APP_NAME,
-                0,
-                "",
-                summary_text(prompt),
-                body_text(prompt),
-                action_list(prompt),
-                {"urgency": ("y", URGENCY_CRITICAL)},
-                NEVER_EXPIRE,
-            ),
-        )
+        message = notify_call(
+            summary_text(prompt), body_text(prompt), action_list(prompt),
+            URGENCY_CRITICAL, NEVER_EXPIRE,
+        )  # fmt: skip
         reply = await self._call(message, f"Notify for prompt {prompt.id}")
         if reply is None or not reply.body or not isinstance(reply.body[0], int):
             return
@@ -380,21 +376,8 @@ class _Notifier:
 
     async def _show_notice(self, entry: Entry) -> None:
         """Shown once: no buttons, the daemon's own timeout (nothing will close it)."""
-        address = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=BUS_NAME)
-        message = new_method_call(
-            address,
-            "Notify",
-            "susssasa{sv}i",
-            (
-                APP_NAME,
-                0,
-                "",
-                notice_summary(entry),
-                notice_body(entry),
-                [],
-                {"urgency": ("y", URGENCY_NORMAL)},
-                DEFAULT_EXPIRY,
-            ),
+        message = notify_call(
+            notice_summary(entry), notice_body(entry), [], URGENCY_NORMAL, DEFAULT_EXPIRY
         )
         await self._call(message, f"Notify for a notice from {entry.key}")
 
