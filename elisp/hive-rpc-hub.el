@@ -332,34 +332,45 @@ failed recently (see `hive-rpc--start-retry')."
     (insert-file-contents file)
     (string-trim (buffer-string))))
 
-(defun hive-rpc--prove-approver (connection)
+(defun hive-rpc--prove-approver (connection &optional then)
   "Prove on CONNECTION that this Emacs is an approver, unless not wanted.
 Ask `hive/status' for the approver token file, then send its
 contents with `hive/proveApprover'.  A file that cannot be read is
-said once in the echo area: permission prompts are then refused."
-  (when hive-rpc-prove-approver
-    (jsonrpc-async-request
-     connection 'hive/status nil
-     :success-fn
-     (lambda (status)
-       (let ((file (plist-get status :approver_token_file)))
-         ;; Never send the hub any other file than an approver token.
-         (when (and (stringp file)
-                    (equal (file-name-nondirectory file) "approver-token"))
-           (condition-case err
-               (jsonrpc-async-request
-                connection 'hive/proveApprover
-                (list :token (hive-rpc--read-token file))
-                :success-fn (lambda (_) (setq hive-rpc--approver connection))
-                :error-fn (lambda (refused)
-                            (message "hive-rpc: not an approver: %s"
-                                     (hive-rpc--clean (plist-get refused :message)))))
-             (file-error
-              (message "hive-rpc: cannot read the approver token (%s); permission prompts will be refused"
-                       (error-message-string err)))))))
-     :error-fn #'ignore)))
-
-(add-hook 'hive-rpc-connected-functions #'hive-rpc--prove-approver)
+said once in the echo area: permission prompts are then refused.
+Call THEN, with no argument, once the proof is settled: given,
+refused, impossible or not wanted.  `hive-rpc--connect' sends the
+answers kept while the hub was away from THEN, so an answer to a
+permission prompt is not refused for coming before the proof."
+  (let ((settled (lambda (&rest _) (when then (funcall then)))))
+    (if (not hive-rpc-prove-approver)
+        (funcall settled)
+      (jsonrpc-async-request
+       connection 'hive/status nil
+       :success-fn
+       (lambda (status)
+         (let ((file (plist-get status :approver_token_file)))
+           ;; Never send the hub any other file than an approver token.
+           (if (not (and (stringp file)
+                         (equal (file-name-nondirectory file) "approver-token")))
+               (funcall settled)
+             (condition-case err
+                 (jsonrpc-async-request
+                  connection 'hive/proveApprover
+                  (list :token (hive-rpc--read-token file))
+                  :success-fn (lambda (_)
+                                (setq hive-rpc--approver connection)
+                                (funcall settled))
+                  :error-fn (lambda (refused)
+                              (message "hive-rpc: not an approver: %s"
+                                       (hive-rpc--clean (plist-get refused :message)))
+                              (funcall settled))
+                  :timeout-fn settled)
+               (file-error
+                (message "hive-rpc: cannot read the approver token (%s); permission prompts will be refused"
+                         (error-message-string err))
+                (funcall settled))))))
+       :error-fn settled
+       :timeout-fn settled))))
 
 
 (defun hive-rpc--hub-connected ()

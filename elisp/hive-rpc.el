@@ -192,7 +192,11 @@ answers, and connect once it listens."
       (hive-rpc--hub-connected)
       (setq hive-rpc--connection conn
             hive-rpc--state 'connected)
-      (hive-rpc--flush-outbox)
+      ;; The answers kept while the hub was away go once this Emacs has
+      ;; proved it is an approver: some may answer permission prompts.
+      (hive-rpc--prove-approver
+       conn (lambda ()
+              (when (eq conn hive-rpc--connection) (hive-rpc--flush-outbox))))
       ;; Typing that began while the hub was away still stops its countdown.
       (dolist (id hive-rpc--typed)
         (jsonrpc-notify conn 'hive/typing (list :id id)))

@@ -745,6 +745,24 @@ trio.run(ask)"
       (hive-rpc-tests--wait-for (lambda () (null hive-rpc--outbox)))
       (should (equal (hive-rpc-tests--cli "poll" id) '(0 . "allow"))))))
 
+(ert-deftest hive-rpc-tests-kept-permission-answer-waits-for-the-proof ()
+  "An answer to a permission prompt kept while the hub was away lands.
+After reconnecting Emacs sends it once it has proved it is an
+approver again; sent first, the hub refused it and it was lost."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub (:store "sqlite")
+    (hive-rpc-tests--connect)
+    (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--approver hive-rpc--connection)))
+    (let ((id (hive-rpc-tests--ask-permission)))
+      (hive-rpc-tests--arrived id)
+      (hive-rpc-tests--stop-hub)
+      (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'dead)))
+      (hive-rpc--respond id "allow")
+      (hive-rpc-tests--start-hub "sqlite")
+      (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'connected)))
+      (hive-rpc-tests--wait-for (lambda () (null hive-rpc--outbox)))
+      (should (equal (hive-rpc-tests--cli "poll" id) '(0 . "allow"))))))
+
 (ert-deftest hive-rpc-tests-permission-prompt-refused-without-proof ()
   "Without the proof the hub refuses the answer, and Emacs says why."
   (skip-unless (executable-find "python3"))
