@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 import trio
 from claude_session import ClaudeHome, claude_home
+from editor import human_editor, next_prompt
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
 from test_claude_permission_hook import install_hook
 
-from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 
@@ -60,9 +60,7 @@ async def approve_round(
     with scripted_model(script) as model:
         claude = claude_home(claude_bin, claude_root, model.base_url)
         register(claude, hub_config.socket)
-        async with await HubClient.connect(hub_config.socket) as human:
-            assert await prove_approver(human.call) is None
-            await human.call("hive/subscribe", {})
+        async with human_editor(hub_config.socket) as human:
             runs: list[Any] = []
             with trio.fail_after(120):
                 async with trio.open_nursery() as nursery:
@@ -82,9 +80,7 @@ async def approve_round(
                         )
 
                     nursery.start_soon(run_claude)
-                    note = await human.next_notification()
-                    while note.method != "hive/prompt":
-                        note = await human.next_notification()
+                    note = await next_prompt(human)
                     prompt: dict[str, Any] = note.params
                     if answer is not None:
                         await human.call("hive/respond", {"id": prompt["id"], **answer})
@@ -168,9 +164,7 @@ async def test_with_the_hook_installed_too_the_human_is_asked_once(
         claude = claude_home(claude_bin, claude_root, model.base_url)
         register(claude, hub_config.socket)
         install_hook(claude, hub_config.socket, "--timeout", "60")
-        async with await HubClient.connect(hub_config.socket) as human:
-            assert await prove_approver(human.call) is None
-            await human.call("hive/subscribe", {})
+        async with human_editor(hub_config.socket) as human:
             with trio.fail_after(120):
                 async with trio.open_nursery() as nursery:
                     runs: list[Any] = []
@@ -190,9 +184,7 @@ async def test_with_the_hook_installed_too_the_human_is_asked_once(
                         )
 
                     nursery.start_soon(run_claude)
-                    note = await human.next_notification()
-                    while note.method != "hive/prompt":
-                        note = await human.next_notification()
+                    note = await next_prompt(human)
                     await trio.sleep(3)  # as a human takes a moment: both could ask by then
                     await human.call("hive/respond", {"id": note.params["id"], "answer": "allow"})
             assert await human.call("hive/list", {}) == []

@@ -28,9 +28,10 @@ from typing import Any
 import pytest
 import trio
 from claude_session import claude_home
+from editor import human_editor, next_prompt
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
 
-from hive_rpc.client import HubClient, prove_approver
+from hive_rpc.client import HubClient
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 
@@ -179,9 +180,7 @@ async def test_the_hook_outside_the_sandbox_still_proves_and_saves_a_rule(
         claude = claude_home(claude_bin, claude_root, model.base_url)
         (claude.home / ".claude").mkdir(parents=True, exist_ok=True)
         (claude.home / ".claude" / "settings.json").write_text(json.dumps(settings))
-        async with await HubClient.connect(hub_config.socket) as human:
-            await human.call("hive/subscribe", {})
-            assert await prove_approver(human.call) is None
+        async with human_editor(hub_config.socket) as human:
             runs: list[Any] = []
             with trio.fail_after(150):
                 async with trio.open_nursery() as nursery:
@@ -196,9 +195,7 @@ async def test_the_hook_outside_the_sandbox_still_proves_and_saves_a_rule(
                         )
 
                     nursery.start_soon(run_claude)
-                    note = await human.next_notification()
-                    while note.method != "hive/prompt":
-                        note = await human.next_notification()
+                    note = await next_prompt(human)
                     await human.call(
                         "hive/respond",
                         {"id": note.params["id"], "answer": "allow for this session"},

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 import trio
 from claude_session import claude_home
+from editor import next_prompt
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
 
 from hive_rpc.client import HubClient
@@ -97,9 +98,7 @@ async def test_claude_code_asks_async_and_polls_the_answer(
         return [text(f"The human chose {seen['answer']['decision']}.")]
 
     async def human(editor: HubClient) -> None:
-        note = await editor.next_notification()
-        while note.method != "hive/prompt":
-            note = await editor.next_notification()
+        note = await next_prompt(editor)
         seen["prompt"] = note.params
         # answer only once the model has seen it pending
         assert await trio.to_thread.run_sync(polled_pending.wait, 60)

@@ -13,11 +13,11 @@ from typing import Any
 
 import trio
 from claude_session import claude_home
+from editor import human_editor
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
 from test_claude_mcp import ASK, QUESTION, register
 from test_claude_permission_hook import install_hook
 
-from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 
@@ -42,9 +42,7 @@ async def test_mcp_asks_and_permission_requests_are_one_agent(
         claude = claude_home(claude_bin, claude_root, model.base_url)
         register(claude, hub_config.socket)
         install_hook(claude, hub_config.socket, "--timeout", "60")
-        async with await HubClient.connect(hub_config.socket) as human:
-            assert await prove_approver(human.call) is None
-            await human.call("hive/subscribe", {})
+        async with human_editor(hub_config.socket) as human:
             with trio.fail_after(120):
                 async with trio.open_nursery() as nursery:
                     runs: list[Any] = []

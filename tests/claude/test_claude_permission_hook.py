@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 import trio
 from claude_session import ClaudeHome, claude_home
+from editor import human_editor, next_prompt
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
 
-from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 
@@ -63,9 +63,7 @@ async def permission_round(
     with scripted_model(script) as model:
         claude = claude_home(claude_bin, claude_root, model.base_url)
         install_hook(claude, hub_config.socket, "--timeout", "60")
-        async with await HubClient.connect(hub_config.socket) as human:
-            await human.call("hive/subscribe", {})
-            assert await prove_approver(human.call) is None  # may answer permissions
+        async with human_editor(hub_config.socket) as human:
             with trio.fail_after(120):
                 async with trio.open_nursery() as nursery:
                     runs: list[Any] = []
@@ -80,9 +78,7 @@ async def permission_round(
                         )
 
                     nursery.start_soon(run_claude)
-                    note = await human.next_notification()
-                    while note.method != "hive/prompt":
-                        note = await human.next_notification()
+                    note = await next_prompt(human)
                     prompt: dict[str, Any] = note.params
                     await human.call("hive/respond", {"id": prompt["id"], **answer})
             assert await human.call("hive/list", {}) == []
@@ -257,15 +253,11 @@ async def test_tui_allow_from_the_editor_runs_with_no_dialog(
     with scripted_model(touch_once(target)) as model:
         claude = claude_home(claude_bin, claude_root, model.base_url)
         install_hook(claude, hub_config.socket, "--timeout", "60")
-        async with await HubClient.connect(hub_config.socket) as human:
-            await human.call("hive/subscribe", {})
-            assert await prove_approver(human.call) is None  # may answer permissions
+        async with human_editor(hub_config.socket) as human:
             with claude_tui(claude, claude_root) as tui:
                 await trio.to_thread.run_sync(tui.submit, "make the file")
                 with trio.fail_after(60):
-                    note = await human.next_notification()
-                    while note.method != "hive/prompt":
-                        note = await human.next_notification()
+                    note = await next_prompt(human)
                     assert PROCEED not in tui.screen()  # the hook holds the request
                     await human.call("hive/respond", {"id": note.params["id"], "answer": "allow"})
                     while not target.exists():  # noqa: ASYNC110 (another process's file)
@@ -303,15 +295,11 @@ async def test_tui_claude_codes_own_question_answered_from_the_editor(
     with scripted_model(script) as model:
         claude = claude_home(claude_bin, claude_root, model.base_url)
         install_hook(claude, hub_config.socket, "--timeout", "60")
-        async with await HubClient.connect(hub_config.socket) as human:
-            await human.call("hive/subscribe", {})
-            assert await prove_approver(human.call) is None  # may answer permissions
+        async with human_editor(hub_config.socket) as human:
             with claude_tui(claude, claude_root) as tui:
                 await trio.to_thread.run_sync(tui.submit, "ask me")
                 with trio.fail_after(60):
-                    note = await human.next_notification()
-                    while note.method != "hive/prompt":
-                        note = await human.next_notification()
+                    note = await next_prompt(human)
                     assert note.params["choices"] == ["SQLite", "Postgres"]
                     await human.call("hive/respond", {"id": note.params["id"], "answer": "SQLite"})
                 await trio.to_thread.run_sync(tui.wait_for, "done")

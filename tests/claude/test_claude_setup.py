@@ -29,12 +29,13 @@ from typing import Any
 import pytest
 import trio
 from claude_session import ClaudeHome, claude_home
+from editor import human_editor, next_prompt
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
 from test_claude_permission_hook import PROCEED, TUI_ENV, claude_tui, touch_once
 from test_cli_spawn import LING, Tmux, ready, received, spawn, submissions
 from test_cli_spawn import tmux as tmux  # the fixture: a private tmux server
 
-from hive_rpc.client import HubClient, prove_approver
+from hive_rpc.client import HubClient
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 
@@ -149,9 +150,7 @@ async def test_in_the_sandbox_setup_turned_on_bash_reaches_neither_token_nor_hub
         setup_project(claude, hub_config)
         settings = json.loads((claude.project / ".claude" / "settings.json").read_text())
         assert settings["sandbox"] == {"enabled": True}
-        async with await HubClient.connect(hub_config.socket) as human:
-            assert await prove_approver(human.call) is None
-            await human.call("hive/subscribe", {})
+        async with human_editor(hub_config.socket) as human:
             async with trio.open_nursery() as nursery:
                 runs: list[Any] = []
 
@@ -164,9 +163,7 @@ async def test_in_the_sandbox_setup_turned_on_bash_reaches_neither_token_nor_hub
 
                 nursery.start_soon(run)
                 with trio.fail_after(60):
-                    note = await human.next_notification()
-                    while note.method != "hive/prompt":
-                        note = await human.next_notification()
+                    note = await next_prompt(human)
                 assert f'wants to run Bash: cat "$(echo {encoded}' in note.params["question"]
                 await human.call("hive/respond", {"id": note.params["id"], "answer": "allow"})
             asked = [n for n in human.notifications if n.method == "hive/prompt"]
@@ -188,15 +185,11 @@ async def test_tui_permission_reaches_the_hub_through_the_hooks_setup_wrote(
     with scripted_model(touch_once(target)) as model:
         claude = claude_home(claude_bin, claude_root, model.base_url)
         setup_project(claude, hub_config)
-        async with await HubClient.connect(hub_config.socket) as human:
-            assert await prove_approver(human.call) is None
-            await human.call("hive/subscribe", {})
+        async with human_editor(hub_config.socket) as human:
             with claude_tui(claude, claude_root) as tui:
                 await trio.to_thread.run_sync(tui.submit, "make the file")
                 with trio.fail_after(60):
-                    note = await human.next_notification()
-                    while note.method != "hive/prompt":
-                        note = await human.next_notification()
+                    note = await next_prompt(human)
                     assert f"wants to run Bash: touch {target}" in note.params["question"]
                     # With the sandbox on (setup's default here), Claude Code shows its
                     # own dialog while the hook waits (measured on 2.1.328; without the
@@ -217,15 +210,11 @@ async def test_tui_notification_reaches_the_activity_stream(
     with scripted_model(touch_once(target)) as model:
         claude = claude_home(claude_bin, claude_root, model.base_url)
         setup_project(claude, hub_config)
-        async with await HubClient.connect(hub_config.socket) as human:
-            assert await prove_approver(human.call) is None
-            await human.call("hive/subscribe", {})
+        async with human_editor(hub_config.socket) as human:
             with claude_tui(claude, claude_root) as tui:
                 await trio.to_thread.run_sync(tui.submit, "make the file")
                 with trio.fail_after(60):
-                    note = await human.next_notification()
-                    while note.method != "hive/prompt":
-                        note = await human.next_notification()
+                    note = await next_prompt(human)
                     await human.call("hive/respond", {"id": note.params["id"], "action": "decline"})
                     await trio.to_thread.run_sync(tui.wait_for, PROCEED)
                     while not (notices := await _notices(human)):  # noqa: ASYNC110 (no activity subscription on the socket)

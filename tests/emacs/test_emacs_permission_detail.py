@@ -93,7 +93,7 @@ def test_question_mark_shows_the_tool_input_then_the_answer_goes_back(
     finally:
         if hook.poll() is None:
             hook.kill()
-            hook.wait()
+            hook.communicate()  # closes its pipes too
     assert hook.returncode == 0, err
     decision = json.loads(out)["hookSpecificOutput"]["decision"]
     assert decision["behavior"] == "deny"

@@ -111,7 +111,7 @@ def test_show_details_opens_the_whole_input_then_the_answer_goes_back(
     finally:
         if hook.poll() is None:
             hook.kill()
-            hook.wait()
+            hook.communicate()  # closes its pipes too
     assert hook.returncode == 0, err
     decision = json.loads(out)["hookSpecificOutput"]["decision"]
     assert decision["behavior"] == "deny", decision
@@ -145,5 +145,5 @@ def test_the_details_document_is_read_only(window: Window, vscode_hub: Hub) -> N
         assert "EDITED" not in editor_text(window)
     finally:
         hook.kill()
-        hook.wait()
+        hook.communicate()  # closes its pipes too
     assert Path(vscode_hub.socket).exists()
