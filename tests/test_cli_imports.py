@@ -60,3 +60,49 @@ def test_the_probe_sees_what_it_imports(sh: Shell) -> None:
         check=False,
     )
     assert out.stdout.strip() == "True"
+
+
+def test_the_sync_client_imports_no_trio_and_calls_a_real_hub(sh: Shell) -> None:
+    """sync_client.py: a call and a refusal against a running hub, without trio (only
+    an autostart imports client.py's spawn helpers, and trio with them)."""
+    assert sh.run("status").returncode == 0
+    probe = """
+import json, sys
+from pathlib import Path
+from hive_rpc.core.errors import MethodNotFound
+from hive_rpc.sync_client import connect_or_start
+with connect_or_start(Path(sys.argv[1]), Path(sys.argv[2]), timeout_s=10) as c:
+    pid = c.call("hive/status", {})["pid"]
+    try:
+        c.call("hive/noSuchMethod", {})
+        refused = None
+    except MethodNotFound as e:
+        refused = type(e).__name__
+print(json.dumps({"pid": pid, "refused": refused, "trio": "trio" in sys.modules}))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(sh.socket), str(sh.data_dir)],
+        env=sh.env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert out.stdout, out.stderr
+    result = json.loads(out.stdout)
+    assert result == {"pid": sh.hub_pid(), "refused": "MethodNotFound", "trio": False}
+
+
+def test_the_sync_client_says_when_no_hub_answers(sh: Shell) -> None:
+    from hive_rpc.core.errors import HubUnreachable
+    from hive_rpc.sync_client import connect_or_start
+
+    with pytest.raises(HubUnreachable, match="--no-start"):
+        connect_or_start(sh.socket, sh.data_dir, start=False)
+
+
+def test_the_sync_client_autostarts_a_hub(sh: Shell) -> None:
+    from hive_rpc.sync_client import connect_or_start
+
+    with connect_or_start(sh.socket, sh.data_dir, timeout_s=10) as client:
+        assert client.call("hive/status", {})["pid"] == sh.hub_pid()

@@ -16,7 +16,7 @@ LAYERS: list[set[str]] = [
     # the package itself (__version__), pure rules and codecs, paths, small helpers
     {"pkg", "core", "protocol", "paths", "aio_bridge", "reply_waiter", "start_record", "dispatch"},
     {"rpc_connection"},
-    {"store", "relay", "activity", "client"},
+    {"store", "relay", "activity", "client", "sync_client"},
     {"registry", "hub_connection"},
     {"agora"},
     {"service"},

@@ -1,0 +1,208 @@
+"""A blocking client of the hub for one-shot commands (issue 18: fast at the edges).
+
+``hive-rpc status`` makes one request and exits; importing trio for it costs more than
+the request (docs/benchmarks.md, CLI cold start).  This client speaks the same wire, the
+sans-IO JSON-RPC codec of protocol/jsonrpc.py over a plain ``socket``, with a deadline
+per call from socket timeouts, and refuses a socket held by another uid as
+``HubClient.connect`` does.  Notifications that arrive while a call waits are kept
+(``notifications``) for commands that wait on ``hive/await``.
+
+Only the autostart path (``connect_or_start`` when no hub answers) imports
+hive_rpc.client, for ``spawn_hub`` and ``start_failure_cause``: it starts a process
+anyway, and those helpers still live beside the trio client.
+"""
+
+from __future__ import annotations
+
+import collections
+import errno
+import os
+import select
+import socket as socket_module
+import struct
+import time
+from pathlib import Path
+from typing import Any
+
+from hive_rpc.core.errors import HiveError, HubTimeout, HubUnreachable
+from hive_rpc.paths import InsecurePath
+from hive_rpc.protocol.framing import FramingError
+from hive_rpc.protocol.jsonrpc import Endpoint, ErrorResponse, Notification, Response, RpcError
+
+REPLY_MAX_BYTES = 256 << 20
+"""As client.py: replies may be far larger than requests."""
+
+LONG_POLLS = frozenset({"hive/await", "hive/awaitAsk"})
+"""Methods that wait on purpose for their ``timeout_s``: a call's deadline adds it."""
+
+START_TIMEOUT_S = 15.0
+
+
+class SyncHubClient:
+    """One blocking connection to the hub; ``call`` reads until its own reply."""
+
+    def __init__(self, sock: socket_module.socket, path: Path | None = None) -> None:
+        self.path = path
+        self.timeout_s: float | None = None
+        """Give up on a call after this long (``HubTimeout``); None waits for ever."""
+        self.notifications: collections.deque[Notification] = collections.deque()
+        self._sock = sock
+        self._endpoint = Endpoint(max_body=REPLY_MAX_BYTES)
+        self._replies: dict[object, Response | ErrorResponse] = {}
+
+    @classmethod
+    def connect(cls, path: Path) -> SyncHubClient:
+        """A client of the hub on ``path``; InsecurePath if another user's process
+        answers there (it must get neither our answers nor our approver token)."""
+        sock = socket_module.socket(socket_module.AF_UNIX, socket_module.SOCK_STREAM)
+        try:
+            sock.connect(os.fspath(path))
+        except OSError as e:
+            sock.close()
+            if e.errno in (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK):
+                raise HubUnreachable(f"no hub answers on {path}") from None
+            raise
+        owner = socket_peer_uid(sock)
+        if owner is not None and owner != os.getuid():
+            sock.close()
+            raise InsecurePath(
+                f"the process answering on {path} runs as uid {owner}, not as you; "
+                "refusing to use it"
+            )
+        return cls(sock, path)
+
+    def __enter__(self) -> SyncHubClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        self._send(self._endpoint.notify(method, params))
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """The hub's result; HiveError as the hub refused, HubTimeout past the
+        deadline, HubUnreachable if the connection ends first."""
+        msg_id, frame = self._endpoint.request(method, params)
+        deadline = self._deadline(method, params)
+        self._send(frame)
+        while msg_id not in self._replies:
+            self._read(deadline)
+        reply = self._replies.pop(msg_id)
+        if isinstance(reply, ErrorResponse):
+            raise HiveError.from_wire(reply.code, reply.message, reply.data)
+        return reply.result
+
+    def next_notification(self, timeout_s: float | None = None) -> Notification:
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while not self.notifications:
+            self._read(deadline)
+        return self.notifications.popleft()
+
+    def _deadline(self, method: str, params: dict[str, Any] | None) -> float | None:
+        if self.timeout_s is None:
+            return None
+        limit = self.timeout_s
+        waits = (params or {}).get("timeout_s") if method in LONG_POLLS else None
+        if isinstance(waits, int | float) and not isinstance(waits, bool):
+            limit += max(0.0, float(waits))
+        return time.monotonic() + limit
+
+    def _send(self, frame: bytes) -> None:
+        try:
+            self._sock.sendall(frame)
+        except OSError as e:
+            raise HubUnreachable(f"lost the hub: {e}") from None
+
+    def _read(self, deadline: float | None) -> None:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and (left <= 0 or not select.select([self._sock], [], [], left)[0]):
+            where = f"the hub at {self.path}" if self.path is not None else "the hub"
+            raise HubTimeout(f"{where} did not answer in {self.timeout_s:g} s")
+        try:
+            data = self._sock.recv(1 << 16)
+        except OSError as e:
+            raise HubUnreachable(f"lost the hub: {e}") from None
+        if not data:
+            raise HubUnreachable("the hub closed the connection")
+        for msg in self._endpoint.receive_data(data):
+            if isinstance(msg, FramingError):
+                raise HubUnreachable(f"lost the hub: {msg}")
+            if isinstance(msg, Notification):
+                self.notifications.append(msg)
+            elif isinstance(msg, Response | ErrorResponse):
+                self._replies[msg.id] = msg
+            elif isinstance(msg, RpcError):
+                raise HubUnreachable(f"lost the hub: unreadable reply ({msg.message})")
+
+
+def socket_peer_uid(sock: socket_module.socket) -> int | None:
+    """The uid at the other end of a Unix socket (``SO_PEERCRED``), None where the
+    platform does not say."""
+    option = getattr(socket_module, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    try:
+        raw = sock.getsockopt(socket_module.SOL_SOCKET, option, struct.calcsize("3i"))
+    except OSError:
+        return None
+    return int(struct.unpack("3i", raw)[1])
+
+
+def connect_or_start(
+    socket: Path,
+    data_dir: Path,
+    *,
+    start: bool = True,
+    extra_args: list[str] | None = None,
+    timeout_s: float | None = None,
+) -> SyncHubClient:
+    """As client.connect_or_start, blocking: connect, or start a detached hub first."""
+    try:
+        client = SyncHubClient.connect(socket)
+    except HubUnreachable:
+        if not start:
+            raise HubUnreachable(f"no hub answers on {socket} (and --no-start was given)") from None
+        client = _start_and_connect(socket, data_dir, extra_args)
+    client.timeout_s = timeout_s
+    return client
+
+
+def _start_and_connect(socket: Path, data_dir: Path, extra_args: list[str] | None) -> SyncHubClient:
+    from hive_rpc import start_record
+    from hive_rpc.client import spawn_hub, start_failure_cause
+    from hive_rpc.paths import LOG_NAME
+
+    if extra_args is None:  # start it again as it was last started (start_record.py)
+        last = start_record.for_autostart(socket, data_dir)
+        if last is not None:
+            data_dir, extra_args = last.data_dir, last.serve_args
+    read_fd, log_offset = spawn_hub(socket, data_dir, extra_args)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    timed_out = False
+    try:
+        while True:  # until the child closes its end of the pipe: ready, or dead
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read_fd], [], [], left)[0]:
+                timed_out = True
+                break
+            if not os.read(read_fd, 64):
+                break
+    finally:
+        os.close(read_fd)
+    if not timed_out:
+        try:
+            return SyncHubClient.connect(socket)
+        except HubUnreachable:
+            pass
+    log = data_dir / LOG_NAME
+    cause = start_failure_cause(log, log_offset)
+    if timed_out:
+        why = f"it did not come up within {START_TIMEOUT_S:g} s"
+        why += f" (its last words: {cause})" if cause else ""
+    else:
+        why = cause or "it exited without saying why"
+    raise HubUnreachable(f"could not start a hub on {socket}: {why}; log: {log}")
