@@ -32,6 +32,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
     ("hostile", [], ["-n", "3", "--fill", "50", "--pending", "5000"]),
     ("cli_cold_start", [], ["--rounds", "3"]),
     ("permission_roundtrip", [], ["--rounds", "2"]),
+    ("mcp_cold_start", [], ["--rounds", "2"]),
 ]
 ALIASES = {"mcp": "mcp_roundtrip", "epc": "epc_calls", "lsp": "lsp_roundtrip"}
 """Short names --only also accepts."""

@@ -1,0 +1,86 @@
+"""What ``hive-rpc mcp`` imports (issue 18): every agent session starts one, and
+today it imports the MCP SDK and trio (0.7-1.4 s before ``initialize`` is answered,
+bench/mcp_cold_start.py).  Once it is a thin stdio relay to an MCP session served in
+the hub, its process should load neither.
+
+The probe runs ``main(["mcp", ...])`` in a fresh interpreter against a real hub, has
+it answer an ``initialize``, closes stdin and prints, to stderr at exit (stdout is the
+MCP stream), the heavy modules found in ``sys.modules``.  Marked
+``xfail(strict=True)`` while ``hive-rpc mcp`` still runs the SDK itself: the day the
+relay lands the test passes, the strict mark fails, and the mark comes off.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from cli_support import Shell
+
+HEAVY = ("trio", "mcp", "mcp_types", "pydantic", "jeepney", "hive_rpc.hub", "hive_rpc.faces")
+"""Modules a relay never needs: the event loop, the SDK and its models, D-Bus, the hub."""
+
+PROBE = """
+import atexit, json, sys
+heavy = json.loads(sys.argv[1])
+atexit.register(lambda: print(json.dumps(sorted(m for m in sys.modules if m in heavy)),
+                              file=sys.stderr))
+from hive_rpc.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
+}
+
+
+def _mcp_session_imports(sh: Shell) -> tuple[dict[str, object], list[str]]:
+    """The ``initialize`` answer and the heavy modules the process had loaded."""
+    argv = [sys.executable, "-c", PROBE, json.dumps(HEAVY), "mcp", "--no-start"]
+    argv += ["--socket", str(sh.socket), "--agent", "probe"]
+    proc = subprocess.Popen(
+        argv, env=sh.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    proc.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+    proc.stdin.flush()
+    answer = json.loads(proc.stdout.readline())
+    proc.stdin.close()
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    proc.wait(30)
+    proc.stdout.close()
+    proc.stderr.close()
+    return answer, json.loads(err.decode().strip().splitlines()[-1])
+
+
+def _session(sh: Shell) -> tuple[dict[str, object], list[str]]:
+    assert sh.run("status").returncode == 0  # autostarts the hub the probe talks to
+    return _mcp_session_imports(sh)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 18: hive-rpc mcp still runs the MCP SDK on trio")
+def test_mcp_answers_initialize_without_the_sdk_or_trio(sh: Shell) -> None:
+    answer, loaded = _session(sh)
+    assert answer["id"] == 1
+    assert "result" in answer
+    assert loaded == []
+
+
+def test_the_probe_sees_the_sdk_today(sh: Shell) -> None:
+    """The probe is no blind spot: the SDK and trio that ``hive-rpc mcp`` loads today
+    show up, and ``initialize`` is answered through it."""
+    answer, loaded = _session(sh)
+    assert answer["id"] == 1
+    assert "result" in answer
+    assert {"trio", "mcp"} <= set(loaded)
