@@ -139,9 +139,15 @@ def migrate(db: sqlite3.Connection, path: Path) -> int:
     return found
 
 
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+"""One encoder for every write: ``json.dumps`` with ``separators`` builds a new
+``JSONEncoder`` per call, half the cost of a record's encoding (issue 18).  Same
+options as before, so the same bytes."""
+
+
 def _dump(prompt: Prompt) -> str:
     # ASCII escapes keep any string Python can hold storable, lone surrogates included.
-    return json.dumps(prompt.to_record(), separators=(",", ":"))
+    return _ENCODE(prompt.to_record())
 
 
 class SqliteStore:
@@ -397,7 +403,7 @@ class SqliteStore:
 
     async def put_document(self, kind: str, key: str, body: dict[str, Any]) -> None:
         await self._room_to_write()
-        text = json.dumps(body, separators=(",", ":"))
+        text = _ENCODE(body)
         self._write(
             "INSERT INTO documents (kind, key, body) VALUES (?,?,?) "
             "ON CONFLICT (kind, key) DO UPDATE SET body = excluded.body",
