@@ -1,0 +1,39 @@
+"""An agent's MCP session outlives a restart of the hub (issue 18): the hub is killed
+between two tool calls of one MCP SDK client session over ``hive-rpc mcp``, and the
+second call works, against a hub ``hive-rpc mcp`` started again itself.  The ask made
+before the kill is still there (the sqlite store).  True of today's stdio face (its
+RemoteBackend reconnects); it must stay true of the relay, which replays the client's
+``initialize`` to a new in-hub session."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+import trio
+from cli_support import Shell
+from mcp import Client, StdioServerParameters
+
+
+async def test_a_tool_call_after_the_hub_restarts_works(sh: Shell) -> None:
+    assert sh.run("status").returncode == 0
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "hive_rpc", "mcp", "--agent", "restarted"],
+        env=dict(sh.env),
+    )
+    async with Client(params, mode="legacy") as client:
+        asked = await client.call_tool("hivemind_ask_async", {"question": "Still there?"})
+        assert not asked.is_error, asked.content
+        assert asked.structured_content is not None
+        ask_id = asked.structured_content["ask_id"]
+        old = sh.hub_pid()
+        os.kill(old, signal.SIGKILL)
+        await trio.to_thread.run_sync(sh.wait_hub_gone)
+        with trio.fail_after(20):
+            polled = await client.call_tool("hivemind_poll", {"ask_id": ask_id})
+        assert not polled.is_error, polled.content
+        assert polled.structured_content is not None
+        assert polled.structured_content["status"] == "pending"
+    assert sh.hub_pid() != old
