@@ -5,9 +5,9 @@ the hub, its process should load neither.
 
 The probe runs ``main(["mcp", ...])`` in a fresh interpreter against a real hub, has
 it answer an ``initialize``, closes stdin and prints, to stderr at exit (stdout is the
-MCP stream), the heavy modules found in ``sys.modules``.  Marked
-``xfail(strict=True)`` while ``hive-rpc mcp`` still runs the SDK itself: the day the
-relay lands the test passes, the strict mark fails, and the mark comes off.
+MCP stream), the heavy modules found in ``sys.modules``.  Today it finds the SDK and
+trio; the relay's test (the same probe, finding none of ``HEAVY``) comes with the
+relay, and this one then fails and goes.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import json
 import subprocess
 import sys
 
-import pytest
 from cli_support import Shell
 
 HEAVY = ("trio", "mcp", "mcp_types", "pydantic", "jeepney", "hive_rpc.hub", "hive_rpc.faces")
@@ -67,14 +66,6 @@ def _mcp_session_imports(sh: Shell) -> tuple[dict[str, object], list[str]]:
 def _session(sh: Shell) -> tuple[dict[str, object], list[str]]:
     assert sh.run("status").returncode == 0  # autostarts the hub the probe talks to
     return _mcp_session_imports(sh)
-
-
-@pytest.mark.xfail(strict=True, reason="issue 18: hive-rpc mcp still runs the MCP SDK on trio")
-def test_mcp_answers_initialize_without_the_sdk_or_trio(sh: Shell) -> None:
-    answer, loaded = _session(sh)
-    assert answer["id"] == 1
-    assert "result" in answer
-    assert loaded == []
 
 
 def test_the_probe_sees_the_sdk_today(sh: Shell) -> None:
