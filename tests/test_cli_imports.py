@@ -2,9 +2,8 @@
 round trip, so its process should load no event loop and none of the hub's modules.
 
 Each case runs ``main([...])`` in a fresh interpreter against a real hub and prints the
-heavy modules found in ``sys.modules`` afterwards.  Marked ``xfail(strict=True)`` while
-the one-shot commands still run on trio's ``HubClient``: the day they move to a
-synchronous client the test passes, the strict mark fails, and the mark comes off.
+heavy modules found in ``sys.modules`` afterwards (``status`` runs on sync_client.py;
+before cli/oneshot.py it loaded trio).
 """
 
 from __future__ import annotations
@@ -42,7 +41,6 @@ def _loaded_by(sh: Shell, *args: str) -> dict[str, object]:
     return result
 
 
-@pytest.mark.xfail(strict=True, reason="issue 18: one-shot commands still import trio")
 def test_status_imports_no_event_loop_and_no_hub(sh: Shell) -> None:
     assert sh.run("status").returncode == 0  # autostarts the hub the probe talks to
     result = _loaded_by(sh, "status", "--no-start", "--socket", str(sh.socket))

@@ -16,16 +16,15 @@ such as ``hive-rpc status`` loads neither the hub nor a face nor the MCP SDK.
 from __future__ import annotations
 
 import argparse
+import importlib
+import inspect
 import logging
 import os
 import sys
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-import trio
-
 from hive_rpc import __version__
-from hive_rpc.cli.commands import LIST_PAGE, _tmux_address
 from hive_rpc.cli.exits import (
     EXIT_BROKEN_PIPE,
     EXIT_CANCELLED,
@@ -43,8 +42,7 @@ from hive_rpc.cli.exits import (
     remote_error_code,
 )
 from hive_rpc.cli.parser import build_parser
-from hive_rpc.client import HubUnreachable
-from hive_rpc.core.errors import HiveError
+from hive_rpc.core.errors import HiveError, HubUnreachable
 from hive_rpc.core.terminal_text import strip_controls
 from hive_rpc.paths import InsecurePath, default_data_dir, default_socket
 
@@ -98,9 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=getattr(args, "log_level", "WARNING").upper(),
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
-    func: Callable[[argparse.Namespace], Coroutine[Any, Any, int]] = args.func
     try:
-        return trio.run(func, args)
+        return _run(args.func, args)
     except BaseException as raised:
         error = _sole_leaf(raised)
         if isinstance(error, KeyboardInterrupt):
@@ -125,6 +122,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"hive-rpc: {strip_controls(str(error))}", file=sys.stderr)
         return code
+
+
+def _run(where: str, args: argparse.Namespace) -> int:
+    """Import the command's module only now (``module:function``, parser.py), so a
+    one-shot command loads what it runs; trio only for a coroutine function."""
+    module, name = where.split(":")
+    func: Callable[[argparse.Namespace], Any] = getattr(importlib.import_module(module), name)
+    if not inspect.iscoroutinefunction(func):
+        code: int = func(args)
+        return code
+    import trio
+
+    result: int = trio.run(func, args)
+    return result
+
+
+def __getattr__(name: str) -> Any:
+    """``LIST_PAGE`` and ``_tmux_address`` live in commands.py, loaded on first use."""
+    if name in ("LIST_PAGE", "_tmux_address"):
+        from hive_rpc.cli import commands
+
+        return getattr(commands, name)
+    raise AttributeError(name)
 
 
 def _sole_leaf(error: BaseException) -> BaseException:

@@ -25,7 +25,9 @@ from hive_rpc.cli.exits import (
     CliError,
     outcome_code,
 )
-from hive_rpc.cli.render import describe, methods_text, print_json, status_text, table
+from hive_rpc.cli.oneshot import hub_timeout as hub_timeout
+from hive_rpc.cli.parser import HUB_TIMEOUT_S as HUB_TIMEOUT_S
+from hive_rpc.cli.render import describe, methods_text, print_json, table
 from hive_rpc.client import HubClient, HubUnreachable, connect_or_start, prove_approver
 from hive_rpc.core.errors import HiveError, InvalidParams, NotAnApprover
 from hive_rpc.core.prompt import DEFAULT_AGENT, Ask
@@ -35,8 +37,6 @@ WAIT_CHUNK_S = 600.0
 """``--wait`` long-polls in chunks of this many seconds."""
 WAIT_RECONNECTS = 3
 """Consecutive lost connections ``--wait`` survives before giving up (exit 4)."""
-HUB_TIMEOUT_S = 30.0
-"""How long a command waits for the hub's answer to one call (``--hub-timeout``)."""
 LIST_PAGE = 1000
 """Records ``list`` asks for per call (the hub's ``list_page`` limit)."""
 
@@ -46,11 +46,6 @@ async def client_for(args: argparse.Namespace) -> HubClient:
     return await connect_or_start(
         args.socket, args.data_dir, start=not args.no_start, timeout_s=hub_timeout(args)
     )
-
-
-def hub_timeout(args: argparse.Namespace) -> float:
-    seconds: float = getattr(args, "hub_timeout", HUB_TIMEOUT_S)
-    return seconds
 
 
 def _as_agent(agent: str | None, **params: Any) -> dict[str, Any]:
@@ -302,27 +297,6 @@ async def cmd_event(args: argparse.Namespace) -> int:
         reason = f" ({one_line(d['reason'])})" if d.get("reason") else ""
         print(f"{args.kind} to {result['to']}: {d['state']}{reason}")
     return EXIT_OK if result["delivery"]["state"] in ("delivered", "queued") else EXIT_REFUSED
-
-
-async def cmd_status(args: argparse.Namespace) -> int:
-    try:
-        hub, started = await HubClient.connect(args.socket), False
-        hub.timeout_s = hub_timeout(args)
-    except HubUnreachable:  # start one (or say why not): but say so, one asked for a status
-        hub, started = await client_for(args), True
-    async with hub as client:
-        status = await client.call("hive/status")
-    if started:
-        print(
-            f"hive-rpc: no hub was running; started one (stop it with `kill {status['pid']}`; "
-            "`hive-rpc status --no-start` checks without starting one)",
-            file=sys.stderr,
-        )
-    if args.json:
-        print_json(status)
-    else:
-        print(status_text(status))
-    return EXIT_OK
 
 
 def method_table() -> dict[str, Any]:

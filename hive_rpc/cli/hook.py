@@ -32,6 +32,7 @@ import trio
 from hive_rpc.cli.commands import HUB_TIMEOUT_S
 from hive_rpc.cli.exits import EXIT_OK
 from hive_rpc.cli.hook_events import other_event
+from hive_rpc.cli.parser import HOOK_TIMEOUT_S
 from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.core import claude_code
 from hive_rpc.core.claude_code import (
@@ -53,9 +54,8 @@ from hive_rpc.core.terminal_text import strip_controls
 CLAUDE_CODE_HOOK_TIMEOUT_S = 600.0
 """Claude Code's default timeout for a command hook (its hooks reference; measured on
 2.1.328: a PermissionRequest hook still running is killed after 600 s)."""
-DEFAULT_TIMEOUT_S = 540.0
-"""How long the hook waits for the human by default: below Claude Code's own limit,
-so the hook withdraws its question and exits before it is killed."""
+DEFAULT_TIMEOUT_S = HOOK_TIMEOUT_S
+"""How long the hook waits for the human by default (defined with the parser's options)."""
 CLEANUP_S = 5.0
 """How long withdrawing an unanswered question may take once the wait is over."""
 SUMMARY_CHARS = claude_code.SUMMARY_CHARS

@@ -3,7 +3,9 @@
 The option defaults come from the modules that own them (the hub's retention, the MCP
 tool groups), imported only when the parser is built for ``serve`` or ``mcp`` (or for
 every command: ``--help``, the docs test): ``hive-rpc list`` parses its own options
-without loading the hub or a face.
+without loading the hub or a face.  Each command's ``func`` is a ``"module:function"``
+string the dispatcher (cli/__init__.py) imports only once it runs that command, so
+``status`` loads cli/oneshot.py and not the trio commands beside it.
 """
 
 from __future__ import annotations
@@ -12,28 +14,17 @@ import argparse
 from pathlib import Path
 
 from hive_rpc import __version__
-from hive_rpc.cli.commands import (
-    HUB_TIMEOUT_S,
-    cmd_answer,
-    cmd_ask,
-    cmd_cancel,
-    cmd_event,
-    cmd_ling,
-    cmd_list,
-    cmd_methods,
-    cmd_poll,
-    cmd_status,
-)
-from hive_rpc.cli.decisions import cmd_audit, cmd_rules
-from hive_rpc.cli.hook import DEFAULT_TIMEOUT_S as HOOK_TIMEOUT_S
-from hive_rpc.cli.hook import cmd_hook
-from hive_rpc.cli.serving import cmd_doctor, cmd_epc, cmd_lsp, cmd_mcp, cmd_serve
-from hive_rpc.cli.setup import cmd_setup
-from hive_rpc.cli.spawn import cmd_spawn
 from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.messages import EVENT_KINDS
 from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S, check_name
 from hive_rpc.paths import NotLoopback, parse_bind
+
+HUB_TIMEOUT_S = 30.0
+"""How long a command waits for the hub's answer to one call (``--hub-timeout``)."""
+HOOK_TIMEOUT_S = 540.0
+"""How long the hook waits for the human by default: below Claude Code's own limit
+(hook.py CLAUDE_CODE_HOOK_TIMEOUT_S), so the hook withdraws its question and exits
+before it is killed."""
 
 HEAVY_OPTIONS = ("serve", "mcp")
 """Commands whose options' defaults live in heavy modules (the hub, the faces)."""
@@ -154,7 +145,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     if wants["serve"]:
         _serve_options(p)
-    p.set_defaults(func=cmd_serve)
+    p.set_defaults(func="hive_rpc.cli.serving:cmd_serve")
 
     p = sub.add_parser("ask", parents=[client], help="ask a question; prints its id")
     p.add_argument("question")
@@ -171,29 +162,29 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--agent", default="cli", help="agent id to ask as (default: cli)")
     p.add_argument("--task-id", help="correlation id carried with the prompt")
     p.add_argument("--wait", action="store_true", help="block until answered; print the answer")
-    p.set_defaults(func=cmd_ask)
+    p.set_defaults(func="hive_rpc.cli.commands:cmd_ask")
 
     p = sub.add_parser("poll", parents=[client], help="show a prompt's status or answer")
     p.add_argument("id")
     p.add_argument("--agent", help="poll as this agent (sees only its own prompts)")
     p.add_argument("--wait", action="store_true", help="block until it is closed")
-    p.set_defaults(func=cmd_poll)
+    p.set_defaults(func="hive_rpc.cli.commands:cmd_poll")
 
     p = sub.add_parser("answer", parents=[client], help="answer a pending prompt")
     p.add_argument("id")
     p.add_argument("value", nargs="?", help="the answer (JSON for schema prompts)")
     p.add_argument("--by", help="who answers (default: human)")
     p.add_argument("--decline", action="store_true", help="decline instead of answering")
-    p.set_defaults(func=cmd_answer)
+    p.set_defaults(func="hive_rpc.cli.commands:cmd_answer")
 
     p = sub.add_parser("list", parents=[client], help="list pending prompts")
     p.add_argument("--agent", help="only this agent's prompts")
-    p.set_defaults(func=cmd_list)
+    p.set_defaults(func="hive_rpc.cli.commands:cmd_list")
 
     p = sub.add_parser("cancel", parents=[client], help="withdraw a pending prompt")
     p.add_argument("id")
     p.add_argument("--agent", help="cancel as this agent (only its own prompts)")
-    p.set_defaults(func=cmd_cancel)
+    p.set_defaults(func="hive_rpc.cli.commands:cmd_cancel")
 
     p = sub.add_parser(
         "mcp",
@@ -202,7 +193,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     if wants["mcp"]:
         _mcp_options(p)
-    p.set_defaults(func=cmd_mcp)
+    p.set_defaults(func="hive_rpc.cli.serving:cmd_mcp")
 
     p = sub.add_parser(
         "epc",
@@ -212,7 +203,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument(
         "--port", type=_port, default=0, help="TCP port on 127.0.0.1 (default 0: pick a free one)"
     )
-    p.set_defaults(func=cmd_epc)
+    p.set_defaults(func="hive_rpc.cli.serving:cmd_epc")
 
     p = sub.add_parser(
         "lsp",
@@ -232,7 +223,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         metavar="PID",
         help="accepted and ignored: the server exits when its input closes",
     )
-    p.set_defaults(func=cmd_lsp)
+    p.set_defaults(func="hive_rpc.cli.serving:cmd_lsp")
 
     p = sub.add_parser("ling", help="register the terminals agents run in (for Agora relays)")
     lings = p.add_subparsers(dest="ling_command", required=True, metavar="COMMAND")
@@ -250,13 +241,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         action="store_true",
         help="type into it even while a shell (not an agent) runs there",
     )
-    q.set_defaults(func=cmd_ling)
+    q.set_defaults(func="hive_rpc.cli.commands:cmd_ling")
     q = lings.add_parser("list", parents=[client], help="list lings")
     q.add_argument("--check", action="store_true", help="also check that each terminal is alive")
-    q.set_defaults(func=cmd_ling)
+    q.set_defaults(func="hive_rpc.cli.commands:cmd_ling")
     q = lings.add_parser("remove", parents=[client], help="forget a ling")
     q.add_argument("name")
-    q.set_defaults(func=cmd_ling)
+    q.set_defaults(func="hive_rpc.cli.commands:cmd_ling")
 
     p = sub.add_parser(
         "event",
@@ -274,7 +265,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     p.add_argument("--comments", type=int, metavar="N", help="how many review comments")
     p.add_argument("--url", help="a link for the parent")
-    p.set_defaults(func=cmd_event)
+    p.set_defaults(func="hive_rpc.cli.commands:cmd_event")
 
     p = sub.add_parser(
         "spawn",
@@ -296,7 +287,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     p.add_argument("--label", help="what events call it (default: the name's last part)")
     p.add_argument("program", nargs="*", metavar="COMMAND", help="what to run there, after --")
-    p.set_defaults(func=cmd_spawn)
+    p.set_defaults(func="hive_rpc.cli.spawn:cmd_spawn")
 
     p = sub.add_parser("hook", help="an agent's hook command: Claude Code's permission requests")
     hooks = p.add_subparsers(dest="hook_command", required=True, metavar="AGENT")
@@ -313,7 +304,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help=f"how long to wait for the human (default {HOOK_TIMEOUT_S:g}: below Claude Code's "
         "600 s hook timeout); then print nothing, so Claude Code asks itself",
     )
-    q.set_defaults(func=cmd_hook)
+    q.set_defaults(func="hive_rpc.cli.hook:cmd_hook")
 
     p = sub.add_parser(
         "setup", help="register the hub with an agent: Claude Code's MCP server and hooks"
@@ -356,7 +347,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         type=Path,
         help="a hub data dir to write into the commands (also where the approver token is)",
     )
-    q.set_defaults(func=cmd_setup)
+    q.set_defaults(func="hive_rpc.cli.setup:cmd_setup")
 
     p = sub.add_parser(
         "rules", help="answer rules: permission requests a rule allows or denies for you"
@@ -377,12 +368,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="in this directory and below (the default, with the current directory)",
     )
     scope.add_argument("--global", dest="glob", action="store_true", help="everywhere")
-    q.set_defaults(func=cmd_rules)
+    q.set_defaults(func="hive_rpc.cli.decisions:cmd_rules")
     q = rules.add_parser("list", parents=[client], help="list the rules, oldest first")
-    q.set_defaults(func=cmd_rules)
+    q.set_defaults(func="hive_rpc.cli.decisions:cmd_rules")
     q = rules.add_parser("remove", parents=[client], help="remove a rule")
     q.add_argument("id")
-    q.set_defaults(func=cmd_rules)
+    q.set_defaults(func="hive_rpc.cli.decisions:cmd_rules")
 
     p = sub.add_parser(
         "audit",
@@ -395,16 +386,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="only decisions since then: 30m, 2h, 7d, or 2026-11-24, 2026-11-24T10:00, 10:00",
     )
     p.add_argument("--limit", type=int, default=100, metavar="N", help="the newest N (default 100)")
-    p.set_defaults(func=cmd_audit)
+    p.set_defaults(func="hive_rpc.cli.decisions:cmd_audit")
 
     p = sub.add_parser("status", parents=[client], help="show the hub's paths and counts")
-    p.set_defaults(func=cmd_status)
+    p.set_defaults(func="hive_rpc.cli.oneshot:cmd_status")
 
     p = sub.add_parser(
         "methods", help="the hub's method table: names, params, docs (no hub needed)"
     )
     p.add_argument("--json", action="store_true", help="print the table as JSON")
-    p.set_defaults(func=cmd_methods)
+    p.set_defaults(func="hive_rpc.cli.commands:cmd_methods")
 
     p = sub.add_parser(
         "doctor",
@@ -418,7 +409,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "the old file is kept)",
     )
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
-    p.set_defaults(func=cmd_doctor)
+    p.set_defaults(func="hive_rpc.cli.serving:cmd_doctor")
     return parser
 
 
