@@ -164,4 +164,6 @@ async def test_spawn_refuses_a_bad_name_and_a_missing_command(
     empty = await spawn(hub_config, tmux, "main.x")
     assert empty.returncode == 2
     assert b"give the command to run after --" in empty.stderr
-    assert await tmux.run("list-windows", "-a", "-F", "#{window_name}") == "sleep"
+    # No window opened: only the fixture's own (its name, set by tmux's automatic
+    # rename from the command it runs, may still be "tmux" on a busy machine).
+    assert len((await tmux.run("list-windows", "-a", "-F", "#{window_id}")).splitlines()) == 1
