@@ -5,8 +5,9 @@ response, keeping any notifications that arrive meanwhile for ``next_notificatio
 Use one client per concurrent caller.
 
 ``connect_or_start`` is the emacsclient/gpg-agent behaviour: if no hub answers on
-the socket, start one in the background and wait for it to say it is ready (on a
-pipe: no polling), then connect.
+the socket, start one in the background (hub_start.py, shared with the blocking
+client of the one-shot commands) and wait for it to say it is ready (on a pipe: no
+polling), then connect.
 """
 
 from __future__ import annotations
@@ -14,10 +15,8 @@ from __future__ import annotations
 import collections
 import errno
 import os
-import re
 import socket as socket_module
 import struct
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -28,18 +27,14 @@ from hive_rpc import start_record
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.errors import HubTimeout as HubTimeout  # re-exported: callers catch them here
 from hive_rpc.core.errors import HubUnreachable as HubUnreachable
-from hive_rpc.paths import (
-    APPROVER_TOKEN_NAME,
-    LOG_NAME,
-    InsecurePath,
-    prepare_socket_dir,
-    private_dir,
-    read_token,
-)
+from hive_rpc.hub_start import START_TIMEOUT_S as START_TIMEOUT_S
+from hive_rpc.hub_start import spawn_hub as spawn_hub  # re-exported for the trio callers
+from hive_rpc.hub_start import start_failure_cause as start_failure_cause
+from hive_rpc.hub_start import why_not_started
+from hive_rpc.paths import APPROVER_TOKEN_NAME, LOG_NAME, InsecurePath, read_token
 from hive_rpc.protocol.jsonrpc import ErrorResponse, Notification, Response, RpcError
 from hive_rpc.rpc_connection import RpcConnection
 
-START_TIMEOUT_S = 15.0
 REPLY_MAX_BYTES = 256 << 20
 """Replies may be far larger than requests (``hive/list`` of many long questions)."""
 
@@ -186,80 +181,6 @@ def hub_closed(why: str) -> HubUnreachable:
     return HubUnreachable(f"lost the hub: {why}")
 
 
-def spawn_hub(socket: Path, data_dir: Path, extra_args: list[str] | None = None) -> tuple[int, int]:
-    """Start ``hive-rpc serve`` in its own session, logging to the data dir.
-
-    Returns the read end of a pipe the child closes once it listens (or dies), and
-    the log's size before the child started: what follows is this start's own output.
-    posix_spawn rather than Popen: the hub outlives us, so there is no child object
-    to wait on or to warn about at exit.  ``setsid`` puts it in a session of its own,
-    so the starter's terminal hanging up, or its process group being killed (Emacs
-    exiting, a shell closing), does not reach it, as with ``emacs --daemon``.
-    """
-    # The hub leaves our working directory (it goes to /, so it holds no directory
-    # busy and a relative path cannot mean another place later): absolute paths.
-    socket, data_dir = socket.absolute(), data_dir.absolute()
-    prepare_socket_dir(socket)
-    private_dir(data_dir)
-    read_fd, write_fd = os.pipe()
-    log_fd = os.open(data_dir / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        log_offset = os.fstat(log_fd).st_size
-        os.set_inheritable(write_fd, True)
-        argv = [
-            sys.executable,
-            # -P: no working directory on sys.path, or a client run inside some other
-            # checkout (any folder holding a hive_rpc/) would start that code's hub.
-            "-P",
-            "-m",
-            "hive_rpc",
-            "serve",
-            "--socket",
-            os.fspath(socket),
-            "--data-dir",
-            os.fspath(data_dir),
-            "--ready-fd",
-            str(write_fd),
-            *(extra_args or []),
-        ]
-        os.posix_spawn(
-            sys.executable,
-            argv,
-            os.environ,
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_DUP2, log_fd, 1),
-                (os.POSIX_SPAWN_DUP2, log_fd, 2),
-            ],
-            setsid=True,
-        )
-    finally:
-        os.close(write_fd)
-        os.close(log_fd)
-    return read_fd, log_offset
-
-
-_ERROR_LINE = re.compile(
-    r"^hive-rpc: |\b(ERROR|CRITICAL)\b|^[A-Za-z_][\w.]*(Error|Exception|Exit)\b"
-)
-
-
-def start_failure_cause(log: Path, offset: int) -> str | None:
-    """The last error line the hub wrote to ``log`` after ``offset`` (this start's
-    own output, not an older hub's), else its last line, else None."""
-    try:
-        with log.open("rb") as f:
-            f.seek(offset)
-            text = f.read(1 << 20).decode(errors="replace")
-    except OSError:
-        return None
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    errors = [line for line in lines if _ERROR_LINE.search(line)]
-    if not (errors or lines):
-        return None
-    return (errors or lines)[-1].removeprefix("hive-rpc: ")
-
-
 async def start_and_connect(
     socket: Path, data_dir: Path, extra_args: list[str] | None = None
 ) -> HubClient:
@@ -279,12 +200,9 @@ async def start_and_connect(
             return await HubClient.connect(socket)
         except HubUnreachable:
             pass
-    cause = start_failure_cause(log, log_offset)
-    if scope.cancelled_caught:
-        why = f"it did not come up within {START_TIMEOUT_S:g} s"
-        why += f" (its last words: {cause})" if cause else ""
-    else:
-        why = cause or "it exited without saying why"
+    why = why_not_started(
+        log, log_offset, gave_up_after=START_TIMEOUT_S if scope.cancelled_caught else None
+    )
     raise HubUnreachable(f"could not start a hub on {socket}: {why}; log: {log}")
 
 

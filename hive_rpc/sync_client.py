@@ -7,9 +7,9 @@ per call from socket timeouts, and refuses a socket held by another uid as
 ``HubClient.connect`` does.  Notifications that arrive while a call waits are kept
 (``notifications``) for commands that wait on ``hive/await``.
 
-Only the autostart path (``connect_or_start`` when no hub answers) imports
-hive_rpc.client, for ``spawn_hub`` and ``start_failure_cause``: it starts a process
-anyway, and those helpers still live beside the trio client.
+``connect_or_start`` starts a hub when none answers with the trio client's helpers,
+which live apart from it (hub_start.py): a one-shot command that starts a hub loads
+no trio either.
 """
 
 from __future__ import annotations
@@ -34,8 +34,6 @@ REPLY_MAX_BYTES = 256 << 20
 
 LONG_POLLS = frozenset({"hive/await", "hive/awaitAsk"})
 """Methods that wait on purpose for their ``timeout_s``: a call's deadline adds it."""
-
-START_TIMEOUT_S = 15.0
 
 
 class SyncHubClient:
@@ -173,7 +171,7 @@ def connect_or_start(
 
 def _start_and_connect(socket: Path, data_dir: Path, extra_args: list[str] | None) -> SyncHubClient:
     from hive_rpc import start_record
-    from hive_rpc.client import spawn_hub, start_failure_cause
+    from hive_rpc.hub_start import START_TIMEOUT_S, spawn_hub, why_not_started
     from hive_rpc.paths import LOG_NAME
 
     if extra_args is None:  # start it again as it was last started (start_record.py)
@@ -199,10 +197,5 @@ def _start_and_connect(socket: Path, data_dir: Path, extra_args: list[str] | Non
         except HubUnreachable:
             pass
     log = data_dir / LOG_NAME
-    cause = start_failure_cause(log, log_offset)
-    if timed_out:
-        why = f"it did not come up within {START_TIMEOUT_S:g} s"
-        why += f" (its last words: {cause})" if cause else ""
-    else:
-        why = cause or "it exited without saying why"
+    why = why_not_started(log, log_offset, gave_up_after=START_TIMEOUT_S if timed_out else None)
     raise HubUnreachable(f"could not start a hub on {socket}: {why}; log: {log}")

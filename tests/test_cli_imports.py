@@ -47,6 +47,13 @@ def test_status_imports_no_event_loop_and_no_hub(sh: Shell) -> None:
     assert result == {"code": 0, "loaded": []}
 
 
+def test_status_starting_a_hub_imports_no_event_loop(sh: Shell) -> None:
+    """No hub runs: ``status`` starts one (hub_start.py) and still loads no trio."""
+    result = _loaded_by(sh, "status", "--socket", str(sh.socket), "--data-dir", str(sh.data_dir))
+    assert result == {"code": 0, "loaded": []}
+    assert sh.hub_pid() > 0
+
+
 def test_the_probe_sees_what_it_imports(sh: Shell) -> None:
     """The probe is no blind spot: ``serve``'s modules show up once imported."""
     out = subprocess.run(
@@ -61,8 +68,7 @@ def test_the_probe_sees_what_it_imports(sh: Shell) -> None:
 
 
 def test_the_sync_client_imports_no_trio_and_calls_a_real_hub(sh: Shell) -> None:
-    """sync_client.py: a call and a refusal against a running hub, without trio (only
-    an autostart imports client.py's spawn helpers, and trio with them)."""
+    """sync_client.py: a call and a refusal against a running hub, without trio."""
     assert sh.run("status").returncode == 0
     probe = """
 import json, sys
