@@ -588,13 +588,15 @@ def shows_dialog(
     dialog: Dialog, typed: threading.Event
 ) -> Callable[[ModelRequest], list[dict[str, Any]]]:
     """Asked to do it, the model makes the TUI show ``dialog``; once answered, it
-    finishes its turn only after the held turn was ``typed`` (so that turn comes as
-    the next prompt, not with a tool result: see test_a_turn_typed_while_claude_code_works);
-    a relayed turn it acknowledges."""
+    finishes its turn only after the held turn was ``typed``; a relayed turn it
+    acknowledges. The turn is typed once the dialog is gone, and if Claude Code is
+    still running the answered tool then, it hands the turn over with the tool result
+    (see test_a_turn_typed_while_claude_code_works), else as the next prompt: both
+    are the turn, delivered once."""
 
     def script(request: ModelRequest) -> list[dict[str, Any]]:
         prompt, step, _ = since_prompt(request)
-        if CONTEXT in prompt:
+        if CONTEXT in prompt or CONTEXT in json.dumps(request.messages[-1]):
             return [text("Read the turn.")]
         if step == 0:
             return [dialog.tool]
@@ -679,9 +681,8 @@ async def test_a_relay_waits_while_claude_codes_own_dialog_shows(
     assert delivery["attempts"] > 1  # checked, held, checked again
     assert model.errors == [], context
     last = model.requests[-1]
-    human, relayed_turn = prompts(last)
-    assert human == "do it"
-    assert pasted(relayed_turn) == relayed(status, 1)
+    assert prompts(last)[0] == "do it"
+    assert pastes(last) == [relayed(status, 1)], context  # once, whole
     (answered,) = last.tool_results()
     assert not answered.get("is_error"), answered  # the human's answer, not the relay's text
     assert dialog.answered in result_text(answered)
