@@ -9,7 +9,6 @@ while the hub runs on trio in the test's own thread."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -17,29 +16,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 import trio
+from chromium_page import (
+    dashboard_of,
+    needs_chromium,
+    open_dashboard,
+    run_in_chromium,
+    start_dashboard,
+    watch,
+)
 
 from hive_rpc.hub import HubConfig, run_hub
 from hive_rpc.service import HubService
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT_MS = 15_000
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)"
-)
-
-
-def prepare(service: HubService, tmp_path: Path) -> tuple[str, Path]:
-    """The hub's token, and the directory for screenshots (made, and printed)."""
-    token = Path(str(service.info.token_file)).read_text().strip()
-    shots = Path(os.environ.get("HIVE_ARTIFACTS", str(tmp_path)))
-    shots.mkdir(parents=True, exist_ok=True)
-    print(f"screenshots in {shots}")
-    return token, shots
+pytestmark = needs_chromium
 
 
 def cli(config: HubConfig, *args: str) -> subprocess.CompletedProcess[str]:
@@ -63,33 +55,17 @@ def cli_ask(config: HubConfig, question: str, *more: str) -> str:
 async def test_a_prompt_is_answered_and_cancelled_on_the_page_with_the_keyboard(
     hub_config: HubConfig, nursery: trio.Nursery, tmp_path: Path
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
-    hub_config.http = "127.0.0.1:0"
-    service: HubService = await nursery.start(run_hub, hub_config)
-    base = str(service.info.http_url).removesuffix("/mcp")
-    token, shots = prepare(service, tmp_path)
+    dashboard = await start_dashboard(hub_config, nursery, tmp_path)
+    service, base, shots = dashboard.service, dashboard.base, dashboard.shots
 
     def on_hub(fn: Callable[..., Any], *args: Any) -> Any:
         return trio.from_thread.run(fn, *args)
 
-    def scenario() -> None:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            try:
-                drive(browser.new_page(viewport={"width": 1000, "height": 900}))
-            finally:
-                browser.close()
-
     def drive(page: Any) -> None:
-        page.set_default_timeout(TIMEOUT_MS)
-        dialogs: list[str] = []
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
+        seen = watch(page)
 
         # Sign in: the token is traded for a cookie and leaves the address bar.
-        page.goto(f"{base}/dashboard?token={token}")
+        page.goto(dashboard.sign_in)
         assert page.url == f"{base}/dashboard"
         page.get_by_role("heading", name="Waiting for you").wait_for()
         page.locator("#connection.live").wait_for()
@@ -185,10 +161,9 @@ async def test_a_prompt_is_answered_and_cancelled_on_the_page_with_the_keyboard(
         page.screenshot(path=shots / "06-dialogue.png", full_page=True)
 
         assert page.locator("img, script:not([src])").count() == 0
-        assert dialogs == []
-        assert errors == []
+        assert (seen.dialogs, seen.errors) == ([], [])
 
-    await trio.to_thread.run_sync(scenario)
+    await trio.to_thread.run_sync(run_in_chromium, drive)
 
 
 async def test_a_page_left_after_typing_gives_the_countdown_back(
@@ -199,29 +174,15 @@ async def test_a_page_left_after_typing_gives_the_countdown_back(
     goes, so the countdown runs again, its whole timeout from then, instead of the
     prompt waiting for the 24 h maximum lifetime.  A prompt not typed into ("hidden
     blank") keeps its countdown as it was."""
-    from playwright.sync_api import sync_playwright
-
-    hub_config.http = "127.0.0.1:0"
-    service: HubService = await nursery.start(run_hub, hub_config)
-    base = str(service.info.http_url).removesuffix("/mcp")
-    token, shots = prepare(service, tmp_path)
+    dashboard = await start_dashboard(hub_config, nursery, tmp_path)
+    shots = dashboard.shots
 
     def record(ask_id: str) -> dict[str, Any]:
         got: dict[str, Any] = json.loads(cli(hub_config, "poll", ask_id, "--json").stdout)
         return got
 
-    def scenario() -> None:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            try:
-                drive(browser.new_page(viewport={"width": 1000, "height": 900}))
-            finally:
-                browser.close()
-
     def drive(page: Any) -> None:
-        page.set_default_timeout(TIMEOUT_MS)
-        page.goto(f"{base}/dashboard?token={token}")
-        page.locator("#connection.live").wait_for()
+        open_dashboard(page, dashboard)
         blank = cli_ask(hub_config, "Rotate the keys?", "--timeout", "300")
         typed = cli_ask(hub_config, "Name the codename", "--timeout", "300")
         for ask_id in (blank, typed):
@@ -248,7 +209,7 @@ async def test_a_page_left_after_typing_gives_the_countdown_back(
         assert blank_after["typing_at"] is None
         assert blank_after["deadline_at"] == blank_before["deadline_at"]
 
-    await trio.to_thread.run_sync(scenario)
+    await trio.to_thread.run_sync(run_in_chromium, drive)
 
 
 def back_to_skip_link(page: Any) -> None:
@@ -295,8 +256,6 @@ async def test_the_page_follows_a_restarted_hub(
     page (like any EventSource client resuming with Last-Event-ID) passed over every
     entry whose id it had already seen, so a question asked after a restart never
     appeared.  Real Chromium, the hub stopped and started again on the same port."""
-    from playwright.sync_api import sync_playwright
-
     hub_config.http = f"127.0.0.1:{_free_port()}"
     runs: list[tuple[trio.CancelScope, trio.Event]] = []
 
@@ -319,22 +278,10 @@ async def test_the_page_follows_a_restarted_hub(
         scope.cancel()
         await ended.wait()
 
-    service = await start()
-    base = str(service.info.http_url).removesuffix("/mcp")
-    token, shots = prepare(service, tmp_path)
-
-    def scenario() -> None:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            try:
-                drive(browser.new_page(viewport={"width": 1000, "height": 900}))
-            finally:
-                browser.close()
+    dashboard = dashboard_of(await start(), tmp_path)
 
     def drive(page: Any) -> None:
-        page.set_default_timeout(TIMEOUT_MS)
-        page.goto(f"{base}/dashboard?token={token}")
-        page.locator("#connection.live").wait_for()
+        open_dashboard(page, dashboard)
         before = [cli_ask(hub_config, f"Before the restart, question {i}?") for i in range(3)]
         for ask_id in before:
             page.locator(f"li.prompt[data-id='{ask_id}']").wait_for()
@@ -353,6 +300,6 @@ async def test_the_page_follows_a_restarted_hub(
         page.locator("#connection.live").wait_for()
         for ask_id in [*before, *after]:  # the store kept the old ones
             page.locator(f"li.prompt[data-id='{ask_id}']").wait_for()
-        page.screenshot(path=shots / "restart-01-after.png", full_page=True)
+        page.screenshot(path=dashboard.shots / "restart-01-after.png", full_page=True)
 
-    await trio.to_thread.run_sync(scenario)
+    await trio.to_thread.run_sync(run_in_chromium, drive)

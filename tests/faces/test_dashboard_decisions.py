@@ -11,25 +11,20 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from chromium_page import needs_chromium, open_dashboard, run_in_chromium, start_dashboard, watch
 from test_audit import as_approver, hook_ask
-from test_dashboard_browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, prepare, pytestmark
 
 from hive_rpc.client import HubClient
-from hive_rpc.hub import HubConfig, run_hub
-from hive_rpc.service import HubService
+from hive_rpc.hub import HubConfig
 
-__all__ = ["pytestmark"]
+pytestmark = needs_chromium
 
 
 async def test_a_decision_made_while_the_page_is_open_shows_in_the_decisions_panel(
     hub_config: HubConfig, nursery: trio.Nursery, tmp_path: Path
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
-    hub_config.http = "127.0.0.1:0"
-    service: HubService = await nursery.start(run_hub, hub_config)
-    base = str(service.info.http_url).removesuffix("/mcp")
-    token, shots = prepare(service, tmp_path)
+    dashboard = await start_dashboard(hub_config, nursery, tmp_path)
+    base, shots = dashboard.base, dashboard.shots
     editor = await HubClient.connect(hub_config.socket)
     await as_approver(editor)
 
@@ -44,20 +39,9 @@ async def test_a_decision_made_while_the_page_is_open_shows_in_the_decisions_pan
     )
     (before,) = await editor.call("audit/list", {})
 
-    def scenario() -> None:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            try:
-                drive(browser.new_page(viewport={"width": 1100, "height": 900}))
-            finally:
-                browser.close()
-
     def drive(page: Any) -> None:
-        page.set_default_timeout(TIMEOUT_MS)
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(f"{base}/dashboard?token={token}")
-        page.locator("#connection.live").wait_for()
+        seen = watch(page)
+        open_dashboard(page, dashboard)
         panel = page.get_by_role("region", name="Decisions")
         # 1. The rule's decision, made before the page opened.
         row = panel.locator(f"tr[data-id='{before['id']}']")
@@ -99,9 +83,9 @@ async def test_a_decision_made_while_the_page_is_open_shows_in_the_decisions_pan
         newest = page.request.get(f"{base}/api/decisions?limit=1")
         assert [e["summary"] for e in newest.json()] == [f"npm test {hostile}"]
         assert page.request.get(f"{base}/api/decisions?limit=x").status == 400
-        assert errors == []
+        assert (seen.errors, seen.dialogs) == ([], [])
 
     try:
-        await trio.to_thread.run_sync(scenario)
+        await trio.to_thread.run_sync(run_in_chromium, drive, 1100)
     finally:
         await editor.aclose()

@@ -13,21 +13,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 import trio
+from chromium_page import needs_chromium, open_dashboard, run_in_chromium, start_dashboard, watch
 
-from hive_rpc.hub import HubConfig, run_hub
-from hive_rpc.service import HubService
+from hive_rpc.hub import HubConfig
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-TIMEOUT_MS = 15_000
 COMMAND = "echo '<img src=x onerror=alert(1)>' && npm test\nrm -rf build/only-in-the-detail"
 TOOL_INPUT = {"command": COMMAND, "description": "Run the tests"}
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)"
-)
+pytestmark = needs_chromium
 
 
 def start_hook(config: HubConfig, home: Path) -> subprocess.Popen[bytes]:
@@ -54,24 +48,12 @@ def start_hook(config: HubConfig, home: Path) -> subprocess.Popen[bytes]:
 async def test_a_permission_shows_the_whole_tool_input_as_text_before_the_answers(
     hub_config: HubConfig, nursery: trio.Nursery, tmp_path: Path
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
-    hub_config.http = "127.0.0.1:0"
-    service: HubService = await nursery.start(run_hub, hub_config)
-    base = str(service.info.http_url).removesuffix("/mcp")
-    shots = Path(os.environ.get("HIVE_ARTIFACTS", str(tmp_path)))
+    dashboard = await start_dashboard(hub_config, nursery, tmp_path)
 
     def scenario() -> None:
-        shots.mkdir(parents=True, exist_ok=True)
-        token = Path(str(service.info.token_file)).read_text().strip()
         hook = start_hook(hub_config, tmp_path)
         try:
-            with sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-                try:
-                    drive(browser.new_page(viewport={"width": 1000, "height": 900}), token)
-                finally:
-                    browser.close()
+            run_in_chromium(drive)
             # Withdrawn: the hook gives no decision, so Claude Code asks in its own dialog.
             printed, _ = hook.communicate(timeout=30)
             assert (hook.returncode, printed) == (0, b"")
@@ -80,19 +62,9 @@ async def test_a_permission_shows_the_whole_tool_input_as_text_before_the_answer
                 hook.kill()
                 hook.communicate()
 
-    def drive(page: Any, token: str) -> None:
-        page.set_default_timeout(TIMEOUT_MS)
-        dialogs: list[str] = []
-
-        def on_dialog(dialog: Any) -> None:
-            dialogs.append(dialog.message)
-            dialog.dismiss()
-
-        page.on("dialog", on_dialog)
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(f"{base}/dashboard?token={token}")
-        page.locator("#connection.live").wait_for()
+    def drive(page: Any) -> None:
+        seen = watch(page)
+        open_dashboard(page, dashboard)
 
         card = page.locator("li.prompt", has_text="wants to run Bash")
         card.wait_for()
@@ -117,10 +89,9 @@ async def test_a_permission_shows_the_whole_tool_input_as_text_before_the_answer
         assert page.evaluate("() => document.activeElement.className") == "detail"
         page.keyboard.press("Tab")
         assert page.evaluate("() => document.activeElement.textContent") == "Withdraw"
-        page.screenshot(path=shots / "dashboard-permission-detail.png", full_page=True)
+        page.screenshot(path=dashboard.shots / "dashboard-permission-detail.png", full_page=True)
         page.keyboard.press("Enter")  # on Withdraw
         card.wait_for(state="detached")
-        assert dialogs == []
-        assert errors == []
+        assert (seen.dialogs, seen.errors) == ([], [])
 
     await trio.to_thread.run_sync(scenario)

@@ -9,35 +9,26 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from test_dashboard_browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, prepare, pytestmark
+from chromium_page import needs_chromium, open_dashboard, run_in_chromium, start_dashboard, watch
 
 from hive_rpc.client import HubClient
-from hive_rpc.hub import HubConfig, run_hub
-from hive_rpc.service import HubService
+from hive_rpc.hub import HubConfig
 
-__all__ = ["pytestmark"]
+pytestmark = needs_chromium
 
 
 async def test_a_notice_shows_in_the_activity_list(
     hub_config: HubConfig, nursery: trio.Nursery, tmp_path: Path
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
-    hub_config.http = "127.0.0.1:0"
-    service: HubService = await nursery.start(run_hub, hub_config)
-    base = str(service.info.http_url).removesuffix("/mcp")
-    token, shots = prepare(service, tmp_path)
+    dashboard = await start_dashboard(hub_config, nursery, tmp_path)
     agent = await HubClient.connect(hub_config.socket)
 
     def hub(method: str, params: dict[str, Any]) -> Any:
         return trio.from_thread.run(agent.call, method, params)
 
     def drive(page: Any) -> None:
-        page.set_default_timeout(TIMEOUT_MS)
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(f"{base}/dashboard?token={token}")
-        page.locator("#connection.live").wait_for()
+        seen = watch(page)
+        open_dashboard(page, dashboard)
         notice = {
             "agent_id": "claude-code-3f2a9c1d",
             "message": "Claude needs your <b>permission</b>",
@@ -56,17 +47,9 @@ async def test_a_notice_shows_in_the_activity_list(
             t.endswith("claude-code-3f2a9c1d: Claude is waiting (in /src/app)") for t in texts
         )
         assert page.locator("#activity li[data-kind='notice'] b").count() == 0  # text, not HTML
-        page.screenshot(path=shots / "notices-01.png", full_page=True)
-        assert errors == []
-
-    def scenario() -> None:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            try:
-                drive(browser.new_page(viewport={"width": 1100, "height": 900}))
-            finally:
-                browser.close()
+        page.screenshot(path=dashboard.shots / "notices-01.png", full_page=True)
+        assert (seen.errors, seen.dialogs) == ([], [])
 
     async with agent:
         with trio.fail_after(120):
-            await trio.to_thread.run_sync(scenario)
+            await trio.to_thread.run_sync(run_in_chromium, drive, 1100)
