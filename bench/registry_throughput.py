@@ -17,7 +17,15 @@ on the prompt it returned, sequentially in one trio task, on a registry opened w
   it, SQLite then checkpointing automatically inside a commit (as before the task);
 * registry + SqliteStore with each store call sent to a worker thread
   (``trio.to_thread.run_sync``): the peer that sqlite.py's docstring says would be
-  slower than running the statements inline.
+  slower than running the statements inline;
+* registry + SqliteStore with ``--askers`` (100) concurrent tasks, each asking and
+  answering in turn: throughput under contention for the write lock, as us per cycle
+  against the same sequential sqlite floor.
+
+``--before PATH`` times the SqliteStore rows against another checkout of hive_rpc
+(``git worktree add --detach PATH <commit>``) instead: ``--rounds`` pairs of child
+processes, one on each checkout, alternately, each measuring its own sqlite floor in
+the same process; the table gives the medians.
 
 Target (from the issue): >= 20,000 ask+respond per second in-process.
 """
@@ -26,7 +34,12 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
+import os
 import sqlite3
+import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
@@ -39,7 +52,6 @@ from hive_rpc.core import lifecycle
 from hive_rpc.core.prompt import Action, Ask, Prompt, Status, new_prompt
 from hive_rpc.registry import open_registry
 from hive_rpc.store import MemoryStore, PromptStore, SqliteStore
-from hive_rpc.store.sqlite import _dump
 
 TARGET_PER_S = 20_000
 T = TypeVar("T")
@@ -100,6 +112,31 @@ async def registry_cycles(store: PromptStore, n: int) -> float:
         nursery.cancel_scope.cancel()
     await store.aclose()
     return elapsed
+
+
+async def concurrent_cycles(store: PromptStore, n: int, askers: int) -> float:
+    """Seconds for ``n`` ask + respond cycles made by ``askers`` concurrent tasks
+    (``n // askers`` each, in turn), on a registry over ``store`` with its checkpoint
+    task, as ``registry_cycles``."""
+    sqlite = store if isinstance(store, SqliteStore) else None
+    each = n // askers
+    async with open_registry(store) as registry, trio.open_nursery() as nursery:
+        if sqlite is not None:
+            await nursery.start(sqlite.run_checkpoints)
+
+        async def asker() -> None:
+            for _ in range(each):
+                prompt = await registry.ask(Ask(agent_id="bench", question="Ship it?"))
+                await registry.respond(prompt.id, answer="yes", by="human")
+
+        start = time.perf_counter()
+        async with trio.open_nursery() as tasks:
+            for _ in range(askers):
+                tasks.start_soon(asker)
+        elapsed = time.perf_counter() - start
+        nursery.cancel_scope.cancel()
+    await store.aclose()
+    return elapsed / (each * askers) * n
 
 
 def _drive(coro: Coroutine[Any, Any, T]) -> T:
@@ -183,7 +220,8 @@ async def sqlite_floor(path: Path, n: int, *, checkpoint_task: bool = True) -> f
     store = SqliteStore(path)
     db = store._db
     now = time.time()
-    record = _dump(new_prompt(Ask(agent_id="bench", question="Ship it?"), now=now))
+    prompt = new_prompt(Ask(agent_id="bench", question="Ship it?"), now=now)
+    record = json.dumps(prompt.to_record(), separators=(",", ":"))  # the store's bytes
     ids = [f"{i:016x}" for i in range(n)]
     async with trio.open_nursery() as nursery:
         if checkpoint_task:
@@ -227,10 +265,12 @@ async def main(args: argparse.Namespace) -> list[list[object]]:
     memory_s = await best_of(repeats, lambda: registry_cycles(MemoryStore(), n))
     files = itertools.count()
 
-    async def sqlite_run(count: int, threaded: bool = False) -> float:
+    async def sqlite_run(count: int, threaded: bool = False, askers: int = 1) -> float:
         with short_tmp() as tmp:
             path = tmp / f"prompts-{next(files)}.sqlite3"
             store: PromptStore = ThreadedSqliteStore(path) if threaded else SqliteStore(path)
+            if askers > 1:
+                return await concurrent_cycles(store, count, askers)
             return await registry_cycles(store, count)
 
     async def sql_floor_run(checkpoint_task: bool = True) -> float:
@@ -240,6 +280,7 @@ async def main(args: argparse.Namespace) -> list[list[object]]:
     sql_floor_s = await best_of(repeats, sql_floor_run)
     sql_auto_s = await best_of(repeats, lambda: sql_floor_run(checkpoint_task=False))
     sqlite_s = await best_of(repeats, lambda: sqlite_run(n))
+    concurrent_s = await best_of(repeats, lambda: sqlite_run(n, askers=args.askers))
     thread_s = (
         await best_of(repeats, lambda: sqlite_run(args.thread_n, threaded=True))
         if args.thread_n
@@ -268,12 +309,79 @@ async def main(args: argparse.Namespace) -> list[list[object]]:
         row("sqlite floor: bare INSERT + UPDATE, 2 commits", n, sql_floor_s, False, True),
         row("  same, SQLite's automatic checkpoints inline", n, sql_auto_s, False, True),
         row("registry + SqliteStore (default; inline)", n, sqlite_s, True, True),
+        row(f"  same, {args.askers} concurrent askers", n, concurrent_s, True, True),
     ]
     if thread_s is not None:
         rows.append(
             row("peer: SqliteStore calls via to_thread", args.thread_n, thread_s, False, True)
         )
     return rows
+
+
+async def sqlite_rows(n: int, askers: int) -> dict[str, float]:
+    """One child's figures for ``--before``: us per cycle of the sqlite floor, of the
+    registry + SqliteStore with one client and with ``askers`` concurrent ones."""
+    with short_tmp() as tmp:
+        floor_s = await sqlite_floor(tmp / "floor.sqlite3", n)
+        one_s = await registry_cycles(SqliteStore(tmp / "one.sqlite3"), n)
+        many_s = await concurrent_cycles(SqliteStore(tmp / "many.sqlite3"), n, askers)
+    return {"floor": floor_s / n * 1e6, "one": one_s / n * 1e6, "many": many_s / n * 1e6}
+
+
+def child(checkout: Path, n: int, askers: int) -> dict[str, float]:
+    """``sqlite_rows`` in a fresh interpreter importing hive_rpc from ``checkout``."""
+    env = {**os.environ, "PYTHONPATH": os.fspath(checkout)}
+    argv = [sys.executable, __file__, "--child", "-n", str(n), "--askers", str(askers)]
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True).stdout
+    figures: dict[str, float] = json.loads(out.splitlines()[-1])
+    return figures
+
+
+def before_after(args: argparse.Namespace) -> str:
+    """The SqliteStore rows on this checkout and on ``args.before``, alternately."""
+    here = Path(__file__).resolve().parent.parent
+    runs: dict[str, list[dict[str, float]]] = {"after": [], "before": []}
+    for i in range(args.rounds):
+        order = ["after", "before"] if i % 2 == 0 else ["before", "after"]
+        for which in order:
+            checkout = here if which == "after" else Path(args.before)
+            runs[which].append(child(checkout, args.n, args.askers))
+
+    def med(which: str, key: str, per_floor: bool = False) -> float:
+        return statistics.median(r[key] / r["floor"] if per_floor else r[key] for r in runs[which])
+
+    rows = []
+    for key, name in [
+        ("floor", "sqlite floor: bare INSERT + UPDATE, 2 commits"),
+        ("one", "registry + SqliteStore, one client"),
+        ("many", f"registry + SqliteStore, {args.askers} concurrent askers"),
+    ]:
+        rows.append(
+            [
+                name,
+                f"{med('after', key):.1f}",
+                f"{med('after', key, True):.2f}x",
+                f"{med('before', key):.1f}",
+                f"{med('before', key, True):.2f}x",
+            ]
+        )
+    headers = [
+        f"registry_throughput, {args.n:,} cycles",
+        "after us/cycle",
+        "after x floor",
+        f"before ({Path(args.before).name}) us/cycle",
+        "before x floor",
+    ]
+    out = table(headers, rows)
+    print(out)
+    print(
+        f"medians of {args.rounds} rounds, after and before alternately, each in its own "
+        "process; 'x floor' = the median of each process's us/cycle over its own floor"
+    )
+    for which in ("after", "before"):
+        ratios = ", ".join(f"{r['one'] / r['floor']:.2f}" for r in runs[which])
+        print(f"{which}, one client, x floor per round: {ratios}")
+    return out
 
 
 HEADERS = [
@@ -297,7 +405,22 @@ def run(argv: list[str] | None = None) -> str:
         default=5_000,
         help="cycles for the to_thread sqlite peer row (0 skips it; default 5,000)",
     )
+    parser.add_argument(
+        "--askers", type=int, default=100, help="tasks in the concurrent row (default 100)"
+    )
+    parser.add_argument(
+        "--before",
+        metavar="PATH",
+        help="time the SqliteStore rows against the hive_rpc checkout at PATH instead",
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="rounds for --before (5)")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(trio.run(sqlite_rows, args.n, args.askers)))
+        return ""
+    if args.before:
+        return before_after(args)
     rows = trio.run(main, args)
     out = table(HEADERS, rows)
     print(out)
@@ -323,7 +446,6 @@ def run(argv: list[str] | None = None) -> str:
                 f"{label}, end of its last run: {stats['checkpoints']:,} checkpoints by "
                 f"run_checkpoints, WAL file {stats['wal_pages']:,} pages of 4 KiB"
             )
-    return out
     return out
 
 
