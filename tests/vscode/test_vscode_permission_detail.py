@@ -136,6 +136,21 @@ def test_the_details_document_is_read_only(window: Window, vscode_hub: Hub) -> N
         # refuses edits (a content provider's document).
         window.press("Escape")
         window.wait_no_quick_input()
+        # Deferred, it waits in the status bar and the Hive: Pending view, which say
+        # it is a permission (an agent's tool waits on it), not just a question.
+        window.wait(
+            lambda: "1 permission request" in window.status_tooltip() or None,
+            "the status bar to count the permission request",
+        )
+        window.show_pending_view()
+        window.wait(
+            lambda: any(
+                r.startswith("Permission · claude-code-3f2a9c1d: ")
+                for r in window.pending_view() or []
+            )
+            or None,
+            "the Hive: Pending row to begin with 'Permission'",
+        )
         window.page.locator(".editor-group-container .monaco-editor .view-lines").last.click()
         window.type_human("EDITED")
         window.wait(

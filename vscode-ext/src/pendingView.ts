@@ -17,6 +17,7 @@
  */
 import * as vscode from 'vscode';
 import { hasCountdown, nowSeconds, timeLeftText } from './countdown';
+import { isPermission } from './promptDetail';
 import { Command, PROMPT_CONTEXT_VALUE } from './protocol';
 import type { PromptQueue } from './queue';
 
@@ -71,11 +72,17 @@ export class PendingTreeProvider implements vscode.TreeDataProvider<PendingEleme
     }
     const record = entry.record;
     const left = this.timeText(id);
-    const item = new vscode.TreeItem(`${record.agent_id}: ${oneLine(record.question)}`, vscode.TreeItemCollapsibleState.None);
+    // A permission (an agent's tool waits on it) says so first, with its own icon:
+    // in a list of questions it is the one whose answer lets a command run.
+    const permission = isPermission(record);
+    const label = `${permission ? 'Permission · ' : ''}${record.agent_id}: ${oneLine(record.question)}`;
+    const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
     item.id = record.id;
     item.description = left;
-    item.tooltip = `${record.agent_id}${record.urgent ? ' (urgent)' : ''} asks:\n${record.question}\n\n${left} · id ${record.id}`;
-    item.iconPath = new vscode.ThemeIcon(record.urgent ? 'warning' : 'comment-discussion');
+    item.tooltip =
+      `${record.agent_id}${record.urgent ? ' (urgent)' : ''} ${permission ? 'asks permission' : 'asks'}:\n` +
+      `${record.question}\n\n${left} · id ${record.id}`;
+    item.iconPath = new vscode.ThemeIcon(permission ? 'shield' : record.urgent ? 'warning' : 'comment-discussion');
     item.contextValue = PROMPT_CONTEXT_VALUE;
     item.command = { command: Command.answerPrompt, title: 'Answer', arguments: [record.id] };
     this.shown.set(id, left);

@@ -1,12 +1,13 @@
 /**
- * The status bar item: `$(comment-discussion) N` while N prompts are pending,
- * hidden at 0. Clicking it runs "Hive: Show Pending Prompts". While the
+ * The status bar item: `$(comment-discussion) N` while N prompts are pending
+ * (`$(shield) N` while one of them is a permission request), hidden at 0. Clicking it runs "Hive: Show Pending Prompts". While the
  * sidecar has lost the hub (`hive/connection`), it says so instead. While the
  * hub's store is degraded (`hive/health`), it shows `$(warning) N` on the
  * warning background, even at 0, with the reason in its tooltip.
  */
 import * as vscode from 'vscode';
 import { Command } from './protocol';
+import { isPermission } from './promptDetail';
 import type { PromptQueue } from './queue';
 
 export class HiveStatusBar implements vscode.Disposable {
@@ -63,10 +64,15 @@ export class HiveStatusBar implements vscode.Disposable {
       this.item.hide();
       return;
     }
-    this.item.text = `$(comment-discussion) ${n}`;
+    const permissions = records.filter(isPermission).length;
+    const among = [
+      ...(urgent > 0 ? [`${urgent} urgent`] : []),
+      ...(permissions > 0 ? [`${permissions} permission request${permissions === 1 ? '' : 's'}`] : []),
+    ];
+    this.item.text = `$(${permissions > 0 ? 'shield' : 'comment-discussion'}) ${n}`;
     this.item.tooltip =
       `Hive: ${n} question${n === 1 ? '' : 's'} from agents waiting` +
-      (urgent > 0 ? ` (${urgent} urgent)` : '') +
+      (among.length > 0 ? ` (${among.join(', ')})` : '') +
       ' — click to see them';
     this.item.backgroundColor = urgent > 0 ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     this.item.show();

@@ -572,6 +572,33 @@ describe('status bar and pending view', () => {
     bar.dispose();
   });
 
+  test('a permission request says so: shield icon and count in the status bar, first word of its row', async () => {
+    const w = world();
+    const bar = new HiveStatusBar(w.flow.queue);
+    const view = new PendingTreeProvider(w.flow.queue, w.clock.now, null);
+    const item = mock.statusBarItems[0];
+    prompt(w, { question: 'Which branch?' });
+    assert.equal(item.text, '$(comment-discussion) 1');
+    assert.doesNotMatch(String(item.tooltip), /permission/);
+    const p = prompt(w, {
+      agent_id: 'claude-code-3f2a9c1d',
+      question: 'Claude Code in ~/app wants to run Bash: npm test',
+      urgent: true,
+      kind: 'permission',
+    });
+    assert.equal(item.text, '$(shield) 2');
+    assert.match(String(item.tooltip), /2 questions from agents waiting \(1 urgent, 1 permission request\)/);
+    const row = view.getTreeItem(p.id) as unknown as TreeItem;
+    assert.equal(row.label, 'Permission · claude-code-3f2a9c1d: Claude Code in ~/app wants to run Bash: npm test');
+    assert.equal(row.iconPath?.id, 'shield');
+    assert.match(String(row.tooltip), /^claude-code-3f2a9c1d \(urgent\) asks permission:\n/);
+    w.hub.emit('hive/dismiss', { id: p.id, status: 'cancelled', by: 'x', action: null });
+    await settle();
+    assert.equal(item.text, '$(comment-discussion) 1');
+    view.dispose();
+    bar.dispose();
+  });
+
   test('tree items list agent, question and time left, with answer/cancel actions', async () => {
     const w = world();
     const view = new PendingTreeProvider(w.flow.queue, w.clock.now, null);
