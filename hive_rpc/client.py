@@ -31,9 +31,10 @@ from hive_rpc.hub_start import START_TIMEOUT_S as START_TIMEOUT_S
 from hive_rpc.hub_start import spawn_hub as spawn_hub  # re-exported for the trio callers
 from hive_rpc.hub_start import start_failure_cause as start_failure_cause
 from hive_rpc.hub_start import why_not_started
-from hive_rpc.paths import APPROVER_TOKEN_NAME, LOG_NAME, InsecurePath, read_token
+from hive_rpc.paths import LOG_NAME, InsecurePath
 from hive_rpc.protocol.jsonrpc import ErrorResponse, Notification, Response, RpcError
 from hive_rpc.rpc_connection import RpcConnection
+from hive_rpc.sync_client import NoApproverToken, approver_token
 
 REPLY_MAX_BYTES = 256 << 20
 """Replies may be far larger than requests (``hive/list`` of many long questions)."""
@@ -158,17 +159,10 @@ async def prove_approver(call: Callable[[str, dict[str, Any]], Awaitable[Any]]) 
     connection then goes on as it was, and only an approver's methods are refused.
     HubUnreachable passes through."""
     try:
-        status = await call("hive/status", {})
-        where = status.get("approver_token_file") if isinstance(status, dict) else None
-        if not isinstance(where, str):
-            return "the hub names no approver token file (hive/status)"
-        if Path(where).name != APPROVER_TOKEN_NAME:  # never send the hub any other file
-            return f"the hub names {where!r} as its approver token file; not sending it"
-        try:
-            token = read_token(Path(where))
-        except OSError as e:  # PermissionError included: not ours, not 0600, unreadable
-            return f"cannot read the approver token: {e}"
+        token = approver_token(await call("hive/status", {}))
         await call("hive/proveApprover", {"token": token})
+    except NoApproverToken as e:
+        return str(e)
     except HiveError as e:
         return e.message
     return None

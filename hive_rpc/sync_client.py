@@ -15,17 +15,19 @@ no trio either.
 from __future__ import annotations
 
 import collections
+import contextlib
 import errno
 import os
 import select
 import socket as socket_module
 import struct
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from hive_rpc.core.errors import HiveError, HubTimeout, HubUnreachable
-from hive_rpc.paths import InsecurePath
+from hive_rpc.paths import APPROVER_TOKEN_NAME, InsecurePath, read_token
 from hive_rpc.protocol.framing import FramingError
 from hive_rpc.protocol.jsonrpc import Endpoint, ErrorResponse, Notification, Response, RpcError
 
@@ -43,23 +45,32 @@ class SyncHubClient:
         self.path = path
         self.timeout_s: float | None = None
         """Give up on a call after this long (``HubTimeout``); None waits for ever."""
+        self.give_up_at: float | None = None
+        """A ``time.monotonic()`` past which no call waits, whatever ``timeout_s``
+        allows (``HubTimeout``): a hook's whole budget, a wait that must end on time."""
         self.notifications: collections.deque[Notification] = collections.deque()
         self._sock = sock
         self._endpoint = Endpoint(max_body=REPLY_MAX_BYTES)
         self._replies: dict[object, Response | ErrorResponse] = {}
 
     @classmethod
-    def connect(cls, path: Path) -> SyncHubClient:
+    def connect(cls, path: Path, timeout_s: float | None = None) -> SyncHubClient:
         """A client of the hub on ``path``; InsecurePath if another user's process
-        answers there (it must get neither our answers nor our approver token)."""
+        answers there (it must get neither our answers nor our approver token).
+        ``timeout_s`` bounds the connect itself (a hub too busy to accept)."""
         sock = socket_module.socket(socket_module.AF_UNIX, socket_module.SOCK_STREAM)
+        sock.settimeout(timeout_s)
         try:
             sock.connect(os.fspath(path))
+        except TimeoutError:
+            sock.close()
+            raise HubTimeout(f"the hub at {path} did not accept in {timeout_s:g} s") from None
         except OSError as e:
             sock.close()
             if e.errno in (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK):
                 raise HubUnreachable(f"no hub answers on {path}") from None
             raise
+        sock.settimeout(None)
         owner = socket_peer_uid(sock)
         if owner is not None and owner != os.getuid():
             sock.close()
@@ -77,6 +88,15 @@ class SyncHubClient:
 
     def close(self) -> None:
         self._sock.close()
+
+    @contextlib.contextmanager
+    def giving_up_at(self, when: float) -> Iterator[None]:
+        """Within it, no call waits past ``when`` (``time.monotonic()``)."""
+        before, self.give_up_at = self.give_up_at, when
+        try:
+            yield
+        finally:
+            self.give_up_at = before
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         self._send(self._endpoint.notify(method, params))
@@ -101,13 +121,15 @@ class SyncHubClient:
         return self.notifications.popleft()
 
     def _deadline(self, method: str, params: dict[str, Any] | None) -> float | None:
+        deadline = self.give_up_at
         if self.timeout_s is None:
-            return None
+            return deadline
         limit = self.timeout_s
         waits = (params or {}).get("timeout_s") if method in LONG_POLLS else None
         if isinstance(waits, int | float) and not isinstance(waits, bool):
             limit += max(0.0, float(waits))
-        return time.monotonic() + limit
+        own = time.monotonic() + limit
+        return own if deadline is None else min(own, deadline)
 
     def _send(self, frame: bytes) -> None:
         try:
@@ -119,6 +141,8 @@ class SyncHubClient:
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and (left <= 0 or not select.select([self._sock], [], [], left)[0]):
             where = f"the hub at {self.path}" if self.path is not None else "the hub"
+            if self.give_up_at is not None and self.give_up_at <= time.monotonic():
+                raise HubTimeout(f"{where} did not answer in the time there was")
             raise HubTimeout(f"{where} did not answer in {self.timeout_s:g} s")
         try:
             data = self._sock.recv(1 << 16)
@@ -148,6 +172,41 @@ def socket_peer_uid(sock: socket_module.socket) -> int | None:
     except OSError:
         return None
     return int(struct.unpack("3i", raw)[1])
+
+
+class NoApproverToken(Exception):
+    """Why the approver token cannot be sent: a sentence for the person."""
+
+
+def approver_token(status: object) -> str:
+    """The approver token from the file the hub names in its ``hive/status``, read
+    only when the file has the token's own name (never send the hub any other file);
+    NoApproverToken saying why not (an agent's sandbox that hides the file is the
+    point of it, not an error).  Both clients' ``prove_approver`` use it."""
+    where = status.get("approver_token_file") if isinstance(status, dict) else None
+    if not isinstance(where, str):
+        raise NoApproverToken("the hub names no approver token file (hive/status)")
+    if Path(where).name != APPROVER_TOKEN_NAME:
+        raise NoApproverToken(f"the hub names {where!r} as its approver token file; not sending it")
+    try:
+        return read_token(Path(where))
+    except OSError as e:  # PermissionError included: not ours, not 0600, unreadable
+        raise NoApproverToken(f"cannot read the approver token: {e}") from None
+
+
+def prove_approver(call: Callable[[str, dict[str, Any]], Any]) -> str | None:
+    """client.prove_approver, blocking: make the connection behind ``call`` an
+    approver (it may then answer permission prompts and change answer rules) with
+    the token the hub names.  None once proved, else the reason it could not be (the
+    connection goes on as it was); HubUnreachable passes through."""
+    try:
+        token = approver_token(call("hive/status", {}))
+        call("hive/proveApprover", {"token": token})
+    except NoApproverToken as e:
+        return str(e)
+    except HiveError as e:
+        return e.message
+    return None
 
 
 def connect_or_start(

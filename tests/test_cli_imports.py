@@ -11,9 +11,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_support import Shell
+
+from hive_rpc.sync_client import SyncHubClient, prove_approver
 
 HEAVY = ("trio", "mcp", "jeepney", "hive_rpc.hub", "hive_rpc.registry", "hive_rpc.faces")
 """Modules a one-shot client never needs: the event loop, the SDK, D-Bus, the hub."""
@@ -52,6 +56,62 @@ def test_status_starting_a_hub_imports_no_event_loop(sh: Shell) -> None:
     result = _loaded_by(sh, "status", "--socket", str(sh.socket), "--data-dir", str(sh.data_dir))
     assert result == {"code": 0, "loaded": []}
     assert sh.hub_pid() > 0
+
+
+def _probe(sh: Shell, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", PROBE, json.dumps(HEAVY), *args],
+        env=sh.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _an_approver(sh: Shell) -> SyncHubClient:
+    """An editor: an approver subscribed to the hub (it may answer permission prompts)."""
+    editor = SyncHubClient.connect(sh.socket)
+    editor.timeout_s = 30
+    assert prove_approver(editor.call) is None
+    editor.call("hive/subscribe", {})
+    return editor
+
+
+def _next_prompt(editor: SyncHubClient) -> dict[str, Any]:
+    note = editor.next_notification(30)
+    while note.method != "hive/prompt":
+        note = editor.next_notification(30)
+    prompt: dict[str, Any] = note.params
+    return prompt
+
+
+def test_the_permission_hook_answered_by_an_editor_imports_no_event_loop(
+    sh: Shell, short_tmp: Path
+) -> None:
+    """``hook claude-code`` with a PermissionRequest on stdin, an approver allowing it:
+    the decision printed, and no trio, SDK or hub module loaded for it."""
+    assert sh.run("status").returncode == 0
+    request = {
+        "session_id": "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10",
+        "cwd": str(short_tmp),
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "Bash",
+        "tool_input": {"command": "npm test"},
+    }
+    argv = ("hook", "claude-code", "--socket", str(sh.socket), "--timeout", "30")
+    with _an_approver(sh) as editor, _probe(sh, *argv) as hook:
+        assert hook.stdin is not None
+        assert hook.stdout is not None
+        assert hook.stderr is not None
+        hook.stdin.write(json.dumps(request))
+        hook.stdin.close()
+        editor.call("hive/respond", {"id": _next_prompt(editor)["id"], "answer": "allow"})
+        assert hook.wait(timeout=30) == 0
+        out, err = hook.stdout.read(), hook.stderr.read()
+    decision, result = (json.loads(line) for line in out.splitlines())
+    assert decision["hookSpecificOutput"]["decision"] == {"behavior": "allow"}, err
+    assert result == {"code": 0, "loaded": []}
 
 
 def test_the_probe_sees_what_it_imports(sh: Shell) -> None:

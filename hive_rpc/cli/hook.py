@@ -13,27 +13,26 @@ does not understand, any error) it prints nothing and exits 0, so Claude Code
 shows its own dialog.  It never allows by default, and it starts no hub: a hub
 started now has no editor to show the question.
 
-Like the other client commands it imports the client and nothing of the hub, its
-faces or the MCP SDK: Claude Code waits on this process for every permission.
+It runs on the blocking client (sync_client.py) and imports no trio, nothing of
+the hub, its faces or the MCP SDK (tests/test_cli_imports.py): Claude Code waits on
+this process for every permission, so its start is most of what the human waits.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import trio
-
-from hive_rpc.cli.commands import HUB_TIMEOUT_S
 from hive_rpc.cli.exits import EXIT_OK
 from hive_rpc.cli.hook_events import other_event
-from hive_rpc.cli.parser import HOOK_TIMEOUT_S
-from hive_rpc.client import HubClient, prove_approver
+from hive_rpc.cli.parser import HOOK_TIMEOUT_S, HUB_TIMEOUT_S
 from hive_rpc.core import claude_code
 from hive_rpc.core.claude_code import (
     SESSION_ENV,
@@ -47,9 +46,10 @@ from hive_rpc.core.claude_code import (
     rule_decision,
     session_agent,
 )
-from hive_rpc.core.errors import HiveError
+from hive_rpc.core.errors import HiveError, HubTimeout
 from hive_rpc.core.prompt import Ask, Kind
 from hive_rpc.core.terminal_text import strip_controls
+from hive_rpc.sync_client import SyncHubClient, prove_approver
 
 CLAUDE_CODE_HOOK_TIMEOUT_S = 600.0
 """Claude Code's default timeout for a command hook (its hooks reference; measured on
@@ -112,14 +112,14 @@ def decision_output(decision: dict[str, Any]) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
 
 
-async def check_rules(client: HubClient, request: PermissionRequest) -> dict[str, Any] | None:
+def check_rules(client: SyncHubClient, request: PermissionRequest) -> dict[str, Any] | None:
     """The rule that answers this request (``rule/check``), or None: ask the human.
     A hub without rules (older than ``rule/check``) answers None."""
     params = rule_check_params(request)
     if params is None:
         return None
     try:
-        checked: dict[str, Any] | None = await client.call("rule/check", params)
+        checked: dict[str, Any] | None = client.call("rule/check", params)
     except HiveError as e:
         if e.kind == "method_not_found":
             return None
@@ -127,9 +127,7 @@ async def check_rules(client: HubClient, request: PermissionRequest) -> dict[str
     return checked
 
 
-async def remember(
-    client: HubClient, request: PermissionRequest, record: Mapping[str, Any]
-) -> None:
+def remember(client: SyncHubClient, request: PermissionRequest, record: Mapping[str, Any]) -> None:
     """Save the rule a lasting answer asks for.  The human's allow stands even when it
     cannot be saved (the rule limit, an input no rule can name): stderr says so."""
     try:
@@ -141,38 +139,41 @@ async def remember(
         return
     # Only an approver adds rules; the hook runs outside the agent's sandbox, so it can
     # read the approver token (an agent's Bash running this hook cannot: security.md).
-    why = await prove_approver(client.call)
+    why = prove_approver(client.call)
     try:
-        await client.call("rule/add", params)
+        client.call("rule/add", params)
     except HiveError as e:
         pattern = params["pattern"]
         _say(f"allowed once: the rule {pattern} was not saved: {e}" + (f" ({why})" if why else ""))
 
 
-async def ask_human(client: HubClient, ask: Ask, deadline: float) -> dict[str, Any]:
-    """Ask the hub and wait until ``deadline`` (trio time) for the human; the prompt's
-    record.  A question still pending then is withdrawn, so no editor keeps showing it."""
-    record: dict[str, Any] = await client.call("hive/ask", ask.params())
+def ask_human(client: SyncHubClient, ask: Ask, deadline: float) -> dict[str, Any]:
+    """Ask the hub and wait until ``deadline`` (``time.monotonic()``) for the human;
+    the prompt's record.  A question still pending then is withdrawn, so no editor
+    keeps showing it."""
+    record: dict[str, Any] = client.call("hive/ask", ask.params())
     prompt_id = record["id"]
     try:
-        with trio.move_on_at(deadline):
-            left = max(0.0, deadline - trio.current_time())
-            record = await client.call(
+        # Past the deadline the wait is over, the question still pending.
+        with contextlib.suppress(HubTimeout), client.giving_up_at(deadline):
+            left = max(0.0, deadline - time.monotonic())
+            record = client.call(
                 "hive/await", {"id": prompt_id, "timeout_s": left, "agent_id": ask.agent_id}
             )
     finally:
         if record.get("status") == "pending":
-            with trio.CancelScope(shield=True), trio.move_on_after(CLEANUP_S):
-                await client.call("hive/cancel", {"id": prompt_id, "agent_id": ask.agent_id})
+            cleanup = time.monotonic() + CLEANUP_S
+            with contextlib.suppress(HubTimeout), client.giving_up_at(cleanup):
+                client.call("hive/cancel", {"id": prompt_id, "agent_id": ask.agent_id})
     return record
 
 
-async def ask_permission(
-    client: HubClient, event: Mapping[str, Any], timeout_s: float
+def ask_permission(
+    client: SyncHubClient, event: Mapping[str, Any], timeout_s: float
 ) -> dict[str, Any]:
     """The permission question, asked and waited for up to ``timeout_s``."""
     ask = permission_ask(event, timeout_s=timeout_s, home=os.environ.get("HOME"))
-    return await ask_human(client, ask, trio.current_time() + timeout_s)
+    return ask_human(client, ask, time.monotonic() + timeout_s)
 
 
 def _is_text(value: object) -> bool:
@@ -221,8 +222,8 @@ def claude_questions(event: Mapping[str, Any], *, timeout_s: float) -> list[Ask]
     return asks
 
 
-async def answer_questions(
-    client: HubClient, event: Mapping[str, Any], timeout_s: float
+def answer_questions(
+    client: SyncHubClient, event: Mapping[str, Any], timeout_s: float
 ) -> dict[str, Any] | None:
     """The human's answers to Claude Code's questions, one after the other within
     ``timeout_s`` in all, as the allow that carries them (``updatedInput.answers``,
@@ -230,11 +231,11 @@ async def answer_questions(
     asks = claude_questions(event, timeout_s=timeout_s)
     if asks is None:
         return None
-    deadline = trio.current_time() + timeout_s
+    deadline = time.monotonic() + timeout_s
     tool_input = dict(event["tool_input"])
     answers: dict[str, str] = {}
     for ask, q in zip(asks, tool_input["questions"], strict=True):
-        record = await ask_human(client, ask, deadline)
+        record = ask_human(client, ask, deadline)
         if not answered(record):
             return None
         if record.get("answer") not in (ask.choices or ()):
@@ -245,21 +246,21 @@ async def answer_questions(
     )
 
 
-async def decide_permission(
-    client: HubClient, event: Mapping[str, Any], timeout_s: float
+def decide_permission(
+    client: SyncHubClient, event: Mapping[str, Any], timeout_s: float
 ) -> dict[str, Any] | None:
     """A rule's decision, else the human's (saving a rule for a lasting answer); the
     hook's output, or None."""
     request = PermissionRequest.from_hook_event(event)
     tool = request.tool_name or "tool"
-    checked = await check_rules(client, request)
+    checked = check_rules(client, request)
     if checked is not None:
         return decision_output(rule_decision(checked, tool))
-    record = await ask_permission(client, event, timeout_s)
+    record = ask_permission(client, event, timeout_s)
     decision = human_decision(record, tool)
     if decision is None:
         return None
-    await remember(client, request, record)
+    remember(client, request, record)
     return decision_output(decision)
 
 
@@ -267,30 +268,29 @@ def _say(why: str) -> None:
     print(f"hive-rpc hook: {strip_controls(why)}", file=sys.stderr)
 
 
-async def cmd_hook(args: argparse.Namespace) -> int:
+def cmd_hook(args: argparse.Namespace) -> int:
     """Always exit 0: Claude Code treats other codes as a hook failure, and the only
     safe outcome of a failure is its own dialog, which printing nothing gives."""
-    raw = await trio.to_thread.run_sync(sys.stdin.buffer.read)
+    raw = sys.stdin.buffer.read()
     try:
         event = read_event(raw)
     except NotAHookEvent as e:
         _say(f"{e}; printing no decision")
         return EXIT_OK
     if event["hook_event_name"] != "PermissionRequest":
-        return await other_event(event, args)
+        return other_event(event, args)
     prompt_tool = prompt_tool_of_this_run(event, os.environ)
     if prompt_tool is not None:
         _say(f"this run's --permission-prompt-tool {prompt_tool} decides; printing no decision")
         return EXIT_OK
     output = None
     try:
-        client = await HubClient.connect(Path(args.socket))
-        client.timeout_s = HUB_TIMEOUT_S
-        async with client:
+        with SyncHubClient.connect(Path(args.socket), timeout_s=HUB_TIMEOUT_S) as client:
+            client.timeout_s = HUB_TIMEOUT_S
             if event.get("tool_name") == "AskUserQuestion":
-                output = await answer_questions(client, event, args.timeout)
+                output = answer_questions(client, event, args.timeout)
             else:
-                output = await decide_permission(client, event, args.timeout)
+                output = decide_permission(client, event, args.timeout)
     except Exception as e:  # fail safe: any error leaves the decision to Claude Code
         _say(f"{e}; printing no decision, so Claude Code asks itself")
         return EXIT_OK

@@ -44,13 +44,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import trio
-
 from hive_rpc.cli.exits import EXIT_OK
-from hive_rpc.client import HubClient
+from hive_rpc.core.errors import HubTimeout
 from hive_rpc.core.ling import parent_of
 from hive_rpc.core.terminal_text import one_line, strip_controls
 from hive_rpc.paths import private_dir
+from hive_rpc.sync_client import SyncHubClient
 
 BUDGET_S = 5.0
 """How long an event may take in all: below the ``"timeout": 10`` setup writes."""
@@ -181,8 +180,8 @@ class Turns:
         self.path.unlink(missing_ok=True)
 
 
-async def report_completion(
-    client: HubClient, event: Mapping[str, Any], env: Mapping[str, str], data_dir: Path
+def report_completion(
+    client: SyncHubClient, event: Mapping[str, Any], env: Mapping[str, str], data_dir: Path
 ) -> str | None:
     """Post ``child-complete`` for this session's ling when it is one and the turn is
     news; what happened, in words, or None for a session that is no ling (the
@@ -190,7 +189,7 @@ async def report_completion(
     name = str(event.get("hook_event_name"))
     if name == "Stop" and event.get("stop_hook_active"):
         return "Claude Code goes on (stop_hook_active): not a completion"
-    lings = await client.call("ling/list", {})
+    lings = client.call("ling/list", {})
     ling = find_ling(lings, env)
     if ling is None:
         return None
@@ -207,7 +206,7 @@ async def report_completion(
         if message:
             params["message"] = message
         turns.reported(turn, now)  # before the call: the budget may end the wait for it
-        result = await client.call("event/post", params)
+        result = client.call("event/post", params)
         said = f"child-complete to {result['to']}: {result['delivery']['state']}"
     else:
         said = f"no child-complete: {why_not}"
@@ -216,7 +215,7 @@ async def report_completion(
     return said
 
 
-async def notify(client: HubClient, event: Mapping[str, Any]) -> str:
+def notify(client: SyncHubClient, event: Mapping[str, Any]) -> str:
     """Claude Code's Notification as the session's notice on the activity stream."""
     from hive_rpc.cli.hook import agent_id
 
@@ -229,11 +228,11 @@ async def notify(client: HubClient, event: Mapping[str, Any]) -> str:
     for key, field in (("title", "title"), ("type", "notification_type"), ("cwd", "cwd")):
         if isinstance(event.get(field), str):
             params[key] = event[field]
-    await client.call("agent/notify", params)
+    client.call("agent/notify", params)
     return f"notice from {params['agent_id']}"
 
 
-async def handle_event(
+def handle_event(
     event: Mapping[str, Any], socket: Path, data_dir: Path, env: Mapping[str, str]
 ) -> str | None:
     """Act on one non-permission event within ``BUDGET_S``; what happened, in words,
@@ -244,21 +243,22 @@ async def handle_event(
         return None
     if name in COMPLETING and not (env.get("HIVE_RPC_LING") or address_of_this_terminal(env)):
         return None  # in no terminal a ling can be: not worth a call to the hub
-    with trio.move_on_after(BUDGET_S):
-        client = await HubClient.connect(socket)
-        client.timeout_s = BUDGET_S
-        async with client:
+    give_up_at = time.monotonic() + BUDGET_S
+    try:
+        with SyncHubClient.connect(socket, timeout_s=BUDGET_S) as client:
+            client.timeout_s, client.give_up_at = BUDGET_S, give_up_at  # the whole budget
             if name == "Notification":
-                return await notify(client, event)
-            return await report_completion(client, event, env, data_dir)
-    return f"gave up after {BUDGET_S:g} s"
+                return notify(client, event)
+            return report_completion(client, event, env, data_dir)
+    except HubTimeout:
+        return f"gave up after {BUDGET_S:g} s"
 
 
-async def other_event(event: Mapping[str, Any], args: argparse.Namespace) -> int:
+def other_event(event: Mapping[str, Any], args: argparse.Namespace) -> int:
     """``hook claude-code`` for any event but PermissionRequest: never a decision on
     stdout, always exit 0, one stderr line saying what happened, if anything did."""
     try:
-        said = await handle_event(event, Path(args.socket), Path(args.data_dir), os.environ)
+        said = handle_event(event, Path(args.socket), Path(args.data_dir), os.environ)
     except Exception as e:  # fail safe: the event is only news
         said = f"{event.get('hook_event_name')}: {e}"
     if said is not None:
