@@ -15,13 +15,12 @@ actually happened: the second answerer learns who answered first and when.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
 from hive_rpc.core.errors import AlreadyAnswered, HiveError, InvalidAnswer, PromptClosed
-from hive_rpc.core.prompt import Action, ExpiryReason, Prompt, Status
+from hive_rpc.core.prompt import Action, ExpiryReason, Prompt, Status, evolve
 from hive_rpc.core.schema import validate_against
 
 
@@ -127,7 +126,7 @@ def respond(prompt: Prompt, *, answer: Any, by: str, action: Action, now: float)
     """Record the first answer.  Raises if the prompt is closed or the answer invalid."""
     status = _move(prompt, Event.RESPOND)
     checked = check_answer(prompt, answer, action)
-    return replace(prompt, status=status, answer=checked, by=by, action=action, answered_at=now)
+    return evolve(prompt, status=status, answer=checked, by=by, action=action, answered_at=now)
 
 
 def expire(prompt: Prompt, *, now: float) -> Prompt:
@@ -138,13 +137,13 @@ def expire(prompt: Prompt, *, now: float) -> Prompt:
         if prompt.deadline_at >= prompt.max_deadline_at
         else ExpiryReason.TIMEOUT
     )
-    return replace(prompt, status=status, expired_at=now, expiry_reason=reason)
+    return evolve(prompt, status=status, expired_at=now, expiry_reason=reason)
 
 
 def cancel(prompt: Prompt, *, by: str, now: float) -> Prompt:
     """Withdraw a pending prompt; editors take it off the screen."""
     status = _move(prompt, Event.CANCEL)
-    return replace(prompt, status=status, by=by, cancelled_at=now)
+    return evolve(prompt, status=status, by=by, cancelled_at=now)
 
 
 def typing(prompt: Prompt, *, now: float) -> Prompt:
@@ -155,7 +154,7 @@ def typing(prompt: Prompt, *, now: float) -> Prompt:
     status = _move(prompt, Event.TYPING)
     if prompt.typing_at is not None:
         return prompt
-    return replace(prompt, status=status, typing_at=now, deadline_at=prompt.max_deadline_at)
+    return evolve(prompt, status=status, typing_at=now, deadline_at=prompt.max_deadline_at)
 
 
 def defer(prompt: Prompt, *, now: float) -> Prompt:
@@ -180,4 +179,4 @@ def defer(prompt: Prompt, *, now: float) -> Prompt:
     deadline = prompt.max_deadline_at
     if prompt.timeout_s is not None:
         deadline = min(now + prompt.timeout_s, prompt.max_deadline_at)
-    return replace(prompt, status=status, typing_at=None, deadline_at=deadline)
+    return evolve(prompt, status=status, typing_at=None, deadline_at=deadline)
