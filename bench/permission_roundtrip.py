@@ -19,6 +19,11 @@ a slow moment of the machine falls on all alike (medians):
   ``hive/await``, the editor's ``hive/respond``);
 * the hook, answered by an allow rule (``rule/check`` alone), a second hub.
 
+With ``--before DIR`` (another checkout: ``git archive REV | tar -x -C DIR``) the
+hook of that tree, answered by the editor, is timed in the same rounds as a fifth
+process: it runs in DIR with DIR on ``PYTHONPATH``, so its ``hive_rpc`` is that tree's;
+the hubs are this tree's either way.
+
 Printed as ratios to both floors.  Nothing here asserts a timing.
 """
 
@@ -73,16 +78,26 @@ async def approve_everything(socket: Path, task_status: Any = trio.TASK_STATUS_I
                 await editor.call("hive/respond", {"id": record["id"], "answer": "allow"})
 
 
-async def timed(argv: list[str], stdin: bytes, env: dict[str, str], expect: bytes) -> float:
+Run = tuple[list[str], bytes, dict[str, str], bytes, Path | None]
+"""argv, stdin, environment, what stdout must hold, working directory."""
+
+
+async def timed(
+    argv: list[str], stdin: bytes, env: dict[str, str], expect: bytes, cwd: Path | None = None
+) -> float:
     start = time.perf_counter()
-    done = await trio.run_process(argv, stdin=stdin, capture_stdout=True, env=env, check=False)
+    done = await trio.run_process(
+        argv, stdin=stdin, capture_stdout=True, env=env, cwd=cwd, check=False
+    )
     elapsed = time.perf_counter() - start
     if done.returncode != 0 or expect not in done.stdout:
         raise RuntimeError(f"{argv[:4]} exited {done.returncode}, printed {done.stdout[:200]!r}")
     return elapsed
 
 
-async def measure(rounds: int, sockets: tuple[Path, Path], tmp: Path) -> dict[str, list[float]]:
+async def measure(
+    rounds: int, sockets: tuple[Path, Path], tmp: Path, before: Path | None = None
+) -> dict[str, list[float]]:
     asked, ruled = sockets
     env = dict(os.environ)
     hook = [sys.executable, "-m", "hive_rpc", "hook", "claude-code", "--timeout", "30"]
@@ -93,23 +108,27 @@ async def measure(rounds: int, sockets: tuple[Path, Path], tmp: Path) -> dict[st
         await rules.call(
             "rule/add", {"pattern": "Bash(npm test)", "decision": "allow", "scope": "global"}
         )
-    runs: dict[str, tuple[list[str], bytes, dict[str, str], bytes]] = {
-        "read stdin only (floor 1)": ([sys.executable, "-c", READ_STDIN], request, env, b""),
+    runs: dict[str, Run] = {
+        "read stdin only (floor 1)": ([sys.executable, "-c", READ_STDIN], request, env, b"", None),
         "bare socket request (floor 2)": (
-            [sys.executable, "-c", FLOOR, os.fspath(asked)], b"", env, b""),
+            [sys.executable, "-c", FLOOR, os.fspath(asked)], b"", env, b"", None),
         "hook, the editor answers": (
-            hook, request, {**env, "HIVE_RPC_SOCKET": os.fspath(asked)}, b'"allow"'),
+            hook, request, {**env, "HIVE_RPC_SOCKET": os.fspath(asked)}, b'"allow"', None),
         "hook, an allow rule answers": (
-            hook, request, {**env, "HIVE_RPC_SOCKET": os.fspath(ruled)}, b'"allow"'),
+            hook, request, {**env, "HIVE_RPC_SOCKET": os.fspath(ruled)}, b'"allow"', None),
     }  # fmt: skip
+    if before is not None:
+        there = {**env, "HIVE_RPC_SOCKET": os.fspath(asked), "PYTHONPATH": os.fspath(before)}
+        runs[f"hook ({before.name}), the editor answers"] = (
+            hook, request, there, b'"allow"', before)  # fmt: skip
     samples: dict[str, list[float]] = {name: [] for name in runs}
     async with trio.open_nursery() as nursery:
         await nursery.start(approve_everything, asked)
-        for argv, stdin, where, expect in runs.values():  # warm the caches
-            await timed(argv, stdin, where, expect)
+        for run in runs.values():  # warm the caches
+            await timed(*run)
         for _ in range(rounds):
-            for name, (argv, stdin, where, expect) in runs.items():
-                samples[name].append(await timed(argv, stdin, where, expect))
+            for name, run in runs.items():
+                samples[name].append(await timed(*run))
         nursery.cancel_scope.cancel()
     return samples
 
@@ -117,7 +136,12 @@ async def measure(rounds: int, sockets: tuple[Path, Path], tmp: Path) -> dict[st
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument(
+        "--before", type=Path, default=None,
+        help="another checkout whose hook is timed in the same rounds",
+    )  # fmt: skip
     args = ap.parse_args()
+    before = None if args.before is None else args.before.resolve()
     print_machine()
     with short_tmp() as tmp:
         asked, ruled = tmp / "asked.sock", tmp / "ruled.sock"
@@ -125,7 +149,7 @@ def main() -> None:
             hub_process("memory", asked, tmp / "data-asked"),
             hub_process("memory", ruled, tmp / "data-ruled"),
         ):
-            samples = trio.run(measure, args.rounds, (asked, ruled), tmp)
+            samples = trio.run(measure, args.rounds, (asked, ruled), tmp, before)
     medians = {name: statistics.median(values) for name, values in samples.items()}
     floor1, floor2 = (medians[name] for name in list(medians)[:2])
     rows = [
