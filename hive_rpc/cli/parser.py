@@ -15,8 +15,6 @@ from pathlib import Path
 
 from hive_rpc import __version__
 from hive_rpc.core.errors import InvalidParams
-from hive_rpc.core.messages import EVENT_KINDS
-from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S, check_name
 from hive_rpc.paths import NotLoopback, parse_bind
 
 HUB_TIMEOUT_S = 30.0
@@ -26,8 +24,9 @@ HOOK_TIMEOUT_S = 540.0
 (hook.py CLAUDE_CODE_HOOK_TIMEOUT_S), so the hook withdraws its question and exits
 before it is killed."""
 
-HEAVY_OPTIONS = ("serve", "mcp")
-"""Commands whose options' defaults live in heavy modules (the hub, the faces)."""
+HEAVY_OPTIONS = ("serve", "mcp", "event")
+"""Commands whose options' defaults or choices live in modules a one-shot command
+need not load (the hub, the faces; the event kinds of core/messages.py, 17 ms)."""
 
 
 def _store(text: str) -> str:
@@ -71,6 +70,8 @@ def _tool_groups(text: str) -> frozenset[str]:
 
 def _agent_name(text: str) -> str:
     """argparse type: a usable agent id."""
+    from hive_rpc.core.prompt import check_name
+
     try:
         return check_name(text, "--agent")
     except InvalidParams as e:
@@ -254,7 +255,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         parents=[client],
         help="a child's event for its parent's terminal (session-end hooks, CI scripts)",
     )
-    p.add_argument("kind", choices=EVENT_KINDS)
+    p.add_argument("kind", choices=_event_kinds() if wants["event"] else None)
     p.add_argument("--from", dest="sender", required=True, metavar="LING", help="the child's name")
     p.add_argument("--message", "-m", help="the text (required for child-question)")
     p.add_argument("--pr", type=int, help="pull request number")
@@ -413,7 +414,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _event_kinds() -> tuple[str, ...]:
+    from hive_rpc.core.messages import EVENT_KINDS
+
+    return tuple(EVENT_KINDS)
+
+
 def _serve_options(p: argparse.ArgumentParser) -> None:
+    from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S
     from hive_rpc.hub import DEFAULT_RETAIN_S
 
     p.add_argument(
