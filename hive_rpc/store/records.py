@@ -1,4 +1,4 @@
-"""Reading a stored prompt back, without trusting it.
+"""A stored prompt's text: written directly, read back without trusting it.
 
 A row was written by some hub, maybe an older one with looser checks, maybe edited by
 hand, maybe half-written by a disk that filled up.  Agents are untrusted input
@@ -7,11 +7,15 @@ accepted once and made every restart raise RecursionError.  So every store decod
 through ``decode_prompt``, which turns whatever is wrong with a row into one
 ``UnreadableRecord`` with a reason a person can read; the store then sets the row
 aside (SQLite's ``quarantine`` table) instead of letting it stop the hub.
+
+Writing goes the other way, on the registry's write path (issue 18): ``encode_prompt``
+makes the compact JSON of ``Prompt.to_record()`` without building that dict.
 """
 
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring_ascii as _string
 from typing import Any
 
 from hive_rpc.core.completion import COMPLETION_FIELDS, completion
@@ -19,7 +23,80 @@ from hive_rpc.core.errors import (
     PromptUnreadable as PromptUnreadable,
 )  # its home before core/errors.py
 from hive_rpc.core.limits import record_problem
-from hive_rpc.core.prompt import Prompt
+from hive_rpc.core.prompt import Prompt, Status
+
+ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+"""Compact JSON, ASCII escapes (so any string Python holds is storable, lone
+surrogates included): the stored records' format.  One encoder for every write:
+``json.dumps`` with ``separators`` builds a new ``JSONEncoder`` per call."""
+
+_float_text = float.__repr__
+
+
+def _number(value: float) -> str:
+    """A finite float as ``ENCODE`` writes it; anything else raises, so that
+    ``encode_prompt`` falls back to the encoder (an int from an old record, inf)."""
+    if type(value) is not float or value - value != 0.0:
+        raise TypeError(value)
+    return _float_text(value)
+
+
+def _optional_number(value: float | None) -> str:
+    return "null" if value is None else _number(value)
+
+
+def _optional_string(value: str | None) -> str:
+    return "null" if value is None else _string(value)
+
+
+def _flag(value: bool) -> str:
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    raise TypeError(value)
+
+
+def _any(value: Any) -> str:
+    if type(value) is str:
+        return _string(value)
+    return "null" if value is None else ENCODE(value)
+
+
+def encode_prompt(prompt: Prompt) -> str:
+    """``ENCODE(prompt.to_record())``, byte for byte, at about half the cost: the
+    text is written straight from the fields, with no dict in between.
+
+    The fields are in ``to_record``'s order (the dataclass's).  The enums are
+    ``StrEnum``s, so their text is their value.  A value of a type the record's
+    writers never make (a prompt read from a hand-edited row) raises on the way and
+    the record is encoded from ``to_record`` instead: the same bytes either way
+    (tests/store/test_record_bytes.py), and a new field breaks those tests until it
+    is added here.
+    """
+    p = prompt
+    try:
+        return (
+            f'{{"id":{_string(p.id)},"agent_id":{_string(p.agent_id)},'
+            f'"question":{_string(p.question)},"created_at":{_number(p.created_at)},'
+            f'"deadline_at":{_number(p.deadline_at)},'
+            f'"max_deadline_at":{_number(p.max_deadline_at)},'
+            f'"choices":{"null" if p.choices is None else ENCODE(list(p.choices))},'
+            f'"schema":{"null" if p.schema is None else ENCODE(dict(p.schema))},'
+            f'"urgent":{_flag(p.urgent)},"timeout_s":{_optional_number(p.timeout_s)},'
+            f'"task_id":{_optional_string(p.task_id)},'
+            f'"in_reply_to":{_optional_string(p.in_reply_to)},"kind":{_string(p.kind)},'
+            f'"detail":{_optional_string(p.detail)},"status":{_string(p.status)},'
+            f'"typing_at":{_optional_number(p.typing_at)},'
+            f'"answered_at":{_optional_number(p.answered_at)},'
+            f'"expired_at":{_optional_number(p.expired_at)},'
+            f'"cancelled_at":{_optional_number(p.cancelled_at)},'
+            f'"expiry_reason":{_optional_string(p.expiry_reason)},"answer":{_any(p.answer)},'
+            f'"by":{_optional_string(p.by)},"action":{_optional_string(p.action)},'
+            f'"expired":{"true" if p.status is Status.EXPIRED else "false"}}}'
+        )
+    except TypeError:
+        return ENCODE(prompt.to_record())
 
 
 class UnreadableRecord(ValueError):

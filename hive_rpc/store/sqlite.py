@@ -43,7 +43,13 @@ import trio
 
 from hive_rpc.core.prompt import Prompt, Status
 from hive_rpc.store.base import RETENTION_BATCH, StoreCorrupt, StoreWriteFailed
-from hive_rpc.store.records import PromptUnreadable, UnreadableRecord, decode_prompt
+from hive_rpc.store.records import (
+    ENCODE,
+    PromptUnreadable,
+    UnreadableRecord,
+    decode_prompt,
+    encode_prompt,
+)
 
 log = logging.getLogger(__name__)
 
@@ -137,17 +143,6 @@ def migrate(db: sqlite3.Connection, path: Path) -> int:
         if not new:  # a new file is made at the current version: nothing to tell
             log.info("prompt store %s: schema version %d -> %d", path, version, version + 1)
     return found
-
-
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
-"""One encoder for every write: ``json.dumps`` with ``separators`` builds a new
-``JSONEncoder`` per call, half the cost of a record's encoding (issue 18).  Same
-options as before, so the same bytes."""
-
-
-def _dump(prompt: Prompt) -> str:
-    # ASCII escapes keep any string Python can hold storable, lone surrogates included.
-    return _ENCODE(prompt.to_record())
 
 
 class SqliteStore:
@@ -320,14 +315,20 @@ class SqliteStore:
         await self._room_to_write()
         self._write(
             "INSERT INTO prompts (id, agent_id, status, created_at, record) VALUES (?,?,?,?,?)",
-            (prompt.id, prompt.agent_id, prompt.status.value, prompt.created_at, _dump(prompt)),
+            (
+                prompt.id,
+                prompt.agent_id,
+                prompt.status.value,
+                prompt.created_at,
+                encode_prompt(prompt),
+            ),
         )
 
     async def update(self, prompt: Prompt, *, expected: Status) -> Prompt | None:
         await self._room_to_write()
         cur = self._write(
             "UPDATE prompts SET status = ?, record = ? WHERE id = ? AND status = ?",
-            (prompt.status.value, _dump(prompt), prompt.id, expected.value),
+            (prompt.status.value, encode_prompt(prompt), prompt.id, expected.value),
         )
         if cur.rowcount == 1:
             return None
@@ -403,7 +404,7 @@ class SqliteStore:
 
     async def put_document(self, kind: str, key: str, body: dict[str, Any]) -> None:
         await self._room_to_write()
-        text = _ENCODE(body)
+        text = ENCODE(body)
         self._write(
             "INSERT INTO documents (kind, key, body) VALUES (?,?,?) "
             "ON CONFLICT (kind, key) DO UPDATE SET body = excluded.body",

@@ -1,16 +1,23 @@
 """The stored prompt record is byte-compatible across the write path's speed-ups
 (issue 18): the two records below were written by ``_dump`` before it kept one
-precompiled encoder, so an old database reads the same and a new one writes the same."""
+precompiled encoder, so an old database reads the same and a new one writes the same.
+``records.encode_prompt`` (the text written straight from the fields) is held to
+``json.dumps(to_record())`` for any prompt, odd values included."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hive_rpc.core import lifecycle
 from hive_rpc.core.prompt import Action, Ask, Prompt, new_prompt
 from hive_rpc.store import SqliteStore
-from hive_rpc.store.sqlite import _dump
+from hive_rpc.store.records import encode_prompt
 
 PENDING = (
     '{"id":"00112233aabbccdd","agent_id":"bench","question":"Ship it? \\u00e9 \\ud800",'
@@ -42,9 +49,79 @@ def _responded() -> Prompt:
     )
 
 
-def test_records_are_the_bytes_the_old_code_wrote() -> None:
-    assert _dump(_pending(["yes", "no"])) == PENDING
-    assert _dump(_responded()) == RESPONDED
+async def test_records_are_the_bytes_the_old_code_wrote(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "db")
+    try:
+        await store.insert(_pending(["yes", "no"]))
+        pending = store._db.execute("SELECT record FROM prompts").fetchone()[0]
+        await store.update(_responded(), expected=_pending(None).status)
+        responded = store._db.execute("SELECT record FROM prompts").fetchone()[0]
+    finally:
+        await store.aclose()
+    assert pending == PENDING
+    assert responded == RESPONDED
+
+
+def old_encoding(prompt: Prompt) -> str:
+    return json.dumps(prompt.to_record(), separators=(",", ":"))
+
+
+texts = st.text(max_size=6)  # any code point, lone surrogates included
+times = st.floats(allow_nan=True, allow_infinity=True) | st.integers(0, 2**40)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | texts,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@st.composite
+def records(draw: st.DrawFn) -> dict[str, Any]:
+    """A stored record as any hub (or a hand edit) may have left it: numbers as ints
+    or non-finite, any answer, every optional field set or not."""
+    optional_time = st.none() | times
+    optional_text = st.none() | texts
+    return {
+        "id": draw(texts),
+        "agent_id": draw(texts),
+        "question": draw(texts),
+        "created_at": draw(times),
+        "deadline_at": draw(times),
+        "max_deadline_at": draw(times),
+        "choices": draw(st.none() | st.lists(texts, max_size=3)),
+        "schema": draw(st.none() | st.dictionaries(texts, json_values, max_size=2)),
+        "urgent": draw(st.booleans()),
+        "timeout_s": draw(optional_time),
+        "task_id": draw(optional_text),
+        "in_reply_to": draw(optional_text),
+        "kind": draw(st.sampled_from(["question", "permission"])),
+        "detail": draw(optional_text),
+        "status": draw(st.sampled_from(["pending", "responded", "expired", "cancelled"])),
+        "typing_at": draw(optional_time),
+        "answered_at": draw(optional_time),
+        "expired_at": draw(optional_time),
+        "cancelled_at": draw(optional_time),
+        "expiry_reason": draw(st.sampled_from([None, "timeout", "max_lifetime"])),
+        "answer": draw(json_values),
+        "by": draw(optional_text),
+        "action": draw(st.sampled_from([None, "accept", "decline", "cancel"])),
+    }
+
+
+@given(records())
+def test_the_direct_encoding_is_the_old_one_for_any_record(record: dict[str, Any]) -> None:
+    prompt = Prompt.from_record(record)
+    assert encode_prompt(prompt) == old_encoding(prompt)
+
+
+@given(st.booleans(), texts.filter(str.strip), st.floats(0, 4e9))
+def test_the_direct_encoding_is_the_old_one_for_new_prompts(
+    answered: bool, text: str, now: float
+) -> None:
+    prompt = new_prompt(Ask(question=text, choices=[text, "no"] if text != "no" else None), now=now)
+    if answered:
+        prompt = lifecycle.respond(prompt, answer=text, by=text, action=Action.ACCEPT, now=now)
+    assert encode_prompt(prompt) == old_encoding(prompt)
 
 
 async def test_a_record_written_by_the_old_code_loads(tmp_path: Path) -> None:
