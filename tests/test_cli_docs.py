@@ -84,3 +84,17 @@ def test_every_command_and_flag_is_documented(
 def test_top_level_flags_are_documented() -> None:
     assert "`--version`" in DOC
     assert "hive-rpc [-h] [--version] COMMAND ..." in DOC
+
+
+def test_the_parser_knows_every_command_by_name_and_builds_only_the_one_that_runs() -> None:
+    """parser.COMMANDS is the whole parser's list of commands, in order: for any other
+    name the parser would build no command at all.  Given one, only its parser is
+    built, whole (its own ``--help`` is the full parser's)."""
+    from hive_rpc.cli.parser import COMMANDS, build_parser
+
+    everything = {name: sub for name, _, sub in _subcommands(cli._parser())}
+    assert tuple(everything) == COMMANDS
+    for name in COMMANDS:
+        (only,) = ((n, sub) for n, _, sub in _subcommands(build_parser(name)))
+        assert only[0] == name
+        assert only[1].format_help() == everything[name].format_help()

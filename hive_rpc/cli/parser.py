@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any, cast
 
 from hive_rpc import __version__
 from hive_rpc.core.errors import InvalidParams
@@ -23,6 +24,13 @@ HOOK_TIMEOUT_S = 540.0
 """How long the hook waits for the human by default: below Claude Code's own limit
 (hook.py CLAUDE_CODE_HOOK_TIMEOUT_S), so the hook withdraws its question and exits
 before it is killed."""
+
+COMMANDS = (
+    *("serve", "ask", "poll", "answer", "list", "cancel", "mcp", "epc", "lsp", "ling"),
+    *("event", "spawn", "hook", "setup", "rules", "audit", "status", "methods", "doctor"),
+)
+"""Every command's name: the parser builds only the one that runs (tests/test_cli_docs.py
+checks this list against the whole parser)."""
 
 HEAVY_OPTIONS = ("serve", "mcp", "event")
 """Commands whose options' defaults or choices live in modules a one-shot command
@@ -137,7 +145,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Agents ask, humans answer, nothing blocks.  See docs/cli.md.",
     )
     parser.add_argument("--version", action="version", version=f"hive-rpc {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = _Commands(commands, command)
 
     p = sub.add_parser(
         "serve",
@@ -412,6 +421,33 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
     p.set_defaults(func="hive_rpc.cli.serving:cmd_doctor")
     return parser
+
+
+class _Unbuilt:
+    """A command's parser while another command runs: whatever is called on it does
+    nothing and answers itself, so its options cost nothing to leave out."""
+
+    def __getattr__(self, name: str) -> Any:
+        return self._nothing
+
+    def _nothing(self, *args: Any, **kwargs: Any) -> Any:
+        return self
+
+
+class _Commands:
+    """The subparsers, building only the parser of the ``command`` about to run (19
+    parsers and their gettext lookups are 8 ms of a one-shot command's start); every
+    one for ``--help``, no command or a name that is none (its error lists them)."""
+
+    def __init__(self, sub: Any, command: str | None) -> None:
+        self._sub = sub
+        self._only = command if command in COMMANDS else None
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        if self._only is not None and name != self._only:
+            return cast(argparse.ArgumentParser, _Unbuilt())
+        parser: argparse.ArgumentParser = self._sub.add_parser(name, **kwargs)
+        return parser
 
 
 def _event_kinds() -> tuple[str, ...]:
