@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from hive_rpc.cli.exits import EXIT_OK
-from hive_rpc.cli.hook_events import other_event
 from hive_rpc.cli.parser import HOOK_TIMEOUT_S, HUB_TIMEOUT_S
 from hive_rpc.core import claude_code
 from hive_rpc.core.claude_code import (
@@ -278,6 +277,8 @@ def cmd_hook(args: argparse.Namespace) -> int:
         _say(f"{e}; printing no decision")
         return EXIT_OK
     if event["hook_event_name"] != "PermissionRequest":
+        from hive_rpc.cli.hook_events import other_event  # not loaded for a permission
+
         return other_event(event, args)
     prompt_tool = prompt_tool_of_this_run(event, os.environ)
     if prompt_tool is not None:
