@@ -18,7 +18,7 @@ LAYERS: list[set[str]] = [
     {"hub_start"},
     {"rpc_connection"},
     {"store", "relay", "activity", "client", "sync_client"},
-    {"registry", "hub_connection"},
+    {"registry", "hub_connection", "mcp_relay"},
     {"agora"},
     {"service"},
     {"backends"},

@@ -84,6 +84,7 @@ def test_connection_scoped_rows_have_no_handler_and_take_no_params() -> None:
     scoped = {n for n, m in METHODS.items() if m.scope == "connection"}
     assert scoped == {
         "hive/subscribe", "hive/unsubscribe", "hive/offerDelivery", "hive/proveApprover",
+        "hive/openMcp",
     }  # fmt: skip
     assert all(METHODS[n].handler is None for n in scoped)
     assert all(m.handler is not None for n, m in METHODS.items() if n not in scoped)

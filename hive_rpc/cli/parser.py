@@ -68,7 +68,7 @@ def _seconds(text: str) -> float:
 
 def _tool_groups(text: str) -> frozenset[str]:
     """argparse type: ``hive-rpc mcp --tools ask,agora``."""
-    from hive_rpc.faces.mcp.groups import parse_groups
+    from hive_rpc.core.tool_groups import parse_groups
 
     try:
         return parse_groups(text)
@@ -203,7 +203,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     if wants["mcp"]:
         _mcp_options(p)
-    p.set_defaults(func="hive_rpc.cli.serving:cmd_mcp")
+    p.set_defaults(func="hive_rpc.mcp_relay:cmd_mcp")
 
     p = sub.add_parser(
         "epc",
@@ -513,8 +513,8 @@ def _serve_options(p: argparse.ArgumentParser) -> None:
 
 
 def _mcp_options(p: argparse.ArgumentParser) -> None:
-    from hive_rpc.faces.mcp.groups import DEFAULT_GROUPS
-    from hive_rpc.faces.mcp.groups import valid_names as valid_groups
+    from hive_rpc.core.tool_groups import DEFAULT_GROUPS
+    from hive_rpc.core.tool_groups import valid_names as valid_groups
 
     p.add_argument(
         "--agent",

@@ -1,5 +1,6 @@
 """The commands that run a server: the hub (``serve``), the per-session faces
-(``mcp``, ``epc``, ``lsp``), and ``doctor``, which opens the store without a hub.
+(``epc``, ``lsp``; ``mcp`` is a relay, mcp_relay.py), and ``doctor``, which opens the
+store without a hub.
 
 Each imports what it runs inside its function: the hub, pygls and the MCP SDK are
 heavy, and the client commands (built into the same parser) must not pay for them.
@@ -22,21 +23,6 @@ from hive_rpc.cli.exits import EXIT_OK, EXIT_REFUSED, CliError
 from hive_rpc.cli.render import print_json
 from hive_rpc.client import HubClient, HubUnreachable, start_and_connect
 from hive_rpc.core.terminal_text import strip_controls
-
-
-async def cmd_mcp(args: argparse.Namespace) -> int:
-    from hive_rpc.faces.mcp.stdio import run_mcp_stdio
-
-    await run_mcp_stdio(
-        args.socket,
-        args.data_dir,
-        start=not args.no_start,
-        agent=args.agent,
-        groups=args.tools,
-        human_input_timeout_s=args.human_timeout,
-        progress_every_s=args.progress_every,
-    )
-    return EXIT_OK
 
 
 async def cmd_epc(args: argparse.Namespace) -> int:

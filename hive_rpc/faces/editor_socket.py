@@ -19,6 +19,12 @@ connection closes; an exception in a handler becomes an internal error for that
 request only.  A client that stops reading for ``SEND_TIMEOUT_S`` is disconnected
 rather than allowed to hold the hub's memory.
 
+A connection whose first message is ``hive/openMcp`` is no editor's: it is the
+``hive-rpc mcp`` relay of an agent's session (mcp_relay.py), and from the reply on it
+carries MCP messages, one per line, to an MCP session served here
+(faces/mcp/stdio.py).  So every connection's first frame is read before the
+connection is given to its ``Session``, which then reads those bytes again.
+
 Connections are capped (``connection_cap``: core/limits.py's ``connections``, lower
 when the fd limit is): one over the cap gets a single -32011 error and is closed.
 If accept still fails for want of descriptors (EMFILE: fds held elsewhere), the hub
@@ -29,10 +35,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib
 import logging
 import os
 import shutil
 import socket as stdlib_socket
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -40,22 +48,30 @@ from typing import Any
 import trio
 
 from hive_rpc.core import limits
-from hive_rpc.core.errors import HiveError
+from hive_rpc.core.errors import HiveError, InvalidParams
 from hive_rpc.dispatch import dispatch
 from hive_rpc.faces.accept_loop import connection_cap, serve_bounded
 from hive_rpc.faces.connection_scope import connection_handlers
-from hive_rpc.protocol.framing import MAX_BODY_BYTES
+from hive_rpc.protocol.framing import MAX_BODY_BYTES, Frame, FrameDecoder, FramingError
 from hive_rpc.protocol.jsonrpc import (
     OVERLOADED,
     Endpoint,
     ErrorResponse,
     Notification,
+    Request,
     RpcError,
+    parse_message,
 )
 from hive_rpc.registry import Watch
 from hive_rpc.relay.consent import CALLER, Caller, peer_pid
 from hive_rpc.relay.emacs import PeerClosed, PeerRefused, PeerTimeout
-from hive_rpc.rpc_connection import RpcConnection, ThenStart
+from hive_rpc.rpc_connection import (
+    RECEIVE_CHUNK,
+    FrameWriter,
+    RpcConnection,
+    ThenStart,
+    only_disconnects,
+)
 from hive_rpc.service import METHODS, HubService, check_params
 from hive_rpc.service.approver import APPROVER, check_token
 
@@ -142,6 +158,13 @@ class Session:
         self._approver = True
         return {"approver": True}
 
+    def _mcp_open_later(self, _params: dict[str, Any]) -> dict[str, Any]:
+        raise InvalidParams(
+            f"{MCP_OPEN} must be the first message of a connection (it turns the whole "
+            "connection into an MCP session); open a new connection for it",
+            method=MCP_OPEN,
+        )
+
     def _offer_delivery(self, _params: dict[str, Any]) -> dict[str, Any]:
         if self._conn.ended is None:
             self._service.delivery_peers.add(self)
@@ -223,9 +246,108 @@ _CONNECTION_METHODS = connection_handlers(
         "hive/proveApprover": Session._prove_approver,
         "hive/subscribe": Session._subscribe,
         "hive/unsubscribe": Session._unsubscribe,
+        "hive/openMcp": Session._mcp_open_later,
     },
 )
 """The connection-scoped methods of the method table this face runs itself."""
+
+MCP_OPEN = "hive/openMcp"
+_MCP_SESSION_MODULE = "hive_rpc.faces.mcp.stdio"
+
+
+class _Replayed(trio.abc.Stream):
+    """A stream that yields ``first`` (bytes already read from it) before the rest."""
+
+    def __init__(self, stream: trio.SocketStream, first: bytes) -> None:
+        self.stream = stream
+        self.socket = stream.socket
+        self._first = first
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        if self._first:
+            data, self._first = self._first, b""
+            await trio.lowlevel.checkpoint()
+            return data
+        return await self.stream.receive_some(max_bytes)
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await self.stream.send_all(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.stream.wait_send_all_might_not_block()
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
+
+
+async def _first_frame(stream: trio.SocketStream) -> tuple[bytes, Request | None, int]:
+    """Read until the connection's first frame is whole, or it breaks or ends: the
+    bytes read, and the request when it is ``hive/openMcp``, with the end of its frame.
+    Anything else is left for the Session to read again and judge."""
+    decoder, data = FrameDecoder(), bytearray()
+    while True:
+        try:
+            chunk = await stream.receive_some(RECEIVE_CHUNK)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            chunk = b""
+        if not chunk:
+            return bytes(data), None, 0
+        data += chunk
+        try:
+            decoder.receive_data(chunk)
+            event = decoder.next_event()
+        except FramingError:
+            return bytes(data), None, 0
+        if event is None:
+            continue
+        if not isinstance(event, Frame):
+            return bytes(data), None, 0
+        try:
+            msg = parse_message(event.body)
+        except RpcError:
+            return bytes(data), None, 0
+        if isinstance(msg, Request) and msg.method == MCP_OPEN:
+            return bytes(data), msg, data.find(b"\r\n\r\n") + 4 + len(event.body)
+        return bytes(data), None, 0
+
+
+async def _load_mcp_sessions() -> None:
+    """Import faces/mcp/stdio.py in a worker thread the first time: the MCP SDK takes
+    most of a second to import, which must not stall the hub's other clients."""
+    if _MCP_SESSION_MODULE not in sys.modules:
+        await trio.to_thread.run_sync(importlib.import_module, _MCP_SESSION_MODULE)
+
+
+async def serve_mcp_session(
+    service: HubService, stream: trio.SocketStream, request: Request, rest: bytes
+) -> None:
+    """Answer ``hive/openMcp``, then serve the MCP session on the connection until it
+    ends.  The session's requests act as the relay's process (``CALLER``: a ling it
+    registers asks the human unless that process runs in the pane) and never as an
+    approver."""
+    endpoint, writer = Endpoint(), FrameWriter(stream)
+    try:
+        try:
+            params = check_params(MCP_OPEN, request.params)
+            await _load_mcp_sessions()
+            from hive_rpc.faces.mcp import stdio  # loaded above, off the trio thread
+
+            hive = stdio.session_hive(service, params)
+        except HiveError as e:
+            await writer.send(endpoint.error(request.id, e.code, e.message, e.data))
+            return
+        opened = {"opened": True, "resend": sorted(stdio.RESENDABLE)}
+        await writer.send(endpoint.result(request.id, opened))
+        sock = getattr(stream, "socket", None)  # a trio socket: what peer_pid reads
+        CALLER.set(Caller(pid=peer_pid(sock) if sock is not None else None))
+        APPROVER.set(False)
+        await stdio.serve_session(hive, stream, rest)
+    except* Exception as group:
+        if not only_disconnects(group):
+            log.exception("MCP session failed")
+    finally:
+        with trio.move_on_after(1, shield=True):
+            await stream.aclose()
 
 
 def _probe(path: Path) -> bool:
@@ -332,7 +454,11 @@ async def serve_editor_socket(
     cap = max_connections or connection_cap()
 
     async def handle(stream: trio.SocketStream) -> None:
-        await Session(stream, service).run()
+        first, mcp_open, end = await _first_frame(stream)
+        if mcp_open is not None:
+            await serve_mcp_session(service, stream, mcp_open, first[end:])
+        else:
+            await Session(_Replayed(stream, first), service).run()
 
     await serve_bounded(
         listener, handle, cap=cap, refuse=_refuse, name="editor socket", task_status=task_status
@@ -350,4 +476,5 @@ __all__ = [
     "bind_socket",
     "remove_socket",
     "serve_editor_socket",
+    "serve_mcp_session",
 ]

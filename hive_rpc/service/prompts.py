@@ -283,6 +283,25 @@ connection_method(
     "(hive/status: approver_token_file).",
     faces=SOCKET_ONLY,
 )
+connection_method(
+    "hive/openMcp",
+    params={
+        "agent": STR,
+        "tools": Param("array"),
+        "human_input_timeout_s": NUM,
+        "progress_every_s": NUM,
+        "claude_session": STR,
+        "project_dir": STR,
+        "tool_timeout_ms": STR,
+        "suffix": STR,
+    },
+    doc="Turn this connection into one MCP session served by the hub (hive-rpc mcp, a "
+    "relay, sends it first): after the reply it carries MCP's JSON-RPC messages, one per "
+    "line, both ways. The params are the session's options: agent, tool groups, "
+    "request_human_input's countdown, the progress interval, and what the agent's "
+    "client set (Claude Code's session id, project dir, MCP_TOOL_TIMEOUT).",
+    faces=SOCKET_ONLY,
+)
 
 
 @method(

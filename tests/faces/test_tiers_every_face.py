@@ -323,8 +323,14 @@ FACES: dict[str, Face] = {
         Tier("return-error", f"poll: {NOT_FOUND}"),
         Tier("return-error", f"list: {BUG}"),
     ),
-    # Over stdio the tool's hub call is a request on the socket: the hub names it.
-    "mcp-stdio": Face(mcp_stdio_session, MCP_UNKNOWN, MCP_NOT_FOUND, Tier("isError", BUG)),
+    # hive-rpc mcp relays to a session in the hub, whose tool calls the service
+    # in-process, as over HTTP: the tool is named.
+    "mcp-stdio": Face(
+        mcp_stdio_session,
+        MCP_UNKNOWN,
+        MCP_NOT_FOUND,
+        Tier("isError", f"internal error in hivemind_list_pending: {INJECTED}"),
+    ),
     # Over HTTP the tool calls the service in-process: the tool is named.
     "mcp-http": Face(
         mcp_http_session,

@@ -44,19 +44,43 @@ from hive_rpc.core.claude_code import (
 from hive_rpc.core.errors import HiveError
 from hive_rpc.dispatch import error_for
 from hive_rpc.hub_connection import HubUnreachable
+from hive_rpc.service.approver import APPROVER
 
 if TYPE_CHECKING:
     from hive_rpc.faces.mcp.server import HiveMcp
+    from hive_rpc.service import HubService
 
 log = logging.getLogger(__name__)
 
 SaveRule = Callable[[dict[str, Any]], Awaitable[str | None]]
 """Adds an answer rule as an approver (``rule/add`` wants one); None once saved, else
-why it was not.  The agent's own hub connection never proves it is an approver
-(service/approver.py), so the entry point gives one that does, used for this only."""
+why it was not.  The agent's own session is never an approver (service/approver.py),
+so the entry point gives a way that is, used for this only (``hub_rules``)."""
 
 CLEANUP_S = 5.0
 """How long withdrawing an unanswered question may take once the wait is over."""
+
+
+def hub_rules(service: HubService) -> SaveRule:
+    """Adds the rule of a lasting answer by a direct call of the hub's service, as an
+    approver for that one call only (``APPROVER`` is set in the calling task's own
+    context, which no other request shares).  What keeps an agent from adding rules
+    of its own is ``from_prompt``: the hub adds a rule only if it matches the
+    permission prompt the human answered with that decision (service/rules.py)."""
+
+    async def save(params: dict[str, Any]) -> str | None:
+        if params.get("from_prompt") is None:
+            return "a rule from approve names the prompt the human answered"
+        token = APPROVER.set(True)
+        try:
+            await service.call("rule/add", params)
+        except HiveError as e:
+            return e.message
+        finally:
+            APPROVER.reset(token)
+        return None
+
+    return save
 
 
 def reply(text: str) -> CallToolResult:

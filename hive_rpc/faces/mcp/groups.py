@@ -1,28 +1,31 @@
-"""MCP tool groups: which of the hub's tools an agent's session offers.
+"""MCP tool groups applied to a session: the server middleware that offers only the
+enabled groups' tools.  The table itself (``GROUPS``, ``parse_groups``) is
+core/tool_groups.py, re-exported here; a session's groups come from:
 
-Every tool an MCP server lists is read into the agent's context on every turn, used or
-not; an agent that only asks the human needs six tools, not twenty.  So the tools
-come in groups (the table below), a session offers the groups it was given, and
-``ask`` is the default:
-
-* stdio: ``hive-rpc mcp --tools ask,agora`` (fixed for the process, one per session);
+* stdio: ``hive-rpc mcp --tools ask,agora`` (fixed for the session, sent by the relay
+  in ``hive/openMcp``);
 * HTTP: the hub serves every session from one server, so each request names its own
   groups, as it names its agent: ``?tools=ask,agora`` on the endpoint's URL or an
   ``X-Hive-Tools`` header.
 
-The choice is applied by a server middleware (the SDK's seam for it): ``tools/list``
-shows only the enabled groups' tools, and ``tools/call`` of any other tool is refused
-with JSON-RPC error -32602 naming the tool's group and how to enable it, rather than
-the SDK's bare "Unknown tool".  Resources are not grouped.
-
-The table and ``parse_groups`` import nothing heavy: the CLI checks ``--tools`` with
-them before anything loads the MCP SDK.
+``tools/list`` shows only the enabled groups' tools, and ``tools/call`` of any other
+tool is refused with JSON-RPC error -32602 naming the tool's group and how to enable
+it, rather than the SDK's bare "Unknown tool".  Resources are not grouped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from hive_rpc.core.tool_groups import (
+    ALL,
+    COMPOSITE_TOOLS,
+    DEFAULT_GROUPS,
+    GROUP_OF,
+    GROUPS,
+    parse_groups,
+    valid_names,
+)
 
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -31,58 +34,17 @@ if TYPE_CHECKING:
 INVALID_PARAMS = -32602
 """JSON-RPC's code for bad parameters: what MCP answers for a tool it does not offer."""
 
-GROUPS: Mapping[str, tuple[str, ...]] = {
-    # An agent that asks the human: the recommended pair, waiting, withdrawing, and
-    # the two blocking tools older prompts expect (seed 002's request_human_input,
-    # the deprecated hivemind_ask).
-    "ask": (
-        "hivemind_ask_async",
-        "hivemind_poll",
-        "hivemind_await",
-        "hivemind_cancel",
-        "hivemind_ask",
-        "request_human_input",
-    ),
-    # An agent that answers other agents' asks on the human's behalf.
-    "coordinator": ("hivemind_respond", "hivemind_list_pending", "hivemind_await_ask"),
-    # Dialogues between agents (docs/agora.md).
-    "agora": ("agora_create", "agora_dispatch", "agora_status", "agora_list", "agora_abort"),
-    # The terminals turns and events are typed into (also `hive-rpc ling register`).
-    "lings": ("ling_register", "ling_list", "ling_remove"),
-    # Parent/child events through the terminals.
-    "events": ("report_to_parent", "answer_question"),
-    # Task outcomes on the activity stream (docs/activity.md).
-    "tasks": ("task_report",),
-    # Claude Code's permission prompt tool (claude -p --permission-prompt-tool).
-    "permissions": ("approve",),
-}
-ALL = "all"
-"""Names every group."""
-DEFAULT_GROUPS = frozenset({"ask"})
-GROUP_OF: Mapping[str, str] = {tool: group for group, tools in GROUPS.items() for tool in tools}
-COMPOSITE_TOOLS = frozenset({"approve"})
-"""The tools that run several methods (``approve``: rule/check, hive/ask, hive/await,
-rule/add), so no one row of the method table names them; every other tool is its
-row's ``Method.mcp``."""
-
-
-def parse_groups(text: str) -> frozenset[str]:
-    """``"ask,agora"`` -> the groups; ``all`` names every group.  An unknown name is
-    a ValueError that lists the valid ones."""
-    names = [part.strip() for part in text.split(",") if part.strip()]
-    if not names:
-        raise ValueError(f"name at least one tool group: {valid_names()}")
-    unknown = [n for n in names if n != ALL and n not in GROUPS]
-    if unknown:
-        raise ValueError(
-            f"unknown tool group{'s' if len(unknown) > 1 else ''} "
-            f"{', '.join(map(repr, unknown))}; valid: {valid_names()}"
-        )
-    return frozenset(GROUPS) if ALL in names else frozenset(names)
-
-
-def valid_names() -> str:
-    return ", ".join([*GROUPS, ALL])
+__all__ = [
+    "ALL",
+    "COMPOSITE_TOOLS",
+    "DEFAULT_GROUPS",
+    "GROUPS",
+    "GROUP_OF",
+    "INVALID_PARAMS",
+    "ToolGroups",
+    "parse_groups",
+    "valid_names",
+]
 
 
 def _flag(groups: frozenset[str]) -> str:

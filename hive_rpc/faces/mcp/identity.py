@@ -18,13 +18,20 @@ class Identity:
     is Claude Code and gave its session id (``claude_session``, from
     ``CLAUDE_CODE_SESSION_ID``), the agent its hooks name too (core/claude_code.py);
     else the client's own name (``clientInfo.name``) plus a suffix that is per
-    process on stdio (one process is one session) and the session id on stateful
+    session on stdio (``suffix``: the relay's, one ``hive-rpc mcp`` process is one
+    session, kept when it reconnects to a new hub) and the session id on stateful
     HTTP.
     """
 
-    def __init__(self, fixed: str | None = None, *, claude_session: str | None = None) -> None:
+    def __init__(
+        self,
+        fixed: str | None = None,
+        *,
+        claude_session: str | None = None,
+        suffix: str | None = None,
+    ) -> None:
         self.fixed = check_name(fixed, "agent") if fixed is not None else None
-        self.suffix = secrets.token_hex(3)
+        self.suffix = suffix or secrets.token_hex(3)
         self.claude_session = claude_session or None
 
     def __call__(self, ctx: Context) -> str:

@@ -124,8 +124,13 @@ class HiveMcp:
         return self.within_client(self.approve_timeout_s)
 
     async def call(self, method: str, **params: Any) -> Any:
-        """The hub's ``method``, with the parameters that are not None."""
-        return await self.backend.call(method, {k: v for k, v in params.items() if v is not None})
+        """The hub's ``method``, with the parameters that are not None, as the wire
+        would carry them (a tuple, ``Ask.choices``, as a list: the in-hub backend
+        checks the values themselves, and a tuple is no JSON array)."""
+        return await self.backend.call(
+            method,
+            {k: list(v) if isinstance(v, tuple) else v for k, v in params.items() if v is not None},
+        )
 
     async def run_updates(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Tell subscribers of ``hive://asks/ID`` whenever a prompt is closed, and

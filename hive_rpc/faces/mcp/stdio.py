@@ -1,74 +1,57 @@
-"""``hive-rpc mcp``: the MCP server an agent's client starts over stdio, one per session.
+"""The MCP session of one ``hive-rpc mcp``, served inside the hub.
 
-It is a client of the hub (see backends.RemoteBackend), so every agent session's
-questions land in the one registry the editors watch.
+``hive-rpc mcp`` (one per agent session) is a thin relay (mcp_relay.py): it loads
+neither the SDK nor trio, connects to the hub's socket and sends ``hive/openMcp`` with the
+session's options; from the reply on, that connection carries the agent's MCP
+messages, one JSON-RPC message per line both ways, as MCP's stdio transport frames
+them.  This module serves them: the SDK's stdio transport over the socket stream
+instead of a process's stdin and stdout, and a ``HiveMcp`` on the hub's own service
+(``LocalBackend``), as the Streamable HTTP endpoint serves its sessions.  So the SDK's
+import is paid once, by the long-running hub, not by every agent session.
 
-stdin and stdout are read and written as trio streams rather than through the
-SDK's default wrappers, which read stdin in a worker thread that cannot be cancelled
-while the client is idle (see docs/dev/mcp-sdk-notes.md, section 8).  So nothing in
-this process may print to stdout: logs go to stderr.
+What the stdio process read from its environment the relay sends as parameters:
+Claude Code's session id (the agent's name), its project dir (``approve``'s "this
+project" rules) and ``MCP_TOOL_TIMEOUT`` (blocking tools return 2 s before it).
+
+When the relay's connection ends, the session ends as a stdio server ends at its
+input's end: calls still running are cancelled, so a blocking ask of a killed agent
+is withdrawn.  The session never proves it is an approver: a lasting answer to
+``approve`` saves its rule by a direct service call that the hub checks against the
+permission prompt the human answered (``from_prompt``, approve_tool.hub_rules).
 """
 
 from __future__ import annotations
 
-import os
+import logging
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import trio
 from mcp.server.stdio import stdio_server
 
-from hive_rpc.backends import open_remote_backend
-from hive_rpc.client import HubClient, prove_approver
-from hive_rpc.core.claude_code import PROJECT_ENV, SESSION_ENV
-from hive_rpc.core.errors import HiveError
-from hive_rpc.faces.mcp.approve_tool import SaveRule
-from hive_rpc.faces.mcp.groups import DEFAULT_GROUPS, ToolGroups
+from hive_rpc.backends import LocalBackend
+from hive_rpc.core.errors import InvalidParams
+from hive_rpc.core.tool_groups import DEFAULT_GROUPS, parse_groups
+from hive_rpc.faces.mcp.approve_tool import hub_rules
+from hive_rpc.faces.mcp.groups import ToolGroups
+from hive_rpc.faces.mcp.hints import HINTS
 from hive_rpc.faces.mcp.identity import Identity
 from hive_rpc.faces.mcp.resources import lowlevel
 from hive_rpc.faces.mcp.server import HiveMcp
-from hive_rpc.hub_connection import HubUnreachable
+from hive_rpc.protocol.framing import MAX_BODY_BYTES
+from hive_rpc.rpc_connection import FrameWriter
+from hive_rpc.service import HubService
+
+log = logging.getLogger(__name__)
 
 TOOL_TIMEOUT_ENV = "MCP_TOOL_TIMEOUT"
-
-
-class _LineReader:
-    """stdin as the async iterator of str lines the SDK's stdio transport expects."""
-
-    def __init__(self, fd: int) -> None:
-        self._stream = trio.lowlevel.FdStream(os.dup(fd))
-        self._buf = bytearray()
-
-    def __aiter__(self) -> _LineReader:
-        return self
-
-    async def __anext__(self) -> str:
-        while (end := self._buf.find(b"\n")) < 0:
-            chunk = await self._stream.receive_some(65536)
-            if not chunk:
-                if not self._buf:
-                    raise StopAsyncIteration
-                line = bytes(self._buf)
-                self._buf.clear()
-                return line.decode("utf-8", "replace")
-            self._buf += chunk
-        line = bytes(self._buf[: end + 1])
-        del self._buf[: end + 1]
-        return line.decode("utf-8", "replace")
-
-
-class _Writer:
-    """stdout as the async text file the SDK's stdio transport expects."""
-
-    def __init__(self, fd: int) -> None:
-        self._stream = trio.lowlevel.FdStream(os.dup(fd))
-
-    async def write(self, text: str) -> None:
-        await self._stream.send_all(text.encode("utf-8"))
-
-    async def flush(self) -> None:
-        """Writes go straight to the pipe."""
+RESENDABLE = frozenset(name for name, hint in HINTS.items() if hint.idempotent_hint)
+"""The tools a relay may call again on a new hub when the one it called went away
+before answering (``hive/openMcp``'s reply names them): doing them twice changes nothing
+more (hints.py), as the method table's ``retryable`` rows for the socket."""
+MAX_LINE_BYTES = 4 * MAX_BODY_BYTES
+"""The longest MCP message a session reads (the relay refuses longer lines itself,
+with an error the agent sees; here one is dropped, so a peer cannot grow the hub)."""
 
 
 def client_timeout_s(environ: Mapping[str, str]) -> float | None:
@@ -83,56 +66,100 @@ def client_timeout_s(environ: Mapping[str, str]) -> float | None:
     return max(ms, 1000) / 1000 if ms > 0 else None
 
 
-def approver_rules(socket: Path) -> SaveRule:
-    """Adds a rule as an approver on a connection of its own, opened for that alone:
-    the agent's connection must never become an approver's (its tools could then
-    answer permission prompts), and ``rule/add`` wants one (service/approver.py).
-    The hub checks the rule against the permission prompt the human answered
-    (``from_prompt``)."""
+class _LineReader:
+    """The connection as the async iterator of str lines the SDK's stdio transport
+    expects; ``first``: bytes already read past ``hive/openMcp``."""
 
-    async def save(params: dict[str, Any]) -> str | None:
-        try:
-            async with await HubClient.connect(socket) as client:
-                why = await prove_approver(client.call)
-                if why is not None:
-                    return why
-                await client.call("rule/add", params)
-        except (HiveError, HubUnreachable, OSError) as e:
-            return str(e)
-        return None
+    def __init__(self, stream: trio.abc.ReceiveStream, first: bytes = b"") -> None:
+        self._stream = stream
+        self._buf = bytearray(first)
+        self._skipping = False
 
-    return save
+    def __aiter__(self) -> _LineReader:
+        return self
+
+    async def __anext__(self) -> str:
+        while True:
+            end = self._buf.find(b"\n")
+            if end >= 0:
+                line = bytes(self._buf[: end + 1])
+                del self._buf[: end + 1]
+                if self._skipping:  # the end of a line too long to read
+                    self._skipping = False
+                    continue
+                return line.decode("utf-8", "replace")
+            if len(self._buf) > MAX_LINE_BYTES:
+                log.warning("dropped an MCP message over %d bytes", MAX_LINE_BYTES)
+                self._buf.clear()
+                self._skipping = True
+            try:
+                chunk = await self._stream.receive_some(65536)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                chunk = b""
+            if not chunk:
+                if not self._buf or self._skipping:
+                    raise StopAsyncIteration
+                line = bytes(self._buf)
+                self._buf.clear()
+                return line.decode("utf-8", "replace")
+            self._buf += chunk
 
 
-async def run_mcp_stdio(
-    socket: Path,
-    data_dir: Path,
-    *,
-    start: bool = True,
-    agent: str | None = None,
-    groups: frozenset[str] = DEFAULT_GROUPS,
-    **tuning: float,
-) -> None:
-    """Serve MCP on stdin/stdout until the client closes stdin, offering the tool
-    ``groups`` (``hive-rpc mcp --tools``).  ``tuning``: ``human_input_timeout_s`` and
-    ``progress_every_s`` of HiveMcp.  What Claude Code passes its servers in the
-    environment (its session id, project and tool timeout) is read here."""
-    async with open_remote_backend(socket, data_dir, start=start) as backend:
-        identity = Identity(agent, claude_session=os.environ.get(SESSION_ENV))
-        hive = HiveMcp(
-            backend,
-            identity,
-            groups=ToolGroups(groups),
-            client_timeout_s=client_timeout_s(os.environ),
-            save_rule=approver_rules(socket),
-            project_dir=os.environ.get(PROJECT_ENV) or os.getcwd(),
-            **tuning,
-        )
-        low = lowlevel(hive.server)
-        async with trio.open_nursery() as nursery:
-            await nursery.start(hive.run_updates)
-            # Duck-typed: the transport uses only iteration, write() and flush().
-            stdin, stdout = _LineReader(0), _Writer(1)
-            async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):  # type: ignore[arg-type]
-                await low.run(read, write, low.create_initialization_options())
-            nursery.cancel_scope.cancel()
+class _Writer:
+    """The connection as the async text file the SDK's stdio transport expects: whole
+    lines, never interleaved, and a relay that stops reading is disconnected
+    (rpc_connection.FrameWriter)."""
+
+    def __init__(self, stream: trio.abc.SendStream) -> None:
+        self._writer = FrameWriter(stream)
+
+    async def write(self, text: str) -> None:
+        await self._writer.send(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        """Writes go straight to the socket."""
+
+
+def session_hive(service: HubService, params: Mapping[str, Any]) -> HiveMcp:
+    """The HiveMcp of one relayed session, from ``hive/openMcp``'s checked params;
+    InvalidParams for a tool group or agent name the hub does not know."""
+    tools = params.get("tools")
+    try:
+        groups = parse_groups(",".join(map(str, tools))) if tools else DEFAULT_GROUPS
+    except ValueError as e:
+        raise InvalidParams(f"hive/openMcp: tools: {e}", param="tools") from None
+    tuning = {
+        name: float(params[name])
+        for name in ("human_input_timeout_s", "progress_every_s")
+        if params.get(name) is not None
+    }
+    for name, seconds in tuning.items():
+        if seconds <= 0:
+            raise InvalidParams(f"hive/openMcp: {name} must be positive", param=name)
+    timeout = params.get("tool_timeout_ms")
+    identity = Identity(
+        params.get("agent"),
+        claude_session=params.get("claude_session"),
+        suffix=params.get("suffix"),
+    )
+    return HiveMcp(
+        LocalBackend(service),
+        identity,
+        groups=ToolGroups(groups),
+        client_timeout_s=client_timeout_s({TOOL_TIMEOUT_ENV: timeout}) if timeout else None,
+        save_rule=hub_rules(service),
+        project_dir=params.get("project_dir"),
+        **tuning,
+    )
+
+
+async def serve_session(hive: HiveMcp, stream: trio.abc.Stream, first: bytes = b"") -> None:
+    """Serve MCP on ``stream`` until the relay closes it (or the hub stops)."""
+    low = lowlevel(hive.server)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(hive.run_updates)
+        # Duck-typed: the transport uses only iteration, write() and flush().
+        reader, writer = _LineReader(stream, first), _Writer(stream)
+        async with stdio_server(stdin=reader, stdout=writer) as (read, write):  # type: ignore[arg-type]
+            await low.run(read, write, low.create_initialization_options())
+        nursery.cancel_scope.cancel()

@@ -1,0 +1,417 @@
+"""``hive-rpc mcp``: a thin stdio relay between an agent's MCP client and an MCP session
+served inside the hub (issue 18, "fast at the edges").
+
+Every agent session starts one of these and waits for its answer to ``initialize``.
+It used to run the MCP SDK itself, on trio: most of a second of imports and ~70 MiB per
+session (docs/benchmarks.md).  Now it imports neither: it connects to the hub's socket
+(starting a hub when none answers, as every client command does), sends ``hive/openMcp``
+with the session's options, and from the reply on pumps lines: the agent's MCP
+messages (newline-delimited JSON on stdin) to the hub, the hub's to stdout.  The hub
+serves the session with the SDK it has loaded once (faces/mcp/stdio.py).
+
+Two threads and blocking sockets: the main thread reads stdin and writes to the hub;
+one reader thread per hub connection writes the hub's lines to stdout.  Lines pass
+unchanged; the relay reads just enough of each to keep the session alive across a
+restart of the hub:
+
+* the client's ``initialize`` and ``notifications/initialized``: when the hub goes
+  away, the next message connects again (starting a hub when allowed), opens a new
+  session and replays both first, swallowing the replayed ``initialize``'s reply;
+  the agent's name (its suffix is this process's) stays the same;
+* the requests in flight: those the lost hub will never answer get an answer here,
+  a tool error for ``tools/call`` (as a tool whose hub is lost reports it), a
+  JSON-RPC error otherwise, so the agent is never left waiting.
+
+A line longer than ``MAX_LINE_BYTES`` is not sent: the agent gets a JSON-RPC error
+saying so.  Nothing but the MCP stream is written to stdout; errors go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import secrets
+import socket as socket_module
+import sys
+import threading
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from hive_rpc.core.errors import HiveError, HubUnreachable
+from hive_rpc.sync_client import connect_or_start
+
+MCP_OPEN = "hive/openMcp"
+SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
+PROJECT_ENV = "CLAUDE_PROJECT_DIR"
+TOOL_TIMEOUT_ENV = "MCP_TOOL_TIMEOUT"
+"""What Claude Code passes its MCP servers in the environment (core/claude_code.py
+names the first two; not imported, to keep this process's imports few)."""
+MAX_LINE_BYTES = 4 << 20
+"""The longest message the relay passes on (faces/mcp/stdio.py reads no longer)."""
+OPEN_TIMEOUT_S = 30.0
+"""How long the hub may take to answer ``hive/openMcp`` and a replayed ``initialize``."""
+SEND_ATTEMPTS = 3
+"""Connections one message is tried on before it fails."""
+CLOSE_GRACE_S = 5.0
+"""After the agent closes stdin, how long the hub may take to end the session."""
+REPLAY_ID = "hive-rpc-relay-replay"
+"""The id of a replayed ``initialize``, whose reply the agent must not see."""
+HUB_LOST = -32603
+"""What a face answers when its hub could not be reached (core/errors.py HubLost)."""
+TOO_LARGE = -32600
+PROTOCOL_META = "io.modelcontextprotocol/protocolVersion"
+"""Where a request of MCP's per-request protocol (2026-07-28, no ``initialize``) names
+its version."""
+
+
+def _key(msg_id: Any) -> str:
+    """A request id as a dict key that tells ``1`` from ``"1"``."""
+    return json.dumps(msg_id)
+
+
+class Relay:
+    """One agent session's relay; ``run`` until the agent closes stdin."""
+
+    def __init__(
+        self,
+        socket: Path,
+        data_dir: Path,
+        options: dict[str, Any],
+        *,
+        start: bool = True,
+        stdin: BinaryIO | None = None,
+        stdout: BinaryIO | None = None,
+    ) -> None:
+        self._socket, self._data_dir, self._start = socket, data_dir, start
+        self._options = options
+        self._stdin = stdin or sys.stdin.buffer
+        self._stdout = stdout or sys.stdout.buffer
+        self._lock = threading.Lock()
+        """Guards the connection, its generation and the requests in flight."""
+        self._out_lock = threading.Lock()
+        self._conn: socket_module.socket | None = None
+        self._generation = 0
+        self._in_flight: dict[str, tuple[dict[str, Any], bytes, int | None]] = {}
+        """Requests sent to the hub and not answered: key -> (the request, its line,
+        the generation of the connection that took it; None while being sent)."""
+        self._resend: frozenset[str] = frozenset()
+        """The tools the hub says may be called again on a new hub (``hive/openMcp``)."""
+        self._initialize: dict[str, Any] | None = None
+        self._initialized: bytes | None = None
+        self._replayed = threading.Event()
+        self._closing = False
+        self._readers: list[threading.Thread] = []
+
+    # --- the agent's side ------------------------------------------------------------
+
+    def run(self) -> None:
+        """Connect (failing early, as the stdio server did, when no hub can be had),
+        then relay until stdin ends."""
+        self._connection(replay=False)
+        while True:
+            line = self._stdin.readline(MAX_LINE_BYTES + 1)
+            if not line:
+                break
+            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                self._skip_line()
+                self._write_error(
+                    None, TOO_LARGE, f"message over {MAX_LINE_BYTES} bytes; it was discarded"
+                )
+                continue
+            self._forward(line)
+        self._close()
+
+    def _skip_line(self) -> None:
+        while (rest := self._stdin.readline(1 << 16)) and not rest.endswith(b"\n"):
+            pass
+
+    def _forward(self, line: bytes) -> None:
+        msg = _parse(line) or {}
+        method = msg.get("method")
+        request = isinstance(method, str) and "id" in msg
+        if method == "notifications/cancelled":
+            params = msg.get("params")
+            if isinstance(params, dict):
+                with self._lock:
+                    self._in_flight.pop(_key(params.get("requestId")), None)
+        if request:  # before it is sent: the reply may come before the send returns
+            with self._lock:
+                self._in_flight[_key(msg["id"])] = (msg, line, None)
+        sent = self._send(line, replay=method != "initialize")
+        if request:
+            self._track(msg, line, sent)
+        if method == "initialize" and sent is not None:
+            self._initialize = msg
+        elif method == "notifications/initialized":
+            self._initialized = line
+
+    def _send(
+        self, line: bytes, *, replay: bool
+    ) -> tuple[socket_module.socket, int] | Exception | None:
+        """Send ``line`` to the hub, connecting again (once more if a send fails: the
+        hub did not read a line it did not get whole, so a new one may have it).  The
+        connection it went to, or why none took it."""
+        for _attempt in range(SEND_ATTEMPTS):
+            try:
+                conn, generation = self._connection(replay=replay)
+            except (HubUnreachable, HiveError, OSError) as e:
+                # No hub now (--no-start, or it would not start): this message fails,
+                # the session goes on and the next message tries again.
+                print(f"hive-rpc mcp: {e}", file=sys.stderr)
+                return e
+            try:
+                conn.sendall(line)
+            except OSError:
+                with self._lock:
+                    if self._conn is conn:
+                        self._conn = None
+                continue
+            return conn, generation
+        return None
+
+    def _track(
+        self,
+        request: dict[str, Any],
+        line: bytes,
+        sent: tuple[socket_module.socket, int] | Exception | None,
+    ) -> None:
+        """A request is sent: it waits for the hub's reply on that connection, and is
+        answered here when no hub took it, or when the one that did is already gone
+        (the reader answers only the requests sent on its connection)."""
+        key = _key(request["id"])
+        with self._lock:
+            if key not in self._in_flight:
+                return  # answered already
+            if isinstance(sent, tuple) and self._conn is sent[0]:
+                self._in_flight[key] = (request, line, sent[1])
+                return
+            del self._in_flight[key]
+        if isinstance(sent, Exception):
+            self._answer_lost(request, f"no hub could be reached ({sent})")
+        else:
+            self._answer_lost(request, "the hub went away during this call")
+
+    def _close(self) -> None:
+        """stdin ended: tell the hub (end of the session, its calls cancelled) and
+        wait a little for it to close its side."""
+        self._closing = True
+        with self._lock:
+            conn = self._conn
+        if conn is not None:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket_module.SHUT_WR)
+        for reader in self._readers:
+            reader.join(CLOSE_GRACE_S)
+
+    # --- the hub's side --------------------------------------------------------------
+
+    def _connection(self, *, replay: bool) -> tuple[socket_module.socket, int]:
+        """The hub connection, opened now if there is none (and the client's
+        ``initialize`` replayed on it, when ``replay``)."""
+        with self._lock:
+            if self._conn is not None:
+                return self._conn, self._generation
+            conn = self._open()
+            self._generation += 1
+            generation = self._generation
+            self._conn = conn
+            reader = threading.Thread(
+                target=self._read, args=(conn, generation), name="hub-reader", daemon=True
+            )
+            self._readers = [r for r in self._readers if r.is_alive()] + [reader]
+            self._replayed.clear()
+            reader.start()
+            if replay and self._initialize is not None:
+                self._replay(conn)
+            return conn, generation
+
+    def _open(self) -> socket_module.socket:
+        client = connect_or_start(
+            self._socket, self._data_dir, start=self._start, timeout_s=OPEN_TIMEOUT_S
+        )
+        try:
+            opened = client.call(MCP_OPEN, self._options)
+        except HiveError as e:
+            client.close()
+            if e.kind == "method_not_found":
+                raise HubUnreachable(
+                    f"the hub on {self._socket} is older than this hive-rpc mcp ({e.message}); "
+                    "restart it"
+                ) from None
+            raise
+        except BaseException:
+            client.close()
+            raise
+        if isinstance(opened, dict) and isinstance(opened.get("resend"), list):
+            self._resend = frozenset(map(str, opened["resend"]))
+        # From the reply on, the connection carries MCP lines (nothing came after it:
+        # the hub speaks only when spoken to).
+        return client._sock
+
+    def _replay(self, conn: socket_module.socket) -> None:
+        assert self._initialize is not None
+        again = {**self._initialize, "id": REPLAY_ID}
+        try:
+            conn.sendall(json.dumps(again).encode() + b"\n")
+            if not self._replayed.wait(OPEN_TIMEOUT_S):
+                print("hive-rpc mcp: the hub did not answer initialize again", file=sys.stderr)
+            if self._initialized is not None:
+                conn.sendall(self._initialized)
+        except OSError:
+            pass  # the sender finds the connection lost and tries again
+
+    def _read(self, conn: socket_module.socket, generation: int) -> None:
+        """The hub's lines to stdout until the connection ends."""
+        buf = bytearray()
+        while True:
+            try:
+                chunk = conn.recv(1 << 16)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                break
+            buf += chunk
+            while (end := buf.find(b"\n")) >= 0:
+                line = bytes(buf[: end + 1])
+                del buf[: end + 1]
+                self._from_hub(line)
+        self._lost(conn, generation)
+
+    def _from_hub(self, line: bytes) -> None:
+        msg = _parse(line)
+        if msg is not None and "method" not in msg and "id" in msg:
+            if msg["id"] == REPLAY_ID:
+                if "error" in msg:
+                    print(f"hive-rpc mcp: initialize again: {msg['error']}", file=sys.stderr)
+                self._replayed.set()
+                return
+            with self._lock:
+                self._in_flight.pop(_key(msg["id"]), None)
+        self._write(line)
+
+    def _lost(self, conn: socket_module.socket, generation: int) -> None:
+        """The hub went away (or closed the session): answer what it never will."""
+        self._replayed.set()  # first: a replay waiting on it holds the lock
+        with self._lock:
+            if self._conn is conn:
+                self._conn = None
+            lost = [k for k, (_, _, gen) in self._in_flight.items() if gen == generation]
+            requests = [self._in_flight.pop(k) for k in lost]
+        conn.close()
+        if self._closing:
+            return
+        for request, line, _ in requests:
+            if self._resendable(request):
+                # As the hub's own clients retry a read: on a new hub (started if
+                # allowed), in a new session that first replays initialize.
+                with self._lock:
+                    self._in_flight[_key(request["id"])] = (request, line, None)
+                self._track(request, line, self._send(line, replay=True))
+            else:
+                self._answer_lost(request, "the hub went away during this call")
+
+    def _resendable(self, request: dict[str, Any]) -> bool:
+        """A request that changes nothing, so a new hub may have it again: any but a
+        tool call, and the tools the hub named (``hive/openMcp``: reads, withdrawals)."""
+        if request.get("method") != "tools/call":
+            return request.get("method") != "initialize"
+        params = request.get("params")
+        return isinstance(params, dict) and params.get("name") in self._resend
+
+    def _answer_lost(self, request: dict[str, Any], why: str) -> None:
+        """Answer a request no hub will: a tool error for a tool call, as a tool whose
+        hub is lost says it (``approve``: its deny, since it fails closed), else the
+        JSON-RPC error of a lost hub."""
+        advice = (
+            "a new hub starts with the next call: try again (nothing asked is lost)"
+            if self._start
+            else f"start one with `hive-rpc serve --socket {self._socket}` and try again"
+        )
+        text = f"{why}; {advice}"
+        msg_id = request["id"]
+        if request.get("method") != "tools/call":
+            self._write_error(msg_id, HUB_LOST, text, {"kind": "hub_unreachable"})
+            return
+        params = request.get("params")
+        call = params if isinstance(params, dict) else {}
+        result: dict[str, Any]
+        if call.get("name") == "approve":
+            result = {"content": [{"type": "text", "text": _deny(call, text)}]}
+        else:
+            result = {"content": [{"type": "text", "text": text}], "isError": True}
+        meta = call.get("_meta")
+        if isinstance(meta, dict) and PROTOCOL_META in meta:
+            result["resultType"] = "complete"  # the per-request protocol (2026-07-28) wants it
+        self._write_message({"jsonrpc": "2.0", "id": msg_id, "result": result})
+
+    # --- stdout ----------------------------------------------------------------------
+
+    def _write_error(self, msg_id: Any, code: int, message: str, data: Any = None) -> None:
+        error: dict[str, Any] = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        self._write_message({"jsonrpc": "2.0", "id": msg_id, "error": error})
+
+    def _write_message(self, msg: dict[str, Any]) -> None:
+        self._write(json.dumps(msg, ensure_ascii=False).encode() + b"\n")
+
+    def _write(self, line: bytes) -> None:
+        try:
+            with self._out_lock:
+                self._stdout.write(line)
+                self._stdout.flush()
+        except (OSError, ValueError):
+            # The agent went away: so does this session (the hub sees the connection
+            # close and withdraws what its calls still wait for).
+            os._exit(0)
+
+
+def _deny(call: dict[str, Any], why: str) -> str:
+    """``approve``'s answer when no hub can ask the human: a deny saying why, in the
+    one text block Claude Code reads (approve_tool.py; nothing is allowed by
+    default)."""
+    from hive_rpc.core.claude_code import approve_reply, no_decision  # rare: loaded then
+
+    args = call.get("arguments")
+    args = args if isinstance(args, dict) else {}
+    tool = str(args.get("tool_name") or "tool")
+    reason = f"the human could not be asked (approve: the hub could not be reached: {why})"
+    return approve_reply(no_decision(None, tool, reason), args.get("input"))
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    """The message on ``line`` when it is a JSON object (the hub judges the rest)."""
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        return None
+    return msg if isinstance(msg, dict) else None
+
+
+def open_options(args: argparse.Namespace, environ: dict[str, str]) -> dict[str, Any]:
+    """``hive/openMcp``'s params: the command's options and what the agent's client put in
+    the environment (Claude Code's session id, project dir and tool timeout)."""
+    options: dict[str, Any] = {
+        "agent": args.agent,
+        "tools": sorted(args.tools),
+        "human_input_timeout_s": args.human_timeout,
+        "progress_every_s": args.progress_every,
+        "claude_session": environ.get(SESSION_ENV) or None,
+        "project_dir": environ.get(PROJECT_ENV) or os.getcwd(),
+        "tool_timeout_ms": environ.get(TOOL_TIMEOUT_ENV) or None,
+        "suffix": secrets.token_hex(3),
+    }
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """``hive-rpc mcp``: relay this process's stdio to an MCP session in the hub."""
+    Relay(
+        args.socket, args.data_dir, open_options(args, dict(os.environ)), start=not args.no_start
+    ).run()
+    return 0
+
+
+__all__ = ["MAX_LINE_BYTES", "Relay", "cmd_mcp", "open_options"]
