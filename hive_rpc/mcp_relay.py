@@ -14,13 +14,16 @@ one reader thread per hub connection writes the hub's lines to stdout.  Lines pa
 unchanged; the relay reads just enough of each to keep the session alive across a
 restart of the hub:
 
-* the client's ``initialize`` and ``notifications/initialized``: when the hub goes
-  away, the next message connects again (starting a hub when allowed), opens a new
-  session and replays both first, swallowing the replayed ``initialize``'s reply;
-  the agent's name (its suffix is this process's) stays the same;
-* the requests in flight: those the lost hub will never answer get an answer here,
-  a tool error for ``tools/call`` (as a tool whose hub is lost reports it), a
-  JSON-RPC error otherwise, so the agent is never left waiting.
+* the client's ``initialize``, ``notifications/initialized`` and (legacy protocol)
+  ``resources/subscribe``: when the hub goes away, the next message connects again
+  (starting a hub when allowed), opens a new session and replays them first,
+  swallowing the replies; the agent's name (its suffix is this process's) stays;
+* the requests in flight: those the lost hub will never answer are sent again to
+  the new one when that changes nothing (any but a tool call, and the tools the hub
+  names in ``hive/openMcp``'s reply: reads and withdrawals), else answered here: a
+  tool error (as a tool whose hub is lost reports it; ``approve``: its deny), or a
+  JSON-RPC error for a request that is no tool call, so the agent is never left
+  waiting.
 
 A line longer than ``MAX_LINE_BYTES`` is not sent: the agent gets a JSON-RPC error
 saying so.  Nothing but the MCP stream is written to stdout; errors go to stderr.
@@ -57,7 +60,8 @@ SEND_ATTEMPTS = 3
 CLOSE_GRACE_S = 5.0
 """After the agent closes stdin, how long the hub may take to end the session."""
 REPLAY_ID = "hive-rpc-relay-replay"
-"""The id of a replayed ``initialize``, whose reply the agent must not see."""
+"""The id of a replayed ``initialize`` (and the prefix of replayed subscriptions'),
+whose replies the agent must not see."""
 HUB_LOST = -32603
 """What a face answers when its hub could not be reached (core/errors.py HubLost)."""
 TOO_LARGE = -32600
@@ -100,6 +104,9 @@ class Relay:
         """The tools the hub says may be called again on a new hub (``hive/openMcp``)."""
         self._initialize: dict[str, Any] | None = None
         self._initialized: bytes | None = None
+        self._subscriptions: dict[str, dict[str, Any]] = {}
+        """The client's ``resources/subscribe`` requests by URI, replayed with
+        ``initialize`` (a legacy session's subscriptions live in its session)."""
         self._replayed = threading.Event()
         self._closing = False
         self._readers: list[threading.Thread] = []
@@ -142,10 +149,17 @@ class Relay:
         sent = self._send(line, replay=method != "initialize")
         if request:
             self._track(msg, line, sent)
-        if method == "initialize" and sent is not None:
+        if method == "initialize" and isinstance(sent, tuple):
             self._initialize = msg
         elif method == "notifications/initialized":
             self._initialized = line
+        elif method in ("resources/subscribe", "resources/unsubscribe"):
+            params = msg.get("params")
+            uri = params.get("uri") if isinstance(params, dict) else None
+            if isinstance(uri, str) and method == "resources/subscribe":
+                self._subscriptions[uri] = msg
+            elif isinstance(uri, str):
+                self._subscriptions.pop(uri, None)
 
     def _send(
         self, line: bytes, *, replay: bool
@@ -259,6 +273,9 @@ class Relay:
                 print("hive-rpc mcp: the hub did not answer initialize again", file=sys.stderr)
             if self._initialized is not None:
                 conn.sendall(self._initialized)
+            for n, subscribe in enumerate(list(self._subscriptions.values())):
+                again = {**subscribe, "id": f"{REPLAY_ID}-{n}"}
+                conn.sendall(json.dumps(again).encode() + b"\n")
         except OSError:
             pass  # the sender finds the connection lost and tries again
 
@@ -282,10 +299,12 @@ class Relay:
     def _from_hub(self, line: bytes) -> None:
         msg = _parse(line)
         if msg is not None and "method" not in msg and "id" in msg:
-            if msg["id"] == REPLAY_ID:
+            replayed = msg["id"]
+            if isinstance(replayed, str) and replayed.startswith(REPLAY_ID):
                 if "error" in msg:
-                    print(f"hive-rpc mcp: initialize again: {msg['error']}", file=sys.stderr)
-                self._replayed.set()
+                    print(f"hive-rpc mcp: replayed: {msg['error']}", file=sys.stderr)
+                if replayed == REPLAY_ID:
+                    self._replayed.set()
                 return
             with self._lock:
                 self._in_flight.pop(_key(msg["id"]), None)

@@ -10,10 +10,14 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from typing import Any
 
+import pytest
 import trio
 from cli_support import Shell
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp_types import ResourceUpdatedNotification
 
 
 async def test_a_tool_call_after_the_hub_restarts_works(sh: Shell) -> None:
@@ -37,3 +41,34 @@ async def test_a_tool_call_after_the_hub_restarts_works(sh: Shell) -> None:
         assert polled.structured_content is not None
         assert polled.structured_content["status"] == "pending"
     assert sh.hub_pid() != old
+
+
+async def test_a_resource_subscription_outlives_the_hub_restart(sh: Shell) -> None:
+    """A legacy session's ``resources/subscribe`` lives in its session: the relay
+    replays it with ``initialize``, so the answer given on the new hub is told."""
+    assert sh.run("status").returncode == 0
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "hive_rpc", "mcp", "--agent", "subscribed"],
+        env=dict(sh.env),
+    )
+    updated = trio.Event()
+
+    async def on_message(msg: Any) -> None:
+        if isinstance(msg, ResourceUpdatedNotification):
+            updated.set()
+
+    async with Client(params, mode="legacy", message_handler=on_message) as client:
+        asked = await client.call_tool("hivemind_ask_async", {"question": "Tell me later"})
+        assert asked.structured_content is not None
+        ask_id = asked.structured_content["ask_id"]
+        with pytest.warns(MCPDeprecationWarning):
+            await client.subscribe_resource(f"hive://asks/{ask_id}")
+        os.kill(sh.hub_pid(), signal.SIGKILL)
+        await trio.to_thread.run_sync(sh.wait_hub_gone)
+        with trio.fail_after(20):
+            polled = await client.call_tool("hivemind_poll", {"ask_id": ask_id})
+            assert not polled.is_error, polled.content
+            answered = await trio.to_thread.run_sync(sh.run, "answer", ask_id, "now")
+            assert answered.returncode == 0, answered.stderr
+            await updated.wait()
