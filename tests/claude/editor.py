@@ -1,12 +1,17 @@
 """The human's editor in the real-Claude tests: a socket client subscribed to the hub,
 that proved it is an approver (only an approver answers a permission prompt,
-docs/security.md), and the wait for the next question it is shown."""
+docs/security.md), the wait for the next question it is shown, and a ``claude -p``
+running meanwhile."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+
+import trio
+from claude_session import ClaudeHome
 
 from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.protocol.jsonrpc import Notification
@@ -28,3 +33,19 @@ async def next_prompt(editor: HubClient) -> Notification:
     while note.method != "hive/prompt":
         note = await editor.next_notification()
     return note
+
+
+@asynccontextmanager
+async def claude_running(
+    claude: ClaudeHome, *args: str
+) -> AsyncIterator[list[subprocess.CompletedProcess[str]]]:
+    """``claude ARGS`` run in a worker thread while the block acts as the human; the
+    block ends when it has exited, and the list it yields then holds its run."""
+    runs: list[subprocess.CompletedProcess[str]] = []
+
+    async def run() -> None:
+        runs.append(await trio.to_thread.run_sync(lambda: claude.run(*args)))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(run)
+        yield runs

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import trio
 from claude_session import ClaudeHome, claude_home
-from editor import human_editor, next_prompt
+from editor import claude_running, human_editor, next_prompt
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
 from test_claude_permission_hook import install_hook
 
@@ -61,25 +61,16 @@ async def approve_round(
         claude = claude_home(claude_bin, claude_root, model.base_url)
         register(claude, hub_config.socket)
         async with human_editor(hub_config.socket) as human:
-            runs: list[Any] = []
             with trio.fail_after(120):
-                async with trio.open_nursery() as nursery:
-
-                    async def run_claude() -> None:
-                        runs.append(
-                            await trio.to_thread.run_sync(
-                                lambda: claude.run(
-                                    "-p",
-                                    "make the file",
-                                    "--permission-mode",
-                                    "default",
-                                    "--permission-prompt-tool",
-                                    APPROVE,
-                                )
-                            )
-                        )
-
-                    nursery.start_soon(run_claude)
+                async with claude_running(
+                    claude,
+                    "-p",
+                    "make the file",
+                    "--permission-mode",
+                    "default",
+                    "--permission-prompt-tool",
+                    APPROVE,
+                ) as runs:
                     note = await next_prompt(human)
                     prompt: dict[str, Any] = note.params
                     if answer is not None:
@@ -166,24 +157,15 @@ async def test_with_the_hook_installed_too_the_human_is_asked_once(
         install_hook(claude, hub_config.socket, "--timeout", "60")
         async with human_editor(hub_config.socket) as human:
             with trio.fail_after(120):
-                async with trio.open_nursery() as nursery:
-                    runs: list[Any] = []
-
-                    async def run_claude() -> None:
-                        runs.append(
-                            await trio.to_thread.run_sync(
-                                lambda: claude.run(
-                                    "-p",
-                                    "make the file",
-                                    "--permission-mode",
-                                    "default",
-                                    "--permission-prompt-tool",
-                                    APPROVE,
-                                )
-                            )
-                        )
-
-                    nursery.start_soon(run_claude)
+                async with claude_running(
+                    claude,
+                    "-p",
+                    "make the file",
+                    "--permission-mode",
+                    "default",
+                    "--permission-prompt-tool",
+                    APPROVE,
+                ) as runs:
                     note = await next_prompt(human)
                     await trio.sleep(3)  # as a human takes a moment: both could ask by then
                     await human.call("hive/respond", {"id": note.params["id"], "answer": "allow"})

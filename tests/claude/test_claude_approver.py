@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 import trio
 from claude_session import claude_home
-from editor import human_editor, next_prompt
+from editor import claude_running, human_editor, next_prompt
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
 
 from hive_rpc.client import HubClient
@@ -181,20 +181,10 @@ async def test_the_hook_outside_the_sandbox_still_proves_and_saves_a_rule(
         (claude.home / ".claude").mkdir(parents=True, exist_ok=True)
         (claude.home / ".claude" / "settings.json").write_text(json.dumps(settings))
         async with human_editor(hub_config.socket) as human:
-            runs: list[Any] = []
             with trio.fail_after(150):
-                async with trio.open_nursery() as nursery:
-
-                    async def run_claude() -> None:
-                        runs.append(
-                            await trio.to_thread.run_sync(
-                                lambda: claude.run(
-                                    "-p", "make the file", "--permission-mode", "default"
-                                )
-                            )
-                        )
-
-                    nursery.start_soon(run_claude)
+                async with claude_running(
+                    claude, "-p", "make the file", "--permission-mode", "default"
+                ) as runs:
                     note = await next_prompt(human)
                     await human.call(
                         "hive/respond",

@@ -13,7 +13,7 @@ from typing import Any
 
 import trio
 from claude_session import claude_home
-from editor import human_editor
+from editor import claude_running, human_editor
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
 from test_claude_mcp import ASK, QUESTION, register
 from test_claude_permission_hook import install_hook
@@ -44,24 +44,15 @@ async def test_mcp_asks_and_permission_requests_are_one_agent(
         install_hook(claude, hub_config.socket, "--timeout", "60")
         async with human_editor(hub_config.socket) as human:
             with trio.fail_after(120):
-                async with trio.open_nursery() as nursery:
-                    runs: list[Any] = []
-
-                    async def run_claude() -> None:
-                        runs.append(
-                            await trio.to_thread.run_sync(
-                                lambda: claude.run(
-                                    "-p",
-                                    "ask, then make the file",
-                                    "--permission-mode",
-                                    "default",
-                                    "--allowedTools",
-                                    "mcp__hive-rpc",
-                                )
-                            )
-                        )
-
-                    nursery.start_soon(run_claude)
+                async with claude_running(
+                    claude,
+                    "-p",
+                    "ask, then make the file",
+                    "--permission-mode",
+                    "default",
+                    "--allowedTools",
+                    "mcp__hive-rpc",
+                ) as runs:
                     while len(prompts) < 2:
                         note = await human.next_notification()
                         if note.method == "hive/prompt":

@@ -27,10 +27,10 @@ from typing import Any
 import pytest
 import trio
 from claude_session import claude_home
+from editor import claude_running, human_editor, next_prompt
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
 from test_claude_mcp import register, structured
 
-from hive_rpc.client import HubClient
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 
@@ -43,14 +43,6 @@ QUESTION = "Which database should the cache use?"
 
 def step_of(request: ModelRequest) -> int:
     return len([m for m in request.messages if m.get("role") == "assistant"])
-
-
-async def next_prompt(editor: HubClient) -> dict[str, Any]:
-    note = await editor.next_notification()
-    while note.method != "hive/prompt":
-        note = await editor.next_notification()
-    params: dict[str, Any] = note.params
-    return params
 
 
 async def test_a_blocking_ask_returns_before_claude_codes_timeout_and_is_polled(
@@ -82,21 +74,12 @@ async def test_a_blocking_ask_returns_before_claude_codes_timeout_and_is_polled(
     with scripted_model(script) as model:
         claude = claude_home(claude_bin, claude_root, model.base_url)
         register(claude, hub_config.socket)
-        async with await HubClient.connect(hub_config.socket) as human:
-            await human.call("hive/subscribe", {})
+        async with human_editor(hub_config.socket, approver=False) as human:
             with trio.fail_after(120):
-                async with trio.open_nursery() as nursery:
-                    runs: list[Any] = []
-
-                    async def run_claude() -> None:
-                        runs.append(
-                            await trio.to_thread.run_sync(
-                                lambda: claude.run("-p", "ask", "--allowedTools", "mcp__hive-rpc")
-                            )
-                        )
-
-                    nursery.start_soon(run_claude)
-                    prompt = await next_prompt(human)
+                async with claude_running(
+                    claude, "-p", "ask", "--allowedTools", "mcp__hive-rpc"
+                ) as runs:
+                    prompt = (await next_prompt(human)).params
                     await trio.sleep(6)  # past Claude Code's 4 s
                     await human.call(
                         "hive/respond", {"id": prompt["id"], "answer": "Postgres", "by": "ada"}
@@ -134,8 +117,7 @@ async def test_progress_does_not_extend_claude_codes_timeout_and_the_question_is
         }
         config = claude_root / "mcp.json"
         config.write_text(json.dumps({"mcpServers": {"hive-rpc": server}}))
-        async with await HubClient.connect(hub_config.socket) as human:
-            await human.call("hive/subscribe", {})
+        async with human_editor(hub_config.socket, approver=False) as human:
             with trio.fail_after(120):
                 done = await trio.to_thread.run_sync(
                     lambda: claude.run(
@@ -147,7 +129,7 @@ async def test_progress_does_not_extend_claude_codes_timeout_and_the_question_is
                         "mcp__hive-rpc",
                     )
                 )
-                prompt = await next_prompt(human)
+                prompt = (await next_prompt(human)).params
                 note = await human.next_notification()
     assert model.errors == []
     assert done.returncode == 0, done.stderr
@@ -179,8 +161,7 @@ async def test_claude_killed_mid_call_withdraws_the_question(
     with scripted_model(script) as model:
         claude = claude_home(claude_bin, claude_root, model.base_url)
         register(claude, hub_config.socket)
-        async with await HubClient.connect(hub_config.socket) as human:
-            await human.call("hive/subscribe", {})
+        async with human_editor(hub_config.socket, approver=False) as human:
             process = await trio.lowlevel.open_process(
                 [str(claude.claude), "-p", "ask", "--allowedTools", "mcp__hive-rpc"],
                 cwd=claude.project,
@@ -191,7 +172,7 @@ async def test_claude_killed_mid_call_withdraws_the_question(
             )
             try:
                 with trio.fail_after(60):
-                    prompt = await next_prompt(human)
+                    prompt = (await next_prompt(human)).params
                     process.send_signal(signal.SIGKILL)
                     note = await human.next_notification()
             finally:

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import trio
 from claude_session import ClaudeHome, claude_home
-from editor import human_editor, next_prompt
+from editor import claude_running, human_editor, next_prompt
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
 
 from hive_rpc.hub import HubConfig
@@ -65,19 +65,9 @@ async def permission_round(
         install_hook(claude, hub_config.socket, "--timeout", "60")
         async with human_editor(hub_config.socket) as human:
             with trio.fail_after(120):
-                async with trio.open_nursery() as nursery:
-                    runs: list[Any] = []
-
-                    async def run_claude() -> None:
-                        runs.append(
-                            await trio.to_thread.run_sync(
-                                lambda: claude.run(
-                                    "-p", "make the file", "--permission-mode", "default"
-                                )
-                            )
-                        )
-
-                    nursery.start_soon(run_claude)
+                async with claude_running(
+                    claude, "-p", "make the file", "--permission-mode", "default"
+                ) as runs:
                     note = await next_prompt(human)
                     prompt: dict[str, Any] = note.params
                     await human.call("hive/respond", {"id": prompt["id"], **answer})
