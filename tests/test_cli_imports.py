@@ -114,6 +114,46 @@ def test_the_permission_hook_answered_by_an_editor_imports_no_event_loop(
     assert result == {"code": 0, "loaded": []}
 
 
+def test_ask_imports_no_event_loop(sh: Shell) -> None:
+    assert sh.run("status").returncode == 0
+    result = _loaded_by(sh, "ask", "Deploy?", "--choices", "yes,no", "--no-start")
+    assert result == {"code": 0, "loaded": []}
+    (pending,) = sh.json("list", "--json")
+    assert pending["question"] == "Deploy?"
+
+
+def test_answering_a_permission_prompt_imports_no_event_loop(sh: Shell) -> None:
+    """``answer`` proves itself an approver (the token file) to answer a permission
+    prompt, without trio."""
+    assert sh.run("status").returncode == 0
+    with SyncHubClient.connect(sh.socket) as agent:
+        agent.timeout_s = 30
+        asked = agent.call(
+            "hive/ask",
+            {"question": "run npm test?", "choices": ["allow", "deny"], "kind": "permission"},
+        )
+    result = _loaded_by(sh, "answer", asked["id"], "allow", "--no-start")
+    assert result == {"code": 0, "loaded": []}
+    record = sh.json("poll", asked["id"], "--json")
+    assert (record["status"], record["answer"], record["by"]) == ("responded", "allow", "human")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("poll",), ("cancel",), ("list",), ("rules", "list"), ("audit",)],
+    ids=lambda c: " ".join(c),
+)
+def test_the_other_one_shot_commands_import_no_event_loop(
+    sh: Shell, command: tuple[str, ...]
+) -> None:
+    assert sh.run("status").returncode == 0
+    prompt_id = sh.run("ask", "Deploy?").stdout.strip()
+    args = (*command, prompt_id) if command[0] in ("poll", "cancel") else command
+    result = _loaded_by(sh, *args, "--no-start")
+    assert result["loaded"] == []
+    assert result["code"] in (0, 8)  # poll: still pending (exit 8)
+
+
 def test_the_probe_sees_what_it_imports(sh: Shell) -> None:
     """The probe is no blind spot: ``serve``'s modules show up once imported."""
     out = subprocess.run(

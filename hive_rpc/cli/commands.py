@@ -1,10 +1,10 @@
 """The client commands: ask, answer and inspect prompts, lings and events over the
 hub's socket, and ``methods``, which needs no hub at all.
 
-These import the client and nothing of the hub, its faces or the MCP SDK (a test
-checks it): a shell script calling ``hive-rpc list`` in a loop pays for a socket
-round trip, not for loading a server.  The service's constants are imported where
-used, for the same reason.
+They run on the blocking client (sync_client.py) and import no trio, nothing of the
+hub, its faces or the MCP SDK (tests/test_cli_imports.py): a shell script calling
+``hive-rpc list`` in a loop pays for a socket round trip, not for an event loop or a
+server.  The service's constants are imported where used, for the same reason.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ import os
 import sys
 from typing import Any
 
-import trio
-
 from hive_rpc.cli.exits import (
     EXIT_NOT_FOUND,
     EXIT_OK,
@@ -25,13 +23,12 @@ from hive_rpc.cli.exits import (
     CliError,
     outcome_code,
 )
-from hive_rpc.cli.oneshot import hub_timeout as hub_timeout
-from hive_rpc.cli.parser import HUB_TIMEOUT_S as HUB_TIMEOUT_S
+from hive_rpc.cli.oneshot import client_for
 from hive_rpc.cli.render import describe, methods_text, print_json, table
-from hive_rpc.client import HubClient, HubUnreachable, connect_or_start, prove_approver
-from hive_rpc.core.errors import HiveError, InvalidParams, NotAnApprover
+from hive_rpc.core.errors import HiveError, HubUnreachable, InvalidParams, NotAnApprover
 from hive_rpc.core.prompt import DEFAULT_AGENT, Ask
 from hive_rpc.core.terminal_text import one_line, strip_controls
+from hive_rpc.sync_client import SyncHubClient, prove_approver
 
 WAIT_CHUNK_S = 600.0
 """``--wait`` long-polls in chunks of this many seconds."""
@@ -39,13 +36,11 @@ WAIT_RECONNECTS = 3
 """Consecutive lost connections ``--wait`` survives before giving up (exit 4)."""
 LIST_PAGE = 1000
 """Records ``list`` asks for per call (the hub's ``list_page`` limit)."""
-
-
-async def client_for(args: argparse.Namespace) -> HubClient:
-    """A connection to the hub, starting one unless ``--no-start``."""
-    return await connect_or_start(
-        args.socket, args.data_dir, start=not args.no_start, timeout_s=hub_timeout(args)
-    )
+MIN_ID_PREFIX = 4
+"""The shortest id prefix a command takes: service/prompts.py's, which imports trio
+and the registry (tests/test_cli_ids.py checks they agree)."""
+HUMAN = "human"
+"""Who answers by default: service/prompts.py's ``HUMAN`` (checked there too)."""
 
 
 def _as_agent(agent: str | None, **params: Any) -> dict[str, Any]:
@@ -53,12 +48,10 @@ def _as_agent(agent: str | None, **params: Any) -> dict[str, Any]:
     return {**params, "agent_id": agent} if agent else params
 
 
-async def _resolve(client: HubClient, given: str, agent: str | None) -> str:
+def _resolve(client: SyncHubClient, given: str, agent: str | None) -> str:
     """The full prompt id that ``given`` means: the one prompt whose id starts with it
     (at least MIN_ID_PREFIX characters), as git takes a commit id in part.  The hub's
     methods stay exact; only the command line takes prefixes."""
-    from hive_rpc.service import MIN_ID_PREFIX
-
     whose = f" asked by agent {agent!r}" if agent else ""
     if len(given) < MIN_ID_PREFIX:
         raise CliError(
@@ -67,7 +60,7 @@ async def _resolve(client: HubClient, given: str, agent: str | None) -> str:
             EXIT_NOT_FOUND,
         )
     try:
-        matches = await client.call("hive/lookup", _as_agent(agent, prefix=given))
+        matches = client.call("hive/lookup", _as_agent(agent, prefix=given))
     except HiveError as e:
         if e.kind == "method_not_found":  # a hub older than this command: exact ids only
             return given
@@ -90,26 +83,26 @@ async def _resolve(client: HubClient, given: str, agent: str | None) -> str:
     )
 
 
-async def _wait(args: argparse.Namespace, prompt_id: str) -> dict[str, Any]:
+def _wait(args: argparse.Namespace, prompt_id: str) -> dict[str, Any]:
     """Long-poll until the prompt is closed.  Prompts are durable, so when the hub goes
     away mid-wait we reconnect (starting a hub unless --no-start) and wait on."""
     params = _as_agent(args.agent, id=prompt_id, timeout_s=WAIT_CHUNK_S)
     failures = 0
     while True:
         try:
-            async with await client_for(args) as client:
+            with client_for(args) as client:
                 while True:
-                    record: dict[str, Any] = await client.call("hive/await", params)
+                    record: dict[str, Any] = client.call("hive/await", params)
                     if record["status"] != "pending":
                         return record
                     failures = 0
-        except (HubUnreachable, trio.BrokenResourceError) as e:
+        except HubUnreachable as e:
             failures += 1
             if failures > WAIT_RECONNECTS:
                 raise HubUnreachable(f"lost the hub {failures} times while waiting: {e}") from None
 
 
-async def cmd_ask(args: argparse.Namespace) -> int:
+def cmd_ask(args: argparse.Namespace) -> int:
     schema = None
     if args.schema:
         try:
@@ -125,12 +118,12 @@ async def cmd_ask(args: argparse.Namespace) -> int:
         agent_id=DEFAULT_AGENT if args.agent is None else args.agent,
         task_id=args.task_id or None,
     )
-    async with await client_for(args) as client:
-        record = await client.call("hive/ask", ask.params())
+    with client_for(args) as client:
+        record = client.call("hive/ask", ask.params())
     if args.wait:
         if not args.json:
             print(record["id"], file=sys.stderr, flush=True)
-        record = await _wait(args, record["id"])
+        record = _wait(args, record["id"])
     if args.json:
         print_json(record if args.wait else {"id": record["id"], "status": record["status"]})
     else:
@@ -138,12 +131,12 @@ async def cmd_ask(args: argparse.Namespace) -> int:
     return outcome_code(record) if args.wait else EXIT_OK
 
 
-async def cmd_poll(args: argparse.Namespace) -> int:
-    async with await client_for(args) as client:
-        prompt_id = await _resolve(client, args.id, args.agent)
-        record = await client.call("hive/poll", _as_agent(args.agent, id=prompt_id))
+def cmd_poll(args: argparse.Namespace) -> int:
+    with client_for(args) as client:
+        prompt_id = _resolve(client, args.id, args.agent)
+        record = client.call("hive/poll", _as_agent(args.agent, id=prompt_id))
     if args.wait and record["status"] == "pending":
-        record = await _wait(args, prompt_id)
+        record = _wait(args, prompt_id)
     if args.json:
         print_json(record)
     else:
@@ -151,18 +144,16 @@ async def cmd_poll(args: argparse.Namespace) -> int:
     return outcome_code(record)
 
 
-async def cmd_answer(args: argparse.Namespace) -> int:
-    from hive_rpc.service import HUMAN
-
-    async with await client_for(args) as client:
+def cmd_answer(args: argparse.Namespace) -> int:
+    with client_for(args) as client:
         answer: Any = args.value
         action = "accept"
         if args.decline:
             answer, action = None, "decline"
         elif args.value is None:
             raise CliError("give an answer VALUE, or --decline", EXIT_USAGE)
-        prompt_id = await _resolve(client, args.id, None)
-        current = await client.call("hive/poll", {"id": prompt_id})
+        prompt_id = _resolve(client, args.id, None)
+        current = client.call("hive/poll", {"id": prompt_id})
         if action == "accept" and current.get("schema") is not None:
             try:
                 answer = json.loads(args.value)
@@ -171,10 +162,10 @@ async def cmd_answer(args: argparse.Namespace) -> int:
                     f"this prompt wants a JSON object matching its schema: {e}", EXIT_USAGE
                 ) from None
         # Only an approver answers a permission prompt: one who can read the token.
-        why = await prove_approver(client.call) if current.get("kind") == "permission" else None
+        why = prove_approver(client.call) if current.get("kind") == "permission" else None
         by = HUMAN if args.by is None else args.by
         try:
-            record = await client.call(
+            record = client.call(
                 "hive/respond", {"id": prompt_id, "answer": answer, "by": by, "action": action}
             )
         except NotAnApprover as e:
@@ -184,9 +175,9 @@ async def cmd_answer(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def cmd_list(args: argparse.Namespace) -> int:
-    async with await client_for(args) as client:
-        records = await _list_all(client, args.agent)
+def cmd_list(args: argparse.Namespace) -> int:
+    with client_for(args) as client:
+        records = _list_all(client, args.agent)
     if args.json:
         print_json(records)
     else:
@@ -194,7 +185,7 @@ async def cmd_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def _list_all(client: HubClient, agent: str | None) -> list[dict[str, Any]]:
+def _list_all(client: SyncHubClient, agent: str | None) -> list[dict[str, Any]]:
     """Every pending record, page by page (the hub refuses one reply of them all
     when they are many)."""
     records: list[dict[str, Any]] = []
@@ -204,11 +195,11 @@ async def _list_all(client: HubClient, agent: str | None) -> list[dict[str, Any]
         if cursor is not None:
             params["cursor"] = cursor
         try:
-            page = await client.call("hive/list", params)
+            page = client.call("hive/list", params)
         except HiveError as e:
             if e.code == InvalidParams.code and "unknown parameter" in e.message:
                 # A hub older than paging: it answers the whole list.
-                whole: list[dict[str, Any]] = await client.call("hive/list", _as_agent(agent))
+                whole: list[dict[str, Any]] = client.call("hive/list", _as_agent(agent))
                 return whole
             raise
         records.extend(page["prompts"])
@@ -217,10 +208,10 @@ async def _list_all(client: HubClient, agent: str | None) -> list[dict[str, Any]
             return records
 
 
-async def cmd_cancel(args: argparse.Namespace) -> int:
-    async with await client_for(args) as client:
-        prompt_id = await _resolve(client, args.id, args.agent)
-        record = await client.call("hive/cancel", _as_agent(args.agent, id=prompt_id))
+def cmd_cancel(args: argparse.Namespace) -> int:
+    with client_for(args) as client:
+        prompt_id = _resolve(client, args.id, args.agent)
+        record = client.call("hive/cancel", _as_agent(args.agent, id=prompt_id))
     if args.json:
         print_json(record)
     return EXIT_OK
@@ -236,8 +227,8 @@ def _tmux_address(pane: str | None) -> str:
     return f"{pane}@{server}" if server and "@" not in pane else pane
 
 
-async def cmd_ling(args: argparse.Namespace) -> int:
-    async with await client_for(args) as client:
+def cmd_ling(args: argparse.Namespace) -> int:
+    with client_for(args) as client:
         if args.ling_command == "register":
             if args.tmux is not None:
                 kind, address = "tmux", _tmux_address(args.tmux or None)
@@ -250,7 +241,7 @@ async def cmd_ling(args: argparse.Namespace) -> int:
                 params["label"] = args.label
             if args.allow_shell:
                 params["allow_shell"] = True
-            result = await client.call("ling/register", params)
+            result = client.call("ling/register", params)
             if not args.json:
                 where = f"{result['kind']} {strip_controls(result['address'])}"
                 if result.get("state") == "pending":
@@ -261,13 +252,13 @@ async def cmd_ling(args: argparse.Namespace) -> int:
                 else:
                     print(f"{result['name']}: {where}")
         elif args.ling_command == "remove":
-            result = await client.call("ling/remove", {"name": args.name})
+            result = client.call("ling/remove", {"name": args.name})
             if not args.json:
                 print(f"{args.name}: {'removed' if result['removed'] else 'was not registered'}")
                 if not result["removed"]:
                     return EXIT_NOT_FOUND
         else:
-            result = await client.call("ling/list", {"check": args.check})
+            result = client.call("ling/list", {"check": args.check})
             if not args.json:
                 for ling in result:
                     alive = ""
@@ -283,13 +274,13 @@ async def cmd_ling(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def cmd_event(args: argparse.Namespace) -> int:
+def cmd_event(args: argparse.Namespace) -> int:
     params: dict[str, Any] = {"kind": args.kind, "from": args.sender}
     for key in ("message", "pr", "ci", "review", "url", "comments"):
         if getattr(args, key) is not None:
             params[key] = getattr(args, key)
-    async with await client_for(args) as client:
-        result = await client.call("event/post", params)
+    with client_for(args) as client:
+        result = client.call("event/post", params)
     if args.json:
         print_json(result)
     else:
@@ -328,7 +319,7 @@ def method_table() -> dict[str, Any]:
     }
 
 
-async def cmd_methods(args: argparse.Namespace) -> int:
+def cmd_methods(args: argparse.Namespace) -> int:
     result = method_table()
     if args.json:
         print_json(result)

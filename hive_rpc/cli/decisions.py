@@ -2,7 +2,7 @@
 permission requests for the human, and the trail of every decision made (by a human
 or a rule), over the hub's ``rule/*`` and ``audit/list`` methods.
 
-Client commands like the others: they import the client and nothing of the hub.
+Client commands like the others: on the blocking client, no trio, nothing of the hub.
 Everything the hub or an agent wrote (patterns, commands, names) passes through
 ``one_line`` before it reaches the terminal.
 """
@@ -17,12 +17,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from hive_rpc.cli.commands import client_for
 from hive_rpc.cli.exits import EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError
+from hive_rpc.cli.oneshot import client_for
 from hive_rpc.cli.render import print_json
-from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.core.errors import NotAnApprover
 from hive_rpc.core.terminal_text import one_line
+from hive_rpc.sync_client import SyncHubClient, prove_approver
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhdw]?)")
@@ -125,19 +125,19 @@ def audit_table(entries: list[dict[str, Any]]) -> str:
     return _columns(rows)
 
 
-async def _as_approver(client: HubClient, method: str, params: dict[str, Any]) -> Any:
+def _as_approver(client: SyncHubClient, method: str, params: dict[str, Any]) -> Any:
     """Call a method only an approver may (``rule/add``, ``rule/remove``), proving it
     first with the approver token, as ``hive-rpc answer`` does; refused (exit 1) with
     the reason the token could not be read."""
-    why = await prove_approver(client.call)
+    why = prove_approver(client.call)
     try:
-        return await client.call(method, params)
+        return client.call(method, params)
     except NotAnApprover as e:
         raise CliError(f"{e.message} ({why})" if why else e.message, EXIT_REFUSED) from None
 
 
-async def cmd_rules(args: argparse.Namespace) -> int:
-    async with await client_for(args) as client:
+def cmd_rules(args: argparse.Namespace) -> int:
+    with client_for(args) as client:
         if args.rules_command == "add":
             scope, where = _scope(args)
             params: dict[str, Any] = {
@@ -147,11 +147,11 @@ async def cmd_rules(args: argparse.Namespace) -> int:
             }
             if where is not None:
                 params["where"] = where
-            result = await _as_approver(client, "rule/add", params)
+            result = _as_approver(client, "rule/add", params)
             text = f"{result['id']}: {result['decision']} {one_line(result['pattern'])} ({scope}"
             print_text = text + (f" {one_line(where)})" if where else ")")
         elif args.rules_command == "remove":
-            result = await _as_approver(client, "rule/remove", {"id": args.id})
+            result = _as_approver(client, "rule/remove", {"id": args.id})
             if not result["removed"]:
                 if args.json:
                     print_json(result)
@@ -161,7 +161,7 @@ async def cmd_rules(args: argparse.Namespace) -> int:
                 )
             print_text = f"{one_line(args.id)}: removed"
         else:
-            result = await client.call("rule/list", {})
+            result = client.call("rule/list", {})
             print_text = rules_table(result)
     if args.json:
         print_json(result)
@@ -170,12 +170,12 @@ async def cmd_rules(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def cmd_audit(args: argparse.Namespace) -> int:
+def cmd_audit(args: argparse.Namespace) -> int:
     params: dict[str, Any] = {"limit": args.limit}
     if args.since is not None:
         params["since"] = since_time(args.since, time.time())
-    async with await client_for(args) as client:
-        entries = await client.call("audit/list", params)
+    with client_for(args) as client:
+        entries = client.call("audit/list", params)
     if args.json:
         print_json(entries)
     else:

@@ -31,8 +31,9 @@ from typing import Any
 import trio
 
 from hive_rpc.cli.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError
+from hive_rpc.cli.oneshot import hub_timeout
 from hive_rpc.cli.render import print_json
-from hive_rpc.client import HubClient
+from hive_rpc.client import HubClient, connect_or_start
 from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.ling import check_ling_name, parent_of, short_name
 
@@ -40,8 +41,15 @@ REGISTER_TIMEOUT_S = 30.0
 """How long ``spawn`` waits for the new pane to register itself."""
 
 
+async def client_for(args: argparse.Namespace) -> HubClient:
+    """A connection to the hub, starting one unless ``--no-start`` (the trio client:
+    this command waits on tmux and git beside the hub)."""
+    return await connect_or_start(
+        args.socket, args.data_dir, start=not args.no_start, timeout_s=hub_timeout(args)
+    )
+
+
 async def cmd_spawn(args: argparse.Namespace) -> int:
-    from hive_rpc.cli.commands import client_for
 
     try:
         check_ling_name(args.name)
