@@ -239,8 +239,11 @@ class SqliteStore:
             while True:
                 await self._checkpoint_due.wait()
                 self._checkpoint_due = trio.Event()
-                self._checkpoint_done = trio.Event()
                 self._commits = 0
+                # The count starts again: writers waiting for room have it (they
+                # wait on this event, so it is set before the next one replaces it).
+                self._checkpoint_done.set()
+                self._checkpoint_done = trio.Event()
                 try:
                     log_pages = await trio.to_thread.run_sync(passive)
                 except sqlite3.Error as e:

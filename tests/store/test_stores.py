@@ -152,6 +152,24 @@ async def test_sqlite_checkpoints_run_off_the_trio_thread(short_tmp: Path) -> No
     await s.aclose()
 
 
+async def test_sqlite_writers_far_ahead_of_a_checkpoint_not_yet_started_go_on(
+    short_tmp: Path,
+) -> None:
+    """Writers that reach ``CHECKPOINT_LAG`` checkpoints' worth of commits before the
+    checkpoint task has even started one (nothing let it run: the writes never
+    yielded) wait for it, and go on once it starts: they once waited on an event the
+    task had already replaced, forever."""
+    s = SqliteStore(short_tmp / "db", checkpoint_every=10)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(s.run_checkpoints)
+        with trio.fail_after(10):
+            for i in range(25):
+                await s.insert(prompt(i))
+        nursery.cancel_scope.cancel()
+    await s.aclose()
+    assert s.checkpoints >= 1
+
+
 async def test_sqlite_wal_stays_bounded_under_sustained_writes(short_tmp: Path) -> None:
     """Checkpoints in a worker never catch up with writes that keep coming; the
     backstop must still rewind the log (it once grew to 1.6 GB in a benchmark)."""
