@@ -265,7 +265,8 @@ class _Replayed(trio.abc.Stream):
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
         if self._first:
-            data, self._first = self._first, b""
+            take = len(self._first) if max_bytes is None else max_bytes
+            data, self._first = self._first[:take], self._first[take:]
             await trio.lowlevel.checkpoint()
             return data
         return await self.stream.receive_some(max_bytes)

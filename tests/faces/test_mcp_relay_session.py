@@ -237,3 +237,17 @@ def test_the_relay_module_is_plain_python() -> None:
     source = (Path(__file__).parents[2] / "hive_rpc" / "mcp_relay.py").read_text()
     for heavy in ("import trio", "from mcp", "import mcp", "hive_rpc.faces"):
         assert heavy not in source
+
+
+async def test_the_first_frame_is_read_again_within_max_bytes() -> None:
+    """A connection's first bytes, read to tell an MCP relay from an editor, are given
+    back to the editor's Session as the stream would give them (``max_bytes`` kept)."""
+    from hive_rpc.faces.editor_socket import _Replayed
+
+    left, right = trio.socket.socketpair()
+    with left, right:
+        replayed = _Replayed(trio.SocketStream(left), b"abcdef")
+        assert await replayed.receive_some(4) == b"abcd"
+        await trio.SocketStream(right).send_all(b"gh")
+        assert await replayed.receive_some(4) == b"ef"
+        assert await replayed.receive_some(4) == b"gh"
