@@ -8,13 +8,15 @@ cost for one tool call.
     python bench/_mcp_echo_server.py --trio-stdio  # stdin/stdout as hive-rpc mcp reads them
 
 By default the SDK's own stdio transport, which reads stdin and writes stdout through
-worker threads.  With ``--trio-stdio`` the same server gets the trio streams that
-``hive-rpc mcp`` passes to ``stdio_server`` instead (hive_rpc/faces/mcp/stdio.py), so
-the transport is the same as on the hive-rpc path.
+worker threads.  With ``--trio-stdio`` the same server gets the line reader and
+writer that the hub's session for ``hive-rpc mcp`` passes to ``stdio_server`` instead
+(hive_rpc/faces/mcp/stdio.py, there over the relay's socket, here over trio streams
+on stdin and stdout), so the transport is the same as on the hive-rpc path.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 import trio
@@ -33,7 +35,8 @@ async def run_trio_stdio() -> None:
     from hive_rpc.faces.mcp.stdio import _LineReader, _Writer
 
     low = server._lowlevel_server
-    stdin, stdout = _LineReader(0), _Writer(1)
+    stdin = _LineReader(trio.lowlevel.FdStream(os.dup(0)))
+    stdout = _Writer(trio.lowlevel.FdStream(os.dup(1)))
     async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):  # type: ignore[arg-type]
         await low.run(read, write, low.create_initialization_options())
 

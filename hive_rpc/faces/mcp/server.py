@@ -1,10 +1,10 @@
 """``HiveMcp``: the MCP server for one backend.
 
 The tools are written once, against a ``Backend`` with a single ``call(method,
-params)``: ``LocalBackend`` calls the hub's service in-process (the hub's Streamable
-HTTP endpoint, ``http.py``), ``RemoteBackend`` calls it over the editor socket
-(``hive-rpc mcp``, ``stdio.py``, one stdio server per agent session).  Either way the
-hub holds the prompt, so an answer outlives any client's tool-call timeout.
+params)``.  Both MCP transports run in the hub on ``LocalBackend`` (the hub's service,
+in-process): the Streamable HTTP endpoint (``http.py``) and the session of each
+``hive-rpc mcp`` relay (``stdio.py``, one per agent session).  Either way the hub
+holds the prompt, so an answer outlives any client's tool-call timeout.
 
 Two ways to wait, because MCP clients abort a tool that is silent for too long:
 
