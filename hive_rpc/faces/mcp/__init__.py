@@ -1,10 +1,11 @@
-"""The agents' face: MCP, over stdio (``hive-rpc mcp``) and Streamable HTTP (the hub's
-``/mcp``), with the hivemind tool family and request_human_input.
+"""The agents' face: MCP, over stdio (``hive-rpc mcp``, a relay to a session served
+here) and Streamable HTTP (the hub's ``/mcp``), with the hivemind tool family and
+request_human_input.  Both run in the hub.
 
 Modules, in the order a request meets them:
 
-* ``groups``: which tool groups a session offers (imports no SDK: the CLI checks
-  ``--tools`` with it before anything loads the MCP SDK);
+* ``groups``: which tool groups a session offers (the table is core/tool_groups.py,
+  which ``hive-rpc mcp`` checks ``--tools`` with and loads no SDK);
 * ``identity``: which agent a request acts as;
 * ``server``: ``HiveMcp``, the MCPServer over one ``Backend``;
 * ``prompt_tools`` (the ``hivemind_*`` tools and request_human_input) and
@@ -14,7 +15,8 @@ Modules, in the order a request meets them:
 * ``results``: the tools' structured results;
 * ``resources``: ``hive://asks/{ask_id}`` and its subscriptions, and the only file
   that touches the SDK's private attributes;
-* ``stdio`` and ``http``: the two entry points.
+* ``stdio`` (the session of one ``hive-rpc mcp`` relay, on its socket connection) and
+  ``http``: the two entry points.
 
-This file imports nothing, so that importing ``groups`` stays light.
+This file imports nothing.
 """
