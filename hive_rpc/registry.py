@@ -16,6 +16,25 @@ Every change is written to the store before anyone is told about it, and one loc
 orders all writes, so memory, store and subscribers always agree on what happened
 first.  Subscribers (``watch``) get each change on a bounded channel; one that falls
 behind is dropped rather than allowed to slow the hub.
+
+Where writes yield (issue 18).  The lock is a ``StrictFIFOLock``: writers that find
+it held wait their turn, first come first served.  Trio's ``acquire`` is also a
+schedule point when the lock is free, one more pass of the run loop per write; with
+the local stores nothing else in a write yields, so that pass was the whole of a
+write's scheduling, and a seventh of an ask + respond cycle in memory.  Two writes
+keep it, because they are where work comes in without a request around it:
+
+* ``ask``: an asker looping in-process (the agora, a test, a benchmark) would
+  otherwise publish changes without ever letting subscribers read them, and a
+  subscriber whose buffer fills is dropped; the deadline task runs between asks too.
+* the deadline task's expiries: a burst of due prompts (35,000/s) would otherwise
+  expire all at once, filling subscribers' buffers the same way.
+
+``respond``, ``cancel``, ``typing`` and ``defer`` take a free lock without it
+(``_Writing``): each acts on one prompt a face was asked to act on, and the face
+passed schedule points reading the request and passes more sending the reply.  They
+stay cancellation points.  ``ingest`` keeps it: it is NATS's, whose store calls
+yield anyway.
 """
 
 from __future__ import annotations
@@ -79,6 +98,28 @@ STORE_RETRY_MIN_S = 1.0
 STORE_RETRY_MAX_S = 60.0
 """Longest wait between two tries of a refused expiry: a freed disk is seen within it."""
 HEAP_SLACK = 1024
+
+
+class _Writing:
+    """``async with`` the registry's write lock, without the schedule point trio's
+    ``acquire`` takes when the lock is free (the module's doc says where).  Held, it
+    waits its turn as ``acquire`` does; either way it is a cancellation point.  One
+    per registry, reused: the lock keeps who holds it."""
+
+    __slots__ = ("_lock",)
+
+    def __init__(self, lock: trio.StrictFIFOLock) -> None:
+        self._lock = lock
+
+    async def __aenter__(self) -> None:
+        await trio.lowlevel.checkpoint_if_cancelled()
+        try:
+            self._lock.acquire_nowait()  # free: no holder, so nobody waiting before us
+        except trio.WouldBlock:
+            await self._lock.acquire()  # parks behind the others, FIFO
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._lock.release()
 
 
 @dataclass(frozen=True)
@@ -157,6 +198,8 @@ class Registry:
         self._seq = itertools.count()
         self._timer: trio.CancelScope | None = None
         self._write_lock = trio.StrictFIFOLock()
+        self._writing = _Writing(self._write_lock)
+        """The same lock, taken without a schedule point when free (module doc)."""
         self._closed: dict[str, trio.Event] = {}
         self._asked = trio.Event()
         self._watchers: set[trio.MemorySendChannel[Change]] = set()
@@ -273,6 +316,8 @@ class Registry:
             if retry_at is not None:  # the store just refused one: do not hammer it
                 self._retry_later(prompt_id, retry_at)
                 continue
+            # The full acquire, a schedule point per expiry: a burst of due prompts
+            # lets subscribers read between them (module doc).
             async with self._write_lock:
                 prompt = self._due(prompt_id, deadline)
                 if prompt is None:
@@ -387,6 +432,8 @@ class Registry:
     async def ask(self, ask: Ask) -> Prompt:
         """Record a new pending prompt and return it at once."""
         prompt = new_prompt(ask, now=self.now(), max_lifetime_s=self.max_lifetime_s)
+        # The full acquire, a schedule point even when free: askers looping
+        # in-process let subscribers and the deadline task run (module doc).
         async with self._write_lock:
             self._check_room(prompt.agent_id, held_chars(prompt))
             await self.store.insert(prompt)
@@ -501,7 +548,7 @@ class Registry:
         """Answer a prompt.  The first answer wins; later ones get AlreadyAnswered.
         An agent may answer only its own prompts; coordinators answer any."""
         by = check_name(by, "by")
-        async with self._write_lock:
+        async with self._writing:
             prompt = await self.poll(prompt_id, agent_id=agent_id)
             new = lifecycle.respond(prompt, answer=answer, by=by, action=action, now=self.now())
             return await self._write(new, "respond")
@@ -511,13 +558,13 @@ class Registry:
     ) -> Prompt:
         """Withdraw a pending prompt.  An agent may cancel only its own."""
         by = check_name(by, "by")
-        async with self._write_lock:
+        async with self._writing:
             prompt = await self.poll(prompt_id, agent_id=agent_id)
             return await self._write(lifecycle.cancel(prompt, by=by, now=self.now()), "cancel")
 
     async def typing(self, prompt_id: str) -> Prompt:
         """The human started typing an answer: stop the countdown (the hard maximum stays)."""
-        async with self._write_lock:
+        async with self._writing:
             prompt = await self.poll(prompt_id)
             new = lifecycle.typing(prompt, now=self.now())
             if new is prompt:
@@ -528,7 +575,7 @@ class Registry:
         """The human who had typed an answer left it (Escape, C-g, a closed form): the
         countdown runs again (lifecycle.defer says for how long).  A prompt nobody
         typed into is returned as it is, and nobody is told."""
-        async with self._write_lock:
+        async with self._writing:
             prompt = await self.poll(prompt_id)
             new = lifecycle.defer(prompt, now=self.now())
             if new is prompt:

@@ -1,0 +1,99 @@
+"""Where the registry's writes yield (issue 18, the write path).
+
+An answer, a cancel, typing and a defer take the write lock without trio's schedule
+point when it is free: each is one request from a face, which has already passed
+schedule points reading it, so the lock's was one more pass of the run loop per
+write (about 4 us of a 30 us ask + respond cycle).  They stay cancellation points,
+and wait their turn, first come first served, when the lock is held.  An ask and the
+deadline task's expiries keep theirs (Registry's docstring says why)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import pytest
+import trio
+import trio.testing
+
+from hive_rpc.core.prompt import Ask, Prompt
+from hive_rpc.registry import Registry, open_registry
+from hive_rpc.store import MemoryStore
+
+
+@pytest.fixture
+async def reg(autojump_clock: trio.testing.MockClock) -> AsyncIterator[Registry]:
+    async with open_registry(MemoryStore(), max_lifetime_s=3600) as registry:
+        yield registry
+
+
+def schedule_points() -> int:
+    """The current task's schedule points so far: the counter trio.testing's
+    ``assert_checkpoints`` reads (which also counts cancellation points, and these
+    writes stay cancellation points)."""
+    points: int = trio.lowlevel.current_task()._schedule_points
+    return points
+
+
+Write = Callable[[Registry, Prompt], Awaitable[Prompt]]
+WRITES: dict[str, Write] = {
+    "respond": lambda reg, p: reg.respond(p.id, answer="yes", by="h"),
+    "cancel": lambda reg, p: reg.cancel(p.id, by="h"),
+    "typing": lambda reg, p: reg.typing(p.id),
+    "defer": lambda reg, p: reg.defer(p.id),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRITES))
+async def test_a_write_on_a_free_lock_is_no_schedule_point(
+    reg: Registry, name: str, autojump_clock: trio.testing.MockClock
+) -> None:
+    prompt = await reg.ask(Ask(agent_id="a1", question="Ship it?", timeout_s=60))
+    if name == "defer":
+        prompt = await reg.typing(prompt.id)
+    before = schedule_points()
+    await WRITES[name](reg, prompt)
+    assert schedule_points() == before
+
+
+async def test_an_ask_is_still_a_schedule_point(
+    reg: Registry, autojump_clock: trio.testing.MockClock
+) -> None:
+    before = schedule_points()
+    await reg.ask(Ask(agent_id="a1", question="Ship it?"))
+    assert schedule_points() == before + 1
+
+
+@pytest.mark.parametrize("name", sorted(WRITES))
+async def test_a_cancelled_caller_writes_nothing(
+    reg: Registry, name: str, autojump_clock: trio.testing.MockClock
+) -> None:
+    prompt = await reg.ask(Ask(agent_id="a1", question="Ship it?", timeout_s=60))
+    if name == "defer":
+        prompt = await reg.typing(prompt.id)
+    before = await reg.poll(prompt.id)
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        await WRITES[name](reg, prompt)
+    assert scope.cancelled_caught
+    assert await reg.poll(prompt.id) == before
+
+
+async def test_writers_on_a_held_lock_go_in_the_order_they_came(
+    reg: Registry, autojump_clock: trio.testing.MockClock
+) -> None:
+    prompts = [await reg.ask(Ask(agent_id="a1", question=f"q{i}")) for i in range(3)]
+    order: list[str] = []
+
+    async def answer(prompt: Prompt, by: str) -> None:
+        await reg.respond(prompt.id, answer="yes", by=by)
+        order.append(by)
+
+    async with trio.open_nursery() as nursery:
+        await reg._write_lock.acquire()  # a write in progress (a slow store)
+        for i, by in enumerate(["first", "second", "third"]):
+            nursery.start_soon(answer, prompts[i], by)
+            await trio.testing.wait_all_tasks_blocked()
+        assert order == []
+        reg._write_lock.release()
+    assert order == ["first", "second", "third"]
+    assert [(await reg.poll(p.id)).by for p in prompts] == ["first", "second", "third"]
