@@ -333,7 +333,9 @@ async def serve_mcp_session(
             await _load_mcp_sessions()
             from hive_rpc.faces.mcp import stdio  # loaded above, off the trio thread
 
-            hive = stdio.session_hive(service, params)
+            # Built off the trio thread: ~40 ms of pydantic models for the tools,
+            # which would stall every other client of the hub meanwhile.
+            hive = await trio.to_thread.run_sync(stdio.session_hive, service, params)
         except HiveError as e:
             await writer.send(endpoint.error(request.id, e.code, e.message, e.data))
             return
