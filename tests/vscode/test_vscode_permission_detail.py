@@ -144,11 +144,13 @@ def test_the_details_document_is_read_only(window: Window, vscode_hub: Hub) -> N
         )
         window.show_pending_view()
         window.wait(
-            lambda: any(
-                r.startswith("Permission · claude-code-3f2a9c1d: ")
-                for r in window.pending_view() or []
-            )
-            or None,
+            lambda: (
+                any(
+                    r.startswith("Permission · claude-code-3f2a9c1d: ")
+                    for r in window.pending_view() or []
+                )
+                or None
+            ),
             "the Hive: Pending row to begin with 'Permission'",
         )
         window.page.locator(".editor-group-container .monaco-editor .view-lines").last.click()
