@@ -19,10 +19,14 @@ behind is dropped rather than allowed to slow the hub.
 
 Where writes yield (issue 18).  The lock is a ``StrictFIFOLock``: writers that find
 it held wait their turn, first come first served.  Trio's ``acquire`` is also a
-schedule point when the lock is free, one more pass of the run loop per write; with
-the local stores nothing else in a write yields, so that pass was the whole of a
-write's scheduling, and a seventh of an ask + respond cycle in memory.  Two writes
-keep it, because they are where work comes in without a request around it:
+schedule point when the lock is free, taken while holding it; with the local stores
+nothing else in a write yields, so that was the whole of a write's scheduling: a
+seventh of an ask + respond cycle in memory, and under concurrent askers each was
+handed the lock by the one before, one write per pass of the run loop.  So every
+write takes the lock through ``_Writing``, which on a free lock is no schedule point
+(still a cancellation point), and two writes take a schedule point of their own
+first, before the lock, because they are where work comes in without a request
+around it:
 
 * ``ask``: an asker looping in-process (the agora, a test, a benchmark) would
   otherwise publish changes without ever letting subscribers read them, and a
@@ -30,11 +34,10 @@ keep it, because they are where work comes in without a request around it:
 * the deadline task's expiries: a burst of due prompts (35,000/s) would otherwise
   expire all at once, filling subscribers' buffers the same way.
 
-``respond``, ``cancel``, ``typing`` and ``defer`` take a free lock without it
-(``_Writing``): each acts on one prompt a face was asked to act on, and the face
-passed schedule points reading the request and passes more sending the reply.  They
-stay cancellation points.  ``ingest`` keeps it: it is NATS's, whose store calls
-yield anyway.
+``respond``, ``cancel``, ``typing`` and ``defer`` take none: each acts on one prompt
+a face was asked to act on, and the face passed schedule points reading the request
+and passes more sending the reply.  ``ingest`` keeps trio's own acquire: it is
+NATS's, whose store calls yield anyway.
 """
 
 from __future__ import annotations
@@ -316,9 +319,10 @@ class Registry:
             if retry_at is not None:  # the store just refused one: do not hammer it
                 self._retry_later(prompt_id, retry_at)
                 continue
-            # The full acquire, a schedule point per expiry: a burst of due prompts
+            # A schedule point per expiry, before the lock: a burst of due prompts
             # lets subscribers read between them (module doc).
-            async with self._write_lock:
+            await trio.lowlevel.checkpoint()
+            async with self._writing:
                 prompt = self._due(prompt_id, deadline)
                 if prompt is None:
                     continue
@@ -432,9 +436,10 @@ class Registry:
     async def ask(self, ask: Ask) -> Prompt:
         """Record a new pending prompt and return it at once."""
         prompt = new_prompt(ask, now=self.now(), max_lifetime_s=self.max_lifetime_s)
-        # The full acquire, a schedule point even when free: askers looping
-        # in-process let subscribers and the deadline task run (module doc).
-        async with self._write_lock:
+        # A schedule point before the lock, not holding it: askers looping in-process
+        # let subscribers and the deadline task run, and never queue (module doc).
+        await trio.lowlevel.checkpoint()
+        async with self._writing:
             self._check_room(prompt.agent_id, held_chars(prompt))
             await self.store.insert(prompt)
             self._track(prompt)
