@@ -1,11 +1,13 @@
 """A blocking client of the hub for one-shot commands (issue 18: fast at the edges).
 
-``hive-rpc status`` makes one request and exits; importing trio for it costs more than
-the request (docs/benchmarks.md, CLI cold start).  This client speaks the same wire, the
-sans-IO JSON-RPC codec of protocol/jsonrpc.py over a plain ``socket``, with a deadline
-per call from socket timeouts, and refuses a socket held by another uid as
-``HubClient.connect`` does.  Notifications that arrive while a call waits are kept
-(``notifications``) for commands that wait on ``hive/await``.
+``hive-rpc status``, ``ask``, ``answer`` and the permission hook make a few requests
+and exit; importing trio for them cost more than the requests (docs/benchmarks.md, CLI
+cold start, permission round trip).  This client speaks the same wire, the sans-IO
+JSON-RPC codec of protocol/jsonrpc.py over a plain ``socket``, with a deadline per call
+(``timeout_s``, and ``give_up_at`` for a wait that must end at a given time), and
+refuses a socket held by another uid as ``HubClient.connect`` does.  Notifications
+that arrive while a call waits are kept (``notifications``).  ``prove_approver`` is
+client.py's, blocking, reading the same token file.
 
 ``connect_or_start`` starts a hub when none answers with the trio client's helpers,
 which live apart from it (hub_start.py): a one-shot command that starts a hub loads
