@@ -262,7 +262,7 @@ class Relay:
             self._resend = frozenset(map(str, opened["resend"]))
         # From the reply on, the connection carries MCP lines (nothing came after it:
         # the hub speaks only when spoken to).
-        return client._sock
+        return client.detach()
 
     def _replay(self, conn: socket_module.socket) -> None:
         assert self._initialize is not None

@@ -91,6 +91,13 @@ class SyncHubClient:
     def close(self) -> None:
         self._sock.close()
 
+    def detach(self) -> socket_module.socket:
+        """The connection's socket, for a caller that speaks another protocol on it
+        from now on (mcp_relay.py after ``hive/openMcp``): only when the peer sends
+        nothing past the last reply, since bytes this client read beyond it stay
+        in its decoder."""
+        return self._sock
+
     @contextlib.contextmanager
     def giving_up_at(self, when: float) -> Iterator[None]:
         """Within it, no call waits past ``when`` (``time.monotonic()``)."""
