@@ -2,7 +2,10 @@
 
 An elicitation schema is deliberately small: one object whose properties are
 primitives (string, number, integer, boolean), single-choice enums, or a
-multi-select (array of enum).  We check the schema when the question is asked, so a
+multi-select (array of enum).  Beyond it, one extension: an ``anyOf`` of consts may
+hold one ``{"type": "string"}`` entry, meaning "or text of the human's own" (JSON
+Schema reads it the same way), for questions that offer a typed answer besides their
+options, as Claude Code's own do.  We check the schema when the question is asked, so a
 bad schema is the asking agent's error, and check the answer against it when the
 human replies, so a bad answer is the answerer's error and the prompt stays pending.
 """
@@ -43,6 +46,8 @@ _PROPERTY_KEYS = frozenset(
 _URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
 """Matched with ``fullmatch`` on the part before the first colon: one character class
 and one star, nothing to backtrack into."""
+_OWN_TEXT_KEYS = frozenset({"type", "title", "description"})
+"""What the free-text entry of an ``anyOf`` may hold (``allows_own_text``)."""
 FORMAT_MAX_CHARS = {"email": 254, "uri": 8192, "date": 64, "date-time": 64}
 """Longest value each ``format`` can take, checked before any parsing: an email
 address is at most 254 characters (RFC 5321), and nobody types a longer URI."""
@@ -76,6 +81,16 @@ def check_schema(schema: object) -> dict[str, Any]:
     return dict(schema)
 
 
+def _is_own_text(option: object) -> bool:
+    """Whether an ``anyOf`` entry is the free-text one: ``{"type": "string"}`` with at
+    most a title and description, the human's own answer beside the consts."""
+    return (
+        isinstance(option, Mapping)
+        and option.get("type") == "string"
+        and set(option) <= _OWN_TEXT_KEYS
+    )
+
+
 def _enum_values(name: str, prop: Mapping[str, Any]) -> list[Any] | None:
     if "enum" in prop:
         values = prop["enum"]
@@ -85,18 +100,28 @@ def _enum_values(name: str, prop: Mapping[str, Any]) -> list[Any] | None:
         return values
     for key in ("oneOf", "anyOf"):
         if key in prop:
-            options = prop[key]
-            if (
-                not isinstance(options, list)
-                or not options
-                or not all(isinstance(o, Mapping) and "const" in o for o in options)
-            ):
+            options = prop[key] if isinstance(prop[key], list) else []
+            consts = [o for o in options if isinstance(o, Mapping) and "const" in o]
+            own = [o for o in options if _is_own_text(o)] if key == "anyOf" else []
+            if not consts or len(consts) + len(own) != len(options) or len(own) > 1:
                 raise InvalidParams(
                     f'schema property {name!r}: {key} must be a list of {{"const": ...}} objects'
+                    + (' and at most one {"type": "string"}' if key == "anyOf" else "")
                 )
-            _check_choice_count(name, options)
-            return [o["const"] for o in options]
+            _check_choice_count(name, consts)
+            return [o["const"] for o in consts]
     return None
+
+
+def allows_own_text(prop: Mapping[str, Any]) -> bool:
+    """Whether a checked property (or an array's items) also takes text of the
+    human's own: its ``anyOf`` has the free-text entry."""
+    options = prop.get("anyOf")
+    return isinstance(options, list) and any(_is_own_text(o) for o in options)
+
+
+def _own_text(value: object) -> bool:
+    return isinstance(value, str) and bool(value.strip())
 
 
 def _check_choice_count(name: str, values: list[Any]) -> None:
@@ -157,7 +182,8 @@ def _validate_value(name: str, prop: Mapping[str, Any], value: object) -> None:
         if not isinstance(value, list):
             raise InvalidAnswer(f"{name!r} must be a list of choices")
         allowed = _enum_values(name, prop["items"]) or []
-        bad = [v for v in value if v not in allowed]
+        own = allows_own_text(prop["items"])
+        bad = [v for v in value if v not in allowed and not (own and _own_text(v))]
         if bad:
             raise InvalidAnswer(f"{name!r}: {bad!r} not among {allowed!r}")
         if len(set(map(repr, value))) != len(value):
@@ -166,7 +192,8 @@ def _validate_value(name: str, prop: Mapping[str, Any], value: object) -> None:
         return
     _check_type(name, kind, value)
     choices = _enum_values(name, prop)
-    if choices is not None and value not in choices:
+    own = allows_own_text(prop) and _own_text(value)
+    if choices is not None and value not in choices and not own:
         raise InvalidAnswer(f"{name!r}: {value!r} is not one of {choices!r}")
     if kind == "string":
         assert isinstance(value, str)

@@ -114,3 +114,75 @@ def test_bad_schemas_are_refused_with_the_reason(schema: Any, match: str) -> Non
 def test_bad_answers_name_the_field(answer: Any, match: str) -> None:
     with pytest.raises(InvalidAnswer, match=match):
         validate_against(check_schema(FULL), answer)
+
+
+OWN = {"type": "string", "title": "Other: type your own answer"}
+"""The free-text entry of an ``anyOf``: the value may also be text of the human's own
+(Claude Code's questions offer one, its "Type something")."""
+WITH_OWN = {
+    "type": "object",
+    "properties": {
+        "db": {
+            "type": "string",
+            "title": "Database",
+            "anyOf": [
+                {"const": "SQLite", "title": "SQLite", "description": "embedded"},
+                {"const": "Postgres", "title": "Postgres", "description": "a server"},
+                OWN,
+            ],
+        },
+        "features": {
+            "type": "array",
+            "items": {"anyOf": [{"const": "Alpha"}, {"const": "Beta"}, OWN]},
+            "minItems": 1,
+        },
+    },
+    "required": ["db", "features"],
+}
+
+
+def test_an_anyof_may_end_with_a_free_text_entry_and_options_carry_descriptions() -> None:
+    schema = check_schema(WITH_OWN)
+    for answer in (
+        {"db": "Postgres", "features": ["Alpha", "Beta"]},
+        {"db": "MariaDB, on the old box", "features": ["Beta", "my own feature"]},
+    ):
+        assert validate_against(schema, answer) == answer
+
+
+@pytest.mark.parametrize(
+    ("answer", "match"),
+    [
+        ({"db": "", "features": ["Alpha"]}, "not one of"),
+        ({"db": "   ", "features": ["Alpha"]}, "not one of"),
+        ({"db": 3, "features": ["Alpha"]}, "must be a string"),
+        ({"db": "SQLite", "features": []}, "at least 1 items"),
+        ({"db": "SQLite", "features": ["", "Alpha"]}, "not among"),
+        ({"db": "SQLite", "features": ["x", "x"]}, "picked once"),
+    ],
+)
+def test_own_text_must_be_text(answer: Any, match: str) -> None:
+    with pytest.raises(InvalidAnswer, match=match):
+        validate_against(check_schema(WITH_OWN), answer)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        [{"const": "a"}, OWN, OWN],  # one free entry at most
+        [{"const": "a"}, {"type": "integer"}],  # text only
+        [{"const": "a"}, {"type": "string", "enum": ["b"]}],  # nothing but a title
+    ],
+)
+def test_a_free_entry_is_one_titled_string(options: list[Any]) -> None:
+    prop = {"type": "string", "anyOf": options}
+    with pytest.raises(InvalidParams, match="anyOf"):
+        check_schema({"type": "object", "properties": {"x": prop}})
+
+
+def test_oneof_has_no_free_entry() -> None:
+    """oneOf means exactly one branch: a label would match its const and the free
+    entry both, so the free entry is anyOf's alone."""
+    prop = {"type": "string", "oneOf": [{"const": "a"}, OWN]}
+    with pytest.raises(InvalidParams, match="oneOf"):
+        check_schema({"type": "object", "properties": {"x": prop}})
