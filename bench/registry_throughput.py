@@ -49,6 +49,7 @@ from typing import Any, TypeVar
 import trio
 from _common import print_machine, ratio, short_tmp, table, verdict
 
+import hive_rpc
 from hive_rpc.core import lifecycle
 from hive_rpc.core.prompt import Action, Ask, Prompt, Status, new_prompt
 from hive_rpc.registry import open_registry
@@ -339,8 +340,13 @@ def child(checkout: Path, n: int, askers: int, clock_name: str) -> dict[str, flo
     env = {**os.environ, "PYTHONPATH": os.fspath(checkout)}
     argv = [sys.executable, __file__, "--child", "-n", str(n), "--askers", str(askers)]
     argv += ["--clock", clock_name]
-    out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True).stdout
-    figures: dict[str, float] = json.loads(out.splitlines()[-1])
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"the child on {checkout} failed:\n{done.stderr[-2000:]}")
+    *_, imported, line = done.stdout.splitlines()
+    if not Path(imported).resolve().is_relative_to(checkout.resolve()):
+        raise RuntimeError(f"the child imported hive_rpc from {imported}, not {checkout}")
+    figures: dict[str, float] = json.loads(line)
     return figures
 
 
@@ -432,6 +438,7 @@ def run(argv: list[str] | None = None) -> str:
     global clock
     clock = CLOCKS[args.clock or ("cpu" if args.before else "wall")]
     if args.child:
+        print(hive_rpc.__file__)  # which checkout, for the parent to check
         print(json.dumps(trio.run(sqlite_rows, args.n, args.askers)))
         return ""
     if args.before:
