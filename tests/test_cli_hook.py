@@ -276,41 +276,128 @@ DATABASE = {
 }
 
 
-async def test_claude_codes_own_question_is_answered_from_the_editor(
+FEATURES = {
+    "question": "Which features should ship?",
+    "header": "Features",
+    "options": [
+        {"label": "Alpha", "description": "the first"},
+        {"label": "Beta", "description": "the second"},
+        {"label": "Gamma", "description": "the third"},
+    ],
+    "multiSelect": True,
+}
+OWN = {"type": "string", "title": "Other: type your own answer"}
+
+
+def answered_output(questions: list[dict[str, Any]], answers: dict[str, str]) -> dict[str, Any]:
+    """The allow carrying ``answers`` (question text -> one string), as Claude Code
+    2.1.328 takes it (docs/claude-code.md)."""
+    updated = {"questions": questions, "answers": answers}
+    decision = {"behavior": "allow", "updatedInput": updated}
+    return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
+
+
+async def test_claude_codes_own_question_is_one_prompt_with_the_options_described(
     hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
 ) -> None:
     await client.call("hive/subscribe", {})
     event = claude_question(short_tmp, DATABASE)
     done, prompt = await hook_with_human(
-        hub_config, short_tmp, client, {"answer": "SQLite"}, event=event
+        hub_config, short_tmp, client, {"answer": {"q1": "Postgres"}, "by": "emacs"}, event=event
     )
-    assert prompt["question"] == (
-        "Which database should the cache use?\n\n"
-        "- SQLite: embedded, one file\n- Postgres: the server we already run"
+    assert prompt["question"] == "Which database should the cache use?"
+    assert prompt["choices"] is None
+    assert prompt["schema"] == {
+        "type": "object",
+        "properties": {
+            "q1": {
+                "title": "Database",
+                "type": "string",
+                "anyOf": [
+                    {"const": "SQLite", "title": "SQLite", "description": "embedded, one file"},
+                    {"const": "Postgres", "title": "Postgres",
+                     "description": "the server we already run"},
+                    OWN,
+                ],
+            }
+        },
+        "required": ["q1"],
+    }  # fmt: skip
+    assert "- Postgres: the server we already run" in prompt["detail"]
+    assert (prompt["agent_id"], prompt["kind"]) == ("claude-code-3f2a9c1d", "permission")
+    assert json.loads(done.stdout) == answered_output(
+        [DATABASE], {"Which database should the cache use?": "Postgres"}
     )
-    assert prompt["choices"] == ["SQLite", "Postgres"]
-    assert prompt["agent_id"] == "claude-code-3f2a9c1d"
-    assert json.loads(done.stdout) == {
-        "hookSpecificOutput": {
-            "hookEventName": "PermissionRequest",
-            "decision": {
-                "behavior": "allow",
-                "updatedInput": {
-                    "questions": [DATABASE],
-                    "answers": {"Which database should the cache use?": "SQLite"},
-                },
-            },
-        }
-    }
+    # the audit trail: who answered which question, and what
+    (entry,) = await client.call("audit/list", {})
+    assert (entry["by"], entry["prompt_id"], entry["answer"]) == (
+        "emacs",
+        prompt["id"],
+        {"q1": "Postgres"},
+    )
+    assert entry["summary"] == "Which database should the cache use?"
 
 
-async def test_a_multi_select_question_is_left_to_claude_code(
+async def test_several_questions_are_one_prompt_multi_select_and_own_text_answered(
     hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
 ) -> None:
-    event = claude_question(short_tmp, {**DATABASE, "multiSelect": True})
-    with trio.fail_after(20):
-        done = await run_hook(hub_config, short_tmp, json.dumps(event).encode())
+    await client.call("hive/subscribe", {})
+    event = claude_question(short_tmp, FEATURES, DATABASE)
+    answer = {"q1": ["Alpha", "a feature of my own"], "q2": "MariaDB"}
+    done, prompt = await hook_with_human(
+        hub_config, short_tmp, client, {"answer": answer}, event=event
+    )
+    assert prompt["question"] == "Claude Code asks 2 questions: Features; Database"
+    features, database = prompt["schema"]["properties"].values()
+    assert (features["type"], features["minItems"]) == ("array", 1)
+    assert features["items"]["anyOf"][-1] == OWN
+    assert (features["title"], features["description"]) == ("Features", FEATURES["question"])
+    assert database["description"] == DATABASE["question"]
+    assert json.loads(done.stdout) == answered_output(
+        [FEATURES, DATABASE],
+        {FEATURES["question"]: "Alpha, a feature of my own", DATABASE["question"]: "MariaDB"},
+    )
+    assert await client.call("hive/list", {}) == []
+    asked = [n for n in client.notifications if n.method == "hive/prompt"]
+    assert asked == [], "a second prompt was asked"
+
+
+async def test_a_declined_question_prints_nothing(
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
+) -> None:
+    await client.call("hive/subscribe", {})
+    event = claude_question(short_tmp, FEATURES, DATABASE)
+    done, _ = await hook_with_human(
+        hub_config, short_tmp, client, {"action": "decline"}, event=event
+    )
     assert (done.returncode, done.stdout) == (0, b"")
+
+
+async def test_rules_never_answer_a_question(
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
+) -> None:
+    """An allow rule for every tool still leaves Claude Code's question to the human."""
+    await client.call("hive/subscribe", {})
+    assert await prove_approver(client.call) is None
+    await client.call(
+        "rule/add", {"pattern": "AskUserQuestion", "decision": "allow", "scope": "global"}
+    )
+    event = claude_question(short_tmp, DATABASE)
+    done, prompt = await hook_with_human(
+        hub_config, short_tmp, client, {"answer": {"q1": "SQLite"}}, event=event
+    )
+    assert prompt["question"] == DATABASE["question"]
+    assert json.loads(done.stdout) == answered_output([DATABASE], {DATABASE["question"]: "SQLite"})
+
+
+async def test_a_question_it_cannot_ask_is_left_to_claude_code(
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
+) -> None:
+    no_label = {**DATABASE, "options": [{"description": "no label"}, *DATABASE["options"]]}
+    for event in (claude_question(short_tmp), claude_question(short_tmp, no_label)):
+        with trio.fail_after(20):
+            done = await run_hook(hub_config, short_tmp, json.dumps(event).encode())
+        assert (done.returncode, done.stdout) == (0, b"")
     assert await client.call("hive/list", {}) == []
 
 

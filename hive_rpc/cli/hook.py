@@ -6,11 +6,11 @@ from stdout (docs/claude-code.md cites the fields).  For ``PermissionRequest`` a
 rule in the hub answers (``rule/check``), else this asks the hub an urgent question
 from that Claude Code session and prints the human's allow or deny, saving a rule
 when the human allows for the session or the project.  Claude Code's own questions
-(``AskUserQuestion``) come as PermissionRequests too: each is asked with its
-options as the choices, and the picks go back as the tool's answers.  A hook fails safe: when
-there is no decision to give (hub down, no answer in time, a decline, input it
-does not understand, any error) it prints nothing and exits 0, so Claude Code
-shows its own dialog.  It never allows by default, and it starts no hub: a hub
+(``AskUserQuestion``) come as PermissionRequests too: the call is asked as one
+prompt with a field per question, and the answers go back in the tool's input.  A
+hook fails safe: when there is no decision to give (hub down, no answer in time, a
+decline, input it does not understand, any error) it prints nothing and exits 0, so
+Claude Code shows its own dialog.  It never allows by default, and it starts no hub: a hub
 started now has no editor to show the question.
 
 It runs on the blocking client (sync_client.py) and imports no trio, nothing of
@@ -45,8 +45,15 @@ from hive_rpc.core.claude_code import (
     rule_decision,
     session_agent,
 )
+from hive_rpc.core.claude_questions import (
+    TOOL_NAME,
+    answered_input,
+    claude_answers,
+    parse_questions,
+    questions_ask,
+)
 from hive_rpc.core.errors import HiveError, HubTimeout
-from hive_rpc.core.prompt import Ask, Kind
+from hive_rpc.core.prompt import Ask
 from hive_rpc.core.terminal_text import strip_controls
 from hive_rpc.sync_client import SyncHubClient, prove_approver
 
@@ -175,74 +182,25 @@ def ask_permission(
     return ask_human(client, ask, time.monotonic() + timeout_s)
 
 
-def _is_text(value: object) -> bool:
-    return isinstance(value, str) and bool(value.strip())
-
-
-def claude_questions(event: Mapping[str, Any], *, timeout_s: float) -> list[Ask] | None:
-    """Claude Code's own questions (its ``AskUserQuestion`` tool, which reaches this
-    hook as a PermissionRequest) as hub questions, one per question, its options as
-    the choices; None when one cannot be asked that way (a multi-select)."""
-    tool_input = event.get("tool_input")
-    questions = tool_input.get("questions") if isinstance(tool_input, Mapping) else None
-    if not isinstance(questions, list) or not questions:
-        return None
-    asks = []
-    for q in questions:
-        if (
-            not isinstance(q, Mapping)
-            or q.get("multiSelect")
-            or not isinstance(q.get("question"), str)
-        ):
-            return None
-        options = q.get("options")
-        if not isinstance(options, list) or not options:
-            return None
-        labels = [
-            o["label"] for o in options if isinstance(o, Mapping) and _is_text(o.get("label"))
-        ]
-        if len(labels) != len(options):
-            return None
-        described = [
-            f"- {o['label']}: {o['description']}"
-            for o in options
-            if isinstance(o.get("description"), str) and o["description"]
-        ]
-        text = q["question"] + ("\n\n" + "\n".join(described) if described else "")
-        asks.append(
-            Ask(
-                question=text,
-                choices=labels,
-                timeout_s=timeout_s,
-                agent_id=agent_id(event),
-                kind=Kind.PERMISSION,
-            )
-        )
-    return asks
-
-
 def answer_questions(
     client: SyncHubClient, event: Mapping[str, Any], timeout_s: float
 ) -> dict[str, Any] | None:
-    """The human's answers to Claude Code's questions, one after the other within
-    ``timeout_s`` in all, as the allow that carries them (``updatedInput.answers``,
-    keyed by question text); None unless every question got one of its options."""
-    asks = claude_questions(event, timeout_s=timeout_s)
-    if asks is None:
+    """Claude Code's own questions (its ``AskUserQuestion`` call, which reaches this
+    hook as a PermissionRequest) asked as ONE prompt with a field per question
+    (core/claude_questions.py), waited for up to ``timeout_s``; the allow carrying the
+    human's answers as ``updatedInput.answers``.  None, so Claude Code's own menu
+    shows, unless every question got an answer.  No rule is checked: rules decide
+    permissions, never what the human would answer."""
+    questions = parse_questions(event.get("tool_input"))
+    if questions is None:
         return None
-    deadline = time.monotonic() + timeout_s
-    tool_input = dict(event["tool_input"])
-    answers: dict[str, str] = {}
-    for ask, q in zip(asks, tool_input["questions"], strict=True):
-        record = ask_human(client, ask, deadline)
-        if not answered(record):
-            return None
-        if record.get("answer") not in (ask.choices or ()):
-            return None
-        answers[q["question"]] = str(record["answer"])
-    return decision_output(
-        {"behavior": "allow", "updatedInput": {**tool_input, "answers": answers}}
-    )
+    ask = questions_ask(questions, agent_id=agent_id(event), timeout_s=timeout_s)
+    record = ask_human(client, ask, time.monotonic() + timeout_s)
+    answers = claude_answers(questions, record.get("answer")) if answered(record) else None
+    if answers is None:
+        return None
+    updated = answered_input(event["tool_input"], answers)
+    return decision_output({"behavior": "allow", "updatedInput": updated})
 
 
 def decide_permission(
@@ -288,7 +246,7 @@ def cmd_hook(args: argparse.Namespace) -> int:
     try:
         with SyncHubClient.connect(Path(args.socket), timeout_s=HUB_TIMEOUT_S) as client:
             client.timeout_s = HUB_TIMEOUT_S
-            if event.get("tool_name") == "AskUserQuestion":
+            if event.get("tool_name") == TOOL_NAME:
                 output = answer_questions(client, event, args.timeout)
             else:
                 output = decide_permission(client, event, args.timeout)

@@ -1,0 +1,140 @@
+"""Claude Code's own questions answered from the editor (issue 19): the real Claude
+Code 2.1.328 TUI in tmux (``AskUserQuestion`` is offered in the TUI only), the hook
+installed as docs/claude-code.md shows it, the scripted model asking, and an
+editor-socket client answering the ONE prompt the call becomes.  What the model then
+reads is what Claude Code made of the answers (docs/claude-code.md cites it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import trio
+from claude_session import claude_home
+from editor import human_editor, next_prompt
+from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
+from test_claude_permission_hook import claude_tui, install_hook, needs_tmux
+
+from hive_rpc.hub import HubConfig
+from hive_rpc.service import HubService
+
+DATABASE = {
+    "question": "Which database should the cache use?",
+    "header": "Database",
+    "options": [
+        {"label": "SQLite", "description": "embedded"},
+        {"label": "Postgres", "description": "a server"},
+    ],
+    "multiSelect": False,
+}
+FEATURES = {
+    "question": "Which features should ship?",
+    "header": "Features",
+    "options": [
+        {"label": "Alpha", "description": "the first"},
+        {"label": "Beta", "description": "the second"},
+        {"label": "Gamma", "description": "the third"},
+    ],
+    "multiSelect": True,
+}
+MENU = "Enter to select"
+"""Claude Code's own question menu (2.1.328): "Enter to select · Tab/Arrow keys ..."."""
+
+
+def asking(*questions: dict[str, Any]) -> Any:
+    def script(request: ModelRequest) -> list[dict[str, Any]]:
+        asked = any("ask me" in t for t in request.user_texts())
+        if asked and request.last_tool_result() is None:
+            return [tool_use("AskUserQuestion", {"questions": list(questions)})]
+        return [text("done")]
+
+    return script
+
+
+async def answered_in_the_tui(
+    hub_config: HubConfig,
+    claude_bin: Path,
+    claude_root: Path,
+    questions: list[dict[str, Any]],
+    answer: dict[str, Any],
+) -> tuple[dict[str, Any], str]:
+    """The TUI asked to "ask me", the human answering the one prompt with ``answer``
+    (a schema answer); the prompt, and the tool result the model then got."""
+    with scripted_model(asking(*questions)) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        install_hook(claude, hub_config.socket, "--timeout", "60")
+        async with human_editor(hub_config.socket) as human:
+            with claude_tui(claude, claude_root) as tui:
+                await trio.to_thread.run_sync(tui.submit, "ask me")
+                with trio.fail_after(60):
+                    note = await next_prompt(human)
+                    assert MENU not in tui.screen()  # the hook holds the call
+                    await human.call("hive/respond", {"id": note.params["id"], "answer": answer})
+                await trio.to_thread.run_sync(tui.wait_for, "done")
+            assert await human.call("hive/list", {}) == []
+            asked = [n for n in human.notifications if n.method == "hive/prompt"]
+            assert asked == [], "a second prompt was asked"
+        result = model.requests[-1].last_tool_result()
+    assert result is not None
+    return note.params, result_text(result)
+
+
+@needs_tmux
+async def test_the_second_option_picked_in_the_editor_reaches_the_model(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    prompt, result = await answered_in_the_tui(
+        hub_config, claude_bin, claude_root, [DATABASE], {"q1": "Postgres"}
+    )
+    field = prompt["schema"]["properties"]["q1"]
+    assert field["title"] == "Database"
+    assert [o.get("description") for o in field["anyOf"]] == ["embedded", "a server", None]
+    assert result.startswith(
+        'Your questions have been answered: "Which database should the cache use?"="Postgres".'
+    ), result
+
+
+@needs_tmux
+async def test_a_multi_select_with_two_picks_reaches_the_model_comma_separated(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    _, result = await answered_in_the_tui(
+        hub_config, claude_bin, claude_root, [FEATURES], {"q1": ["Alpha", "Gamma"]}
+    )
+    assert result.startswith(
+        'Your questions have been answered: "Which features should ship?"="Alpha, Gamma".'
+    ), result
+
+
+@needs_tmux
+async def test_several_questions_one_prompt_and_an_answer_of_ones_own(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """Both questions in one prompt; a typed answer reaches the model as typed, and
+    Claude Code then tells the model to read the answers carefully."""
+    answer = {"q1": ["Beta"], "q2": "MariaDB on the old box"}
+    prompt, result = await answered_in_the_tui(
+        hub_config, claude_bin, claude_root, [FEATURES, DATABASE], answer
+    )
+    assert list(prompt["schema"]["properties"]) == ["q1", "q2"]
+    assert result.startswith(
+        'The user answered: "Which features should ship?"="Beta", '
+        '"Which database should the cache use?"="MariaDB on the old box". '
+        "Read the answers carefully"
+    ), result
+
+
+@needs_tmux
+def test_the_hub_stopped_leaves_the_question_to_claude_codes_own_menu(
+    claude_bin: Path, claude_root: Path
+) -> None:
+    log = claude_root / "hook.log"
+    with scripted_model(asking(DATABASE)) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        install_hook(claude, claude_root / "no-hub.sock", f"2>>{log}")
+        with claude_tui(claude, claude_root) as tui:
+            tui.submit("ask me")
+            screen = tui.wait_for(MENU)
+    assert "Which database should the cache use?" in screen
+    assert "2. Postgres" in screen
+    assert "no hub answers on" in log.read_text()
