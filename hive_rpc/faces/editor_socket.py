@@ -457,7 +457,11 @@ async def serve_editor_socket(
     cap = max_connections or connection_cap()
 
     async def handle(stream: trio.SocketStream) -> None:
-        first, mcp_open, end = await _first_frame(stream)
+        try:
+            first, mcp_open, end = await _first_frame(stream)
+        except BaseException:  # cancelled (the hub stops) before anyone owned it
+            await trio.aclose_forcefully(stream)
+            raise
         if mcp_open is not None:
             await serve_mcp_session(service, stream, mcp_open, first[end:])
         else:

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from hive_rpc.client import HubClient
 from hive_rpc.hub import HubConfig
@@ -251,3 +252,31 @@ async def test_the_first_frame_is_read_again_within_max_bytes() -> None:
         await trio.SocketStream(right).send_all(b"gh")
         assert await replayed.receive_some(4) == b"ef"
         assert await replayed.receive_some(4) == b"gh"
+
+
+async def test_a_connection_that_sent_nothing_is_closed_when_the_hub_stops(
+    hub_config: HubConfig,
+) -> None:
+    """The hub reads a connection's first frame before it knows who owns the stream (an
+    editor's Session or a relayed MCP session); stopped meanwhile, it closes the
+    stream itself: the peer sees the end, and no socket is left to the garbage
+    collector (a ResourceWarning that made later tests fail)."""
+    import gc
+    import warnings
+
+    from hive_rpc.hub import run_hub
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always", ResourceWarning)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(run_hub, hub_config)
+            peer = await trio.open_unix_socket(str(hub_config.socket))
+            await peer.send_all(b"Content-Length: 40\r\n\r\n{")  # half a first frame
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.cancel_scope.cancel()
+        with trio.fail_after(10):
+            assert await peer.receive_some(1 << 16) == b""
+        await peer.aclose()
+        gc.collect()
+    leaked = [w for w in seen if issubclass(w.category, ResourceWarning)]
+    assert leaked == [], [str(w.message) for w in leaked]
