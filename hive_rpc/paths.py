@@ -22,9 +22,7 @@ from __future__ import annotations
 import fcntl
 import ipaddress
 import os
-import secrets
 import stat
-import tempfile
 from pathlib import Path
 
 SOCKET_ENV = "HIVE_RPC_SOCKET"
@@ -81,6 +79,8 @@ def runtime_dir() -> Path:
     systemd = USER_RUNTIME_ROOT / str(os.getuid())
     if _own_private_dir(systemd):
         return private_dir(systemd / "hive-rpc")
+    import tempfile  # here, not at the top: a one-shot command's start (docs/benchmarks.md)
+
     return private_dir(Path(tempfile.gettempdir()) / f"hive-rpc-{os.getuid()}")
 
 
@@ -171,6 +171,8 @@ def load_token(data_dir: Path, name: str) -> tuple[str, Path]:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         return read_token(path), path
+    import secrets  # here, not at the top: a one-shot command's start (docs/benchmarks.md)
+
     token = secrets.token_urlsafe(32)
     with os.fdopen(fd, "w") as f:
         f.write(token + "\n")

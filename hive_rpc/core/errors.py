@@ -7,7 +7,6 @@ Codes -32000..-32099 are JSON-RPC's range for server-defined errors.
 
 from __future__ import annotations
 
-import traceback
 from typing import Any
 
 _BY_KIND: dict[str, type[HiveError]] = {}
@@ -202,6 +201,8 @@ class InternalError(HiveError):
 
     @classmethod
     def of(cls, method: str, raised: BaseException) -> InternalError:
+        import traceback  # only for a bug: a one-shot command's start skips it
+
         trace = "".join(traceback.format_exception(raised, limit=8))
         return cls(
             f"internal error in {method}: {type(raised).__name__}: {raised}",
