@@ -85,12 +85,3 @@ def test_an_unknown_id_says_so_and_points_at_list(sh: Shell) -> None:
     short = sh.run("poll", "abc")
     assert short.returncode == cli.EXIT_NOT_FOUND
     assert "give at least 4 characters of its id" in short.stderr
-
-
-def test_the_commands_constants_are_the_services() -> None:
-    """commands.py cannot import the service (it loads trio and the registry), so its
-    copies of the shortest id prefix and the default answerer are checked here."""
-    from hive_rpc.cli import commands
-    from hive_rpc.service import prompts
-
-    assert (commands.MIN_ID_PREFIX, commands.HUMAN) == (prompts.MIN_ID_PREFIX, prompts.HUMAN)

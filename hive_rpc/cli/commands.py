@@ -26,7 +26,7 @@ from hive_rpc.cli.exits import (
 from hive_rpc.cli.oneshot import client_for
 from hive_rpc.cli.render import describe, methods_text, print_json, table
 from hive_rpc.core.errors import HiveError, HubUnreachable, InvalidParams, NotAnApprover
-from hive_rpc.core.prompt import DEFAULT_AGENT, Ask
+from hive_rpc.core.prompt import DEFAULT_AGENT, HUMAN, MIN_ID_PREFIX, Ask
 from hive_rpc.core.terminal_text import one_line, strip_controls
 from hive_rpc.sync_client import SyncHubClient, prove_approver
 
@@ -36,11 +36,6 @@ WAIT_RECONNECTS = 3
 """Consecutive lost connections ``--wait`` survives before giving up (exit 4)."""
 LIST_PAGE = 1000
 """Records ``list`` asks for per call (the hub's ``list_page`` limit)."""
-MIN_ID_PREFIX = 4
-"""The shortest id prefix a command takes: service/prompts.py's, which imports trio
-and the registry (tests/test_cli_ids.py checks they agree)."""
-HUMAN = "human"
-"""Who answers by default: service/prompts.py's ``HUMAN`` (checked there too)."""
 
 
 def _as_agent(agent: str | None, **params: Any) -> dict[str, Any]:

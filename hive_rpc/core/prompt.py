@@ -179,6 +179,10 @@ def _optional_name(value: object, what: str) -> str | None:
 
 DEFAULT_AGENT = "anonymous"
 """The ``agent_id`` of a question whose asker named none."""
+HUMAN = "human"
+"""The ``by`` recorded when an answer comes from an editor or the CLI without a name."""
+MIN_ID_PREFIX = 4
+"""``hive/lookup`` wants this much of an id: fewer would match too much to be useful."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -21,9 +21,9 @@ from hive_rpc.service import rules
 from hive_rpc.service import notices
 
 # isort: on
-from hive_rpc.core.prompt import DEFAULT_AGENT
+from hive_rpc.core.prompt import DEFAULT_AGENT, HUMAN, MIN_ID_PREFIX
 from hive_rpc.service.hub import HubInfo, HubService, acting_agent, dismissal
-from hive_rpc.service.prompts import HUMAN, MIN_ID_PREFIX, RECORD_OVERHEAD
+from hive_rpc.service.prompts import RECORD_OVERHEAD
 from hive_rpc.service.table import METHODS, Method, Param, check_params
 
 __all__ = [

@@ -15,7 +15,7 @@ from typing import Any
 from hive_rpc import __version__
 from hive_rpc.core import limits
 from hive_rpc.core.errors import InvalidParams, LimitReached
-from hive_rpc.core.prompt import Action, Ask, Kind, Prompt
+from hive_rpc.core.prompt import HUMAN, MIN_ID_PREFIX, Action, Ask, Kind, Prompt
 from hive_rpc.registry import held_chars
 from hive_rpc.service.approver import APPROVER, require_approver
 from hive_rpc.service.hub import HubService, acting_agent
@@ -31,10 +31,6 @@ from hive_rpc.service.table import (
     method,
 )
 
-HUMAN = "human"
-"""The ``by`` recorded when an answer comes from an editor or the CLI without a name."""
-MIN_ID_PREFIX = 4
-"""``hive/lookup`` wants this much of an id: fewer would match too much to be useful."""
 RECORD_OVERHEAD = 6 * (5 * limits.MAX_NAME_CHARS + 64) + 1024
 """Bytes a record's other fields (names, ids, times, answer-less status) can take
 at most once encoded; the answer of a pending prompt is null."""
