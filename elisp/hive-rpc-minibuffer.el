@@ -387,26 +387,50 @@ meanwhile (between two schema fields, say)."
   "Read free text with PROMPT, starting from DRAFT."
   (read-string prompt draft 'hive-rpc--history))
 
-(defun hive-rpc--choice-table (names)
-  "Return a completion table of NAMES, in their order."
-  (lambda (string predicate action)
-    (if (eq action 'metadata)
-        '(metadata (display-sort-function . identity)
-                   (cycle-sort-function . identity))
-      (complete-with-action action names string predicate))))
+(defun hive-rpc--choice-table (names &optional descriptions)
+  "Return a completion table of NAMES, in their order.
+DESCRIPTIONS, an alist of (NAME . DESCRIPTION), annotates the
+completions (an option's description beside it)."
+  (let ((metadata
+         `(metadata (display-sort-function . identity)
+                    (cycle-sort-function . identity)
+                    ,@(when descriptions
+                        `((annotation-function
+                           . ,(lambda (name)
+                                (when-let ((d (cdr (assoc name descriptions))))
+                                  (concat "  " d)))))))))
+    (lambda (string predicate action)
+      (if (eq action 'metadata)
+          metadata
+        (complete-with-action action names string predicate)))))
 
-(defun hive-rpc--read-choice (record field prompt choices)
+(defun hive-rpc--read-choice (record field prompt choices &optional descriptions label)
   "Read one of CHOICES, an alist of (NAME . VALUE), for RECORD's FIELD.
-PROMPT is the prompt without a refusal reason.  Return the value,
-or the symbol `skip' for an empty answer."
-  (let ((names (mapcar #'car choices))
-        (hive-rpc--choosing t))
-    (cdr (assoc (hive-rpc--read
-                 record field prompt
-                 (lambda (p draft)
-                   (completing-read p (hive-rpc--choice-table names) nil t
-                                    draft 'hive-rpc--history)))
-                choices))))
+PROMPT is the prompt without a refusal reason; DESCRIPTIONS annotate
+the choices (see `hive-rpc--choice-table').  Return the value, or
+nil for an empty answer.  The value `hive-rpc--own' (the free-text
+entry) asks for the human's own text for the field named LABEL,
+returned trimmed, or nil."
+  (let* ((names (mapcar #'car choices))
+         (value (cdr (assoc (let ((hive-rpc--choosing t))
+                              (hive-rpc--read
+                               record field prompt
+                               (lambda (p draft)
+                                 (completing-read
+                                  p (hive-rpc--choice-table names descriptions) nil t
+                                  draft 'hive-rpc--history))))
+                            choices))))
+    (if (eq value 'hive-rpc--own) (hive-rpc--read-own record field label) value)))
+
+(defun hive-rpc--read-own (record field label)
+  "Read the human's own answer to RECORD's FIELD, named LABEL; nil if empty.
+Plain `read-string': every key types, `?' and SPC included."
+  (let ((text (string-trim
+               (hive-rpc--read record (list field 'own)
+                               (hive-rpc--prompt-text
+                                record (format "%s: your own answer" (or label field)))
+                               #'hive-rpc--read-text))))
+    (unless (string-empty-p text) text)))
 
 
 ;;; Reading schema fields
@@ -420,7 +444,7 @@ if non-nil, says why the last answer was refused.  Return
 \(retry . REASON)."
   (let* ((type (plist-get property :type))
          (label (hive-rpc--clean (or (plist-get property :title) name)))
-         (choices (hive-rpc--enum property))
+         (choices (hive-rpc--field-choices property))
          (prompt (hive-rpc--prompt-text record
                                         (hive-rpc--field-text label property required)
                                         (mapcar #'car choices) reason)))
@@ -430,7 +454,7 @@ if non-nil, says why the last answer was refused.  Return
                                     (lambda (p _draft) (y-or-n-p p)))
                     t :json-false)))
      ((equal type "array")
-      (let* ((items (hive-rpc--enum (plist-get property :items)))
+      (let* ((items (hive-rpc--field-choices (plist-get property :items)))
              (prompt (hive-rpc--prompt-text
                       record (hive-rpc--field-text label property required)
                       (mapcar #'car items) reason))
@@ -438,16 +462,20 @@ if non-nil, says why the last answer was refused.  Return
                       record name prompt
                       (lambda (p draft)
                         (completing-read-multiple
-                         p (hive-rpc--choice-table (mapcar #'car items)) nil t
-                         draft 'hive-rpc--history))))
+                         p (hive-rpc--choice-table
+                            (mapcar #'car items)
+                            (hive-rpc--enum-descriptions (plist-get property :items)))
+                         nil t draft 'hive-rpc--history))))
+             (picked (hive-rpc--own-picked record name label items picked))
              (why (hive-rpc--check-bounds label (length picked)
                                           (plist-get property :minItems)
                                           (plist-get property :maxItems) "items")))
         (cond ((and (null picked) (not required)) (cons 'ok 'skip))
               (why (cons 'retry why))
-              (t (cons 'ok (vconcat (mapcar (lambda (d) (cdr (assoc d items))) picked)))))))
+              (t (cons 'ok (vconcat picked))))))
      (choices
-      (let ((value (hive-rpc--read-choice record name prompt choices)))
+      (let ((value (hive-rpc--read-choice record name prompt choices
+                                          (hive-rpc--enum-descriptions property) label)))
         (cond (value (cons 'ok value))
               (required (cons 'retry (format "pick one of the choices for '%s' \
 \(TAB lists them)" label)))
@@ -455,6 +483,17 @@ if non-nil, says why the last answer was refused.  Return
      (t
       (hive-rpc--parse-field label property required
                              (hive-rpc--read record name prompt #'hive-rpc--read-text))))))
+
+(defun hive-rpc--own-picked (record name label items picked)
+  "Return the values of PICKED, names of ITEMS, for RECORD's field NAME.
+The free-text entry among them asks for the human's own text for
+the field named LABEL, which takes its place (left out if empty)."
+  (delq nil (mapcar (lambda (d)
+                      (let ((value (cdr (assoc d items))))
+                        (if (eq value 'hive-rpc--own)
+                            (hive-rpc--read-own record name label)
+                          value)))
+                    picked)))
 
 (defun hive-rpc--read-schema (record refusal)
   "Read the answer to RECORD, which has a schema, field after field.

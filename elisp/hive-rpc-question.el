@@ -34,6 +34,7 @@
 
 ;;; Code:
 
+(require 'seq)
 (require 'subr-x)
 (require 'hive-rpc-core)
 
@@ -58,6 +59,39 @@ oneOf/anyOf entry, or the value itself, as text safe to show."
           (when value
             (push (cons (hive-rpc--clean (format "%s" (or name value))) value) result))))
       (nreverse result))))
+
+(defun hive-rpc--own-entry (property)
+  "Return the title of PROPERTY's free-text entry, or nil if it has none.
+That entry of an anyOf, {\"type\": \"string\"} beside the consts,
+lets the human type an answer of their own (Claude Code's questions
+offer one; see docs/claude-code.md)."
+  (let ((own (seq-find (lambda (o) (and (not (plist-member o :const))
+                                        (equal (plist-get o :type) "string")))
+                       (plist-get property :anyOf))))
+    (when own
+      (hive-rpc--clean (or (plist-get own :title) "Other: type your own answer")))))
+
+(defun hive-rpc--field-choices (property)
+  "Return the choices of PROPERTY as an alist of (DISPLAY . VALUE).
+They are `hive-rpc--enum''s, then the free-text entry, if any, whose
+VALUE is the symbol `hive-rpc--own': picking it asks for the text."
+  (let ((own (hive-rpc--own-entry property)))
+    (append (hive-rpc--enum property)
+            (and own (list (cons own 'hive-rpc--own))))))
+
+(defun hive-rpc--enum-descriptions (property)
+  "Return an alist of (DISPLAY . DESCRIPTION) of PROPERTY's described options.
+DISPLAY is as in `hive-rpc--enum'; the descriptions, from the
+oneOf/anyOf entries, annotate the completions."
+  (let (result)
+    (dolist (o (append (or (plist-get property :oneOf) (plist-get property :anyOf)) nil))
+      (let ((value (plist-get o :const))
+            (description (plist-get o :description)))
+        (when (and value (stringp description) (not (string-empty-p description)))
+          (push (cons (hive-rpc--clean (format "%s" (or (plist-get o :title) value)))
+                      (hive-rpc--clean description))
+                result))))
+    (nreverse result)))
 
 (defun hive-rpc--number-text (n)
   "Return the number N as a schema writes it."
@@ -164,6 +198,10 @@ REQUIRED non-nil means an empty answer is not accepted.  Return
   "Return NAMES, the choices in the agent's order, as shown in a prompt."
   (format " [%s]" (mapconcat #'identity names " / ")))
 
+(defun hive-rpc--descriptions-text (descriptions)
+  "Return DESCRIPTIONS, an alist of (CHOICE . DESCRIPTION), a line each."
+  (mapconcat (lambda (d) (format "    - %s: %s\n" (car d) (cdr d))) descriptions ""))
+
 (defun hive-rpc--answer-text (answer)
   "Return ANSWER as a short text for a message."
   (truncate-string-to-width
@@ -225,12 +263,17 @@ after its question, before the times and the choices."
                     (enum (hive-rpc--enum (if (equal (plist-get property :type) "array")
                                               (plist-get property :items)
                                             property))))
-               (push (format "  %s%s%s\n"
+               (push (format "  %s%s%s\n%s"
                              (hive-rpc--field-text
                               (hive-rpc--clean (or (plist-get property :title) name))
                               property (member name required))
                              (if (equal (plist-get property :type) "boolean") " (y or n)" "")
-                             (if enum (hive-rpc--choices-text (mapcar #'car enum)) ""))
+                             (if enum (hive-rpc--choices-text (mapcar #'car enum)) "")
+                             (hive-rpc--descriptions-text
+                              (hive-rpc--enum-descriptions
+                               (if (equal (plist-get property :type) "array")
+                                   (plist-get property :items)
+                                 property))))
                      lines))
              (setq properties (cddr properties)))
            (concat "Fields, asked one after another:\n" (apply #'concat (nreverse lines))))

@@ -95,6 +95,38 @@
   (should (equal (hive-rpc--enum '(:oneOf [(:const 2 :title "two") (:const 1)]))
                  '(("two" . 2) ("1" . 1)))))
 
+(defconst hive-rpc-minibuffer-tests--claude-question
+  '(:type "string" :title "Database"
+    :anyOf [(:const "SQLite" :title "SQLite" :description "embedded")
+            (:const "Postgres" :title "Postgres" :description "a server")
+            (:type "string" :title "Other: type your own answer")])
+  "A field as Claude Code's own question becomes (core/claude_questions.py).")
+
+(ert-deftest hive-rpc-minibuffer-tests-own-answer-entry ()
+  "Offer a free-text anyOf entry as a choice of its own, after the options."
+  (let ((field hive-rpc-minibuffer-tests--claude-question))
+    (should (equal (hive-rpc--enum field) '(("SQLite" . "SQLite") ("Postgres" . "Postgres"))))
+    (should (equal (hive-rpc--own-entry field) "Other: type your own answer"))
+    (should (equal (hive-rpc--field-choices field)
+                   '(("SQLite" . "SQLite") ("Postgres" . "Postgres")
+                     ("Other: type your own answer" . hive-rpc--own))))
+    (should-not (hive-rpc--own-entry '(:oneOf [(:const 1)])))))
+
+(ert-deftest hive-rpc-minibuffer-tests-option-descriptions-annotate ()
+  "Show each option's description beside it in the completions."
+  (let* ((field hive-rpc-minibuffer-tests--claude-question)
+         (table (hive-rpc--choice-table '("SQLite" "Postgres")
+                                        (hive-rpc--enum-descriptions field)))
+         (annotate (completion-metadata-get (completion-metadata "" table nil)
+                                            'annotation-function)))
+    (should (equal (hive-rpc--enum-descriptions field)
+                   '(("SQLite" . "embedded") ("Postgres" . "a server"))))
+    (should (equal (funcall annotate "Postgres") "  a server"))
+    (should-not (funcall annotate "Other"))
+    (should-not (completion-metadata-get
+                 (completion-metadata "" (hive-rpc--choice-table '("a")) nil)
+                 'annotation-function))))
+
 (ert-deftest hive-rpc-minibuffer-tests-parse-field ()
   "Check numbers and lengths in Emacs, with the hub's words."
   (let ((replicas '(:type "integer" :minimum 1 :maximum 9)))
