@@ -40,7 +40,7 @@ from typing import Any
 
 import trio
 from _common import hub_process, print_machine, ratio, short_tmp, table
-from cli_cold_start import FLOOR
+from cli_cold_start import FLOOR, writing_bytecode
 
 from hive_rpc.client import HubClient, prove_approver
 
@@ -124,8 +124,8 @@ async def measure(
     samples: dict[str, list[float]] = {name: [] for name in runs}
     async with trio.open_nursery() as nursery:
         await nursery.start(approve_everything, asked)
-        for run in runs.values():  # warm the caches
-            await timed(*run)
+        for argv, stdin, run_env, expect, cwd in runs.values():  # warm the caches
+            await timed(argv, stdin, writing_bytecode(run_env), expect, cwd)
         for _ in range(rounds):
             for name, run in runs.items():
                 samples[name].append(await timed(*run))
