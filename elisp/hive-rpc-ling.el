@@ -30,7 +30,8 @@
 ;; `hive-rpc-ling-offer-delivery' is nil.  It then answers two
 ;; requests from the hub:
 ;;
-;;   hive/bufferState {buffer}       -> {exists, alive, mode, tail, pid}
+;;   hive/bufferState {buffer}       -> {exists, alive, mode, tail, pid,
+;;                                       draft}
 ;;   hive/deliver     {buffer, text} -> {delivered: true}
 ;;
 ;; The text is typed as data, as one paste where the terminal supports
@@ -144,6 +145,20 @@ are removed, so that no escape sequence or key reaches the terminal."
           (buffer-substring-no-properties
            (max (point) (- end hive-rpc-ling--max-tail-chars)) end))))))
 
+(defun hive-rpc-ling--draft (buffer kind)
+  "Return the input the user typed in BUFFER, a terminal of KIND, or nil.
+In a comint buffer that is the text after the process mark, not
+yet sent.  Other terminals draw their input line on their screen,
+which the hub reads in the tail, so for them this is nil."
+  (when (eq kind 'comint)
+    (let ((process (get-buffer-process buffer)))
+      (when process
+        (with-current-buffer buffer
+          (save-restriction
+            (widen)
+            (buffer-substring-no-properties
+             (min (process-mark process) (point-max)) (point-max))))))))
+
 (defun hive-rpc-ling--live-p (buffer)
   "Return non-nil if BUFFER is a terminal whose process is running."
   (and (hive-rpc-ling--kind buffer)
@@ -243,20 +258,24 @@ digits, `_', `-' and `.' becomes a single `-'; for example
 The result says whether the buffer exists, whether it is a
 terminal whose process runs (alive), its kind of terminal (mode:
 vterm, eat, term, comint, or the major mode of any other buffer),
-the text of its last lines (tail) and the id of its process (pid),
-from which the hub tells whether a shell or an agent runs there."
+the text of its last lines (tail), the id of its process (pid),
+from which the hub tells whether a shell or an agent runs there,
+and in a comint buffer the input the user typed and has not sent
+\(draft), which holds the hub's messages until it is sent."
   (hive-rpc-ling--check-offer)
   (let* ((name (hive-rpc-ling--string-param params :buffer 'hive/bufferState))
          (buffer (get-buffer name)))
     (if (not (buffer-live-p buffer))
-        (list :exists :json-false :alive :json-false :mode nil :tail "" :pid nil)
+        (list :exists :json-false :alive :json-false :mode nil :tail "" :pid nil
+              :draft nil)
       (let ((kind (hive-rpc-ling--kind buffer))
             (process (get-buffer-process buffer)))
         (list :exists t
               :alive (if (hive-rpc-ling--live-p buffer) t :json-false)
               :mode (symbol-name (or kind (buffer-local-value 'major-mode buffer)))
               :tail (hive-rpc-ling--tail buffer)
-              :pid (and process (process-id process)))))))
+              :pid (and process (process-id process))
+              :draft (hive-rpc-ling--draft buffer kind))))))
 
 (cl-defmethod hive-rpc-handle-request
   (_connection (_method (eql 'hive/deliver)) params)

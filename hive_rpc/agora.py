@@ -55,7 +55,7 @@ from hive_rpc.core.ling import (
 from hive_rpc.core.prompt import Action, Ask, Status
 from hive_rpc.core.terminal_text import strip_controls
 from hive_rpc.relay.consent import Caller, from_inside
-from hive_rpc.relay.delivery import DeliveryResult, Relay
+from hive_rpc.relay.delivery import DeliveryResult, Relay, Ticket
 from hive_rpc.relay.emacs import DeliveryPeers, EmacsBufferTarget
 from hive_rpc.relay.target import Target
 from hive_rpc.relay.tmux import TmuxTarget
@@ -673,6 +673,8 @@ class Agora:
             await self._record_delivery(dialogue_id, turn, delivery)
             return delivery
         ticket = self._relay.submit(ling.name, target, text, allow_shell=ling.allow_shell)
+        queued = trio.Event()
+        self._nursery.start_soon(self._report_holds, ticket, dialogue_id, turn, queued)
         with trio.move_on_after(self._wait_s):
             await ticket.done.wait()
         if ticket.result is not None:
@@ -680,6 +682,7 @@ class Agora:
         why = f"held: {ticket.held}" if ticket.held is not None else "held: the terminal is busy"
         delivery = {"state": "queued", "ling": name, "reason": why}
         await self._record_delivery(dialogue_id, turn, delivery)
+        queued.set()
 
         async def follow() -> None:
             await ticket.done.wait()
@@ -699,6 +702,39 @@ class Agora:
 
         self._nursery.start_soon(follow)
         return delivery
+
+    async def _report_holds(
+        self, ticket: Ticket, dialogue_id: str | None, turn: int | None, queued: trio.Event
+    ) -> None:
+        """Each new reason ``ticket`` is held for, until it is typed or fails: an
+        event (``relay/held``, on the activity stream), and once the dispatch has
+        reported the turn ``queued``, the reason in the turn's delivery
+        (``agora/status``), so a hold that changes (the dialog answered, and now the
+        human is typing) says what holds it now."""
+        reported: str | None = None
+        while not ticket.done.is_set():
+            changed = ticket.held_changed
+            if ticket.held is not None and ticket.held != reported:
+                reported = ticket.held
+                why = f"held: {reported}"
+                self._emit(
+                    "relay/held", ling=ticket.key, dialogue_id=dialogue_id, turn=turn, reason=why
+                )
+                if queued.is_set():
+                    await self._on_its_own(lambda: self._note_hold(ticket, dialogue_id, turn))
+            await changed.wait()
+
+    async def _note_hold(self, ticket: Ticket, dialogue_id: str | None, turn: int | None) -> None:
+        """The turn's delivery, while still ``queued``, says what holds it now."""
+        if dialogue_id is None or turn is None or ticket.held is None:
+            return
+        async with self._lock:
+            d = self._dialogues.get(dialogue_id)
+            found = next((t for t in d.turns if t.number == turn), None) if d else None
+            if d is None or found is None or found.delivery.get("state") != "queued":
+                return  # settled meanwhile: its final state stays
+            delivery = {**found.delivery, "reason": f"held: {ticket.held}"}
+            await self._save(dlg.with_delivery(d, turn, delivery))
 
     async def _settle(
         self, ling: Ling, result: DeliveryResult, dialogue_id: str | None, turn: int | None

@@ -92,7 +92,7 @@ Return (result . VALUE), or (error CODE MESSAGE) when refused."
                  '(error -32601 "hive/evaluate is not handled"))))
 
 (ert-deftest hive-rpc-ling-tests-buffer-state-of-comint ()
-  "Report a comint buffer alive with its tail, and dead once its process ends."
+  "Report a comint buffer alive with its tail and unsent input, then dead."
   (skip-unless (executable-find "cat"))
   (hive-rpc-ling-tests--with-recorder buffer
     (let ((state (cdr (hive-rpc-ling-tests--request
@@ -102,7 +102,14 @@ Return (result . VALUE), or (error CODE MESSAGE) when refused."
       (should (equal (plist-get state :mode) "comint"))
       (should (string-match-p "recorder ready" (plist-get state :tail)))
       (should (equal (plist-get state :pid)
-                     (process-id (get-buffer-process buffer)))))
+                     (process-id (get-buffer-process buffer))))
+      (should (equal (plist-get state :draft) "")))
+    (with-current-buffer buffer
+      (goto-char (point-max))
+      (insert "half-typed"))
+    (let ((state (cdr (hive-rpc-ling-tests--request
+                       'hive/bufferState :buffer (buffer-name buffer)))))
+      (should (equal (plist-get state :draft) "half-typed")))
     (delete-process (get-buffer-process buffer))
     (let ((state (cdr (hive-rpc-ling-tests--request
                        'hive/bufferState :buffer (buffer-name buffer)))))
@@ -114,7 +121,7 @@ Return (result . VALUE), or (error CODE MESSAGE) when refused."
   "Report a missing buffer as not existing, any other buffer as not alive."
   (should (equal (hive-rpc-ling-tests--request 'hive/bufferState :buffer "no such buffer")
                  '(result :exists :json-false :alive :json-false :mode nil :tail ""
-                          :pid nil)))
+                          :pid nil :draft nil)))
   (with-temp-buffer
     (insert "line 1\nline 2\n\n\n")
     (let ((state (cdr (hive-rpc-ling-tests--request

@@ -14,8 +14,11 @@ For each message a lane:
 3. calls ``target.check()``: a dead target fails the message at once; a target
    showing a dialog is held: checked again every ``hold_retry_s``, up to
    ``hold_attempts`` checks, then the message fails, untyped, because typing would
-   answer the dialog; a target whose foreground program is a shell, or that cannot
-   tell what its foreground program is, fails the message
+   answer the dialog; so is one whose input holds text the human typed and has not
+   sent (``text.draft_in``, or the target's own ``draft``): pasted after it and
+   submitted, the message and the human's half-written prompt would reach the agent
+   as one prompt, sent before the human was done; a target whose foreground program
+   is a shell, or that cannot tell what its foreground program is, fails the message
    at once, untyped (a shell runs what it is typed: the ling's agent has exited, or
    never ran there), unless the ticket has ``allow_shell``;
 4. types it with ``target.type_text``.
@@ -37,7 +40,7 @@ import trio
 
 from hive_rpc.core.ling import SHELL_REFUSED, is_shell
 from hive_rpc.relay.target import DeliveryError, Target
-from hive_rpc.relay.text import dialog_in, prepare, starting_in
+from hive_rpc.relay.text import dialog_in, draft_in, prepare, starting_in
 
 STOPPED = "the relay stopped before this message was typed"
 HOLD_RETRY_S = 2.0
@@ -75,11 +78,23 @@ class Ticket:
     allow_shell: bool = False
     """Type even while a shell runs in the target (the human said so)."""
     held: str | None = None
-    """While a dialog on the target (or its program still starting) holds this
-    message: why, in words for the waiting sender (``the terminal shows a 'Do you
-    want to proceed?' prompt; it is typed once that is answered``)."""
+    """While a dialog on the target, its program still starting, or the human's
+    unsent text in its input holds this message: why, in words for the waiting
+    sender (``the terminal shows a 'Do you want to proceed?' prompt; it is typed once
+    that is answered``, ``the human is typing in main.c (...)``)."""
+    held_changed: trio.Event = field(default_factory=trio.Event)
+    """Set, and replaced by a new one, each time ``held`` takes a new reason (and set
+    once the ticket is done), so the sender's side can report a hold as it begins or
+    changes (a dialog answered, then the human typing)."""
     done: trio.Event = field(default_factory=trio.Event)
     result: DeliveryResult | None = None
+
+    def hold(self, why: str) -> None:
+        """Held for ``why``; ``held_changed`` fires when that is a new reason."""
+        if why != self.held:
+            self.held = why
+            changed, self.held_changed = self.held_changed, trio.Event()
+            changed.set()
 
     async def wait(self) -> DeliveryResult:
         """The result, once there is one."""
@@ -91,6 +106,7 @@ class Ticket:
         if self.result is None:
             self.result = result
             self.done.set()
+            self.held_changed.set()  # whoever follows the holds: there are no more
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,15 +244,26 @@ class Relay:
                     )
                 dialog = dialog_in(state.tail, cursor_line=state.cursor_line)
                 starting = starting_in(state.command, state.tail)
+                draft = state.draft
+                if draft is None:
+                    draft = draft_in(state.tail, cursor_line=state.cursor_line)
                 if dialog is not None:
-                    ticket.held = f"the terminal shows {dialog}; it is typed once that is answered"
+                    held = f"the terminal shows {dialog}; it is typed once that is answered"
+                    why = f"the pane shows a dialog ({dialog})"
                 elif starting is not None:
-                    ticket.held = f"{starting}; it is typed once the program is ready"
+                    held = f"{starting}; it is typed once the program is ready"
+                    why = starting
+                elif draft:
+                    held = (
+                        f"the human is typing in {ticket.key} (unsent text in its input); "
+                        "it is typed once they send or clear it"
+                    )
+                    why = f"the human's unsent text stayed in {ticket.key}'s input"
                 else:
                     ticket.held = None
                     break
+                ticket.hold(held)
                 if attempts >= self.hold_attempts:
-                    why = f"the pane shows a dialog ({dialog})" if dialog else str(starting)
                     return _failed(
                         f"{why}; not typed into; tried {attempts} times",
                         attempts,

@@ -8,7 +8,7 @@ answers it.  Two requests travel from hub to Emacs:
 
     hive/bufferState  {"buffer": NAME}
         -> {"exists": bool, "alive": bool, "mode": str | null, "tail": str,
-            "pid": int | null}
+            "pid": int | null, "draft": str | null}
     hive/deliver      {"buffer": NAME, "text": TEXT}
         -> {"delivered": true}            (or an error whose message says why)
 
@@ -17,7 +17,10 @@ first next time, alone; the others are asked all at once, each with a short time
 so a slow or silent Emacs holds up no other (a peer that lets ``STRIKES`` requests in
 a row time out is dropped from delivery until it offers again); the buffer's process
 ``pid`` gives the program in its terminal's foreground (relay/proc.py), so the relay
-can refuse to type into a shell; ``type_text`` is sent once and never retried (a
+can refuse to type into a shell; ``draft`` is what the human typed and has not sent
+in a comint buffer (the text after its process mark), where the screen cannot tell it
+(vterm, eat and term draw their input line, which the relay reads in ``tail``), and
+null from an Emacs package older than this; ``type_text`` is sent once and never retried (a
 timeout may mean the text was typed, and typing it twice is worse than reporting a
 doubt).  The text is data: Emacs types it, strips control characters again, and
 evaluates nothing.
@@ -224,7 +227,14 @@ class EmacsBufferTarget:
             if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
                 command = foreground_command(pid)
                 no_command = f"process {pid} of buffer {name} is not visible in /proc here"
-            return TargetState(alive=True, tail=tail, command=command, no_command=no_command)
+            draft = state.get("draft")
+            return TargetState(
+                alive=True,
+                tail=tail,
+                command=command,
+                no_command=no_command,
+                draft=draft if isinstance(draft, str) else None,
+            )
         if self.mode not in TERMINAL_MODES:
             reason = (
                 f"buffer {name} in Emacs is not a terminal (vterm, eat, term or comint); "

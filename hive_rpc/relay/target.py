@@ -23,7 +23,9 @@ class TargetState:
 
     alive: bool
     tail: str = ""
-    """The last lines the target shows (plain text), for dialog detection."""
+    """The last lines the target shows, for dialog and draft detection: plain text,
+    or with SGR escapes where the terminal gives its attributes (tmux), which tell a
+    program's dimmed placeholder from what the human typed."""
     reason: str = ""
     """Why it is not alive, in words a person can act on; empty when alive."""
     address: str | None = None
@@ -38,6 +40,10 @@ class TargetState:
     """The program in the terminal's foreground (``claude``, ``bash``) where the
     terminal tells it, else None.  The relay types nothing while it is a shell, nor
     while it is None: a terminal that cannot tell may be showing a shell."""
+    draft: str | None = None
+    """What the human has typed, and not sent, in the program's input, where the
+    target reads it itself (a comint buffer: the text after its process mark); None
+    when it does not, and the relay reads ``tail`` instead (``text.draft_in``)."""
     no_command: str = ""
     """When ``command`` is None: why the terminal cannot tell, and what would make
     it (e.g. a newer Emacs package); said in the refusal."""

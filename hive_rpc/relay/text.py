@@ -152,13 +152,103 @@ def dialog_in(tail: str, *, cursor_line: int | None = None) -> str | None:
     return None
 
 
+# --- the human's draft ---------------------------------------------------------------
+
+_SGR = re.compile(r"\x1b\[([0-9;:]*)m")
+_RULE = re.compile(r"^\s*\u2500{2,}")  # Claude Code's horizontal rule (U+2500)
+_BOX_PROMPT = re.compile(r"^\s*\u276f[\s\u00a0]?")  # its input box's first line
+_BOX_LINES = 40
+"""The most lines an input box may span before the reading gives up."""
+CLAUDE_CODE_PLACEHOLDERS = re.compile(
+    r'Try ".*"|Press up to (?:edit|select) .*queued message.*', re.DOTALL
+)
+"""What Claude Code (2.1.328) shows, dimmed, in an empty input box: an example
+prompt, or how to edit the messages queued while it works.  Where the screen keeps
+no attributes (an Emacs vterm buffer) these words are how a placeholder is told
+from a draft."""
+SHELL_PROMPT = re.compile(r"^.*?[>$#%\u276f\u00bb][ \u00a0]")
+"""A shell-like prompt at the start of the cursor's line: up to the first ``> ``,
+``$ ``, ``# ``, ``% ``, U+276F or ``» `` (``user@host:~$ ``, ``>>> ``, ``ling> ``)."""
+
+
+def _typed(line: str) -> str:
+    """``line`` (with its SGR escapes, as ``tmux capture-pane -e`` gives it) without
+    what a program dims: a placeholder.  The cell drawn in reverse video just before
+    dimmed text is the program's cursor over the placeholder's first letter, so it goes
+    too.  Other escapes and controls are removed."""
+    cells: list[tuple[str, bool, bool]] = []  # (character, dim, reverse)
+    dim = reverse = False
+    position = 0
+    for match in [*_SGR.finditer(line), None]:
+        end = match.start() if match is not None else len(line)
+        cells += [(char, dim, reverse) for char in strip_controls(line[position:end])]
+        if match is None:
+            break
+        position = match.end()
+        params = re.split("[;:]", match.group(1))
+        i = 0
+        while i < len(params):
+            code = params[i]
+            if code in ("", "0"):
+                dim = reverse = False
+            elif code in ("2", "22"):
+                dim = code == "2"
+            elif code in ("7", "27"):
+                reverse = code == "7"
+            elif code in ("38", "48", "58") and i + 1 < len(params):  # skip a colour's
+                i += {"5": 2, "2": 4}.get(params[i + 1], 0)  # own parameters
+            i += 1
+    return "".join(
+        char
+        for i, (char, is_dim, is_reverse) in enumerate(cells)
+        if not is_dim and not (is_reverse and i + 1 < len(cells) and cells[i + 1][1])
+    )
+
+
+def draft_in(tail: str, *, cursor_line: int | None = None) -> str | None:
+    """What the human has typed, and not sent, into the program's input line in
+    ``tail`` (the terminal's last lines, with SGR escapes where the terminal gives
+    them): ``""`` when the line is empty, None when no input line can be read.
+
+    Claude Code's input box comes first: the line starting with its prompt (U+276F)
+    just below one of its rules (a line of U+2500) and the lines after it up to the
+    next rule; its continuation lines are indented two spaces.  Dimmed text there is a
+    placeholder, not the human's (``Press up to edit queued messages``), and so are
+    its known placeholders' words where attributes are lost.  Otherwise, where the
+    terminal says which line the cursor is on, a shell-like prompt there
+    (``SHELL_PROMPT``) is followed by the draft.  Nothing else is read: a screen that
+    shows neither says nothing of a draft, and holds nothing."""
+    lines = _NEWLINES.sub("\n", tail).split("\n")
+    plain = [strip_controls(line) for line in lines]
+    for start in range(len(lines) - 1, 0, -1):
+        if not (_BOX_PROMPT.match(plain[start]) and _RULE.match(plain[start - 1])):
+            continue
+        end = next((j for j in range(start + 1, len(lines)) if _RULE.match(plain[j])), None)
+        if end is None or end - start > _BOX_LINES:
+            continue
+        typed = [_typed(line) for line in lines[start:end]]
+        typed[0] = _BOX_PROMPT.sub("", typed[0], count=1)
+        text = "\n".join(t.removeprefix("  ").rstrip() for t in typed).strip(" \n\u00a0")
+        return "" if CLAUDE_CODE_PLACEHOLDERS.fullmatch(text) else text
+    if cursor_line is None or not 0 <= cursor_line < len(lines):
+        return None
+    line = _typed(lines[cursor_line])
+    prompt = SHELL_PROMPT.match(line)
+    if prompt is None:
+        return None
+    return line[prompt.end() :].strip(" \u00a0")
+
+
 __all__ = [
+    "CLAUDE_CODE_PLACEHOLDERS",
     "CLAUDE_CODE_STARTING",
     "DIALOG_LINES",
     "DIALOG_PATTERNS",
     "MAX_MESSAGE_BYTES",
+    "SHELL_PROMPT",
     "MessageTooLarge",
     "dialog_in",
+    "draft_in",
     "prepare",
     "starting_in",
 ]

@@ -117,12 +117,14 @@ class TmuxTarget:
     ) -> tuple[subprocess.CompletedProcess[bytes], str, int | None]:
         """The pane's last lines, and which of them the cursor is on.
 
+        With ``-e`` each line keeps its attributes as SGR escapes (a program's dimmed
+        placeholder is not the human's draft: ``text.draft_in``).
         With ``-J`` a wrapped line comes back as one, so the cursor's row cannot be
         counted from the bottom of the capture.  Instead one tmux command captures up
         to the cursor's row (``-E``: the cursor's line is the last), prints a marker
         line, and captures the rows below it.
         """
-        head = ["capture-pane", "-p", "-J", "-t", self.address, "-S", f"-{TAIL_LINES}"]
+        head = ["capture-pane", "-p", "-e", "-J", "-t", self.address, "-S", f"-{TAIL_LINES}"]
         if not (cursor_y.isdigit() and height.isdigit()):  # an older tmux: no cursor
             done = await self._tmux(*head)
             return done, done.stdout.decode("utf-8", "replace"), None
@@ -131,7 +133,8 @@ class TmuxTarget:
         below: list[str] = []
         if row + 1 < rows:
             below = [";", "display-message", "-p", "-t", self.address, marker]
-            below += [";", "capture-pane", "-p", "-J", "-t", self.address, "-S", str(row + 1)]
+            below += [";", "capture-pane", "-p", "-e", "-J", "-t", self.address]
+            below += ["-S", str(row + 1)]
         done = await self._tmux(*head, "-E", str(row), *below)
         text = done.stdout.decode("utf-8", "replace")
         upper, sep, lower = text.partition(marker + "\n")

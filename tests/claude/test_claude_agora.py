@@ -802,3 +802,104 @@ async def test_claude_code_in_an_emacs_vterm_buffer_gets_the_turn(
     assert pasted(to_e) == relayed(d, 1)
     *_, approved = model.requests[-1].tool_results()
     assert structured(approved)["outcome"] == "consensus"
+
+
+# --- the human's draft -----------------------------------------------------------------
+
+DRAFT = "HUMAN-DRAFT half typed"
+
+
+def types_slowly(type_one: Callable[[str], object], words: str) -> None:
+    """A human typing ``words`` one key at a time, at a human's pace."""
+    for char in words:
+        type_one(char)
+        time.sleep(0.06)
+
+
+@pytest.mark.parametrize("terminal", ["tmux", pytest.param("vterm", marks=needs_vterm)])
+async def test_a_relay_never_takes_the_humans_draft(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path, terminal: str
+) -> None:
+    """The human has typed half a prompt into Claude Code's input box (no Enter) when a
+    turn is relayed. Pasted after the draft and submitted, the two went to the model
+    as one prompt, sent before the human was done. Now the turn is held: nothing is
+    submitted, the draft stays as typed, the sender and ``agora/status`` say
+    ``queued`` because the human is typing in main.c, and the hold is on the activity
+    stream. Once the human sends the draft (Enter), the turn follows as a prompt of
+    its own, pasted whole, once."""
+    with ExitStack() as stack:
+        model = stack.enter_context(scripted_model(acknowledges))
+        claude = claude_home(claude_bin, claude_root / "main.c", model.base_url)
+        agent = Agent("main.c", model, claude)
+        tmux = stack.enter_context(tmux_server(claude_root))
+        press: Callable[[str], object]
+        type_one: Callable[[str], object]
+        if terminal == "tmux":
+            await trio.to_thread.run_sync(spawn, tmux, agent, hub_config)
+            press = partial(tmux.run, "send-keys", "-t", agent.pane)
+            type_one = partial(tmux.run, "send-keys", "-t", agent.pane, "-l")
+        else:
+            press = await spawn_in_emacs(tmux, agent, hub, hub_config)
+            type_one = partial(vterm_types, agent, tmux)
+        await trio.to_thread.run_sync(tmux.wait_for, agent.pane, "? for shortcuts")
+        await trio.to_thread.run_sync(types_slowly, type_one, DRAFT)
+        await trio.to_thread.run_sync(tmux.wait_for, agent.pane, DRAFT)
+        d = await hub.call("agora/create", {"topic": TOPIC, "participants": ["main.x", "main.c"]})
+        turn = await hub.call(
+            "agora/dispatch",
+            {"dialogue_id": d["id"], "from": "main.x", "to": "main.c", "signal": "propose",
+             "message": PROPOSAL},
+        )  # fmt: skip
+        await trio.sleep(3)  # held on: the relay checks the input again every 2 s
+        held = tmux.screen(agent.pane)
+        assert turn["delivery"]["state"] == "queued", (turn, dump([agent], tmux))
+        reason = turn["delivery"]["reason"]
+        assert reason.startswith("held: the human is typing in main.c"), reason
+        status = await hub.call("agora/status", {"dialogue_id": d["id"]})
+        assert status["turns"][0]["delivery"]["state"] == "queued", status["turns"]
+        assert status["turns"][0]["delivery"]["reason"] == reason, status["turns"]
+        activity = await hub.call("hive/activity", {})
+        holds = [e["event_facts"] for e in activity if e["event"] == "relay/held"]
+        assert [(e["ling"], e["turn"], e["reason"]) for e in holds] == [("main.c", 1, reason)]
+        assert DRAFT in held, held  # the draft is as the human left it
+        assert CONTEXT not in held, held
+        assert "Pasted text" not in held, held
+        assert model.requests == [], dump([agent], tmux)  # nothing was submitted
+
+        press("Enter")  # the human sends their prompt
+        with trio.fail_after(30):
+            await until(
+                hub, "agora/status", {"dialogue_id": d["id"]},
+                lambda x: x["turns"][0]["delivery"]["state"] != "queued",
+            )  # fmt: skip
+            while len(model.requests) < 2:  # noqa: ASYNC110 (the model's requests: polled)
+                await trio.sleep(0.2)
+            await trio.to_thread.run_sync(
+                lambda: tmux.wait_for(agent.pane, "Noted.") and time.sleep(1)
+            )
+        status = await hub.call("agora/status", {"dialogue_id": d["id"]})
+        context = dump([agent], tmux)
+
+    delivery = status["turns"][0]["delivery"]
+    assert delivery["state"] == "delivered", delivery
+    assert delivery["attempts"] > 1, delivery  # held, then typed
+    assert model.errors == [], context
+    first, *_, last = model.requests
+    assert prompts(first) == [DRAFT], context  # the human's prompt alone
+    assert prompts(last)[0] == DRAFT, context
+    (relay,) = prompts(last)[1:]  # then the turn, a prompt of its own
+    assert pasted(relay) == relayed(status, 1), context
+    assert pastes(last) == [relayed(status, 1)], context  # once
+
+
+def vterm_types(agent: Agent, tmux: Tmux, char: str) -> None:
+    """One key typed into the agent's vterm buffer in the Emacs of ``spawn_in_emacs``
+    (its server socket is next to ``tmux``'s)."""
+    server = tmux.socket.parent / "emacs-server" / "t"
+    form = f'(with-current-buffer "*ling {agent.name}*" (vterm-send-string {json.dumps(char)}))'
+    subprocess.run(
+        ["emacsclient", "--eval", form],
+        env={**os.environ, "EMACS_SOCKET_NAME": str(server)},
+        capture_output=True,
+        check=True,
+    )

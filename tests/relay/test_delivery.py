@@ -179,6 +179,81 @@ async def test_claude_code_starting_holds_the_message_until_its_prompt_shows(
     )
 
 
+IDLE_BOX = "\u2500\u2500\u2500\n\u276f\u00a0\n\u2500\u2500\u2500\n  ? for shortcuts"
+DRAFTING = TargetState(alive=True, tail=IDLE_BOX.replace("\u00a0", "\u00a0half a prompt"),
+                       command="claude")  # fmt: skip
+SENT = TargetState(alive=True, tail=IDLE_BOX, command="claude")
+TYPING = (
+    "the human is typing in ling-a (unsent text in its input); it is typed once they send "
+    "or clear it"
+)
+
+
+async def test_the_humans_draft_holds_the_message_until_the_input_is_empty(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Pasted after a half-typed prompt and submitted, the message and the draft would
+    reach the agent as one prompt: held instead, saying so, then typed once the human
+    has sent (or cleared) their text; nothing is typed meanwhile."""
+    relay = Relay(nursery)
+    target = FakeTarget(DRAFTING, DRAFTING, DRAFTING, SENT)
+    ticket = relay.submit("ling-a", target, "your turn")
+    changed = ticket.held_changed
+    await trio.sleep(1)
+    assert ticket.held == TYPING
+    assert changed.is_set()  # whoever reports holds is woken once per new reason
+    assert not ticket.held_changed.is_set()
+    assert target.typed == []
+    result = await ticket.wait()
+    assert result.delivered
+    assert result.attempts == 4
+    assert [text for _, text in target.typed] == ["your turn"]
+    assert ticket.held_changed.is_set()  # done: no more holds to wait for
+
+
+async def test_a_draft_that_stays_fails_the_message_at_the_hold_limit(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    result = await Relay(nursery, hold_attempts=3).deliver("ling-a", FakeTarget(DRAFTING), "x")
+    assert not result.delivered
+    assert result.reason == (
+        "the human's unsent text stayed in ling-a's input; not typed into; tried 3 times"
+    )
+
+
+async def test_a_target_that_reads_its_own_input_line_is_believed(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A comint buffer says what follows its process mark (``draft``); the screen's
+    last lines then do not count."""
+    own = TargetState(alive=True, tail="$ ", command="ling", draft="ls -")
+    empty = TargetState(alive=True, tail=DRAFTING.tail, command="ling", draft="")
+    relay = Relay(nursery)
+    target = FakeTarget(own, empty)
+    ticket = relay.submit("ling-a", target, "your turn")
+    await trio.sleep(1)
+    assert ticket.held == TYPING
+    assert (await ticket.wait()).delivered
+
+
+async def test_a_hold_that_changes_reason_wakes_its_watcher_again(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    relay = Relay(nursery)
+    target = FakeTarget(DIALOG, DIALOG, DRAFTING, DRAFTING, SENT)
+    ticket = relay.submit("ling-a", target, "your turn")
+    seen = []
+    while not ticket.done.is_set():
+        changed = ticket.held_changed
+        seen.append(ticket.held)
+        await changed.wait()
+    assert seen == [
+        None,
+        "the terminal shows a 'Do you want to proceed?' prompt; it is typed once that is answered",
+        TYPING,
+    ]
+
+
 async def test_a_dead_target_fails_at_once_without_retry(
     nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
 ) -> None:

@@ -14,6 +14,7 @@ from hive_rpc.relay.text import (
     MAX_MESSAGE_BYTES,
     MessageTooLarge,
     dialog_in,
+    draft_in,
     prepare,
     starting_in,
 )
@@ -256,3 +257,88 @@ def test_claude_code_takes_input_once_its_prompt_shows() -> None:
     )
     assert starting_in("python3", "") is None
     assert starting_in(None, "") is None
+
+
+# --- the human's draft -----------------------------------------------------------------
+# Claude Code's input box (2.1.328) as ``tmux capture-pane -p -e`` gave it, in a pane 160
+# columns wide (rules cut short here): grey rules around a line starting with its
+# prompt U+276F and a no-break space; its own cursor a reverse-video cell.
+RULE = "\x1b[38;5;244m" + "\u2500" * 60
+BOTTOM = "\x1b[0m\x1b[38;5;244m\x1b[49m" + "\u2500" * 60
+FOOTER = "\x1b[39m  \x1b[38;5;246m\u23f8 manual mode on\x1b[39m"
+
+
+def box(*lines: str) -> str:
+    return "\n".join(["\x1b[39m  \x1b[38;5;246m\u25d0 medium \u00b7 /effort", RULE, *lines,
+                      BOTTOM, FOOTER, ""])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("screen", "draft"),
+    [
+        # idle, empty
+        (box("\x1b[39m\u276f\u00a0\x1b[7m"), ""),
+        # the human typed half a prompt
+        (box("\x1b[39m\u276f\u00a0HUMAN-DRAFT half typed\x1b[7m"), "HUMAN-DRAFT half typed"),
+        # two lines (Alt-Enter), the cursor at the end of the second
+        (
+            box(
+                "\x1b[39m\u276f\u00a0HUMAN-DRAFT half typed",
+                "  second line\x1b[7m \x1b[0m\x1b[39m\x1b[49m",
+            ),
+            "HUMAN-DRAFT half typed\nsecond line",
+        ),
+        # the cursor moved back over the first letter
+        (
+            box("\x1b[39m\u276f\u00a0\x1b[7mH\x1b[0m\x1b[39m\x1b[49mUMAN-DRAFT half typed"),
+            "HUMAN-DRAFT half typed",
+        ),
+        # working (grey prompt), empty
+        (box("\x1b[38;5;246m\u276f\u00a0\x1b[7m\x1b[39m \x1b[0m\x1b[39m\x1b[49m"), ""),
+        # working, the human typing meanwhile
+        (box("\x1b[38;5;246m\u276f\u00a0\x1b[39mqueued words\x1b[7m"), "queued words"),
+        # working, a message queued: its placeholder, dimmed, is no draft
+        (
+            box(
+                "\x1b[38;5;246m\u276f\u00a0\x1b[7m\x1b[39mP\x1b[0;2m\x1b[39m\x1b[49m"
+                "ress up to edit queued messages"
+            ),
+            "",
+        ),
+        # without attributes (an Emacs vterm buffer) its known words tell it
+        (box("\u276f\u00a0Press up to edit queued messages"), ""),
+        (box('\u276f\u00a0Try "how does <filepath> work?"'), ""),
+        # a colour whose number is 2 is not dim
+        (box("\x1b[39m\u276f\u00a0\x1b[38;5;2mgreen\x1b[39m words"), "green words"),
+    ],
+)
+def test_draft_in_reads_claude_codes_input_box(screen: str, draft: str) -> None:
+    assert draft_in(screen) == draft
+    assert draft_in(strip_sgr(screen)) == strip_sgr(draft)
+
+
+def strip_sgr(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def test_a_submitted_prompt_above_the_box_is_no_draft() -> None:
+    history = "\x1b[48;5;237m\u276f \x1b[38;5;231mdo it\x1b[39m\n\n\u25cf Noted.\n"
+    assert draft_in(history + box("\x1b[39m\u276f\u00a0\x1b[7m \x1b[0m")) == ""
+    assert draft_in(history) is None  # no box, no cursor: cannot tell
+
+
+@pytest.mark.parametrize(
+    ("line", "draft"),
+    [
+        ("me@host:~/src$ echo half", "echo half"),
+        ("(venv) me@host:~$ ", ""),
+        (">>> print('a > b')", "print('a > b')"),
+        ("ling> ", ""),
+        ("Downloading: 50%", None),  # no prompt: cannot tell, so no hold
+    ],
+)
+def test_draft_in_reads_a_shell_like_prompt_on_the_cursors_line(
+    line: str, draft: str | None
+) -> None:
+    assert draft_in(f"earlier output\n{line}\n", cursor_line=1) == draft
+    assert draft_in(f"earlier output\n{line}\n") is None  # no cursor: cannot tell

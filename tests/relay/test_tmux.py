@@ -23,7 +23,7 @@ from hive_rpc.agora import open_agora
 from hive_rpc.relay.delivery import Relay
 from hive_rpc.relay.emacs import DeliveryPeers
 from hive_rpc.relay.target import DeliveryError, TargetState
-from hive_rpc.relay.text import dialog_in, prepare
+from hive_rpc.relay.text import dialog_in, draft_in, prepare
 from hive_rpc.relay.tmux import TmuxTarget, find_tmux
 from hive_rpc.store.memory import MemoryStore
 
@@ -412,3 +412,49 @@ async def test_an_answered_dialog_above_the_prompt_does_not_hold_the_relay(tmux:
         nursery.cancel_scope.cancel()
     assert not held.delivered
     assert "a yes/no question" in held.reason
+
+
+async def test_a_draft_at_a_shell_prompt_holds_the_relay_and_stays(tmux: Tmux) -> None:
+    """Issue 19: a real bash in a pane (a ling registered with --allow-shell), where the
+    human has typed half a command: the relay reads the cursor's line after the prompt,
+    holds the message and types nothing; once the human clears the line it is typed.
+    The draft is never touched."""
+    env = "env -i TERM=xterm PS1='me@host:~$ ' bash --norc --noprofile"
+    pane = await tmux.run(
+        "new-session", "-d", "-P", "-F", "#{pane_id}", "-s", "shell", "-x", "120", "-y", "30",
+        "sh", "-c", f"exec {env}",
+    )  # fmt: skip
+    target = TmuxTarget(pane, socket=tmux.socket)
+
+    async def prompt_shown() -> TargetState | None:
+        found = await target.check()
+        return found if "me@host:~$" in found.tail else None
+
+    await until("bash's prompt", prompt_shown)
+    await tmux.run("send-keys", "-t", pane, "-l", "echo half")
+
+    async def drafted() -> str | None:
+        found = await target.check()
+        return draft_in(found.tail, cursor_line=found.cursor_line) or None
+
+    assert await until("the draft on screen", drafted) == "echo half"
+    async with trio.open_nursery() as nursery:
+        relay = Relay(nursery, hold_retry_s=0.05, hold_attempts=5)
+        result = await relay.deliver("shell", target, "echo relayed", allow_shell=True)
+        assert not result.delivered
+        assert result.reason == (
+            "the human's unsent text stayed in shell's input; not typed into; tried 5 times"
+        )
+        screen = await tmux.run("capture-pane", "-p", "-t", pane)
+        assert screen.rstrip().endswith("me@host:~$ echo half"), screen  # as the human left it
+        assert "relayed" not in screen
+        await tmux.run("send-keys", "-t", pane, "C-u")  # the human clears the line
+        result = await relay.deliver("shell", target, "echo relayed", allow_shell=True)
+        assert result.delivered, result.reason
+        nursery.cancel_scope.cancel()
+
+    async def ran() -> str | None:
+        screen = await tmux.run("capture-pane", "-p", "-t", pane)
+        return screen if "\nrelayed" in screen else None
+
+    assert "echo half" not in await until("the relayed command to run", ran)

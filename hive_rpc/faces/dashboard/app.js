@@ -534,7 +534,10 @@
       return `task ${entry.task_id} ${entry.outcome}${error}${result}`;
     }
     if (entry.kind === "dialogue") {
-      return `${entry.event} · ${entry.topic || entry.key} (${entry.status})`;
+      // Why, where the event says (a delivery held while the human types, a failure).
+      const facts = entry.event_facts || {};
+      const why = facts.reason ? `: ${facts.ling ? `${facts.ling}: ` : ""}${facts.reason}` : "";
+      return `${entry.event} · ${entry.topic || entry.key} (${entry.status})${why}`;
     }
     if (entry.kind === "audit") {
       return `${entry.decision} ${entry.tool || ""}: ${entry.summary} (by ${entry.by})`;
@@ -544,7 +547,7 @@
       const where = entry.cwd ? ` (in ${entry.cwd})` : "";
       return `${entry.urgent ? "urgent · " : ""}${entry.agent_id}: ${entry.message}${where}`;
     }
-    return `${entry.event} ${entry.key}`;
+    return `${entry.event} ${entry.key}${entry.reason ? `: ${entry.reason}` : ""}`;
   }
 
   function renderActivity() {
