@@ -46,6 +46,8 @@ export interface StepInfo {
 export interface PickItem {
   label: string;
   description?: string;
+  /** A line under the label: an option's own description. */
+  detail?: string;
   value: unknown;
 }
 
@@ -84,6 +86,8 @@ export const NO_LABEL = 'No';
 export const SKIP_LABEL = '(leave empty)';
 /** The value of the SKIP_LABEL item. */
 const SKIP = Symbol('skip');
+/** The value of a field's free-text item (`Field.ownText`): picking it asks for the text. */
+const OWN = Symbol('own text');
 
 /** What the last refused answer left for this asking (queue.ts: retryMessage, lastAnswer). */
 export interface Retry {
@@ -194,8 +198,12 @@ async function readField(
       const items: PickItem[] = options.map((o) => ({
         label: o.label,
         description: o.label !== String(o.value) ? String(o.value) : undefined,
+        ...(o.description ? { detail: o.description } : {}),
         value: o.value,
       }));
+      if (field.ownText !== undefined) {
+        items.push({ label: field.ownText, value: OWN });
+      }
       if (field.kind === 'enum' && !field.required) {
         items.push({ label: SKIP_LABEL, value: SKIP });
       }
@@ -213,7 +221,7 @@ async function readField(
       if (r.kind === 'value' && field.kind === 'multi' && !field.required && (r.value as unknown[]).length === 0) {
         return { kind: 'omit' };
       }
-      return r;
+      return withOwnText(r, field, placeholder, stepInfo, ask);
     }
     default:
       return ask.input({
@@ -224,6 +232,43 @@ async function readField(
         parse: (text) => parseFieldText(field, text),
       });
   }
+}
+
+/**
+ * A pick's result with the free-text item, if picked, replaced by the human's
+ * own text, read in an input box (where every key types); Escape there ends
+ * the step as the box says (defer), so the whole prompt stays unanswered.
+ */
+async function withOwnText(
+  r: StepResult,
+  field: Field,
+  placeholder: string,
+  stepInfo: StepInfo,
+  ask: StepAsker,
+): Promise<StepResult> {
+  if (r.kind !== 'value') {
+    return r;
+  }
+  const picked = Array.isArray(r.value) ? r.value : [r.value];
+  if (!picked.includes(OWN)) {
+    return r;
+  }
+  const typed = await ask.input({
+    prompt: `${placeholder}: your own answer`,
+    value: '',
+    stepInfo,
+    parse: (text) =>
+      text.trim() === ''
+        ? { ok: false, message: `${field.label}: type your answer, or Esc to go back to Claude Code` }
+        : { ok: true, value: text.trim() },
+  });
+  if (typed.kind !== 'value') {
+    return typed;
+  }
+  if (!Array.isArray(r.value)) {
+    return typed;
+  }
+  return { kind: 'value', value: r.value.map((v) => (v === OWN ? typed.value : v)) };
 }
 
 function toOutcome(r: StepResult): Outcome {

@@ -117,8 +117,12 @@ export class PromptSteps {
     if (r.urgent) {
       title += ' (urgent)';
     }
-    if (options.stepInfo && options.stepInfo.count > 1) {
-      title += ` — ${options.stepInfo.field.label} (${options.stepInfo.index + 1}/${options.stepInfo.count})`;
+    const step = options.stepInfo;
+    if (step && step.count > 1) {
+      title += ` — ${step.field.label} (${step.index + 1}/${step.count})`;
+    } else if (step && step.field.label !== step.field.name) {
+      // A lone field with a title of its own (a Claude Code question's header).
+      title += ` — ${step.field.label}`;
     }
     if (options.countdown) {
       const c = countdownText(r, this.options.now(), entry.typed);
@@ -366,9 +370,12 @@ export class PromptSteps {
 }
 
 function toQuickPickItem(item: PickItem): Item {
-  return item.description === undefined
-    ? { label: item.label, value: item.value }
-    : { label: item.label, description: item.description, value: item.value };
+  return {
+    label: item.label,
+    ...(item.description === undefined ? {} : { description: item.description }),
+    ...(item.detail === undefined ? {} : { detail: item.detail }),
+    value: item.value,
+  };
 }
 
 /**

@@ -119,6 +119,18 @@ export const ErrorCode = {
 export type PromptStatus = 'pending' | 'responded' | 'expired' | 'cancelled' | 'unknown';
 export type RespondAction = 'accept' | 'decline' | 'cancel';
 
+/**
+ * One entry of a property's `oneOf`/`anyOf`: a value (`const`) with its title and
+ * description; or, in an `anyOf`, the free-text entry `{type: 'string'}` that
+ * takes the human's own answer (core/schema.py).
+ */
+export interface SchemaOption {
+  const?: unknown;
+  type?: 'string';
+  title?: string;
+  description?: string;
+}
+
 /** One property of the flat elicitation schema. */
 export interface SchemaProperty {
   type: 'string' | 'number' | 'integer' | 'boolean' | 'array';
@@ -127,8 +139,8 @@ export interface SchemaProperty {
   default?: unknown;
   enum?: unknown[];
   enumNames?: string[];
-  oneOf?: { const: unknown; title?: string }[];
-  anyOf?: { const: unknown; title?: string }[];
+  oneOf?: SchemaOption[];
+  anyOf?: SchemaOption[];
   minLength?: number;
   maxLength?: number;
   format?: 'email' | 'uri' | 'date' | 'date-time';
@@ -137,8 +149,8 @@ export interface SchemaProperty {
   items?: {
     type?: string;
     enum?: unknown[];
-    oneOf?: { const: unknown; title?: string }[];
-    anyOf?: { const: unknown; title?: string }[];
+    oneOf?: SchemaOption[];
+    anyOf?: SchemaOption[];
   };
   minItems?: number;
   maxItems?: number;

@@ -64,6 +64,8 @@ export type FieldKind = 'string' | 'number' | 'integer' | 'boolean' | 'enum' | '
 export interface FieldOption {
   label: string;
   value: unknown;
+  /** What the option means (a `oneOf`/`anyOf` entry's description). */
+  description?: string;
 }
 
 export interface Field {
@@ -75,6 +77,8 @@ export interface Field {
   required: boolean;
   /** For `enum` and `multi`: the allowed values. */
   options?: FieldOption[];
+  /** For `enum` and `multi`: the title of the entry that takes the human's own text, if any. */
+  ownText?: string;
   default?: unknown;
   property: SchemaProperty;
 }
@@ -91,11 +95,21 @@ function optionsOf(
       label: spec.enumNames?.[i] ?? String(value),
     }));
   }
-  const consts = spec.oneOf ?? spec.anyOf;
-  if (Array.isArray(consts) && consts.length > 0) {
-    return consts.map((c) => ({ value: c.const, label: c.title ?? String(c.const) }));
+  const consts = (spec.oneOf ?? spec.anyOf ?? []).filter((c) => 'const' in c);
+  if (consts.length > 0) {
+    return consts.map((c) => ({
+      value: c.const,
+      label: c.title ?? String(c.const),
+      ...(c.description ? { description: c.description } : {}),
+    }));
   }
   return undefined;
+}
+
+/** The title of the free-text entry of an `anyOf` (`{type: 'string'}`, no `const`), if any. */
+function ownTextOf(spec: Pick<SchemaProperty, 'anyOf'> | undefined): string | undefined {
+  const own = spec?.anyOf?.find((c) => !('const' in c) && c.type === 'string');
+  return own ? (own.title ?? 'Other: type your own answer') : undefined;
 }
 
 /** The schema's fields, in the order of `properties`. */
@@ -104,11 +118,14 @@ export function fieldsOf(schema: PromptSchema): Field[] {
   return Object.entries(schema.properties ?? {}).map(([name, property]) => {
     let kind: FieldKind;
     let options: FieldOption[] | undefined;
+    let ownText: string | undefined;
     if (property.type === 'array') {
       kind = 'multi';
       options = optionsOf(property.items);
+      ownText = ownTextOf(property.items);
     } else if ((options = optionsOf(property)) !== undefined) {
       kind = 'enum';
+      ownText = ownTextOf(property);
     } else {
       kind = property.type;
     }
@@ -119,6 +136,7 @@ export function fieldsOf(schema: PromptSchema): Field[] {
       kind,
       required: required.has(name),
       options,
+      ...(ownText !== undefined ? { ownText } : {}),
       default: property.default,
       property,
     };

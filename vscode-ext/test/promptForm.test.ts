@@ -193,4 +193,74 @@ describe('promptForm: the steps of a prompt, without vscode', () => {
     assert.equal(request.validateMany!([]), 'tags: pick at least 1');
     assert.equal(request.validateMany!(['x']), null);
   });
+
+  describe("Claude Code's own questions (core/claude_questions.py)", () => {
+    const own = { type: 'string' as const, title: 'Other: type your own answer' };
+    const schema: PromptSchema = {
+      type: 'object',
+      properties: {
+        q1: {
+          type: 'array',
+          title: 'Features',
+          description: 'Which features should ship?',
+          items: { anyOf: [{ const: 'Alpha', title: 'Alpha', description: 'the first' }, { const: 'Beta', title: 'Beta' }, own] },
+          minItems: 1,
+        },
+        q2: {
+          type: 'string',
+          title: 'Database',
+          anyOf: [
+            { const: 'SQLite', title: 'SQLite', description: 'embedded' },
+            { const: 'Postgres', title: 'Postgres', description: 'a server' },
+            own,
+          ],
+        },
+      },
+      required: ['q1', 'q2'],
+    };
+
+    test("each option's description is its item's detail, the free entry last", async () => {
+      const { outcome, steps } = await read({ schema }, [picks('Alpha', 'Beta'), picks('Postgres')]);
+      assert.deepEqual(outcome, { kind: 'answer', answer: { q1: ['Alpha', 'Beta'], q2: 'Postgres' } });
+      const [features, database] = steps.map((s) => (s as { request: PickRequest }).request);
+      assert.equal(features.canSelectMany, true);
+      assert.deepEqual(
+        database.items.map((i) => [i.label, i.detail]),
+        [
+          ['SQLite', 'embedded'],
+          ['Postgres', 'a server'],
+          ['Other: type your own answer', undefined],
+        ],
+      );
+      assert.deepEqual(
+        features.items.map((i) => [i.label, i.detail, i.description]),
+        [
+          ['Alpha', 'the first', undefined],
+          ['Beta', undefined, undefined],
+          ['Other: type your own answer', undefined, undefined],
+        ],
+      );
+    });
+
+    test('the free entry asks for your own text, in a pick or among several picks', async () => {
+      const { outcome, steps } = await read({ schema }, [
+        picks('Beta', 'Other: type your own answer'),
+        types('a feature of my own'),
+        picks('Other: type your own answer'),
+        types('MariaDB, why not?'),
+      ]);
+      assert.deepEqual(outcome, {
+        kind: 'answer',
+        answer: { q1: ['Beta', 'a feature of my own'], q2: 'MariaDB, why not?' },
+      });
+      const input = (steps[3] as { request: InputRequest }).request;
+      assert.match(input.prompt, /Database.*your own answer/);
+      assert.deepEqual(input.parse!('   '), { ok: false, message: 'Database: type your answer, or Esc to go back to Claude Code' });
+    });
+
+    test('Escape in the own-text box defers the whole prompt', async () => {
+      const { outcome } = await read({ schema }, [picks('Alpha'), picks('Other: type your own answer'), () => ({ kind: 'defer' })]);
+      assert.deepEqual(outcome, { kind: 'defer' });
+    });
+  });
 });

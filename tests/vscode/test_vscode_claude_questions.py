@@ -1,0 +1,116 @@
+"""Claude Code's own questions (AskUserQuestion) answered in the real VS Code
+(code-server + headless Chromium) against a real hub, asked by the real ``hive-rpc
+hook claude-code`` fed the call as Claude Code 2.1.328 sends it: the one prompt's
+field is a quick pick titled with the question's header, each option's description
+its detail line, an item to type one's own answer last; the pick goes back to the
+hook as Claude Code's ``answers``.  ``hive.openGraceSeconds`` is 0 here."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from vscode_session import EditorSetup, Hub, Window
+
+DATABASE = {
+    "question": "Which database should the cache use?",
+    "header": "Database",
+    "options": [
+        {"label": "SQLite", "description": "embedded, one file"},
+        {"label": "Postgres", "description": "the server we already run"},
+    ],
+    "multiSelect": False,
+}
+OWN = "Other: type your own answer"
+
+_ROW_TEXTS = """() => Array.from(document.querySelectorAll(
+  '.quick-input-widget .quick-input-list .monaco-list-row')).map((r) => r.innerText)"""
+
+
+@pytest.fixture(scope="module")
+def editor_setup() -> EditorSetup:
+    return EditorSetup(
+        machine={"hive.pythonPath": sys.executable}, user={"hive.openGraceSeconds": 0}
+    )
+
+
+def start_hook(window: Window, hub: Hub, *questions: dict[str, Any]) -> subprocess.Popen[bytes]:
+    window.command("View: Close All Editors")
+    event = {
+        "session_id": "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10",
+        "cwd": str(hub.root / "app"),
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "AskUserQuestion",
+        "tool_input": {"questions": list(questions)},
+    }
+    stdin = hub.root / "event.json"
+    stdin.write_text(json.dumps(event))
+    where = ["--socket", str(hub.socket), "--data-dir", str(hub.data_dir)]
+    with stdin.open("rb") as event_file:
+        return subprocess.Popen(
+            [sys.executable, "-m", "hive_rpc", "hook", "claude-code", *where, "--timeout", "120"],
+            stdin=event_file,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "HOME": str(hub.root)},
+        )
+
+
+def move_to(window: Window, label: str) -> None:
+    for _ in range(8):
+        now = window.quick_input()
+        if now is not None and (now.active or "").startswith(label):
+            return
+        window.press("ArrowDown")
+    pytest.fail(f"no row {label!r}: {window.quick_input()}")
+
+
+def answers_of(hook: subprocess.Popen[bytes]) -> Any:
+    out, err = hook.communicate(timeout=60)
+    assert hook.returncode == 0, err
+    return json.loads(out)["hookSpecificOutput"]["decision"]["updatedInput"]["answers"]
+
+
+def test_the_options_descriptions_show_and_the_pick_goes_back(
+    window: Window, vscode_hub: Hub
+) -> None:
+    hook = start_hook(window, vscode_hub, DATABASE)
+    try:
+        box = window.wait_quick_input("Which database should the cache use?", "the question")
+        assert "Database" in box.title, box
+        labels = [r.split(",")[0] for r in box.rows]
+        assert labels[-3:] == ["SQLite", "Postgres", OWN], box
+        rows = window.page.evaluate(_ROW_TEXTS)
+        postgres = next(r for r in rows if r.startswith("Postgres"))
+        assert "the server we already run" in postgres, rows
+        window.shot("claude-question-pick")
+        move_to(window, "Postgres")
+        window.press("Enter")
+        answers = answers_of(hook)
+    finally:
+        if hook.poll() is None:
+            hook.kill()
+            hook.communicate()
+    assert answers == {"Which database should the cache use?": "Postgres"}
+    window.wait_no_quick_input()
+
+
+def test_an_answer_of_ones_own_goes_back_as_typed(window: Window, vscode_hub: Hub) -> None:
+    hook = start_hook(window, vscode_hub, DATABASE)
+    try:
+        window.wait_quick_input("Which database should the cache use?", "the question")
+        move_to(window, OWN)
+        window.press("Enter")
+        window.wait_quick_input("your own answer", "the box for one's own answer")
+        window.page.keyboard.type("MariaDB, why not?")
+        window.press("Enter")
+        answers = answers_of(hook)
+    finally:
+        if hook.poll() is None:
+            hook.kill()
+            hook.communicate()
+    assert answers == {"Which database should the cache use?": "MariaDB, why not?"}
