@@ -453,3 +453,42 @@ async def test_a_shell_in_a_registered_emacs_buffer_gets_nothing(
     assert "a shell, not an agent, runs in this terminal (bash)" in sent["delivery"]["reason"]
     assert "touch" not in ling_emacs.screen()
     assert not planted.exists()
+
+
+async def test_a_turn_waits_while_the_human_types_in_a_comint_buffer(
+    hub: HubService, ling_emacs: LingEmacs
+) -> None:
+    """Issue 19: the human has typed into the agent's comint buffer and not sent it
+    (text after the process mark, which Emacs reports as ``draft``). A turn relayed
+    then is held, ``queued`` because the human is typing, and nothing is typed: the
+    draft stays as it was. Once the human sends it (RET), the turn follows, as an
+    input of its own."""
+    command = ling_emacs.recorder_command("comint")
+    ling_emacs.start(
+        f'(make-comint-in-buffer "rec" "*rec comint*" {json.dumps(command[0])} nil'
+        f' {lisp_list(command[1:])}) (switch-to-buffer "*rec comint*")',
+        load_path=[],
+    )
+    await wait_until(lambda: len(hub.delivery_peers) == 1, "Emacs to offer delivery", ling_emacs)
+    await wait_until(lambda: "recorder ready" in ling_emacs.screen(), "the recorder", ling_emacs)
+    assert hub.agora is not None
+    await hub.agora.register("rec", "emacs-buffer", "*rec comint*", owner=True)
+    keys(ling_emacs, "-l", "half typed")
+    await wait_until(lambda: "half typed" in ling_emacs.screen(), "the draft", ling_emacs)
+    d = await hub.call("agora/create", {"topic": "Ship?", "participants": ["main", "rec"]})
+    turn = await hub.call(
+        "agora/dispatch",
+        {"dialogue_id": d["id"], "from": "main", "to": "rec", "signal": "propose",
+         "message": "Ship it today."},
+    )  # fmt: skip
+    assert turn["delivery"]["state"] == "queued", turn
+    assert turn["delivery"]["reason"].startswith("held: the human is typing in rec"), turn
+    assert ling_emacs.record("comint") == b""  # nothing typed, nothing sent
+    assert "half typed" in ling_emacs.screen()
+    keys(ling_emacs, "Enter")  # the human sends it
+    await wait_until(
+        lambda: b"Ship it today." in ling_emacs.record("comint"), "the turn's text", ling_emacs
+    )
+    first, rest = ling_emacs.record("comint").split(b"\n", 1)
+    assert first == b"half typed"  # the human's input alone, then the turn
+    assert rest.startswith(b"---\nAGORA DIALOGUE CONTEXT"), rest
