@@ -13,7 +13,7 @@ Each message is ``Content-Length: N\\r\\n`` (other headers allowed, ignored)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from hive_rpc.protocol.frozen import Frozen, init_field
 
 MAX_BODY_BYTES = 1 << 20
 """Documented cap on one message (1 MiB).  Questions are text, not payloads."""
@@ -25,15 +25,24 @@ class FramingError(ValueError):
     """The byte stream is not Content-Length framed; the connection must close."""
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
+class Frame(Frozen):
+    __match_args__ = ("body",)
+    __slots__ = __match_args__
     body: bytes
 
+    def __init__(self, body: bytes) -> None:
+        init_field(self, "body", body)
 
-@dataclass(frozen=True, slots=True)
-class Oversized:
+
+class Oversized(Frozen):
+    __match_args__ = ("length", "limit")
+    __slots__ = __match_args__
     length: int
     limit: int
+
+    def __init__(self, length: int, limit: int) -> None:
+        init_field(self, "length", length)
+        init_field(self, "limit", limit)
 
 
 def encode_frame(body: bytes) -> bytes:

@@ -19,7 +19,6 @@ import itertools
 import json
 import math
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from hive_rpc.protocol.framing import (
@@ -30,6 +29,7 @@ from hive_rpc.protocol.framing import (
     Oversized,
     encode_frame,
 )
+from hive_rpc.protocol.frozen import Frozen, init_field
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -43,31 +43,57 @@ Id = str | int
 Params = dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+# Records on protocol/frozen.py, not dataclasses: every one-shot command imports this.
+
+
+class Request(Frozen):
+    __match_args__ = ("id", "method", "params")
+    __slots__ = __match_args__
     id: Id
     method: str
-    params: Params = field(default_factory=dict)
+    params: Params
+
+    def __init__(self, id: Id, method: str, params: Params | None = None) -> None:
+        init_field(self, "id", id)
+        init_field(self, "method", method)
+        init_field(self, "params", {} if params is None else params)
 
 
-@dataclass(frozen=True, slots=True)
-class Notification:
+class Notification(Frozen):
+    __match_args__ = ("method", "params")
+    __slots__ = __match_args__
     method: str
-    params: Params = field(default_factory=dict)
+    params: Params
+
+    def __init__(self, method: str, params: Params | None = None) -> None:
+        init_field(self, "method", method)
+        init_field(self, "params", {} if params is None else params)
 
 
-@dataclass(frozen=True, slots=True)
-class Response:
+class Response(Frozen):
+    __match_args__ = ("id", "result")
+    __slots__ = __match_args__
     id: Id
     result: Any
 
+    def __init__(self, id: Id, result: Any) -> None:
+        init_field(self, "id", id)
+        init_field(self, "result", result)
 
-@dataclass(frozen=True, slots=True)
-class ErrorResponse:
+
+class ErrorResponse(Frozen):
+    __match_args__ = ("id", "code", "message", "data")
+    __slots__ = __match_args__
     id: Id | None
     code: int
     message: str
-    data: Any = None
+    data: Any
+
+    def __init__(self, id: Id | None, code: int, message: str, data: Any = None) -> None:
+        init_field(self, "id", id)
+        init_field(self, "code", code)
+        init_field(self, "message", message)
+        init_field(self, "data", data)
 
 
 Message = Request | Notification | Response | ErrorResponse
