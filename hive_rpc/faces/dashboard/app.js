@@ -229,6 +229,15 @@
       Object.entries(schema.properties).forEach(([name, prop], i) => {
         const id = `a-${pid}-${i}`;
         const label = prop.title || name;
+        const spec = prop.type === "array" ? prop.items || {} : prop;
+        if (!Array.isArray(spec.enum) && schemaOptions(spec).length > 0) {
+          // Options with titles and descriptions, and perhaps one's own text: one
+          // radio (or, for a multi-select, checkbox) per option, its description beside it.
+          const node = optionsField(id, name, prop, spec, label, required.has(name), qid);
+          fields.push({ name, prop, options: node.read });
+          group.append(node.node);
+          return;
+        }
         let input;
         if (Array.isArray(prop.enum)) {
           input = el("select", { id, name, required: required.has(name) });
@@ -262,6 +271,60 @@
     return { node, read: () => input.value };
   }
 
+  // The consts of a oneOf/anyOf, with their titles and descriptions.
+  function schemaOptions(spec) {
+    const entries = spec.oneOf || spec.anyOf || [];
+    return entries.filter((o) => o && typeof o === "object" && "const" in o);
+  }
+
+  // The free-text entry of an anyOf ({"type": "string"}, no const): one's own answer.
+  function ownEntry(spec) {
+    return (spec.anyOf || []).find((o) => o && !("const" in o) && o.type === "string");
+  }
+
+  function optionsField(id, name, prop, spec, label, required, qid) {
+    const multi = prop.type === "array";
+    const type = multi ? "checkbox" : "radio";
+    const group = el("fieldset", { className: "options" }, el("legend", { text: label }));
+    if (prop.description) group.append(el("p", { className: "help", text: prop.description }));
+    const boxes = [];
+    const add = (value, title, description, j) => {
+      const input = el("input", { type, name: `${id}-opt`, id: `${id}-${j}`, "aria-describedby": qid });
+      boxes.push({ input, value });
+      const help = description ? el("small", { text: ` ${description}` }) : null;
+      group.append(el("label", { className: "choice", for: input.id }, input, ` ${title}`, help));
+      return input;
+    };
+    schemaOptions(spec).forEach((o, j) => add(o.const, String(o.title ?? o.const), o.description, j));
+    const own = ownEntry(spec);
+    let text = null;
+    if (own) {
+      const pick = add(undefined, String(own.title || "Other: type your own answer"), own.description, "own");
+      text = el("input", { type: "text", id: `${id}-own-text`, "aria-label": "Your own answer" });
+      // Typing one's own answer picks it.
+      text.addEventListener("input", () => {
+        if (text.value.trim() !== "") pick.checked = true;
+      });
+      group.append(el("label", { className: "field", for: text.id }, el("span", { text: "Your own answer" }), text));
+    }
+    const read = () => {
+      const values = [];
+      for (const { input, value } of boxes) {
+        if (!input.checked) continue;
+        if (value !== undefined) values.push(value);
+        else if (text && text.value.trim() !== "") values.push(text.value.trim());
+        else throw new Error(`${label}: type your own answer, or pick an option.`);
+      }
+      if (multi) return values.length === 0 && !required ? undefined : values;
+      if (values.length === 0) {
+        if (required) throw new Error(`${label}: pick one of the options.`);
+        return undefined;
+      }
+      return values[0];
+    };
+    return { node: group, read };
+  }
+
   function readChoice(form, pid, choices) {
     const checked = form.querySelector(`input[name="answer-${CSS.escape(pid)}"]:checked`);
     if (!checked) throw new Error("Pick one of the choices first.");
@@ -272,8 +335,11 @@
 
   function readFields(fields) {
     const answer = {};
-    for (const { name, prop, input } of fields) {
-      if (prop.type === "boolean") {
+    for (const { name, prop, input, options } of fields) {
+      if (options) {
+        const value = options();
+        if (value !== undefined) answer[name] = value;
+      } else if (prop.type === "boolean") {
         answer[name] = input.checked;
       } else if (input.value === "") {
         continue;

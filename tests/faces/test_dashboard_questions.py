@@ -1,0 +1,134 @@
+"""Questions whose schema fields carry options with descriptions, a multi-select and
+an answer of one's own (the shape Claude Code's own questions take, core/
+claude_questions.py) on the dashboard, in Debian's headless Chromium: each option's
+description beside it, checkboxes for a multi-select, a text box for one's own
+answer; and Claude Code's own question, a permission prompt the page may not answer,
+shows every option and description in its detail and says where to answer."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import trio
+from chromium_page import needs_chromium, open_dashboard, run_in_chromium, start_dashboard, watch
+from test_dashboard_browser import cli, cli_ask
+
+from hive_rpc.core.claude_questions import parse_questions, questions_schema
+from hive_rpc.hub import HubConfig
+
+pytestmark = needs_chromium
+
+FEATURES = {
+    "question": "Which features should ship?",
+    "header": "Features",
+    "options": [
+        {"label": "Alpha", "description": "the first"},
+        {"label": "Beta", "description": "the second"},
+        {"label": "Gamma", "description": "the third"},
+    ],
+    "multiSelect": True,
+}
+DATABASE = {
+    "question": "Which database should the cache use?",
+    "header": "Database",
+    "options": [
+        {"label": "SQLite", "description": "embedded, one file"},
+        {"label": "Postgres", "description": "the server we already run"},
+    ],
+    "multiSelect": False,
+}
+QUESTIONS = parse_questions({"questions": [FEATURES, DATABASE]})
+assert QUESTIONS is not None
+SCHEMA = questions_schema(QUESTIONS)
+
+
+async def test_options_with_descriptions_checkboxes_and_an_answer_of_ones_own(
+    hub_config: HubConfig, nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    dashboard = await start_dashboard(hub_config, nursery, tmp_path)
+    asked: list[str] = []
+
+    def drive(page: Any) -> None:
+        seen = watch(page)
+        open_dashboard(page, dashboard)
+        ask_id = cli_ask(hub_config, "Two questions", "--schema", json.dumps(SCHEMA))
+        asked.append(ask_id)
+        card = page.locator(f"li.prompt[data-id='{ask_id}']")
+        card.wait_for()
+        features = card.locator("fieldset.options", has_text="Features")
+        assert features.locator("input[type=checkbox]").count() == 4
+        assert "Alpha the first" in " ".join(features.inner_text().split())
+        database = card.locator("fieldset.options", has_text="Database")
+        assert database.locator("input[type=radio]").count() == 3
+        assert "Postgres the server we already run" in " ".join(database.inner_text().split())
+        page.screenshot(path=dashboard.shots / "dashboard-options.png", full_page=True)
+        features.get_by_label("Alpha").check()
+        features.get_by_label("Gamma").check()
+        database.get_by_label("Other: type your own answer").check()
+        database.get_by_label("Your own answer", exact=True).fill("MariaDB, why not?")
+        card.get_by_role("button", name="Answer").click()
+        card.wait_for(state="detached")
+        assert (seen.dialogs, seen.errors) == ([], [])
+
+    await trio.to_thread.run_sync(run_in_chromium, drive)
+    done = await trio.to_thread.run_sync(cli, hub_config, "poll", asked[0], "--json")
+    record = json.loads(done.stdout)
+    assert record["answer"] == {"q1": ["Alpha", "Gamma"], "q2": "MariaDB, why not?"}
+    assert record["by"] == "dashboard"
+
+
+def start_hook(config: HubConfig, home: Path) -> subprocess.Popen[bytes]:
+    event = {
+        "session_id": "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10",
+        "cwd": str(home / "app"),
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "AskUserQuestion",
+        "tool_input": {"questions": [FEATURES, DATABASE]},
+    }
+    stdin = home / "event.json"
+    stdin.write_text(json.dumps(event))
+    where = ["--socket", str(config.socket), "--data-dir", str(config.data_dir)]
+    with stdin.open("rb") as event_file:
+        return subprocess.Popen(
+            [sys.executable, "-m", "hive_rpc", "hook", "claude-code", *where, "--timeout", "60"],
+            stdin=event_file,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "HOME": str(home)},
+        )
+
+
+async def test_claude_codes_question_shows_its_options_and_where_to_answer(
+    hub_config: HubConfig, nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    dashboard = await start_dashboard(hub_config, nursery, tmp_path)
+
+    def scenario() -> None:
+        hook = start_hook(hub_config, tmp_path)
+        try:
+            run_in_chromium(drive)
+            printed, _ = hook.communicate(timeout=30)  # withdrawn: Claude Code asks
+            assert (hook.returncode, printed) == (0, b"")
+        finally:
+            if hook.returncode is None:
+                hook.kill()
+                hook.communicate()
+
+    def drive(page: Any) -> None:
+        open_dashboard(page, dashboard)
+        card = page.locator("li.prompt", has_text="Claude Code asks 2 questions")
+        card.wait_for()
+        detail = card.locator("pre.detail").text_content()
+        assert "- Postgres: the server we already run" in detail
+        assert "- Gamma: the third" in detail
+        assert "Answer this in your editor" in card.locator(".approver-only").inner_text()
+        page.screenshot(path=dashboard.shots / "dashboard-claude-question.png", full_page=True)
+        card.get_by_role("button", name="Withdraw").click()
+        card.wait_for(state="detached")
+
+    await trio.to_thread.run_sync(scenario)
