@@ -126,6 +126,39 @@ def test_the_permission_hook_answered_by_an_editor_imports_no_event_loop(
     assert result == {"code": 0, "loaded": []}
 
 
+def test_a_claude_code_question_answered_by_an_editor_imports_no_event_loop(
+    sh: Shell, short_tmp: Path
+) -> None:
+    """``hook claude-code`` with Claude Code's AskUserQuestion: the one prompt answered,
+    the answers printed, and no trio, SDK or hub module loaded for it."""
+    assert sh.run("status").returncode == 0
+    question = {"question": "Which?", "header": "Pick", "multiSelect": False,
+                "options": [{"label": "A", "description": "a"}, {"label": "B"}]}  # fmt: skip
+    request = {
+        "session_id": "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10",
+        "cwd": str(short_tmp),
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "AskUserQuestion",
+        "tool_input": {"questions": [question]},
+    }
+    argv = ("hook", "claude-code", "--socket", str(sh.socket), "--timeout", "30")
+    with _an_approver(sh) as editor, _probe(sh, *argv) as hook:
+        assert hook.stdin is not None
+        assert hook.stdout is not None
+        assert hook.stderr is not None
+        hook.stdin.write(json.dumps(request))
+        hook.stdin.close()
+        prompt = _next_prompt(editor)
+        editor.call("hive/respond", {"id": prompt["id"], "answer": {"q1": "B"}})
+        assert hook.wait(timeout=30) == 0
+        out, err = hook.stdout.read(), hook.stderr.read()
+    decision, result = (json.loads(line) for line in out.splitlines())
+    assert decision["hookSpecificOutput"]["decision"]["updatedInput"]["answers"] == {
+        "Which?": "B"
+    }, err
+    assert result == {"code": 0, "loaded": []}
+
+
 def test_ask_imports_no_event_loop(sh: Shell) -> None:
     assert sh.run("status").returncode == 0
     result = _loaded_by(sh, "ask", "Deploy?", "--choices", "yes,no", "--no-start")
