@@ -373,6 +373,19 @@ async def test_a_declined_question_prints_nothing(
     assert (done.returncode, done.stdout) == (0, b"")
 
 
+async def test_a_question_nobody_answers_in_time_prints_nothing_and_is_withdrawn(
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
+) -> None:
+    await client.call("hive/subscribe", {})
+    event = claude_question(short_tmp, FEATURES, DATABASE)
+    done, prompt = await hook_with_human(
+        hub_config, short_tmp, client, None, "--timeout", "1", event=event
+    )
+    assert (done.returncode, done.stdout) == (0, b"")
+    record = await client.call("hive/poll", {"id": prompt["id"]})
+    assert record["status"] == "cancelled"
+
+
 async def test_rules_never_answer_a_question(
     hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
 ) -> None:
