@@ -51,13 +51,14 @@ def test_status_imports_no_event_loop_and_no_hub(sh: Shell) -> None:
     assert result == {"code": 0, "loaded": []}
 
 
-LIGHT = ("dataclasses", "inspect")
+LIGHT = ("dataclasses", "inspect", "shutil")
 """Modules ``status`` does without, though no hub module: ``dataclasses`` and the
 ``inspect``, ``ast`` and ``dis`` it loads were 8 ms of its start (protocol/ builds its
-messages on protocol/frozen.py instead; docs/benchmarks.md, CLI cold start)."""
+messages on protocol/frozen.py instead; docs/benchmarks.md, CLI cold start); argparse
+imported ``shutil`` (and its compressors) for the terminal's width (cli/parser.py)."""
 
 
-def test_status_imports_no_dataclasses(sh: Shell) -> None:
+def test_status_imports_no_dataclasses_nor_shutil(sh: Shell) -> None:
     assert sh.run("status").returncode == 0
     result = _loaded_by(sh, "status", "--no-start", watching=LIGHT)
     assert result == {"code": 0, "loaded": []}

@@ -11,6 +11,8 @@ string the dispatcher (cli/__init__.py) imports only once it runs that command, 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from pathlib import Path
 from typing import Any, cast
 
@@ -110,7 +112,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The whole parser; given the ``command`` about to run, the options of the other
     ``HEAVY_OPTIONS`` commands are left out (their defaults would import the hub)."""
     wants = {name: command is None or command == name for name in HEAVY_OPTIONS}
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument(
         "--socket",
         type=Path,
@@ -125,11 +127,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="where the hub keeps prompts (env HIVE_RPC_DATA_DIR; default $XDG_DATA_HOME/hive-rpc)",
     )
     # Every command that talks to a hub may start one, unless told not to.
-    starter = argparse.ArgumentParser(add_help=False, parents=[common])
+    starter = _Parser(add_help=False, parents=[common])
     starter.add_argument(
         "--no-start", action="store_true", help="fail instead of starting a hub when none answers"
     )
-    client = argparse.ArgumentParser(add_help=False, parents=[starter])
+    client = _Parser(add_help=False, parents=[starter])
     client.add_argument("--json", action="store_true", help="print JSON records")
     client.add_argument(
         "--hub-timeout",
@@ -140,7 +142,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         f"{HUB_TIMEOUT_S:g}; added to a long poll's own wait)",
     )
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(  # its subparsers are _Parsers too (add_subparsers)
         prog="hive-rpc",
         description="Agents ask, humans answer, nothing blocks.  See docs/cli.md.",
     )
@@ -421,6 +423,47 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
     p.set_defaults(func="hive_rpc.cli.serving:cmd_doctor")
     return parser
+
+
+def terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns``: $COLUMNS, else the width of the
+    terminal on stdout, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    stdout = sys.__stdout__
+    try:
+        return (os.get_terminal_size(stdout.fileno()).columns if stdout else 0) or 80
+    except (AttributeError, ValueError, OSError):  # not a terminal, or closed
+        return 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, the terminal's width read without ``shutil``:
+    argparse builds one for every ``add_argument`` (to check the option's help) and
+    imported ``shutil``, with the compressors it loads, for the width (2 ms of each
+    one-shot command)."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        width = terminal_columns() - 2 if width is None else width  # as argparse does
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose help is formatted by ``_Formatter``."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(**kwargs)
 
 
 class _Unbuilt:
