@@ -17,12 +17,15 @@ a slow moment of the machine falls on all alike (medians):
   ``hive/status`` to the same hub, the least a hook that asks the hub can do;
 * the hook, answered by the human (no rule matches: ``rule/check``, ``hive/ask``,
   ``hive/await``, the editor's ``hive/respond``);
-* the hook, answered by an allow rule (``rule/check`` alone), a second hub.
+* the hook, answered by an allow rule (``rule/check`` alone), a second hub;
+* the hook on Claude Code's own question (``AskUserQuestion``, one question of two
+  options: ``hive/ask`` of the one prompt with its schema, ``hive/await``), the editor
+  picking the first option at once; no rule is checked.
 
 With ``--before DIR`` (another checkout: ``git archive REV | tar -x -C DIR``) the
 hook of that tree, answered by the editor, is timed in the same rounds as a fifth
-process: it runs in DIR with DIR on ``PYTHONPATH``, so its ``hive_rpc`` is that tree's;
-the hubs are this tree's either way.
+process (and on the question, a sixth): it runs in DIR with DIR on ``PYTHONPATH``,
+so its ``hive_rpc`` is that tree's; the hubs are this tree's either way.
 
 Printed as ratios to both floors.  Nothing here asserts a timing.
 """
@@ -62,8 +65,40 @@ def event(cwd: str, command: str) -> bytes:
     ).encode()
 
 
+def question_event(cwd: str) -> bytes:
+    """Claude Code's AskUserQuestion as 2.1.328 sends it to the hook (docs/claude-code.md)."""
+    question = {
+        "question": "Which database should the cache use?",
+        "header": "Database",
+        "options": [
+            {"label": "SQLite", "description": "embedded"},
+            {"label": "Postgres", "description": "a server"},
+        ],
+        "multiSelect": False,
+    }
+    body = json.loads(event(cwd, ""))
+    body.update(tool_name="AskUserQuestion", tool_input={"questions": [question]})
+    return json.dumps(body).encode()
+
+
+def first_pick(record: dict[str, Any]) -> Any:
+    """The editor's answer: allow a permission; the first option of each field of a
+    question's schema (a list of it for a multi-select); a choices prompt's first."""
+    schema = record.get("schema")
+    if isinstance(schema, dict):
+        answer: dict[str, Any] = {}
+        for name, prop in schema["properties"].items():
+            options = prop.get("items", prop).get("anyOf") or prop.get("oneOf") or []
+            first = next(o["const"] for o in options if "const" in o)
+            answer[name] = [first] if prop.get("type") == "array" else first
+        return answer
+    choices = record.get("choices") or []
+    return "allow" if "allow" in choices else choices[0]
+
+
 async def approve_everything(socket: Path, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-    """The editor: allow each permission prompt as soon as it is announced."""
+    """The editor: allow each permission prompt as soon as it is announced, and pick
+    the first option of each of Claude Code's questions."""
     async with await HubClient.connect(socket) as editor:
         if (why := await prove_approver(editor.call)) is not None:
             raise RuntimeError(f"the editor is no approver: {why}")
@@ -75,7 +110,8 @@ async def approve_everything(socket: Path, task_status: Any = trio.TASK_STATUS_I
                 continue
             record = note.params
             if record.get("status") == "pending" and record.get("kind") == "permission":
-                await editor.call("hive/respond", {"id": record["id"], "answer": "allow"})
+                answer = first_pick(record)
+                await editor.call("hive/respond", {"id": record["id"], "answer": answer})
 
 
 Run = tuple[list[str], bytes, dict[str, str], bytes, Path | None]
@@ -102,6 +138,7 @@ async def measure(
     env = dict(os.environ)
     hook = [sys.executable, "-m", "hive_rpc", "hook", "claude-code", "--timeout", "30"]
     request = event(os.fspath(tmp), "npm test")
+    question = question_event(os.fspath(tmp))
     async with await HubClient.connect(ruled) as rules:
         if (why := await prove_approver(rules.call)) is not None:
             raise RuntimeError(f"cannot add the rule: {why}")
@@ -116,11 +153,15 @@ async def measure(
             hook, request, {**env, "HIVE_RPC_SOCKET": os.fspath(asked)}, b'"allow"', None),
         "hook, an allow rule answers": (
             hook, request, {**env, "HIVE_RPC_SOCKET": os.fspath(ruled)}, b'"allow"', None),
+        "hook, a question the editor answers": (
+            hook, question, {**env, "HIVE_RPC_SOCKET": os.fspath(asked)}, b'"answers"', None),
     }  # fmt: skip
     if before is not None:
         there = {**env, "HIVE_RPC_SOCKET": os.fspath(asked), "PYTHONPATH": os.fspath(before)}
         runs[f"hook ({before.name}), the editor answers"] = (
             hook, request, there, b'"allow"', before)  # fmt: skip
+        runs[f"hook ({before.name}), a question the editor answers"] = (
+            hook, question, there, b'"answers"', before)  # fmt: skip
     samples: dict[str, list[float]] = {name: [] for name in runs}
     async with trio.open_nursery() as nursery:
         await nursery.start(approve_everything, asked)
