@@ -14,6 +14,7 @@ from claude_session import claude_home
 from editor import human_editor, next_prompt
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
 from test_claude_permission_hook import claude_tui, install_hook, needs_tmux
+from test_claude_setup import setup_project
 
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
@@ -57,20 +58,31 @@ async def answered_in_the_tui(
     claude_root: Path,
     questions: list[dict[str, Any]],
     answer: dict[str, Any],
+    *,
+    by_setup: bool = False,
 ) -> tuple[dict[str, Any], str]:
     """The TUI asked to "ask me", the human answering the one prompt with ``answer``
-    (a schema answer); the prompt, and the tool result the model then got."""
+    (a schema answer); the prompt, and the tool result the model then got.  The hook
+    as docs/claude-code.md shows it, or (``by_setup``) as ``hive-rpc setup
+    claude-code --project`` writes it."""
     with scripted_model(asking(*questions)) as model:
         claude = claude_home(claude_bin, claude_root, model.base_url)
-        install_hook(claude, hub_config.socket, "--timeout", "60")
+        if by_setup:
+            setup_project(claude, hub_config)
+        else:
+            install_hook(claude, hub_config.socket, "--timeout", "60")
         async with human_editor(hub_config.socket) as human:
             with claude_tui(claude, claude_root) as tui:
                 await trio.to_thread.run_sync(tui.submit, "ask me")
                 with trio.fail_after(60):
                     note = await next_prompt(human)
-                    assert MENU not in tui.screen()  # the hook holds the call
+                    # The hook holds the call. With the sandbox setup turns on, Claude
+                    # Code shows its own menu meanwhile (as it does its permission
+                    # dialog, test_claude_setup.py): the first answer wins.
+                    assert by_setup or MENU not in tui.screen()
                     await human.call("hive/respond", {"id": note.params["id"], "answer": answer})
-                await trio.to_thread.run_sync(tui.wait_for, "done")
+                screen = await trio.to_thread.run_sync(tui.wait_for, "done")
+            assert "Allowed by PermissionRequest hook" in screen
             assert await human.call("hive/list", {}) == []
             asked = [n for n in human.notifications if n.method == "hive/prompt"]
             assert asked == [], "a second prompt was asked"
@@ -80,11 +92,11 @@ async def answered_in_the_tui(
 
 
 @needs_tmux
-async def test_the_second_option_picked_in_the_editor_reaches_the_model(
+async def test_set_up_by_setup_the_second_option_picked_in_the_editor_reaches_the_model(
     hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
 ) -> None:
     prompt, result = await answered_in_the_tui(
-        hub_config, claude_bin, claude_root, [DATABASE], {"q1": "Postgres"}
+        hub_config, claude_bin, claude_root, [DATABASE], {"q1": "Postgres"}, by_setup=True
     )
     field = prompt["schema"]["properties"]["q1"]
     assert field["title"] == "Database"
