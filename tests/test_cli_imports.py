@@ -51,11 +51,12 @@ def test_status_imports_no_event_loop_and_no_hub(sh: Shell) -> None:
     assert result == {"code": 0, "loaded": []}
 
 
-LIGHT = ("dataclasses", "inspect", "shutil")
+LIGHT = ("dataclasses", "inspect", "shutil", "signal")
 """Modules ``status`` does without, though no hub module: ``dataclasses`` and the
 ``inspect``, ``ast`` and ``dis`` it loads were 8 ms of its start (protocol/ builds its
 messages on protocol/frozen.py instead; docs/benchmarks.md, CLI cold start); argparse
-imported ``shutil`` (and its compressors) for the terminal's width (cli/parser.py)."""
+imported ``shutil`` (and its compressors) for the terminal's width (cli/parser.py);
+``signal`` was only read for SIGPIPE's number (cli/exits.py)."""
 
 
 def test_status_imports_no_dataclasses_nor_shutil(sh: Shell) -> None:
