@@ -9,10 +9,9 @@ worrying about who else holds a reference.  Times are seconds since the Unix epo
 from __future__ import annotations
 
 import math
-import operator
 import secrets
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import MISSING, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -130,29 +129,83 @@ class Prompt:
 
 
 _FIELD_NAMES = tuple(f.name for f in fields(Prompt))
-_FIELD_INDEX = {name: i for i, name in enumerate(_FIELD_NAMES)}
-_read_fields = operator.attrgetter(*_FIELD_NAMES)
-_FIELD_SETTERS: tuple[Any, ...] = tuple(getattr(Prompt, name).__set__ for name in _FIELD_NAMES)
-"""Each field's slot descriptor's setter, in field order: how ``evolve`` fills a new
-frozen prompt without going through ``__init__``."""
+_FIELD_DEFAULTS = {f.name: f.default for f in fields(Prompt) if f.default is not MISSING}
+
+
+def _maker(names: tuple[str, ...], *, base: bool) -> Callable[..., Prompt]:
+    """Compile a function that makes a frozen ``Prompt`` without ``__init__``: each
+    slot's own setter writes ``names`` from the positional arguments (after ``base``,
+    the prompt the others are read from, when ``base``), the rest from ``base`` or
+    their defaults.
+
+    Why (issue 18: the registry makes two prompts per ask + respond): the frozen
+    class's ``__init__`` goes through ``object.__setattr__`` for each of the 23
+    fields and matches them as keywords, 3 to 4 us a prompt; straight-line setter
+    calls cost about 1.5 us.  ``dataclasses`` writes ``__init__`` the same way."""
+    unknown = [n for n in names if n not in _FIELD_NAMES]
+    if unknown:
+        raise KeyError(f"Prompt has no field {unknown[0]!r}")
+    missing = [n for n in _FIELD_NAMES if not base and n not in names and n not in _FIELD_DEFAULTS]
+    if missing:
+        raise TypeError(f"a new Prompt needs {', '.join(missing)}")
+    scope: dict[str, Any] = {"_new": object.__new__, "Prompt": Prompt}
+    body = ["    new = _new(Prompt)"]
+    for i, name in enumerate(_FIELD_NAMES):
+        scope[f"_set{i}"] = getattr(Prompt, name).__set__
+        if name in names:
+            value = f"_{name}"
+        elif base:
+            value = f"base.{name}"
+        else:
+            scope[f"_default{i}"] = _FIELD_DEFAULTS[name]
+            value = f"_default{i}"
+        body.append(f"    _set{i}(new, {value})")
+    params = ", ".join((["base"] if base else []) + [f"_{n}" for n in names])
+    exec("\n".join([f"def make({params}):", *body, "    return new"]), scope)
+    make: Callable[..., Prompt] = scope["make"]
+    return make
+
+
+_EVOLVERS: dict[tuple[str, ...], Callable[..., Prompt]] = {}
+"""``evolve``'s compiled makers, one per set of changed fields (one per caller)."""
 
 
 def evolve(prompt: Prompt, **changes: Any) -> Prompt:
-    """``prompt`` with ``changes``, as ``dataclasses.replace`` would make it, at under
-    half its cost (issue 18: the registry makes one per answer).
+    """``prompt`` with ``changes``, as ``dataclasses.replace`` would make it, at
+    under half its cost (issue 18: the registry makes one per answer).
 
-    ``replace`` lists the fields and calls ``__init__``, which sets each of the 23
-    through the frozen class's ``object.__setattr__``; here one ``attrgetter`` reads
-    them all and each slot's own setter writes them.  The lifecycle's moves are the
-    callers: they have already checked every value they change.
+    ``replace`` lists the fields and calls ``__init__`` (see ``_maker``); here a
+    maker compiled for these field names copies the others from ``prompt``.  The
+    lifecycle's moves are the callers: they have already checked every value they
+    change.
     """
-    values = list(_read_fields(prompt))
-    for name, value in changes.items():
-        values[_FIELD_INDEX[name]] = value
-    new = object.__new__(Prompt)
-    for put, value in zip(_FIELD_SETTERS, values, strict=True):
-        put(new, value)
-    return new
+    names = tuple(changes)
+    make = _EVOLVERS.get(names)
+    if make is None:
+        make = _EVOLVERS[names] = _maker(names, base=True)
+    return make(prompt, *changes.values())
+
+
+_new_pending = _maker(
+    (
+        "id",
+        "agent_id",
+        "question",
+        "created_at",
+        "deadline_at",
+        "max_deadline_at",
+        "choices",
+        "schema",
+        "urgent",
+        "timeout_s",
+        "task_id",
+        "in_reply_to",
+        "kind",
+        "detail",
+    ),
+    base=False,
+)
+"""``new_prompt``'s maker: these fields, in this order; the rest at their defaults."""
 
 
 def new_id() -> str:
@@ -262,31 +315,34 @@ def new_prompt(
             raise InvalidParams("timeout_s must be a positive number of seconds")
         timeout_s = float(min(timeout_s, max_lifetime_s))
     max_deadline = now + max_lifetime_s
-    return Prompt(
-        id=prompt_id or new_id(),
-        agent_id=check_name(ask.agent_id, "agent_id"),
-        question=question,
-        created_at=now,
-        deadline_at=now + timeout_s if timeout_s is not None else max_deadline,
-        max_deadline_at=max_deadline,
-        choices=checked_choices,
-        schema=checked_schema,
-        urgent=urgent,
-        timeout_s=timeout_s,
-        task_id=_optional_name(ask.task_id, "task_id"),
-        in_reply_to=_optional_name(ask.in_reply_to, "in_reply_to"),
-        kind=_check_kind(ask.kind),
-        detail=_check_detail(ask.detail),
+    return _new_pending(
+        prompt_id or new_id(),
+        check_name(ask.agent_id, "agent_id"),
+        question,
+        now,
+        now + timeout_s if timeout_s is not None else max_deadline,
+        max_deadline,
+        checked_choices,
+        checked_schema,
+        urgent,
+        timeout_s,
+        _optional_name(ask.task_id, "task_id"),
+        _optional_name(ask.in_reply_to, "in_reply_to"),
+        _check_kind(ask.kind),
+        _check_detail(ask.detail),
     )
 
 
 def _check_kind(kind: object) -> Kind:
-    if isinstance(kind, str) and kind in _KINDS:
-        return Kind(kind)
+    found = _KIND_BY_VALUE.get(kind) if isinstance(kind, str) else None
+    if found is not None:
+        return found
     raise InvalidParams(f"kind must be one of {', '.join(_KINDS)}", param="kind")
 
 
 _KINDS = tuple(k.value for k in Kind)
+_KIND_BY_VALUE = {k.value: k for k in Kind}
+"""A dict lookup: calling the enum (``Kind(kind)``) costs more than the rest of the check."""
 
 
 def _check_detail(detail: object) -> str | None:

@@ -115,3 +115,20 @@ def test_an_unknown_field_is_refused() -> None:
     changes: dict[str, Any] = {"colour": "red"}
     with pytest.raises(KeyError):
         evolve(prompt, **changes)
+
+
+@given(prompts())
+def test_new_prompt_makes_what_init_made(prompt: Prompt) -> None:
+    """``new_prompt`` fills the slots without ``__init__`` (``prompt._maker``): the
+    same prompt as the dataclass's own constructor, defaults included."""
+    same(prompt, Prompt(**{name: getattr(prompt, name) for name in FIELDS}))
+    assert prompt.status is Status.PENDING and prompt.typing_at is None
+
+
+def test_a_maker_refuses_what_init_would() -> None:
+    from hive_rpc.core.prompt import _maker
+
+    with pytest.raises(KeyError):
+        _maker(("colour",), base=True)
+    with pytest.raises(TypeError):
+        _maker(("id",), base=False)  # the fields with no default are missing
