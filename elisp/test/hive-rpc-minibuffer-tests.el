@@ -112,6 +112,22 @@
                      ("Other: type your own answer" . hive-rpc--own))))
     (should-not (hive-rpc--own-entry '(:oneOf [(:const 1)])))))
 
+(ert-deftest hive-rpc-minibuffer-tests-own-answer-among-picks ()
+  "Put the human's own text in place of the free-text entry among several picks."
+  (let ((items '(("Alpha" . "Alpha") ("Beta" . "Beta")
+                 ("Other: type your own answer" . hive-rpc--own)))
+        (asked nil))
+    (cl-letf (((symbol-function 'hive-rpc--read-own)
+               (lambda (_record name label) (push (list name label) asked) "mine")))
+      (should (equal (hive-rpc--own-picked nil "q1" "Features" items
+                                           '("Beta" "Other: type your own answer"))
+                     '("Beta" "mine")))
+      (should (equal asked '(("q1" "Features")))))
+    (cl-letf (((symbol-function 'hive-rpc--read-own) (lambda (&rest _) nil)))
+      (should (equal (hive-rpc--own-picked nil "q1" "Features" items
+                                           '("Other: type your own answer" "Alpha"))
+                     '("Alpha"))))))
+
 (ert-deftest hive-rpc-minibuffer-tests-option-descriptions-annotate ()
   "Show each option's description beside it in the completions."
   (let* ((field hive-rpc-minibuffer-tests--claude-question)
