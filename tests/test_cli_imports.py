@@ -31,10 +31,13 @@ print(json.dumps({"code": code, "loaded": sorted(m for m in sys.modules if m in 
 """
 
 
-def _loaded_by(sh: Shell, *args: str, watching: tuple[str, ...] = HEAVY) -> dict[str, object]:
+def _loaded_by(
+    sh: Shell, *args: str, watching: tuple[str, ...] = HEAVY, stdin: str | None = None
+) -> dict[str, object]:
     out = subprocess.run(
         [sys.executable, "-c", PROBE, json.dumps(watching), *args],
         env=sh.env,
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=30,
@@ -125,6 +128,31 @@ def test_the_permission_hook_answered_by_an_editor_imports_no_event_loop(
         out, err = hook.stdout.read(), hook.stderr.read()
     decision, result = (json.loads(line) for line in out.splitlines())
     assert decision["hookSpecificOutput"]["decision"] == {"behavior": "allow"}, err
+    assert result == {"code": 0, "loaded": []}
+
+
+HOOK_LIGHT = ("secrets", "datetime", "shutil", "signal")
+"""Modules the permission hook does without: ``secrets`` (with ``hmac``, ``hashlib``,
+OpenSSL and ``random``, 5 ms) only drew the hub's prompt ids, which core/prompt.py
+takes from ``os.urandom``; ``datetime`` only checks a schema's date formats (imported
+there, core/schema.py); ``shutil`` and ``signal`` as for ``status`` (LIGHT)."""
+
+
+def test_the_permission_hook_loads_no_token_or_date_modules(sh: Shell, short_tmp: Path) -> None:
+    """The hook answered by an allow rule (``rule/check`` alone)."""
+    assert sh.run("status").returncode == 0
+    with _an_approver(sh) as approver:
+        rule = {"pattern": "Bash(npm test)", "decision": "allow", "scope": "global"}
+        approver.call("rule/add", rule)
+    request = {
+        "session_id": "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10",
+        "cwd": str(short_tmp),
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "Bash",
+        "tool_input": {"command": "npm test"},
+    }
+    argv = ("hook", "claude-code", "--socket", str(sh.socket), "--timeout", "30")
+    result = _loaded_by(sh, *argv, watching=HOOK_LIGHT, stdin=json.dumps(request))
     assert result == {"code": 0, "loaded": []}
 
 
