@@ -17,16 +17,15 @@ orders all writes, so memory, store and subscribers always agree on what happene
 first.  Subscribers (``watch``) get each change on a bounded channel; one that falls
 behind is dropped rather than allowed to slow the hub.
 
-Where writes yield (issue 18).  The lock is a ``StrictFIFOLock``: writers that find
-it held wait their turn, first come first served.  Trio's ``acquire`` is also a
-schedule point when the lock is free, taken while holding it; with the local stores
-nothing else in a write yields, so that was the whole of a write's scheduling: a
-seventh of an ask + respond cycle in memory, and under concurrent askers each was
-handed the lock by the one before, one write per pass of the run loop.  So every
-write takes the lock through ``_Writing``, which on a free lock is no schedule point
-(still a cancellation point), and two writes take a schedule point of their own
-first, before the lock, because they are where work comes in without a request
-around it:
+Where writes yield (issue 18).  Writers that find the lock held wait their turn,
+first come first served.  Trio's ``Lock.acquire`` is also a schedule point when the
+lock is free, taken while holding it; with the local stores nothing else in a write
+yields, so that was the whole of a write's scheduling: a seventh of an ask + respond
+cycle in memory, and under concurrent askers each was handed the lock by the one
+before, one write per pass of the run loop.  So every write takes the registry's
+own ``_WriteLock``, which on a free lock is no schedule point (still a cancellation
+point), and two writes take a schedule point of their own first, before the lock,
+because they are where work comes in without a request around it:
 
 * ``ask``: an asker looping in-process (the agora, a test, a benchmark) would
   otherwise publish changes without ever letting subscribers read them, and a
@@ -103,26 +102,53 @@ STORE_RETRY_MAX_S = 60.0
 HEAP_SLACK = 1024
 
 
-class _Writing:
-    """``async with`` the registry's write lock, without the schedule point trio's
-    ``acquire`` takes when the lock is free (the module's doc says where).  Held, it
-    waits its turn as ``acquire`` does; either way it is a cancellation point.  One
-    per registry, reused: the lock keeps who holds it."""
+class _WriteLock:
+    """The registry's write lock, first come first served.  ``async with`` takes it
+    with no schedule point when it is free (the module's doc says where writes
+    yield), a cancellation point either way; ``acquire`` is trio's ``Lock.acquire``
+    (a schedule point while holding it).  Held, a writer parks, and ``release`` hands
+    the lock to the first one parked, as trio's lock does.
 
-    __slots__ = ("_lock",)
+    Not trio's ``StrictFIFOLock`` with ``acquire_nowait``: that one also records its
+    owner and registers it with the parking lot for every take (1.5 us of the two
+    writes of an ask + respond, where this costs about 0.5); the registry's writes
+    are all ``async with`` blocks in one module, so the owner is never in doubt."""
 
-    def __init__(self, lock: trio.StrictFIFOLock) -> None:
-        self._lock = lock
+    __slots__ = ("_held", "_lot")
+
+    def __init__(self) -> None:
+        self._held = False
+        self._lot = trio.lowlevel.ParkingLot()
 
     async def __aenter__(self) -> None:
         await trio.lowlevel.checkpoint_if_cancelled()
-        try:
-            self._lock.acquire_nowait()  # free: no holder, so nobody waiting before us
-        except trio.WouldBlock:
-            await self._lock.acquire()  # parks behind the others, FIFO
+        if self._held:
+            await self._lot.park()  # release() hands it over: _held stays True
+        else:
+            self._held = True
 
     async def __aexit__(self, *exc: object) -> None:
-        self._lock.release()
+        self.release()
+
+    async def acquire(self) -> None:
+        """Take the lock as trio's ``Lock.acquire`` does: a free lock is taken and
+        then a schedule point passed holding it."""
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if self._held:
+            await self._lot.park()
+        else:
+            self._held = True
+            await trio.lowlevel.cancel_shielded_checkpoint()
+
+    def release(self) -> None:
+        if self._lot:
+            self._lot.unpark()  # the first parked writer holds it now
+        else:
+            self._held = False
+
+    def statistics(self) -> trio.lowlevel.ParkingLotStatistics:
+        """``tasks_waiting``: writers parked behind the one holding the lock."""
+        return self._lot.statistics()
 
 
 @dataclass(frozen=True)
@@ -200,11 +226,11 @@ class Registry:
         """Set (and replaced) whenever ``degraded_reason()`` changes: see ``health``."""
         self._seq = itertools.count()
         self._timer: trio.CancelScope | None = None
-        self._write_lock = trio.StrictFIFOLock()
-        self._writing = _Writing(self._write_lock)
-        """The same lock, taken without a schedule point when free (module doc)."""
+        self._write_lock = _WriteLock()
         self._closed: dict[str, trio.Event] = {}
-        self._asked = trio.Event()
+        self._asked: trio.Event | None = None
+        """Set when a prompt is asked, for ``await_ask``; made by the first waiter,
+        so that an ask nobody waits for makes and sets no event."""
         self._watchers: set[trio.MemorySendChannel[Change]] = set()
         self.started_at = self.now()
 
@@ -322,7 +348,7 @@ class Registry:
             # A schedule point per expiry, before the lock: a burst of due prompts
             # lets subscribers read between them (module doc).
             await trio.lowlevel.checkpoint()
-            async with self._writing:
+            async with self._write_lock:
                 prompt = self._due(prompt_id, deadline)
                 if prompt is None:
                     continue
@@ -369,7 +395,7 @@ class Registry:
             self._settle_lost_race(stored)
             raise lifecycle.refusal(stored, lifecycle.Event(event))
         self._settle(new)
-        self._publish(Change(event, new))
+        self._publish(event, new)
         return new
 
     def _settle_lost_race(self, stored: Prompt) -> None:
@@ -380,7 +406,7 @@ class Registry:
         was_pending = stored.id in self._pending
         self._settle(stored)
         if was_pending and not stored.is_pending:
-            self._publish(Change(INGESTED_EVENTS[stored.status], stored))
+            self._publish(INGESTED_EVENTS[stored.status], stored)
 
     def _settle(self, prompt: Prompt) -> None:
         if prompt.is_pending:
@@ -421,7 +447,11 @@ class Registry:
         heapq.heapify(self._heap)
         self._arm()
 
-    def _publish(self, change: Change) -> None:
+    def _publish(self, event: str, prompt: Prompt) -> None:
+        """Tell every subscriber; the ``Change`` is made only when there is one."""
+        if not self._watchers:
+            return
+        change = Change(event, prompt)
         for send in list(self._watchers):
             try:
                 send.send_nowait(change)
@@ -439,14 +469,19 @@ class Registry:
         # A schedule point before the lock, not holding it: askers looping in-process
         # let subscribers and the deadline task run, and never queue (module doc).
         await trio.lowlevel.checkpoint()
-        async with self._writing:
+        async with self._write_lock:
             self._check_room(prompt.agent_id, held_chars(prompt))
             await self.store.insert(prompt)
             self._track(prompt)
-            self._publish(Change("ask", prompt))
-        self._asked.set()
-        self._asked = trio.Event()
+            self._publish("ask", prompt)
+        self._announce_ask()
         return prompt
+
+    def _announce_ask(self) -> None:
+        """Wake ``await_ask``'s waiters, if any wait."""
+        if self._asked is not None:
+            self._asked.set()
+            self._asked = None
 
     def _check_room(self, agent_id: str, size: int) -> None:
         """Refuse a new prompt of ``size`` characters over the pending limits
@@ -488,34 +523,40 @@ class Registry:
         """A record seen in a store shared with other hubs (NATS KV): their asks,
         answers, typing and expiries become this hub's, for its waiters and
         subscribers.  This hub's own writes come back here too and change nothing."""
-        async with self._write_lock:
-            old = self._pending.get(prompt.id)
-            if old == prompt:
-                return  # our own write, echoed
-            if old is None:
-                if not prompt.is_pending:
-                    closed = self._closed.pop(prompt.id, None)
-                    if closed is not None:
-                        closed.set()
-                    return
-                # Asked on another hub, or a stale echo of one of ours closed since:
-                # the store has the last word.
-                latest = await self.store.get(prompt.id)
-                if latest is None or not latest.is_pending:
-                    return
-                self._track(latest)
-                self._publish(Change("ask", latest))
-                self._asked.set()
-                self._asked = trio.Event()
+        await self._write_lock.acquire()  # trio's schedule point (module doc)
+        try:
+            await self._ingest(prompt)
+        finally:
+            self._write_lock.release()
+
+    async def _ingest(self, prompt: Prompt) -> None:
+        """``ingest``'s work, holding the write lock."""
+        old = self._pending.get(prompt.id)
+        if old == prompt:
+            return  # our own write, echoed
+        if old is None:
+            if not prompt.is_pending:
+                closed = self._closed.pop(prompt.id, None)
+                if closed is not None:
+                    closed.set()
                 return
-            if prompt.is_pending:
-                self._settle(prompt)
-                # Typing or a defer on the other hub: its record says which.
-                event = "typing" if prompt.typing_at is not None else "defer"
-                self._publish(Change(event, prompt))
+            # Asked on another hub, or a stale echo of one of ours closed since:
+            # the store has the last word.
+            latest = await self.store.get(prompt.id)
+            if latest is None or not latest.is_pending:
                 return
+            self._track(latest)
+            self._publish("ask", latest)
+            self._announce_ask()
+            return
+        if prompt.is_pending:
             self._settle(prompt)
-            self._publish(Change(INGESTED_EVENTS[prompt.status], prompt))
+            # Typing or a defer on the other hub: its record says which.
+            event = "typing" if prompt.typing_at is not None else "defer"
+            self._publish(event, prompt)
+            return
+        self._settle(prompt)
+        self._publish(INGESTED_EVENTS[prompt.status], prompt)
 
     async def poll(self, prompt_id: str, *, agent_id: str | None = COORDINATOR) -> Prompt:
         """The prompt as it is now.  An agent sees only its own prompts."""
@@ -553,8 +594,10 @@ class Registry:
         """Answer a prompt.  The first answer wins; later ones get AlreadyAnswered.
         An agent may answer only its own prompts; coordinators answer any."""
         by = check_name(by, "by")
-        async with self._writing:
-            prompt = await self.poll(prompt_id, agent_id=agent_id)
+        async with self._write_lock:
+            prompt = self._pending.get(prompt_id)
+            if prompt is None or (agent_id is not None and prompt.agent_id != agent_id):
+                prompt = await self.poll(prompt_id, agent_id=agent_id)  # closed, or refused
             new = lifecycle.respond(prompt, answer=answer, by=by, action=action, now=self.now())
             return await self._write(new, "respond")
 
@@ -563,13 +606,13 @@ class Registry:
     ) -> Prompt:
         """Withdraw a pending prompt.  An agent may cancel only its own."""
         by = check_name(by, "by")
-        async with self._writing:
+        async with self._write_lock:
             prompt = await self.poll(prompt_id, agent_id=agent_id)
             return await self._write(lifecycle.cancel(prompt, by=by, now=self.now()), "cancel")
 
     async def typing(self, prompt_id: str) -> Prompt:
         """The human started typing an answer: stop the countdown (the hard maximum stays)."""
-        async with self._writing:
+        async with self._write_lock:
             prompt = await self.poll(prompt_id)
             new = lifecycle.typing(prompt, now=self.now())
             if new is prompt:
@@ -580,7 +623,7 @@ class Registry:
         """The human who had typed an answer left it (Escape, C-g, a closed form): the
         countdown runs again (lifecycle.defer says for how long).  A prompt nobody
         typed into is returned as it is, and nobody is told."""
-        async with self._writing:
+        async with self._write_lock:
             prompt = await self.poll(prompt_id)
             new = lifecycle.defer(prompt, now=self.now())
             if new is prompt:
@@ -627,6 +670,8 @@ class Registry:
                 for prompt in self.list_pending():
                     if prompt.id not in exclude:
                         return prompt
+                if self._asked is None:
+                    self._asked = trio.Event()
                 await self._asked.wait()
         return None
 

@@ -121,3 +121,31 @@ async def test_concurrent_askers_never_wait_for_the_lock(
             await trio.lowlevel.checkpoint()
     assert len(reg.list_pending()) == 40
     assert max(waiting) == 0
+
+
+async def test_a_writer_cancelled_while_waiting_leaves_its_turn_to_the_next(
+    reg: Registry, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The registry's own lock (``_WriteLock``) hands itself over on release: a writer
+    cancelled in the queue is out of it, and the lock ends free."""
+    first, second = [await reg.ask(Ask(agent_id="a1", question=f"q{i}")) for i in range(2)]
+    async with trio.open_nursery() as nursery:
+        await reg._write_lock.acquire()
+        gone = trio.CancelScope()
+
+        async def cancelled_writer() -> None:
+            with gone:
+                await reg.respond(first.id, answer="no", by="gone")
+
+        nursery.start_soon(cancelled_writer)
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(lambda: reg.respond(second.id, answer="yes", by="next"))
+        await trio.testing.wait_all_tasks_blocked()
+        assert reg._write_lock.statistics().tasks_waiting == 2
+        gone.cancel()
+        await trio.testing.wait_all_tasks_blocked()
+        assert reg._write_lock.statistics().tasks_waiting == 1
+        reg._write_lock.release()
+    assert (await reg.poll(first.id)).is_pending
+    assert (await reg.poll(second.id)).by == "next"
+    await reg.respond(first.id, answer="yes", by="free")  # the lock ended free
