@@ -419,14 +419,20 @@ class Registry:
         gone = self._pending.pop(prompt.id, None)
         self._retry.pop(prompt.id, None)
         if gone is not None:
-            self._per_agent[gone.agent_id] -= 1
-            if self._per_agent[gone.agent_id] <= 0:
-                del self._per_agent[gone.agent_id]
+            # pop, not del: a Counter's __delitem__ is Python, dict.pop is not.
+            agent = gone.agent_id
+            left = self._per_agent[agent] - 1
+            if left > 0:
+                self._per_agent[agent] = left
+            else:
+                self._per_agent.pop(agent, None)
             size = held_chars(gone)
             self._chars -= size
-            self._chars_per_agent[gone.agent_id] -= size
-            if self._chars_per_agent[gone.agent_id] <= 0:
-                del self._chars_per_agent[gone.agent_id]
+            left = self._chars_per_agent[agent] - size
+            if left > 0:
+                self._chars_per_agent[agent] = left
+            else:
+                self._chars_per_agent.pop(agent, None)
             if len(self._order) > 2 * len(self._pending) + HEAP_SLACK:
                 # Amortised like the heap's compaction: the order keeps no more
                 # than about twice what is pending.
