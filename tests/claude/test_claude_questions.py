@@ -76,10 +76,9 @@ async def answered_in_the_tui(
                 await trio.to_thread.run_sync(tui.submit, "ask me")
                 with trio.fail_after(60):
                     note = await next_prompt(human)
-                    # The hook holds the call. With the sandbox setup turns on, Claude
-                    # Code shows its own menu meanwhile (as it does its permission
-                    # dialog, test_claude_setup.py): the first answer wins.
-                    assert by_setup or MENU not in tui.screen()
+                    # Claude Code shows its own menu too while the hook waits (measured
+                    # on 2.1.328: about 0.5 s after the hook starts); the first answer
+                    # wins, here the editor's, which the screen then credits to the hook.
                     await human.call("hive/respond", {"id": note.params["id"], "answer": answer})
                 screen = await trio.to_thread.run_sync(tui.wait_for, "done")
             assert "Allowed by PermissionRequest hook" in screen
