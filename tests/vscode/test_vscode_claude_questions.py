@@ -105,7 +105,18 @@ def test_an_answer_of_ones_own_goes_back_as_typed(window: Window, vscode_hub: Hu
         window.wait_quick_input("Which database should the cache use?", "the question")
         move_to(window, OWN)
         window.press("Enter")
-        window.wait_quick_input("your own answer", "the box for one's own answer")
+        # The input box, not the pick (whose last row says "your own answer" too).
+        window.wait(
+            lambda: (
+                (
+                    (box := window.quick_input()) is not None
+                    and not box.rows
+                    and "your own answer" in box.text()
+                )
+                or None
+            ),
+            "the box for one's own answer",
+        )
         window.page.keyboard.type("MariaDB, why not?")
         window.press("Enter")
         answers = answers_of(hook)
