@@ -229,6 +229,18 @@ def test_the_other_one_shot_commands_import_no_event_loop(
     assert result["code"] in (0, 8)  # poll: still pending (exit 8)
 
 
+@pytest.mark.parametrize("command", ["poll", "cancel", "list", "answer"])
+def test_the_commands_on_prompts_import_no_dataclasses(sh: Shell, command: str) -> None:
+    """They need three names of the hub's conventions (core/conventions.py), not
+    core/prompt.py, its dataclasses and its checks (12 ms by ``-X importtime``)."""
+    assert sh.run("status").returncode == 0
+    prompt_id = sh.run("ask", "Deploy?").stdout.strip()
+    args = {"list": (), "answer": (prompt_id, "yes")}.get(command, (prompt_id,))
+    result = _loaded_by(sh, command, *args, "--no-start", watching=LIGHT)
+    assert result["loaded"] == []
+    assert result["code"] in (0, 8)  # poll: still pending (exit 8)
+
+
 def test_the_probe_sees_what_it_imports(sh: Shell) -> None:
     """The probe is no blind spot: ``serve``'s modules show up once imported."""
     out = subprocess.run(

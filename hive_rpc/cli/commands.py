@@ -25,8 +25,8 @@ from hive_rpc.cli.exits import (
 )
 from hive_rpc.cli.oneshot import client_for
 from hive_rpc.cli.render import describe, methods_text, print_json, table
+from hive_rpc.core.conventions import DEFAULT_AGENT, HUMAN, MIN_ID_PREFIX
 from hive_rpc.core.errors import HiveError, HubUnreachable, InvalidParams, NotAnApprover
-from hive_rpc.core.prompt import DEFAULT_AGENT, HUMAN, MIN_ID_PREFIX, Ask
 from hive_rpc.core.terminal_text import one_line, strip_controls
 from hive_rpc.sync_client import SyncHubClient, prove_approver
 
@@ -98,6 +98,8 @@ def _wait(args: argparse.Namespace, prompt_id: str) -> dict[str, Any]:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
+    from hive_rpc.core.prompt import Ask  # its checks; the other commands need no prompt.py
+
     schema = None
     if args.schema:
         try:

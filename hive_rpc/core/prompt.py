@@ -15,6 +15,10 @@ from dataclasses import MISSING, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
+# Re-exported: the hub's service reads them here (core/conventions.py says why they moved).
+from hive_rpc.core.conventions import DEFAULT_AGENT as DEFAULT_AGENT
+from hive_rpc.core.conventions import HUMAN as HUMAN
+from hive_rpc.core.conventions import MIN_ID_PREFIX as MIN_ID_PREFIX
 from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.limits import MAX_CHOICES, MAX_NAME_CHARS, MAX_QUESTION_CHARS, LimitError
 from hive_rpc.core.schema import check_schema
@@ -230,14 +234,6 @@ def check_name(value: object, what: str) -> str:
 
 def _optional_name(value: object, what: str) -> str | None:
     return None if value is None else check_name(value, what)
-
-
-DEFAULT_AGENT = "anonymous"
-"""The ``agent_id`` of a question whose asker named none."""
-HUMAN = "human"
-"""The ``by`` recorded when an answer comes from an editor or the CLI without a name."""
-MIN_ID_PREFIX = 4
-"""``hive/lookup`` wants this much of an id: fewer would match too much to be useful."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
