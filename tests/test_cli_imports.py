@@ -241,6 +241,14 @@ def test_the_commands_on_prompts_import_no_dataclasses(sh: Shell, command: str) 
     assert result["code"] in (0, 8)  # poll: still pending (exit 8)
 
 
+@pytest.mark.parametrize("command", [("rules", "list"), ("audit",)], ids=" ".join)
+def test_rules_and_audit_import_no_datetime(sh: Shell, command: tuple[str, ...]) -> None:
+    """``datetime`` reads a ``--since`` time only (cli/decisions.py)."""
+    assert sh.run("status").returncode == 0
+    result = _loaded_by(sh, *command, "--no-start", watching=("datetime", *LIGHT))
+    assert result == {"code": 0, "loaded": []}
+
+
 def test_the_probe_sees_what_it_imports(sh: Shell) -> None:
     """The probe is no blind spot: ``serve``'s modules show up once imported."""
     out = subprocess.run(

@@ -14,7 +14,6 @@ import os
 import re
 import time
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 from hive_rpc.cli.exits import EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError
@@ -39,6 +38,8 @@ def since_time(text: str, now: float) -> float:
         return now - float(duration[1]) * _UNITS[duration[2] or "s"]
     if _CLOCK.fullmatch(text):
         text = time.strftime("%Y-%m-%d", time.localtime(now)) + "T" + text
+    from datetime import datetime  # only for a time: 1.3 ms of every rules and audit command
+
     try:
         return datetime.fromisoformat(text).timestamp()
     except ValueError:
