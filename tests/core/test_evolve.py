@@ -122,7 +122,8 @@ def test_new_prompt_makes_what_init_made(prompt: Prompt) -> None:
     """``new_prompt`` fills the slots without ``__init__`` (``prompt._maker``): the
     same prompt as the dataclass's own constructor, defaults included."""
     same(prompt, Prompt(**{name: getattr(prompt, name) for name in FIELDS}))
-    assert prompt.status is Status.PENDING and prompt.typing_at is None
+    assert prompt.status is Status.PENDING
+    assert prompt.typing_at is None
 
 
 def test_a_maker_refuses_what_init_would() -> None:
