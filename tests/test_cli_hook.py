@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -384,6 +385,41 @@ async def test_a_question_nobody_answers_in_time_prints_nothing_and_is_withdrawn
     assert (done.returncode, done.stdout) == (0, b"")
     record = await client.call("hive/poll", {"id": prompt["id"]})
     assert record["status"] == "cancelled"
+
+
+async def test_a_question_answered_in_the_terminal_is_withdrawn_from_the_editors(
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
+) -> None:
+    """Claude Code writes the call, then its result once answered in its own menu, to
+    the session's transcript (2.1.328's lines); the hook withdraws its prompt then."""
+    await client.call("hive/subscribe", {})
+    event = claude_question(short_tmp, DATABASE)
+    transcript = short_tmp / "transcript.jsonl"
+    event["transcript_path"] = str(transcript)
+    use = {"type": "tool_use", "id": "toolu_7", "name": "AskUserQuestion",
+           "input": event["tool_input"]}  # fmt: skip
+    result = {"type": "tool_result", "tool_use_id": "toolu_7", "content": "answered"}
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    call = {"type": "assistant", "message": {"content": [use]}, "timestamp": now}
+    transcript.write_text(json.dumps(call) + "\n")
+    done: list[subprocess.CompletedProcess[bytes]] = []
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+
+            async def hook() -> None:
+                done.append(await run_hook(hub_config, short_tmp, json.dumps(event).encode()))
+
+            nursery.start_soon(hook)
+            note = await client.next_notification()
+            while note.method != "hive/prompt":
+                note = await client.next_notification()
+            with transcript.open("a") as f:
+                at = datetime.now(UTC).isoformat().replace("+00:00", "Z")  # after the hook's start
+                answer = {"type": "user", "message": {"content": [result]}, "timestamp": at}
+                f.write(json.dumps(answer) + "\n")
+    assert (done[0].returncode, done[0].stdout) == (0, b"")
+    record = await client.call("hive/poll", {"id": note.params["id"]})
+    assert (record["status"], record["by"]) == ("cancelled", "the terminal")
 
 
 async def test_rules_never_answer_a_question(

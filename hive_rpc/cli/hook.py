@@ -26,7 +26,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,7 @@ from hive_rpc.core.claude_questions import (
     parse_questions,
     questions_ask,
 )
+from hive_rpc.core.claude_transcript import SettledWatch
 from hive_rpc.core.errors import HiveError, HubTimeout
 from hive_rpc.core.prompt import Ask
 from hive_rpc.core.terminal_text import strip_controls
@@ -153,15 +154,22 @@ def remember(client: SyncHubClient, request: PermissionRequest, record: Mapping[
         _say(f"allowed once: the rule {pattern} was not saved: {e}" + (f" ({why})" if why else ""))
 
 
-def ask_human(client: SyncHubClient, ask: Ask, deadline: float) -> dict[str, Any]:
+def ask_human(
+    client: SyncHubClient,
+    ask: Ask,
+    deadline: float,
+    watching: Callable[[str], contextlib.AbstractContextManager[None]] | None = None,
+) -> dict[str, Any]:
     """Ask the hub and wait until ``deadline`` (``time.monotonic()``) for the human;
     the prompt's record.  A question still pending then is withdrawn, so no editor
-    keeps showing it."""
+    keeps showing it.  ``watching(prompt_id)``, if given, is entered for the wait
+    (the transcript's watch, which may withdraw the prompt meanwhile)."""
     record: dict[str, Any] = client.call("hive/ask", ask.params())
     prompt_id = record["id"]
+    watch = watching(prompt_id) if watching is not None else contextlib.nullcontext()
     try:
         # Past the deadline the wait is over, the question still pending.
-        with contextlib.suppress(HubTimeout), client.giving_up_at(deadline):
+        with watch, contextlib.suppress(HubTimeout), client.giving_up_at(deadline):
             left = max(0.0, deadline - time.monotonic())
             record = client.call(
                 "hive/await", {"id": prompt_id, "timeout_s": left, "agent_id": ask.agent_id}
@@ -183,19 +191,35 @@ def ask_permission(
 
 
 def answer_questions(
-    client: SyncHubClient, event: Mapping[str, Any], timeout_s: float
+    client: SyncHubClient, event: Mapping[str, Any], timeout_s: float, socket: Path
 ) -> dict[str, Any] | None:
     """Claude Code's own questions (its ``AskUserQuestion`` call, which reaches this
     hook as a PermissionRequest) asked as ONE prompt with a field per question
     (core/claude_questions.py), waited for up to ``timeout_s``; the allow carrying the
     human's answers as ``updatedInput.answers``.  None, so Claude Code's own menu
     shows, unless every question got an answer.  No rule is checked: rules decide
-    permissions, never what the human would answer."""
+    permissions, never what the human would answer.  Claude Code shows that menu
+    meanwhile too: answered there, the call's result in the session's transcript
+    withdraws the prompt (hook_transcript.py)."""
     questions = parse_questions(event.get("tool_input"))
     if questions is None:
         return None
-    ask = questions_ask(questions, agent_id=agent_id(event), timeout_s=timeout_s)
-    record = ask_human(client, ask, time.monotonic() + timeout_s)
+    agent = agent_id(event)
+    started = time.time()
+    ask = questions_ask(questions, agent_id=agent, timeout_s=timeout_s)
+    transcript = event.get("transcript_path")
+    watching = None
+    if isinstance(transcript, str) and transcript:
+        from hive_rpc.cli.hook_transcript import withdrawn_once_settled
+
+        def watching(prompt_id: str) -> contextlib.AbstractContextManager[None]:
+            watch = SettledWatch(TOOL_NAME, event.get("tool_input"), started)
+            return withdrawn_once_settled(
+                Path(transcript), watch, socket=socket, prompt_id=prompt_id,
+                agent_id=agent, timeout_s=HUB_TIMEOUT_S,
+            )  # fmt: skip
+
+    record = ask_human(client, ask, time.monotonic() + timeout_s, watching)
     answers = claude_answers(questions, record.get("answer")) if answered(record) else None
     if answers is None:
         return None
@@ -247,7 +271,7 @@ def cmd_hook(args: argparse.Namespace) -> int:
         with SyncHubClient.connect(Path(args.socket), timeout_s=HUB_TIMEOUT_S) as client:
             client.timeout_s = HUB_TIMEOUT_S
             if event.get("tool_name") == TOOL_NAME:
-                output = answer_questions(client, event, args.timeout)
+                output = answer_questions(client, event, args.timeout, Path(args.socket))
             else:
                 output = decide_permission(client, event, args.timeout)
     except Exception as e:  # fail safe: any error leaves the decision to Claude Code

@@ -149,3 +149,35 @@ def test_the_hub_stopped_leaves_the_question_to_claude_codes_own_menu(
     assert "Which database should the cache use?" in screen
     assert "2. Postgres" in screen
     assert "no hub answers on" in log.read_text()
+
+
+@needs_tmux
+async def test_answered_in_the_terminal_the_editors_question_is_withdrawn(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """Claude Code shows its own menu while the hook waits and takes the first answer,
+    but tells the hook nothing (measured on 2.1.328: no signal, no closed pipe, the
+    hook ran on to its timeout, the editor's question pending all along). The call's
+    result in the transcript withdraws the editor's question."""
+    with scripted_model(asking(DATABASE)) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        install_hook(claude, hub_config.socket, "--timeout", "60")
+        async with human_editor(hub_config.socket) as human:
+            with claude_tui(claude, claude_root) as tui:
+                await trio.to_thread.run_sync(tui.submit, "ask me")
+                with trio.fail_after(60):
+                    note = await next_prompt(human)
+                    await trio.to_thread.run_sync(tui.wait_for, MENU)
+                    tui.tmux("send-keys", "-t", "0", "Down")
+                    await trio.to_thread.run_sync(tui.wait_for, "\u276f 2. Postgres")
+                    await trio.sleep(0.5)  # drawn before the menu takes the next key
+                    tui.tmux("send-keys", "-t", "0", "Enter")
+                    await trio.to_thread.run_sync(tui.wait_for, "done")
+                    dismissed = await human.next_notification()
+                    while dismissed.method != "hive/dismiss":
+                        dismissed = await human.next_notification()
+                record = await human.call("hive/poll", {"id": note.params["id"]})
+        result = model.requests[-1].last_tool_result()
+    assert (record["status"], record["by"]) == ("cancelled", "the terminal")
+    assert result is not None
+    assert '"Which database should the cache use?"="Postgres"' in result_text(result)

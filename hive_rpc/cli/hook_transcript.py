@@ -1,0 +1,86 @@
+"""The hook's watch on Claude Code's transcript while it waits for the human: a call
+answered in the terminal meanwhile withdraws the hub prompt, so no editor keeps
+asking a question already answered (core/claude_transcript.py says why and how).
+
+A thread, not trio: the hook runs on the blocking client (no trio, see hook.py),
+and its main thread is blocked in ``hive/await``.  The thread withdraws the prompt
+on a connection of its own; the ``hive/await`` then returns the cancelled record and
+the hook prints nothing, as Claude Code already has its answer.  Any failure here
+(no transcript, an unreadable one, the hub gone) only ends the watch: the hook
+waits as it would without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from hive_rpc.core.claude_transcript import SettledWatch
+from hive_rpc.core.errors import HiveError
+from hive_rpc.sync_client import SyncHubClient
+
+POLL_S = 0.25
+"""How often the transcript is read for new lines: Claude Code writes the result
+about 0.5 s after the terminal answer, so the editor's question goes within a second."""
+TAIL_BYTES = 256 * 1024
+"""Where the first read starts, back from the end: the call being asked about was
+just written; a long session's transcript is megabytes."""
+WITHDRAWN_BY = "the terminal"
+"""The ``by`` of the withdrawal: the editors and the audit trail say who settled it."""
+JOIN_S = 1.0
+
+
+def withdraw(socket: Path, prompt_id: str, agent_id: str, timeout_s: float) -> None:
+    """Withdraw the prompt; one already closed (the editor's answer came first) stays
+    as it is."""
+    with SyncHubClient.connect(socket, timeout_s=timeout_s) as client:
+        client.timeout_s = timeout_s
+        with contextlib.suppress(HiveError):
+            client.call("hive/cancel", {"id": prompt_id, "agent_id": agent_id, "by": WITHDRAWN_BY})
+
+
+def _watch(
+    path: Path, watch: SettledWatch, stop: threading.Event, settled: threading.Event
+) -> None:
+    with contextlib.suppress(OSError), path.open("rb") as transcript:
+        size = transcript.seek(0, os.SEEK_END)
+        transcript.seek(max(0, size - TAIL_BYTES))
+        while True:
+            if watch.feed(transcript.read()):
+                settled.set()
+                return
+            if stop.wait(POLL_S):
+                return
+
+
+@contextlib.contextmanager
+def withdrawn_once_settled(
+    transcript: Path,
+    watch: SettledWatch,
+    *,
+    socket: Path,
+    prompt_id: str,
+    agent_id: str,
+    timeout_s: float,
+) -> Iterator[None]:
+    """For the ``with`` block (the wait for the human): once ``watch`` finds the call
+    settled in ``transcript``, withdraw the prompt."""
+    stop = threading.Event()
+    settled = threading.Event()
+
+    def run() -> None:
+        _watch(transcript, watch, stop, settled)
+        if settled.is_set():
+            with contextlib.suppress(HiveError, OSError):
+                withdraw(socket, prompt_id, agent_id, timeout_s)
+
+    thread = threading.Thread(target=run, name="hive-rpc-transcript", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(JOIN_S)
