@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 
 from hive_rpc.cli.hook import SUMMARY_CHARS, permission_ask
@@ -387,16 +388,23 @@ async def test_a_question_nobody_answers_in_time_prints_nothing_and_is_withdrawn
     assert record["status"] == "cancelled"
 
 
-async def test_a_question_answered_in_the_terminal_is_withdrawn_from_the_editors(
-    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
+@pytest.mark.parametrize("kind", ["question", "permission"])
+async def test_a_request_answered_in_the_terminal_is_withdrawn_from_the_editors(
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path, kind: str
 ) -> None:
-    """Claude Code writes the call, then its result once answered in its own menu, to
-    the session's transcript (2.1.328's lines); the hook withdraws its prompt then."""
+    """Claude Code shows its own menu or dialog while the hook waits and takes the
+    first answer; it writes the call, then its result once answered there, to the
+    session's transcript (2.1.328's lines); the hook withdraws its prompt then, so no
+    editor goes on asking what the terminal answered. A permission's result comes
+    once the tool ran (or was refused)."""
     await client.call("hive/subscribe", {})
-    event = claude_question(short_tmp, DATABASE)
+    if kind == "question":
+        event = claude_question(short_tmp, DATABASE)
+    else:
+        event = permission_request(short_tmp)
     transcript = short_tmp / "transcript.jsonl"
     event["transcript_path"] = str(transcript)
-    use = {"type": "tool_use", "id": "toolu_7", "name": "AskUserQuestion",
+    use = {"type": "tool_use", "id": "toolu_7", "name": event["tool_name"],
            "input": event["tool_input"]}  # fmt: skip
     result = {"type": "tool_result", "tool_use_id": "toolu_7", "content": "answered"}
     now = datetime.now(UTC).isoformat().replace("+00:00", "Z")

@@ -154,11 +154,15 @@ def remember(client: SyncHubClient, request: PermissionRequest, record: Mapping[
         _say(f"allowed once: the rule {pattern} was not saved: {e}" + (f" ({why})" if why else ""))
 
 
+Watching = Callable[[str], contextlib.AbstractContextManager[None]]
+"""The transcript's watch for one prompt (``ask_human``'s ``watching``)."""
+
+
 def ask_human(
     client: SyncHubClient,
     ask: Ask,
     deadline: float,
-    watching: Callable[[str], contextlib.AbstractContextManager[None]] | None = None,
+    watching: Watching | None = None,
 ) -> dict[str, Any]:
     """Ask the hub and wait until ``deadline`` (``time.monotonic()``) for the human;
     the prompt's record.  A question still pending then is withdrawn, so no editor
@@ -182,12 +186,36 @@ def ask_human(
     return record
 
 
+def transcript_watch(event: Mapping[str, Any], socket: Path, agent: str) -> Watching | None:
+    """While the hook waits, Claude Code shows its own menu or dialog too and takes the
+    first answer (measured on 2.1.328); answered there, the call's result in the
+    session's transcript withdraws the hub prompt (hook_transcript.py), so no editor
+    goes on asking.  None without a transcript to read."""
+    transcript = event.get("transcript_path")
+    if not isinstance(transcript, str) or not transcript:
+        return None
+    from hive_rpc.cli.hook_transcript import withdrawn_once_settled
+
+    started = time.time()
+
+    def watching(prompt_id: str) -> contextlib.AbstractContextManager[None]:
+        watch = SettledWatch(str(event.get("tool_name")), event.get("tool_input"), started)
+        return withdrawn_once_settled(
+            Path(transcript), watch, socket=socket, prompt_id=prompt_id,
+            agent_id=agent, timeout_s=HUB_TIMEOUT_S,
+        )  # fmt: skip
+
+    return watching
+
+
 def ask_permission(
-    client: SyncHubClient, event: Mapping[str, Any], timeout_s: float
+    client: SyncHubClient, event: Mapping[str, Any], timeout_s: float, socket: Path
 ) -> dict[str, Any]:
-    """The permission question, asked and waited for up to ``timeout_s``."""
+    """The permission question, asked and waited for up to ``timeout_s`` (or until
+    answered in Claude Code's own dialog: ``transcript_watch``)."""
     ask = permission_ask(event, timeout_s=timeout_s, home=os.environ.get("HOME"))
-    return ask_human(client, ask, time.monotonic() + timeout_s)
+    watching = transcript_watch(event, socket, ask.agent_id)
+    return ask_human(client, ask, time.monotonic() + timeout_s, watching)
 
 
 def answer_questions(
@@ -198,27 +226,14 @@ def answer_questions(
     (core/claude_questions.py), waited for up to ``timeout_s``; the allow carrying the
     human's answers as ``updatedInput.answers``.  None, so Claude Code's own menu
     shows, unless every question got an answer.  No rule is checked: rules decide
-    permissions, never what the human would answer.  Claude Code shows that menu
-    meanwhile too: answered there, the call's result in the session's transcript
-    withdraws the prompt (hook_transcript.py)."""
+    permissions, never what the human would answer.  Answered in Claude Code's own
+    menu meanwhile, the prompt is withdrawn (``transcript_watch``)."""
     questions = parse_questions(event.get("tool_input"))
     if questions is None:
         return None
     agent = agent_id(event)
-    started = time.time()
     ask = questions_ask(questions, agent_id=agent, timeout_s=timeout_s)
-    transcript = event.get("transcript_path")
-    watching = None
-    if isinstance(transcript, str) and transcript:
-        from hive_rpc.cli.hook_transcript import withdrawn_once_settled
-
-        def watching(prompt_id: str) -> contextlib.AbstractContextManager[None]:
-            watch = SettledWatch(TOOL_NAME, event.get("tool_input"), started)
-            return withdrawn_once_settled(
-                Path(transcript), watch, socket=socket, prompt_id=prompt_id,
-                agent_id=agent, timeout_s=HUB_TIMEOUT_S,
-            )  # fmt: skip
-
+    watching = transcript_watch(event, socket, agent)
     record = ask_human(client, ask, time.monotonic() + timeout_s, watching)
     answers = claude_answers(questions, record.get("answer")) if answered(record) else None
     if answers is None:
@@ -228,7 +243,7 @@ def answer_questions(
 
 
 def decide_permission(
-    client: SyncHubClient, event: Mapping[str, Any], timeout_s: float
+    client: SyncHubClient, event: Mapping[str, Any], timeout_s: float, socket: Path
 ) -> dict[str, Any] | None:
     """A rule's decision, else the human's (saving a rule for a lasting answer); the
     hook's output, or None."""
@@ -237,7 +252,7 @@ def decide_permission(
     checked = check_rules(client, request)
     if checked is not None:
         return decision_output(rule_decision(checked, tool))
-    record = ask_permission(client, event, timeout_s)
+    record = ask_permission(client, event, timeout_s, socket)
     decision = human_decision(record, tool)
     if decision is None:
         return None
@@ -273,7 +288,7 @@ def cmd_hook(args: argparse.Namespace) -> int:
             if event.get("tool_name") == TOOL_NAME:
                 output = answer_questions(client, event, args.timeout, Path(args.socket))
             else:
-                output = decide_permission(client, event, args.timeout)
+                output = decide_permission(client, event, args.timeout, Path(args.socket))
     except Exception as e:  # fail safe: any error leaves the decision to Claude Code
         _say(f"{e}; printing no decision, so Claude Code asks itself")
         return EXIT_OK

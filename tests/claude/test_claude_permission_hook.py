@@ -236,9 +236,12 @@ def test_tui_hub_down_shows_claude_codes_own_dialog(claude_bin: Path, claude_roo
 
 
 @needs_tmux
-async def test_tui_allow_from_the_editor_runs_with_no_dialog(
+async def test_tui_allow_from_the_editor_runs_it_and_closes_the_dialog(
     hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
 ) -> None:
+    """Claude Code 2.1.328 draws its own dialog about half a second after the hook
+    starts, whatever the hook does, and takes the first answer: the editor's allow
+    runs the command and the dialog goes, with no key pressed in the terminal."""
     target = claude_root / "project" / "made-by-claude"
     with scripted_model(touch_once(target)) as model:
         claude = claude_home(claude_bin, claude_root, model.base_url)
@@ -248,9 +251,37 @@ async def test_tui_allow_from_the_editor_runs_with_no_dialog(
                 await trio.to_thread.run_sync(tui.submit, "make the file")
                 with trio.fail_after(60):
                     note = await next_prompt(human)
-                    assert PROCEED not in tui.screen()  # the hook holds the request
                     await human.call("hive/respond", {"id": note.params["id"], "answer": "allow"})
                     while not target.exists():  # noqa: ASYNC110 (another process's file)
                         await trio.sleep(0.1)
                 screen = await trio.to_thread.run_sync(tui.wait_for, "done")
     assert PROCEED not in screen
+
+
+@needs_tmux
+async def test_tui_answered_in_the_terminal_the_editors_question_is_withdrawn(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """The human says Yes in Claude Code's own dialog: Claude Code tells the hook
+    nothing, but the call's result in the session's transcript withdraws the
+    editor's question (by "the terminal") instead of it waiting out the hook's
+    --timeout."""
+    target = claude_root / "project" / "made-by-claude"
+    with scripted_model(touch_once(target)) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        install_hook(claude, hub_config.socket, "--timeout", "60")
+        async with human_editor(hub_config.socket) as human:
+            with claude_tui(claude, claude_root) as tui:
+                await trio.to_thread.run_sync(tui.submit, "make the file")
+                with trio.fail_after(60):
+                    note = await next_prompt(human)
+                    await trio.to_thread.run_sync(tui.wait_for, PROCEED)
+                    await trio.sleep(0.5)  # drawn before the dialog takes the next key
+                    tui.tmux("send-keys", "-t", "0", "Enter")  # 1. Yes
+                    await trio.to_thread.run_sync(tui.wait_for, "done")
+                    dismissed = await human.next_notification()
+                    while dismissed.method != "hive/dismiss":
+                        dismissed = await human.next_notification()
+                record = await human.call("hive/poll", {"id": note.params["id"]})
+    assert target.exists()
+    assert (record["status"], record["by"]) == ("cancelled", "the terminal")
