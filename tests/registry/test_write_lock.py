@@ -19,7 +19,7 @@ import trio
 import trio.testing
 
 from hive_rpc.core.prompt import Ask, Prompt
-from hive_rpc.registry import Registry, open_registry
+from hive_rpc.registry import ASKS_PER_SCHEDULE_POINT, Registry, Watch, open_registry
 from hive_rpc.store import MemoryStore
 
 
@@ -58,12 +58,80 @@ async def test_a_write_on_a_free_lock_is_no_schedule_point(
     assert schedule_points() == before
 
 
-async def test_an_ask_is_still_a_schedule_point(
+async def test_an_ask_is_a_schedule_point_while_someone_subscribes(
+    reg: Registry, autojump_clock: trio.testing.MockClock
+) -> None:
+    with reg.watch():
+        before = schedule_points()
+        for i in range(2 * ASKS_PER_SCHEDULE_POINT):
+            await reg.ask(Ask(agent_id="a1", question=f"q{i}"))
+        assert schedule_points() == before + 2 * ASKS_PER_SCHEDULE_POINT
+
+
+async def test_with_no_subscriber_one_ask_in_so_many_is_a_schedule_point(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
     before = schedule_points()
-    await reg.ask(Ask(agent_id="a1", question="Ship it?"))
+    for i in range(2 * ASKS_PER_SCHEDULE_POINT):
+        await reg.ask(Ask(agent_id="a1", question=f"q{i}"))
+    assert schedule_points() == before + 2
+
+
+async def test_an_ask_after_another_tasks_is_a_schedule_point(
+    reg: Registry, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Concurrent askers keep one ask each per pass of the run loop."""
+    await reg.ask(Ask(agent_id="a1", question="mine"))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(reg.ask, Ask(agent_id="a2", question="theirs"))
+        await trio.testing.wait_all_tasks_blocked()
+    before = schedule_points()
+    await reg.ask(Ask(agent_id="a1", question="mine again"))
     assert schedule_points() == before + 1
+
+
+async def test_an_ask_loop_lets_the_deadline_task_expire_a_due_prompt(
+    reg: Registry, autojump_clock: trio.testing.MockClock
+) -> None:
+    due = await reg.ask(Ask(agent_id="a1", question="due", timeout_s=1))
+    autojump_clock.jump(2)  # past its deadline, with no schedule point
+    for i in range(3 * ASKS_PER_SCHEDULE_POINT):  # its expiry passes a schedule point too
+        await reg.ask(Ask(agent_id="a1", question=f"q{i}"))
+    assert not (await reg.poll(due.id)).is_pending
+
+
+async def test_a_reading_subscriber_keeps_up_with_an_ask_loop(
+    reg: Registry, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Each change wakes the subscriber, so the next ask lets it read: a buffer of
+    two holds a loop of asks that yields nowhere else."""
+    received: list[str] = []
+
+    async def subscriber(watch: Watch) -> None:
+        async for change in watch:
+            received.append(change.prompt.question)
+
+    with reg.watch(buffer=2) as watch:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(subscriber, watch)
+            await trio.testing.wait_all_tasks_blocked()
+            for i in range(10 * ASKS_PER_SCHEDULE_POINT):
+                await reg.ask(Ask(agent_id="a1", question=f"q{i}"))
+            await trio.testing.wait_all_tasks_blocked()
+            assert reg.statistics()["watchers"] == 1
+            assert received == [f"q{i}" for i in range(10 * ASKS_PER_SCHEDULE_POINT)]
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_cancelled_asker_asks_nothing(
+    reg: Registry, autojump_clock: trio.testing.MockClock
+) -> None:
+    for _ in range(2):  # the ask that would pass a schedule point, and one that would not
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            await reg.ask(Ask(agent_id="a1", question="Ship it?"))
+        assert scope.cancelled_caught
+    assert reg.list_pending() == []
 
 
 @pytest.mark.parametrize("name", sorted(WRITES))
