@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import trio
+from ask_user_question import DATABASE, FEATURES
 
 from hive_rpc.cli.hook import SUMMARY_CHARS, permission_ask
 from hive_rpc.client import HubClient, prove_approver
@@ -267,27 +268,6 @@ def claude_question(home: Path, *questions: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-DATABASE = {
-    "question": "Which database should the cache use?",
-    "header": "Database",
-    "options": [
-        {"label": "SQLite", "description": "embedded, one file"},
-        {"label": "Postgres", "description": "the server we already run"},
-    ],
-    "multiSelect": False,
-}
-
-
-FEATURES = {
-    "question": "Which features should ship?",
-    "header": "Features",
-    "options": [
-        {"label": "Alpha", "description": "the first"},
-        {"label": "Beta", "description": "the second"},
-        {"label": "Gamma", "description": "the third"},
-    ],
-    "multiSelect": True,
-}
 OWN = {"type": "string", "title": "Other: type your own answer"}
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from ask_user_question import DATABASE, FEATURES
 from claude_session import claude_home
 from editor import human_editor, next_prompt
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
@@ -19,25 +20,6 @@ from test_claude_setup import setup_project
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 
-DATABASE = {
-    "question": "Which database should the cache use?",
-    "header": "Database",
-    "options": [
-        {"label": "SQLite", "description": "embedded"},
-        {"label": "Postgres", "description": "a server"},
-    ],
-    "multiSelect": False,
-}
-FEATURES = {
-    "question": "Which features should ship?",
-    "header": "Features",
-    "options": [
-        {"label": "Alpha", "description": "the first"},
-        {"label": "Beta", "description": "the second"},
-        {"label": "Gamma", "description": "the third"},
-    ],
-    "multiSelect": True,
-}
 MENU = "Enter to select"
 """Claude Code's own question menu (2.1.328): "Enter to select · Tab/Arrow keys ..."."""
 
@@ -99,7 +81,8 @@ async def test_set_up_by_setup_the_second_option_picked_in_the_editor_reaches_th
     )
     field = prompt["schema"]["properties"]["q1"]
     assert field["title"] == "Database"
-    assert [o.get("description") for o in field["anyOf"]] == ["embedded", "a server", None]
+    descriptions = [o.get("description") for o in field["anyOf"]]
+    assert descriptions == ["embedded, one file", "the server we already run", None]
     assert result.startswith(
         'Your questions have been answered: "Which database should the cache use?"="Postgres".'
     ), result

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ask_user_question import DATABASE, FEATURES
 from emacs_session import FAST, EmacsSession
 from test_emacs_permission_detail import minibuffer
 
@@ -33,26 +34,6 @@ pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
     reason="needs emacs and tmux",
 )
-
-DATABASE = {
-    "question": "Which database should the cache use?",
-    "header": "Database",
-    "options": [
-        {"label": "SQLite", "description": "embedded, one file"},
-        {"label": "Postgres", "description": "the server we already run"},
-    ],
-    "multiSelect": False,
-}
-FEATURES = {
-    "question": "Which features should ship?",
-    "header": "Features",
-    "options": [
-        {"label": "Alpha", "description": "the first"},
-        {"label": "Beta", "description": "the second"},
-        {"label": "Gamma", "description": "the third"},
-    ],
-    "multiSelect": True,
-}
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from ask_user_question import DATABASE, FEATURES
 from chromium_page import needs_chromium, open_dashboard, run_in_chromium, start_dashboard, watch
 from test_dashboard_browser import cli, cli_ask
 
@@ -23,25 +24,6 @@ from hive_rpc.hub import HubConfig
 
 pytestmark = needs_chromium
 
-FEATURES = {
-    "question": "Which features should ship?",
-    "header": "Features",
-    "options": [
-        {"label": "Alpha", "description": "the first"},
-        {"label": "Beta", "description": "the second"},
-        {"label": "Gamma", "description": "the third"},
-    ],
-    "multiSelect": True,
-}
-DATABASE = {
-    "question": "Which database should the cache use?",
-    "header": "Database",
-    "options": [
-        {"label": "SQLite", "description": "embedded, one file"},
-        {"label": "Postgres", "description": "the server we already run"},
-    ],
-    "multiSelect": False,
-}
 QUESTIONS = parse_questions({"questions": [FEATURES, DATABASE]})
 assert QUESTIONS is not None
 SCHEMA = questions_schema(QUESTIONS)
