@@ -7,15 +7,15 @@ answer stays text."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import hook_process
 import pytest
 from emacs_session import FAST, EmacsSession
+from hook_process import permission_event
 
 pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
@@ -47,24 +47,12 @@ def minibuffer(screen: str) -> str:
 
 
 def start_hook(emacs: EmacsSession) -> subprocess.Popen[bytes]:
-    event = {
-        "session_id": "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10",
-        "cwd": str(emacs.root / "app"),
-        "hook_event_name": "PermissionRequest",
-        "tool_name": "Bash",
-        "tool_input": {"command": COMMAND, "description": "Run the tests"},
-    }
-    where = ["--socket", str(emacs.socket), "--data-dir", str(emacs.root / "data")]
-    stdin = emacs.root / "event.json"
-    stdin.write_text(json.dumps(event))
-    with stdin.open("rb") as event_file:
-        return subprocess.Popen(
-            [sys.executable, "-m", "hive_rpc", "hook", "claude-code", *where, "--timeout", "60"],
-            stdin=event_file,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={**os.environ, "HOME": str(emacs.root)},
-        )
+    event = permission_event(
+        emacs.root, "Bash", {"command": COMMAND, "description": "Run the tests"}
+    )
+    return hook_process.start_hook(
+        event, socket=emacs.socket, data_dir=emacs.root / "data", home=emacs.root
+    )
 
 
 def test_question_mark_shows_the_tool_input_then_the_answer_goes_back(

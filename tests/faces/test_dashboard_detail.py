@@ -7,14 +7,14 @@ is read before it is approved.  Nothing of the agent's text becomes HTML."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+import hook_process
 import trio
 from chromium_page import needs_chromium, open_dashboard, run_in_chromium, start_dashboard, watch
+from hook_process import permission_event
 
 from hive_rpc.hub import HubConfig
 
@@ -25,24 +25,8 @@ pytestmark = needs_chromium
 
 
 def start_hook(config: HubConfig, home: Path) -> subprocess.Popen[bytes]:
-    event = {
-        "session_id": "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10",
-        "cwd": str(home / "app"),
-        "hook_event_name": "PermissionRequest",
-        "tool_name": "Bash",
-        "tool_input": TOOL_INPUT,
-    }
-    stdin = home / "event.json"
-    stdin.write_text(json.dumps(event))
-    where = ["--socket", str(config.socket), "--data-dir", str(config.data_dir)]
-    with stdin.open("rb") as event_file:
-        return subprocess.Popen(
-            [sys.executable, "-m", "hive_rpc", "hook", "claude-code", *where, "--timeout", "60"],
-            stdin=event_file,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={**os.environ, "HOME": str(home)},
-        )
+    event = permission_event(home, "Bash", TOOL_INPUT)
+    return hook_process.start_hook(event, socket=config.socket, data_dir=config.data_dir, home=home)
 
 
 async def test_a_permission_shows_the_whole_tool_input_as_text_before_the_answers(

@@ -8,15 +8,15 @@ shows every option and description in its detail and says where to answer."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+import hook_process
 import trio
 from ask_user_question import DATABASE, FEATURES
 from chromium_page import needs_chromium, open_dashboard, run_in_chromium, start_dashboard, watch
+from hook_process import permission_event
 from test_dashboard_browser import cli, cli_ask
 
 from hive_rpc.core.claude_questions import parse_questions, questions_schema
@@ -65,24 +65,8 @@ async def test_options_with_descriptions_checkboxes_and_an_answer_of_ones_own(
 
 
 def start_hook(config: HubConfig, home: Path) -> subprocess.Popen[bytes]:
-    event = {
-        "session_id": "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10",
-        "cwd": str(home / "app"),
-        "hook_event_name": "PermissionRequest",
-        "tool_name": "AskUserQuestion",
-        "tool_input": {"questions": [FEATURES, DATABASE]},
-    }
-    stdin = home / "event.json"
-    stdin.write_text(json.dumps(event))
-    where = ["--socket", str(config.socket), "--data-dir", str(config.data_dir)]
-    with stdin.open("rb") as event_file:
-        return subprocess.Popen(
-            [sys.executable, "-m", "hive_rpc", "hook", "claude-code", *where, "--timeout", "60"],
-            stdin=event_file,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={**os.environ, "HOME": str(home)},
-        )
+    event = permission_event(home, "AskUserQuestion", {"questions": [FEATURES, DATABASE]})
+    return hook_process.start_hook(event, socket=config.socket, data_dir=config.data_dir, home=home)
 
 
 async def test_claude_codes_question_shows_its_options_and_where_to_answer(

@@ -8,13 +8,14 @@ hook as Claude Code's ``answers``.  ``hive.openGraceSeconds`` is 0 here."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from typing import Any
 
+import hook_process
 import pytest
 from ask_user_question import DATABASE, FEATURES
+from hook_process import permission_event
 from vscode_session import EditorSetup, Hub, Window
 
 OWN = "Other: type your own answer"
@@ -32,24 +33,10 @@ def editor_setup() -> EditorSetup:
 
 def start_hook(window: Window, hub: Hub, *questions: dict[str, Any]) -> subprocess.Popen[bytes]:
     window.command("View: Close All Editors")
-    event = {
-        "session_id": "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10",
-        "cwd": str(hub.root / "app"),
-        "hook_event_name": "PermissionRequest",
-        "tool_name": "AskUserQuestion",
-        "tool_input": {"questions": list(questions)},
-    }
-    stdin = hub.root / "event.json"
-    stdin.write_text(json.dumps(event))
-    where = ["--socket", str(hub.socket), "--data-dir", str(hub.data_dir)]
-    with stdin.open("rb") as event_file:
-        return subprocess.Popen(
-            [sys.executable, "-m", "hive_rpc", "hook", "claude-code", *where, "--timeout", "120"],
-            stdin=event_file,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={**os.environ, "HOME": str(hub.root)},
-        )
+    event = permission_event(hub.root, "AskUserQuestion", {"questions": list(questions)})
+    return hook_process.start_hook(
+        event, socket=hub.socket, data_dir=hub.data_dir, home=hub.root, timeout_s=120
+    )
 
 
 def move_to(window: Window, label: str) -> None:

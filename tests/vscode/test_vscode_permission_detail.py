@@ -9,12 +9,13 @@ nothing (the pick stays open), and the answer picked next goes back to the hook.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
+import hook_process
 import pytest
+from hook_process import permission_event
 from vscode_session import EditorSetup, Hub, Window
 
 COMMAND = "npm test\nrm -rf build/cache-only-in-the-detail"
@@ -37,24 +38,10 @@ def start_hook(window: Window, hub: Hub) -> subprocess.Popen[bytes]:
     """The hook as Claude Code runs it, its PermissionRequest on stdin, with no editor
     open yet (the details of an earlier test's prompt would read the same)."""
     window.command("View: Close All Editors")
-    event = {
-        "session_id": "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10",
-        "cwd": str(hub.root / "app"),
-        "hook_event_name": "PermissionRequest",
-        "tool_name": "Bash",
-        "tool_input": {"command": COMMAND, "description": "Run the tests"},
-    }
-    stdin = hub.root / "event.json"
-    stdin.write_text(json.dumps(event))
-    where = ["--socket", str(hub.socket), "--data-dir", str(hub.data_dir)]
-    with stdin.open("rb") as event_file:
-        return subprocess.Popen(
-            [sys.executable, "-m", "hive_rpc", "hook", "claude-code", *where, "--timeout", "120"],
-            stdin=event_file,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={**os.environ, "HOME": str(hub.root)},
-        )
+    event = permission_event(hub.root, "Bash", {"command": COMMAND, "description": "Run the tests"})
+    return hook_process.start_hook(
+        event, socket=hub.socket, data_dir=hub.data_dir, home=hub.root, timeout_s=120
+    )
 
 
 def editor_text(window: Window) -> str:

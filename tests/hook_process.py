@@ -1,0 +1,46 @@
+"""The real ``hive-rpc hook claude-code`` started as Claude Code starts it: one
+PermissionRequest event on its stdin (2.1.328's fields), its own HOME, its decision
+on stdout.  For the tests where an editor or the dashboard answers it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+SESSION = "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10"
+"""The Claude Code session the events come from (its agent: claude-code-3f2a9c1d)."""
+
+
+def permission_event(home: Path, tool_name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    """What Claude Code sends the hook when ``tool_name`` wants to run in ``home/app``
+    (AskUserQuestion's questions come the same way)."""
+    return {
+        "session_id": SESSION,
+        "cwd": str(home / "app"),
+        "hook_event_name": "PermissionRequest",
+        "tool_name": tool_name,
+        "tool_input": tool_input,
+    }
+
+
+def start_hook(
+    event: dict[str, Any], *, socket: Path, data_dir: Path, home: Path, timeout_s: int = 60
+) -> subprocess.Popen[bytes]:
+    """The hook running on ``event``; the caller waits for it (``communicate``), or
+    kills it and then communicates, which closes its pipes."""
+    stdin = home / "event.json"
+    stdin.write_text(json.dumps(event))
+    where = ["--socket", str(socket), "--data-dir", str(data_dir)]
+    with stdin.open("rb") as event_file:
+        return subprocess.Popen(
+            [sys.executable, "-m", "hive_rpc", "hook", "claude-code", *where,
+             "--timeout", str(timeout_s)],
+            stdin=event_file,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "HOME": str(home)},
+        )  # fmt: skip
