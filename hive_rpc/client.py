@@ -15,33 +15,24 @@ from __future__ import annotations
 import collections
 import errno
 import os
-import socket as socket_module
-import struct
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import trio
 
-from hive_rpc import start_record
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.errors import HubTimeout as HubTimeout  # re-exported: callers catch them here
 from hive_rpc.core.errors import HubUnreachable as HubUnreachable
 from hive_rpc.hub_start import START_TIMEOUT_S as START_TIMEOUT_S
+from hive_rpc.hub_start import as_last_started, why_not_started
 from hive_rpc.hub_start import spawn_hub as spawn_hub  # re-exported for the trio callers
 from hive_rpc.hub_start import start_failure_cause as start_failure_cause
-from hive_rpc.hub_start import why_not_started
 from hive_rpc.paths import LOG_NAME, InsecurePath
 from hive_rpc.protocol.jsonrpc import ErrorResponse, Notification, Response, RpcError
 from hive_rpc.rpc_connection import RpcConnection
-from hive_rpc.sync_client import NoApproverToken, approver_token
-
-REPLY_MAX_BYTES = 256 << 20
-"""Replies may be far larger than requests (``hive/list`` of many long questions)."""
-
-
-LONG_POLLS = frozenset({"hive/await", "hive/awaitAsk"})
-"""Methods that wait on purpose for their ``timeout_s``: a call timeout adds to it."""
+from hive_rpc.sync_client import REPLY_MAX_BYTES as REPLY_MAX_BYTES  # re-exported
+from hive_rpc.sync_client import NoApproverToken, approver_token, call_limit, socket_peer_uid
 
 
 class HubClient:
@@ -116,10 +107,7 @@ class HubClient:
     async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         if self.timeout_s is None:
             return await self._conn.request(method, params)
-        limit = self.timeout_s
-        waits = (params or {}).get("timeout_s") if method in LONG_POLLS else None
-        if isinstance(waits, int | float) and not isinstance(waits, bool):
-            limit += max(0.0, float(waits))
+        limit = call_limit(self.timeout_s, method, params)
         with trio.move_on_after(limit):
             return await self._conn.request(method, params)
         where = f"the hub at {self.path}" if self.path is not None else "the hub"
@@ -135,18 +123,10 @@ class HubClient:
 
 
 def peer_uid(stream: trio.abc.Stream) -> int | None:
-    """The uid of the process at the other end of a Unix socket (``SO_PEERCRED``, set
-    by the kernel at connect), None where the platform does not say."""
+    """The uid of the process at the other end of a Unix socket stream (``SO_PEERCRED``,
+    set by the kernel at connect), None where the platform does not say."""
     sock = getattr(stream, "socket", None)
-    option = getattr(socket_module, "SO_PEERCRED", None)
-    if sock is None or option is None:
-        return None
-    try:
-        raw = sock.getsockopt(socket_module.SOL_SOCKET, option, struct.calcsize("3i"))
-    except OSError:
-        return None
-    _pid, uid, _gid = struct.unpack("3i", raw)
-    return int(uid)
+    return None if sock is None else socket_peer_uid(sock)
 
 
 async def prove_approver(call: Callable[[str, dict[str, Any]], Awaitable[Any]]) -> str | None:
@@ -223,11 +203,4 @@ async def _connect_or_start(
     except HubUnreachable:
         if not start:
             raise HubUnreachable(f"no hub answers on {socket} (and --no-start was given)") from None
-    if extra_args is None:
-        # Nothing of our own to say: start the hub again as it was last started on
-        # this socket or with this data dir (its data dir, its store), not on our
-        # defaults: a NATS hub must not come back as a SQLite one (start_record.py).
-        last = start_record.for_autostart(socket, data_dir)
-        if last is not None:
-            data_dir, extra_args = last.data_dir, last.serve_args
-    return await start_and_connect(socket, data_dir, extra_args)
+    return await start_and_connect(socket, *as_last_started(socket, data_dir, extra_args))

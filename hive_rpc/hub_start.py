@@ -103,3 +103,19 @@ def why_not_started(log: Path, offset: int, *, gave_up_after: float | None) -> s
         why = f"it did not come up within {gave_up_after:g} s"
         return why + (f" (its last words: {cause})" if cause else "")
     return cause or "it exited without saying why"
+
+
+def as_last_started(
+    socket: Path, data_dir: Path, extra_args: list[str] | None
+) -> tuple[Path, list[str] | None]:
+    """The data dir and ``serve`` arguments to autostart a hub with: the caller's, or
+    with nothing of its own to say, those the hub was last started with on this socket
+    or data dir (its store: a NATS hub must not come back as a SQLite one;
+    start_record.py)."""
+    if extra_args is None:
+        from hive_rpc import start_record
+
+        last = start_record.for_autostart(socket, data_dir)
+        if last is not None:
+            return last.data_dir, last.serve_args
+    return data_dir, extra_args

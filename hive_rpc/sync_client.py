@@ -133,11 +133,7 @@ class SyncHubClient:
         deadline = self.give_up_at
         if self.timeout_s is None:
             return deadline
-        limit = self.timeout_s
-        waits = (params or {}).get("timeout_s") if method in LONG_POLLS else None
-        if isinstance(waits, int | float) and not isinstance(waits, bool):
-            limit += max(0.0, float(waits))
-        own = time.monotonic() + limit
+        own = time.monotonic() + call_limit(self.timeout_s, method, params)
         return own if deadline is None else min(own, deadline)
 
     def _send(self, frame: bytes) -> None:
@@ -168,6 +164,15 @@ class SyncHubClient:
                 self._replies[msg.id] = msg
             elif isinstance(msg, RpcError):
                 raise HubUnreachable(f"lost the hub: unreadable reply ({msg.message})")
+
+
+def call_limit(timeout_s: float, method: str, params: dict[str, Any] | None) -> float:
+    """How long a call may take: ``timeout_s``, plus the ``timeout_s`` a long poll
+    asks the hub to wait (both clients)."""
+    waits = (params or {}).get("timeout_s") if method in LONG_POLLS else None
+    if isinstance(waits, int | float) and not isinstance(waits, bool):
+        return timeout_s + max(0.0, float(waits))
+    return timeout_s
 
 
 def socket_peer_uid(sock: socket_module.socket) -> int | None:
@@ -238,14 +243,10 @@ def connect_or_start(
 
 
 def _start_and_connect(socket: Path, data_dir: Path, extra_args: list[str] | None) -> SyncHubClient:
-    from hive_rpc import start_record
-    from hive_rpc.hub_start import START_TIMEOUT_S, spawn_hub, why_not_started
+    from hive_rpc.hub_start import START_TIMEOUT_S, as_last_started, spawn_hub, why_not_started
     from hive_rpc.paths import LOG_NAME
 
-    if extra_args is None:  # start it again as it was last started (start_record.py)
-        last = start_record.for_autostart(socket, data_dir)
-        if last is not None:
-            data_dir, extra_args = last.data_dir, last.serve_args
+    data_dir, extra_args = as_last_started(socket, data_dir, extra_args)
     read_fd, log_offset = spawn_hub(socket, data_dir, extra_args)
     deadline = time.monotonic() + START_TIMEOUT_S
     timed_out = False

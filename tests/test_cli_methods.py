@@ -89,7 +89,7 @@ def test_the_clients_long_polls_are_the_tables_waiting_methods() -> None:
     """client.py cannot import the method table (a client command loads no hub), so
     its list of methods that wait for their own ``timeout_s`` is checked here: the
     retryable rows that take a ``timeout_s`` (a read that waits), nothing else."""
-    from hive_rpc.client import LONG_POLLS
+    from hive_rpc.sync_client import LONG_POLLS
 
     waiting = {n for n, row in METHODS.items() if row.retryable and "timeout_s" in row.params}
     assert LONG_POLLS == waiting == {"hive/await", "hive/awaitAsk"}
