@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from cli_support import Shell
+from hook_process import permission_event
 
 from hive_rpc.sync_client import SyncHubClient, prove_approver
 
@@ -103,30 +104,37 @@ def _next_prompt(editor: SyncHubClient) -> dict[str, Any]:
     return prompt
 
 
+def _hook(sh: Shell) -> tuple[str, ...]:
+    """``hook claude-code`` as Claude Code runs it, on this hub."""
+    return ("hook", "claude-code", "--socket", str(sh.socket), "--timeout", "30")
+
+
+def _hook_answered(
+    sh: Shell, request: dict[str, Any], answer: object
+) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """The probed hook on ``request``, an approver's editor giving ``answer`` to its
+    prompt: the hook's decision, the probe's result, the hook's stderr."""
+    with _an_approver(sh) as editor, _probe(sh, *_hook(sh)) as hook:
+        assert hook.stdin is not None
+        assert hook.stdout is not None
+        assert hook.stderr is not None
+        hook.stdin.write(json.dumps(request))
+        hook.stdin.close()
+        editor.call("hive/respond", {"id": _next_prompt(editor)["id"], "answer": answer})
+        assert hook.wait(timeout=30) == 0
+        out, err = hook.stdout.read(), hook.stderr.read()
+    decision, result = (json.loads(line) for line in out.splitlines())
+    return decision, result, err
+
+
 def test_the_permission_hook_answered_by_an_editor_imports_no_event_loop(
     sh: Shell, short_tmp: Path
 ) -> None:
     """``hook claude-code`` with a PermissionRequest on stdin, an approver allowing it:
     the decision printed, and no trio, SDK or hub module loaded for it."""
     assert sh.run("status").returncode == 0
-    request = {
-        "session_id": "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10",
-        "cwd": str(short_tmp),
-        "hook_event_name": "PermissionRequest",
-        "tool_name": "Bash",
-        "tool_input": {"command": "npm test"},
-    }
-    argv = ("hook", "claude-code", "--socket", str(sh.socket), "--timeout", "30")
-    with _an_approver(sh) as editor, _probe(sh, *argv) as hook:
-        assert hook.stdin is not None
-        assert hook.stdout is not None
-        assert hook.stderr is not None
-        hook.stdin.write(json.dumps(request))
-        hook.stdin.close()
-        editor.call("hive/respond", {"id": _next_prompt(editor)["id"], "answer": "allow"})
-        assert hook.wait(timeout=30) == 0
-        out, err = hook.stdout.read(), hook.stderr.read()
-    decision, result = (json.loads(line) for line in out.splitlines())
+    request = permission_event(short_tmp, "Bash", {"command": "npm test"})
+    decision, result, err = _hook_answered(sh, request, "allow")
     assert decision["hookSpecificOutput"]["decision"] == {"behavior": "allow"}, err
     assert result == {"code": 0, "loaded": []}
 
@@ -144,15 +152,8 @@ def test_the_permission_hook_loads_no_token_or_date_modules(sh: Shell, short_tmp
     with _an_approver(sh) as approver:
         rule = {"pattern": "Bash(npm test)", "decision": "allow", "scope": "global"}
         approver.call("rule/add", rule)
-    request = {
-        "session_id": "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10",
-        "cwd": str(short_tmp),
-        "hook_event_name": "PermissionRequest",
-        "tool_name": "Bash",
-        "tool_input": {"command": "npm test"},
-    }
-    argv = ("hook", "claude-code", "--socket", str(sh.socket), "--timeout", "30")
-    result = _loaded_by(sh, *argv, watching=HOOK_LIGHT, stdin=json.dumps(request))
+    request = permission_event(short_tmp, "Bash", {"command": "npm test"})
+    result = _loaded_by(sh, *_hook(sh), watching=HOOK_LIGHT, stdin=json.dumps(request))
     assert result == {"code": 0, "loaded": []}
 
 
@@ -164,25 +165,8 @@ def test_a_claude_code_question_answered_by_an_editor_imports_no_event_loop(
     assert sh.run("status").returncode == 0
     question = {"question": "Which?", "header": "Pick", "multiSelect": False,
                 "options": [{"label": "A", "description": "a"}, {"label": "B"}]}  # fmt: skip
-    request = {
-        "session_id": "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10",
-        "cwd": str(short_tmp),
-        "hook_event_name": "PermissionRequest",
-        "tool_name": "AskUserQuestion",
-        "tool_input": {"questions": [question]},
-    }
-    argv = ("hook", "claude-code", "--socket", str(sh.socket), "--timeout", "30")
-    with _an_approver(sh) as editor, _probe(sh, *argv) as hook:
-        assert hook.stdin is not None
-        assert hook.stdout is not None
-        assert hook.stderr is not None
-        hook.stdin.write(json.dumps(request))
-        hook.stdin.close()
-        prompt = _next_prompt(editor)
-        editor.call("hive/respond", {"id": prompt["id"], "answer": {"q1": "B"}})
-        assert hook.wait(timeout=30) == 0
-        out, err = hook.stdout.read(), hook.stderr.read()
-    decision, result = (json.loads(line) for line in out.splitlines())
+    request = permission_event(short_tmp, "AskUserQuestion", {"questions": [question]})
+    decision, result, err = _hook_answered(sh, request, {"q1": "B"})
     assert decision["hookSpecificOutput"]["decision"]["updatedInput"]["answers"] == {
         "Which?": "B"
     }, err
