@@ -25,6 +25,15 @@ from hive_rpc.service import HubService
 
 HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
 APPROVE = "mcp__hive-rpc__approve"
+APPROVED_RUN = (
+    "-p",
+    "make the file",
+    "--permission-mode",
+    "default",
+    "--permission-prompt-tool",
+    APPROVE,
+)
+"""``claude`` asked to make the file, the approve tool deciding its permissions."""
 
 
 def register(claude: ClaudeHome, socket: Path) -> None:
@@ -62,15 +71,7 @@ async def approve_round(
         register(claude, hub_config.socket)
         async with human_editor(hub_config.socket) as human:
             with trio.fail_after(120):
-                async with claude_running(
-                    claude,
-                    "-p",
-                    "make the file",
-                    "--permission-mode",
-                    "default",
-                    "--permission-prompt-tool",
-                    APPROVE,
-                ) as runs:
+                async with claude_running(claude, *APPROVED_RUN) as runs:
                     note = await next_prompt(human)
                     prompt: dict[str, Any] = note.params
                     if answer is not None:
@@ -157,15 +158,7 @@ async def test_with_the_hook_installed_too_the_human_is_asked_once(
         install_hook(claude, hub_config.socket, "--timeout", "60")
         async with human_editor(hub_config.socket) as human:
             with trio.fail_after(120):
-                async with claude_running(
-                    claude,
-                    "-p",
-                    "make the file",
-                    "--permission-mode",
-                    "default",
-                    "--permission-prompt-tool",
-                    APPROVE,
-                ) as runs:
+                async with claude_running(claude, *APPROVED_RUN) as runs:
                     note = await next_prompt(human)
                     await trio.sleep(3)  # as a human takes a moment: both could ask by then
                     await human.call("hive/respond", {"id": note.params["id"], "answer": "allow"})
