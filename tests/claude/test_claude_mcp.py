@@ -133,11 +133,16 @@ async def test_claude_code_asks_async_and_polls_the_answer(
     assert seen["prompt"]["id"] == asked["ask_id"]
     assert seen["prompt"]["question"] == QUESTION
     assert seen["pending"]["status"] == "pending"
+    # Claude Code hands its model only the structured result, not the text line: the
+    # advice to keep working and poll must be in it.
+    assert "hivemind_poll" in asked["next_step"]
+    assert "poll again later" in seen["pending"]["next_step"]
     answer = seen["answer"]
     assert answer["ask_id"] == asked["ask_id"]
     assert answer["status"] == "responded"
     assert answer["decision"] == "Postgres"
     assert answer["by"] == "ada"
+    assert answer["next_step"] is None
     # Read from the recorded request itself: the last one holds the answer as its last
     # tool_result, the poll's structuredContent as JSON text.
     last = model.requests[-1].last_tool_result()

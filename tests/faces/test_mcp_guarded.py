@@ -17,6 +17,7 @@ from hive_rpc.core.errors import HiveError, InvalidAnswer, InvalidParams
 from hive_rpc.faces.mcp.groups import ToolGroups
 from hive_rpc.faces.mcp.guarded import guarded
 from hive_rpc.faces.mcp.identity import Identity
+from hive_rpc.faces.mcp.results import ASKED_NEXT
 from hive_rpc.faces.mcp.server import HiveMcp
 
 
@@ -120,6 +121,7 @@ async def test_an_unexpected_exception_is_that_calls_error_and_the_session_goes_
         assert asked.structured_content == {
             "ask_id": "p1",
             "status": "pending",
+            "next_step": ASKED_NEXT,
             "task_id": None,
             "in_reply_to": None,
         }

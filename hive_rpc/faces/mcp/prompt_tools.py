@@ -20,6 +20,7 @@ from hive_rpc.core.ling import HUB_AGENT
 from hive_rpc.core.prompt import Ask
 from hive_rpc.faces.mcp.guarded import guarded
 from hive_rpc.faces.mcp.results import (
+    ASKED_NEXT,
     EXPIRED_MARKER,
     Asked,
     AskState,
@@ -141,6 +142,7 @@ def register(hive: HiveMcp) -> None:
         asked = Asked(
             ask_id=record["id"],
             status=record["status"],
+            next_step=ASKED_NEXT,
             task_id=record.get("task_id"),
             in_reply_to=record.get("in_reply_to"),
         )

@@ -18,9 +18,18 @@ JsonValue = Annotated[Any, WithJsonSchema({"type": JSON_TYPES})]
 schema checkers (MCP Inspector ``--strict``) flag as an untyped property."""
 
 
+NEXT_STEP = Field(
+    None,
+    description="what to do next, when there is something to do: the same advice as "
+    "the text line, here because some clients (Claude Code) hand their model only "
+    "the structured result",
+)
+
+
 class Asked(BaseModel):
     ask_id: str
     status: str
+    next_step: str | None = NEXT_STEP
     task_id: str | None = Field(None, description="the task this ask belongs to, as given")
     in_reply_to: str | None = Field(
         None, description="the ask or task this one follows up, as given"
@@ -41,6 +50,7 @@ class AskState(BaseModel):
     responded_at: float | None = None
     expired: bool = Field(description="true only when nobody answered in time (never a no)")
     expiry_reason: str | None = None
+    next_step: str | None = NEXT_STEP
 
 
 class PendingAsk(BaseModel):
@@ -105,6 +115,17 @@ def delivery_text(delivery: dict[str, Any]) -> str:
     return f"delivery to {delivery.get('ling', '?')}: {state}" + (f" ({reason})" if reason else "")
 
 
+ASKED_NEXT = "keep working; collect the answer later with hivemind_poll or hivemind_await"
+"""Said with every new ask: the model need not wait for the human."""
+
+NEXT_BY_STATUS = {
+    "pending": "nobody has answered yet: keep working and poll again later",
+    "expired": "nobody answered in time, which is not a no: decide without the human or ask again",
+}
+"""What an ask's state tells the agent to do next; an answered or withdrawn ask needs
+no advice."""
+
+
 def ask_state(record: dict[str, Any]) -> AskState:
     return AskState(
         ask_id=record["id"],
@@ -116,6 +137,7 @@ def ask_state(record: dict[str, Any]) -> AskState:
         responded_at=record["answered_at"],
         expired=record["expired"],
         expiry_reason=record["expiry_reason"],
+        next_step=NEXT_BY_STATUS.get(record["status"]),
     )
 
 
