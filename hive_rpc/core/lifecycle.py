@@ -20,7 +20,7 @@ from enum import StrEnum
 from typing import Any
 
 from hive_rpc.core.errors import AlreadyAnswered, HiveError, InvalidAnswer, PromptClosed
-from hive_rpc.core.prompt import Action, ExpiryReason, Prompt, Status, evolve
+from hive_rpc.core.prompt import Action, ExpiryReason, Prompt, Status, evolver
 from hive_rpc.core.schema import validate_against
 
 
@@ -86,6 +86,13 @@ def refusal(prompt: Prompt, event: Event) -> HiveError:
     )
 
 
+# Each move's copy of the prompt, compiled once for the fields it changes.
+_responded = evolver("status", "answer", "by", "action", "answered_at")
+_expired = evolver("status", "expired_at", "expiry_reason")
+_cancelled = evolver("status", "by", "cancelled_at")
+_countdown = evolver("status", "typing_at", "deadline_at")
+
+
 def _move(prompt: Prompt, event: Event) -> Status:
     target = TRANSITIONS.get((prompt.status, event))
     if target is None:
@@ -126,7 +133,7 @@ def respond(prompt: Prompt, *, answer: Any, by: str, action: Action, now: float)
     """Record the first answer.  Raises if the prompt is closed or the answer invalid."""
     status = _move(prompt, Event.RESPOND)
     checked = check_answer(prompt, answer, action)
-    return evolve(prompt, status=status, answer=checked, by=by, action=action, answered_at=now)
+    return _responded(prompt, status, checked, by, action, now)
 
 
 def expire(prompt: Prompt, *, now: float) -> Prompt:
@@ -137,13 +144,13 @@ def expire(prompt: Prompt, *, now: float) -> Prompt:
         if prompt.deadline_at >= prompt.max_deadline_at
         else ExpiryReason.TIMEOUT
     )
-    return evolve(prompt, status=status, expired_at=now, expiry_reason=reason)
+    return _expired(prompt, status, now, reason)
 
 
 def cancel(prompt: Prompt, *, by: str, now: float) -> Prompt:
     """Withdraw a pending prompt; editors take it off the screen."""
     status = _move(prompt, Event.CANCEL)
-    return evolve(prompt, status=status, by=by, cancelled_at=now)
+    return _cancelled(prompt, status, by, now)
 
 
 def typing(prompt: Prompt, *, now: float) -> Prompt:
@@ -154,7 +161,7 @@ def typing(prompt: Prompt, *, now: float) -> Prompt:
     status = _move(prompt, Event.TYPING)
     if prompt.typing_at is not None:
         return prompt
-    return evolve(prompt, status=status, typing_at=now, deadline_at=prompt.max_deadline_at)
+    return _countdown(prompt, status, now, prompt.max_deadline_at)
 
 
 def defer(prompt: Prompt, *, now: float) -> Prompt:
@@ -179,4 +186,4 @@ def defer(prompt: Prompt, *, now: float) -> Prompt:
     deadline = prompt.max_deadline_at
     if prompt.timeout_s is not None:
         deadline = min(now + prompt.timeout_s, prompt.max_deadline_at)
-    return evolve(prompt, status=status, typing_at=None, deadline_at=deadline)
+    return _countdown(prompt, status, None, deadline)

@@ -341,7 +341,7 @@ class SqliteStore:
             await self._room_to_write()
         cur = self._write(
             _UPDATE_PROMPT,
-            (_STATUS_TEXT[prompt.status], encode_prompt(prompt), prompt.id, expected.value),
+            (_STATUS_TEXT[prompt.status], encode_prompt(prompt), prompt.id, _STATUS_TEXT[expected]),
         )
         if cur.rowcount == 1:
             return None
