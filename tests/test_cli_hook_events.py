@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import trio
 from test_cli_spawn import LING, Tmux, ready, received, spawn, submissions
 from test_cli_spawn import tmux as tmux  # the fixture: a private tmux server
 
+from hive_rpc.cli.hook_events import STALE_S, Turns
 from hive_rpc.client import HubClient
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
@@ -212,3 +214,19 @@ async def test_hub_down_or_anything_else_is_exit_0_and_nothing_printed(
     # a session in no terminal a ling can be is not even looked up: no hub, no word
     done = await run_hook(config, stop("turn-1"))
     assert done.stderr == b""
+
+
+def test_the_turns_of_a_session_quiet_for_a_week_are_deleted(tmp_path: Path) -> None:
+    """A session that ended without a SessionEnd (killed) leaves its turns file; the
+    next report of any session deletes it once it is ``STALE_S`` old, and no other."""
+    now = time.time()
+    killed, quiet = Turns(tmp_path, "killed-session"), Turns(tmp_path, "quiet-session")
+    killed.reported("turn-1", now)
+    quiet.reported("turn-1", now)
+    os.utime(killed.path, (now - STALE_S - 60, now - STALE_S - 60))
+    os.utime(quiet.path, (now - STALE_S + 3600, now - STALE_S + 3600))
+    Turns(tmp_path, SESSION).reported("turn-9", now)
+    assert not killed.path.exists()
+    assert quiet.path.exists()
+    left = {p.name for p in killed.path.parent.iterdir()}
+    assert left == {"quiet-session.json", f"{SESSION}.json"}

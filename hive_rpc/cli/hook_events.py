@@ -23,7 +23,8 @@ turn its transcript shows answered, so the Stop and the SessionEnd of one finish
 turn (``/exit`` after it) make one event; a ``Stop`` Claude Code reports with
 ``stop_hook_active`` (it goes on working because a Stop hook told it to) makes none;
 and a session reports at most one completion per ``MIN_INTERVAL_S``.  What is reported
-is kept per session in ``DATA_DIR/claude-code-turns/SESSION.json``.  The typing itself is
+is kept per session in ``DATA_DIR/claude-code-turns/SESSION.json``, deleted at
+``SessionEnd`` or after ``STALE_S`` without news.  The typing itself is
 paced by the relay (one message at a time per terminal, in order).  ``SubagentStop``
 is a subagent's end, not the ling's: nothing is posted.
 
@@ -59,6 +60,10 @@ the last one reported is not news for the parent (and two agents answering each
 other's completions cannot flood each other's terminals)."""
 LAST_WORDS_CHARS = 300
 """How much of the child's last message the parent reads with its completion."""
+STALE_S = 7 * 24 * 3600.0
+"""A session whose turns file was not written for this long is over: a session that
+ended without a ``SessionEnd`` (killed, crashed) leaves its file, and the next
+report of any session deletes it."""
 TRANSCRIPT_TAIL = 1 << 20
 """How much of the transcript's end is read to find the last answered turn."""
 
@@ -175,6 +180,17 @@ class Turns:
         temp = self.path.with_suffix(f".{os.getpid()}.tmp")
         temp.write_text(json.dumps({"turns": turns, "at": now}))
         os.replace(temp, self.path)
+        self.prune(now)
+
+    def prune(self, now: float) -> None:
+        """Delete the files of sessions quiet for ``STALE_S``."""
+        with os.scandir(self.path.parent) as entries:
+            for entry in entries:
+                try:
+                    if now - entry.stat().st_mtime > STALE_S:
+                        os.unlink(entry.path)
+                except OSError:  # gone meanwhile: another hook pruned it
+                    continue
 
     def forget(self) -> None:
         self.path.unlink(missing_ok=True)
