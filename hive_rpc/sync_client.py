@@ -22,7 +22,6 @@ import errno
 import os
 import select
 import socket as socket_module
-import struct
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any
 
 from hive_rpc.core.errors import HiveError, HubTimeout, HubUnreachable
 from hive_rpc.paths import APPROVER_TOKEN_NAME, InsecurePath, read_token
+from hive_rpc.peercred import peer_credentials
 from hive_rpc.protocol.framing import FramingError
 from hive_rpc.protocol.jsonrpc import Endpoint, ErrorResponse, Notification, Response, RpcError
 
@@ -178,14 +178,8 @@ def call_limit(timeout_s: float, method: str, params: dict[str, Any] | None) -> 
 def socket_peer_uid(sock: socket_module.socket) -> int | None:
     """The uid at the other end of a Unix socket (``SO_PEERCRED``), None where the
     platform does not say."""
-    option = getattr(socket_module, "SO_PEERCRED", None)
-    if option is None:
-        return None
-    try:
-        raw = sock.getsockopt(socket_module.SOL_SOCKET, option, struct.calcsize("3i"))
-    except OSError:
-        return None
-    return int(struct.unpack("3i", raw)[1])
+    found = peer_credentials(sock)
+    return None if found is None else found.uid
 
 
 class NoApproverToken(Exception):

@@ -8,6 +8,8 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -44,3 +46,16 @@ def start_hook(
             stderr=subprocess.PIPE,
             env={**os.environ, "HOME": str(home)},
         )  # fmt: skip
+
+
+@contextmanager
+def stopped_at_exit(hook: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[bytes]]:
+    """``hook`` for the block; when it ends, killed if it still runs (a failed test
+    would leave it waiting up to its ``--timeout``) and its pipes closed, which an
+    unclosed pipe's ResourceWarning would otherwise fail a later test for."""
+    try:
+        yield hook
+    finally:
+        if hook.poll() is None:
+            hook.kill()
+            hook.communicate()

@@ -25,10 +25,10 @@ them (MCP over HTTP, the dashboard) leave it unset, so their registrations ask.
 from __future__ import annotations
 
 import socket as stdlib_socket
-import struct
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from hive_rpc.peercred import peer_credentials
 from hive_rpc.relay.emacs import DeliveryPeer, DeliveryPeers, PeerError
 from hive_rpc.relay.proc import runs_in_tty, stat
 from hive_rpc.relay.target import Target
@@ -58,15 +58,8 @@ CALLER: ContextVar[Caller | None] = ContextVar("hive_rpc_caller", default=None)
 
 def peer_pid(sock: stdlib_socket.socket) -> int | None:
     """The pid of the process at the other end of a Unix socket, from the kernel."""
-    option = getattr(stdlib_socket, "SO_PEERCRED", None)
-    if option is None:
-        return None
-    try:
-        raw = sock.getsockopt(stdlib_socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    except OSError:
-        return None
-    pid, _uid, _gid = struct.unpack("3i", raw)
-    return pid if pid > 0 else None
+    found = peer_credentials(sock)
+    return found.pid if found is not None and found.pid > 0 else None
 
 
 async def from_inside(

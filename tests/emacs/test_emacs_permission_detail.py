@@ -15,7 +15,7 @@ from pathlib import Path
 import hook_process
 import pytest
 from emacs_session import FAST, EmacsSession
-from hook_process import permission_event
+from hook_process import permission_event, stopped_at_exit
 
 pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
@@ -58,8 +58,7 @@ def start_hook(emacs: EmacsSession) -> subprocess.Popen[bytes]:
 def test_question_mark_shows_the_tool_input_then_the_answer_goes_back(
     emacs: EmacsSession,
 ) -> None:
-    hook = start_hook(emacs)
-    try:
+    with stopped_at_exit(start_hook(emacs)) as hook:
         screen = emacs.wait_for(
             lambda screen: "details):" in minibuffer(screen) and "(opening)" not in screen
         )
@@ -78,10 +77,6 @@ def test_question_mark_shows_the_tool_input_then_the_answer_goes_back(
         assert minibuffer(screen) == prompt
         emacs.keys("deny", "Enter")
         out, err = hook.communicate(timeout=30)
-    finally:
-        if hook.poll() is None:
-            hook.kill()
-            hook.communicate()  # closes its pipes too
     assert hook.returncode == 0, err
     decision = json.loads(out)["hookSpecificOutput"]["decision"]
     assert decision["behavior"] == "deny"

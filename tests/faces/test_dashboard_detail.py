@@ -14,7 +14,7 @@ from typing import Any
 import hook_process
 import trio
 from chromium_page import needs_chromium, open_dashboard, run_in_chromium, start_dashboard, watch
-from hook_process import permission_event
+from hook_process import permission_event, stopped_at_exit
 
 from hive_rpc.hub import HubConfig
 
@@ -35,16 +35,11 @@ async def test_a_permission_shows_the_whole_tool_input_as_text_before_the_answer
     dashboard = await start_dashboard(hub_config, nursery, tmp_path)
 
     def scenario() -> None:
-        hook = start_hook(hub_config, tmp_path)
-        try:
+        with stopped_at_exit(start_hook(hub_config, tmp_path)) as hook:
             run_in_chromium(drive)
             # Withdrawn: the hook gives no decision, so Claude Code asks in its own dialog.
             printed, _ = hook.communicate(timeout=30)
             assert (hook.returncode, printed) == (0, b"")
-        finally:
-            if hook.returncode is None:
-                hook.kill()
-                hook.communicate()
 
     def drive(page: Any) -> None:
         seen = watch(page)

@@ -16,7 +16,7 @@ import hook_process
 import trio
 from ask_user_question import DATABASE, FEATURES
 from chromium_page import needs_chromium, open_dashboard, run_in_chromium, start_dashboard, watch
-from hook_process import permission_event
+from hook_process import permission_event, stopped_at_exit
 from test_dashboard_browser import cli, cli_ask
 
 from hive_rpc.core.claude_questions import parse_questions, questions_schema
@@ -75,15 +75,10 @@ async def test_claude_codes_question_shows_its_options_and_where_to_answer(
     dashboard = await start_dashboard(hub_config, nursery, tmp_path)
 
     def scenario() -> None:
-        hook = start_hook(hub_config, tmp_path)
-        try:
+        with stopped_at_exit(start_hook(hub_config, tmp_path)) as hook:
             run_in_chromium(drive)
             printed, _ = hook.communicate(timeout=30)  # withdrawn: Claude Code asks
             assert (hook.returncode, printed) == (0, b"")
-        finally:
-            if hook.returncode is None:
-                hook.kill()
-                hook.communicate()
 
     def drive(page: Any) -> None:
         open_dashboard(page, dashboard)

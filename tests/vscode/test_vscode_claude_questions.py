@@ -15,7 +15,7 @@ from typing import Any
 import hook_process
 import pytest
 from ask_user_question import DATABASE, FEATURES
-from hook_process import permission_event
+from hook_process import permission_event, stopped_at_exit
 from vscode_session import EditorSetup, Hub, Window
 
 OWN = "Other: type your own answer"
@@ -57,8 +57,7 @@ def answers_of(hook: subprocess.Popen[bytes]) -> Any:
 def test_the_options_descriptions_show_and_the_pick_goes_back(
     window: Window, vscode_hub: Hub
 ) -> None:
-    hook = start_hook(window, vscode_hub, DATABASE)
-    try:
+    with stopped_at_exit(start_hook(window, vscode_hub, DATABASE)) as hook:
         box = window.wait_quick_input("Which database should the cache use?", "the question")
         assert "Database" in box.title, box
         labels = [r.split(",")[0] for r in box.rows]
@@ -70,17 +69,12 @@ def test_the_options_descriptions_show_and_the_pick_goes_back(
         move_to(window, "Postgres")
         window.press("Enter")
         answers = answers_of(hook)
-    finally:
-        if hook.poll() is None:
-            hook.kill()
-            hook.communicate()
     assert answers == {"Which database should the cache use?": "Postgres"}
     window.wait_no_quick_input()
 
 
 def test_an_answer_of_ones_own_goes_back_as_typed(window: Window, vscode_hub: Hub) -> None:
-    hook = start_hook(window, vscode_hub, DATABASE)
-    try:
+    with stopped_at_exit(start_hook(window, vscode_hub, DATABASE)) as hook:
         window.wait_quick_input("Which database should the cache use?", "the question")
         move_to(window, OWN)
         window.press("Enter")
@@ -99,10 +93,6 @@ def test_an_answer_of_ones_own_goes_back_as_typed(window: Window, vscode_hub: Hu
         window.page.keyboard.type("MariaDB, why not?")
         window.press("Enter")
         answers = answers_of(hook)
-    finally:
-        if hook.poll() is None:
-            hook.kill()
-            hook.communicate()
     assert answers == {"Which database should the cache use?": "MariaDB, why not?"}
 
 
@@ -110,8 +100,7 @@ def test_a_multi_select_question_takes_two_picks(window: Window, vscode_hub: Hub
     """A multiSelect question is a quick pick with checkboxes (canSelectMany): the
     keyboard ticks two options (Space on each) and Enter sends both, joined as Claude
     Code 2.1.328 writes them."""
-    hook = start_hook(window, vscode_hub, FEATURES)
-    try:
+    with stopped_at_exit(start_hook(window, vscode_hub, FEATURES)) as hook:
         box = window.wait_quick_input("Which features should ship?", "the question")
         assert "Features" in box.title, box
         rows = window.page.evaluate(_ROW_TEXTS)
@@ -130,9 +119,5 @@ def test_a_multi_select_question_takes_two_picks(window: Window, vscode_hub: Hub
         window.shot("claude-question-multi")
         window.press("Enter")
         answers = answers_of(hook)
-    finally:
-        if hook.poll() is None:
-            hook.kill()
-            hook.communicate()
     assert answers == {"Which features should ship?": "Alpha, Gamma"}
     window.wait_no_quick_input()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import hook_process
 import pytest
-from hook_process import permission_event
+from hook_process import permission_event, stopped_at_exit
 from vscode_session import EditorSetup, Hub, Window
 
 COMMAND = "npm test\nrm -rf build/cache-only-in-the-detail"
@@ -58,8 +58,7 @@ def row(rows: list[str], label: str) -> str:
 def test_show_details_opens_the_whole_input_then_the_answer_goes_back(
     window: Window, vscode_hub: Hub
 ) -> None:
-    hook = start_hook(window, vscode_hub)
-    try:
+    with stopped_at_exit(start_hook(window, vscode_hub)) as hook:
         box = window.wait_quick_input("wants to run Bash", "the permission to open")
         assert box.title.startswith("Agent claude-code-3f2a9c1d asks permission (urgent)"), box
         assert box.placeholder.endswith(
@@ -95,10 +94,6 @@ def test_show_details_opens_the_whole_input_then_the_answer_goes_back(
             window.press("ArrowDown")
         window.press("Enter")
         out, err = hook.communicate(timeout=60)
-    finally:
-        if hook.poll() is None:
-            hook.kill()
-            hook.communicate()  # closes its pipes too
     assert hook.returncode == 0, err
     decision = json.loads(out)["hookSpecificOutput"]["decision"]
     assert decision["behavior"] == "deny", decision
@@ -106,8 +101,7 @@ def test_show_details_opens_the_whole_input_then_the_answer_goes_back(
 
 
 def test_the_details_document_is_read_only(window: Window, vscode_hub: Hub) -> None:
-    hook = start_hook(window, vscode_hub)
-    try:
+    with stopped_at_exit(start_hook(window, vscode_hub)):
         window.wait_quick_input("wants to run Bash", "the permission to open")
         window.press("Enter")
         window.wait(
@@ -147,7 +141,4 @@ def test_the_details_document_is_read_only(window: Window, vscode_hub: Hub) -> N
             "VS Code to refuse the edit",
         )
         assert "EDITED" not in editor_text(window)
-    finally:
-        hook.kill()
-        hook.communicate()  # closes its pipes too
     assert Path(vscode_hub.socket).exists()
