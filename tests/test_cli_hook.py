@@ -318,6 +318,7 @@ async def test_claude_codes_own_question_is_one_prompt_with_the_options_describe
         {"q1": "Postgres"},
     )
     assert entry["summary"] == "Which database should the cache use?"
+    assert entry["tool"] == "AskUserQuestion"
 
 
 async def test_several_questions_are_one_prompt_multi_select_and_own_text_answered(

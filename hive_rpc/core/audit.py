@@ -23,6 +23,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from hive_rpc.core.claude_code import ALLOW, ALLOW_PROJECT, ALLOW_SESSION, DENY
+from hive_rpc.core.claude_questions import is_questions_schema
 from hive_rpc.core.prompt import Action, Kind, Prompt, Status
 from hive_rpc.core.rules import Rule, main_argument
 from hive_rpc.core.terminal_text import one_line
@@ -109,6 +110,11 @@ class AuditEntry:
 _FIELD_NAMES = tuple(f.name for f in fields(AuditEntry))
 
 
+QUESTIONS_TOOL = "AskUserQuestion"
+"""The tool of an entry for Claude Code's own questions to the human (the hook asks
+them as one schema prompt, core/claude_questions.py)."""
+
+
 def _tool_and_summary(question: str) -> tuple[str | None, str]:
     head = question.split("\n", 1)[0]
     found = _HEAD.search(head)
@@ -135,6 +141,8 @@ def from_prompt(prompt: Prompt) -> AuditEntry | None:
         return None
     closed_at = prompt.closed_at or prompt.created_at
     tool, summary = _tool_and_summary(prompt.question)
+    if tool is None and is_questions_schema(prompt.schema):
+        tool = QUESTIONS_TOOL
     by = prompt.by or ("nobody" if prompt.status is Status.EXPIRED else "unknown")
     return AuditEntry(
         id=prompt.id,

@@ -118,7 +118,7 @@ def question_field(question: Question, *, several: bool) -> dict[str, Any]:
         }
         for o in question.options
     ]
-    choices.append({"type": "string", "title": OWN_ANSWER})
+    choices.append(dict(OWN_ENTRY))
     prop: dict[str, Any] = {"title": one_line(question.header or question.text)}
     if several:
         prop["description"] = question.text
@@ -138,6 +138,30 @@ def questions_schema(questions: Sequence[Question]) -> dict[str, Any]:
         },
         "required": [field_name(i) for i in range(len(questions))],
     }
+
+
+OWN_ENTRY = {"type": "string", "title": OWN_ANSWER}
+"""Each field's last choice: one's own answer, typed."""
+
+
+def is_questions_schema(schema: object) -> bool:
+    """Whether ``schema`` has the shape ``questions_schema`` gives it (fields ``q1``,
+    ``q2`` ..., each ending in one's own answer): how the audit trail names a closed
+    prompt's tool ``AskUserQuestion``.  A label, not a proof: any client may ask
+    with this shape."""
+    if not isinstance(schema, Mapping):
+        return False
+    fields = schema.get("properties")
+    if not isinstance(fields, Mapping) or not fields:
+        return False
+    for index, (name, field) in enumerate(fields.items()):
+        if name != field_name(index) or not isinstance(field, Mapping):
+            return False
+        items = field.get("items")
+        choices = items.get("anyOf") if isinstance(items, Mapping) else field.get("anyOf")
+        if not isinstance(choices, Sequence) or not choices or choices[-1] != OWN_ENTRY:
+            return False
+    return True
 
 
 def questions_detail(questions: Sequence[Question]) -> str:
