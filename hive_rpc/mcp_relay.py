@@ -20,7 +20,10 @@ restart of the hub:
   swallowing the replies; the agent's name (its suffix is this process's) stays;
 * the requests in flight: those the lost hub will never answer are sent again to
   the new one when that changes nothing (any but a tool call, and the tools the hub
-  names in ``hive/openMcp``'s reply: reads and withdrawals), else answered here: a
+  names in ``hive/openMcp``'s reply: reads and withdrawals); a blocking ask the hub
+  names (``resume``) is sent again marked ``RESUMED_META``, and the new hub waits for
+  the question the lost call saved instead of asking it twice; the rest are
+  answered here: a
   tool error (as a tool whose hub is lost reports it; ``approve``: its deny), or a
   JSON-RPC error for a request that is no tool call, so the agent is never left
   waiting.
@@ -65,6 +68,8 @@ whose replies the agent must not see."""
 HUB_LOST = -32603
 """What a face answers when its hub could not be reached (core/errors.py HubLost)."""
 TOO_LARGE = -32600
+RESUMED_META = "hive-rpc/resumed"
+"""The mark of a blocking ask sent again (faces/mcp/prompt_tools.py reads it)."""
 PROTOCOL_META = "io.modelcontextprotocol/protocolVersion"
 """Where a request of MCP's per-request protocol (2026-07-28, no ``initialize``) names
 its version."""
@@ -102,6 +107,9 @@ class Relay:
         the generation of the connection that took it; None while being sent)."""
         self._resend: frozenset[str] = frozenset()
         """The tools the hub says may be called again on a new hub (``hive/openMcp``)."""
+        self._resume: frozenset[str] = frozenset()
+        """The blocking asks the hub says may be sent again marked ``RESUMED_META``:
+        the new hub waits for the question the lost call saved (prompt_tools.py)."""
         self._initialize: dict[str, Any] | None = None
         self._initialized: bytes | None = None
         self._subscriptions: dict[str, dict[str, Any]] = {}
@@ -260,6 +268,8 @@ class Relay:
             raise
         if isinstance(opened, dict) and isinstance(opened.get("resend"), list):
             self._resend = frozenset(map(str, opened["resend"]))
+        if isinstance(opened, dict) and isinstance(opened.get("resume"), list):
+            self._resume = frozenset(map(str, opened["resume"]))
         # From the reply on, the connection carries MCP lines (nothing came after it:
         # the hub speaks only when spoken to).
         return client.detach()
@@ -322,7 +332,10 @@ class Relay:
         if self._closing:
             return
         for request, line, _ in requests:
-            if self._resendable(request):
+            resumable = self._resumable(request)
+            if resumable:
+                line = _resumed(request)
+            if resumable or self._resendable(request):
                 # As the hub's own clients retry a read: on a new hub (started if
                 # allowed), in a new session that first replays initialize.
                 with self._lock:
@@ -338,6 +351,15 @@ class Relay:
             return request.get("method") != "initialize"
         params = request.get("params")
         return isinstance(params, dict) and params.get("name") in self._resend
+
+    def _resumable(self, request: dict[str, Any]) -> bool:
+        """A blocking ask the hub named: sent again marked, it waits for its question."""
+        params = request.get("params")
+        return (
+            request.get("method") == "tools/call"
+            and isinstance(params, dict)
+            and params.get("name") in self._resume
+        )
 
     def _answer_lost(self, request: dict[str, Any], why: str) -> None:
         """Answer a request no hub will: a tool error for a tool call, as a tool whose
@@ -385,6 +407,14 @@ class Relay:
             # The agent went away: so does this session (the hub sees the connection
             # close and withdraws what its calls still wait for).
             os._exit(0)
+
+
+def _resumed(request: dict[str, Any]) -> bytes:
+    """``request``'s line again, with ``RESUMED_META`` set in its params' ``_meta``."""
+    params = dict(request["params"])
+    meta = params.get("_meta")
+    params["_meta"] = {**(meta if isinstance(meta, dict) else {}), RESUMED_META: True}
+    return json.dumps({**request, "params": params}, ensure_ascii=False).encode() + b"\n"
 
 
 def _deny(call: dict[str, Any], why: str) -> str:

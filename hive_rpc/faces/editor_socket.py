@@ -339,7 +339,11 @@ async def serve_mcp_session(
         except HiveError as e:
             await writer.send(endpoint.error(request.id, e.code, e.message, e.data))
             return
-        opened = {"opened": True, "resend": sorted(stdio.RESENDABLE)}
+        opened = {
+            "opened": True,
+            "resend": sorted(stdio.RESENDABLE),
+            "resume": sorted(stdio.RESUMABLE),
+        }
         await writer.send(endpoint.result(request.id, opened))
         sock = getattr(stream, "socket", None)  # a trio socket: what peer_pid reads
         CALLER.set(Caller(pid=peer_pid(sock) if sock is not None else None))

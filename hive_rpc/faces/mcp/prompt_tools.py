@@ -102,6 +102,39 @@ async def wait_closed(
                 await hive.call("hive/cancel", id=ask_id, agent_id=agent, by=agent)
 
 
+RESUMED_META = "hive-rpc/resumed"
+"""Set in ``_meta`` by ``hive-rpc mcp`` on a blocking ask it sends again to a new hub,
+the hub it had called having gone away before answering (mcp_relay.py)."""
+RESUMABLE = frozenset({"hivemind_ask", "request_human_input"})
+"""The blocking asks a relay sends again, marked ``RESUMED_META``, when their hub went
+away: the question was saved before the wait began, so the new hub most likely holds
+it still, pending; the call then waits for that one instead of asking the human the
+same thing twice (and is answered what the human answers there)."""
+
+
+async def ask_once(hive: HiveMcp, ctx: Context, ask: Ask) -> dict[str, Any]:
+    """The record of ``ask``: asked now, or, on a call a relay resumed, the newest
+    pending prompt of this agent asking the same (question, choices, schema).  A
+    match by content, since nothing else of the lost call is known; an agent that
+    marks a call itself only joins its own identical question."""
+    meta = ctx.request_context.meta
+    if meta and meta.get(RESUMED_META) is True:
+        page = await hive.call("hive/list", agent_id=ask.agent_id, limit=1000)
+        choices = list(ask.choices) if ask.choices is not None else None
+        same: list[dict[str, Any]] = [
+            r
+            for r in page["prompts"]
+            if (r["question"], r["choices"], r["schema"]) == (ask.question, choices, ask.schema)
+        ]
+        if same:
+            log.info(
+                "%s: a resumed call waits for its pending ask %s", ask.agent_id, same[-1]["id"]
+            )
+            return same[-1]
+    record: dict[str, Any] = await hive.call("hive/ask", **ask.params())
+    return record
+
+
 def register(hive: HiveMcp) -> None:
     """Add the tools to ``hive.server``."""
     mcp, me = hive.server, hive.identity
@@ -277,7 +310,7 @@ def register(hive: HiveMcp) -> None:
             agent,
         )
         ask = Ask(question=question, choices=options, timeout_s=timeout_s, agent_id=agent)
-        record = await hive.call("hive/ask", **ask.params())
+        record = await ask_once(hive, ctx, ask)
         record = await wait_closed(
             hive, ctx, record["id"], agent, "waiting for the human's answer", timeout_s
         )
@@ -296,7 +329,7 @@ def register(hive: HiveMcp) -> None:
     ) -> Annotated[CallToolResult, HumanInput]:
         agent = me(ctx)
         ask = Ask(question=prompt, timeout_s=hive.human_input_timeout_s, agent_id=agent)
-        record = await hive.call("hive/ask", **ask.params())
+        record = await ask_once(hive, ctx, ask)
         record = await wait_closed(hive, ctx, record["id"], agent, "waiting for the human", None)
         answer = record["answer"]
         given = (

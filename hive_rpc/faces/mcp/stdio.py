@@ -36,6 +36,7 @@ from hive_rpc.faces.mcp.approve_tool import hub_rules
 from hive_rpc.faces.mcp.groups import ToolGroups
 from hive_rpc.faces.mcp.hints import HINTS
 from hive_rpc.faces.mcp.identity import Identity
+from hive_rpc.faces.mcp.prompt_tools import RESUMABLE as RESUMABLE
 from hive_rpc.faces.mcp.resources import lowlevel
 from hive_rpc.faces.mcp.server import HiveMcp
 from hive_rpc.protocol.framing import MAX_BODY_BYTES
