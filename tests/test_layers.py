@@ -14,7 +14,17 @@ PACKAGE = Path(__file__).resolve().parents[1] / "hive_rpc"
 
 LAYERS: list[set[str]] = [
     # the package itself (__version__), pure rules and codecs, paths, small helpers
-    {"pkg", "core", "protocol", "paths", "aio_bridge", "reply_waiter", "start_record", "dispatch"},
+    {
+        "pkg",
+        "core",
+        "protocol",
+        "paths",
+        "peercred",
+        "aio_bridge",
+        "reply_waiter",
+        "start_record",
+        "dispatch",
+    },
     {"hub_start"},
     {"rpc_connection"},
     {"store", "relay", "activity", "client", "sync_client"},
