@@ -137,37 +137,54 @@ _FIELD_NAMES = tuple(f.name for f in fields(Prompt))
 _FIELD_DEFAULTS = {f.name: f.default for f in fields(Prompt) if f.default is not MISSING}
 
 
-def _maker(names: tuple[str, ...], *, base: bool) -> Callable[..., Prompt]:
-    """Compile a function that makes a frozen ``Prompt`` without ``__init__``: each
-    slot's own setter writes ``names`` from the positional arguments (after ``base``,
-    the prompt the others are read from, when ``base``), the rest from ``base`` or
-    their defaults.
+def _slot_writer(
+    cls: type,
+    params: str,
+    values: Mapping[str, str],
+    defaults: Mapping[str, Any],
+    *,
+    new: bool,
+) -> Callable[..., Any]:
+    """Compile ``def write(PARAMS)``, which sets each field of the frozen, slotted
+    ``cls`` named in ``values`` to the expression given there, through the slot's
+    own setter: on a new instance it returns (``new``), else on ``self``.  The
+    expressions may name the parameters and ``_default_FIELD`` for each of
+    ``defaults``.
 
-    Why (issue 18: the registry makes two prompts per ask + respond): the frozen
-    class's ``__init__`` goes through ``object.__setattr__`` for each of the 23
-    fields and matches them as keywords, 3 to 4 us a prompt; straight-line setter
-    calls cost about 1.5 us.  ``dataclasses`` writes ``__init__`` the same way."""
+    Why (issue 18: the registry makes two prompts per ask + respond): a frozen
+    dataclass's ``__init__`` goes through ``object.__setattr__`` for each field
+    (``Prompt``'s 23: 3 to 4 us a prompt, matched as keywords too); straight-line
+    setter calls cost about 1.5 us.  ``dataclasses`` writes ``__init__`` the same
+    way, from source."""
+    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    scope.update({f"_default_{name}": value for name, value in defaults.items()})
+    target = "new" if new else "self"
+    body = ["    new = _new(_cls)"] if new else []
+    for i, (name, value) in enumerate(values.items()):
+        scope[f"_set{i}"] = getattr(cls, name).__set__
+        body.append(f"    _set{i}({target}, {value})")
+    if new:
+        body.append("    return new")
+    exec("\n".join([f"def write({params}):", *body]), scope)
+    write: Callable[..., Any] = scope["write"]
+    return write
+
+
+def _maker(names: tuple[str, ...], *, base: bool) -> Callable[..., Prompt]:
+    """A function that makes a ``Prompt`` without ``__init__`` (``_slot_writer``):
+    ``names`` from its positional arguments (after ``base``, the prompt the others
+    are read from, when ``base``), the rest from ``base`` or their defaults."""
     unknown = [n for n in names if n not in _FIELD_NAMES]
     if unknown:
         raise KeyError(f"Prompt has no field {unknown[0]!r}")
     missing = [n for n in _FIELD_NAMES if not base and n not in names and n not in _FIELD_DEFAULTS]
     if missing:
         raise TypeError(f"a new Prompt needs {', '.join(missing)}")
-    scope: dict[str, Any] = {"_new": object.__new__, "Prompt": Prompt}
-    body = ["    new = _new(Prompt)"]
-    for i, name in enumerate(_FIELD_NAMES):
-        scope[f"_set{i}"] = getattr(Prompt, name).__set__
-        if name in names:
-            value = f"_{name}"
-        elif base:
-            value = f"base.{name}"
-        else:
-            scope[f"_default{i}"] = _FIELD_DEFAULTS[name]
-            value = f"_default{i}"
-        body.append(f"    _set{i}(new, {value})")
+    values = {
+        n: f"_{n}" if n in names else f"base.{n}" if base else f"_default_{n}" for n in _FIELD_NAMES
+    }
     params = ", ".join((["base"] if base else []) + [f"_{n}" for n in names])
-    exec("\n".join([f"def make({params}):", *body, "    return new"]), scope)
-    make: Callable[..., Prompt] = scope["make"]
+    make: Callable[..., Prompt] = _slot_writer(Prompt, params, values, _FIELD_DEFAULTS, new=True)
     return make
 
 
@@ -301,22 +318,15 @@ ASK_FIELDS = tuple(_ASK_DEFAULTS)
 
 def _ask_init() -> Callable[..., None]:
     """``Ask.__init__`` as the dataclass writes it (keywords only, the same defaults),
-    setting each slot through its descriptor instead of ``object.__setattr__``: 0.8
-    instead of 1.4 us, and every ask makes one (issue 18).  ``Ask`` stays frozen:
-    assignment after ``__init__`` still raises ``FrozenInstanceError``."""
-    scope: dict[str, Any] = {}
-    params, body = [], []
-    for i, (name, default) in enumerate(_ASK_DEFAULTS.items()):
-        scope[f"_set{i}"] = getattr(Ask, name).__set__
-        if default is MISSING:
-            params.append(name)
-        else:
-            scope[f"_default{i}"] = default
-            params.append(f"{name}=_default{i}")
-        body.append(f"    _set{i}(self, {name})")
-    exec("\n".join([f"def __init__(self, *, {', '.join(params)}):", *body]), scope)
-    init: Callable[..., None] = scope["__init__"]
-    init.__qualname__ = "Ask.__init__"
+    setting each slot through its descriptor (``_slot_writer``) instead of
+    ``object.__setattr__``: 0.8 instead of 1.4 us, and every ask makes one (issue
+    18).  ``Ask`` stays frozen: assignment after ``__init__`` still raises
+    ``FrozenInstanceError``."""
+    defaults = {n: d for n, d in _ASK_DEFAULTS.items() if d is not MISSING}
+    keywords = [f"{n}=_default_{n}" if n in defaults else n for n in _ASK_DEFAULTS]
+    params = f"self, *, {', '.join(keywords)}"
+    init = _slot_writer(Ask, params, {n: n for n in _ASK_DEFAULTS}, defaults, new=False)
+    init.__name__, init.__qualname__ = "__init__", "Ask.__init__"
     return init
 
 
