@@ -107,6 +107,16 @@ def held_chars(prompt: Prompt) -> int:
     return size
 
 
+def _take(counts: dict[str, int], agent: str, amount: int) -> None:
+    """Take ``amount`` from ``agent``'s count; a count that reaches zero leaves the
+    dict, so agents with nothing pending cost nothing."""
+    left = counts.get(agent, 0) - amount
+    if left > 0:
+        counts[agent] = left
+    else:
+        counts.pop(agent, None)
+
+
 COORDINATOR = None
 """Pass ``agent_id=COORDINATOR`` (None) to act across agents: editors, CLI, coordinators."""
 
@@ -464,20 +474,11 @@ class Registry:
         gone = self._pending.pop(prompt.id, None)
         self._retry.pop(prompt.id, None)
         if gone is not None:
-            # A count that reaches zero leaves its dict, so idle agents cost nothing.
             agent = gone.agent_id
-            left = self._per_agent.get(agent, 0) - 1
-            if left > 0:
-                self._per_agent[agent] = left
-            else:
-                self._per_agent.pop(agent, None)
+            _take(self._per_agent, agent, 1)
             size = held_chars(gone)
             self._chars -= size
-            left = self._chars_per_agent.get(agent, 0) - size
-            if left > 0:
-                self._chars_per_agent[agent] = left
-            else:
-                self._chars_per_agent.pop(agent, None)
+            _take(self._chars_per_agent, agent, size)
             if len(self._order) > 2 * len(self._pending) + HEAP_SLACK:
                 # Amortised like the heap's compaction: the order keeps no more
                 # than about twice what is pending.
