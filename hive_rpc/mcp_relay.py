@@ -347,19 +347,15 @@ class Relay:
     def _resendable(self, request: dict[str, Any]) -> bool:
         """A request that changes nothing, so a new hub may have it again: any but a
         tool call, and the tools the hub named (``hive/openMcp``: reads, withdrawals)."""
-        if request.get("method") != "tools/call":
+        call = _tool_call(request)
+        if call is None:
             return request.get("method") != "initialize"
-        params = request.get("params")
-        return isinstance(params, dict) and params.get("name") in self._resend
+        return call.get("name") in self._resend
 
     def _resumable(self, request: dict[str, Any]) -> bool:
         """A blocking ask the hub named: sent again marked, it waits for its question."""
-        params = request.get("params")
-        return (
-            request.get("method") == "tools/call"
-            and isinstance(params, dict)
-            and params.get("name") in self._resume
-        )
+        call = _tool_call(request)
+        return call is not None and call.get("name") in self._resume
 
     def _answer_lost(self, request: dict[str, Any], why: str) -> None:
         """Answer a request no hub will: a tool error for a tool call, as a tool whose
@@ -372,11 +368,10 @@ class Relay:
         )
         text = f"{why}; {advice}"
         msg_id = request["id"]
-        if request.get("method") != "tools/call":
+        call = _tool_call(request)
+        if call is None:
             self._write_error(msg_id, HUB_LOST, text, {"kind": "hub_unreachable"})
             return
-        params = request.get("params")
-        call = params if isinstance(params, dict) else {}
         result: dict[str, Any]
         if call.get("name") == "approve":
             result = {"content": [{"type": "text", "text": _deny(call, text)}]}
@@ -407,6 +402,15 @@ class Relay:
             # The agent went away: so does this session (the hub sees the connection
             # close and withdraws what its calls still wait for).
             os._exit(0)
+
+
+def _tool_call(request: dict[str, Any]) -> dict[str, Any] | None:
+    """The params of a ``tools/call`` request (empty when they are no object, so
+    that they name no tool), or None for any other request."""
+    if request.get("method") != "tools/call":
+        return None
+    params = request.get("params")
+    return params if isinstance(params, dict) else {}
 
 
 def _resumed(request: dict[str, Any]) -> bytes:
