@@ -40,6 +40,8 @@ TOOL_NAME = "AskUserQuestion"
 """Claude Code's built-in tool for asking the human, as its PermissionRequest names it."""
 OWN_ANSWER = "Other: type your own answer"
 """The title of each field's free-text entry (Claude Code's menu says "Type something")."""
+OWN_ENTRY = {"type": "string", "title": OWN_ANSWER}
+"""Each field's last choice: one's own answer, typed."""
 MULTI_JOIN = ", "
 """How Claude Code joins a multi-select's labels in ``answers`` (its own menu's answer
 reached the model as ``"Which features?"="Alpha, Beta"``)."""
@@ -138,10 +140,6 @@ def questions_schema(questions: Sequence[Question]) -> dict[str, Any]:
         },
         "required": [field_name(i) for i in range(len(questions))],
     }
-
-
-OWN_ENTRY = {"type": "string", "title": OWN_ANSWER}
-"""Each field's last choice: one's own answer, typed."""
 
 
 def is_questions_schema(schema: object) -> bool:
