@@ -12,9 +12,9 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -177,3 +177,16 @@ class EmacsSession(TmuxEmacs):
         except subprocess.TimeoutExpired:
             self.hub.kill()
             self.hub.wait()
+
+
+S = TypeVar("S", bound=EmacsSession)
+
+
+def running(session: S) -> Iterator[S]:
+    """A fixture's body: ``session`` started, and closed after the test however the
+    start or the test ends (``yield from running(EmacsSession(short_tmp, FAST))``)."""
+    try:
+        session.start()
+        yield session
+    finally:
+        session.close()

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from ask_user_question import DATABASE, FEATURES
-from emacs_session import FAST, EmacsSession
+from emacs_session import FAST, EmacsSession, running
 from test_emacs_permission_detail import minibuffer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "claude"))
@@ -38,12 +38,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture
 def emacs(short_tmp: Path) -> Iterator[EmacsSession]:
-    session = EmacsSession(short_tmp, FAST)
-    try:
-        session.start()
-        yield session
-    finally:
-        session.close()
+    yield from running(EmacsSession(short_tmp, FAST))
 
 
 def asking(*questions: dict[str, Any]) -> Any:

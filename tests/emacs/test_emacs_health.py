@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from emacs_session import EmacsSession
+from emacs_session import EmacsSession, running
 
 pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
@@ -67,12 +67,7 @@ class FullDiskSession(EmacsSession):
 
 @pytest.fixture
 def emacs(short_tmp: Path) -> Iterator[FullDiskSession]:
-    session = FullDiskSession(short_tmp)
-    try:
-        session.start()
-        yield session
-    finally:
-        session.close()
+    yield from running(FullDiskSession(short_tmp))
 
 
 def status(emacs: FullDiskSession) -> dict[str, object]:

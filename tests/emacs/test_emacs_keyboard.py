@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from emacs_session import FAST, EmacsSession
+from emacs_session import FAST, EmacsSession, running
 
 pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
@@ -22,29 +22,20 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def session(root: Path, settings: str = "") -> Iterator[EmacsSession]:
-    emacs = EmacsSession(root, settings)
-    try:
-        emacs.start()
-        yield emacs
-    finally:
-        emacs.close()
-
-
 @pytest.fixture
 def emacs_defaults(short_tmp: Path) -> Iterator[EmacsSession]:
-    yield from session(short_tmp)
+    yield from running(EmacsSession(short_tmp))
 
 
 @pytest.fixture
 def emacs_slow_opening(short_tmp: Path) -> Iterator[EmacsSession]:
     # A long opening moment, so the test's own reaction time does not matter.
-    yield from session(short_tmp, "(setq hive-rpc-open-grace 60)")
+    yield from running(EmacsSession(short_tmp, "(setq hive-rpc-open-grace 60)"))
 
 
 @pytest.fixture
 def emacs_fast(short_tmp: Path) -> Iterator[EmacsSession]:
-    yield from session(short_tmp, FAST)
+    yield from running(EmacsSession(short_tmp, FAST))
 
 
 def visit(emacs: EmacsSession, path: Path) -> None:

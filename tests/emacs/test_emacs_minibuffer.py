@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from emacs_session import FAST, EmacsSession
+from emacs_session import FAST, EmacsSession, running
 
 pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
@@ -24,12 +24,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture
 def emacs(short_tmp: Path) -> Iterator[EmacsSession]:
-    session = EmacsSession(short_tmp, FAST)
-    try:
-        session.start()
-        yield session
-    finally:
-        session.close()
+    yield from running(EmacsSession(short_tmp, FAST))
 
 
 def test_answer_typed_in_the_minibuffer_reaches_the_agent(emacs: EmacsSession) -> None:

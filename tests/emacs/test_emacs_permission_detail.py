@@ -14,7 +14,7 @@ from pathlib import Path
 
 import hook_process
 import pytest
-from emacs_session import FAST, EmacsSession
+from emacs_session import FAST, EmacsSession, running
 from hook_process import permission_event, stopped_at_exit
 
 pytestmark = pytest.mark.skipif(
@@ -28,12 +28,7 @@ COMMAND = "npm test\nrm -rf build/cache-only-in-the-detail"
 
 @pytest.fixture
 def emacs(short_tmp: Path) -> Iterator[EmacsSession]:
-    session = EmacsSession(short_tmp, FAST)
-    try:
-        session.start()
-        yield session
-    finally:
-        session.close()
+    yield from running(EmacsSession(short_tmp, FAST))
 
 
 def minibuffer(screen: str) -> str:

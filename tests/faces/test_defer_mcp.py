@@ -6,12 +6,11 @@ changes nothing, so the countdown ends when it always would have."""
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import Any
 
 import trio
 from mcp import Client, StdioServerParameters
+from test_mcp import stdio_params
 
 from hive_rpc.client import HubClient
 from hive_rpc.faces.mcp.results import EXPIRED_MARKER
@@ -22,15 +21,7 @@ COUNTDOWN_S = 2.0
 
 
 def mcp_server(config: HubConfig) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m", "hive_rpc", "mcp", "--socket", str(config.socket),
-            "--data-dir", str(config.data_dir), "--no-start",
-            "--agent", "asker", "--human-timeout", str(COUNTDOWN_S),
-        ],
-        env=dict(os.environ),
-    )  # fmt: skip
+    return stdio_params(config, "--agent", "asker", "--human-timeout", str(COUNTDOWN_S))
 
 
 async def ask(agent: Client, prompt: str) -> dict[str, Any]:

@@ -6,13 +6,12 @@ relay's side, with a hub really killed, is in test_mcp_relay_restart.py."""
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import trio
 from mcp import Client, StdioServerParameters
+from test_mcp import stdio_params
 
 from hive_rpc.client import HubClient
 from hive_rpc.faces.mcp.prompt_tools import RESUMED_META
@@ -24,15 +23,7 @@ AGENT = "resumer"
 
 
 def mcp_server(config: HubConfig) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m", "hive_rpc", "mcp", "--socket", str(config.socket),
-            "--data-dir", str(config.data_dir), "--no-start",
-            "--agent", AGENT, "--progress-every", "0.2",
-        ],
-        env=dict(os.environ),
-    )  # fmt: skip
+    return stdio_params(config, "--agent", AGENT, "--progress-every", "0.2")
 
 
 async def answered_while_waiting(
