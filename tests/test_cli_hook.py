@@ -470,3 +470,52 @@ def test_an_input_longer_than_a_detail_may_be_is_cut_and_says_so(short_tmp: Path
     assert len(ask.detail) == MAX_QUESTION_CHARS
     assert ask.detail.endswith("[... cut: the input is longer than a detail may be]")
     assert ask.question.endswith("\u2026 (see detail)")
+
+
+async def test_deeply_nested_stdin_prints_nothing_and_says_why_on_one_line(
+    hub_config: HubConfig, short_tmp: Path
+) -> None:
+    """100,000 nested arrays made the JSON decoder raise RecursionError: a traceback
+    and exit 1 (issue 26)."""
+    deep = b"[" * 100_000 + b"]" * 100_000
+    nested_event = b'{"hook_event_name": "PermissionRequest", "tool_input": ' + deep + b"}"
+    for stdin in (deep, nested_event):
+        done = await run_hook(hub_config, short_tmp, stdin)
+        assert (done.returncode, done.stdout) == (0, b""), done.stderr[-300:]
+        (line,) = done.stderr.decode().splitlines()
+        assert line.startswith("hive-rpc hook: stdin is not JSON (nested too deeply"), line
+
+
+async def test_timeout_covers_a_hub_that_accepts_and_never_answers(
+    hub_config: HubConfig, short_tmp: Path
+) -> None:
+    """A socket that accepts and never answers held the hook for the 30 s of the hub
+    timeout, whatever its ``--timeout`` (issue 26): now ``--timeout`` is the hook's
+    whole budget.  The bound below only keeps a regression from hanging the suite."""
+    hub_config.socket.parent.mkdir(mode=0o700)
+    listener = trio.socket.socket(trio.socket.AF_UNIX, trio.socket.SOCK_STREAM)
+    await listener.bind(str(hub_config.socket))
+    listener.listen(8)
+    accepted: list[trio.socket.SocketType] = []
+    stdin = json.dumps(permission_request(short_tmp)).encode()
+    try:
+        async with trio.open_nursery() as nursery:
+
+            async def accept_and_say_nothing() -> None:
+                while True:
+                    conn, _ = await listener.accept()
+                    accepted.append(conn)
+
+            nursery.start_soon(accept_and_say_nothing)
+            with trio.fail_after(20):
+                done = await run_hook(hub_config, short_tmp, stdin, "--timeout", "2")
+            nursery.cancel_scope.cancel()
+    finally:
+        for conn in accepted:
+            conn.close()
+        listener.close()
+    assert accepted  # it did reach the silent "hub"
+    assert (done.returncode, done.stdout) == (0, b"")
+    (line,) = done.stderr.decode().splitlines()
+    assert "did not answer" in line, line
+    assert line.endswith("printing no decision, so Claude Code asks itself"), line

@@ -79,6 +79,8 @@ def read_event(raw: bytes) -> dict[str, Any]:
         event = json.loads(raw)
     except (UnicodeDecodeError, ValueError) as e:
         raise NotAHookEvent(f"stdin is not JSON ({e})") from None
+    except RecursionError:  # the decoder recurses: 100,000 nested arrays end it
+        raise NotAHookEvent("stdin is not JSON (nested too deeply)") from None
     if not isinstance(event, dict) or not isinstance(event.get("hook_event_name"), str):
         raise NotAHookEvent("stdin is not a Claude Code hook event (no hook_event_name)")
     return event
@@ -146,10 +148,14 @@ def remember(client: SyncHubClient, request: PermissionRequest, record: Mapping[
         return
     # Only an approver adds rules; the hook runs outside the agent's sandbox, so it can
     # read the approver token (an agent's Bash running this hook cannot: security.md).
-    why = prove_approver(client.call)
+    # Its own few seconds: the human's allow came in time, saving it must not need
+    # what is left of the hook's budget.
+    why: str | None = None
     try:
-        client.call("rule/add", params)
-    except HiveError as e:
+        with client.giving_up_at(time.monotonic() + CLEANUP_S):
+            why = prove_approver(client.call)
+            client.call("rule/add", params)
+    except (HiveError, HubTimeout) as e:
         pattern = params["pattern"]
         _say(f"allowed once: the rule {pattern} was not saved: {e}" + (f" ({why})" if why else ""))
 
@@ -282,8 +288,15 @@ def cmd_hook(args: argparse.Namespace) -> int:
         _say(f"this run's --permission-prompt-tool {prompt_tool} decides; printing no decision")
         return EXIT_OK
     output = None
+    # ``--timeout`` is the whole budget, a hub that accepts and never answers included
+    # (each call's HUB_TIMEOUT_S alone held the hook 30 s whatever ``--timeout`` said).
+    deadline = time.monotonic() + args.timeout
     try:
-        with SyncHubClient.connect(Path(args.socket), timeout_s=HUB_TIMEOUT_S) as client:
+        connect_s = max(0.1, min(HUB_TIMEOUT_S, args.timeout))
+        with (
+            SyncHubClient.connect(Path(args.socket), timeout_s=connect_s) as client,
+            client.giving_up_at(deadline),
+        ):
             client.timeout_s = HUB_TIMEOUT_S
             if event.get("tool_name") == TOOL_NAME:
                 output = answer_questions(client, event, args.timeout, Path(args.socket))
