@@ -1,0 +1,171 @@
+"""Faults that used to stop the hub (issue 26, section 5), against the real program.
+
+- A hub that crashed on a full disk starts again: degraded, saying what is full, its
+  pending prompts readable, no temp file left behind.  A real full file system: a
+  small tmpfs mounted for the test (root or CAP_SYS_ADMIN; skipped otherwise).
+- A read-only data dir: the start is refused with one line naming the directory and
+  what to do, not a traceback.  A real read-only mount: a read-only bind mount of the
+  data dir (root; ``chmod`` does not stop root).
+- ``hive/status`` while NATS is down: answered, degraded, not an error (a real
+  nats-server, killed).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_support import Shell
+from nats_support import NatsServer
+
+from hive_rpc import cli
+from hive_rpc.hub_start import start_failure_cause
+from hive_rpc.start_record import DATA_DIR_NAME
+
+
+def _mount(*args: str) -> None:
+    done = subprocess.run(["mount", *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount here ({done.stderr.strip()}): needs root")
+
+
+@pytest.fixture
+def small_disk(short_tmp: Path) -> Iterator[Path]:
+    mount_point = short_tmp / "disk"
+    mount_point.mkdir()
+    _mount("-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", str(mount_point))
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+def _fill(path: Path) -> None:
+    """Write to ``path`` until the file system is full (down to its last byte)."""
+    chunk = b"\0" * 65536
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            try:
+                os.write(fd, chunk)
+            except OSError as e:
+                if e.errno != errno.ENOSPC:
+                    raise
+                if len(chunk) == 1:
+                    return
+                chunk = chunk[: len(chunk) // 2]
+    finally:
+        os.close(fd)
+
+
+def test_a_hub_that_crashed_on_a_full_disk_starts_again_degraded(
+    short_tmp: Path, small_disk: Path
+) -> None:
+    sh = Shell(short_tmp)
+    sh.data_dir = small_disk / "data"
+    sh.env["HIVE_RPC_DATA_DIR"] = str(sh.data_dir)
+    try:
+        asked = sh.run("ask", "still pending after the crash", "--timeout", "600")
+        assert asked.returncode == 0, asked.stderr
+        sh.stop(signal.SIGKILL)
+        _fill(small_disk / "filler")
+
+        # The next command starts the hub again (autostart), which used to die
+        # writing hub.start.json: "could not start a hub on ...: +-----".
+        out = sh.run("status", "--json")
+        assert out.returncode == cli.EXIT_OK, out.stderr
+        status = json.loads(out.stdout)
+        degraded = status["degraded"] or ""
+        assert "full" in degraded, status
+        assert str(sh.data_dir) in degraded, status
+        assert [p["question"] for p in sh.json("list")] == ["still pending after the crash"]
+        shown = sh.run("status")
+        assert "degraded" in shown.stdout and "full" in shown.stdout, shown.stdout
+        assert "Traceback" not in shown.stderr
+        # No half-written record left behind by the failed write.
+        assert sorted(p.name for p in sh.data_dir.iterdir() if p.name.startswith(".")) == []
+        assert sorted(p.name for p in sh.socket.parent.iterdir() if p.name.startswith(".")) == []
+    finally:
+        sh.stop()
+
+
+def test_the_start_failure_cause_is_the_error_not_a_traceback_frame(tmp_path: Path) -> None:
+    """The log line quoted by "could not start a hub": an exception group's traceback
+    ends in box-drawing lines, which used to be quoted as the cause."""
+    log = tmp_path / "hub.log"
+    log.write_text(
+        "  | ExceptionGroup: Exceptions from Trio nursery (1 sub-exception)\n"
+        "  +-+---------------- 1 ----------------\n"
+        "    | Traceback (most recent call last):\n"
+        '    |   File "x.py", line 59, in _write\n'
+        "    | OSError: [Errno 28] No space left on device\n"
+        "    +------------------------------------\n"
+    )
+    assert start_failure_cause(log, 0) == "OSError: [Errno 28] No space left on device"
+
+
+@pytest.fixture
+def read_only_data_dir(short_tmp: Path) -> Iterator[Shell]:
+    """A data dir a hub has used, then mounted read-only (a bind mount: as root,
+    ``chmod`` would not stop the writes)."""
+    sh = Shell(short_tmp)
+    asked = sh.run("ask", "kept", "--timeout", "600")
+    assert asked.returncode == 0, asked.stderr
+    sh.stop()
+    _mount("--bind", str(sh.data_dir), str(sh.data_dir))
+    try:
+        _mount("-o", "remount,bind,ro", str(sh.data_dir))
+        with pytest.raises(OSError, match="Read-only"):
+            (sh.data_dir / "probe").touch()
+        yield sh
+    finally:
+        sh.stop()
+        subprocess.run(["umount", "-l", str(sh.data_dir)], check=False)
+
+
+@pytest.mark.parametrize("command", [("status",), ("serve",)])
+def test_a_read_only_data_dir_is_named_with_what_to_do(
+    read_only_data_dir: Shell, command: tuple[str, ...]
+) -> None:
+    sh = read_only_data_dir
+    out = sh.run(*command)
+    assert out.returncode == cli.EXIT_REFUSED, out.stderr
+    assert "Traceback" not in out.stderr, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert str(sh.data_dir) in lines[0]
+    assert "read-only" in lines[0]
+    assert "--data-dir" in lines[0] and "HIVE_RPC_DATA_DIR" in lines[0]
+
+
+def test_status_while_nats_is_down_reports_degraded(
+    sh: Shell, nats_server: NatsServer
+) -> None:
+    started = sh.run("serve", "--detach", "--store", nats_server.url)
+    assert started.returncode == 0, started.stderr
+    asked = sh.run("ask", "asked before NATS went down", "--timeout", "600")
+    assert asked.returncode == 0, asked.stderr
+    nats_server.kill()
+
+    out = sh.run("status", "--json", "--no-start")
+    assert out.returncode == cli.EXIT_OK, out.stderr
+    status = json.loads(out.stdout)
+    assert status["store"] == "nats"
+    assert "NATS" in (status["degraded"] or ""), status
+    assert "unreachable" in status["degraded"]
+    assert status["counts"]["pending"] == 1
+    shown = sh.run("status", "--no-start")
+    assert shown.returncode == cli.EXIT_OK, shown.stderr
+    assert "degraded" in shown.stdout
+
+
+def test_the_start_record_is_in_the_data_dir(sh: Shell) -> None:
+    """Sanity for the full-disk test: the record it fails to write is this one."""
+    assert sh.run("status").returncode == 0
+    assert (sh.data_dir / DATA_DIR_NAME).exists()
