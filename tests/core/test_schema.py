@@ -186,3 +186,58 @@ def test_oneof_has_no_free_entry() -> None:
     prop = {"type": "string", "oneOf": [{"const": "a"}, OWN]}
     with pytest.raises(InvalidParams, match="oneOf"):
         check_schema({"type": "object", "properties": {"x": prop}})
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "http://" + "[" * 8000,  # accepted before (issue 26)
+        "http://[",
+        "http://]",
+        "http://[::1",
+        "http://[not-ipv6]/",
+        "http://host:port/",
+        "http://a[b]c/",
+        "https://exa mple.org/",
+        "http://ho<st>/",
+    ],
+)
+def test_a_uri_whose_host_does_not_parse_is_refused(bad: str) -> None:
+    schema = check_schema(
+        {"type": "object", "properties": {"u": {"type": "string", "format": "uri"}}}
+    )
+    with pytest.raises(InvalidAnswer, match="valid uri"):
+        validate_against(schema, {"u": bad})
+
+
+@pytest.mark.parametrize(
+    "good",
+    [
+        "https://x.org/a",
+        "http://[::1]:8080/x?y=[1]#z",
+        "http://user:pw@host.example:443/p",
+        "file:///etc/hosts",
+        "mailto:ada@example.org",
+        "urn:isbn:0451450523",
+        "https://b\u00fccher.example/",
+        "http://127.0.0.1/",
+    ],
+)
+def test_ordinary_uris_still_pass(good: str) -> None:
+    schema = check_schema(
+        {"type": "object", "properties": {"u": {"type": "string", "format": "uri"}}}
+    )
+    validate_against(schema, {"u": good})
+
+
+async def test_the_hub_refuses_the_bracket_uri_as_an_answer(client: Any) -> None:
+    """Through the real socket face: the answer is refused, the prompt stays pending."""
+    schema = {"type": "object", "properties": {"u": {"type": "string", "format": "uri"}}}
+    record = await client.call(
+        "hive/ask", {"agent_id": "a", "question": "where?", "schema": schema}
+    )
+    with pytest.raises(InvalidAnswer, match="valid uri"):
+        await client.call(
+            "hive/respond", {"id": record["id"], "answer": {"u": "http://" + "[" * 8000}}
+        )
+    assert (await client.call("hive/poll", {"id": record["id"]}))["status"] == "pending"
