@@ -18,13 +18,22 @@ from typing import Any, cast
 
 import trio
 
+from hive_rpc import start_record
 from hive_rpc.activity import DEFAULT_TTL_S, TASK_DOC, ActivityLog
 from hive_rpc.agora import open_agora
 from hive_rpc.core.dialogue import Dialogue
 from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S
 from hive_rpc.faces.desktop_notify import run_desktop_notifications
 from hive_rpc.faces.editor_socket import bind_socket, remove_socket, serve_editor_socket
-from hive_rpc.paths import DB_NAME, HubLock, load_approver_token, prepare_socket_dir, private_dir
+from hive_rpc.paths import (
+    DB_NAME,
+    DataDirUnusable,
+    HubLock,
+    cannot_write,
+    load_approver_token,
+    prepare_socket_dir,
+    usable_data_dir,
+)
 from hive_rpc.registry import Registry, open_registry
 from hive_rpc.service import HubInfo, HubService
 from hive_rpc.service.audit import AUDIT_DOC, record_decisions, trail
@@ -46,6 +55,8 @@ answer, short enough that the store does not grow without end."""
 RETENTION_EVERY_S = 3600.0
 """How often the retention task looks for closed prompts past ``--retain``."""
 NATS_SCHEMES = ("nats://", "tls://")
+START_RECORD_RETRY_S = 60.0
+"""How often a hub that could not write its start record (a full disk) tries again."""
 
 
 class HubAlreadyRunning(RuntimeError):
@@ -97,7 +108,11 @@ async def open_store(config: HubConfig) -> AsyncIterator[PromptStore]:
 
 def _lock(stack: ExitStack, path: Path, what: str) -> None:
     lock = HubLock(path)
-    if not lock.acquire():
+    try:
+        acquired = lock.acquire()
+    except OSError as e:  # its directory is read-only, not ours to write, ...
+        raise DataDirUnusable(cannot_write(path.parent, e, f"the {what}")) from None
+    if not acquired:
         raise HubAlreadyRunning(
             f"another hub (pid {lock.holder()}) already serves this {what} ({path})"
         )
@@ -120,7 +135,7 @@ def freeze_startup_objects() -> None:
 async def run_hub(config: HubConfig, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
     """Run the hub until cancelled."""
     prepare_socket_dir(config.socket)
-    private_dir(config.data_dir)
+    usable_data_dir(config.data_dir)
     with ExitStack() as stack:
         _lock(stack, config.socket.with_name(config.socket.name + ".lock"), "socket")
         _lock(stack, config.data_dir / "hub.lock", "data dir")
@@ -132,6 +147,24 @@ async def run_hub(config: HubConfig, *, task_status: Any = trio.TASK_STATUS_IGNO
             remove_socket(config.socket)
             with trio.move_on_after(CLOSE_TIMEOUT_S, shield=True):
                 await listener.aclose()
+
+
+async def keep_start_record(
+    registry: Registry,
+    socket: Path,
+    record: start_record.StartRecord,
+    *,
+    task_status: Any = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Write the hub's start record (start_record.py) once it listens.  When it cannot
+    be written (a hub restarted after a crash on a full disk), the hub serves anyway,
+    degraded: ``hive/status`` says which directory is full and what to do; it tries
+    again every ``START_RECORD_RETRY_S`` and is healthy once the record is written."""
+    task_status.started()
+    while problems := start_record.write(socket, record):
+        registry.store_trouble("start_record", RuntimeError("; ".join(problems)))
+        await trio.sleep(START_RECORD_RETRY_S)
+    registry.store_trouble("start_record", None)
 
 
 async def feed_activity(
@@ -226,7 +259,12 @@ async def _serve(
         )
         activity = ActivityLog(registry.now, ttl_s=config.activity_ttl_s)
         service = HubService(registry, info, activity=activity)
-        token, token_file = load_approver_token(config.data_dir)
+        try:
+            token, token_file = load_approver_token(config.data_dir)
+        except OSError as e:  # PermissionError (an unsafe file) says what to do itself
+            if isinstance(e, PermissionError) and e.errno is None:
+                raise
+            raise DataDirUnusable(cannot_write(config.data_dir, e)) from None
         service.approver_token, info.approver_token_file = token, os.fspath(token_file)
         async with trio.open_nursery() as nursery:
             if isinstance(store, SqliteStore):

@@ -14,7 +14,13 @@ import re
 import sys
 from pathlib import Path
 
-from hive_rpc.paths import LOG_NAME, prepare_socket_dir, private_dir
+from hive_rpc.paths import (
+    LOG_NAME,
+    DataDirUnusable,
+    cannot_write,
+    prepare_socket_dir,
+    usable_data_dir,
+)
 
 START_TIMEOUT_S = 15.0
 """How long a started hub may take to listen before the client gives up on it."""
@@ -34,9 +40,12 @@ def spawn_hub(socket: Path, data_dir: Path, extra_args: list[str] | None = None)
     # busy and a relative path cannot mean another place later): absolute paths.
     socket, data_dir = socket.absolute(), data_dir.absolute()
     prepare_socket_dir(socket)
-    private_dir(data_dir)
+    usable_data_dir(data_dir)
+    try:
+        log_fd = os.open(data_dir / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    except OSError as e:  # a read-only data dir: say which and what to do
+        raise DataDirUnusable(cannot_write(data_dir, e)) from None
     read_fd, write_fd = os.pipe()
-    log_fd = os.open(data_dir / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         log_offset = os.fstat(log_fd).st_size
         os.set_inheritable(write_fd, True)
@@ -78,6 +87,11 @@ _ERROR_LINE = re.compile(
 )
 
 
+_TRACE_MARGIN = re.compile(r"^[\s|]+")
+_WORDS = re.compile(r"[A-Za-z]")
+"""A line worth quoting says something: not only box drawing and numbers."""
+
+
 def start_failure_cause(log: Path, offset: int) -> str | None:
     """The last error line the hub wrote to ``log`` after ``offset`` (this start's
     own output, not an older hub's), else its last line, else None."""
@@ -87,7 +101,9 @@ def start_failure_cause(log: Path, offset: int) -> str | None:
             text = f.read(1 << 20).decode(errors="replace")
     except OSError:
         return None
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    # An exception group's traceback draws boxes: "  | OSError: ...", "+-+---- 1 ----".
+    lines = [_TRACE_MARGIN.sub("", line).strip() for line in text.splitlines()]
+    lines = [line for line in lines if _WORDS.search(line)]
     errors = [line for line in lines if _ERROR_LINE.search(line)]
     if not (errors or lines):
         return None

@@ -19,6 +19,7 @@ last used: start_record.py).
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import ipaddress
 import os
@@ -38,6 +39,49 @@ passes ``auth`` and, through that face, answers as an approver."""
 
 class InsecurePath(RuntimeError):
     """A directory we would trust with the socket is not private to this user."""
+
+
+class DataDirUnusable(RuntimeError):
+    """The hub cannot write its data dir (read-only, not writable, full) at start:
+    one sentence naming the directory and what to do, not a bare ``OSError``."""
+
+
+FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+"""What a write fails with when the disk (or the user's quota) is full."""
+
+
+def cannot_write(directory: Path, error: OSError, what: str = "the data dir") -> str:
+    """Why ``directory`` (``what``: its role) cannot be written and what to do, in
+    one sentence, from the ``OSError`` a write in it raised."""
+    why = os.strerror(error.errno) if error.errno else str(error)
+    if error.errno == errno.EROFS:
+        return (
+            f"{what} {directory} is read-only ({why}): remount it read-write, or give the "
+            "hub another data dir (--data-dir or HIVE_RPC_DATA_DIR)"
+        )
+    if error.errno in FULL:
+        return (
+            f"{what} {directory} is full ({why}): free space on its disk, or give the hub "
+            "another data dir (--data-dir or HIVE_RPC_DATA_DIR)"
+        )
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return (
+            f"{what} {directory} cannot be written ({why}; its mode, owner or an "
+            "immutable flag, chattr +i): make it writable, or give the hub another data "
+            "dir (--data-dir or HIVE_RPC_DATA_DIR)"
+        )
+    return (
+        f"{what} {directory} cannot be used ({why}): check it, or give the hub another "
+        "data dir (--data-dir or HIVE_RPC_DATA_DIR)"
+    )
+
+
+def usable_data_dir(path: Path) -> Path:
+    """``private_dir(path)`` for the data dir, its failure a ``DataDirUnusable``."""
+    try:
+        return private_dir(path)
+    except OSError as e:
+        raise DataDirUnusable(cannot_write(path, e)) from None
 
 
 def private_dir(path: Path) -> Path:
@@ -123,8 +167,11 @@ class HubLock:
         except BlockingIOError:
             os.close(fd)
             return False
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        try:  # who holds it, for ``holder``; the lock holds without it (a full disk)
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError:
+            pass
         self._fd = fd
         return True
 
@@ -174,8 +221,12 @@ def load_token(data_dir: Path, name: str) -> tuple[str, Path]:
     import secrets  # here, not at the top: a one-shot command's start (docs/benchmarks.md)
 
     token = secrets.token_urlsafe(32)
-    with os.fdopen(fd, "w") as f:
-        f.write(token + "\n")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(token + "\n")
+    except OSError:  # a full disk: no empty token file left to be refused next time
+        path.unlink(missing_ok=True)
+        raise
     return token, path
 
 

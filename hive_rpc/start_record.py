@@ -20,12 +20,13 @@ down, fails to start and says why (``client.start_and_connect`` quotes its log).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from hive_rpc.paths import default_data_dir
+from hive_rpc.paths import cannot_write, default_data_dir
 
 SUFFIX = ".start.json"
 DATA_DIR_NAME = "hub.start.json"
@@ -45,20 +46,39 @@ def record_path(socket: Path) -> Path:
     return socket.with_name(socket.name + SUFFIX)
 
 
-def write(socket: Path, record: StartRecord) -> None:
+def write(socket: Path, record: StartRecord) -> list[str]:
     """Replace the record of ``socket``, beside it and in the record's data dir
-    (0600, atomically: a reader sees the old one or the new one)."""
-    for path in (record_path(socket), record.data_dir / DATA_DIR_NAME):
-        _write(path, record)
+    (0600, atomically: a reader sees the old one or the new one).
+
+    What could not be written, one sentence each (none when both were): a hub that
+    is up must not stop for its record.  After a crash on a full disk the write fails
+    (ENOSPC) while everything else the hub needs is already there; the hub then runs
+    degraded, saying which directory is full (``hive/status``), and the old record,
+    if any, stays as it was (no temp file is left)."""
+    problems = []
+    for path, what in (
+        (record_path(socket), "the socket's directory"),
+        (record.data_dir / DATA_DIR_NAME, "the data dir"),
+    ):
+        try:
+            _write(path, record)
+        except OSError as e:
+            problems.append(f"cannot write {path.name}: " + cannot_write(path.parent, e, what))
+    return problems
 
 
 def _write(path: Path, record: StartRecord) -> None:
     temp = path.with_name(f".{path.name}.{os.getpid()}")
     body = {"data_dir": os.fspath(record.data_dir), "serve_args": record.serve_args}
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump(body, f)
-    os.replace(temp, path)
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(body, f)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
 
 
 def read(socket: Path) -> StartRecord | None:

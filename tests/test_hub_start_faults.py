@@ -86,7 +86,8 @@ def test_a_hub_that_crashed_on_a_full_disk_starts_again_degraded(
         assert str(sh.data_dir) in degraded, status
         assert [p["question"] for p in sh.json("list")] == ["still pending after the crash"]
         shown = sh.run("status")
-        assert "degraded" in shown.stdout and "full" in shown.stdout, shown.stdout
+        assert "degraded" in shown.stdout, shown.stdout
+        assert "full" in shown.stdout, shown.stdout
         assert "Traceback" not in shown.stderr
         # No half-written record left behind by the failed write.
         assert sorted(p.name for p in sh.data_dir.iterdir() if p.name.startswith(".")) == []
@@ -141,12 +142,11 @@ def test_a_read_only_data_dir_is_named_with_what_to_do(
     assert len(lines) == 1, out.stderr
     assert str(sh.data_dir) in lines[0]
     assert "read-only" in lines[0]
-    assert "--data-dir" in lines[0] and "HIVE_RPC_DATA_DIR" in lines[0]
+    assert "--data-dir" in lines[0]
+    assert "HIVE_RPC_DATA_DIR" in lines[0]
 
 
-def test_status_while_nats_is_down_reports_degraded(
-    sh: Shell, nats_server: NatsServer
-) -> None:
+def test_status_while_nats_is_down_reports_degraded(sh: Shell, nats_server: NatsServer) -> None:
     started = sh.run("serve", "--detach", "--store", nats_server.url)
     assert started.returncode == 0, started.stderr
     asked = sh.run("ask", "asked before NATS went down", "--timeout", "600")

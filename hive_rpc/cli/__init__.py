@@ -42,7 +42,7 @@ from hive_rpc.cli.exits import (
 from hive_rpc.cli.parser import build_parser
 from hive_rpc.core.errors import HiveError, HubUnreachable
 from hive_rpc.core.terminal_text import strip_controls
-from hive_rpc.paths import InsecurePath, default_data_dir, default_socket
+from hive_rpc.paths import DataDirUnusable, InsecurePath, default_data_dir, default_socket
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
@@ -110,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             isinstance(error, HubUnreachable) or getattr(error, "kind", None) == "store_unavailable"
         ):
             code = EXIT_UNREACHABLE
-        elif isinstance(error, InsecurePath) or is_refusal(error):
+        elif isinstance(error, InsecurePath | DataDirUnusable) or is_refusal(error):
             code = EXIT_REFUSED
         else:
             raise

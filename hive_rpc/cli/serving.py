@@ -9,6 +9,7 @@ heavy, and the client commands (built into the same parser) must not pay for the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import signal
@@ -80,7 +81,7 @@ async def _serve_detached(args: argparse.Namespace) -> int:
 async def cmd_serve(args: argparse.Namespace) -> int:
     if args.detach:
         return await _serve_detached(args)
-    from hive_rpc.hub import HubConfig, freeze_startup_objects, run_hub
+    from hive_rpc.hub import HubConfig, freeze_startup_objects, keep_start_record, run_hub
 
     if args.ready_fd is not None:
         # Started in the background (spawn_hub): like any daemon, keep no directory
@@ -99,16 +100,15 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     )
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with trio.open_nursery() as nursery:
-            await nursery.start(run_hub, config)
+            service = await nursery.start(run_hub, config)
             freeze_startup_objects()
-            start_record.write(
-                config.socket,
-                start_record.StartRecord(config.data_dir.absolute(), _serve_args(args)),
-            )
+            record = start_record.StartRecord(config.data_dir.absolute(), _serve_args(args))
+            await nursery.start(keep_start_record, service.registry, config.socket, record)
             if args.ready_fd is not None:
                 os.write(args.ready_fd, b"ready\n")
                 os.close(args.ready_fd)
-            print(f"hive-rpc hub listening on {config.socket}", file=sys.stderr, flush=True)
+            with contextlib.suppress(OSError):  # stderr is the log: its disk may be full
+                print(f"hive-rpc hub listening on {config.socket}", file=sys.stderr, flush=True)
             async for signum in signals:
                 # The command's logger, as the hub's log has always named it.
                 logging.getLogger("hive_rpc.cli").info("signal %d: shutting down", signum)
