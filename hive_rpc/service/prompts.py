@@ -323,7 +323,18 @@ async def defer(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
 
 @method("hive/status", params={}, doc="The hub's paths, pid and counts.", retryable=True)
 async def status(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
+    from hive_rpc.core.errors import StoreUnavailable
+
     info, registry = hub.info, hub.registry
+    degraded = registry.degraded_reason()
+    try:
+        counts = await registry.counts()
+    except StoreUnavailable as e:
+        # The shared store (NATS) is down: the hub still answers, degraded, with what it
+        # holds in memory (its pending prompts) instead of failing outright.
+        live = registry.statistics()["pending"]
+        counts = {"pending": live}
+        degraded = degraded or f"store: {e.message}"
     return {
         "version": __version__,
         "pid": info.pid,
@@ -336,7 +347,7 @@ async def status(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
         "notifications": info.notifications,
         "started_at": registry.started_at,
         "max_lifetime_s": registry.max_lifetime_s,
-        "counts": await registry.counts(),
+        "counts": counts,
         "live": registry.statistics(),
-        "degraded": registry.degraded_reason(),
+        "degraded": degraded,
     }
