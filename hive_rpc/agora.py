@@ -35,6 +35,7 @@ import trio
 
 from hive_rpc.core import dialogue as dlg
 from hive_rpc.core import messages
+from hive_rpc.core.conventions import HUB_AGENT
 from hive_rpc.core.errors import (
     HiveError,
     InvalidParams,
@@ -44,7 +45,6 @@ from hive_rpc.core.errors import (
 )
 from hive_rpc.core.limits import MAX_LING_REQUESTS
 from hive_rpc.core.ling import (
-    HUB_AGENT,
     SHELL_REFUSED,
     Ling,
     check_ling_name,

@@ -19,7 +19,7 @@ import pytest
 import trio
 
 from hive_rpc.agora import open_agora
-from hive_rpc.client import HubClient
+from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.core.errors import HiveError, InvalidParams
 from hive_rpc.hub import HubConfig
 from hive_rpc.relay.emacs import DeliveryPeers
@@ -113,7 +113,10 @@ async def register(client: HubClient, name: str, pane: Pane, **extra: Any) -> No
 
 
 async def approve(client: HubClient, name: str, prompt_id: str, answer: str = "approve") -> None:
-    """Answer the hub's consent prompt; once approved, wait for the ling to be there."""
+    """Answer the hub's consent prompt as the human's editor does: proving first that it
+    holds the human's credential (the approver token); once approved, wait for the ling
+    to be there."""
+    assert await prove_approver(client.call) is None
     await client.call("hive/respond", {"id": prompt_id, "answer": answer, "by": "human"})
     if answer != "approve":
         return

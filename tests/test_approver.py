@@ -56,11 +56,16 @@ async def test_a_plain_client_cannot_answer_a_permission_prompt_or_change_rules(
             with pytest.raises(NotAnApprover) as refused:
                 await agent.call("hive/respond", {"id": asked["id"], "answer": "allow", **params})
             assert refused.value.code == -32013
-            assert refused.value.data == {"kind": "not_an_approver", "token_file": str(token_file)}
+            assert refused.value.data == {
+                "kind": "not_an_approver",
+                "token_file": str(token_file),
+                "lacks": "approver",
+            }
             assert refused.value.message.startswith(
                 "only an approver may answer a permission prompt: this connection has not "
-                f"proved it is one. An editor proves it with hive/proveApprover and the token "
-                f"in {token_file}"
+                "proved it is one (it holds an agent's credential: the socket or the MCP "
+                "token, not the human's). An editor proves it with hive/proveApprover and the "
+                f"token in {token_file}"
             )
         rule = {"pattern": "Bash", "decision": "allow", "scope": "global"}
         with pytest.raises(NotAnApprover, match="only an approver may add an answer rule"):

@@ -223,16 +223,20 @@ def _get(url: str, path: str, headers: dict[str, str]) -> tuple[int, str, bytes]
 def test_the_installed_hub_serves_the_dashboard(
     installed: Installed, hub: tuple[Path, Path, dict[str, object]]
 ) -> None:
-    """As docs/dashboard.md says: open /dashboard?token=TOKEN, get a cookie and a
-    redirect, then the page and its script and style sheet with the cookie."""
+    """As docs/dashboard.md says: open /dashboard?token=TOKEN with the human's token
+    (the approver token file), get a cookie and a redirect, then the page and its
+    script and style sheet with the cookie; the agents' MCP token signs in to nothing."""
     _, _, status = hub
     url = str(status["http_url"])
-    token = Path(str(status["token_file"])).read_text().strip()
+    agents = Path(str(status["token_file"])).read_text().strip()
+    code, set_cookie, body = _get(url, f"/dashboard?token={agents}", {})
+    assert (code, set_cookie) == (403, ""), body
+    token = Path(str(status["approver_token_file"])).read_text().strip()
 
     code, set_cookie, body = _get(url, f"/dashboard?token={token}", {})
     assert code == 303, body
     cookie = set_cookie.split(";", 1)[0]
-    assert cookie.startswith("hive_token=")
+    assert cookie.startswith("hive_human=")
 
     code, _, body = _get(url, "/dashboard", {"Cookie": cookie})
     assert code == 200, body

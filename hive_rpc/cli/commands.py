@@ -25,7 +25,7 @@ from hive_rpc.cli.exits import (
 )
 from hive_rpc.cli.oneshot import client_for
 from hive_rpc.cli.render import describe, methods_text, print_json, table
-from hive_rpc.core.conventions import DEFAULT_AGENT, HUMAN, MIN_ID_PREFIX
+from hive_rpc.core.conventions import DEFAULT_AGENT, HUMAN, MIN_ID_PREFIX, human_only
 from hive_rpc.core.errors import HiveError, HubUnreachable, InvalidParams, NotAnApprover
 from hive_rpc.core.terminal_text import one_line, strip_controls
 from hive_rpc.sync_client import SyncHubClient, prove_approver
@@ -158,8 +158,10 @@ def cmd_answer(args: argparse.Namespace) -> int:
                 raise CliError(
                     f"this prompt wants a JSON object matching its schema: {e}", EXIT_USAGE
                 ) from None
-        # Only an approver answers a permission prompt: one who can read the token.
-        why = prove_approver(client.call) if current.get("kind") == "permission" else None
+        # Only an approver answers what only the human decides (a permission request,
+        # the hub's own consent question): one who can read the token.
+        human = human_only(current.get("kind"), current.get("agent_id"))
+        why = prove_approver(client.call) if human else None
         by = HUMAN if args.by is None else args.by
         try:
             record = client.call(

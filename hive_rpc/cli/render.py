@@ -95,9 +95,11 @@ def status_text(status: dict[str, Any]) -> str:
     if status["http_url"]:
         lines.append(f"mcp url  {status['http_url']} (token in {status['token_file']})")
         base = status["http_url"].removesuffix("/mcp")
-        token_file = shlex.quote(status["token_file"])
+        # The dashboard decides for the human: it signs in with the human's token, never
+        # with the MCP token the agents hold (docs/security.md).
+        human_file = shlex.quote(status["approver_token_file"])
         lines.append(f"dashboard {base}/dashboard")
-        lines.append(f'         open with: xdg-open "{base}/dashboard?token=$(cat {token_file})"')
+        lines.append(f'         open with: xdg-open "{base}/dashboard?token=$(cat {human_file})"')
     return "\n".join(lines)
 
 

@@ -14,3 +14,20 @@ HUMAN = "human"
 """The ``by`` recorded when an answer comes from an editor or the CLI without a name."""
 MIN_ID_PREFIX = 4
 """``hive/lookup`` wants this much of an id: fewer would match too much to be useful."""
+HUB_AGENT = "hive-rpc"
+"""The ``agent_id`` of the hub's own prompts (the consent questions of the relay): only
+the human answers them, and no client may ask under this name."""
+RESERVED_AGENTS = frozenset({HUB_AGENT, HUMAN, "dashboard", "rule", "nobody", "hub"})
+"""Names no agent may ask as: the hub's own (``HUB_AGENT``) and the ``by`` the hub
+records for the human's and its own decisions.  A question asked as ``hive-rpc`` would
+look exactly like the hub's consent prompt on every screen (issue 26)."""
+PERMISSION = "permission"
+"""The ``kind`` of an agent's permission request (``hive-rpc hook claude-code``)."""
+
+
+def human_only(kind: object, agent_id: object) -> bool:
+    """Whether only the human (an approver: service/approver.py) may answer a prompt of
+    this ``kind`` asked by ``agent_id``: an agent's permission request, or one of the
+    hub's own questions (consent to type into a terminal).  The agent's credential (the
+    MCP token, the bare socket) answers neither (docs/security.md)."""
+    return kind == PERMISSION or agent_id == HUB_AGENT

@@ -13,10 +13,14 @@ kind            address
 ``emacs-buffer`` a buffer name in the Emacs connected to the hub
 ==============  ==========================================================
 
-A ling is typed into only while an agent runs in it: ``is_shell`` names the
-programs whose input is a command line (docs/security.md, "Typing into
-terminals"), and a terminal whose foreground program is one of them gets nothing
-unless the human registered it with ``allow_shell``.
+A ling is typed into only while the agent the human approved there holds the
+terminal's foreground (docs/security.md, "Typing into terminals"): registration
+records that process (``Agent``: pid, start time, executable), and ``verdict``
+decides, at every delivery, from what the kernel says now (``Proc``), whether to
+type, hold or refuse.  An allowlist by identity: whatever else holds the terminal
+(``sleep``, ``less``, a python REPL, the shell the agent ran from) gets nothing.
+``is_shell`` remains a second rule on the approved process itself: a shell is typed
+into only when the human registered the ling with ``allow_shell``.
 """
 
 from __future__ import annotations
@@ -43,9 +47,6 @@ SHELLS = frozenset(
 ``sudo``, ``login`` and a nested ``tmux``/``screen`` are here too: what they run
 next is a shell, or a password prompt."""
 SHELL_REFUSED = "a shell, not an agent, runs in this terminal"
-HUB_AGENT = "hive-rpc"
-"""The agent id of the hub's own prompts: the consent questions that only the human
-answers (MCP's ``hivemind_respond`` refuses them)."""
 
 
 def is_shell(command: str | None) -> bool:
@@ -80,6 +81,179 @@ def short_name(name: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Proc:
+    """A process as /proc tells it (relay/proc.py reads it; this module only judges)."""
+
+    pid: int
+    start: int
+    """``/proc/PID/stat`` field 22, the start time in clock ticks since boot: with the
+    pid it names one process, so a recycled pid is not the same process."""
+    exe: str
+    """``/proc/PID/exe``'s target ("" when it cannot be read)."""
+    comm: str
+    cmdline: str = ""
+    """``/proc/PID/cmdline``, NULs as spaces: it tells a process that has ``exec``'d
+    from the one that registered (``Agent.pending_exec``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """The process the human approved in a ling's terminal: typed into only while it
+    holds the terminal's foreground."""
+
+    pid: int
+    start: int
+    exe: str
+    comm: str
+    pending_exec: str | None = None
+    """Set when the process registered is about to ``exec`` the agent (``hive-rpc
+    spawn``, ``hive-rpc ling register NAME --tmux -- COMMAND``, a ``sh -c '...;
+    exec AGENT'``): its command line then.  The first check that finds the same
+    process (pid and start time) with another command line takes its executable as
+    the agent's; until then nothing is typed."""
+
+    @classmethod
+    def of(cls, proc: Proc, *, pending_exec: bool = False) -> Agent:
+        return cls(
+            proc.pid,
+            proc.start,
+            proc.exe,
+            proc.comm,
+            pending_exec=proc.cmdline if pending_exec else None,
+        )
+
+    def describe(self) -> str:
+        """``claude, pid 4242`` (``/usr/bin/node``), for people."""
+        exe = f", {self.exe}" if self.exe and not self.exe.endswith("/" + self.comm) else ""
+        return f"{self.comm}, pid {self.pid}{exe}"
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "pid": self.pid,
+            "start": self.start,
+            "exe": self.exe,
+            "comm": self.comm,
+            "pending_exec": self.pending_exec,
+        }
+
+    @classmethod
+    def from_record(cls, r: object) -> Agent | None:
+        if not isinstance(r, dict):
+            return None
+        try:
+            pending = r.get("pending_exec")
+            return cls(
+                int(r["pid"]),
+                int(r["start"]),
+                str(r["exe"]),
+                str(r["comm"]),
+                pending_exec=pending if isinstance(pending, str) else None,
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+TYPE, HOLD, REFUSE = "type", "hold", "refuse"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What to do with a message for a ling now: ``TYPE`` it, ``HOLD`` it (``reason``
+    says why, for the waiting sender) or ``REFUSE`` it (``reason`` says why and what
+    to do)."""
+
+    action: str
+    reason: str = ""
+    bound: Agent | None = None
+    """The agent's identity once a pending ``exec`` has happened: to be kept."""
+
+
+def register_again(kind: str, name: str) -> str:
+    """How the human registers ling ``name`` again once its agent runs."""
+    if kind == "tmux":
+        return (
+            f"once the agent runs there, register the pane again: run `hive-rpc ling "
+            f"register {name} --tmux` from the agent (its shell tool) or start the agent "
+            f"with `hive-rpc ling register {name} --tmux -- COMMAND` in the pane"
+        )
+    if kind == "emacs-buffer":
+        return (
+            f"once the agent runs there, register the buffer again: M-x "
+            f"hive-rpc-register-ling {name} in it"
+        )
+    return "register it again once the agent runs there"
+
+
+def verdict(
+    agent: Agent | None,
+    now: Proc | None,
+    foreground: Proc | None,
+    *,
+    kind: str,
+    name: str,
+    allow_shell: bool = False,
+    no_foreground: str = "",
+) -> Verdict:
+    """May a message be typed into ling ``name`` (a ``kind`` terminal) now?
+
+    ``agent`` is the identity approved at registration; ``now`` what /proc says of
+    its pid now (None: no such process); ``foreground`` the leader of the terminal's
+    foreground process group (None: the terminal cannot tell, ``no_foreground`` says
+    why)."""
+    where = {"tmux": "pane", "zellij": "pane", "emacs-buffer": "buffer"}.get(kind, "terminal")
+    if agent is None:
+        return Verdict(
+            REFUSE,
+            f"the hub does not know which program is the agent in ling {name}'s {where} "
+            "(registered before hive-rpc recorded the agent's process, or the terminal "
+            f"could not say it); not typed: {register_again(kind, name)}",
+        )
+    who = f"the agent registered here ({agent.describe()})"
+    if now is None or now.start != agent.start:
+        return Verdict(REFUSE, f"{who} has exited; not typed: {register_again(kind, name)}")
+    bound: Agent | None = None
+    if agent.pending_exec is not None:
+        if now.cmdline == agent.pending_exec:
+            return Verdict(
+                HOLD,
+                f"{who} has not started its program yet; it is typed once it has",
+            )
+        bound = agent = Agent.of(now)
+        who = f"the agent registered here ({agent.describe()})"
+    if now.exe != agent.exe:
+        return Verdict(
+            REFUSE,
+            f"{who} runs another program now ({now.exe or now.comm}); not typed: "
+            f"{register_again(kind, name)}",
+            bound,
+        )
+    if foreground is None:
+        why = f" ({no_foreground})" if no_foreground else ""
+        return Verdict(
+            REFUSE,
+            f"the {kind} terminal does not say which process holds its foreground{why}, "
+            f"so the hub cannot check that {who} does; not typed",
+            bound,
+        )
+    if foreground.pid != agent.pid or foreground.start != agent.start:
+        return Verdict(
+            HOLD,
+            f"{who} is not in the terminal's foreground now: {foreground.comm} runs there "
+            f"(pid {foreground.pid}); it is typed once the agent is back",
+            bound,
+        )
+    if not allow_shell and (is_shell(agent.comm) or is_shell(agent.exe)):
+        return Verdict(
+            REFUSE,
+            f"{SHELL_REFUSED} ({agent.comm}); not typed: start the agent there and "
+            f"{register_again(kind, name).removeprefix('once the agent runs there, ')}, "
+            "or register the ling with --allow-shell to type into the shell itself",
+            bound,
+        )
+    return Verdict(TYPE, bound=bound)
+
+
+@dataclass(frozen=True, slots=True)
 class Ling:
     name: str
     kind: str
@@ -88,7 +262,10 @@ class Ling:
     label: str | None = None
     """What events call it (``auth-module``); defaults to the last part of the name."""
     allow_shell: bool = False
-    """The human let the relay type into this terminal even while a shell runs there."""
+    """The human let the relay type into this terminal's shell: the approved process
+    (``agent``) may be a shell."""
+    agent: Agent | None = None
+    """The process approved as the agent (None: unknown, so nothing is typed)."""
 
     @property
     def display(self) -> str:
@@ -103,6 +280,7 @@ class Ling:
             "parent": parent_of(self.name),
             "registered_at": self.registered_at,
             "allow_shell": self.allow_shell,
+            "agent": self.agent.record() if self.agent is not None else None,
         }
 
     @classmethod
@@ -114,6 +292,7 @@ class Ling:
             registered_at=float(r["registered_at"]),
             label=r.get("label"),
             allow_shell=r.get("allow_shell") is True,
+            agent=Agent.from_record(r.get("agent")),
         )
 
 
@@ -125,6 +304,7 @@ def new_ling(
     now: float,
     label: object = None,
     allow_shell: object = False,
+    agent: Agent | None = None,
 ) -> Ling:
     """A checked ling record, or InvalidParams saying what is wrong."""
     check_ling_name(name)
@@ -151,4 +331,5 @@ def new_ling(
         now,
         label if isinstance(label, str) else None,
         allow_shell=allow_shell,
+        agent=agent,
     )

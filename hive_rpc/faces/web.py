@@ -1,8 +1,8 @@
 """The hub's web face: the activity stream (``GET /activity``, Server-Sent Events) and
 the dashboard, served next to MCP by the same hypercorn server (``faces/mcp/http.py``).
 
-Routes (every one behind ``mcp.http.Guard``: loopback Host, token or dashboard cookie,
-same-origin ``Origin`` on POST):
+Routes (every one behind ``mcp.http.Guard``: loopback Host, the agent's token or the
+human's (bearer or the dashboard's cookie), same-origin ``Origin`` on POST):
 
 * ``GET /activity``: one SSE event per activity entry (``id: N``, ``event: KIND``,
   ``data: RECORD``), resumable from ``Last-Event-ID`` or ``?last_id=N``; ``event: reset``
@@ -16,7 +16,8 @@ same-origin ``Origin`` on POST):
 * ``POST /api/defer``: the page with an answer typed into it closed unanswered (the
   countdown starts again, ``hive/defer``);
 * ``POST /api/respond`` and ``POST /api/cancel``: the human's answer or withdrawal,
-  recorded as by ``dashboard``;
+  recorded as by ``dashboard``; these and typing/defer (``HUMAN_ROUTES``) need the
+  human's credential, and are then an approver's calls;
 * ``POST /api/event``: a child's event for its parent's terminal (``event/post``), so a
   session hook or a CI job with the token posts one without running the CLI;
 * any other ``/api/`` route, or a route's other HTTP methods: the API's JSON error,
@@ -50,6 +51,7 @@ from hive_rpc.core import limits
 from hive_rpc.core.errors import HiveError, MethodNotFound
 from hive_rpc.dispatch import dispatch, error_for
 from hive_rpc.service import HubService
+from hive_rpc.service.approver import APPROVER
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +70,12 @@ MAX_DIALOGUES = 50
 MAX_BODY = 1 << 20
 BY = "dashboard"
 """The ``by`` recorded for answers and withdrawals made on the page."""
+HUMAN_ROUTES = frozenset({"/api/respond", "/api/cancel", "/api/typing", "/api/defer"})
+"""The routes that decide for the human: the Guard (faces/mcp/http.py) opens them to
+the human's credential only, and the request is then an approver's."""
+CREDENTIAL = "hive_rpc.credential"
+"""The ASGI scope key where the Guard says whose credential a request carries."""
+AGENT, HUMAN = "agent", "human"
 
 HTTP_STATUS = {
     -32001: 404,
@@ -78,7 +86,7 @@ HTTP_STATUS = {
     -32601: 404,
     -32007: 503,
     -32012: 503,
-    -32013: 403,  # not an approver: the dashboard never is one (docs/security.md)
+    -32013: 403,  # not an approver: the agent's credential (docs/security.md)
     -32603: 500,
 }
 """A hub error's JSON-RPC code -> the HTTP status of the API's answer (others: 400)."""
@@ -374,27 +382,27 @@ class WebFace:
         params: dict[str, Any] = {"id": body.get("id"), "answer": body.get("answer"), "by": BY}
         if body.get("action") is not None:
             params["action"] = body["action"]
-        return await self._call("hive/respond", params)
+        return await self._call("hive/respond", params, request)
 
     async def cancel(self, request: Request) -> Response:
         body = await _json_body(request)
         if isinstance(body, Response):
             return body
-        return await self._call("hive/cancel", {"id": body.get("id"), "by": BY})
+        return await self._call("hive/cancel", {"id": body.get("id"), "by": BY}, request)
 
     async def typing(self, request: Request) -> Response:
         """The human started typing on the page: stop the prompt's countdown."""
         body = await _json_body(request)
         if isinstance(body, Response):
             return body
-        return await self._call("hive/typing", {"id": body.get("id")})
+        return await self._call("hive/typing", {"id": body.get("id")}, request)
 
     async def defer(self, request: Request) -> Response:
         """The page closed with an answer typed and not sent: the countdown runs again."""
         body = await _json_body(request)
         if isinstance(body, Response):
             return body
-        return await self._call("hive/defer", {"id": body.get("id")})
+        return await self._call("hive/defer", {"id": body.get("id")}, request)
 
     async def event(self, request: Request) -> Response:
         """A child's event (seed 004): the body is ``event/post``'s params, checked by
@@ -405,11 +413,19 @@ class WebFace:
             return body
         return await self._call("event/post", body)
 
-    async def _call(self, method: str, params: dict[str, Any]) -> Response:
+    async def _call(
+        self, method: str, params: dict[str, Any], request: Request | None = None
+    ) -> Response:
+        """Dispatch ``method``; as an approver's call when ``request`` carries the
+        human's credential (the sign-in made from the approver token)."""
+        human = request is not None and request.scope.get(CREDENTIAL) == HUMAN
+        proved = APPROVER.set(human)
         try:
             record = await dispatch(self.service.call, method, params)
         except HiveError as e:  # dispatch's tiers: a refusal, or a bug (logged)
             return _failed(e)
+        finally:
+            APPROVER.reset(proved)
         return JSONResponse(record)
 
     async def no_route(self, request: Request) -> Response:

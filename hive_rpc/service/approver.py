@@ -8,11 +8,17 @@ approver token (``paths.approver_token_file``, 0600 in the hub's data dir), a fi
 an agent's sandbox is configured not to read (docs/security.md says what this stops
 and what it does not).
 
+The human's credential is this token; the agent's is the bare socket or the MCP
+token (``DATA_DIR/mcp-token``), and the two never mix: the dashboard signs in with
+this file, not the MCP token (faces/mcp/http.py), so nothing an agent holds answers
+what only the human decides (``core.conventions.human_only``).
+
 The proof is per connection: the editor socket runs ``hive/proveApprover`` (a
 connection-scoped row, service/prompts.py) through ``check_token`` and then marks
 every request of that connection in ``APPROVER``, as it marks the caller in
 relay/consent.py's ``CALLER``.  A face that never proves (MCP over stdio or HTTP,
-the dashboard) leaves it False, so a face added later is refused, not trusted.
+the web routes without the human's sign-in) leaves it False, so a face added later
+is refused, not trusted.
 """
 
 from __future__ import annotations
@@ -53,11 +59,13 @@ def require_approver(hub: HubService, what: str) -> None:
     if APPROVER.get():
         return
     raise NotAnApprover(
-        f"only an approver may {what}: this connection has not proved it is one. An editor "
+        f"only an approver may {what}: this connection has not proved it is one (it holds "
+        "an agent's credential: the socket or the MCP token, not the human's). An editor "
         f"proves it with hive/proveApprover and the token in {_where(hub)} (hive-rpc answer "
-        "and the editors do so when they can read that file); an agent cannot approve "
-        "its own tool use",
+        "and the editors do so when they can read that file; the dashboard signs in with "
+        "that file too); an agent cannot approve its own tool use or terminal",
         token_file=hub.info.approver_token_file,
+        lacks="approver",
     )
 
 

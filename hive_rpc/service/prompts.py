@@ -14,6 +14,7 @@ from typing import Any
 
 from hive_rpc import __version__
 from hive_rpc.core import limits
+from hive_rpc.core.conventions import RESERVED_AGENTS, human_only
 from hive_rpc.core.errors import InvalidParams, LimitReached
 from hive_rpc.core.prompt import HUMAN, MIN_ID_PREFIX, Action, Ask, Kind, Prompt
 from hive_rpc.registry import held_chars
@@ -64,6 +65,14 @@ def _action(value: str | None) -> Action:
     mcp=("hivemind_ask_async", "hivemind_ask", "request_human_input"),
 )
 async def ask(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
+    agent = acting_agent(p)
+    if agent in RESERVED_AGENTS:
+        # The hub's own prompts are asked by the hub itself (registry.ask), never here.
+        raise InvalidParams(
+            f"agent_id {agent!r} is reserved for the hub and the human ("
+            f"{', '.join(sorted(RESERVED_AGENTS))}); ask under your own name",
+            param="agent_id",
+        )
     return (await hub.registry.ask(Ask.from_params(p))).to_record()
 
 
@@ -108,10 +117,12 @@ async def await_(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
 async def respond(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     agent = acting_agent(p)
     if not APPROVER.get():
-        # Read first (as the same agent, so nothing leaks): the kind never changes.
+        # Read first (as the same agent, so nothing leaks): kind and asker never change.
         asked = await hub.registry.poll(p["id"], agent_id=agent)
         if asked.kind is Kind.PERMISSION:
             require_approver(hub, "answer a permission prompt")
+        if human_only(asked.kind.value, asked.agent_id):
+            require_approver(hub, "answer the hub's own question (consent to type into a terminal)")
     prompt = await hub.registry.respond(
         p["id"],
         answer=p.get("answer"),

@@ -26,6 +26,7 @@ import trio
 from emacs_session import ELISP, new_tmux_session
 
 from hive_rpc.cli.exits import EXIT_REFUSED
+from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.hub import HubConfig
 from hive_rpc.relay.emacs import EmacsBufferTarget
 from hive_rpc.relay.target import DeliveryError, TargetState
@@ -417,8 +418,11 @@ async def test_an_emacs_that_does_not_offer_delivery_asks_for_approval(
     (prompt,) = await hub.call("hive/list", {})
     assert prompt["id"] == listed["prompt_id"]
     assert prompt["urgent"] is True
-    # Approved (here over the socket, as an editor answers): the ling is registered.
-    await hub.call("hive/respond", {"id": prompt["id"], "answer": "approve"})
+    # Approved (here over the socket, as an editor answers, with the human's
+    # credential: an approver): the ling is registered.
+    async with await HubClient.connect(Path(str(hub.info.socket))) as editor:
+        assert await prove_approver(editor.call) is None
+        await editor.call("hive/respond", {"id": prompt["id"], "answer": "approve"})
     for _ in range(200):
         (listed,) = await hub.call("ling/list", {})
         if listed["state"] == "registered":

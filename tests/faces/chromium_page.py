@@ -45,7 +45,8 @@ class Dashboard:
 def dashboard_of(service: HubService, tmp_path: Path) -> Dashboard:
     """The dashboard of a hub started with ``http``; the shots directory made, and
     printed."""
-    token = Path(str(service.info.token_file)).read_text().strip()
+    # The human's sign-in: the approver token, never the agents' MCP token.
+    token = Path(str(service.info.approver_token_file)).read_text().strip()
     shots = Path(os.environ.get("HIVE_ARTIFACTS", str(tmp_path)))
     shots.mkdir(parents=True, exist_ok=True)
     print(f"screenshots in {shots}")

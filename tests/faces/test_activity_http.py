@@ -50,7 +50,18 @@ def token_of(service: HubService) -> str:
 
 
 def bearer(service: HubService) -> dict[str, str]:
+    """The agent's credential: the MCP token, as an agent over HTTP holds it."""
     return {"Authorization": f"Bearer {token_of(service)}"}
+
+
+def human_token_of(service: HubService) -> str:
+    """The human's credential: the approver token, what the dashboard signs in with."""
+    return Path(str(service.info.approver_token_file)).read_text().strip()
+
+
+def as_human(service: HubService) -> dict[str, str]:
+    """The human's token as the bearer token (a script of the human's)."""
+    return {"Authorization": f"Bearer {human_token_of(service)}"}
 
 
 def own_origin(service: HubService) -> dict[str, str]:
@@ -283,9 +294,11 @@ async def test_token_origin_and_host_are_checked(web_hub: HubService) -> None:
 
 
 async def test_the_dashboard_trades_the_token_for_a_cookie(web_hub: HubService) -> None:
-    token = token_of(web_hub)
+    token = human_token_of(web_hub)
     async with http(web_hub) as browser:
         wrong = await browser.get("/dashboard", params={"token": "y" * 43})
+        agents = await browser.get("/dashboard", params={"token": token_of(web_hub)})
+        assert "set-cookie" not in agents.headers
         signed_in = await browser.get("/dashboard", params={"token": token})
         cookie = signed_in.headers["set-cookie"]
         page = await browser.get("/dashboard")
@@ -299,8 +312,11 @@ async def test_the_dashboard_trades_the_token_for_a_cookie(web_hub: HubService) 
                 assert stream.status_code == 200
                 assert stream.headers["content-type"].startswith("text/event-stream")
     assert wrong.status_code == 401
+    # The agents' MCP token never signs in: the page decides for the human.
+    assert agents.status_code == 403
+    assert str(web_hub.info.approver_token_file) in agents.text
     assert (signed_in.status_code, signed_in.headers["location"]) == (303, "/dashboard")
-    assert cookie.startswith("hive_token=")
+    assert cookie.startswith("hive_human=")
     for attribute in ("HttpOnly", "SameSite=Strict", "Path=/"):
         assert attribute in cookie
     assert token not in cookie
@@ -318,7 +334,7 @@ async def test_a_post_needs_this_servers_origin_and_json(web_hub: HubService) ->
     asked = await ask(web_hub)
     body = {"id": asked["id"]}
     port = base_url(web_hub).rsplit(":", 1)[1]
-    async with http(web_hub, **bearer(web_hub)) as client:
+    async with http(web_hub, **as_human(web_hub)) as client:
         no_origin = await client.post("/api/cancel", json=body)
         other = await client.post("/api/cancel", json=body, headers={"Origin": "http://127.0.0.1"})
         alias = await client.post(
@@ -345,7 +361,7 @@ async def test_a_post_needs_this_servers_origin_and_json(web_hub: HubService) ->
 async def test_respond_and_cancel_report_the_hubs_refusals(web_hub: HubService) -> None:
     first = await ask(web_hub, choices=["yes", "no"])
     second = await ask(web_hub)
-    async with http(web_hub, **bearer(web_hub), **own_origin(web_hub)) as client:
+    async with http(web_hub, **as_human(web_hub), **own_origin(web_hub)) as client:
         invalid = await client.post("/api/respond", json={"id": first["id"], "answer": "maybe"})
         answered = await client.post("/api/respond", json={"id": first["id"], "answer": "yes"})
         again = await client.post("/api/respond", json={"id": first["id"], "answer": "no"})
@@ -374,7 +390,7 @@ async def test_respond_and_cancel_report_the_hubs_refusals(web_hub: HubService) 
 async def test_typing_on_the_page_stops_the_countdown(web_hub: HubService) -> None:
     asked = await ask(web_hub, timeout_s=300)
     assert asked["deadline_at"] < asked["max_deadline_at"]
-    async with http(web_hub, **bearer(web_hub), **own_origin(web_hub)) as client:
+    async with http(web_hub, **as_human(web_hub), **own_origin(web_hub)) as client:
         typed = await client.post("/api/typing", json={"id": asked["id"]})
         unknown = await client.post("/api/typing", json={"id": "0123456789abcdef"})
     assert typed.status_code == 200

@@ -2,7 +2,7 @@
 MCP SDK's client (stdio ``hive-rpc mcp`` and Streamable HTTP) is never one, even
 though ``hive-rpc mcp`` could read the token file; ``hive-rpc lsp`` (what VS Code
 spawns) and ``hive-rpc epc`` prove it on their hub connection when they can read the
-file; the dashboard, whose HTTP token the MCP HTTP agents hold too, is not one."""
+file; the dashboard is one only with the human's sign-in, never with the MCP token."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import trio
 from mcp import Client
-from test_activity_http import bearer, http, own_origin
+from test_activity_http import as_human, bearer, http, own_origin
 from test_epc_face import epc_server, peer
 from test_lsp import lsp
 from test_mcp import http_client, stdio_params, tool_error
@@ -109,13 +109,20 @@ async def test_the_epc_face_proves_it_and_answers_a_permission_prompt(
     assert (answered["status"], answered["answer"]) == ("responded", "allow")
 
 
-async def test_the_dashboard_cannot_answer_a_permission_prompt(http_hub: HubService) -> None:
+async def test_the_dashboard_answers_a_permission_prompt_only_with_the_humans_sign_in(
+    http_hub: HubService,
+) -> None:
+    """The MCP token (the agent's credential) is refused; the human's (the approver
+    token, what the dashboard signs in with) answers."""
     async with await HubClient.connect(Path(str(http_hub.info.socket))) as client:
         asked = await ask_permission(client)
-        async with http(http_hub, **bearer(http_hub), **own_origin(http_hub)) as browser:
-            reply = await browser.post("/api/respond", json={"id": asked["id"], "answer": "allow"})
+        async with http(http_hub, **bearer(http_hub), **own_origin(http_hub)) as agent:
+            reply = await agent.post("/api/respond", json={"id": asked["id"], "answer": "allow"})
         assert reply.status_code == 403
         error = reply.json()["error"]
         assert (error["code"], error["data"]["kind"]) == (-32013, "not_an_approver")
-        assert REFUSED in error["message"]
+        assert error["data"]["lacks"] == "human"
         assert await status_of(client, asked["id"]) == "pending"
+        async with http(http_hub, **as_human(http_hub), **own_origin(http_hub)) as human:
+            reply = await human.post("/api/respond", json={"id": asked["id"], "answer": "deny"})
+        assert (reply.status_code, reply.json()["answer"]) == (200, "deny")

@@ -2,8 +2,9 @@
 an answer of one's own (the shape Claude Code's own questions take, core/
 claude_questions.py) on the dashboard, in Debian's headless Chromium: each option's
 description beside it, checkboxes for a multi-select, a text box for one's own
-answer; and Claude Code's own question, a permission prompt the page may not answer,
-shows every option and description in its detail and says where to answer."""
+answer; and Claude Code's own question, a permission prompt the page answers once
+signed in with the human's token, shows every option and description in its detail,
+and its answer reaches the real hook."""
 
 from __future__ import annotations
 
@@ -69,7 +70,7 @@ def start_hook(config: HubConfig, home: Path) -> subprocess.Popen[bytes]:
     return hook_process.start_hook(event, socket=config.socket, data_dir=config.data_dir, home=home)
 
 
-async def test_claude_codes_question_shows_its_options_and_where_to_answer(
+async def test_claude_codes_question_is_answered_on_the_page_and_reaches_the_hook(
     hub_config: HubConfig, nursery: trio.Nursery, tmp_path: Path
 ) -> None:
     dashboard = await start_dashboard(hub_config, nursery, tmp_path)
@@ -77,8 +78,15 @@ async def test_claude_codes_question_shows_its_options_and_where_to_answer(
     def scenario() -> None:
         with stopped_at_exit(start_hook(hub_config, tmp_path)) as hook:
             run_in_chromium(drive)
-            printed, _ = hook.communicate(timeout=30)  # withdrawn: Claude Code asks
-            assert (hook.returncode, printed) == (0, b"")
+            printed, _ = hook.communicate(timeout=30)
+            assert hook.returncode == 0
+            decision = json.loads(printed)["hookSpecificOutput"]["decision"]
+            assert decision["behavior"] == "allow", printed
+            answers = decision["updatedInput"]["answers"]
+            assert answers == {
+                FEATURES["question"]: "Alpha, Gamma",
+                DATABASE["question"]: "MariaDB, why not?",
+            }, printed
 
     def drive(page: Any) -> None:
         open_dashboard(page, dashboard)
@@ -87,9 +95,15 @@ async def test_claude_codes_question_shows_its_options_and_where_to_answer(
         detail = card.locator("pre.detail").text_content()
         assert "- Postgres: the server we already run" in detail
         assert "- Gamma: the third" in detail
-        assert "Answer this in your editor" in card.locator(".approver-only").inner_text()
+        assert card.locator(".approver-only").count() == 0
+        features = card.locator("fieldset.options", has_text="Features")
+        features.get_by_label("Alpha").check()
+        features.get_by_label("Gamma").check()
+        database = card.locator("fieldset.options", has_text="Database")
+        database.get_by_label("Other: type your own answer").check()
+        database.get_by_label("Your own answer", exact=True).fill("MariaDB, why not?")
         page.screenshot(path=dashboard.shots / "dashboard-claude-question.png", full_page=True)
-        card.get_by_role("button", name="Withdraw").click()
+        card.get_by_role("button", name="Answer").click()
         card.wait_for(state="detached")
 
     await trio.to_thread.run_sync(scenario)

@@ -31,7 +31,7 @@ from epc.handler import EPCError, ReturnError
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent
-from test_activity_http import base_url, bearer, own_origin
+from test_activity_http import as_human, base_url, bearer, own_origin
 from test_epc_face import epc_server, peer
 from test_lsp import lsp
 from test_mcp import http_client, stdio_params
@@ -268,7 +268,7 @@ class DashboardSession:
 
 @asynccontextmanager
 async def dashboard_session(hub: HubService, config: HubConfig) -> AsyncIterator[Session]:
-    headers = {**bearer(hub), **own_origin(hub)}
+    headers = {**as_human(hub), **own_origin(hub)}
     async with httpx2.AsyncClient(
         base_url=base_url(hub), headers=headers, timeout=httpx2.Timeout(TIMEOUT_S)
     ) as http:

@@ -102,7 +102,7 @@
       if (!reply.ok) {
         setConnection(
           reply.status === 401
-            ? "Not signed in: open /dashboard?token=… with the token from `hive-rpc status`."
+            ? "Not signed in: open /dashboard?token=… with the approver token (the file `hive-rpc status` names on its \"open with\" line)."
             : `The hub answered ${reply.status}.`,
           "down",
         );
@@ -414,20 +414,11 @@
     );
     const question = el("p", { className: "question", id: `q-${pid}`, text: record.question });
     const detail = detailBlock(record, pid);
-    // The page is no approver (its token is the one MCP agents hold: docs/security.md),
-    // so the hub would refuse its answer to a permission request: it offers none.
-    const controls = permission
-      ? {
-          node: el("p", {
-            className: "approver-only",
-            text: "Answer this in your editor, or with hive-rpc answer: only an approver may allow or deny a permission request. Withdrawing it leaves the decision to the agent's own dialog.",
-          }),
-          read: () => {
-            throw new Error("answer permission requests in your editor");
-          },
-        }
-      : controlsFor(record, form);
-    const answerButton = permission ? null : el("button", { type: "submit", text: "Answer" });
+    // The page signs in with the human's token (never the agents' MCP token), so it
+    // is an approver: a permission request is answered here like any question
+    // (docs/security.md). Withdrawing one leaves the decision to the agent's dialog.
+    const controls = controlsFor(record, form);
+    const answerButton = el("button", { type: "submit", text: "Answer" });
     const cancelButton = el("button", {
       type: "button",
       className: "secondary",

@@ -7,12 +7,16 @@ served in-process on the hub's own registry.  Secure by default, as the MCP
 specification asks of local servers:
 
 * it binds loopback addresses only (127.0.0.0/8, ::1, localhost) and refuses others;
-* every request needs ``Authorization: Bearer TOKEN``; the token is random, made on
-  first use and kept in ``DATA_DIR/mcp-token`` (0600), compared in constant time.
-  Browsers (whose EventSource sends no headers) trade the token once, at
-  ``/dashboard?token=TOKEN``, for an HttpOnly, SameSite=Strict cookie that the web
-  routes (not ``/mcp``) accept instead; the cookie holds a key derived from the token,
-  not the token;
+* two credentials that never mix (docs/security.md).  The agent's: ``Authorization:
+  Bearer TOKEN`` with the token in ``DATA_DIR/mcp-token`` (0600, random, made on first
+  use), which opens ``/mcp`` and the web routes that read or report (the activity
+  stream, ``/api/state``, ``/api/decisions``, ``/api/event``).  The human's: the
+  approver token (``DATA_DIR/approver-token``, service/approver.py), as a bearer token
+  or traded once at ``/dashboard?token=TOKEN`` for an HttpOnly, SameSite=Strict cookie
+  holding a key derived from it; only it opens the routes that decide (``HUMAN_ROUTES``:
+  answer, cancel, typing, defer), and there the request is an approver's.  The MCP token
+  at the sign-in or a deciding route is refused (403) with what it lacks.  Every token
+  is compared in constant time;
 * a request carrying an ``Origin`` other than this endpoint's own is refused (403),
   which stops a web page in the user's browser from driving the hub; a POST to the
   web routes must carry this server's own origin (CSRF);
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
@@ -37,9 +42,10 @@ from hypercorn.typing import ASGIFramework
 from mcp.server.transport_security import TransportSecuritySettings
 
 from hive_rpc.backends import LocalBackend
+from hive_rpc.core.errors import NotAnApprover
 from hive_rpc.faces.accept_loop import quiet_trio_accept_errors
 from hive_rpc.faces.mcp.server import HiveMcp
-from hive_rpc.faces.web import WebFace
+from hive_rpc.faces.web import AGENT, CREDENTIAL, HUMAN, HUMAN_ROUTES, WebFace
 from hive_rpc.paths import load_token, parse_bind
 from hive_rpc.service import HubService
 
@@ -47,7 +53,7 @@ log = logging.getLogger(__name__)
 
 TOKEN_NAME = "mcp-token"
 MCP_PATH = "/mcp"
-COOKIE = "hive_token"
+COOKIE = "hive_human"
 DASHBOARD_PATH = "/dashboard"
 GRACEFUL_S = 1.0
 """Seconds the server waits, once stopping, for open requests to finish."""
@@ -66,8 +72,8 @@ def _netloc(host: str) -> str:
 
 
 def cookie_value(token: str) -> str:
-    """What the dashboard cookie holds: a key derived from the token (a cookie reaches
-    every port of its host, so it never carries the token itself)."""
+    """What the dashboard cookie holds: a key derived from the human's token (a cookie
+    reaches every port of its host, so it never carries the token itself)."""
     return hmac.new(token.encode(), b"hive-rpc dashboard cookie", hashlib.sha256).hexdigest()
 
 
@@ -88,20 +94,31 @@ def _is_mcp(path: str) -> bool:
 
 class Guard:
     """ASGI middleware in front of both apps.  In order: 403 for a foreign Origin; the
-    dashboard's token-for-cookie exchange; 401 without the bearer token (or, for the web
-    routes, the cookie); for the web routes, 421 for a Host that is not this server on
-    loopback and 403 for a POST without this server's own Origin.  ``/mcp`` goes to the
-    MCP app (whose SDK checks Host itself), the rest to the web app.  Lifespan events go
-    to the MCP app untouched (they start the SDK's session manager)."""
+    dashboard's sign-in (the human's token for a cookie); 401 without a credential; for
+    the web routes, 421 for a Host that is not this server on loopback, 403 for a POST
+    without this server's own Origin, and 403 for a deciding route (``HUMAN_ROUTES``)
+    without the human's credential.  ``/mcp`` takes the agent's token only and goes to
+    the MCP app (whose SDK checks Host itself); the rest goes to the web app with
+    ``scope[CREDENTIAL]`` set.  Lifespan events go to the MCP app untouched (they start
+    the SDK's session manager)."""
 
     def __init__(
-        self, app: App, token: str, web: App | None = None, token_file: Path | None = None
+        self,
+        app: App,
+        token: str,
+        web: App | None = None,
+        token_file: Path | None = None,
+        *,
+        human_token: str | None = None,
+        human_token_file: str | None = None,
     ) -> None:
         self.app = app
         self.web = web
         self._token = token.encode()
-        self._cookie = cookie_value(token).encode()
+        self._human = human_token.encode() if human_token else None
+        self._cookie = cookie_value(human_token).encode() if human_token else None
         self._token_file = token_file
+        self._human_file = human_token_file
         self.origins: set[str] = set()
         self.hosts: set[str] = set()
 
@@ -111,6 +128,25 @@ class Guard:
             self.hosts.add(f"{name}:{port}")
             if port == 80:
                 self.hosts.add(name)
+
+    def _is_human(self, given: bytes) -> bool:
+        return self._human is not None and hmac.compare_digest(given, self._human)
+
+    def _credential(self, headers: dict[bytes, bytes], web: bool) -> str | None:
+        """Whose credential the request carries: the agent's, the human's, or none.
+        Each token opens only its own doors: the human's is no MCP client's."""
+        auth = headers.get(b"authorization", b"")
+        given = auth[7:] if auth.startswith(b"Bearer ") else None
+        if given is not None and hmac.compare_digest(given, self._token):
+            return AGENT
+        if not web:
+            return None
+        if given is not None and self._is_human(given):
+            return HUMAN
+        cookies = _cookies(headers.get(b"cookie"), COOKIE)
+        if self._cookie is not None and any(hmac.compare_digest(c, self._cookie) for c in cookies):
+            return HUMAN
+        return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -129,12 +165,8 @@ class Guard:
             return
         if web and path == DASHBOARD_PATH and await self._exchange(scope, send):
             return
-        auth = headers.get(b"authorization", b"")
-        bearer = auth.startswith(b"Bearer ") and hmac.compare_digest(auth[7:], self._token)
-        cookie = web and any(
-            hmac.compare_digest(c, self._cookie) for c in _cookies(headers.get(b"cookie"), COOKIE)
-        )
-        if not (bearer or cookie):
+        credential = self._credential(headers, web)
+        if credential is None:
             await _deny(send, 401, self._where_is_the_token(host if web else None), _CHALLENGE)
             return
         if not web:
@@ -145,18 +177,32 @@ class Guard:
             if origin is None or origin.decode("latin-1") != own:
                 await _deny(send, 403, f"a POST here must carry the header Origin: {own}")
                 return
+            # (A GET of these routes decides nothing: the API's 405 says so.)
+            if path in HUMAN_ROUTES and credential != HUMAN:
+                await _not_the_human(send, path, self._human_file)
+                return
         assert self.web is not None
-        await self.web(scope, receive, send)
+        await self.web({**scope, CREDENTIAL: credential}, receive, send)
 
     async def _exchange(self, scope: Scope, send: Send) -> bool:
-        """``GET /dashboard?token=TOKEN``: set the cookie and redirect to the bare page
-        (so the token leaves the address bar).  False when there is no token to trade."""
+        """``GET /dashboard?token=TOKEN``: with the human's token, set the cookie and
+        redirect to the bare page (so the token leaves the address bar).  False when
+        there is no token to trade."""
         query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))
         given = query.get("token")
         if not given:
             return False
-        if not hmac.compare_digest(given[0].encode(), self._token):
-            await _deny(send, 401, self._where_is_the_token(None), _CHALLENGE)
+        token = given[0].encode()
+        if self._cookie is None or not self._is_human(token):
+            if hmac.compare_digest(token, self._token):
+                await _deny(
+                    send,
+                    403,
+                    "that is the agents' MCP token, which never signs in to the dashboard: "
+                    f"sign in with the human's token, the contents of {self._human_place()}",
+                )
+            else:
+                await _deny(send, 401, self._where_is_the_token(None), _CHALLENGE)
             return True
         cookie = f"{COOKIE}={self._cookie.decode()}; HttpOnly; SameSite=Strict; Path=/"
         await _deny(
@@ -172,13 +218,41 @@ class Guard:
         )
         return True
 
+    def _human_place(self) -> str:
+        return self._human_file or "DATA_DIR/approver-token"
+
     def _where_is_the_token(self, host: str | None) -> str:
         where = f" (it is in {self._token_file})" if self._token_file else ""
         text = f"missing or wrong bearer token{where}; see `hive-rpc status --json`"
         if host is not None:
-            token = f"$(cat {self._token_file})" if self._token_file else "TOKEN"
-            text += f"; in a browser, open http://{host}{DASHBOARD_PATH}?token={token}"
+            text += (
+                f"; in a browser, sign in at http://{host}{DASHBOARD_PATH}"
+                f"?token=$(cat {self._human_place()})"
+            )
         return text
+
+
+async def _not_the_human(send: Send, path: str, human_file: str | None) -> None:
+    """403 for the agent's credential at a route that decides, as the API's JSON error
+    (-32013 ``not_an_approver``), naming what is missing."""
+    place = human_file or "DATA_DIR/approver-token"
+    message = (
+        f"POST {path} decides for the human, and this request carries the agent's "
+        f"credential (the MCP token), not the human's: sign in to the dashboard with the "
+        f"contents of {place}, or send it as the bearer token"
+    )
+    body = json.dumps(
+        {
+            "error": {
+                "message": message,
+                "code": NotAnApprover.code,
+                "data": {"kind": NotAnApprover.kind, "lacks": "human", "token_file": place},
+            }
+        }
+    ).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 403, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 _CHALLENGE = [(b"www-authenticate", b'Bearer realm="hive-rpc"')]
@@ -228,7 +302,14 @@ async def serve_mcp_http(
         streamable_http_path=MCP_PATH, transport_security=security, host=host
     )
     web = WebFace(service, ping_s=ping_s)
-    guard = Guard(app, token, web, token_file)
+    guard = Guard(
+        app,
+        token,
+        web,
+        token_file,
+        human_token=service.approver_token,
+        human_token_file=service.info.approver_token_file,
+    )
     # hypercorn accepts with trio.serve_listeners, which logs a traceback ten times a
     # second while descriptors are short: one line a minute says as much.
     quiet_trio_accept_errors()

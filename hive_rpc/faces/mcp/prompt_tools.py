@@ -15,8 +15,8 @@ import trio
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 
+from hive_rpc.core.conventions import HUB_AGENT
 from hive_rpc.core.errors import HiveError
-from hive_rpc.core.ling import HUB_AGENT
 from hive_rpc.core.prompt import Ask
 from hive_rpc.faces.mcp.guarded import guarded
 from hive_rpc.faces.mcp.results import (
