@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from hive_rpc.core.errors import HiveError, HubUnreachable
+from hive_rpc.protocol.jsonrpc import peek_id
 from hive_rpc.sync_client import connect_or_start
 
 MCP_OPEN = "hive/openMcp"
@@ -66,6 +67,7 @@ REPLAY_ID = "hive-rpc-relay-replay"
 """The id of a replayed ``initialize`` (and the prefix of replayed subscriptions'),
 whose replies the agent must not see."""
 HUB_LOST = -32603
+PARSE_ERROR = -32700
 """What a face answers when its hub could not be reached (core/errors.py HubLost)."""
 TOO_LARGE = -32600
 RESUMED_META = "hive-rpc/resumed"
@@ -131,19 +133,26 @@ class Relay:
                 break
             if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
                 self._skip_line()
+                # The id from the line's start, so the agent's call gets its answer
+                # (with a null id it waited for ever).
                 self._write_error(
-                    None, TOO_LARGE, f"message over {MAX_LINE_BYTES} bytes; it was discarded"
-                )
+                    peek_id(line), TOO_LARGE,
+                    f"message over {MAX_LINE_BYTES} bytes; it was discarded",
+                )  # fmt: skip
                 continue
-            self._forward(line)
+            try:
+                msg = _parse(line)
+            except RecursionError:  # valid JSON, maybe; the hub's session drops it unanswered
+                self._write_error(peek_id(line), PARSE_ERROR, "JSON nested too deeply")
+                continue
+            self._forward(line, msg or {})
         self._close()
 
     def _skip_line(self) -> None:
         while (rest := self._stdin.readline(1 << 16)) and not rest.endswith(b"\n"):
             pass
 
-    def _forward(self, line: bytes) -> None:
-        msg = _parse(line) or {}
+    def _forward(self, line: bytes, msg: dict[str, Any]) -> None:
         method = msg.get("method")
         request = isinstance(method, str) and "id" in msg
         if method == "notifications/cancelled":
@@ -307,7 +316,10 @@ class Relay:
         self._lost(conn, generation)
 
     def _from_hub(self, line: bytes) -> None:
-        msg = _parse(line)
+        try:
+            msg = _parse(line)
+        except RecursionError:  # passed on unread, as any line the relay need not read
+            msg = None
         if msg is not None and "method" not in msg and "id" in msg:
             replayed = msg["id"]
             if isinstance(replayed, str) and replayed.startswith(REPLAY_ID):
@@ -435,7 +447,8 @@ def _deny(call: dict[str, Any], why: str) -> str:
 
 
 def _parse(line: bytes) -> dict[str, Any] | None:
-    """The message on ``line`` when it is a JSON object (the hub judges the rest)."""
+    """The message on ``line`` when it is a JSON object (the hub judges the rest).
+    RecursionError when it is nested deeper than the decoder's stack."""
     try:
         msg = json.loads(line)
     except ValueError:

@@ -65,6 +65,7 @@ def test_a_980_deep_value_is_refused_and_the_hub_restarts(sh: Shell) -> None:
         if reply.code == -32700:  # the parser's own guard, below the stack's limit
             assert depth == 980, reply
             assert reply.message == "JSON nested too deeply"
+            assert reply.id == 1, reply  # was null: which call failed? (issue 26)
         else:
             assert (reply.code, reply.data["limit"]) == (-32602, "json_depth"), reply
     # The deepest schema allowed is kept, and comes back after a restart.

@@ -158,6 +158,73 @@ def _has_lone_surrogate(value: Any) -> bool:
     return False
 
 
+PEEK_BYTES = 1 << 16
+"""How much of a message ``peek_id`` reads for its id: the id comes before the params
+in what every client writes, and a message refused unread (too large) must still get
+an answer its caller can match."""
+_PEEK_TOKEN = re.compile(r'[{\[]+|[}\]]+|"')
+_PEEK_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_PEEK_SPACE = re.compile(r"[ \t\r\n]*")
+_PEEK_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})(?=[ \t\r\n,}])")
+
+
+def peek_id(text: str | bytes) -> Id | None:
+    """The ``id`` member of the JSON object ``text`` starts with, read without decoding
+    the rest: for a message refused before it could be decoded (nested too deeply, too
+    large), so the caller still learns which call failed.  None unless a top-level
+    ``"id"`` that is a string or an integer is whole in the first ``PEEK_BYTES``.
+
+    One pass over at most ``PEEK_BYTES``: strings are skipped by one pattern without
+    backtracking, runs of brackets only counted, so no nesting depth costs a stack
+    and no message costs more than that much reading."""
+    text = text[:PEEK_BYTES]
+    if isinstance(text, bytes | bytearray):
+        text = bytes(text).decode("utf-8", "ignore")
+    start = _PEEK_SPACE.match(text).end()  # type: ignore[union-attr]
+    if not text.startswith("{", start):
+        return None
+    depth, pos = 0, start
+    while (token := _PEEK_TOKEN.search(text, pos)) is not None:
+        pos = token.end()
+        run = token.group()
+        if run[0] in "{[":
+            depth += len(run)
+            continue
+        if run[0] in "}]":
+            depth -= len(run)
+            if depth <= 0:
+                return None
+            continue
+        string = _PEEK_STRING.match(text, token.start())
+        if string is None:
+            return None  # a string cut off at the end of what was read
+        pos = string.end()
+        if depth != 1:
+            continue
+        after = _PEEK_SPACE.match(text, pos).end()  # type: ignore[union-attr]
+        if not text.startswith(":", after):
+            continue
+        try:
+            is_id = json.loads(string.group()) == "id"
+        except ValueError:
+            return None
+        if not is_id:
+            continue
+        value_at = _PEEK_SPACE.match(text, after + 1).end()  # type: ignore[union-attr]
+        number = _PEEK_INT.match(text, value_at)
+        if number is not None:
+            return int(number.group())
+        value = _PEEK_STRING.match(text, value_at)
+        if value is None:
+            return None
+        try:
+            decoded = json.loads(value.group())
+        except ValueError:
+            return None
+        return decoded if isinstance(decoded, str) and not _SURROGATE.search(decoded) else None
+    return None
+
+
 def loads(body: bytes) -> Any:
     """Strict JSON: UTF-8, no NaN/Infinity, no lone surrogates; errors say where."""
     try:
@@ -167,7 +234,9 @@ def loads(body: bytes) -> Any:
     except UnicodeDecodeError as e:
         raise RpcError(PARSE_ERROR, f"message is not UTF-8: {e.reason} at byte {e.start}") from None
     except RecursionError:
-        raise RpcError(PARSE_ERROR, "JSON nested too deeply") from None
+        # Valid JSON, perhaps, but deeper than the decoder's stack: the id is still
+        # there to read, and a client with calls in flight needs it.
+        raise RpcError(PARSE_ERROR, "JSON nested too deeply", id=peek_id(body)) from None
     except ValueError as e:
         raise RpcError(PARSE_ERROR, f"invalid JSON: {e}") from None
     if _SURROGATE_ESCAPE.search(body) and _has_lone_surrogate(value):
@@ -316,4 +385,5 @@ __all__ = [
     "loads",
     "parse_message",
     "parse_object",
+    "peek_id",
 ]

@@ -104,6 +104,33 @@ async def test_bad_json_gets_parse_error_and_the_connection_carries_on(
         assert await client.call("hive/list") == []  # and nothing was asked on the way
 
 
+DEEP = "[" * 20_000 + "]" * 20_000
+"""Deeper than the JSON decoder's stack (RecursionError), and short enough for the
+id after it to be read (`jsonrpc.PEEK_BYTES`)."""
+
+
+@pytest.mark.parametrize(
+    ("body", "msg_id"),
+    [
+        ('{"jsonrpc":"2.0","id":7,"method":"hive/ask","params":{"question":%s}}', 7),
+        ('{"jsonrpc":"2.0","method":"hive/ask","params":{"question":%s},"id":"late"}', "late"),
+        ('{"jsonrpc":"2.0","method":"hive/ask","params":{"q":"%s","x":%%s},"id":9}'
+         % ("a" * 70_000), None),  # the id past what is read for it: cannot be told
+    ],
+)  # fmt: skip
+async def test_a_value_too_deep_to_decode_is_refused_with_the_requests_id(
+    client: HubClient, body: str, msg_id: str | int | None
+) -> None:
+    """It was -32700 with id null, so a client with calls in flight could not tell
+    which one failed (issue 26)."""
+    with trio.fail_after(10):
+        await client.send_raw(encode_frame((body % DEEP).encode()))
+        err = expect_error(await client.next_message(), PARSE_ERROR, msg_id)
+        assert err.message == "JSON nested too deeply"
+        await still_works(client)
+        assert await client.call("hive/list") == []
+
+
 @pytest.mark.parametrize(
     ("msg", "code", "msg_id", "words"),
     [

@@ -137,9 +137,36 @@ async def test_an_over_long_line_is_refused_and_the_session_goes_on(
             huge = tool_call(2, "hivemind_ask_async", question="x" * MAX_LINE_BYTES)
             await relay.send(huge)
             refused = await relay.receive()
-            assert refused["id"] is None
+            assert refused["id"] == 2  # was null: the agent's call hung (issue 26)
             assert refused["error"]["code"] == -32600
             assert f"over {MAX_LINE_BYTES} bytes" in refused["error"]["message"]
+            await relay.send({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+            assert (await relay.receive())["id"] == 3
+            assert hub.registry.list_pending() == []
+        finally:
+            await close(relay)
+
+
+async def test_a_value_too_deep_to_decode_is_refused_with_the_requests_id(
+    hub: HubService, hub_config: HubConfig
+) -> None:
+    """A tool call nested 100,000 deep: the relay did not stop (RecursionError) and the
+    agent gets an error it can match to its call, and the session goes on."""
+    with trio.fail_after(60):
+        relay = await open_relay(hub_config, "--agent", "deep")
+        try:
+            await relay.start_session()
+            line = json.dumps(tool_call(2, "hivemind_ask_async", question="q"))
+            # 50: the hub's limit (json_depth) refuses it; 300 and 990: the SDK's parser
+            # in the hub could not read it, and dropped it unanswered; 100,000: the
+            # relay's own parser stopped the relay (RecursionError).
+            for msg_id, depth in enumerate((50, 300, 990, 100_000), start=10):
+                deep = "[" * depth + "]" * depth
+                sent = line.replace('"q"', deep).replace('"id": 2', f'"id": {msg_id}')
+                await relay.send(sent.encode() + b"\n")
+                refused = await relay.receive()
+                assert refused["id"] == msg_id, refused
+                assert "error" in refused or refused["result"]["isError"], refused
             await relay.send({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
             assert (await relay.receive())["id"] == 3
             assert hub.registry.list_pending() == []

@@ -27,6 +27,7 @@ from hive_rpc.protocol.jsonrpc import (
     dumps,
     loads,
     parse_message,
+    peek_id,
 )
 
 JSONRPC_CODES = {PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS}
@@ -435,3 +436,36 @@ def test_requests_round_trip(msg_id: int | str, method: str, params: dict[str, A
     assert ep.receive_data(encode_frame(body)) == [Request(msg_id, method, params)]
     assert ep.receive_data(ep.notify(method, params)) == [Notification(method, params)]
     assert ep.receive_data(ep.result(msg_id, params)) == [Response(msg_id, params)]
+
+
+@pytest.mark.parametrize(
+    ("text", "msg_id"),
+    [
+        ('{"jsonrpc":"2.0","id":7,"method":"m"}', 7),
+        ('{"method":"m","params":{"id":3,"a":[{"id":4}]},"id":"x"}', "x"),
+        ('{"a":"\\"id\\":5","id":-12 }', -12),  # "id" inside a string is no key
+        ('{"x": "a}b", "id": "q"}', "q"),
+        ('{"\\u0069d":9}', 9),
+        ('{"x":[[]],"id":1}', 1),
+        ('{"id":1.5}', None),
+        ('{"id":null}', None),
+        ('{"id":true}', None),
+        ('{"id":"\\ud800"}', None),
+        ('[{"id":1}]', None),
+        ('  {"x":{"id":2}}', None),
+        ('{"x":[[]]],"id":1}', None),  # more closed than opened
+        ('{"id":12', None),  # cut off: 12 may be 123
+        ('{"id":"ab', None),
+        ('{"q":"' + "a" * 70_000 + '","id":1}', None),  # past PEEK_BYTES
+    ],
+)
+def test_peek_id_reads_a_top_level_id_or_nothing(text: str, msg_id: object) -> None:
+    assert peek_id(text) == msg_id
+    assert peek_id(text.encode()) == msg_id
+
+
+def test_a_message_too_deep_to_decode_is_refused_with_its_id() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    with pytest.raises(RpcError, match="nested too deeply") as refused:
+        parse_message(b'{"jsonrpc":"2.0","id":"r7","method":"m","params":{"a":%s}}' % deep.encode())
+    assert (refused.value.code, refused.value.id) == (PARSE_ERROR, "r7")

@@ -22,6 +22,8 @@ permission prompt the human answered (``from_prompt``, approve_tool.hub_rules).
 
 from __future__ import annotations
 
+import collections
+import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -40,6 +42,7 @@ from hive_rpc.faces.mcp.prompt_tools import RESUMABLE as RESUMABLE
 from hive_rpc.faces.mcp.resources import lowlevel
 from hive_rpc.faces.mcp.server import HiveMcp
 from hive_rpc.protocol.framing import MAX_BODY_BYTES
+from hive_rpc.protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR, peek_id
 from hive_rpc.rpc_connection import FrameWriter
 from hive_rpc.service import HubService
 
@@ -75,6 +78,9 @@ class _LineReader:
         self._stream = stream
         self._buf = bytearray(first)
         self._skipping = False
+        self.given: collections.deque[str] = collections.deque()
+        """The lines handed to the SDK and not yet matched to what it made of them
+        (``_Answering``): it makes one item of each line, in order."""
 
     def __aiter__(self) -> _LineReader:
         return self
@@ -88,7 +94,7 @@ class _LineReader:
                 if self._skipping:  # the end of a line too long to read
                     self._skipping = False
                     continue
-                return line.decode("utf-8", "replace")
+                return self._give(line)
             if len(self._buf) > MAX_LINE_BYTES:
                 log.warning("dropped an MCP message over %d bytes", MAX_LINE_BYTES)
                 self._buf.clear()
@@ -102,8 +108,59 @@ class _LineReader:
                     raise StopAsyncIteration
                 line = bytes(self._buf)
                 self._buf.clear()
-                return line.decode("utf-8", "replace")
+                return self._give(line)
             self._buf += chunk
+
+    def _give(self, line: bytes) -> str:
+        text = line.decode("utf-8", "replace")
+        self.given.append(text)
+        return text
+
+
+class _Answering:
+    """The SDK's stream of what it read, answering each line it could not read (too
+    deep for its parser: over ~200 levels, or not JSON-RPC) whose id can be read:
+    the SDK only logs it, and the agent's call waited for ever (issue 26).  Duck-typed
+    as the SDK's read stream: iteration and ``async with`` here, the rest (``aclose``,
+    ``last_context`` ...) the stream's own."""
+
+    def __init__(self, inner: Any, reader: _LineReader, writer: _Writer) -> None:
+        self._inner, self._reader, self._writer = inner, reader, writer
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> _Answering:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+    def __aiter__(self) -> _Answering:
+        return self
+
+    async def __anext__(self) -> Any:
+        item = await self._inner.__anext__()
+        line = self._reader.given.popleft() if self._reader.given else ""
+        if isinstance(item, Exception):
+            msg_id = peek_id(line)
+            if msg_id is not None:
+                code, why = _unread(item)
+                error = {"code": code, "message": why}
+                reply = {"jsonrpc": "2.0", "id": msg_id, "error": error}
+                await self._writer.write(json.dumps(reply) + "\n")
+        return item
+
+
+def _unread(error: Exception) -> tuple[int, str]:
+    """The JSON-RPC error for a line the SDK could not read, by what it said."""
+    said = str(error)
+    if "recursion limit" in said:
+        return PARSE_ERROR, "JSON nested too deeply"
+    if "Invalid JSON" in said:
+        return PARSE_ERROR, "invalid JSON"
+    return INVALID_REQUEST, "not a JSON-RPC message the session can read"
 
 
 class _Writer:
@@ -162,5 +219,6 @@ async def serve_session(hive: HiveMcp, stream: trio.abc.Stream, first: bytes = b
         # Duck-typed: the transport uses only iteration, write() and flush().
         reader, writer = _LineReader(stream, first), _Writer(stream)
         async with stdio_server(stdin=reader, stdout=writer) as (read, write):  # type: ignore[arg-type]
-            await low.run(read, write, low.create_initialization_options())
+            answering = _Answering(read, reader, writer)
+            await low.run(answering, write, low.create_initialization_options())
         nursery.cancel_scope.cancel()
