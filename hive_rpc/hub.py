@@ -36,6 +36,7 @@ from hive_rpc.paths import (
 )
 from hive_rpc.registry import Registry, open_registry
 from hive_rpc.service import HubInfo, HubService
+from hive_rpc.service.askers import Askers
 from hive_rpc.service.audit import AUDIT_DOC, record_decisions, trail
 from hive_rpc.store import MemoryStore, PromptStore, SqliteStore
 from hive_rpc.store.base import RETENTION_BATCH, SharedStore
@@ -277,6 +278,9 @@ async def _serve(
             service.agora.on_event = _agora_activity(service)
             await nursery.start(feed_activity, service)
             await nursery.start(record_decisions, service)
+            # After the trail: a question withdrawn at the start is in it too.
+            service.askers = Askers(registry, store)
+            await nursery.start(service.askers.run)
             if hasattr(store, "changes"):  # shared by several hubs: follow the others
                 await nursery.start(follow_shared_store, service, cast("SharedStore", store))
             if config.http is not None:

@@ -174,7 +174,9 @@ def ask_human(
     the prompt's record.  A question still pending then is withdrawn, so no editor
     keeps showing it.  ``watching(prompt_id)``, if given, is entered for the wait
     (the transcript's watch, which may withdraw the prompt meanwhile)."""
-    record: dict[str, Any] = client.call("hive/ask", ask.params())
+    # waits: only this process can take the answer; the hub withdraws the question
+    # if it ends (killed, or gone when the hub died: service/askers.py).
+    record: dict[str, Any] = client.call("hive/ask", {**ask.params(), "waits": True})
     prompt_id = record["id"]
     watch = watching(prompt_id) if watching is not None else contextlib.nullcontext()
     try:

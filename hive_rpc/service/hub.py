@@ -28,6 +28,7 @@ from hive_rpc.service.table import METHODS, check_params
 
 if TYPE_CHECKING:
     from hive_rpc.agora import Agora
+    from hive_rpc.service.askers import Askers
     from hive_rpc.service.audit import AuditTrail
 
 
@@ -88,6 +89,9 @@ class HubService:
         self.approver_token: str | None = None
         """What a connection sends to prove it is an approver (service/approver.py);
         set by the hub from its token file.  None: nobody can prove it."""
+        self.askers: Askers | None = None
+        """Waiting askers bound to their prompts (service/askers.py); set by the hub
+        once its nursery runs.  None: ``waits`` binds nothing."""
 
     def require_agora(self) -> Agora:
         """The Agora, for its methods' handlers; refused on a hub without one."""

@@ -18,6 +18,7 @@ from hive_rpc.core.conventions import RESERVED_AGENTS, human_only
 from hive_rpc.core.errors import InvalidParams, LimitReached
 from hive_rpc.core.prompt import HUMAN, MIN_ID_PREFIX, Action, Ask, Kind, Prompt
 from hive_rpc.registry import held_chars
+from hive_rpc.relay.consent import CALLER
 from hive_rpc.service.approver import APPROVER, require_approver
 from hive_rpc.service.hub import HubService, acting_agent
 from hive_rpc.service.table import (
@@ -59,8 +60,11 @@ def _action(value: str | None) -> Action:
         "in_reply_to": STR,
         "kind": STR,
         "detail": STR,
+        "waits": BOOL,
     },
-    doc="Ask a question; returns the pending prompt record at once.",
+    doc="Ask a question; returns the pending prompt record at once.  waits: the "
+    "asking process waits on this call for the answer, and the question is withdrawn "
+    "when that process ends.",
     epc="ask",
     mcp=("hivemind_ask_async", "hivemind_ask", "request_human_input"),
 )
@@ -73,7 +77,11 @@ async def ask(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
             f"{', '.join(sorted(RESERVED_AGENTS))}); ask under your own name",
             param="agent_id",
         )
-    return (await hub.registry.ask(Ask.from_params(p))).to_record()
+    prompt = await hub.registry.ask(Ask.from_params(p))
+    if p.get("waits") and hub.askers is not None:
+        caller = CALLER.get()
+        await hub.askers.bind(prompt.id, caller.pid if caller is not None else None)
+    return prompt.to_record()
 
 
 @method(

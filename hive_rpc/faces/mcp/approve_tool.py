@@ -94,7 +94,7 @@ async def ask_and_wait(hive: HiveMcp, request: PermissionRequest, wait_s: float)
     pending when the wait ends, however it ends (the time is up, Claude Code
     cancelled the call or went away), is withdrawn, so no editor keeps showing it."""
     ask = permission_ask(request, timeout_s=wait_s, home=os.environ.get("HOME"))
-    record: dict[str, Any] = await hive.call("hive/ask", **ask.params())
+    record: dict[str, Any] = await hive.call("hive/ask", **ask.params(), waits=True)
     try:
         with trio.move_on_after(wait_s):
             while record["status"] == "pending":

@@ -131,7 +131,9 @@ async def ask_once(hive: HiveMcp, ctx: Context, ask: Ask) -> dict[str, Any]:
                 "%s: a resumed call waits for its pending ask %s", ask.agent_id, same[-1]["id"]
             )
             return same[-1]
-    record: dict[str, Any] = await hive.call("hive/ask", **ask.params())
+    # waits: this call waits for the answer; the hub withdraws the question if the
+    # process serving it (the hive-rpc mcp relay) ends (service/askers.py).
+    record: dict[str, Any] = await hive.call("hive/ask", **ask.params(), waits=True)
     return record
 
 

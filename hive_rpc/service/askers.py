@@ -1,0 +1,163 @@
+"""Questions whose asker waits on the call: withdrawn when the asker goes.
+
+Some askers can take an answer only while they wait for it: the permission hook
+(``hive-rpc hook claude-code``), a blocking MCP call (``hivemind_ask``,
+``request_human_input``, ``approve``).  If that process ends (killed, or it gave up
+when the hub died and its agent asked the human itself), an answer given later is
+recorded and reaches no one: the human typed ``allow``, the editor said "sent", the
+audit trail said ``allow``, and the command never ran (issue 26, section 6).  So such
+an ask says ``waits: true`` and the hub binds it to the process the kernel names as
+the peer of its connection (``SO_PEERCRED``, relay/consent.py's ``CALLER``), with that
+process's start time so a recycled pid is not taken for it.  While the prompt is
+pending the hub watches the process through a pidfd (an event, not a poll); when it
+ends the prompt is withdrawn from every editor, ``by`` :data:`GONE`.
+
+The binding is kept in the store, so a restarted hub checks it too: an asker gone
+meanwhile (the hook exits at once when it loses the hub) has its question withdrawn
+before any editor shows it; one still alive (``hive-rpc mcp`` waits for the new hub
+and resumes its call) is watched again.  An ask with no process to watch (MCP over
+HTTP, served inside the hub) is withdrawn by its tool when the call ends, and at a
+restart, since its call ended with the old hub.  Durable asks (``hivemind_ask_async``,
+the CLI's ``ask``) never say ``waits`` and stay as they are.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from hive_rpc.core.errors import HiveError
+from hive_rpc.registry import Registry
+from hive_rpc.relay.proc import stat
+from hive_rpc.store.base import PromptStore
+
+log = logging.getLogger(__name__)
+
+ASKER = "asker"
+"""The store's document kind for a binding (key: the prompt id)."""
+GONE = "the asker stopped waiting"
+"""The ``by`` of a prompt withdrawn because its asker went."""
+WAIT_CHUNK_S = 3600.0
+"""How long one wait for the prompt's close lasts before it is asked again."""
+
+
+@dataclass(frozen=True, slots=True)
+class Asker:
+    """The process that waits for a prompt's answer, as the kernel named it."""
+
+    pid: int | None
+    start: int | None
+    """``/proc/PID/stat`` starttime when bound: a recycled pid has another."""
+
+    def record(self) -> dict[str, Any]:
+        return {"pid": self.pid, "start": self.start}
+
+    @classmethod
+    def from_record(cls, body: dict[str, Any]) -> Asker:
+        pid, start = body.get("pid"), body.get("start")
+        return cls(
+            pid if isinstance(pid, int) and pid > 0 else None,
+            start if isinstance(start, int) else None,
+        )
+
+    @classmethod
+    def of(cls, pid: int | None) -> Asker:
+        found = stat(pid) if pid is not None else None
+        return cls(pid, found.start if found is not None else None)
+
+
+def _open_pidfd(asker: Asker) -> int | None:
+    """A pidfd on the asker's process, or None when it is gone (or was never known).
+    The start time is compared after the pidfd is open, so the fd cannot name a
+    process that took the pid meanwhile."""
+    if asker.pid is None or asker.start is None:
+        return None
+    try:
+        fd = os.pidfd_open(asker.pid)
+    except OSError:  # ProcessLookupError: gone
+        return None
+    found = stat(asker.pid)
+    if found is None or found.start != asker.start:
+        os.close(fd)
+        return None
+    return fd
+
+
+class Askers:
+    """The bindings of waiting askers to their prompts, and one watcher task each."""
+
+    def __init__(self, registry: Registry, store: PromptStore) -> None:
+        self._registry = registry
+        self._store = store
+        self._nursery: trio.Nursery | None = None
+        self.watched = 0
+        """Watchers running now (``statistics``)."""
+
+    async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """Own the watchers until cancelled; at start, check the bindings a previous
+        run of the hub left (see the module doc)."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            for body in await self._store.documents(ASKER):
+                prompt_id = body.get("prompt_id")
+                if isinstance(prompt_id, str):
+                    asker = Asker.from_record(body)
+                    nursery.start_soon(self._watch, prompt_id, asker, True)
+            task_status.started()
+            await trio.sleep_forever()
+
+    async def bind(self, prompt_id: str, pid: int | None) -> None:
+        """Withdraw ``prompt_id`` once the process ``pid`` ends (now, if it already
+        has); with no ``pid`` (an ask served inside the hub), at the next start."""
+        asker = Asker.of(pid)
+        body = {"prompt_id": prompt_id, **asker.record()}
+        await self._store.put_document(ASKER, prompt_id, body)
+        if self._nursery is not None:  # None: a service without the hub's tasks
+            self._nursery.start_soon(self._watch, prompt_id, asker, False)
+
+    async def _watch(self, prompt_id: str, asker: Asker, restarted: bool) -> None:
+        """Until the prompt closes: withdraw it when its asker ends.  An asker with no
+        process was served by the hub itself, so after a restart it is gone too."""
+        self.watched += 1
+        fd = _open_pidfd(asker)
+        gone = fd is None and (asker.pid is not None or restarted)
+        try:
+            if not gone:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._until_closed, prompt_id, nursery.cancel_scope)
+                    if fd is not None:
+                        await trio.lowlevel.wait_readable(fd)  # the process ended
+                        gone = True
+                        nursery.cancel_scope.cancel()
+            if gone:
+                await self._withdraw(prompt_id, asker)
+        finally:
+            self.watched -= 1
+            if fd is not None:
+                os.close(fd)
+            with contextlib.suppress(Exception), trio.CancelScope(shield=True):
+                await self._store.delete_document(ASKER, prompt_id)
+
+    async def _until_closed(self, prompt_id: str, scope: trio.CancelScope) -> None:
+        with contextlib.suppress(HiveError):
+            while (await self._registry.wait(prompt_id, timeout_s=WAIT_CHUNK_S)).is_pending:
+                pass
+        scope.cancel()  # answered, cancelled or expired: nothing to withdraw
+
+    async def _withdraw(self, prompt_id: str, asker: Asker) -> None:
+        """Cancel the prompt if it is still pending (its asker is gone)."""
+        try:
+            prompt = await self._registry.poll(prompt_id)
+            if prompt.is_pending:
+                await self._registry.cancel(prompt_id, by=GONE)
+                log.info("prompt %s withdrawn: its asker (pid %s) ended", prompt_id, asker.pid)
+        except HiveError as e:  # gone, or closed meanwhile
+            log.debug("prompt %s: nothing to withdraw (%s)", prompt_id, e)
+
+
+__all__ = ["ASKER", "GONE", "Asker", "Askers"]

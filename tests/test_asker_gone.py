@@ -1,0 +1,89 @@
+"""An answer recorded is an answer delivered (issue 26, section 6; service/askers.py).
+
+Seen with a real Claude Code in Emacs: the hub was SIGKILLed while a permission
+request waited; the hook exited at once ("lost the hub ... Claude Code asks itself")
+and Claude Code showed its own dialog. The restarted hub still held the prompt as
+live; the human typed ``allow``, the audit trail recorded ``allow``, and the command
+never ran. Here the real hub (autostarted by the CLI, SIGKILLed, started again) and
+the real ``hive-rpc hook claude-code`` process: a question whose asker can no longer
+take the answer is withdrawn, ``by`` "the asker stopped waiting", and no answer or
+allow is recorded for it. A durable ask (the CLI's ``ask``) stays.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from cli_support import Shell
+from hook_process import permission_event, start_hook, stopped_at_exit
+
+from hive_rpc.service.askers import GONE
+
+WAIT_S = 30.0
+
+
+def until(shell: Shell, what: str, check: Callable[[], Any]) -> Any:
+    """``check()``'s first true value; the hub gives the CLI no event to wait on."""
+    deadline = time.monotonic() + WAIT_S
+    while not (found := check()):
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.05)
+    return found
+
+
+def hook_for(shell: Shell, home: Path) -> subprocess.Popen[bytes]:
+    event = permission_event(home, "Bash", {"command": "make deploy"})
+    return start_hook(event, socket=shell.socket, data_dir=shell.data_dir, home=home)
+
+
+def pending(shell: Shell) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = shell.json("list")
+    return records
+
+
+def closed(shell: Shell, prompt_id: str) -> dict[str, Any] | None:
+    record: dict[str, Any] = shell.json("poll", prompt_id)
+    return None if record["status"] == "pending" else record
+
+
+def test_a_killed_hook_withdraws_its_question(sh: Shell, tmp_path: Path) -> None:
+    assert sh.run("status").returncode == 0  # the hub starts
+    with stopped_at_exit(hook_for(sh, tmp_path)) as hook:
+        (asked,) = until(sh, "the hook's question", lambda: pending(sh))
+        hook.kill()
+        hook.communicate()
+    record = until(sh, "the question withdrawn", lambda: closed(sh, asked["id"]))
+    assert (record["status"], record["by"]) == ("cancelled", GONE)
+    refused = sh.run("answer", asked["id"], "allow")
+    assert refused.returncode != 0
+    assert "cancelled" in refused.stderr
+
+
+def test_the_hooks_question_is_withdrawn_when_the_hub_restarts_without_it(
+    sh: Shell, tmp_path: Path
+) -> None:
+    assert sh.run("status").returncode == 0
+    durable = sh.run("ask", "Name the release", "--agent", "planner").stdout.strip()
+    with stopped_at_exit(hook_for(sh, tmp_path)) as hook:
+        asked = until(
+            sh,
+            "the hook's question",
+            lambda: [p for p in pending(sh) if p["kind"] == "permission"],
+        )[0]
+        sh.stop(signal.SIGKILL)
+        printed, _ = hook.communicate(timeout=WAIT_S)  # it lost the hub: Claude Code asks
+        assert (hook.returncode, printed) == (0, b"")
+    assert sh.run("status").returncode == 0  # the hub starts again
+    record = until(sh, "the question withdrawn", lambda: closed(sh, asked["id"]))
+    assert (record["status"], record["by"], record["answer"]) == ("cancelled", GONE, None)
+    # No editor shows it, and the human's late answer records nothing.
+    assert [p["id"] for p in pending(sh)] == [durable]
+    refused = sh.run("answer", asked["id"], "allow")
+    assert refused.returncode != 0
+    decisions = sh.json("audit")
+    assert [d.get("decision") for d in decisions] == ["none"], decisions
