@@ -201,10 +201,25 @@ class Decoder:
         self._max = min(max_payload, PROTOCOL_MAX_PAYLOAD)
         self._skip = 0
         self._broken: EpcProtocolError | None = None
+        self.unread: tuple[int, str] | None = None
+        """``(bytes, why)``: a frame declaring more than ``bytes`` is not read at all
+        but breaks the stream, the fatal error saying ``why`` (a peer that has not
+        authenticated: its frames are not worth the reading).  None: no such bound."""
 
     def receive_data(self, data: bytes | bytearray) -> list[Message | EpcProtocolError]:
         """The messages in ``data`` and, for each bad one, the error to answer with.
         After a fatal error (last in the list) every later call raises it."""
+        self.feed(data)
+        out: list[Message | EpcProtocolError] = []
+        while (event := self.next_event()) is not None:
+            out.append(event)
+            if isinstance(event, EpcProtocolError) and event.fatal:
+                break
+        return out
+
+    def feed(self, data: bytes | bytearray) -> None:
+        """Take ``data``; ``next_event`` then gives what it holds, one at a time, so
+        that the caller can change ``unread`` between two frames (after ``auth``)."""
         if self._broken is not None:
             raise self._broken
         if self._skip:
@@ -212,21 +227,29 @@ class Decoder:
             self._skip -= dropped
             data = data[dropped:]
         self._buf += data
-        out: list[Message | EpcProtocolError] = []
-        while len(self._buf) >= HEADER_BYTES:
+
+    def next_event(self) -> Message | EpcProtocolError | None:
+        """The next message (or the error for a bad one) that ``feed`` gave whole, or
+        None.  After a fatal error, None."""
+        while self._broken is None and len(self._buf) >= HEADER_BYTES:
             header = bytes(self._buf[:HEADER_BYTES])
             if not _HEX.fullmatch(header):
                 self._broken = EpcProtocolError(
                     f"frame header {header!r} is not 6 hex digits; closing the connection",
                     fatal=True,
                 )
-                out.append(self._broken)
-                break
+                return self._broken
             length = int(header, 16)
             if length == 0:
                 del self._buf[:HEADER_BYTES]
-                out.append(EpcProtocolError("empty frame: a payload is one s-expression"))
-                continue
+                return EpcProtocolError("empty frame: a payload is one s-expression")
+            if self.unread is not None and length > self.unread[0]:
+                self._buf.clear()
+                self._broken = EpcProtocolError(
+                    f"a frame of {length} bytes {self.unread[1]}; closing the connection",
+                    fatal=True,
+                )
+                return self._broken
             if length > self._max:
                 uid = _guess_uid(
                     bytes(self._buf[HEADER_BYTES : HEADER_BYTES + 64]).decode("utf-8", "replace")
@@ -235,23 +258,20 @@ class Decoder:
                 dropped = min(length, len(self._buf))
                 del self._buf[:dropped]
                 self._skip = length - dropped
-                out.append(
-                    EpcProtocolError(
-                        f"message of {length} bytes is over the {self._max}-byte limit; "
-                        "it was discarded",
-                        uid=uid,
-                    )
+                return EpcProtocolError(
+                    f"message of {length} bytes is over the {self._max}-byte limit; "
+                    "it was discarded",
+                    uid=uid,
                 )
-                continue
             if len(self._buf) < HEADER_BYTES + length:
-                break
+                return None
             payload = bytes(self._buf[HEADER_BYTES : HEADER_BYTES + length])
             del self._buf[: HEADER_BYTES + length]
             try:
-                out.append(parse_message(payload))
+                return parse_message(payload)
             except EpcProtocolError as e:
-                out.append(e)
-        return out
+                return e
+        return None
 
 
 __all__ = [

@@ -221,6 +221,46 @@ async def test_connection_without_auth_is_refused(hub: HubService, hub_config: H
     assert mode == 0o600
 
 
+async def until_closed(stream: trio.SocketStream) -> list[Any]:
+    """What the server sends until it closes the connection, decoded."""
+    received = b""
+    with trio.fail_after(CALL_TIMEOUT_S):
+        while chunk := await stream.receive_some(65536):
+            received += chunk
+    return epc.Decoder().receive_data(received)
+
+
+async def test_a_large_frame_before_auth_is_refused_unread(
+    hub: HubService, hub_config: HubConfig
+) -> None:
+    """A client without the token made the server read and parse whole frames (1 MiB:
+    0.23 s of CPU each) before it said "not authenticated" (issue 26).  Before auth a
+    frame may be at most UNAUTHENTICATED_MAX_PAYLOAD bytes: a larger one is refused on
+    its header, with an epc-error saying why, and the connection closed; its payload
+    is never waited for."""
+    async with epc_server(hub_config) as port:
+        # Only the header and the start of a 64 KiB call: it used to wait for the rest.
+        start = epc.encode_payload('(call 7 list ("' + "x" * (64 << 10) + '"))')[:200]
+        async with await trio.open_tcp_stream("127.0.0.1", port) as stream:
+            await stream.send_all(start)
+            (refused,) = await until_closed(stream)
+        assert isinstance(refused, epc.EpcError), refused
+        assert "before auth" in refused.error, refused
+        assert "at most 4096 bytes" in refused.error, refused
+        # Whole, it used to be parsed and answered "not authenticated".
+        whole = epc.encode_payload('(call 8 list ("' + "x" * (64 << 10) + '"))')
+        async with await trio.open_tcp_stream("127.0.0.1", port) as stream:
+            await stream.send_all(whole)
+            (refused,) = await until_closed(stream)
+        assert isinstance(refused, epc.EpcError), refused
+        assert "before auth" in refused.error, refused
+        # A small call before auth is still told to authenticate, and auth then works,
+        # and so does a call over 4096 bytes after it, in the same write.
+        big_after_auth = epc.encode_call(3, "echo", ["y" * (64 << 10)])
+        replies = await raw_exchange(port, token(hub_config), big_after_auth, 1)
+        assert replies == [epc.Return(3, ["y" * (64 << 10)])]
+
+
 async def test_three_wrong_tokens_close_the_connection(
     hub: HubService, hub_config: HubConfig
 ) -> None:
