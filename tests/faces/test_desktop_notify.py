@@ -385,7 +385,10 @@ async def test_notify_send_shows_urgent_prompts_when_the_bus_is_out_of_reach(
 async def test_hostile_text_arrives_inert(
     client: HubClient, desktop: Desktop, monitor: Monitor, notifier: None
 ) -> None:
-    question = "\x1b]0;pwned\x07<b>bold</b> & <a href='x'>link</a>\x1b[31m red\u202e"
+    # Invisible characters too (issue 26): soft hyphen, a tag character, a Hangul
+    # filler, an interlinear annotation, the combining grapheme joiner.
+    invisible = "\u00ad\U000e0041\u3164\ufff9\u034f"
+    question = f"\x1b]0;pwned\x07<b>bold</b> & <a href='x'>link</a>\x1b[31m red\u202e{invisible}"
     with trio.fail_after(20):
         prompt = await client.call(
             "hive/ask",
@@ -393,7 +396,7 @@ async def test_hostile_text_arrives_inert(
                 "question": question,
                 "urgent": True,
                 "agent_id": "<i>x</i>&y\x1b[2J",
-                "choices": ["<b>yes</b>\nno", "ok"],
+                "choices": ["<b>yes</b>\nno", f"o{invisible}k"],
             },
         )
         args, _ = await monitor.notify()
@@ -408,6 +411,7 @@ async def test_hostile_text_arrives_inert(
     assert "<a " not in entry["message"]
     assert "&lt;b&gt;bold" in entry["message"] or "&lt;b>bold" in entry["message"]
     assert "\x1b" not in entry["message"] + entry["summary"]
+    assert not set(invisible) & set(entry["message"] + entry["summary"])
 
 
 @needs_desktop
