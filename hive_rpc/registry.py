@@ -263,6 +263,17 @@ class Registry:
         self._chars_per_agent: dict[str, int] = {}
         """Characters of question, choices and schema held pending (in all, per
         agent): what memory grows with, for the pending_chars limits."""
+        self._peer_of: dict[str, tuple[str | None, int, bool]] = {}
+        """Prompts asked through a peer the hub verified, or by an asker without the
+        human's credential: (peer, held chars, counted in the agents' share)."""
+        self._per_peer: dict[str, int] = {}
+        self._chars_per_peer: dict[str, int] = {}
+        """Pending prompts and characters per verified peer (``ask``'s ``peer``), for
+        the pending_per_peer limits: what an agent cannot spread over made-up names."""
+        self._shared = 0
+        self._shared_chars = 0
+        """Pending prompts and characters asked without the human's credential, held to
+        ``agent_share`` of the totals so the human's own tools always find room."""
         self._heap: list[tuple[float, int, str]] = []
         self._retry: dict[str, float] = {}
         """Overdue prompts whose expiry the store refused: trio time of the next try."""
@@ -473,6 +484,8 @@ class Registry:
             return
         gone = self._pending.pop(prompt.id, None)
         self._retry.pop(prompt.id, None)
+        if self._peer_of:
+            self._let_go_of_peer(prompt.id)
         if gone is not None:
             agent = gone.agent_id
             _take(self._per_agent, agent, 1)
@@ -515,8 +528,13 @@ class Registry:
 
     # --- public operations ----------------------------------------------------
 
-    async def ask(self, ask: Ask) -> Prompt:
-        """Record a new pending prompt and return it at once."""
+    async def ask(self, ask: Ask, *, peer: str | None = None, human: bool = True) -> Prompt:
+        """Record a new pending prompt and return it at once.
+
+        ``peer``: who asks, as the hub verified it (not the agent id the asker
+        chose), for the per-peer limits; ``human``: the asker proved the human's
+        credential, so the room kept for the human's own tools is open to it (the
+        hub's own asks and in-process callers are the hub's: True)."""
         prompt = new_prompt(ask, now=self.now(), max_lifetime_s=self.max_lifetime_s)
         # A schedule point before the lock, not holding it: askers looping in-process
         # let subscribers and the deadline task run, and never queue (module doc).
@@ -540,8 +558,12 @@ class Registry:
         try:
             size = held_chars(prompt)
             self._check_room(prompt.agent_id, size)
+            if peer is not None or not human:
+                self._check_peer_room(peer, size, human)
             await self.store.insert(prompt)
             self._track(prompt, size)
+            if peer is not None or not human:
+                self._hold_for_peer(prompt.id, peer, size, human)
             self._publish("ask", prompt)
         finally:
             lock.release()
@@ -590,6 +612,63 @@ class Registry:
                 max=limits.MAX_PENDING_CHARS_PER_AGENT,
                 agent_id=agent_id,
             )
+
+    def _check_peer_room(self, peer: str | None, size: int, human: bool) -> None:
+        """The limits no agent name can spread: per verified peer, and the agents'
+        share of the totals (the rest is kept for the human's tools)."""
+        if human:  # the human's own tools: the peer limits and the share are for agents
+            return
+        if peer is not None:
+            if self._per_peer.get(peer, 0) >= limits.MAX_PENDING_PER_PEER:
+                raise LimitReached(
+                    f"{limits.MAX_PENDING_PER_PEER:,} prompts asked through {peer} are "
+                    "pending, its limit (pending_per_peer), whatever agent names they "
+                    "carry; wait for answers or cancel some first",
+                    limit="pending_per_peer",
+                    max=limits.MAX_PENDING_PER_PEER,
+                )
+            held = self._chars_per_peer.get(peer, 0)
+            if held + size > limits.MAX_PENDING_CHARS_PER_PEER:
+                raise LimitReached(
+                    f"the prompts asked through {peer} hold {held:,} characters; this one "
+                    f"would pass its limit of {limits.MAX_PENDING_CHARS_PER_PEER:,} "
+                    "(pending_chars_per_peer), whatever agent names they carry",
+                    limit="pending_chars_per_peer",
+                    max=limits.MAX_PENDING_CHARS_PER_PEER,
+                )
+        share = limits.AGENT_SHARE_PERCENT
+        if (
+            self._shared >= limits.MAX_PENDING * share // 100
+            or self._shared_chars + size > limits.MAX_PENDING_CHARS * share // 100
+        ):
+            raise LimitReached(
+                f"agents' pending prompts fill their {share}% of the hub's room (agent_share "
+                "of pending_total and pending_chars); the rest is kept for the human's "
+                "own tools. Answer or cancel some first",
+                limit="agent_share",
+                max=share,
+            )
+
+    def _hold_for_peer(self, prompt_id: str, peer: str | None, size: int, human: bool) -> None:
+        self._peer_of[prompt_id] = (peer, size, not human)
+        if peer is not None:
+            self._per_peer[peer] = self._per_peer.get(peer, 0) + 1
+            self._chars_per_peer[peer] = self._chars_per_peer.get(peer, 0) + size
+        if not human:
+            self._shared += 1
+            self._shared_chars += size
+
+    def _let_go_of_peer(self, prompt_id: str) -> None:
+        held = self._peer_of.pop(prompt_id, None)
+        if held is None:
+            return
+        peer, size, shared = held
+        if peer is not None:
+            _take(self._per_peer, peer, 1)
+            _take(self._chars_per_peer, peer, size)
+        if shared:
+            self._shared -= 1
+            self._shared_chars -= size
 
     async def ingest(self, prompt: Prompt) -> None:
         """A record seen in a store shared with other hubs (NATS KV): their asks,

@@ -174,6 +174,11 @@ def ask_human(
     the prompt's record.  A question still pending then is withdrawn, so no editor
     keeps showing it.  ``watching(prompt_id)``, if given, is entered for the wait
     (the transcript's watch, which may withdraw the prompt meanwhile)."""
+    # The hook is the human's tool, run outside the agent's sandbox, so it can read
+    # the approver token: proved, its question finds the room the hub keeps for the
+    # human's tools while agents flood it (agent_share, security.md); not, asked anyway.
+    with client.giving_up_at(deadline):
+        prove_approver(client.call)
     # waits: only this process can take the answer; the hub withdraws the question
     # if it ends (killed, or gone when the hub died: service/askers.py).
     record: dict[str, Any] = client.call("hive/ask", {**ask.params(), "waits": True})

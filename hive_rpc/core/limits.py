@@ -127,6 +127,29 @@ MAX_PENDING_CHARS_PER_AGENT = _limit(
     "characters",
     "the same for one agent, so one cannot take the whole budget from the others",
 )
+MAX_PENDING_PER_PEER = _limit(
+    "pending_per_peer",
+    10_000,
+    "prompts",
+    "pending prompts asked through one peer, as the hub can verify it (a socket "
+    "client's session, SO_PEERCRED and /proc; every MCP-over-HTTP agent together), "
+    "whatever agent names it gives: one client using 5 made-up names filled the "
+    "hub's whole budget",
+)
+MAX_PENDING_CHARS_PER_PEER = _limit(
+    "pending_chars_per_peer",
+    16 << 20,
+    "characters",
+    "the same in characters held, for one peer",
+)
+AGENT_SHARE_PERCENT = _limit(
+    "agent_share",
+    75,
+    "percent",
+    "of pending_total and pending_chars that askers who have not proved the human's "
+    "credential may fill together: the rest is kept for the human's own tools (the "
+    "editors, the permission hook), so an agent flood never refuses them",
+)
 MAX_REPLY_BYTES = _limit(
     "reply_bytes",
     8 << 20,
@@ -145,8 +168,27 @@ MAX_CONNECTIONS = _limit(
     1000,
     "connections",
     "open connections to the editor socket, and to each hive-rpc epc (fewer if the "
-    "fd limit is lower): above it a client gets one error and is closed, instead of "
-    "the hub looping on EMFILE",
+    "fd limit is lower), instead of the hub looping on EMFILE: at it the socket closes "
+    "the oldest connection that never sent a request to admit a new one, else admits "
+    "approvers only (connections_reserved); others get -32011",
+)
+MAX_CONNECTIONS_PER_PEER = _limit(
+    "connections_per_peer",
+    64,
+    "connections",
+    "connections to the editor socket from one peer, its uid and session as the kernel "
+    "says (SO_PEERCRED, /proc/PID/stat), not a name it chose: one process's 1,000 idle "
+    "connections locked every client out; past it the peer's own oldest connection "
+    "that never sent a request is closed, else the new one gets -32011",
+)
+RESERVED_CONNECTIONS = _limit(
+    "connections_reserved",
+    64,
+    "connections",
+    "connections the editor socket admits beyond connections when every connection has "
+    "spoken, for approvers (editors, the hook, the human's CLI): until one proves "
+    "itself (hive/proveApprover) it may only call hive/status, so an agent, which "
+    "cannot read the approver token, cannot fill them",
 )
 MAX_IN_FLIGHT = _limit(
     "in_flight",

@@ -139,6 +139,7 @@ async def test_pending_prompts_are_capped_per_agent_and_in_all(
     hub: HubService, client: HubClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(limits, "MAX_PENDING_PER_AGENT", 3)
+    monkeypatch.setattr(limits, "AGENT_SHARE_PERCENT", 100)  # the share: its own test
     monkeypatch.setattr(limits, "MAX_PENDING", 5)
     first = [await client.call("hive/ask", {"question": "q", "agent_id": "a"}) for _ in range(3)]
     error = await refused(client, "hive/ask", {"question": "q", "agent_id": "a"})
@@ -156,6 +157,7 @@ async def test_pending_characters_are_capped_per_agent_and_in_all(
     hub: HubService, client: HubClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(limits, "MAX_PENDING_CHARS_PER_AGENT", 25_000)
+    monkeypatch.setattr(limits, "AGENT_SHARE_PERCENT", 100)  # the share: its own test
     monkeypatch.setattr(limits, "MAX_PENDING_CHARS", 35_000)
     big = "x" * 10_000
     asked = [await client.call("hive/ask", {"question": big, "agent_id": "a"}) for _ in range(2)]
