@@ -26,6 +26,7 @@ from cli_support import Shell
 
 from hive_rpc import cli
 from hive_rpc.client import HubClient
+from hive_rpc.faces.accept_loop import split_descriptors
 from hive_rpc.paths import LOG_NAME
 from hive_rpc.protocol.framing import encode_frame
 from hive_rpc.protocol.jsonrpc import Endpoint, ErrorResponse
@@ -114,7 +115,10 @@ def test_a_burst_of_connects_waits_in_the_backlog(sh: Shell) -> None:
 
 
 def test_connections_over_the_cap_get_one_error_and_the_log_stays_quiet(sh: Shell) -> None:
-    fds = 128  # so the hub's cap is 128 - FD_RESERVE = 64
+    """150 connections from one process on a hub of 128 descriptors: each gets an
+    answer or one -32011 naming the limit (its own share, connections_per_peer, or
+    the hub's, connections: faces/accept_loop.py's Admission), never a bare close."""
+    fds = 128  # so the hub's cap and reserve are split_descriptors(128): 48 and 16
     started = subprocess.run(
         [sys.executable, "-m", "hive_rpc", "status"],
         env=sh.env,
@@ -151,8 +155,13 @@ def test_connections_over_the_cap_get_one_error_and_the_log_stays_quiet(sh: Shel
     finally:
         for s in socks:
             s.close()
-    assert len(refusals) == 150 - (fds - 64)
-    assert {(r.code, r.data["limit"]) for r in refusals} == {(-32011, "connections")}
+    cap, reserve = split_descriptors(fds)
+    assert (cap, reserve) == (48, 16)
+    # Those admitted for an approver answer hive/status (how one finds its token)
+    # until another arrival makes them room: no fixed number of refusals, but some.
+    assert refusals
+    assert {r.code for r in refusals} == {-32011}
+    assert {r.data["limit"] for r in refusals} <= {"connections", "connections_per_peer"}
     assert sh.run("status").returncode == cli.EXIT_OK  # served again once they closed
     grown = log.read_bytes()[before:].decode(errors="replace")
     assert "Traceback" not in grown

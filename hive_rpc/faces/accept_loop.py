@@ -2,10 +2,15 @@
 
 ``trio.serve_listeners`` logs a traceback and retries every 0.1 s when accept fails
 for want of descriptors (EMFILE): at the fd limit a hub's log grew 8 KB/s.
-``serve_bounded``, used by the editor socket and the EPC face, says so once, waits
-for one of its own connections to close (or ``ACCEPT_RETRY_S``), and carries on;
-and it serves at most ``cap`` connections at once, handing each one over the cap
-to a ``refuse`` that tells that client why in its own protocol.
+``serve_bounded``, used by the EPC face, says so once, waits for one of its own
+connections to close (or ``ACCEPT_RETRY_S``), and carries on; and it serves at most
+``cap`` connections at once, handing each one over the cap to a ``refuse`` that
+tells that client why in its own protocol.
+
+``serve_admitted``, used by the editor socket, does the same with ``Admission``'s
+rules, so that one process cannot lock everyone out (issue 26): per-peer caps keyed
+by what the kernel says of the peer (``peer_key``), connections that never sent a
+request closed first to make room, and a reserve beyond the cap for approvers.
 
 The HTTP face's server (hypercorn) runs ``trio.serve_listeners`` itself; for it,
 ``QuietAcceptErrors`` folds that logger's repeats into one line a minute.
@@ -17,13 +22,16 @@ import errno
 import logging
 import os
 import resource
+import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass, field
 from typing import Any
 
 import trio
 
 from hive_rpc.core import limits
+from hive_rpc.peercred import peer_credentials
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +52,20 @@ def connection_cap() -> int:
     if soft == resource.RLIM_INFINITY:
         return limits.MAX_CONNECTIONS
     return max(1, min(limits.MAX_CONNECTIONS, soft - FD_RESERVE))
+
+
+def split_descriptors(soft: int | None = None) -> tuple[int, int]:
+    """The editor socket's cap and reserve (``Admission``) for an fd limit of
+    ``soft`` (default: this process's): the ``connections`` and
+    ``connections_reserved`` limits, or, when descriptors are fewer, a quarter of
+    what ``FD_RESERVE`` leaves for the reserve and the rest for the cap."""
+    if soft is None:
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return limits.MAX_CONNECTIONS, limits.RESERVED_CONNECTIONS
+    free = max(2, soft - FD_RESERVE)
+    reserve = max(1, min(limits.RESERVED_CONNECTIONS, free // 4))
+    return min(limits.MAX_CONNECTIONS, free - reserve), reserve
 
 
 async def serve_bounded(
@@ -101,6 +123,226 @@ async def serve_bounded(
             nursery.start_soon(run, stream)
 
 
+def peer_key(stream: Any) -> Hashable:
+    """Who is at the other end of ``stream``, as the kernel says, for per-peer caps:
+    its uid and session (``SO_PEERCRED``'s pid, then its session id from
+    ``/proc/PID/stat``), never a name the client gives itself.  A session is a
+    terminal's (a tmux pane, an Emacs, an agent's shell), so one flooding process
+    and every process it starts share one key unless they call ``setsid``; the
+    process id stands in where the session cannot be read."""
+    sock = getattr(stream, "socket", None)
+    if sock is None or sock.family != socket.AF_UNIX:
+        return ("unknown",)
+    creds = peer_credentials(sock)
+    if creds is None:
+        return ("unknown",)
+    return (creds.uid, session_of(creds.pid))
+
+
+def session_of(pid: int) -> int | str:
+    """The session id of process ``pid`` (``/proc/PID/stat``, field 6), else
+    ``"pid N"`` when it cannot be read (it exited, no /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read(4096)
+        # The command name (field 2) is in parentheses and may hold spaces or ")".
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        return int(fields[3])  # state, ppid, pgrp, session
+    except (OSError, ValueError, IndexError):
+        return f"pid {pid}"
+
+
+@dataclass(eq=False)
+class Ticket:
+    """One admitted connection as ``Admission`` sees it."""
+
+    peer: Hashable
+    admission: Admission
+    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+    spoken: bool = False
+    """Its first frame is whole: it said who it is (a request), so it is not idle."""
+    reserve: bool = False
+    """Admitted beyond the cap, for an approver: until ``proven`` it may only ask
+    ``hive/status`` (``RESERVE_METHODS``)."""
+    proven: bool = False
+    """It proved to be an approver: never closed to make room."""
+    closed_for: str | None = None
+    """The limit it was closed to make room for (the face tells the client)."""
+    told: bool = False
+    """The face told the client why it was closed (once)."""
+
+    @property
+    def on_probation(self) -> bool:
+        return self.reserve and not self.proven
+
+    def spoke(self) -> None:
+        self.spoken = True
+
+    def prove(self) -> None:
+        self.proven = True
+
+
+RESERVE_METHODS = frozenset({"hive/status", "hive/proveApprover"})
+"""What a connection admitted into the reserve may call before it proves itself:
+how an editor, the hook or the CLI finds the token file and proves it."""
+
+
+class Admission:
+    """Who gets in when connections are short (issue 26: one process's 1,000 idle
+    connections locked every client out).  For each new connection, in order:
+
+    1. its peer (``peer_key``) holds ``per_peer`` already: the peer's own oldest
+       connection that never sent a request is closed, else the new one is refused
+       (``connections_per_peer``);
+    2. the hub holds ``cap``: the oldest connection of anyone's that never sent a
+       request is closed;
+    3. none is idle: it is admitted into the reserve (``reserve`` more), where it
+       may only ask ``hive/status`` until it proves to be an approver; a full
+       reserve closes its oldest unproven connection, else the new one is refused
+       (``connections``).
+
+    Proven approvers are never closed to make room.  Connections closed or refused
+    are told why (-32011 naming the limit) by the face."""
+
+    def __init__(self, cap: int, per_peer: int, reserve: int) -> None:
+        self.cap, self.per_peer, self.reserve = cap, per_peer, reserve
+        self._live: dict[Ticket, None] = {}
+        """Every admitted connection, oldest first."""
+        self._by_peer: dict[Hashable, dict[Ticket, None]] = {}
+        self._pool = 0
+        self._reserved = 0
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def admit(self, peer: Hashable) -> Ticket | str:
+        """A ticket for a new connection from ``peer``, or the limit that refuses it."""
+        own = self._by_peer.get(peer, {})
+        if len(own) >= self.per_peer:
+            victim = _oldest(own, lambda t: not t.spoken or t.on_probation)
+            if victim is None:
+                return "connections_per_peer"
+            self._close(victim, "connections_per_peer")
+        ticket = Ticket(peer, self)
+        if self._pool >= self.cap:
+            victim = _oldest(self._live, lambda t: not t.spoken and not t.reserve)
+            if victim is not None:
+                self._close(victim, "connections")
+            else:
+                if self._reserved >= self.reserve:
+                    victim = _oldest(self._live, lambda t: t.on_probation)
+                    if victim is None:
+                        return "connections"
+                    self._close(victim, "connections")
+                ticket.reserve = True
+        self._add(ticket)
+        return ticket
+
+    def release(self, ticket: Ticket) -> None:
+        """The connection ended (or was closed to make room): its slot is free."""
+        if ticket not in self._live:
+            return  # closed to make room, then ended
+        del self._live[ticket]
+        own = self._by_peer[ticket.peer]
+        del own[ticket]
+        if not own:
+            del self._by_peer[ticket.peer]
+        if ticket.reserve:
+            self._reserved -= 1
+        else:
+            self._pool -= 1
+
+    def _add(self, ticket: Ticket) -> None:
+        self._live[ticket] = None
+        self._by_peer.setdefault(ticket.peer, {})[ticket] = None
+        if ticket.reserve:
+            self._reserved += 1
+        else:
+            self._pool += 1
+
+    def _close(self, ticket: Ticket, limit: str) -> None:
+        ticket.closed_for = limit
+        ticket.scope.cancel()
+        self.release(ticket)
+
+
+def _oldest(tickets: dict[Ticket, None], fits: Callable[[Ticket], bool]) -> Ticket | None:
+    return next((t for t in tickets if fits(t)), None)
+
+
+REFUSING_MAX = 64
+"""Refusals in progress at once (each reads the client's first request, briefly, to
+answer it with its id); past it a refused connection is closed without a word."""
+REFUSE_READ_S = 1.0
+"""How long a refusal waits for the client's first request before it answers."""
+
+
+async def serve_admitted(
+    listener: trio.abc.Listener[Any],
+    handle: Callable[[Any, Ticket], Awaitable[object]],
+    *,
+    admission: Admission,
+    refuse: Callable[[Any, str], Awaitable[object]],
+    name: str,
+    task_status: Any = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """``serve_bounded`` with ``Admission``'s rules: ``handle(stream, ticket)`` runs
+    in ``ticket.scope`` (cancelled when the connection is closed to make room: the
+    handler tells its client, ``ticket.closed_for``), and ``refuse(stream, limit)``
+    for a connection refused."""
+    refusing = 0
+    closed = trio.Event()
+
+    async def run(stream: Any, ticket: Ticket) -> None:
+        nonlocal closed
+        try:
+            await handle(stream, ticket)
+        finally:
+            admission.release(ticket)
+            closed.set()
+            closed = trio.Event()
+
+    async def turn_away(stream: Any, limit: str) -> None:
+        nonlocal refusing
+        try:
+            await refuse(stream, limit)
+        finally:
+            refusing -= 1
+
+    async with trio.open_nursery() as nursery:
+        task_status.started()
+        starved = False
+        while True:
+            try:
+                stream = await listener.accept()
+            except OSError as e:
+                if e.errno not in NO_FDS:
+                    raise
+                if not starved:
+                    log.warning(
+                        "%s: accept failed (%s) with %d connections open; accepting "
+                        "again when one closes",
+                        name,
+                        os.strerror(e.errno or 0),
+                        len(admission),
+                    )
+                    starved = True
+                with trio.move_on_after(ACCEPT_RETRY_S):
+                    await closed.wait()
+                continue
+            if starved:
+                log.warning("%s: accepting connections again (%d open)", name, len(admission))
+                starved = False
+            ticket = admission.admit(peer_key(stream))
+            if isinstance(ticket, Ticket):
+                nursery.start_soon(run, stream, ticket)
+            elif refusing < REFUSING_MAX:
+                refusing += 1
+                nursery.start_soon(turn_away, stream, ticket)
+            else:
+                await trio.aclose_forcefully(stream)
+
+
 class QuietAcceptErrors(logging.Filter):
     """For ``trio.serve_listeners``'s logger: its "accept returned EMFILE" error, with a
     traceback, ten times a second while descriptors are short, becomes one warning
@@ -142,8 +384,15 @@ __all__ = [
     "ACCEPT_RETRY_S",
     "FD_RESERVE",
     "NO_FDS",
+    "RESERVE_METHODS",
+    "Admission",
     "QuietAcceptErrors",
+    "Ticket",
     "connection_cap",
+    "peer_key",
     "quiet_trio_accept_errors",
+    "serve_admitted",
     "serve_bounded",
+    "session_of",
+    "split_descriptors",
 ]

@@ -25,10 +25,18 @@ carries MCP messages, one per line, to an MCP session served here
 (faces/mcp/stdio.py).  So every connection's first frame is read before the
 connection is given to its ``Session``, which then reads those bytes again.
 
-Connections are capped (``connection_cap``: core/limits.py's ``connections``, lower
-when the fd limit is): one over the cap gets a single -32011 error and is closed.
-If accept still fails for want of descriptors (EMFILE: fds held elsewhere), the hub
-says so once and accepts again when a connection closes (faces/accept_loop.py).
+Who gets a connection when they are short (faces/accept_loop.py's ``Admission``;
+issue 26: one process's 1,000 idle connections locked every client out): each peer,
+its uid and session as the kernel says (``SO_PEERCRED``, /proc), holds at most
+``connections_per_peer``; a full hub (``connection_cap``: core/limits.py's
+``connections``, lower when the fd limit is) closes the oldest connection that never
+sent a request, and with none idle admits a new one into a reserve
+(``connections_reserved``) where it may only call ``hive/status`` until it proves to
+be an approver (editors, the hook, the human's CLI).  A connection closed to make
+room, or refused, gets one -32011 error naming the limit (a refused one: answering
+its first request, by id) and is closed, never just reset.  If accept still fails
+for want of descriptors (EMFILE: fds held elsewhere), the hub says so once and
+accepts again when a connection closes.
 """
 
 from __future__ import annotations
@@ -50,7 +58,14 @@ import trio
 from hive_rpc.core import limits
 from hive_rpc.core.errors import HiveError, InvalidParams
 from hive_rpc.dispatch import dispatch
-from hive_rpc.faces.accept_loop import connection_cap, serve_bounded
+from hive_rpc.faces.accept_loop import (
+    REFUSE_READ_S,
+    RESERVE_METHODS,
+    Admission,
+    Ticket,
+    serve_admitted,
+    split_descriptors,
+)
 from hive_rpc.faces.connection_scope import connection_handlers
 from hive_rpc.protocol.framing import MAX_BODY_BYTES, Frame, FrameDecoder, FramingError
 from hive_rpc.protocol.jsonrpc import (
@@ -97,9 +112,17 @@ class Session:
     its identity of the caller (relay/consent.py)."""
 
     def __init__(
-        self, stream: trio.abc.Stream, service: HubService, *, max_body: int = MAX_BODY_BYTES
+        self,
+        stream: trio.abc.Stream,
+        service: HubService,
+        *,
+        max_body: int = MAX_BODY_BYTES,
+        ticket: Ticket | None = None,
     ) -> None:
         self._service = service
+        self._ticket = ticket
+        """Its admission (faces/accept_loop.py): one admitted into the reserve may
+        only call ``RESERVE_METHODS`` until it proves to be an approver."""
         self._subscription: trio.CancelScope | None = None
         self._approver = False
         """Proved with ``hive/proveApprover``: may answer permission prompts and change
@@ -143,6 +166,10 @@ class Session:
         raise PeerTimeout(f"no answer to {method} within {timeout_s:g}s")
 
     async def _call(self, method: str, params: dict[str, Any]) -> Any:
+        ticket = self._ticket
+        if ticket is not None and ticket.on_probation and method not in RESERVE_METHODS:
+            text, data = _full(ticket.admission, ticket)
+            raise _HubFull(text, **data)
         own = _CONNECTION_METHODS.get(method)
         if own is not None:
             check_params(method, params)
@@ -156,7 +183,12 @@ class Session:
     def _prove_approver(self, params: dict[str, Any]) -> dict[str, Any]:
         check_token(self._service, params["token"])
         self._approver = True
+        if self._ticket is not None:
+            self._ticket.prove()
         return {"approver": True}
+
+    def _on_probation(self) -> bool:
+        return self._ticket is not None and self._ticket.on_probation
 
     def _mcp_open_later(self, _params: dict[str, Any]) -> dict[str, Any]:
         raise InvalidParams(
@@ -185,7 +217,7 @@ class Session:
 
     def _on_notification(self, note: Notification) -> None:
         spec = METHODS.get(note.method)
-        if spec is None or not spec.notification_ok:
+        if spec is None or not spec.notification_ok or self._on_probation():
             return  # JSON-RPC: a notification is never answered, even when wrong
         self._conn.nursery.start_soon(self._run_notification, note)
 
@@ -256,12 +288,17 @@ _MCP_SESSION_MODULE = "hive_rpc.faces.mcp.stdio"
 
 
 class _Replayed(trio.abc.Stream):
-    """A stream that yields ``first`` (bytes already read from it) before the rest."""
+    """A stream that yields ``first`` (bytes already read from it) before the rest;
+    closed to make room for another connection (``ticket.closed_for``), it tells its
+    client why before it closes (after the Session's last whole frame)."""
 
-    def __init__(self, stream: trio.SocketStream, first: bytes) -> None:
+    def __init__(
+        self, stream: trio.SocketStream, first: bytes, ticket: Ticket | None = None
+    ) -> None:
         self.stream = stream
         self.socket = stream.socket
         self._first = first
+        self._ticket = ticket
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
         if self._first:
@@ -278,6 +315,8 @@ class _Replayed(trio.abc.Stream):
         await self.stream.wait_send_all_might_not_block()
 
     async def aclose(self) -> None:
+        if self._ticket is not None and self._ticket.closed_for is not None:
+            await _closed_to_make_room(self.stream, self._ticket)
         await self.stream.aclose()
 
 
@@ -432,16 +471,77 @@ def _bind_private(sock: stdlib_socket.socket, path: Path) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-async def _refuse(stream: trio.abc.Stream, cap: int) -> None:
-    """Tell a client over the cap why, in one frame, and close: no reading, bounded."""
+class _HubFull(HiveError):
+    """-32011: the hub has no connection to spare for this request (the reserve's
+    rule, or a connection refused at the door)."""
+
+    code = OVERLOADED
+    kind = "limit_reached"
+
+
+def _full(
+    admission: Admission, closed: Ticket | None = None, *, limit: str = "connections"
+) -> tuple[str, dict[str, Any]]:
+    """The -32011 message and data for a connection refused by ``limit``, or for
+    ``closed``, closed to make room (or admitted for an approver only)."""
+    if closed is not None and closed.closed_for is not None:
+        limit = closed.closed_for
+    if limit == "connections_per_peer":
+        most = admission.per_peer
+        held = f"your session holds {most} connections to the hub, its limit ({limit})"
+    else:
+        most = admission.cap
+        held = f"the hub serves {most} connections at once, its limit ({limit})"
+    data = {"kind": "limit_reached", "limit": limit, "max": most}
+    if closed is None:
+        text = f"refused: {held}, and all of them are in use; close one and connect again"
+    elif closed.closed_for is None:  # admitted for an approver; not one
+        text = f"refused: {held}; only an approver (hive/proveApprover) is admitted now"
+        data["admit"] = "hive/proveApprover"
+    elif closed.spoken:
+        text = f"closed to make room: {held}, and this connection never proved to be an approver"
+    else:
+        text = f"closed to make room: this connection sent no request while {held}"
+    return text, data
+
+
+async def _closed_to_make_room(stream: trio.abc.Stream, ticket: Ticket) -> None:
+    """If ``ticket`` was closed to make room, tell its client why (once) and close."""
+    if ticket.closed_for is None or ticket.told:
+        return
+    ticket.told = True
+    with trio.CancelScope(shield=True):
+        await _tell_and_close(stream, None, *_full(ticket.admission, ticket))
+
+
+async def _request_id(stream: trio.abc.Stream) -> Any:
+    """The id of the first request on ``stream``, else None (not one, unreadable)."""
+    decoder = FrameDecoder(max_body=REFUSED_FRAME_MAX)
+    while True:
+        try:
+            chunk = await stream.receive_some(RECEIVE_CHUNK)
+            if not chunk:
+                return None
+            decoder.receive_data(chunk)
+            event = decoder.next_event()
+        except (trio.BrokenResourceError, trio.ClosedResourceError, FramingError):
+            return None
+        if isinstance(event, Frame):
+            try:
+                msg = parse_message(event.body)
+            except RpcError:
+                return None
+            return msg.id if isinstance(msg, Request) else None
+
+
+REFUSED_FRAME_MAX = 64 << 10
+"""The largest first request a refusal reads for its id (larger: answered with null)."""
+
+
+async def _tell_and_close(stream: trio.abc.Stream, msg_id: Any, text: str, data: Any) -> None:
+    """Send one -32011 frame and close the stream, bounded, whatever happens."""
     with trio.move_on_after(1):
-        frame = Endpoint().error(
-            None,
-            OVERLOADED,
-            f"the hub serves {cap} connections at once, its limit (connections); "
-            "close one and connect again",
-            {"kind": "limit_reached", "limit": "connections", "max": cap},
-        )
+        frame = Endpoint().error(msg_id, OVERLOADED, text, data)
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
             await stream.send_all(frame)
     with trio.move_on_after(1) as cleanup:
@@ -454,25 +554,48 @@ async def serve_editor_socket(
     listener: trio.SocketListener,
     *,
     max_connections: int | None = None,
+    max_per_peer: int = limits.MAX_CONNECTIONS_PER_PEER,
+    reserve: int = limits.RESERVED_CONNECTIONS,
     task_status: Any = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve connections from ``listener`` (see ``bind_socket``) until cancelled,
-    at most ``max_connections`` (default ``connection_cap()``) at once."""
-    cap = max_connections or connection_cap()
+    at most ``max_connections`` at once and ``reserve`` more for approvers (default:
+    ``split_descriptors()``), ``max_per_peer`` from one peer."""
+    cap, fd_reserve = split_descriptors()
+    admission = Admission(max_connections or cap, max_per_peer, min(reserve, fd_reserve))
 
-    async def handle(stream: trio.SocketStream) -> None:
+    async def handle(stream: trio.SocketStream, ticket: Ticket) -> None:
         try:
-            first, mcp_open, end = await _first_frame(stream)
+            with ticket.scope:
+                first, mcp_open, end = await _first_frame(stream)
+                ticket.spoke()
+                if mcp_open is not None and ticket.on_probation:
+                    await _tell_and_close(stream, mcp_open.id, *_full(admission, ticket))
+                elif mcp_open is not None:
+                    await serve_mcp_session(service, stream, mcp_open, first[end:])
+                else:
+                    replayed = _Replayed(stream, first, ticket)
+                    await Session(replayed, service, ticket=ticket).run()
         except BaseException:  # cancelled (the hub stops) before anyone owned it
             await trio.aclose_forcefully(stream)
             raise
-        if mcp_open is not None:
-            await serve_mcp_session(service, stream, mcp_open, first[end:])
-        else:
-            await Session(_Replayed(stream, first), service).run()
+        await _closed_to_make_room(stream, ticket)
 
-    await serve_bounded(
-        listener, handle, cap=cap, refuse=_refuse, name="editor socket", task_status=task_status
+    async def refuse(stream: trio.SocketStream, limit: str) -> None:
+        """Answer the client's first request (read briefly: its id) with why, so it
+        reads an error, not a reset or a broken pipe."""
+        msg_id = None
+        with trio.move_on_after(REFUSE_READ_S):
+            msg_id = await _request_id(stream)
+        await _tell_and_close(stream, msg_id, *_full(admission, limit=limit))
+
+    await serve_admitted(
+        listener,
+        handle,
+        admission=admission,
+        refuse=refuse,
+        name="editor socket",
+        task_status=task_status,
     )
 
 

@@ -29,8 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from cli_support import Shell
+from hook_process import permission_event, start_hook, stopped_at_exit
 
 from hive_rpc.core import limits
+from hive_rpc.faces.accept_loop import split_descriptors
 from hive_rpc.sync_client import SyncHubClient, prove_approver
 
 FLOOD = Path(__file__).parents[1] / "flood_support.py"
@@ -65,8 +67,8 @@ class Flood:
         return json.loads(self.ask_line(command))
 
     def close(self) -> None:
-        self.process.kill()
-        self.process.wait(timeout=30)
+        with self.process:  # closes its pipes
+            self.process.kill()
 
 
 @contextmanager
@@ -110,13 +112,15 @@ def test_one_process_with_1000_idle_connections_locks_nobody_out(sh: Shell) -> N
     assert limits.LIMITS["connections_per_peer"].value == PER_PEER
 
 
-FD_LIMIT = 104
-"""The hub's descriptors in the next test: its connection cap is this less
-accept_loop.FD_RESERVE (64), 40, so a few floods fill it."""
 CAP = 40
+FD_LIMIT = next(n for n in range(65, 1000) if split_descriptors(n)[0] == CAP)
+"""The hub's descriptors in the next test: so few that its connection cap is 40
+(accept_loop.split_descriptors), which a few floods fill."""
 
 
-def test_a_full_hub_closes_idle_connections_first_and_admits_approvers(sh: Shell) -> None:
+def test_a_full_hub_closes_idle_connections_first_and_admits_approvers(
+    sh: Shell, short_tmp: Path
+) -> None:
     def low_fd_limit() -> None:
         _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         resource.setrlimit(resource.RLIMIT_NOFILE, (FD_LIMIT, hard))
@@ -151,8 +155,22 @@ def test_a_full_hub_closes_idle_connections_first_and_admits_approvers(sh: Shell
         with SyncHubClient.connect(sh.socket) as editor:
             assert prove_approver(editor.call) is None
             assert editor.call("hive/list", {}) == []
-        # ... and so is the human's CLI, which proves itself when the hub is full.
-        out = sh.run("list", "--no-start")
-        assert out.returncode == 0, out.stderr
-        out = sh.run("status", "--no-start")
-        assert out.returncode == 0, out.stderr
+            # ... and so is the human's CLI, which proves itself when the hub is full ...
+            out = sh.run("list", "--no-start")
+            assert out.returncode == 0, out.stderr
+            out = sh.run("status", "--no-start")
+            assert out.returncode == 0, out.stderr
+            # ... and the permission hook, whose question the editor answers.
+            editor.call("hive/subscribe", {})
+            home = short_tmp / "home"
+            (home / "app").mkdir(parents=True)
+            event = permission_event(home, "Bash", {"command": "npm test"})
+            hook = start_hook(event, socket=sh.socket, data_dir=sh.data_dir, home=home)
+            with stopped_at_exit(hook):
+                note = editor.next_notification(timeout_s=60)
+                while note.method != "hive/prompt":
+                    note = editor.next_notification(timeout_s=60)
+                editor.call("hive/respond", {"id": note.params["id"], "answer": "allow"})
+                decided, said = hook.communicate(timeout=60)
+            assert json.loads(decided)["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+            assert b"limit" not in said, said

@@ -9,21 +9,23 @@ from __future__ import annotations
 
 import errno
 import logging
+import os
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import trio
 
 from hive_rpc import rpc_connection
-from hive_rpc.client import HubClient
+from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.core.errors import HiveError
 from hive_rpc.faces import accept_loop
 from hive_rpc.faces.editor_socket import bind_socket, serve_editor_socket
 from hive_rpc.protocol.framing import encode_frame
-from hive_rpc.protocol.jsonrpc import ErrorResponse
 from hive_rpc.service import HubService
 
 
@@ -101,33 +103,78 @@ async def test_out_of_descriptors_is_logged_once_and_accepting_resumes(
     assert any("accepting connections again" in r.getMessage() for r in said)
 
 
-async def test_a_connection_over_the_cap_gets_one_error_and_is_closed(
+async def test_a_connection_over_the_cap_may_only_prove_itself(
     hub: HubService, short_tmp: Path
 ) -> None:
+    """Full of connections that spoke, the socket admits one more for an approver
+    only (the reserve, faces/accept_loop.py): it may ask hive/status, anything else
+    gets -32011 naming the limit, and once proved it is served."""
     path = short_tmp / "capped.sock"
     async with serving(hub, await bind_socket(path), max_connections=2):
         a, b = await HubClient.connect(path), await HubClient.connect(path)
         assert (await a.call("hive/status"))["pid"]
         assert (await b.call("hive/status"))["pid"]
         c = await HubClient.connect(path)
-        refusal = await c.next_message()
-        assert isinstance(refusal, ErrorResponse)
-        assert refusal.code == -32011
-        assert refusal.data["limit"] == "connections"
-        assert "2 connections at once" in refusal.message
-        await c.aclose()
-        await a.aclose()
-        # A slot is free once the hub has seen a close.
-        while True:
-            d = await HubClient.connect(path)
-            try:
-                assert (await d.call("hive/status"))["pid"]
-                break
-            except HiveError:  # the hub has not seen the close yet
-                await d.aclose()
-                await trio.sleep(0.05)
-        await d.aclose()
-        await b.aclose()
+        assert (await c.call("hive/status"))["pid"]
+        with pytest.raises(HiveError) as refused:
+            await c.call("hive/list", {})
+        assert refused.value.code == -32011
+        assert refused.value.data["limit"] == "connections"
+        assert refused.value.data["admit"] == "hive/proveApprover"
+        assert "2 connections at once" in refused.value.message
+        assert await prove_approver(c.call) is None
+        assert await c.call("hive/list", {}) == []
+        for client in (a, b, c):
+            await client.aclose()
+
+
+def test_admission_closes_the_oldest_idle_connection_first() -> None:
+    admission = accept_loop.Admission(cap=2, per_peer=2, reserve=1)
+    first, second = admission.admit("p"), admission.admit("q")
+    assert isinstance(first, accept_loop.Ticket)
+    assert isinstance(second, accept_loop.Ticket)
+    second.spoke()
+    third = admission.admit("r")  # full: the oldest that never spoke makes room
+    assert isinstance(third, accept_loop.Ticket)
+    assert (first.closed_for, first.scope.cancel_called) == ("connections", True)
+    assert not third.reserve
+    third.spoke()
+    fourth = admission.admit("s")  # none idle: the reserve, for an approver
+    assert isinstance(fourth, accept_loop.Ticket)
+    assert fourth.on_probation
+    fifth = admission.admit("s")  # the reserve full: its unproven one makes room
+    assert isinstance(fifth, accept_loop.Ticket)
+    assert fourth.closed_for == "connections"
+    fifth.prove()
+    assert admission.admit("t") == "connections"  # nobody left to close
+    assert len(admission) == 3
+
+
+def test_admission_keeps_each_peer_to_its_share() -> None:
+    admission = accept_loop.Admission(cap=10, per_peer=2, reserve=1)
+    a1, a2 = admission.admit("a"), admission.admit("a")
+    assert isinstance(a1, accept_loop.Ticket)
+    assert isinstance(a2, accept_loop.Ticket)
+    a3 = admission.admit("a")  # its own oldest idle one goes
+    assert isinstance(a3, accept_loop.Ticket)
+    assert a1.closed_for == "connections_per_peer"
+    a2.spoke()
+    a3.spoke()
+    assert admission.admit("a") == "connections_per_peer"
+    assert isinstance(admission.admit("b"), accept_loop.Ticket)  # others are not held back
+    admission.release(a2)
+    assert isinstance(admission.admit("a"), accept_loop.Ticket)
+
+
+def test_a_peer_is_its_uid_and_session() -> None:
+    left, right = socket.socketpair(socket.AF_UNIX)
+    with left, right:
+        assert accept_loop.peer_key(SimpleNamespace(socket=left)) == (
+            os.getuid(),
+            os.getsid(0),
+        )
+    assert accept_loop.session_of(os.getpid()) == os.getsid(0)
+    assert accept_loop.session_of(2**22 + 1) == f"pid {2**22 + 1}"
 
 
 async def test_a_slow_reader_of_a_large_reply_is_not_cut_off(
