@@ -184,7 +184,9 @@ class Ticket:
 
 RESERVE_METHODS = frozenset({"hive/status", "hive/proveApprover"})
 """What a connection admitted into the reserve may call before it proves itself:
-how an editor, the hook or the CLI finds the token file and proves it."""
+how an editor, the hook or the CLI finds the token file and proves it.
+Notifications (``hive/typing``, ``hive/defer``) pass: they hold nothing, and an
+editor sends the ones kept while the hub was away before its proof settles."""
 
 
 class Admission:

@@ -168,8 +168,13 @@ class Session:
     async def _call(self, method: str, params: dict[str, Any]) -> Any:
         ticket = self._ticket
         if ticket is not None and ticket.on_probation and method not in RESERVE_METHODS:
-            text, data = _full(ticket.admission, ticket)
-            raise _HubFull(text, **data)
+            # A hive/proveApprover read before this request runs in a task started
+            # with it, which trio may run after this one: one checkpoint lets it
+            # (it proves without one), so "prove, then subscribe" in one write works.
+            await trio.lowlevel.checkpoint()
+            if ticket.on_probation:
+                text, data = _full(ticket.admission, ticket)
+                raise _HubFull(text, **data)
         own = _CONNECTION_METHODS.get(method)
         if own is not None:
             check_params(method, params)
@@ -186,9 +191,6 @@ class Session:
         if self._ticket is not None:
             self._ticket.prove()
         return {"approver": True}
-
-    def _on_probation(self) -> bool:
-        return self._ticket is not None and self._ticket.on_probation
 
     def _mcp_open_later(self, _params: dict[str, Any]) -> dict[str, Any]:
         raise InvalidParams(
@@ -217,7 +219,7 @@ class Session:
 
     def _on_notification(self, note: Notification) -> None:
         spec = METHODS.get(note.method)
-        if spec is None or not spec.notification_ok or self._on_probation():
+        if spec is None or not spec.notification_ok:
             return  # JSON-RPC: a notification is never answered, even when wrong
         self._conn.nursery.start_soon(self._run_notification, note)
 

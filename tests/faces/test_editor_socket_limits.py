@@ -26,6 +26,7 @@ from hive_rpc.core.errors import HiveError
 from hive_rpc.faces import accept_loop
 from hive_rpc.faces.editor_socket import bind_socket, serve_editor_socket
 from hive_rpc.protocol.framing import encode_frame
+from hive_rpc.protocol.jsonrpc import Endpoint
 from hive_rpc.service import HubService
 
 
@@ -126,6 +127,33 @@ async def test_a_connection_over_the_cap_may_only_prove_itself(
         assert await c.call("hive/list", {}) == []
         for client in (a, b, c):
             await client.aclose()
+
+
+async def test_a_proof_and_a_request_in_one_write_are_served_in_the_reserve(
+    hub: HubService, short_tmp: Path
+) -> None:
+    """Emacs sends hive/proveApprover and hive/subscribe back to back: in the reserve
+    the request must see the proof read before it, whichever task trio runs first
+    (it reverses a batch's order at random, so twenty connections try both)."""
+    path = short_tmp / "pipelined.sock"
+    async with serving(hub, await bind_socket(path), max_connections=1):
+        first = await HubClient.connect(path)
+        assert (await first.call("hive/status"))["pid"]
+        assert hub.approver_token is not None
+        prove = {"token": hub.approver_token}
+        for _ in range(20):
+            stream = await trio.open_unix_socket(os.fspath(path))
+            endpoint = Endpoint()
+            await stream.send_all(
+                endpoint.request("hive/proveApprover", prove)[1]
+                + endpoint.request("hive/list", {})[1]
+            )
+            replies: list[Any] = []
+            while len(replies) < 2:
+                replies += endpoint.receive_data(await stream.receive_some())
+            assert [r.result for r in replies] == [{"approver": True}, []], replies
+            await stream.aclose()
+        await first.aclose()
 
 
 def test_admission_closes_the_oldest_idle_connection_first() -> None:
