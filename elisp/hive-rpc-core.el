@@ -216,14 +216,47 @@ connection and after every reconnection.")
 ;;; Helpers
 ;;;
 
+(defconst hive-rpc--default-ignorable
+  '((#x034F . #x034F) (#x115F . #x1160) (#x17B4 . #x17B5) (#x2065 . #x2065)
+    (#x3164 . #x3164) (#xFFA0 . #xFFA0) (#xFFF0 . #xFFF8) (#xE0000 . #xE0000)
+    (#xE0002 . #xE001F) (#xE0080 . #xE00FF) (#xE01F0 . #xE0FFF)
+    (#x180B . #x180D) (#x180F . #x180F) (#xFE00 . #xFE0F) (#xE0100 . #xE01EF))
+  "Ranges of Unicode's Default_Ignorable_Code_Point that are not format characters.
+Other_Default_Ignorable_Code_Point and Variation_Selector, as
+Unicode's PropList.txt has them (Emacs gives categories, not this
+property): the grapheme joiner, the Hangul fillers, variation
+selectors and the ranges Unicode keeps for more of them.")
+
+(defun hive-rpc--hidden-p (char)
+  "Return non-nil if CHAR is invisible to a person.
+That is a format character (general category Cf: soft hyphen,
+zero-width spaces and joiners, bidi controls, the byte-order
+mark, tag characters) or another default-ignorable code point
+\(`hive-rpc--default-ignorable'), the rule the hub applies too."
+  (or (eq (get-char-code-property char 'general-category) 'Cf)
+      (let ((ranges hive-rpc--default-ignorable))
+        (while (and ranges (not (<= (caar ranges) char (cdar ranges))))
+          (setq ranges (cdr ranges)))
+        ranges)))
+
+(defun hive-rpc--visible (s)
+  "Return S without its invisible characters (`hive-rpc--hidden-p').
+They make two strings that look the same differ, and tag
+characters carry text a model reads and a person does not see.
+The zero-width joiner goes too, so a joined emoji shows as its
+parts."
+  (if (string-match-p "\\`[[:ascii:]]*\\'" s)
+      s
+    (concat (delq nil (mapcar (lambda (c) (unless (hive-rpc--hidden-p c) c)) s)))))
+
 (defun hive-rpc--clean (text)
   "Return TEXT, a string from the network, safe to display.
 Line breaks and tabs become spaces; other control characters,
-bidi controls and text properties are removed."
+invisible characters (`hive-rpc--visible') and text properties
+are removed."
   (let ((s (if (stringp text) (substring-no-properties text) (format "%s" text))))
     (setq s (replace-regexp-in-string "[\n\r\t\u2028\u2029]" " " s))
-    (replace-regexp-in-string
-     "[\0-\37\177\u0080-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]" "" s)))
+    (hive-rpc--visible (replace-regexp-in-string "[\0-\37\177\u0080-\u009f]" "" s))))
 
 (defun hive-rpc--duration (seconds)
   "Format SECONDS as a short duration such as 4m12s."

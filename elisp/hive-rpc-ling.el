@@ -125,12 +125,14 @@ evaluated by Emacs itself."
           ((derived-mode-p 'comint-mode) 'comint))))
 
 (defun hive-rpc-ling--strip (text)
-  "Return TEXT without text properties and control characters.
+  "Return TEXT without text properties, control and invisible characters.
 Newlines and tabs are kept; every other C0 control character
 \(escape and carriage return included), DEL and the C1 controls
-are removed, so that no escape sequence or key reaches the terminal."
-  (replace-regexp-in-string "[\0-\10\13-\37\177\u0080-\u009f]" ""
-                            (substring-no-properties text) t t))
+are removed, so that no escape sequence or key reaches the terminal,
+and so are the characters a person cannot see (`hive-rpc--visible')."
+  (hive-rpc--visible
+   (replace-regexp-in-string "[\0-\10\13-\37\177\u0080-\u009f]" ""
+                             (substring-no-properties text) t t)))
 
 (defun hive-rpc-ling--tail (buffer)
   "Return the last `hive-rpc-ling-tail-lines' non-blank lines of BUFFER."

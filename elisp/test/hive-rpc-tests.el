@@ -17,6 +17,7 @@
 (require 'ert)
 (require 'hive-rpc)
 (require 'hive-rpc-list)
+(require 'hive-rpc-ling)
 
 (defvar hive-rpc-tests--root
   (file-name-directory
@@ -191,6 +192,23 @@ Such a hub is no child of Emacs: it outlives Emacs, and this test."
 (ert-deftest hive-rpc-tests-strip-control-characters ()
   "Strip control characters and bidi overrides from network text."
   (should (equal (hive-rpc--clean "a\e[31mb\nc\u202ed\0") "a[31mb cd")))
+
+(ert-deftest hive-rpc-tests-strip-invisible-characters ()
+  "Strip invisible characters by category and property, as the hub does.
+They reached the screen (issue 26): format characters (Cf: soft
+hyphen, zero-width space, Arabic letter mark, byte-order mark,
+interlinear annotation, tag characters) and the rest of Unicode's
+Default_Ignorable_Code_Point (grapheme joiner, Hangul fillers,
+variation selectors)."
+  (dolist (chars '("\u00ad" "\u034f" "\u061c" "\u115f\u1160\u3164\uffa0"
+                   "\u180b\u180e\u180f" "\u200b\u200c\u200d" "\u2065\u206f"
+                   "\ufe00\ufe0f" "\ufeff" "\ufff9\ufffa\ufffb"
+                   "\U000E0001\U000E0041\U000E007F" "\U000E0100\U000E0FFF"))
+    (should (equal (hive-rpc--clean (concat "r" chars "m -rf" chars)) "rm -rf"))
+    (should (equal (hive-rpc-ling--strip (concat "a" chars "\nb")) "a\nb")))
+  ;; What a person sees stays: letters, marks, emoji, private use, spaces.
+  (let ((kept "Grüße, 日本, 🐝, \u0915\u094d\u0937, e\u0301, \ue000, a\u00a0b"))
+    (should (equal (hive-rpc--clean kept) kept))))
 
 (ert-deftest hive-rpc-tests-receive-pending-on-subscribe ()
   "Receive the prompts already pending when subscribing."

@@ -303,3 +303,39 @@ async def test_the_page_follows_a_restarted_hub(
         page.screenshot(path=dashboard.shots / "restart-01-after.png", full_page=True)
 
     await trio.to_thread.run_sync(run_in_chromium, drive)
+
+
+HIDDEN = "\u00ad\U000e0041\u3164\ufff9\u034f\ufe0f\u200b\u061c\ufeff"
+"""A soft hyphen, a tag character, a Hangul filler, an interlinear annotation, the
+grapheme joiner, a variation selector, a zero-width space, the Arabic letter mark
+and the byte-order mark: invisible, and they reached the screen (issue 26)."""
+
+
+async def test_invisible_characters_never_reach_the_page(
+    hub_config: HubConfig, nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    """Shown by category and property as every face shows them (app.js ``visible``);
+    the choice picked still answers with the exact text the agent sent."""
+    dashboard = await start_dashboard(hub_config, nursery, tmp_path)
+
+    def drive(page: Any) -> None:
+        seen = watch(page)
+        open_dashboard(page, dashboard)
+        choice = f"ship{HIDDEN} it"
+        asked = cli_ask(
+            hub_config, f"De{HIDDEN}ploy?", "--choices", f"{choice},no", "--agent", f"a{HIDDEN}b"
+        )
+        card = page.locator(f"li.prompt[data-id='{asked}']")
+        card.get_by_text("Deploy?").wait_for()
+        text = card.inner_text()
+        assert "ship it" in text
+        assert "From ab" in text
+        assert not set(HIDDEN) & set(text), [f"U+{ord(c):04X}" for c in set(HIDDEN) & set(text)]
+        page.locator(f"li.prompt[data-id='{asked}'] input[type=radio]").first.check()
+        page.locator(f"li.prompt[data-id='{asked}'] input[type=radio]").first.press("Enter")
+        card.wait_for(state="detached")
+        polled = json.loads(cli(hub_config, "poll", asked, "--json").stdout)
+        assert polled["answer"] == choice
+        assert (seen.dialogs, seen.errors) == ([], [])
+
+    await trio.to_thread.run_sync(run_in_chromium, drive)

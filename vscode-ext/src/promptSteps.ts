@@ -20,7 +20,7 @@
  */
 import * as vscode from 'vscode';
 import { countdownText } from './countdown';
-import { plain } from './plainText';
+import { iconless, plain, visible } from './plainText';
 import {
   detailOf,
   detailPreview,
@@ -113,16 +113,17 @@ export class PromptSteps {
   /** "Agent NAME needs input", plus the field, countdown and queue length. */
   title(entry: QueueEntry, options: { countdown?: boolean; stepInfo?: StepInfo } = {}): string {
     const r = entry.record;
-    let title = isPermission(r) ? `Agent ${r.agent_id} asks permission` : `Agent ${r.agent_id} needs input`;
+    const agent = iconless(r.agent_id);
+    let title = isPermission(r) ? `Agent ${agent} asks permission` : `Agent ${agent} needs input`;
     if (r.urgent) {
       title += ' (urgent)';
     }
     const step = options.stepInfo;
     if (step && step.count > 1) {
-      title += ` — ${step.field.label} (${step.index + 1}/${step.count})`;
+      title += ` — ${iconless(step.field.label)} (${step.index + 1}/${step.count})`;
     } else if (step && step.field.label !== step.field.name) {
       // A lone field with a title of its own (a Claude Code question's header).
-      title += ` — ${step.field.label}`;
+      title += ` — ${iconless(step.field.label)}`;
     }
     if (options.countdown) {
       const c = countdownText(r, this.options.now(), entry.typed);
@@ -211,7 +212,7 @@ export class PromptSteps {
       const step: OpenStep = { ui: box, close: finish, render };
       session.step = step;
       box.ignoreFocusOut = true;
-      box.prompt = opts.prompt;
+      box.prompt = plain(opts.prompt);
       box.value = opts.value;
       box.buttons = this.buttonsFor(entry.record);
       showMessage(opts.retryMessage);
@@ -288,7 +289,8 @@ export class PromptSteps {
       const finish = (result: StepResult): void => life.finish(result);
       const render = (): void => {
         pick.title = this.title(entry, { countdown: true, stepInfo: opts.stepInfo });
-        pick.placeholder = problem ? `${problem} — ${opts.placeholder}` : opts.placeholder;
+        // A placeholder is plain text (no icons): only what cannot be seen goes.
+        pick.placeholder = visible(problem ? `${problem} — ${opts.placeholder}` : opts.placeholder);
         if (!countdownText(entry.record, now(), entry.typed)) {
           life.stopTicking();
         }
@@ -369,11 +371,14 @@ export class PromptSteps {
   }
 }
 
+/** An item as the pick shows it: agent text (a choice, an option's title and
+ * description) with no icon and nothing invisible (`iconless`); its value, the
+ * answer, stays exact. */
 function toQuickPickItem(item: PickItem): Item {
   return {
-    label: item.label,
-    ...(item.description === undefined ? {} : { description: item.description }),
-    ...(item.detail === undefined ? {} : { detail: item.detail }),
+    label: iconless(item.label),
+    ...(item.description === undefined ? {} : { description: iconless(item.description) }),
+    ...(item.detail === undefined ? {} : { detail: iconless(item.detail) }),
     value: item.value,
   };
 }

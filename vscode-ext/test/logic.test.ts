@@ -12,6 +12,7 @@ import { countdownText, formatDuration, formatMinutes, timeLeftText } from '../s
 import { SwitchableHubClient } from '../src/hubClient';
 import { ClientNotifications, Requests, ServerNotifications } from '../src/protocol';
 import type { PromptSchema } from '../src/protocol';
+import { plain, visible } from '../src/plainText';
 import { PromptQueue } from '../src/queue';
 import {
   acceptParams,
@@ -316,5 +317,29 @@ describe('SwitchableHubClient', () => {
     assert.deepEqual(seen, [1, 2]);
     assert.deepEqual(second.notifications, [{ method: 'hive/typing', params: { id: 'x' } }]);
     assert.deepEqual(second.requests, [{ method: 'hive/cancel', params: { id: 'x' } }]);
+  });
+});
+
+describe('agent text as shown', () => {
+  test('visible: invisible characters go by category and property, not by a list', () => {
+    // Format characters (Cf) and the rest of Default_Ignorable_Code_Point, as the hub
+    // and the Emacs package strip them (issue 26).
+    for (const chars of [
+      '\u00ad', '\u034f', '\u061c', '\u115f\u1160\u3164\uffa0', '\u180b\u180e\u180f',
+      '\u200b\u200c\u200d', '\u2065\u206f', '\ufe00\ufe0f', '\ufeff', '\ufff9\ufffa\ufffb',
+      '\u{E0001}\u{E0041}\u{E007F}', '\u{E0100}\u{E0FFF}', '\u202e\u2066',
+    ]) {
+      assert.equal(visible(`r${chars}m -rf${chars}`), 'rm -rf', JSON.stringify(chars));
+    }
+    assert.equal(visible('a\x1b[31mb\x07\r\x9bc'), 'a[31mbc');
+    assert.equal(visible('one\ntwo\tthree\u2028four'), 'one\ntwo\tthree\nfour');
+    const kept = 'Grüße, 日本, 🐝, \u0915\u094d\u0937, e\u0301, \ue000, a\u00a0b';
+    assert.equal(visible(kept), kept);
+  });
+
+  test('plain: no icon, no link, nothing invisible', () => {
+    assert.equal(plain('$(check) ok').startsWith('$(check)'), false);
+    assert.equal(plain('[x](command:y)').includes(']('), false);
+    assert.equal(plain('$\u00ad(check)').startsWith('$(check)'), false);
   });
 });

@@ -230,6 +230,28 @@ describe('choices, Yes/No and schema prompts (quick pick)', () => {
     assert.deepEqual(w.hub.sent('hive/respond')[0].params, { id: r.id, answer: 'prod', by: 'alice' });
   });
 
+  test('agent text shows no icon and no invisible character; the answer is the exact choice', async () => {
+    // `$(check)` in a choice was drawn as an icon, and invisible characters reached
+    // the screen (issue 26): a soft hyphen, a tag character, a Hangul filler, an
+    // interlinear annotation, the grapheme joiner, a variation selector, a ZWSP.
+    const hidden = '\u00ad\u{E0041}\u3164\ufff9\u034f\ufe0f\u200b';
+    const choices = ['$(check) yes', `n${hidden}o`];
+    const r = prompt(w, { question: `Dep${hidden}loy?`, agent_id: `dep${hidden}loyer`, choices });
+    const pick = openPick();
+    const shown = [...pick.labels(), pick.placeholder ?? '', pick.title ?? ''];
+    for (const text of shown) {
+      assert.doesNotMatch(text, /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u, JSON.stringify(text));
+    }
+    // Escaped as VS Code's own escapeIcons does: drawn as the text "$(check) yes".
+    assert.deepEqual(pick.labels(), ['\\$(check) yes', 'no']);
+    assert.equal(pick.placeholder, 'Deploy?');
+    assert.match(pick.title ?? '', /^Agent deployer needs input/);
+    pick.pick(pick.labels()[0]);
+    pick.accept();
+    await settle();
+    assert.deepEqual(w.hub.sent('hive/respond')[0].params, { id: r.id, answer: '$(check) yes', by: 'alice' });
+  });
+
   test('choices yes/no become a Yes/No pick answering the exact choice', async () => {
     const r = prompt(w, { choices: ['Yes', 'No'] });
     const pick = openPick();
