@@ -28,7 +28,7 @@ connection is given to its ``Session``, which then reads those bytes again.
 Who gets a connection when they are short (faces/accept_loop.py's ``Admission``;
 issue 26: one process's 1,000 idle connections locked every client out): each peer,
 its uid and session as the kernel says (``SO_PEERCRED``, /proc), holds at most
-``connections_per_peer``; a full hub (``connection_cap``: core/limits.py's
+``connections_per_peer``; a full hub (``split_descriptors``: core/limits.py's
 ``connections``, lower when the fd limit is) closes the oldest connection that never
 sent a request, and with none idle admits a new one into a reserve
 (``connections_reserved``) where it may only call ``hive/status`` until it proves to
