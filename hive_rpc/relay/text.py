@@ -29,6 +29,11 @@ MAX_MESSAGE_BYTES = 64 * 1024
 """The most UTF-8 bytes one message may type.  An agent reads a message as one
 prompt; anything bigger belongs in a file whose path the message names."""
 
+LINE_INPUT_BYTES = 4095
+"""The most a terminal in canonical mode holds of input its program has not read:
+Linux's line discipline keeps 4,096 bytes and one for the newline, and drops the
+rest of a longer line as it arrives (relay/line_discipline.py)."""
+
 DIALOG_LINES = 6
 """How many of the last non-empty lines ``dialog_in`` reads: a dialog is drawn at
 the bottom of the screen, and one scrolled further up has been answered."""
@@ -75,6 +80,30 @@ def prepare(text: str, *, max_bytes: int = MAX_MESSAGE_BYTES) -> str:
     if size > max_bytes:
         raise MessageTooLarge(size, max_bytes)
     return cleaned
+
+
+def fits_terminal(text: str, *, reads_lines: bool | None) -> str | None:
+    """Why ``text`` (prepared) cannot be typed whole into a terminal whose program
+    reads whole lines (``reads_lines``: True; None when the terminal cannot tell,
+    which is held to the same bound), or None when it can.  A program that reads
+    bytes as they come takes up to ``MAX_MESSAGE_BYTES`` (``prepare``'s limit).
+
+    The bound is on the whole message, not per line: lines the program has not yet
+    read stay in the same 4,095 bytes."""
+    size = len(text.encode("utf-8"))
+    if reads_lines is False or size <= LINE_INPUT_BYTES:
+        return None
+    why = (
+        "the program in the terminal reads whole lines (the terminal is in canonical "
+        "mode), and such a terminal holds at most"
+        if reads_lines
+        else "the terminal cannot tell whether its program reads whole lines, and if "
+        "it does, the terminal holds at most"
+    )
+    return (
+        f"{why} {LINE_INPUT_BYTES:,} bytes of input, dropping the rest; the message is "
+        f"{size:,} bytes (UTF-8): shorten it, or write it to a file and send the path"
+    )
 
 
 _I = re.IGNORECASE
@@ -244,11 +273,13 @@ __all__ = [
     "CLAUDE_CODE_STARTING",
     "DIALOG_LINES",
     "DIALOG_PATTERNS",
+    "LINE_INPUT_BYTES",
     "MAX_MESSAGE_BYTES",
     "SHELL_PROMPT",
     "MessageTooLarge",
     "dialog_in",
     "draft_in",
+    "fits_terminal",
     "prepare",
     "starting_in",
 ]
