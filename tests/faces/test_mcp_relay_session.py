@@ -239,6 +239,36 @@ async def test_open_mcp_turns_the_connection_into_mcp_lines(
             assert json.loads(data)["result"]["serverInfo"]["name"] == "hive-rpc"
 
 
+async def test_the_session_answers_a_line_too_long_to_read_with_its_id(
+    hub: HubService, hub_config: HubConfig
+) -> None:
+    """Over the session's own 4 MiB (a client of hive/openMcp other than the relay,
+    which refuses such lines itself): it was dropped with a log line, and the call
+    waited for ever.  Now the error carries the id read from the line's start."""
+    with trio.fail_after(60):
+        stream, reply = await raw_open(hub_config, {"agent": "raw", "tools": ["ask"]})
+        async with stream:
+            assert reply["result"]["opened"] is True
+            await stream.send_all(json.dumps(INITIALIZE).encode() + b"\n")
+            data = b""
+            while not data.endswith(b"\n"):
+                data += await stream.receive_some(1 << 16)
+            huge = tool_call(7, "hivemind_ask_async", question="x" * MAX_LINE_BYTES)
+            # Its end only after all of it: the session holds over 4 MiB without one.
+            await stream.send_all(json.dumps(huge).encode())
+            await stream.send_all(b"\n")
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = await stream.receive_some(1 << 16)
+                assert chunk, "the session closed the connection"
+                data += chunk
+            refused = json.loads(data)
+            assert refused["id"] == 7, refused
+            assert refused["error"]["code"] == -32600, refused
+            assert "over 4194304 bytes" in refused["error"]["message"], refused
+            assert hub.registry.list_pending() == []
+
+
 async def test_open_mcp_refuses_what_it_cannot_serve(
     hub: HubService, hub_config: HubConfig
 ) -> None:

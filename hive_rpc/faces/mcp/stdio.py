@@ -42,7 +42,7 @@ from hive_rpc.faces.mcp.prompt_tools import RESUMABLE as RESUMABLE
 from hive_rpc.faces.mcp.resources import lowlevel
 from hive_rpc.faces.mcp.server import HiveMcp
 from hive_rpc.protocol.framing import MAX_BODY_BYTES
-from hive_rpc.protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR, peek_id
+from hive_rpc.protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR, PEEK_BYTES, peek_id
 from hive_rpc.rpc_connection import FrameWriter
 from hive_rpc.service import HubService
 
@@ -55,7 +55,9 @@ before answering (``hive/openMcp``'s reply names them): doing them twice changes
 more (hints.py), as the method table's ``retryable`` rows for the socket."""
 MAX_LINE_BYTES = 4 * MAX_BODY_BYTES
 """The longest MCP message a session reads (the relay refuses longer lines itself,
-with an error the agent sees; here one is dropped, so a peer cannot grow the hub)."""
+with an error the agent sees; here one is refused too, with the same error, and
+skipped, so a peer cannot grow the hub)."""
+TOO_LONG = f"message over {MAX_LINE_BYTES} bytes; it was discarded"
 
 
 def client_timeout_s(environ: Mapping[str, str]) -> float | None:
@@ -72,12 +74,18 @@ def client_timeout_s(environ: Mapping[str, str]) -> float | None:
 
 class _LineReader:
     """The connection as the async iterator of str lines the SDK's stdio transport
-    expects; ``first``: bytes already read past ``hive/openMcp``."""
+    expects; ``first``: bytes already read past ``hive/openMcp``.  A line over
+    ``MAX_LINE_BYTES`` is not handed on: ``writer`` answers it with an error that
+    carries the id read from its start (a call answered with no id waits for ever),
+    and the rest of it is skipped unread."""
 
-    def __init__(self, stream: trio.abc.ReceiveStream, first: bytes = b"") -> None:
+    def __init__(
+        self, stream: trio.abc.ReceiveStream, first: bytes = b"", writer: _Writer | None = None
+    ) -> None:
         self._stream = stream
         self._buf = bytearray(first)
         self._skipping = False
+        self._writer = writer
         self.given: collections.deque[str] = collections.deque()
         """The lines handed to the SDK and not yet matched to what it made of them
         (``_Answering``): it makes one item of each line, in order."""
@@ -89,14 +97,19 @@ class _LineReader:
         while True:
             end = self._buf.find(b"\n")
             if end >= 0:
-                line = bytes(self._buf[: end + 1])
-                del self._buf[: end + 1]
                 if self._skipping:  # the end of a line too long to read
+                    del self._buf[: end + 1]
                     self._skipping = False
                     continue
+                if end > MAX_LINE_BYTES:
+                    await self._refuse()
+                    del self._buf[: end + 1]
+                    continue
+                line = bytes(self._buf[: end + 1])
+                del self._buf[: end + 1]
                 return self._give(line)
             if len(self._buf) > MAX_LINE_BYTES:
-                log.warning("dropped an MCP message over %d bytes", MAX_LINE_BYTES)
+                await self._refuse()
                 self._buf.clear()
                 self._skipping = True
             try:
@@ -110,6 +123,16 @@ class _LineReader:
                 self._buf.clear()
                 return self._give(line)
             self._buf += chunk
+
+    async def _refuse(self) -> None:
+        """Answer the line too long to read that the buffer starts with."""
+        log.warning("dropped an MCP message over %d bytes", MAX_LINE_BYTES)
+        msg_id = peek_id(bytes(self._buf[:PEEK_BYTES]))
+        if msg_id is not None and self._writer is not None:
+            error = {"code": INVALID_REQUEST, "message": TOO_LONG}
+            await self._writer.write(
+                json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": error}) + "\n"
+            )
 
     def _give(self, line: bytes) -> str:
         text = line.decode("utf-8", "replace")
@@ -217,7 +240,8 @@ async def serve_session(hive: HiveMcp, stream: trio.abc.Stream, first: bytes = b
     async with trio.open_nursery() as nursery:
         await nursery.start(hive.run_updates)
         # Duck-typed: the transport uses only iteration, write() and flush().
-        reader, writer = _LineReader(stream, first), _Writer(stream)
+        writer = _Writer(stream)
+        reader = _LineReader(stream, first, writer)
         async with stdio_server(stdin=reader, stdout=writer) as (read, write):  # type: ignore[arg-type]
             answering = _Answering(read, reader, writer)
             await low.run(answering, write, low.create_initialization_options())
