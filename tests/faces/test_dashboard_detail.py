@@ -2,7 +2,8 @@
 by Playwright: the real ``hive-rpc hook claude-code`` asks (a Bash command with markup
 in it), the card says "Permission", and the tool's whole input is shown as text in a
 <pre> above the answers, first in the keyboard's order after the skip link: what runs
-is read before it is approved.  Nothing of the agent's text becomes HTML."""
+is read before it is approved; the human's deny given on the page reaches the hook.
+Nothing of the agent's text becomes HTML."""
 
 from __future__ import annotations
 
@@ -37,9 +38,11 @@ async def test_a_permission_shows_the_whole_tool_input_as_text_before_the_answer
     def scenario() -> None:
         with stopped_at_exit(start_hook(hub_config, tmp_path)) as hook:
             run_in_chromium(drive)
-            # Withdrawn: the hook gives no decision, so Claude Code asks in its own dialog.
+            # Denied on the page: the hook prints the human's deny for Claude Code.
             printed, _ = hook.communicate(timeout=30)
-            assert (hook.returncode, printed) == (0, b"")
+            assert hook.returncode == 0
+            decision = json.loads(printed)["hookSpecificOutput"]["decision"]
+            assert decision["behavior"] == "deny", printed
 
     def drive(page: Any) -> None:
         seen = watch(page)
@@ -57,19 +60,19 @@ async def test_a_permission_shows_the_whole_tool_input_as_text_before_the_answer
         assert pre.evaluate("(e) => e.children.length") == 0
         assert card.locator("img").count() == 0
         assert pre.get_attribute("aria-label") == "Tool input, in full"
-        # No answers to give: the page is no approver, so the hub would refuse them
-        # (HTTP 403); the card says where to answer, and may only withdraw it.
-        assert card.locator("input, select, textarea").count() == 0
-        assert card.get_by_role("button", name="Answer").count() == 0
-        assert "Answer this in your editor" in card.locator(".approver-only").inner_text()
-        # The input is the first stop of the keyboard after the skip link, then Withdraw.
+        # Signed in with the human's token, the page is an approver: the choices
+        # follow the input, which is the first stop of the keyboard after the skip
+        # link, so what runs is read before it is approved.
+        assert card.locator("input[type=radio]").count() == 4
+        assert card.locator(".approver-only").count() == 0
         page.keyboard.press("Tab")
         page.keyboard.press("Tab")
         assert page.evaluate("() => document.activeElement.className") == "detail"
         page.keyboard.press("Tab")
-        assert page.evaluate("() => document.activeElement.textContent") == "Withdraw"
+        assert page.evaluate("() => document.activeElement.value") == "allow"
         page.screenshot(path=dashboard.shots / "dashboard-permission-detail.png", full_page=True)
-        page.keyboard.press("Enter")  # on Withdraw
+        card.get_by_label("deny", exact=True).check()
+        card.get_by_role("button", name="Answer").click()
         card.wait_for(state="detached")
         assert (seen.dialogs, seen.errors) == ([], [])
 
