@@ -10,6 +10,8 @@ another terminal would be): it opens N connections and sends nothing on them, sa
   ``{"answered": n, "refused": [limits...]}``.
 - ``one METHOD``: open one more connection, send METHOD (id 7) and read until the
   answer or the end: the frame (or null), which stays open if answered.
+- ``approver TOKEN_FILE``: open one more connection, prove it an approver and
+  send ``hive/list``: the two answers (it stays open).
 - ``held``: how many connections it holds open.
 
 Blocking sockets with a generous timeout that only guards against a hang; nothing
@@ -119,6 +121,18 @@ def main() -> None:
                 held.append(sock)
             else:
                 sock.close()
+        elif command == "approver":  # ARG: the approver token file
+            token = open(arg).read().strip()  # noqa: SIM115
+            body = json.dumps(
+                {"jsonrpc": "2.0", "id": 8, "method": "hive/proveApprover",
+                 "params": {"token": token}}
+            )  # fmt: skip
+            sock = connect(path)
+            sock.sendall(f"Content-Length: {len(body)}\r\n\r\n{body}".encode())
+            sock.sendall(frame("hive/list", 9))
+            buf = bytearray()
+            answer = [summary(read_frame(sock, buf)), summary(read_frame(sock, buf))]
+            held.append(sock)
         elif command == "held":
             answer = len(held)
         else:

@@ -179,7 +179,8 @@ MAX_CONNECTIONS_PER_PEER = _limit(
     "connections to the editor socket from one peer, its uid and session as the kernel "
     "says (SO_PEERCRED, /proc/PID/stat), not a name it chose: one process's 1,000 idle "
     "connections locked every client out; past it the peer's own oldest connection "
-    "that never sent a request is closed, else the new one gets -32011",
+    "that never sent a request is closed, else the new one may only enter the reserve "
+    "(connections_reserved)",
 )
 RESERVED_CONNECTIONS = _limit(
     "connections_reserved",

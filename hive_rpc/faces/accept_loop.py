@@ -161,9 +161,9 @@ class Ticket:
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
     spoken: bool = False
     """Its first frame is whole: it said who it is (a request), so it is not idle."""
-    reserve: bool = False
-    """Admitted beyond the cap, for an approver: until ``proven`` it may only ask
-    ``hive/status`` (``RESERVE_METHODS``)."""
+    reserve: str | None = None
+    """Admitted beyond this limit (``connections`` or ``connections_per_peer``), for
+    an approver: until ``proven`` it may only ask ``RESERVE_METHODS``."""
     proven: bool = False
     """It proved to be an approver: never closed to make room."""
     closed_for: str | None = None
@@ -173,13 +173,13 @@ class Ticket:
 
     @property
     def on_probation(self) -> bool:
-        return self.reserve and not self.proven
+        return self.reserve is not None and not self.proven
 
     def spoke(self) -> None:
         self.spoken = True
 
     def prove(self) -> None:
-        self.proven = True
+        self.proven = self.spoken = True
 
 
 RESERVE_METHODS = frozenset({"hive/status", "hive/proveApprover"})
@@ -194,15 +194,16 @@ class Admission:
     connections locked every client out).  For each new connection, in order:
 
     1. its peer (``peer_key``) holds ``per_peer`` already: the peer's own oldest
-       connection that never sent a request is closed, else the new one is refused
-       (``connections_per_peer``);
+       connection that never sent a request is closed;
     2. the hub holds ``cap``: the oldest connection of anyone's that never sent a
        request is closed;
-    3. none is idle: it is admitted into the reserve (``reserve`` more), where it
-       may only ask ``hive/status`` until it proves to be an approver; a full
-       reserve closes its oldest unproven connection, else the new one is refused
-       (``connections``).
+    3. none is idle (in 1 or 2): it is admitted into the reserve (``reserve``
+       more), where it may only ask ``hive/status`` until it proves to be an
+       approver; a full reserve closes its oldest unproven connection, else the
+       new one is refused (by the limit of 1 or 2).
 
+    So an approver (an editor, the hook, the human's CLI) gets in even from the
+    session of an agent that holds its share (the hook runs in Claude Code's).
     Proven approvers are never closed to make room.  Connections closed or refused
     are told why (-32011 naming the limit) by the face."""
 
@@ -219,24 +220,28 @@ class Admission:
 
     def admit(self, peer: Hashable) -> Ticket | str:
         """A ticket for a new connection from ``peer``, or the limit that refuses it."""
+        ticket = Ticket(peer, self)
         own = self._by_peer.get(peer, {})
         if len(own) >= self.per_peer:
-            victim = _oldest(own, lambda t: not t.spoken or t.on_probation)
+            victim = _oldest(own, lambda t: not t.spoken)
             if victim is None:
-                return "connections_per_peer"
+                return self._into_reserve(ticket, "connections_per_peer")
             self._close(victim, "connections_per_peer")
-        ticket = Ticket(peer, self)
         if self._pool >= self.cap:
-            victim = _oldest(self._live, lambda t: not t.spoken and not t.reserve)
-            if victim is not None:
-                self._close(victim, "connections")
-            else:
-                if self._reserved >= self.reserve:
-                    victim = _oldest(self._live, lambda t: t.on_probation)
-                    if victim is None:
-                        return "connections"
-                    self._close(victim, "connections")
-                ticket.reserve = True
+            victim = _oldest(self._live, lambda t: not t.spoken and t.reserve is None)
+            if victim is None:
+                return self._into_reserve(ticket, "connections")
+            self._close(victim, "connections")
+        self._add(ticket)
+        return ticket
+
+    def _into_reserve(self, ticket: Ticket, limit: str) -> Ticket | str:
+        if self._reserved >= self.reserve:
+            victim = _oldest(self._live, lambda t: t.on_probation)
+            if victim is None:
+                return limit
+            self._close(victim, victim.reserve or limit)
+        ticket.reserve = limit
         self._add(ticket)
         return ticket
 
@@ -249,7 +254,7 @@ class Admission:
         del own[ticket]
         if not own:
             del self._by_peer[ticket.peer]
-        if ticket.reserve:
+        if ticket.reserve is not None:
             self._reserved -= 1
         else:
             self._pool -= 1
@@ -257,7 +262,7 @@ class Admission:
     def _add(self, ticket: Ticket) -> None:
         self._live[ticket] = None
         self._by_peer.setdefault(ticket.peer, {})[ticket] = None
-        if ticket.reserve:
+        if ticket.reserve is not None:
             self._reserved += 1
         else:
             self._pool += 1

@@ -486,8 +486,8 @@ def _full(
 ) -> tuple[str, dict[str, Any]]:
     """The -32011 message and data for a connection refused by ``limit``, or for
     ``closed``, closed to make room (or admitted for an approver only)."""
-    if closed is not None and closed.closed_for is not None:
-        limit = closed.closed_for
+    if closed is not None:
+        limit = closed.closed_for or closed.reserve or limit
     if limit == "connections_per_peer":
         most = admission.per_peer
         held = f"your session holds {most} connections to the hub, its limit ({limit})"

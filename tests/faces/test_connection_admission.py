@@ -107,6 +107,9 @@ def test_one_process_with_1000_idle_connections_locks_nobody_out(sh: Shell) -> N
         over = agent.ask("one hive/list")
         assert without_message(over) == refusal("connections_per_peer", 7)
         assert f"{PER_PEER}" in over["message"]
+        # An approver in the same session (the hook runs in Claude Code's) gets in.
+        proved, listed = agent.ask(f"approver {sh.data_dir / 'approver-token'}")
+        assert (proved, listed) == ({"id": 8, "result": True}, {"id": 9, "result": True})
         out = sh.run("status", "--no-start")
         assert out.returncode == 0, out.stderr
     assert limits.LIMITS["connections_per_peer"].value == PER_PEER

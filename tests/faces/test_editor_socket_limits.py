@@ -188,9 +188,19 @@ def test_admission_keeps_each_peer_to_its_share() -> None:
     assert a1.closed_for == "connections_per_peer"
     a2.spoke()
     a3.spoke()
+    a4 = admission.admit("a")  # none idle: the reserve, where only an approver stays
+    assert isinstance(a4, accept_loop.Ticket)
+    assert (a4.reserve, a4.on_probation) == ("connections_per_peer", True)
+    a4.spoke()
+    a5 = admission.admit("a")  # the reserve full: its unproven one makes room
+    assert isinstance(a5, accept_loop.Ticket)
+    assert a4.closed_for == "connections_per_peer"
+    a5.prove()
     assert admission.admit("a") == "connections_per_peer"
     assert isinstance(admission.admit("b"), accept_loop.Ticket)  # others are not held back
-    admission.release(a2)
+    admission.release(a2)  # its approver counts towards its share too
+    assert admission.admit("a") == "connections_per_peer"
+    admission.release(a3)
     assert isinstance(admission.admit("a"), accept_loop.Ticket)
 
 
