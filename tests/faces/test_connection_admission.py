@@ -7,8 +7,9 @@ its own, as an agent in another terminal), and the real ``hive-rpc`` CLI:
 
 - a peer (its uid and session, from SO_PEERCRED and /proc) holds at most
   ``connections_per_peer``; past it, its own oldest connection that never sent a
-  request is closed, and when it has none the new one is answered -32011 naming
-  ``connections_per_peer``, with its request's id, not reset;
+  request is closed, and when it has none the new one is admitted for an approver
+  only: its request is answered -32011 naming ``connections_per_peer``, with its
+  id, not reset, while an approver from the same session gets in;
 - a full hub closes the oldest connection that never sent a request (anyone's) to
   admit a new one;
 - a hub full of connections that all spoke still admits an approver (an editor, the
