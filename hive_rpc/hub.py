@@ -27,6 +27,7 @@ from hive_rpc.faces.desktop_notify import run_desktop_notifications
 from hive_rpc.faces.editor_socket import bind_socket, remove_socket, serve_editor_socket
 from hive_rpc.paths import (
     DB_NAME,
+    SOCKET_CHOICE,
     DataDirUnusable,
     HubLock,
     cannot_write,
@@ -112,12 +113,18 @@ def _lock(stack: ExitStack, path: Path, what: str) -> None:
     try:
         acquired = lock.acquire()
     except OSError as e:  # its directory is read-only, not ours to write, ...
-        raise DataDirUnusable(cannot_write(path.parent, e, f"the {what}")) from None
+        raise DataDirUnusable(_unwritable(path.parent, e, what)) from None
     if not acquired:
         raise HubAlreadyRunning(
             f"another hub (pid {lock.holder()}) already serves this {what} ({path})"
         )
     stack.callback(lock.release)
+
+
+def _unwritable(directory: Path, error: OSError, what: str) -> str:
+    if what == "socket":
+        return cannot_write(directory, error, "the socket's directory", SOCKET_CHOICE)
+    return cannot_write(directory, error)
 
 
 def freeze_startup_objects() -> None:
@@ -140,7 +147,10 @@ async def run_hub(config: HubConfig, *, task_status: Any = trio.TASK_STATUS_IGNO
     with ExitStack() as stack:
         _lock(stack, config.socket.with_name(config.socket.name + ".lock"), "socket")
         _lock(stack, config.data_dir / "hub.lock", "data dir")
-        listener = await bind_socket(config.socket)
+        try:
+            listener = await bind_socket(config.socket)
+        except OSError as e:  # the socket's directory is read-only, full, ...
+            raise DataDirUnusable(_unwritable(config.socket.parent, e, "socket")) from None
         try:
             async with open_store(config) as store:
                 await _serve(config, store, listener, task_status)

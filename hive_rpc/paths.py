@@ -42,38 +42,38 @@ class InsecurePath(RuntimeError):
 
 
 class DataDirUnusable(RuntimeError):
-    """The hub cannot write its data dir (read-only, not writable, full) at start:
-    one sentence naming the directory and what to do, not a bare ``OSError``."""
+    """The hub cannot write its data dir, or its socket's directory (read-only, not
+    writable, full) at start: one sentence naming the directory and what to do, not
+    a bare ``OSError``."""
 
 
 FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 """What a write fails with when the disk (or the user's quota) is full."""
 
 
-def cannot_write(directory: Path, error: OSError, what: str = "the data dir") -> str:
-    """Why ``directory`` (``what``: its role) cannot be written and what to do, in
-    one sentence, from the ``OSError`` a write in it raised."""
+DATA_DIR_CHOICE = "give the hub another data dir (--data-dir or HIVE_RPC_DATA_DIR)"
+SOCKET_CHOICE = "give the hub another socket (--socket or HIVE_RPC_SOCKET)"
+
+
+def cannot_write(
+    directory: Path,
+    error: OSError,
+    what: str = "the data dir",
+    choice: str = DATA_DIR_CHOICE,
+) -> str:
+    """Why ``directory`` (``what``: its role) cannot be written and what to do (fix
+    it, or ``choice``), in one sentence, from the ``OSError`` a write in it raised."""
     why = os.strerror(error.errno) if error.errno else str(error)
     if error.errno == errno.EROFS:
-        return (
-            f"{what} {directory} is read-only ({why}): remount it read-write, or give the "
-            "hub another data dir (--data-dir or HIVE_RPC_DATA_DIR)"
-        )
+        return f"{what} {directory} is read-only ({why}): remount it read-write, or {choice}"
     if error.errno in FULL:
-        return (
-            f"{what} {directory} is full ({why}): free space on its disk, or give the hub "
-            "another data dir (--data-dir or HIVE_RPC_DATA_DIR)"
-        )
+        return f"{what} {directory} is full ({why}): free space on its disk, or {choice}"
     if error.errno in (errno.EACCES, errno.EPERM):
         return (
             f"{what} {directory} cannot be written ({why}; its mode, owner or an "
-            "immutable flag, chattr +i): make it writable, or give the hub another data "
-            "dir (--data-dir or HIVE_RPC_DATA_DIR)"
+            f"immutable flag, chattr +i): make it writable, or {choice}"
         )
-    return (
-        f"{what} {directory} cannot be used ({why}): check it, or give the hub another "
-        "data dir (--data-dir or HIVE_RPC_DATA_DIR)"
-    )
+    return f"{what} {directory} cannot be used ({why}): check it, or {choice}"
 
 
 def usable_data_dir(path: Path) -> Path:

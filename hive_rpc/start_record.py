@@ -26,7 +26,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from hive_rpc.paths import cannot_write, default_data_dir
+from hive_rpc.paths import DATA_DIR_CHOICE, SOCKET_CHOICE, cannot_write, default_data_dir
 
 SUFFIX = ".start.json"
 DATA_DIR_NAME = "hub.start.json"
@@ -56,14 +56,14 @@ def write(socket: Path, record: StartRecord) -> list[str]:
     degraded, saying which directory is full (``hive/status``), and the old record,
     if any, stays as it was (no temp file is left)."""
     problems = []
-    for path, what in (
-        (record_path(socket), "the socket's directory"),
-        (record.data_dir / DATA_DIR_NAME, "the data dir"),
-    ):
+    beside_socket = (record_path(socket), "the socket's directory", SOCKET_CHOICE)
+    in_data_dir = (record.data_dir / DATA_DIR_NAME, "the data dir", DATA_DIR_CHOICE)
+    for path, what, choice in (beside_socket, in_data_dir):
         try:
             _write(path, record)
         except OSError as e:
-            problems.append(f"cannot write {path.name}: " + cannot_write(path.parent, e, what))
+            why = cannot_write(path.parent, e, what, choice)
+            problems.append(f"cannot write {path.name}: {why}")
     return problems
 
 

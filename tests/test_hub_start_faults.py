@@ -3,9 +3,9 @@
 - A hub that crashed on a full disk starts again: degraded, saying what is full, its
   pending prompts readable, no temp file left behind.  A real full file system: a
   small tmpfs mounted for the test (root or CAP_SYS_ADMIN; skipped otherwise).
-- A read-only data dir: the start is refused with one line naming the directory and
-  what to do, not a traceback.  A real read-only mount: a read-only bind mount of the
-  data dir (root; ``chmod`` does not stop root).
+- A read-only data dir (or socket directory): the start is refused with one line
+  naming the directory and what to do, not a traceback.  A real read-only mount: a
+  read-only bind mount of the directory (root; ``chmod`` does not stop root).
 - ``hive/status`` while NATS is down: answered, degraded, not an error (a real
   nats-server, killed).
 """
@@ -144,6 +144,26 @@ def test_a_read_only_data_dir_is_named_with_what_to_do(
     assert "read-only" in lines[0]
     assert "--data-dir" in lines[0]
     assert "HIVE_RPC_DATA_DIR" in lines[0]
+
+
+def test_a_read_only_socket_directory_is_named_with_what_to_do(sh: Shell) -> None:
+    run = sh.socket.parent
+    run.mkdir(mode=0o700)
+    _mount("--bind", str(run), str(run))
+    try:
+        _mount("-o", "remount,bind,ro", str(run))
+        served = sh.run("serve")
+        assert served.returncode == cli.EXIT_REFUSED, served.stderr
+        assert served.stderr.count("\n") == 1, served.stderr
+        assert f"the socket's directory {run} is read-only" in served.stderr
+        assert "--socket or HIVE_RPC_SOCKET" in served.stderr
+        # An autostart quotes the hub's own line.
+        status = sh.run("status")
+        assert status.returncode == cli.EXIT_UNREACHABLE, status.stderr
+        assert "Traceback" not in status.stderr, status.stderr
+        assert f"the socket's directory {run} is read-only" in status.stderr
+    finally:
+        subprocess.run(["umount", "-l", str(run)], check=False)
 
 
 def test_status_while_nats_is_down_reports_degraded(sh: Shell, nats_server: NatsServer) -> None:
