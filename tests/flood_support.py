@@ -15,14 +15,18 @@ another terminal would be): it opens N connections and sends nothing on them, sa
 - ``held``: how many connections it holds open.
 
 Blocking sockets with a generous timeout that only guards against a hang; nothing
-here measures time.
+here measures time.  Imported, ``flood(socket, n)`` runs it for a test.
 """
 
 from __future__ import annotations
 
 import json
 import socket
+import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 HANG_GUARD_S = 60.0
@@ -138,6 +142,55 @@ def main() -> None:
         else:
             return
         print(json.dumps(answer), flush=True)
+
+
+class Flood:
+    """This script in a session of its own (an agent in another terminal), holding
+    ``n`` connections to ``socket``; ``ask`` sends it one command."""
+
+    def __init__(self, socket: Path, n: int) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, str(socket), str(n)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        assert self.ask_line(None) == f"opened {n}"
+
+    def ask_line(self, command: str | None) -> str:
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        if command is not None:
+            self.process.stdin.write(command + "\n")
+            self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        assert line, f"the flood process died on {command!r}"
+        return line.strip()
+
+    def ask(self, command: str) -> Any:
+        return json.loads(self.ask_line(command))
+
+    def fill(self) -> int:
+        """Open connections that each send a request until the hub refuses one: how
+        many it took (the hub is then full of connections that spoke)."""
+        taken = 0
+        while self.ask("one hive/list").get("result"):
+            taken += 1
+        return taken
+
+    def close(self) -> None:
+        with self.process:  # closes its pipes
+            self.process.kill()
+
+
+@contextmanager
+def flood(socket: Path, n: int) -> Iterator[Flood]:
+    f = Flood(socket, n)
+    try:
+        yield f
+    finally:
+        f.close()
 
 
 if __name__ == "__main__":

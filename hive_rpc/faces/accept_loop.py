@@ -166,6 +166,8 @@ class Ticket:
     an approver: until ``proven`` it may only ask ``RESERVE_METHODS``."""
     proven: bool = False
     """It proved to be an approver: never closed to make room."""
+    proved: trio.Event = field(default_factory=trio.Event)
+    """Set when it proves (``PROOF_WAIT_S``)."""
     closed_for: str | None = None
     """The limit it was closed to make room for (the face tells the client)."""
     told: bool = False
@@ -180,6 +182,7 @@ class Ticket:
 
     def prove(self) -> None:
         self.proven = self.spoken = True
+        self.proved.set()
 
 
 RESERVE_METHODS = frozenset({"hive/status", "hive/proveApprover"})
@@ -187,6 +190,12 @@ RESERVE_METHODS = frozenset({"hive/status", "hive/proveApprover"})
 how an editor, the hook or the CLI finds the token file and proves it.
 Notifications (``hive/typing``, ``hive/defer``) pass: they hold nothing, and an
 editor sends the ones kept while the hub was away before its proof settles."""
+PROOF_WAIT_S = 2.0
+"""How long another request from a connection in the reserve waits for its proof
+before it is refused: an editor may send it after its next request (Emacs
+subscribes once its second ``hive/status`` returns, which may be before the first,
+whose answer it proves with), and a proof and a request read together run as two
+tasks in either order."""
 
 
 class Admission:
@@ -391,6 +400,7 @@ __all__ = [
     "ACCEPT_RETRY_S",
     "FD_RESERVE",
     "NO_FDS",
+    "PROOF_WAIT_S",
     "RESERVE_METHODS",
     "Admission",
     "QuietAcceptErrors",

@@ -59,6 +59,7 @@ from hive_rpc.core import limits
 from hive_rpc.core.errors import HiveError, InvalidParams
 from hive_rpc.dispatch import dispatch
 from hive_rpc.faces.accept_loop import (
+    PROOF_WAIT_S,
     REFUSE_READ_S,
     RESERVE_METHODS,
     Admission,
@@ -168,10 +169,8 @@ class Session:
     async def _call(self, method: str, params: dict[str, Any]) -> Any:
         ticket = self._ticket
         if ticket is not None and ticket.on_probation and method not in RESERVE_METHODS:
-            # A hive/proveApprover read before this request runs in a task started
-            # with it, which trio may run after this one: one checkpoint lets it
-            # (it proves without one), so "prove, then subscribe" in one write works.
-            await trio.lowlevel.checkpoint()
+            with trio.move_on_after(PROOF_WAIT_S):  # its proof may be on its way
+                await ticket.proved.wait()
             if ticket.on_probation:
                 text, data = _full(ticket.admission, ticket)
                 raise _HubFull(text, **data)

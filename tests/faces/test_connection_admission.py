@@ -24,61 +24,19 @@ import json
 import resource
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from cli_support import Shell
+from flood_support import flood
 from hook_process import permission_event, start_hook, stopped_at_exit
 
 from hive_rpc.core import limits
 from hive_rpc.faces.accept_loop import split_descriptors
 from hive_rpc.sync_client import SyncHubClient, prove_approver
 
-FLOOD = Path(__file__).parents[1] / "flood_support.py"
 PER_PEER = 64
 """core/limits.py's connections_per_peer."""
-
-
-class Flood:
-    """tests/flood_support.py in a session of its own, holding ``n`` connections."""
-
-    def __init__(self, socket: Path, n: int) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, str(FLOOD), str(socket), str(n)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        assert self.ask_line(None) == f"opened {n}"
-
-    def ask_line(self, command: str | None) -> str:
-        assert self.process.stdin is not None
-        assert self.process.stdout is not None
-        if command is not None:
-            self.process.stdin.write(command + "\n")
-            self.process.stdin.flush()
-        line = self.process.stdout.readline()
-        assert line, f"the flood process died on {command!r}"
-        return line.strip()
-
-    def ask(self, command: str) -> Any:
-        return json.loads(self.ask_line(command))
-
-    def close(self) -> None:
-        with self.process:  # closes its pipes
-            self.process.kill()
-
-
-@contextmanager
-def flood(socket: Path, n: int) -> Iterator[Flood]:
-    f = Flood(socket, n)
-    try:
-        yield f
-    finally:
-        f.close()
 
 
 def refusal(limit: str, msg_id: int | None = None) -> dict[str, Any]:

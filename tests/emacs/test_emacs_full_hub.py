@@ -1,0 +1,93 @@
+"""A real `emacs -nw` under tmux that connects to a hub already full of an agent's
+connections (issue 26, section 4: an editor reconnecting failed with Connection
+reset) gets in, subscribes and asks the human.
+
+The hub runs with so few descriptors that its cap is 40
+(``accept_loop.split_descriptors``); one process in a session of its own fills it
+with connections that each sent a request, so none is idle to close.  Emacs then
+connects into the reserve, proves itself an approver (``hive/status``, then
+``hive/proveApprover``, as it does on every connection) and subscribes; the
+question asked with the human's CLI (which proves itself too) opens in its
+minibuffer."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from emacs_session import ELISP, EmacsSession, new_tmux_session
+from flood_support import Flood
+
+from hive_rpc.faces.accept_loop import split_descriptors
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("emacs") is None
+    or shutil.which("tmux") is None
+    or shutil.which("prlimit") is None,
+    reason="needs emacs, tmux and prlimit",
+)
+
+CAP = 40
+FD_LIMIT = next(n for n in range(65, 1000) if split_descriptors(n)[0] == CAP)
+
+
+class FullHubSession(EmacsSession):
+    """The hub on few descriptors, filled by ``flood`` before Emacs starts."""
+
+    flood: Flood | None = None
+
+    def hub_command(self) -> list[str]:
+        return ["prlimit", f"--nofile={FD_LIMIT}:{FD_LIMIT}", "--", *super().hub_command()]
+
+    def start(self) -> None:
+        self.hub = subprocess.Popen(
+            self.hub_command(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        up = self.cli("status")
+        while up.returncode != 0:  # the hub is coming up; it has not failed
+            assert self.hub.poll() is None, "the hub exited"
+            up = self.cli("status")
+        self.flood = Flood(self.socket, 0)
+        assert self.flood.fill() == CAP
+        setup = (
+            f"(progn (setq hive-rpc-socket {json.dumps(str(self.socket))}"
+            " hive-rpc-program nil hive-rpc-notify-urgent nil)"
+            f" {self.settings} (hive-rpc-mode 1))"
+        )
+        emacs = ["emacs", "-nw", "-Q", "-L", str(ELISP), "-l", "hive-rpc", "--eval", setup]
+        new_tmux_session(self.name, self.root, 200, 50, emacs)
+        self.wait_for(lambda screen: "*scratch*" in screen)
+
+    def close(self) -> None:
+        if self.flood is not None:
+            self.flood.close()
+        super().close()
+
+
+@pytest.fixture
+def emacs(short_tmp: Path) -> Iterator[FullHubSession]:
+    session = FullHubSession(short_tmp)
+    try:
+        session.start()
+        yield session
+    finally:
+        session.close()
+
+
+def test_an_emacs_connecting_to_a_hub_full_of_an_agents_connections_gets_in(
+    emacs: FullHubSession,
+) -> None:
+    assert emacs.flood is not None
+    # Still full: one more from the agent is refused, by its request's id.
+    over = emacs.flood.ask("one hive/list")
+    assert (over["code"], over["limit"], over["id"]) == (-32011, "connections", 7)
+    prompt_id = emacs.ask("Deploy while the hub is full?", "--agent", "deployer")
+    emacs.wait_prompt("[deployer] Deploy while the hub is full? (C-c")
+    emacs.type("yes")
+    emacs.keys("Enter")
+    emacs.wait_until(lambda: emacs.record(prompt_id)["status"] == "responded", "the answer")
+    assert emacs.record(prompt_id)["answer"] == "yes"
