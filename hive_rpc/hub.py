@@ -10,11 +10,11 @@ import gc
 import logging
 import os
 from collections.abc import AsyncIterator, Callable
-from contextlib import ExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, ExitStack, asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import trio
 
@@ -234,6 +234,24 @@ async def follow_shared_store(
                 service.agora.ingest(change.doc_kind, change.key, change.value)
 
 
+class _Linked(Protocol):
+    """A store with a connection that can be lost (NATS: ``link_changes``)."""
+
+    def link_changes(self) -> AbstractAsyncContextManager[AsyncIterator[str | None]]: ...
+
+
+async def follow_store_link(
+    registry: Registry, store: _Linked, *, task_status: Any = trio.TASK_STATUS_IGNORED
+) -> None:
+    """While the store's connection is lost (NATS down), the hub is ``degraded``
+    saying so (``hive/status``, and ``hive/health`` to subscribed editors), before
+    any write of its own fails for it; healthy again once it is back."""
+    async with store.link_changes() as changes:
+        task_status.started()
+        async for down in changes:
+            registry.store_trouble("connection", None if down is None else ConnectionError(down))
+
+
 async def run_retention(
     registry: Registry, retain_s: float, *, task_status: Any = trio.TASK_STATUS_IGNORED
 ) -> None:
@@ -293,6 +311,8 @@ async def _serve(
             await nursery.start(service.askers.run)
             if hasattr(store, "changes"):  # shared by several hubs: follow the others
                 await nursery.start(follow_shared_store, service, cast("SharedStore", store))
+            if hasattr(store, "link_changes"):  # a connection that can be lost
+                await nursery.start(follow_store_link, registry, cast("_Linked", store))
             if config.http is not None:
                 # Imported here: the MCP SDK is heavy and only this endpoint needs it.
                 from hive_rpc.faces.mcp.http import serve_mcp_http

@@ -19,6 +19,7 @@ import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_support import Shell
@@ -27,6 +28,7 @@ from nats_support import NatsServer
 from hive_rpc import cli
 from hive_rpc.hub_start import start_failure_cause
 from hive_rpc.start_record import DATA_DIR_NAME
+from hive_rpc.sync_client import SyncHubClient
 
 
 def _mount(*args: str) -> None:
@@ -177,12 +179,35 @@ def test_status_while_nats_is_down_reports_degraded(sh: Shell, nats_server: Nats
     assert out.returncode == cli.EXIT_OK, out.stderr
     status = json.loads(out.stdout)
     assert status["store"] == "nats"
-    assert "NATS" in (status["degraded"] or ""), status
-    assert "unreachable" in status["degraded"]
+    # Why, in either words: the lost connection, or the read that failed for it.
+    assert "NATS at" in (status["degraded"] or ""), status
     assert status["counts"]["pending"] == 1
     shown = sh.run("status", "--no-start")
     assert shown.returncode == cli.EXIT_OK, shown.stderr
     assert "degraded" in shown.stdout
+
+
+def _next_health(editor: SyncHubClient) -> Any:
+    """The next ``hive/health`` notification (the hang guard is not a measure)."""
+    while True:
+        note = editor.next_notification(timeout_s=60)
+        if note.method == "hive/health":
+            return note.params
+
+
+def test_an_editor_is_told_while_nats_is_down(sh: Shell, nats_server: NatsServer) -> None:
+    """Not only ``hive/status``: a subscribed editor is told (``hive/health``) when the
+    connection to NATS is lost, before any write fails for it, and when it is back."""
+    started = sh.run("serve", "--detach", "--store", nats_server.url)
+    assert started.returncode == 0, started.stderr
+    with SyncHubClient.connect(sh.socket) as editor:
+        editor.call("hive/subscribe", {})
+        nats_server.kill()
+        down = _next_health(editor)["degraded"]
+        assert down == f"store: lost the connection to NATS at {nats_server.url}; reconnecting"
+        nats_server.start()
+        assert _next_health(editor) == {"degraded": None}
+        assert editor.call("hive/status", {})["degraded"] is None
 
 
 def test_the_start_record_is_in_the_data_dir(sh: Shell) -> None:

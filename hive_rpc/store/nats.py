@@ -154,6 +154,7 @@ class NatsStore:
         self.timeout = timeout
         self._closed = False
         self._watches: set[_Watch] = set()
+        self._link_watchers: set[asyncio.Queue[str | None]] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._last_created_ns = 0
         self.unreadable: dict[str, str] = {}
@@ -406,6 +407,31 @@ class NatsStore:
             ):
                 await self._bridge.run(watch.stop)
 
+    # -- the connection's state ----------------------------------------------------
+
+    def link_changes(self) -> AbstractAsyncContextManager[AsyncIterator[str | None]]:
+        """Each time the connection to NATS is lost (why, a sentence) or comes back
+        (None), after the block starts: the hub's ``degraded`` while NATS is down,
+        before any write of its own has failed for it.
+
+        Use as ``async with store.link_changes() as changes: async for down in changes``.
+        """
+        return self._bridge.stream(self._aio_link_changes, buffer=8)
+
+    async def _aio_link_changes(self) -> AsyncIterator[str | None]:
+        queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self._link_watchers.add(queue)
+        try:
+            while True:
+                yield await queue.get()
+        finally:
+            self._link_watchers.discard(queue)
+
+    def _aio_link(self, down: str | None) -> None:
+        """On the loop: tell every ``link_changes`` the connection's new state."""
+        for queue in self._link_watchers:
+            queue.put_nowait(down)
+
     # -- closing -------------------------------------------------------------------
 
     async def aclose(self) -> None:
@@ -436,10 +462,12 @@ class NatsStore:
         async def disconnected() -> None:
             if made and not made[0]._closed:  # not while connecting, nor when closing
                 log.warning("lost the connection to NATS at %s; reconnecting", shown)
+                made[0]._aio_link(f"lost the connection to NATS at {shown}; reconnecting")
 
         async def reconnected() -> None:
             log.info("reconnected to NATS at %s", shown)
             if made:
+                made[0]._aio_link(None)
                 made[0]._aio_reconnected()
 
         errors: list[Exception] = []
