@@ -45,19 +45,24 @@ from hive_rpc.core.errors import (
 )
 from hive_rpc.core.limits import MAX_LING_REQUESTS
 from hive_rpc.core.ling import (
-    SHELL_REFUSED,
+    REFUSE,
+    TYPE,
+    Agent,
     Ling,
+    Proc,
+    Verdict,
     check_ling_name,
     is_shell,
     new_ling,
     parent_of,
+    verdict,
 )
 from hive_rpc.core.prompt import Action, Ask, Status
 from hive_rpc.core.terminal_text import strip_controls
 from hive_rpc.relay.consent import Caller, from_inside
 from hive_rpc.relay.delivery import DeliveryResult, Relay, Ticket
 from hive_rpc.relay.emacs import DeliveryPeers, EmacsBufferTarget
-from hive_rpc.relay.target import Target
+from hive_rpc.relay.target import Target, TargetState
 from hive_rpc.relay.tmux import TmuxTarget
 from hive_rpc.relay.zellij import ZellijTarget
 from hive_rpc.store.base import PromptStore
@@ -395,7 +400,8 @@ class Agora:
 
     async def _gone(self, names: tuple[str, ...]) -> dict[str, str]:
         """Which of the lings ``names`` cannot be reached now, and why: not
-        registered, its terminal gone, or a shell where an agent was.  Checked at
+        registered, its terminal gone, or its approved agent gone (exited, another
+        program now, or a shell typed into without --allow-shell).  Checked at
         once, each within ``HOLDOUT_CHECK_S``."""
         gone: dict[str, str] = {}
 
@@ -413,8 +419,10 @@ class Agora:
                 state = await target.check()
                 if not state.alive:
                     gone[name] = state.reason or "its terminal is gone"
-                elif is_shell(state.command) and not ling.allow_shell:
-                    gone[name] = f"{SHELL_REFUSED} ({state.command})"
+                else:
+                    judged = self._verdict(ling, target, state)
+                    if judged.action == REFUSE:
+                        gone[name] = judged.reason
 
         if names:
             async with trio.open_nursery() as nursery:
@@ -460,6 +468,7 @@ class Agora:
         caller: Caller | None = None,
         asked_by: str | None = None,
         owner: bool = False,
+        then_exec: bool = False,
     ) -> dict[str, Any]:
         """Register a ling now if the human is the one asking, else ask the human.
 
@@ -469,6 +478,11 @@ class Agora:
         (``asked_by``); any other becomes a request the human approves or denies
         through the hub's own prompt.  The result has ``state``: ``registered`` or
         ``pending`` (with the prompt's ``prompt_id``).
+
+        Either way the ling records which process is its agent (``_agent``): the
+        terminal is typed into only while that process holds its foreground.
+        ``then_exec``: the caller is about to ``exec`` the agent in its own place
+        (``hive-rpc spawn``, ``hive-rpc ling register NAME --tmux -- COMMAND``).
         """
         ling = new_ling(name, kind, address, now=self._now(), label=label, allow_shell=allow_shell)
         try:
@@ -479,8 +493,23 @@ class Agora:
             asked_by is None
             and await from_inside(ling.kind, ling.address, target, caller, self._peers)
         ):
-            return await self._put(ling, "ling/registered")
+            state = await target.check()
+            pid = caller.pid if caller is not None and not owner else None
+            agent = _agent(ling, state, caller_pid=pid, then_exec=then_exec, strict=not owner)
+            return await self._put(dataclasses.replace(ling, agent=agent), "ling/registered")
         return await self._ask_consent(ling, target, caller, asked_by)
+
+    def _verdict(self, ling: Ling, target: Target, state: TargetState) -> Verdict:
+        """``core.ling.verdict`` for ``ling`` on what ``target`` just showed."""
+        return verdict(
+            ling.agent,
+            self._relay.processes(ling.agent.pid) if ling.agent is not None else None,
+            state.foreground,
+            kind=target.kind,
+            name=ling.name,
+            allow_shell=ling.allow_shell,
+            no_foreground=state.no_foreground,
+        )
 
     async def _put(self, ling: Ling, event: str) -> dict[str, Any]:
         async with self._lock:
@@ -505,6 +534,8 @@ class Agora:
                 max=MAX_LING_REQUESTS,
             )
         state = await target.check()
+        agent = _agent(ling, state, caller_pid=None, then_exec=False, strict=False)
+        ling = dataclasses.replace(ling, agent=agent)
         where = {"tmux": "tmux pane", "zellij": "Zellij pane", "emacs-buffer": "Emacs buffer"}
         who = asked_by or "a client that gave no agent id"
         if caller is not None and caller.pid is not None:
@@ -512,6 +543,23 @@ class Agora:
         running = state.command or "cannot tell"
         if is_shell(state.command):
             running += " - a SHELL: whatever is typed there runs as a command"
+        if agent is None:
+            approved = (
+                "the hub cannot tell which process holds it"
+                + (f" ({state.no_foreground})" if state.alive and state.no_foreground else "")
+                + ", so nothing would be typed until it is registered again from inside"
+            )
+        else:
+            approved = (
+                f"{agent.comm} (pid {agent.pid}, {agent.exe or 'executable unknown'}), "
+                "and only while it holds the terminal's foreground"
+            )
+            if is_shell(agent.comm) or is_shell(agent.exe):
+                approved += (
+                    " - a SHELL: typed into only WITH --allow-shell"
+                    if not ling.allow_shell
+                    else " - a SHELL: what is typed runs as a command"
+                )
         lines = [
             line[:CONSENT_LINE_CHARS]
             for line in strip_controls(state.tail).rstrip().splitlines()[-CONSENT_TAIL_LINES:]
@@ -521,6 +569,7 @@ class Agora:
             + (" WITH --allow-shell (typing even into a shell)" if ling.allow_shell else "")
             + ": other agents' messages would be typed into it and submitted.\n"
             + f"Running there now: {running}\n"
+            + f"Approving types only into: {approved}\n"
             + (
                 "Its last lines:\n" + "\n".join(f"  | {line}" for line in lines)
                 if state.alive and lines
@@ -643,8 +692,10 @@ class Agora:
                 state = await target.check()
                 record["alive"], record["reason"] = state.alive, state.reason
                 record["command"] = state.command
-                if state.alive and is_shell(state.command) and not ling.allow_shell:
-                    record["reason"] = f"{SHELL_REFUSED} ({state.command})"
+                if state.alive and ling.name in self._lings:
+                    judged = self._verdict(ling, target, state)
+                    if judged.action != TYPE:
+                        record["reason"] = judged.reason
 
             async with trio.open_nursery() as nursery:
                 for record in out:
@@ -672,7 +723,9 @@ class Agora:
             delivery = {"state": "failed", "ling": name, "reason": str(e)}
             await self._record_delivery(dialogue_id, turn, delivery)
             return delivery
-        ticket = self._relay.submit(ling.name, target, text, allow_shell=ling.allow_shell)
+        ticket = self._relay.submit(
+            ling.name, target, text, agent=ling.agent, allow_shell=ling.allow_shell
+        )
         queued = trio.Event()
         self._nursery.start_soon(self._report_holds, ticket, dialogue_id, turn, queued)
         with trio.move_on_after(self._wait_s):
@@ -751,6 +804,12 @@ class Agora:
             _, at, socket = ling.address.partition("@")
             moved = dataclasses.replace(ling, address=result.address + (at + socket))
             await self._put(moved, "ling/registered")
+            ling = moved
+        if result.agent is not None and result.agent != ling.agent:
+            # The process registered has exec'd the agent: keep what it runs now.
+            current = self._lings.get(ling.name)
+            if current is not None and current.agent == ling.agent:
+                await self._put(dataclasses.replace(current, agent=result.agent), "ling/bound")
         await self._record_delivery(dialogue_id, turn, delivery)
         self._emit(
             "relay/delivered" if result.delivered else "relay/failed",
@@ -796,6 +855,86 @@ class Agora:
         delivery = await self._deliver(agent, text)
         self._emit("child/answered", child=agent, by=parent, state=delivery["state"])
         return {"to": agent, "text": text, "delivery": delivery}
+
+
+NO_AGENT_YET = (
+    "no agent runs in this terminal yet: the registering command itself holds its "
+    "foreground, and it ends now.  Start the agent through it instead: `hive-rpc ling "
+    "register NAME --tmux -- COMMAND` registers the pane, then runs COMMAND in its "
+    "place as the approved agent; or run `hive-rpc ling register NAME --tmux` from the "
+    "agent (its shell tool), or `hive-rpc spawn NAME -- COMMAND`"
+)
+
+
+def _is_shell_proc(proc: Proc) -> bool:
+    return is_shell(proc.comm) or is_shell(proc.exe)
+
+
+def _will_exec(proc: Proc) -> bool:
+    """A non-interactive shell running ``sh -c '...; exec AGENT'`` (a tmux pane's
+    command string, vterm's wrapper ``stty ... && exec COMMAND``): it execs the
+    agent in its own place next."""
+    words = proc.cmdline.split()
+    return _is_shell_proc(proc) and "-c" in words[1:3] and "exec" in words[2:]
+
+
+def _agent(
+    ling: Ling, state: TargetState, *, caller_pid: int | None, then_exec: bool, strict: bool
+) -> Agent | None:
+    """The process ``ling``'s registration approves, from what its terminal shows
+    (docs/security.md, "Typing into terminals"):
+
+    - with ``allow_shell``, the process the terminal itself runs (the pane's shell);
+    - ``then_exec``: the caller, which must hold the foreground and will ``exec`` the
+      agent (bound to what it runs once it has: ``Agent.pending_exec``);
+    - else the leader of the terminal's foreground process group: the agent that
+      ran ``hive-rpc ling register`` from its shell tool, the program Emacs started;
+      a ``sh -c`` that may still ``exec`` it is bound once it has.
+
+    ``strict`` (a registration from inside, by the human) refuses with the reason
+    when there is no agent to approve; otherwise (a consent request, the hub's own)
+    the ling gets no agent, and nothing is typed into it until it is registered again.
+    """
+    if not state.alive:
+        return None
+    if ling.allow_shell:
+        if state.root is None and strict:
+            raise HiveError(
+                f"the terminal does not say which process it runs ({state.no_foreground}); "
+                "not registered"
+            )
+        return Agent.of(state.root) if state.root is not None else None
+    front = state.foreground
+    if front is None:
+        if strict:
+            raise HiveError(
+                "the terminal does not say which process holds its foreground "
+                f"({state.no_foreground}), so the hub cannot record the agent to type "
+                "into; not registered"
+            )
+        return None
+    if then_exec:
+        if caller_pid is not None and front.pid == caller_pid:
+            return Agent.of(front, pending_exec=True)
+        if strict:
+            raise HiveError(
+                f"`-- COMMAND` runs COMMAND as the agent in the registering command's "
+                f"place, so that command must hold the terminal's foreground; "
+                f"{front.comm} (pid {front.pid}) does: run it at the shell's prompt"
+            )
+    if strict and caller_pid is not None and front.pid == caller_pid:
+        raise HiveError(NO_AGENT_YET)
+    if _is_shell_proc(front):
+        if _will_exec(front):
+            return Agent.of(front, pending_exec=True)
+        if strict:
+            raise HiveError(
+                f"a shell ({front.comm}, pid {front.pid}) holds this terminal's "
+                "foreground, not an agent: start the agent first, then register from it "
+                "(or with `hive-rpc ling register NAME --tmux -- COMMAND`); or add "
+                "--allow-shell to approve typing into the shell itself"
+            )
+    return Agent.of(front)
 
 
 async def open_agora(

@@ -4,6 +4,8 @@ runs outside it, and another dialogue's turn goes on meanwhile."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import trio
 import trio.testing
@@ -12,8 +14,12 @@ from hive_rpc import agora as agora_module
 from hive_rpc.agora import open_agora
 from hive_rpc.core.ling import Ling
 from hive_rpc.relay.emacs import DeliveryPeers
+from hive_rpc.relay.proc import process
 from hive_rpc.relay.target import TargetState
 from hive_rpc.store.memory import MemoryStore
+
+AGENT = process(os.getpid())
+"""The stand-in terminal's agent: this test's own process (alive, as /proc says)."""
 
 
 class Terminal:
@@ -28,7 +34,7 @@ class Terminal:
 
     async def check(self) -> TargetState:
         await self.answer.wait()
-        return TargetState(alive=True, tail="\u276f ", command="claude")  # its prompt
+        return TargetState(alive=True, tail="\u276f ", command="claude", foreground=AGENT)
 
     async def type_text(self, text: str) -> None:
         await trio.lowlevel.checkpoint()
@@ -50,7 +56,9 @@ async def test_a_silent_terminal_holds_up_no_other_dialogue(
     async with trio.open_nursery() as nursery:
         store = MemoryStore()
         agora = await open_agora(store, lambda: 1.0, DeliveryPeers(), nursery, target=target)
+        terminals["x.b"].answer = answers  # its registration reads its agent
         await agora.register("x.b", "tmux", "%1", owner=True)
+        terminals["x.b"].answer = silent
         await agora.register("y.b", "tmux", "%2", owner=True)
         stuck = await agora.create("waits on x.b", ["x.a", "x.b"])
         other = await agora.create("goes on", ["y.a", "y.b"])

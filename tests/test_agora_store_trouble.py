@@ -7,6 +7,7 @@ scripted terminal (the real terminals are tested in test_agora.py)."""
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 import pytest
@@ -17,9 +18,13 @@ from hive_rpc.agora import STORE_RETRY_MAX_S, open_agora
 from hive_rpc.core.ling import Ling
 from hive_rpc.registry import open_registry
 from hive_rpc.relay.emacs import DeliveryPeers
+from hive_rpc.relay.proc import process
 from hive_rpc.relay.target import TargetState
 from hive_rpc.store import MemoryStore
 from hive_rpc.store.base import StoreWriteFailed
+
+AGENT = process(os.getpid())
+"""The stand-in terminal's agent: this test's own process (alive, as /proc says)."""
 
 EPOCH = 1_800_000_000.0
 DISK_FULL = "database or disk is full"
@@ -62,11 +67,12 @@ class HeldTerminal:
     async def check(self) -> TargetState:
         await trio.lowlevel.checkpoint()
         if self.free.is_set():
-            return TargetState(alive=True, tail="\u276f ", command="claude")  # its prompt
+            return TargetState(alive=True, tail="\u276f ", command="claude", foreground=AGENT)
         return TargetState(
             alive=True,
             tail="Bash command\n  make deploy\nDo you want to proceed?",
             command="claude",
+            foreground=AGENT,
         )
 
     async def type_text(self, text: str) -> None:

@@ -182,7 +182,7 @@ async def test_a_bash_pane_gets_nothing_even_approved_unless_allow_shell(
         assert sent["delivery"]["reason"].startswith(f"{SHELL_REFUSED} (bash)")
         (checked,) = await client.call("ling/list", {"check": True})
         assert (checked["alive"], checked["command"]) == (True, "bash")
-        assert checked["reason"] == f"{SHELL_REFUSED} (bash)"
+        assert checked["reason"].startswith(f"{SHELL_REFUSED} (bash); not typed")
         assert "touch" not in screen(socket, pane)
 
         # The human may allow the shell, explicitly: the prompt says so.
@@ -229,7 +229,11 @@ async def test_a_ling_whose_agent_exited_is_held(
             "agent/answer", {"agent": "main.agent", "message": f"ok\ntouch {planted}"}
         )
         assert sent["delivery"]["state"] == "failed"
-        assert SHELL_REFUSED in sent["delivery"]["reason"]
+        # The process approved is gone (issue 26): not typed, whatever runs there now.
+        reason = sent["delivery"]["reason"]
+        assert reason.startswith(f"the agent registered here (python, pid {agent_pid}")
+        assert "has exited; not typed" in reason
+        assert "`hive-rpc ling register main.agent --tmux`" in reason
         assert "touch" not in screen(socket, pane_id)
         assert not planted.exists()
 

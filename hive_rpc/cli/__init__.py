@@ -73,15 +73,19 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     command = argv[0] if argv and not argv[0].startswith("-") else None
-    # ``spawn NAME -- COMMAND...``: argparse loses the words after ``--`` once they
-    # pass through a subparser, so they are split off here, as ``env`` or ``ssh``
-    # would take them: every word after the first ``--`` is the command, as is.
+    # ``spawn NAME -- COMMAND...`` (and ``ling register NAME --tmux -- COMMAND...``):
+    # argparse loses the words after ``--`` once they pass through a subparser, so
+    # they are split off here, as ``env`` or ``ssh`` would take them: every word
+    # after the first ``--`` is the command, as is.
     program = None
-    if command == "spawn" and "--" in argv:
+    if command in ("spawn", "ling") and "--" in argv:
         at = argv.index("--")
         argv, program = argv[:at], argv[at + 1 :]
     args = build_parser(command).parse_args(argv)
     if program is not None:
+        if "program" not in args:
+            print("hive-rpc: -- COMMAND goes with spawn or ling register", file=sys.stderr)
+            return EXIT_USAGE
         args.program = [*args.program, *program]
     try:
         if "socket" in args:  # not ``methods``, which needs no hub

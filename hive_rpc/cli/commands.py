@@ -226,6 +226,15 @@ def _tmux_address(pane: str | None) -> str:
     return f"{pane}@{server}" if server and "@" not in pane else pane
 
 
+def _exec_agent(program: list[str]) -> None:
+    """Become ``program``: the process the hub just recorded as the ling's agent
+    (same pid, same start time; its executable is taken at the first delivery)."""
+    try:
+        os.execvp(program[0], program)
+    except OSError as e:
+        raise CliError(f"cannot run {program[0]}: {e.strerror or e}", EXIT_REFUSED) from None
+
+
 def cmd_ling(args: argparse.Namespace) -> int:
     with client_for(args) as client:
         if args.ling_command == "register":
@@ -240,6 +249,11 @@ def cmd_ling(args: argparse.Namespace) -> int:
                 params["label"] = args.label
             if args.allow_shell:
                 params["allow_shell"] = True
+            program = list(getattr(args, "program", None) or [])
+            if program:
+                if kind != "tmux":
+                    raise CliError("-- COMMAND goes with --tmux (run in the pane)", EXIT_USAGE)
+                params["then_exec"] = True  # this process becomes the agent: below
             result = client.call("ling/register", params)
             if not args.json:
                 where = f"{result['kind']} {strip_controls(result['address'])}"
@@ -250,6 +264,15 @@ def cmd_ling(args: argparse.Namespace) -> int:
                     )
                 else:
                     print(f"{result['name']}: {where}")
+            if program:
+                if result.get("state") != "registered":
+                    raise CliError(
+                        f"not starting {program[0]}: the pane was not registered from "
+                        "inside it (is this the pane's foreground?)",
+                        EXIT_REFUSED,
+                    )
+                sys.stdout.flush()
+                _exec_agent(program)
         elif args.ling_command == "remove":
             result = client.call("ling/remove", {"name": args.name})
             if not args.json:

@@ -251,7 +251,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     q.add_argument(
         "--allow-shell",
         action="store_true",
-        help="type into it even while a shell (not an agent) runs there",
+        help="approve the terminal's own shell as what is typed into (at its prompt only)",
+    )
+    q.add_argument(
+        "program",
+        nargs="*",
+        metavar="COMMAND",
+        help="after --, with --tmux in the pane: register it, then run COMMAND in this "
+        "process's place as the approved agent",
     )
     q.set_defaults(func="hive_rpc.cli.commands:cmd_ling")
     q = lings.add_parser("list", parents=[client], help="list lings")

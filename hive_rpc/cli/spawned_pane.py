@@ -26,7 +26,12 @@ async def _register_here(name: str, socket: Path, data_dir: Path, label: str) ->
     """Register this pane as ling ``name``; None when done, else why not."""
     from hive_rpc.cli.commands import _tmux_address
 
-    params: dict[str, Any] = {"name": name, "kind": "tmux", "address": _tmux_address(None)}
+    params: dict[str, Any] = {
+        "name": name,
+        "kind": "tmux",
+        "address": _tmux_address(None),
+        "then_exec": True,  # this process execs the agent next: the hub binds it then
+    }
     if label:
         params["label"] = label
     try:

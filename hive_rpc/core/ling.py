@@ -169,19 +169,16 @@ class Verdict:
 
 
 def register_again(kind: str, name: str) -> str:
-    """How the human registers ling ``name`` again once its agent runs."""
+    """How the human registers ling ``name`` again (once its agent runs)."""
     if kind == "tmux":
         return (
-            f"once the agent runs there, register the pane again: run `hive-rpc ling "
+            f"register the pane again: run `hive-rpc ling "
             f"register {name} --tmux` from the agent (its shell tool) or start the agent "
             f"with `hive-rpc ling register {name} --tmux -- COMMAND` in the pane"
         )
     if kind == "emacs-buffer":
-        return (
-            f"once the agent runs there, register the buffer again: M-x "
-            f"hive-rpc-register-ling {name} in it"
-        )
-    return "register it again once the agent runs there"
+        return f"register the buffer again: M-x hive-rpc-register-ling {name} in it"
+    return "register it again"
 
 
 def verdict(
@@ -206,11 +203,15 @@ def verdict(
             REFUSE,
             f"the hub does not know which program is the agent in ling {name}'s {where} "
             "(registered before hive-rpc recorded the agent's process, or the terminal "
-            f"could not say it); not typed: {register_again(kind, name)}",
+            f"could not say it); not typed: once the agent runs there, "
+            f"{register_again(kind, name)}",
         )
     who = f"the agent registered here ({agent.describe()})"
     if now is None or now.start != agent.start:
-        return Verdict(REFUSE, f"{who} has exited; not typed: {register_again(kind, name)}")
+        return Verdict(
+            REFUSE,
+            f"{who} has exited; not typed: once the agent runs there, {register_again(kind, name)}",
+        )
     bound: Agent | None = None
     if agent.pending_exec is not None:
         if now.cmdline == agent.pending_exec:
@@ -224,7 +225,7 @@ def verdict(
         return Verdict(
             REFUSE,
             f"{who} runs another program now ({now.exe or now.comm}); not typed: "
-            f"{register_again(kind, name)}",
+            f"once the agent runs there, {register_again(kind, name)}",
             bound,
         )
     if foreground is None:
@@ -246,7 +247,7 @@ def verdict(
         return Verdict(
             REFUSE,
             f"{SHELL_REFUSED} ({agent.comm}); not typed: start the agent there and "
-            f"{register_again(kind, name).removeprefix('once the agent runs there, ')}, "
+            f"{register_again(kind, name)}, "
             "or register the ling with --allow-shell to type into the shell itself",
             bound,
         )

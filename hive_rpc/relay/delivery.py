@@ -17,10 +17,12 @@ For each message a lane:
    answer the dialog; so is one whose input holds text the human typed and has not
    sent (``text.draft_in``, or the target's own ``draft``): pasted after it and
    submitted, the message and the human's half-written prompt would reach the agent
-   as one prompt, sent before the human was done; a target whose foreground program
-   is a shell, or that cannot tell what its foreground program is, fails the message
-   at once, untyped (a shell runs what it is typed: the ling's agent has exited, or
-   never ran there), unless the ticket has ``allow_shell``;
+   as one prompt, sent before the human was done; and the ticket's ``agent``, the
+   process the human approved as the ling's agent (core/ling.py ``verdict``), must
+   be the leader of the terminal's foreground process group: while another program
+   holds it (``sleep``, ``less``, a REPL, the shell) the message is held like a
+   dialog; an agent that has exited, runs another program now, or a terminal that
+   cannot say what holds its foreground, fails it at once, untyped;
 4. types it with ``target.type_text``.
 
 Every outcome is a ``DeliveryResult`` on the message's ``Ticket``; nothing a target
@@ -34,13 +36,16 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import trio
 
-from hive_rpc.core.ling import SHELL_REFUSED, is_shell
+from hive_rpc.core.ling import HOLD, REFUSE, Agent, Proc, register_again, verdict
+from hive_rpc.relay.line_discipline import reads_lines
+from hive_rpc.relay.proc import process
 from hive_rpc.relay.target import DeliveryError, Target
-from hive_rpc.relay.text import dialog_in, draft_in, prepare, starting_in
+from hive_rpc.relay.text import dialog_in, draft_in, fits_terminal, prepare, starting_in
 
 STOPPED = "the relay stopped before this message was typed"
 HOLD_RETRY_S = 2.0
@@ -66,6 +71,9 @@ class DeliveryResult:
     """The target's new address when ``check`` re-resolved it, else None."""
     finished_at: float
     """Wall-clock time (``time.time()``) the outcome was decided."""
+    agent: Agent | None = None
+    """The ling's agent once a pending ``exec`` was seen (``Agent.pending_exec``):
+    the identity its owner should keep; else None."""
 
 
 @dataclass(eq=False)
@@ -75,8 +83,11 @@ class Ticket:
     key: str
     target: Target
     text: str
+    agent: Agent | None = None
+    """The process approved as the ling's agent: typed into only while it holds the
+    target's foreground (None: nothing is typed)."""
     allow_shell: bool = False
-    """Type even while a shell runs in the target (the human said so)."""
+    """The approved process may be a shell (the human said so)."""
     held: str | None = None
     """While a dialog on the target, its program still starting, or the human's
     unsent text in its input holds this message: why, in words for the waiting
@@ -136,6 +147,7 @@ class Relay:
         hold_retry_s: float = HOLD_RETRY_S,
         hold_attempts: int = HOLD_ATTEMPTS,
         idle_exit_s: float = 60.0,
+        processes: Callable[[int], Proc | None] = process,
     ) -> None:
         if min_interval_s < 0 or hold_retry_s < 0 or idle_exit_s < 0:
             raise ValueError("intervals cannot be negative")
@@ -149,10 +161,21 @@ class Relay:
         # that deadline has passed.
         self.idle_exit_s = max(idle_exit_s, min_interval_s)
         self._lanes: dict[str, _Lane] = {}
+        self.processes = processes
+        """What /proc says of a pid now (relay/proc.py ``process``)."""
 
-    def submit(self, key: str, target: Target, text: str, *, allow_shell: bool = False) -> Ticket:
-        """Queue ``text`` for ``target`` behind earlier messages to ``key``; at once."""
-        ticket = Ticket(key=key, target=target, text=text, allow_shell=allow_shell)
+    def submit(
+        self,
+        key: str,
+        target: Target,
+        text: str,
+        *,
+        agent: Agent | None,
+        allow_shell: bool = False,
+    ) -> Ticket:
+        """Queue ``text`` for ``target`` behind earlier messages to ``key``; at once.
+        It is typed only while ``agent`` holds the target's foreground."""
+        ticket = Ticket(key=key, target=target, text=text, agent=agent, allow_shell=allow_shell)
         lane = self._lanes.get(key)
         if lane is None:
             send, receive = trio.open_memory_channel[Ticket](math.inf)
@@ -167,11 +190,17 @@ class Relay:
         return ticket
 
     async def deliver(
-        self, key: str, target: Target, text: str, *, allow_shell: bool = False
+        self,
+        key: str,
+        target: Target,
+        text: str,
+        *,
+        agent: Agent | None,
+        allow_shell: bool = False,
     ) -> DeliveryResult:
         """Submit and wait for the result.  Cancelling the wait does not withdraw
         the message: it is still typed in its turn."""
-        return await self.submit(key, target, text, allow_shell=allow_shell).wait()
+        return await self.submit(key, target, text, agent=agent, allow_shell=allow_shell).wait()
 
     def statistics(self) -> RelayStatistics:
         return RelayStatistics(
@@ -217,6 +246,7 @@ class Relay:
         await trio.sleep_until(lane.next_allowed)
         attempts = 0
         address: str | None = None
+        bound: Agent | None = None
         try:
             while True:
                 attempts += 1
@@ -224,30 +254,29 @@ class Relay:
                 address = state.address or address
                 if not state.alive:
                     reason = state.reason or f"the {ticket.target.kind} target is gone"
-                    return _failed(reason, attempts, address)
-                if state.command is None and not ticket.allow_shell:
-                    why = f" ({state.no_command})" if state.no_command else ""
-                    return _failed(
-                        f"the {ticket.target.kind} terminal does not say which program "
-                        f"runs in it{why}, so it may be a shell; not typed: register the "
-                        "ling with --allow-shell to type into it anyway",
-                        attempts,
-                        address,
-                    )
-                if is_shell(state.command) and not ticket.allow_shell:
-                    return _failed(
-                        f"{SHELL_REFUSED} ({state.command}); not typed: start the agent "
-                        "there again, or register the ling with --allow-shell to type "
-                        "into the shell itself",
-                        attempts,
-                        address,
-                    )
+                    return _failed(reason, attempts, address, bound)
+                agent = bound or ticket.agent
+                judged = verdict(
+                    agent,
+                    self.processes(agent.pid) if agent is not None else None,
+                    state.foreground,
+                    kind=ticket.target.kind,
+                    name=ticket.key,
+                    allow_shell=ticket.allow_shell,
+                    no_foreground=state.no_foreground,
+                )
+                bound = judged.bound or bound
+                if judged.action == REFUSE:
+                    return _failed(judged.reason, attempts, address, bound)
                 dialog = dialog_in(state.tail, cursor_line=state.cursor_line)
                 starting = starting_in(state.command, state.tail)
                 draft = state.draft
                 if draft is None:
                     draft = draft_in(state.tail, cursor_line=state.cursor_line)
-                if dialog is not None:
+                if judged.action == HOLD:
+                    held = judged.reason
+                    why = judged.reason.rpartition("; it is typed once")[0] or judged.reason
+                elif dialog is not None:
                     held = f"the terminal shows {dialog}; it is typed once that is answered"
                     why = f"the pane shows a dialog ({dialog})"
                 elif starting is not None:
@@ -264,32 +293,55 @@ class Relay:
                     break
                 ticket.hold(held)
                 if attempts >= self.hold_attempts:
+                    again = ""
+                    if judged.action == HOLD and ticket.agent is not None:
+                        again = f"; if the agent was restarted, {_again(ticket)}"
                     return _failed(
-                        f"{why}; not typed into; tried {attempts} times",
+                        f"{why}; not typed into; tried {attempts} times{again}",
                         attempts,
                         address,
+                        bound,
                     )
                 await trio.sleep(self.hold_retry_s)
+            # What the terminal takes whole (issue 26): a program reading whole lines
+            # gets at most 4,095 bytes, the kernel drops the rest (line_discipline.py).
+            program = state.foreground
+            whole = reads_lines(program.pid) if program is not None else None
+            too_long = fits_terminal(text, reads_lines=whole)
+            if too_long is not None:
+                return _failed(too_long, attempts, address, bound)
             try:
                 await ticket.target.type_text(text)
             finally:
                 lane.next_allowed = trio.current_time() + self.min_interval_s
         except DeliveryError as exc:
-            return _failed(exc.message, attempts, address)
+            return _failed(exc.message, attempts, address, bound)
         except Exception as exc:  # a broken target must not end the lane
-            return _failed(f"unexpected error from the target: {exc!r}", attempts, address)
+            return _failed(f"unexpected error from the target: {exc!r}", attempts, address, bound)
         return DeliveryResult(
-            delivered=True, reason="", attempts=attempts, address=address, finished_at=time.time()
+            delivered=True,
+            reason="",
+            attempts=attempts,
+            address=address,
+            finished_at=time.time(),
+            agent=bound,
         )
 
 
-def _failed(reason: str, attempts: int, address: str | None = None) -> DeliveryResult:
+def _again(ticket: Ticket) -> str:
+    return register_again(ticket.target.kind, ticket.key)
+
+
+def _failed(
+    reason: str, attempts: int, address: str | None = None, agent: Agent | None = None
+) -> DeliveryResult:
     return DeliveryResult(
         delivered=False,
         reason=reason,
         attempts=attempts,
         address=address,
         finished_at=time.time(),
+        agent=agent,
     )
 
 

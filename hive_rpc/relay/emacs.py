@@ -16,8 +16,9 @@ Rules: ``check`` never raises; the peer that has the buffer is remembered and as
 first next time, alone; the others are asked all at once, each with a short timeout,
 so a slow or silent Emacs holds up no other (a peer that lets ``STRIKES`` requests in
 a row time out is dropped from delivery until it offers again); the buffer's process
-``pid`` gives the program in its terminal's foreground (relay/proc.py), so the relay
-can refuse to type into a shell; ``draft`` is what the human typed and has not sent
+``pid`` gives the process the buffer runs and the leader of its terminal's
+foreground process group (relay/proc.py), so the relay types only while the ling's
+approved agent holds it; ``draft`` is what the human typed and has not sent
 in a comint buffer (the text after its process mark), where the screen cannot tell it
 (vterm, eat and term draw their input line, which the relay reads in ``tail``), and
 null from an Emacs package older than this; ``type_text`` is sent once and never retried (a
@@ -34,7 +35,7 @@ from typing import Any, Protocol
 
 import trio
 
-from hive_rpc.relay.proc import foreground_command
+from hive_rpc.relay.proc import foreground, foreground_command, process
 from hive_rpc.relay.target import DeliveryError, TargetState
 
 log = logging.getLogger(__name__)
@@ -224,9 +225,12 @@ class EmacsBufferTarget:
             no_command = (
                 "this Emacs's hive-rpc package does not report the buffer's process; update it"
             )
+            root = front = None
             if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
                 command = foreground_command(pid)
                 no_command = f"process {pid} of buffer {name} is not visible in /proc here"
+                root = process(pid)
+                front = foreground(pid)
             draft = state.get("draft")
             return TargetState(
                 alive=True,
@@ -234,6 +238,9 @@ class EmacsBufferTarget:
                 command=command,
                 no_command=no_command,
                 draft=draft if isinstance(draft, str) else None,
+                foreground=front,
+                root=root,
+                no_foreground=no_command if root is None else "its foreground has no leader",
             )
         if self.mode not in TERMINAL_MODES:
             reason = (

@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from hive_rpc.core.ling import Proc
+
 
 @dataclass(frozen=True, slots=True)
 class ProcStat:
@@ -29,6 +31,10 @@ class ProcStat:
     """The controlling terminal's device number (0: none)."""
     tpgid: int
     """The foreground process group of that terminal (-1: none)."""
+    start: int = 0
+    """Field 22, ``starttime``: clock ticks after boot the process started."""
+    session: int = 0
+    """Field 6: the session id (the session leader's pid)."""
 
 
 def stat(pid: int) -> ProcStat | None:
@@ -41,7 +47,7 @@ def stat(pid: int) -> ProcStat | None:
     # comm is in parentheses and may itself contain ") ": split at the last one.
     head, sep, rest = raw.rpartition(")")
     fields = rest.split()
-    if not sep or "(" not in head or len(fields) < 6:
+    if not sep or "(" not in head or len(fields) < 20:
         return None
     try:
         return ProcStat(
@@ -50,6 +56,8 @@ def stat(pid: int) -> ProcStat | None:
             pgrp=int(fields[2]),
             tty_nr=int(fields[4]),
             tpgid=int(fields[5]),
+            start=int(fields[19]),  # fields[0] is field 3 (state): 22 - 3 = 19
+            session=int(fields[3]),
         )
     except ValueError:
         return None
@@ -74,6 +82,46 @@ def runs_in_tty(pid: int, tty_path: str) -> bool:
     return device != 0 and device == tty_device(found.tty_nr)
 
 
+def process(pid: int) -> Proc | None:
+    """``pid`` as the relay identifies a process (core/ling.py ``Proc``): start time,
+    executable, name and command line; None when there is no such process."""
+    found = stat(pid)
+    if found is None:
+        return None
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        exe = ""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmdline = f.read(4096).rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        cmdline = ""
+    again = stat(pid)  # the pid was not recycled while exe and cmdline were read
+    if again is None or again.start != found.start:
+        return None
+    return Proc(pid=pid, start=found.start, exe=exe, comm=again.comm, cmdline=cmdline)
+
+
+def foreground(pid: int) -> Proc | None:
+    """The leader of the foreground process group of the terminal ``pid`` runs in
+    (``tpgid``): the process a keystroke there goes to.  ``pid`` itself when it has
+    no terminal (a comint buffer's process, on a pipe).  None when there is none:
+    the group's leader has exited (what holds the terminal is not one process the
+    hub can name), or ``pid`` is gone."""
+    found = stat(pid)
+    if found is None:
+        return None
+    if found.tty_nr == 0:
+        return process(pid)
+    if found.tpgid <= 0:
+        return None
+    leader = stat(found.tpgid)
+    if leader is None or leader.pgrp != found.tpgid or leader.tty_nr != found.tty_nr:
+        return None
+    return process(found.tpgid)
+
+
 def foreground_command(pid: int) -> str | None:
     """The program in the foreground of the terminal ``pid`` runs in, or ``pid``'s
     own when it has no terminal (a comint buffer on a pipe); None when gone."""
@@ -86,4 +134,12 @@ def foreground_command(pid: int) -> str | None:
     return leader.comm if leader is not None else found.comm
 
 
-__all__ = ["ProcStat", "foreground_command", "runs_in_tty", "stat", "tty_device"]
+__all__ = [
+    "ProcStat",
+    "foreground",
+    "foreground_command",
+    "process",
+    "runs_in_tty",
+    "stat",
+    "tty_device",
+]

@@ -4,7 +4,7 @@ Each kind (``tmux``, ``zellij``, ``emacs-buffer``) implements ``Target``.  The r
 calls ``check`` before every delivery: a dead target is reported (a tmux window
 name is resolved again at each check, so a recreated window is found), and a target
 whose last lines show a dialog (a permission prompt, a y/n question) is not typed
-into, nor is one whose foreground program is a shell (``command``).  ``type_text``
+into, nor one whose foreground is not the ling's approved agent (``foreground``).  ``type_text``
 gets text already made safe by ``relay.text.prepare``: no control characters or
 escape sequences, newlines kept.
 It types the text as one paste where the terminal supports bracketed paste, then
@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Protocol
+
+from hive_rpc.core.ling import Proc
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +49,16 @@ class TargetState:
     no_command: str = ""
     """When ``command`` is None: why the terminal cannot tell, and what would make
     it (e.g. a newer Emacs package); said in the refusal."""
+    foreground: Proc | None = None
+    """The leader of the terminal's foreground process group (relay/proc.py): the
+    process its keystrokes go to.  The relay types only while it is the ling's
+    approved agent; None (cannot tell) types nothing."""
+    root: Proc | None = None
+    """The process the terminal itself runs (tmux's ``#{pane_pid}``, the Emacs
+    buffer's process): the shell of a pane that runs one, which ``--allow-shell``
+    approves."""
+    no_foreground: str = ""
+    """When ``foreground`` is None: why, in words for the refusal."""
 
 
 class DeliveryError(Exception):

@@ -15,9 +15,12 @@ human meant by it: when the window is closed and opened again under the same nam
 the ling is the new pane.  So the spec is kept as given and resolved again at every
 ``check``; the target then types into the pane id that check found (``pane``), so a
 delivery never types into another pane than the one it checked.
-``check`` also reads ``#{pane_current_command}``, the program in the pane's
-foreground, so the relay can refuse to type into a shell, and ``#{pane_tty}``, so the
-hub can tell whether a process runs inside the pane (relay/consent.py).
+``check`` also reads ``#{pane_pid}``, from which /proc gives the process the pane
+runs and the leader of its terminal's foreground process group (relay/proc.py), so
+the relay types only while the ling's approved agent holds the pane,
+``#{pane_current_command}`` (the foreground program's name, for people), and
+``#{pane_tty}``, so the hub can tell whether a process runs inside the pane
+(relay/consent.py).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import uuid
 
 import trio
 
+from hive_rpc.relay.proc import foreground, process
 from hive_rpc.relay.target import DeliveryError, TargetState, cannot_run
 
 TAIL_LINES = 40
@@ -82,13 +86,13 @@ class TmuxTarget:
             "-t",
             self.address,
             "#{pane_id}\t#{pane_dead}\t#{pane_current_command}\t#{pane_tty}"
-            "\t#{cursor_y}\t#{pane_height}",
+            "\t#{cursor_y}\t#{pane_height}\t#{pane_pid}",
         )
         if found.returncode != 0:
             return self._gone(found)
-        pane_id, dead, command, tty, cursor_y, height = (
-            [*found.stdout.decode("utf-8", "replace").rstrip("\n").split("\t"), *[""] * 6]
-        )[:6]
+        pane_id, dead, command, tty, cursor_y, height, pane_pid = (
+            [*found.stdout.decode("utf-8", "replace").rstrip("\n").split("\t"), *[""] * 7]
+        )[:7]
         self.tty = tty or None
         captured, tail, cursor_line = await self._capture(cursor_y, height)
         if captured.returncode != 0:
@@ -104,12 +108,21 @@ class TmuxTarget:
                 alive=False,
                 reason=f"the program in tmux pane {pane_id} has exited (the pane is dead)",
             )
+        root = process(int(pane_pid)) if pane_pid.isdigit() else None
+        front = foreground(root.pid) if root is not None else None
         return TargetState(
             alive=True,
             tail=tail,
             cursor_line=cursor_line,
             command=command or None,
             no_command="tmux gave no #{pane_current_command}",
+            foreground=front,
+            root=root,
+            no_foreground=(
+                "tmux gave no #{pane_pid} this hub can read in /proc"
+                if root is None
+                else "the process group in its foreground has no leader"
+            ),
         )
 
     async def _capture(

@@ -142,6 +142,8 @@ class ZellijTarget:
             command=command if isinstance(command, str) and command else None,
             no_command="Zellij leaves pane_command out for a pane that runs the default "
             "shell; start the agent with zellij run -- COMMAND",
+            no_foreground="Zellij's CLI names no process for a pane, so the hub cannot tell "
+            "whether the agent approved there still holds it; use tmux or an Emacs buffer",
         )
 
     def _find_pane(self, listing: bytes) -> dict[str, object] | str:

@@ -114,10 +114,13 @@ async def news(hub: HubService, p: dict[str, Any]) -> Any:
         "label": STR,
         "allow_shell": BOOL,
         "agent_id": STR,
+        "then_exec": BOOL,
     },
     doc="Register (or move) an agent's terminal: tmux pane, zellij pane or Emacs buffer. "
     "From inside that terminal it is registered at once; otherwise (or with agent_id) "
-    "it is pending until the human approves the hub's prompt (docs/security.md).",
+    "it is pending until the human approves the hub's prompt (docs/security.md). The "
+    "ling records its agent, the process in the terminal's foreground (then_exec: the "
+    "caller, which then execs the agent), and is typed into only while it holds it.",
     mcp=("ling_register",),
 )
 async def ling_register(hub: HubService, p: dict[str, Any]) -> Any:
@@ -129,6 +132,7 @@ async def ling_register(hub: HubService, p: dict[str, Any]) -> Any:
         allow_shell=p.get("allow_shell") or False,
         caller=CALLER.get(),
         asked_by=p.get("agent_id"),
+        then_exec=p.get("then_exec") or False,
     )
 
 

@@ -141,8 +141,10 @@ async def test_a_shell_in_an_emacs_buffer_gets_nothing(
 ) -> None:
     """The buffer's process is a shell (M-x shell): the relay types nothing into it."""
     assert hub.agora is not None
-    await hub.agora.register("sh", "emacs-buffer", "*sh*", owner=True)
-    bash = await trio.lowlevel.open_process(["bash", "--norc", "-c", "read"], stdin=subprocess.PIPE)
+    # A session of its own, as Emacs starts a buffer's process: no controlling tty.
+    bash = await trio.lowlevel.open_process(
+        ["bash", "--norc", "-c", "read"], stdin=subprocess.PIPE, start_new_session=True
+    )
     typed: list[str] = []
     shell = emacs_with({"*sh*": bash.pid})
 
@@ -154,6 +156,8 @@ async def test_a_shell_in_an_emacs_buffer_gets_nothing(
 
     try:
         async with peers(hub_config, answer):
+            # Registered while bash runs there: bash is what it approves.
+            await hub.agora.register("sh", "emacs-buffer", "*sh*", owner=True)
             sent = await client.call("agent/answer", {"agent": "sh", "message": "ls"})
             assert sent["delivery"]["state"] == "failed"
             reason = sent["delivery"]["reason"]
@@ -172,7 +176,10 @@ async def test_emacs_registers_its_own_buffer_and_nothing_else_without_consent(
     """``M-x hive-rpc-register-ling`` comes from the Emacs that has the buffer: the
     human's.  The same request for a buffer that Emacs does not have, or from a
     connection that never offered delivery, waits for the human."""
-    emacs = emacs_with({"*agent*": None})
+    agent = await trio.lowlevel.open_process(
+        ["cat"], stdin=subprocess.PIPE, start_new_session=True
+    )  # the buffer's program, as Emacs starts it: a session of its own
+    emacs = emacs_with({"*agent*": agent.pid})
     async with peers(hub_config, emacs) as (peer,):
         own = await peer.call(
             "ling/register", {"name": "own", "kind": "emacs-buffer", "address": "*agent*"}
@@ -190,3 +197,9 @@ async def test_emacs_registers_its_own_buffer_and_nothing_else_without_consent(
         assert from_cli["state"] == "pending"
         states = {x["name"]: x["state"] for x in await client.call("ling/list", {})}
         assert states == {"own": "registered", "other": "pending", "cli": "pending"}
+        (recorded,) = [x for x in await client.call("ling/list", {}) if x["name"] == "own"]
+        assert (recorded["agent"]["pid"], recorded["agent"]["comm"]) == (agent.pid, "cat")
+    agent.kill()
+    await agent.wait()
+    if agent.stdin is not None:
+        await agent.stdin.aclose()

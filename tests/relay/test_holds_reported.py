@@ -6,6 +6,7 @@ Claude Code is in tests/claude/test_claude_agora.py."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import trio
@@ -15,8 +16,12 @@ from hive_rpc.agora import open_agora
 from hive_rpc.core.ling import Ling
 from hive_rpc.registry import open_registry
 from hive_rpc.relay.emacs import DeliveryPeers
+from hive_rpc.relay.proc import process
 from hive_rpc.relay.target import TargetState
 from hive_rpc.store import MemoryStore
+
+AGENT = process(os.getpid())
+"""The stand-in terminal's agent: this test's own process (alive, as /proc says)."""
 
 EPOCH = 1_800_000_000.0
 BOX = "\u2500\u2500\u2500\n\u276f\u00a0{}\n\u2500\u2500\u2500\n  ? for shortcuts"
@@ -42,7 +47,7 @@ class Terminal:
 
     async def check(self) -> TargetState:
         await trio.lowlevel.checkpoint()
-        return TargetState(alive=True, tail=self.screen, command="claude")
+        return TargetState(alive=True, tail=self.screen, command="claude", foreground=AGENT)
 
     async def type_text(self, text: str) -> None:
         await trio.lowlevel.checkpoint()

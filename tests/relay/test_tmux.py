@@ -20,6 +20,7 @@ import pytest
 import trio
 
 from hive_rpc.agora import open_agora
+from hive_rpc.core.ling import Agent
 from hive_rpc.relay.delivery import Relay
 from hive_rpc.relay.emacs import DeliveryPeers
 from hive_rpc.relay.target import DeliveryError, TargetState
@@ -95,6 +96,12 @@ class Ling:
     def target(self, address: str | None = None) -> TmuxTarget:
         return TmuxTarget(address or self.pane, socket=self.tmux.socket)
 
+    async def agent(self) -> Agent:
+        """The scripted ling's process, as registration records it: the approved agent."""
+        state = await self.target().check()
+        assert state.foreground is not None, state
+        return Agent.of(state.foreground)
+
     def entries(self) -> list[dict[str, object]]:
         if not self.record.exists():
             return []
@@ -112,6 +119,13 @@ class Ling:
             return got if len(got) >= count else None
 
         return await until(f"{count} submissions to ling {self.name}", enough)
+
+
+async def shell_of(target: TmuxTarget) -> Agent:
+    """The shell a pane runs, as ``--allow-shell`` approves it."""
+    state = await target.check()
+    assert state.root is not None, state
+    return Agent.of(state.root)
 
 
 @pytest.fixture
@@ -145,7 +159,7 @@ async def test_messages_arrive_once_intact_in_order_as_bracketed_pastes(tmux: Tm
         relay = Relay(nursery, min_interval_s=0.05)
         target = ling.target()
         for text in messages:
-            relay.submit("order", target, text)
+            relay.submit("order", target, text, agent=await ling.agent())
         received = await ling.wait_for(len(messages))
         nursery.cancel_scope.cancel()
     # "last" arrived last, so everything before it has arrived: exactly once, in order.
@@ -160,7 +174,7 @@ async def test_hostile_messages_arrive_inert(tmux: Tmux) -> None:
     )
     async with trio.open_nursery() as nursery:
         relay = Relay(nursery)
-        result = await relay.deliver("hostile", ling.target(), hostile)
+        result = await relay.deliver("hostile", ling.target(), hostile, agent=await ling.agent())
         nursery.cancel_scope.cancel()
     assert result.delivered, result.reason
     [raw] = await ling.wait_for(1)
@@ -180,8 +194,10 @@ async def test_a_megabyte_is_refused_and_nothing_is_typed(tmux: Tmux) -> None:
     ling = await tmux.ling("big")
     async with trio.open_nursery() as nursery:
         relay = Relay(nursery, min_interval_s=0.05)
-        refused = await relay.deliver("big", ling.target(), "x" * 1_048_576)
-        sentinel = await relay.deliver("big", ling.target(), "sentinel")
+        refused = await relay.deliver(
+            "big", ling.target(), "x" * 1_048_576, agent=await ling.agent()
+        )
+        sentinel = await relay.deliver("big", ling.target(), "sentinel", agent=await ling.agent())
         nursery.cancel_scope.cancel()
     assert not refused.delivered
     assert "1,048,576 bytes" in refused.reason
@@ -222,7 +238,9 @@ async def test_a_pane_showing_a_dialog_is_not_typed_into(tmux: Tmux) -> None:
 
     async with trio.open_nursery() as nursery:
         impatient = Relay(nursery, hold_retry_s=0.05, hold_attempts=3)
-        held = await impatient.deliver("dialog", target, "do not answer the dialog")
+        held = await impatient.deliver(
+            "dialog", target, "do not answer the dialog", agent=await ling.agent()
+        )
         nursery.cancel_scope.cancel()
     assert not held.delivered
     assert held.reason == (
@@ -233,7 +251,7 @@ async def test_a_pane_showing_a_dialog_is_not_typed_into(tmux: Tmux) -> None:
     watched = WatchedTarget(target)
     async with trio.open_nursery() as nursery:
         patient = Relay(nursery, hold_retry_s=0.05, hold_attempts=400)
-        ticket = patient.submit("dialog", watched, "your turn")
+        ticket = patient.submit("dialog", watched, "your turn", agent=await ling.agent())
         await watched.saw_dialog.wait()
         ling.dialog_flag.unlink()  # the ling erases its dialog line
         result = await ticket.wait()
@@ -247,13 +265,14 @@ async def test_a_killed_pane_is_not_alive(tmux: Tmux) -> None:
     ling = await tmux.ling("killed")
     target = ling.target()
     assert (await target.check()).alive
+    agent = await ling.agent()
     await tmux.run("kill-pane", "-t", ling.pane)
     state = await target.check()
     assert not state.alive
     assert state.reason.startswith(f"tmux pane {ling.pane} is gone: ")
     assert "can't find pane" in state.reason
     async with trio.open_nursery() as nursery:
-        result = await Relay(nursery).deliver("killed", target, "anyone there?")
+        result = await Relay(nursery).deliver("killed", target, "anyone there?", agent=agent)
         nursery.cancel_scope.cancel()
     assert not result.delivered
     assert result.reason == state.reason
@@ -287,7 +306,7 @@ async def test_a_target_spec_is_kept_and_typed_into_the_pane_it_names(tmux: Tmux
 
     fresh = ling.target("spec:0.0")
     async with trio.open_nursery() as nursery:
-        result = await Relay(nursery).deliver("spec", fresh, "by name")
+        result = await Relay(nursery).deliver("spec", fresh, "by name", agent=await ling.agent())
         nursery.cancel_scope.cancel()
     assert result.delivered
     assert result.address is None
@@ -334,7 +353,9 @@ async def test_a_ling_registered_by_name_follows_its_window_when_it_is_recreated
 ) -> None:
     """Issue 14: a ling registered as ``work:w.0`` was pinned to the pane id its first
     delivery found, so once the window was recreated every delivery failed with "pane
-    %N is gone".  The name is kept, and resolved again at each delivery."""
+    %N is gone".  The name is kept, and resolved again at each delivery.  The new
+    window runs a new process, which no one approved (issue 26): nothing is typed
+    until the human registers it again, and the refusal says how."""
     await tmux.run("new-session", "-d", "-s", "work", "-n", "other", "sleep", "600")
 
     async def window(tag: str) -> Ling:
@@ -362,6 +383,11 @@ async def test_a_ling_registered_by_name_follows_its_window_when_it_is_recreated
         await tmux.run("kill-window", "-t", "work:w")
         second = await window("second")
         assert second.pane != first.pane
+        refused = await agora.answer("main.parent", "to the new agent", None)
+        assert refused["delivery"]["state"] == "failed", refused
+        assert "has exited" in refused["delivery"]["reason"]
+        assert "`hive-rpc ling register main.parent --tmux`" in refused["delivery"]["reason"]
+        await agora.register("main.parent", "tmux", address, owner=True)
         two = await agora.answer("main.parent", "to the new window", None)
         assert two["delivery"]["state"] == "delivered", two
         assert await second.wait_for(1) == [pasted("[ANSWER from main] to the new window")]
@@ -392,7 +418,9 @@ async def test_an_answered_dialog_above_the_prompt_does_not_hold_the_relay(tmux:
     assert state.tail.split("\n")[state.cursor_line] == "ling> "
     async with trio.open_nursery() as nursery:
         relay = Relay(nursery, hold_retry_s=0.05, hold_attempts=3)
-        result = await relay.deliver("answered", target, "past the answered dialog")
+        result = await relay.deliver(
+            "answered", target, "past the answered dialog", agent=await ling.agent()
+        )
         nursery.cancel_scope.cancel()
     assert result.delivered, result.reason
     assert result.attempts == 1
@@ -408,7 +436,9 @@ async def test_an_answered_dialog_above_the_prompt_does_not_hold_the_relay(tmux:
     assert await until("the ling's dialog", dialog_shown) == "a yes/no question"
     async with trio.open_nursery() as nursery:
         relay = Relay(nursery, hold_retry_s=0.05, hold_attempts=3)
-        held = await relay.deliver("answered", target, "not into the dialog")
+        held = await relay.deliver(
+            "answered", target, "not into the dialog", agent=await ling.agent()
+        )
         nursery.cancel_scope.cancel()
     assert not held.delivered
     assert "a yes/no question" in held.reason
@@ -440,7 +470,9 @@ async def test_a_draft_at_a_shell_prompt_holds_the_relay_and_stays(tmux: Tmux) -
     assert await until("the draft on screen", drafted) == "echo half"
     async with trio.open_nursery() as nursery:
         relay = Relay(nursery, hold_retry_s=0.05, hold_attempts=5)
-        result = await relay.deliver("shell", target, "echo relayed", allow_shell=True)
+        result = await relay.deliver(
+            "shell", target, "echo relayed", allow_shell=True, agent=await shell_of(target)
+        )
         assert not result.delivered
         assert result.reason == (
             "the human's unsent text stayed in shell's input; not typed into; tried 5 times"
@@ -449,7 +481,9 @@ async def test_a_draft_at_a_shell_prompt_holds_the_relay_and_stays(tmux: Tmux) -
         assert screen.rstrip().endswith("me@host:~$ echo half"), screen  # as the human left it
         assert "relayed" not in screen
         await tmux.run("send-keys", "-t", pane, "C-u")  # the human clears the line
-        result = await relay.deliver("shell", target, "echo relayed", allow_shell=True)
+        result = await relay.deliver(
+            "shell", target, "echo relayed", allow_shell=True, agent=await shell_of(target)
+        )
         assert result.delivered, result.reason
         nursery.cancel_scope.cancel()
 

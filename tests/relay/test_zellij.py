@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 import trio
 
+from hive_rpc.core.ling import Agent
 from hive_rpc.relay.delivery import Relay
+from hive_rpc.relay.proc import process
 from hive_rpc.relay.target import DeliveryError
 from hive_rpc.relay.zellij import TAIL_LINES, ZellijTarget, parse_address
 
@@ -223,50 +225,28 @@ async def test_a_failed_paste_raises_and_presses_no_enter_via_standin(
     assert [call[3] for call in standin_zellij.calls()] == ["paste"]
 
 
-async def test_the_relay_delivers_through_the_standin(
+async def test_the_relay_types_nothing_into_a_zellij_pane_via_standin(
     standin_zellij: StandinZellij, nursery: trio.Nursery
 ) -> None:
+    """Issue 26: a ling is typed into only while the process the human approved holds
+    its terminal's foreground.  Zellij's CLI names no process for a pane (its
+    ``pane_command`` is a name, which any program can have), so the hub cannot check
+    it: nothing is typed, whatever the pane runs and even with --allow-shell, and
+    the reason says so.  (``type_text`` itself is tested above.)"""
+    me = process(os.getpid())
+    assert me is not None
+    agent = Agent.of(me)
     relay = Relay(nursery, min_interval_s=0.0, hold_retry_s=0.0, hold_attempts=2)
     target = ZellijTarget("agents:3")
-    result = await relay.deliver("agents:3", target, "hello\x1b[2J\r\nworld  ")
-    assert result.delivered, result.reason
-    assert standin_zellij.pastes() == [
-        [*AGENTS, "paste", "--pane-id", "terminal_3", "--", "hello\nworld"]
-    ]
-
-    standin_zellij.scenario(
-        screen="Edit file\nDo you want to make this edit to x.py?\n\u276f 1. Yes\n"
-    )
-    held = await relay.deliver("agents:3", target, "not now")
-    assert not held.delivered
-    assert "dialog" in held.reason
-    assert len(standin_zellij.pastes()) == 1
-
-
-async def test_the_relay_types_nothing_into_a_shell_pane_via_standin(
-    standin_zellij: StandinZellij, nursery: trio.Nursery
-) -> None:
-    """Zellij's ``list-panes --json`` gives the pane's command (``pane_command``): a
-    shell there gets nothing, unless the ling allows it; an agent gets the text."""
-    relay = Relay(nursery, min_interval_s=0.0, hold_retry_s=0.0, hold_attempts=2)
-    target = ZellijTarget("agents:3")
-    shell = [{**p, "pane_command": "bash"} if p["id"] == 3 else p for p in PANES]
-    standin_zellij.scenario(panes=shell)
-    refused = await relay.deliver("agents:3", target, "ok\ntouch FILE")
-    assert not refused.delivered
-    assert refused.reason.startswith("a shell, not an agent, runs in this terminal (bash)")
-    assert standin_zellij.pastes() == []
-    allowed = await relay.deliver("agents:3", target, "echo hi", allow_shell=True)
-    assert allowed.delivered, allowed.reason
-    # A pane running the default shell has no pane_command: it cannot tell, so it is
-    # treated as a shell too.
     plain = [{k: v for k, v in p.items() if k != "pane_command"} for p in PANES]
-    standin_zellij.scenario(panes=plain)
-    untold = await relay.deliver("agents:3", target, "ok\ntouch FILE")
-    assert not untold.delivered
-    assert "does not say which program runs in it" in untold.reason
-    assert "zellij run -- COMMAND" in untold.reason
-    standin_zellij.scenario(panes=[{**p, "pane_command": "claude"} for p in PANES])
-    agent = await relay.deliver("agents:3", target, "hello")
-    assert agent.delivered, agent.reason
-    assert [call[-1] for call in standin_zellij.pastes()] == ["echo hi", "hello"]
+    for command in ("claude", "bash", None):
+        panes = plain if command is None else [{**p, "pane_command": command} for p in PANES]
+        standin_zellij.scenario(panes=panes)
+        for allow_shell in (False, True):
+            refused = await relay.deliver(
+                "agents:3", target, "ok\ntouch FILE", agent=agent, allow_shell=allow_shell
+            )
+            assert not refused.delivered
+            assert "Zellij's CLI names no process for a pane" in refused.reason
+            assert refused.attempts == 1
+    assert standin_zellij.pastes() == []
