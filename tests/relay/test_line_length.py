@@ -14,14 +14,20 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from test_tmux import LING, Tmux, tmux, until
+import trio
+from test_tmux import LING, Ling, Tmux, tmux, until
 
+from hive_rpc.agora import Agora, open_agora
+from hive_rpc.relay.delivery import Relay
+from hive_rpc.relay.emacs import DeliveryPeers
 from hive_rpc.relay.line_discipline import reads_lines
 from hive_rpc.relay.text import LINE_INPUT_BYTES, MAX_MESSAGE_BYTES, fits_terminal, prepare
 from hive_rpc.relay.tmux import find_tmux
+from hive_rpc.store.memory import MemoryStore
 
 pytestmark = pytest.mark.skipif(
     find_tmux() is None, reason="tmux is not installed; these tests drive a real tmux"
@@ -131,3 +137,72 @@ def test_what_each_mode_takes_whole() -> None:
     assert fits_terminal("x" * LINE_INPUT_BYTES, reads_lines=True) is None
     assert fits_terminal("é" * 2048, reads_lines=True) is not None  # bytes, not characters
     assert len(turn) < MAX_MESSAGE_BYTES
+
+
+READ_LINES = (
+    "import sys; out = open(sys.argv[1], 'a'); open(sys.argv[1] + '.ready', 'w').close()\n"
+    "for line in sys.stdin:\n"
+    "    out.write(str(len(line.rstrip(chr(10)))) + chr(10)); out.flush()"
+)
+"""An agent that reads its terminal a line at a time (canonical mode) and records
+the length of each line it got."""
+
+
+@pytest.fixture
+async def agora(nursery: trio.Nursery) -> Agora:
+    relay = Relay(nursery, min_interval_s=0.0)
+    return await open_agora(
+        MemoryStore(), time.time, DeliveryPeers(), nursery, relay=relay, dispatch_wait_s=20
+    )
+
+
+def lengths(path: Path) -> list[int]:
+    return [int(n) for n in read(path).split()]
+
+
+async def test_a_turn_a_line_reader_cannot_hold_is_refused_not_cut(
+    tmux: Tmux, agora: Agora
+) -> None:
+    """The reported case end to end: the turn was reported delivered and the agent got
+    4,095 characters of it.  Now it is refused, saying why, and nothing is typed; a
+    turn that fits is typed whole."""
+    out = tmux.dir / "lines.txt"
+    pane = await tmux.run(
+        "new-session", "-d", "-P", "-F", "#{pane_id}", "-s", "reader", "-x", "200", "-y", "50",
+        sys.executable, "-c", READ_LINES, str(out),
+    )  # fmt: skip
+
+    async def ready() -> bool | None:
+        return True if exists(Path(f"{out}.ready")) else None
+
+    await until("the line reader to start", ready)
+    await agora.register("main.reader", "tmux", f"{pane}@{tmux.socket}", owner=True)
+    first = await agora.answer("main.reader", "hello", None)
+    assert first["delivery"]["state"] == "delivered", first
+
+    async def recorded(count: int) -> list[int] | None:
+        got = lengths(out)
+        return got if len(got) >= count else None
+
+    (short,) = await until("the first line", lambda: recorded(1))
+    sent = await agora.answer("main.reader", TURN, None)
+    delivery = sent["delivery"]
+    assert delivery["state"] == "failed", delivery
+    assert "reads whole lines" in delivery["reason"], delivery
+    assert f"at most {LINE_INPUT_BYTES:,} bytes" in delivery["reason"], delivery
+    # Nothing of it was typed: the next turn is the next line the agent reads.
+    after = await agora.answer("main.reader", "after", None)
+    assert after["delivery"]["state"] == "delivered", after
+    got = await until("the line after", lambda: recorded(2))
+    assert got == [short, len(after["text"])], got
+
+
+async def test_a_raw_mode_agent_gets_the_turn_whole(tmux: Tmux, agora: Agora) -> None:
+    """Claude Code reads its terminal in raw mode and takes a bracketed paste of any
+    length: the turn is typed whole (the scripted ling records every byte)."""
+    ling: Ling = await tmux.ling("raw")
+    await agora.register("main.raw", "tmux", f"{ling.pane}@{tmux.socket}", owner=True)
+    sent = await agora.answer("main.raw", TURN, None)
+    assert sent["delivery"]["state"] == "delivered", sent["delivery"]
+    [raw] = await ling.wait_for(1)
+    assert sent["text"].encode() in raw
