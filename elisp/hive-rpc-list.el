@@ -95,7 +95,7 @@ Choices in the agent's order, \"  [yes / no]\"; a schema's fields,
                          (propertize (substring short 0 (min (length short)
                                                              hive-rpc--list-id-length))
                                      'help-echo short))
-                       (hive-rpc--clean (plist-get r :agent_id))
+                       (hive-rpc--agent r)
                        (hive-rpc--duration (- now (plist-get r :created_at)))
                        (hive-rpc--duration (- (plist-get r :deadline_at) now))
                        (concat (if (eq (plist-get r :urgent) t) "!" "")

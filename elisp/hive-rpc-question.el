@@ -190,9 +190,14 @@ REQUIRED non-nil means an empty answer is not accepted.  Return
 ;;;
 
 (defun hive-rpc--agent (record)
-  "Return the name of RECORD's agent, safe to display."
+  "Return the name of RECORD's agent, safe to display.
+The hub's own questions (agent \"hive-rpc\", a name no agent may
+ask under) are named as the hub's, so a question an agent wrote
+cannot pass for one of them."""
   (let ((agent (plist-get record :agent_id)))
-    (if (stringp agent) (hive-rpc--clean agent) "an agent")))
+    (cond ((equal agent "hive-rpc") "the hub itself (hive-rpc)")
+          ((stringp agent) (hive-rpc--clean agent))
+          (t "an agent"))))
 
 (defun hive-rpc--choices-text (names)
   "Return NAMES, the choices in the agent's order, as shown in a prompt."

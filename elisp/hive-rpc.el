@@ -362,8 +362,7 @@ once when it works again; the mode line shows it meanwhile."
                (dbus-ping :session "org.freedesktop.Notifications" 100)))
     (ignore-errors
       (notifications-notify
-       :title (format "hive-rpc: %s asks"
-                      (hive-rpc--clean (plist-get record :agent_id)))
+       :title (format "hive-rpc: %s asks" (hive-rpc--agent record))
        :body (hive-rpc--clean (plist-get record :question))
        :urgency 'critical))))
 

@@ -189,6 +189,12 @@ Such a hub is no child of Emacs: it outlives Emacs, and this test."
                                              temporary-file-directory))))
         (delete-directory root t)))))
 
+(ert-deftest hive-rpc-tests-the-hubs-own-question-is-named-as-the-hubs ()
+  "The hub's question is the hub's; no agent may ask as hive-rpc."
+  (should (equal (hive-rpc--agent '(:agent_id "hive-rpc")) "the hub itself (hive-rpc)"))
+  (should (equal (hive-rpc--agent '(:agent_id "deployer")) "deployer"))
+  (should (equal (hive-rpc--agent '(:agent_id nil)) "an agent")))
+
 (ert-deftest hive-rpc-tests-strip-control-characters ()
   "Strip control characters and bidi overrides from network text."
   (should (equal (hive-rpc--clean "a\e[31mb\nc\u202ed\0") "a[31mb cd")))

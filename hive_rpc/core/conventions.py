@@ -25,9 +25,29 @@ PERMISSION = "permission"
 """The ``kind`` of an agent's permission request (``hive-rpc hook claude-code``)."""
 
 
+def reserved_agent(agent_id: str) -> bool:
+    """Whether no agent may ask as ``agent_id``: a reserved name, or any name holding
+    ``hive-rpc`` once folded (NFKC, case), so nothing an agent names itself reads like
+    :data:`HUB_LABEL`, the way every face names the hub's own questions.  Linear."""
+    import unicodedata  # here: the CLI's one-shot commands import this module
+
+    folded = unicodedata.normalize("NFKC", agent_id).casefold()
+    return folded in RESERVED_AGENTS or HUB_AGENT in folded
+
+
 def human_only(kind: object, agent_id: object) -> bool:
     """Whether only the human (an approver: service/approver.py) may answer a prompt of
     this ``kind`` asked by ``agent_id``: an agent's permission request, or one of the
     hub's own questions (consent to type into a terminal).  The agent's credential (the
     MCP token, the bare socket) answers neither (docs/security.md)."""
     return kind == PERMISSION or agent_id == HUB_AGENT
+
+HUB_LABEL = "the hub itself (hive-rpc)"
+"""How every face names the asker of the hub's own questions: since no agent may ask
+as ``hive-rpc``, a question shown so is the hub's, not text an agent wrote to look
+like it (Emacs, VS Code and the dashboard spell it the same)."""
+
+
+def asker_label(agent_id: str) -> str:
+    """The asker as a person reads it: :data:`HUB_LABEL` for the hub's own questions."""
+    return HUB_LABEL if agent_id == HUB_AGENT else agent_id

@@ -52,6 +52,7 @@ from jeepney.io.common import RouterClosed  # type: ignore[import-untyped]
 from jeepney.io.trio import open_dbus_connection  # type: ignore[import-untyped]
 
 from hive_rpc.activity import Entry
+from hive_rpc.core.conventions import asker_label
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.prompt import Kind, Prompt
 from hive_rpc.core.terminal_text import one_line, strip_controls
@@ -114,7 +115,8 @@ def notify_call(summary: str, body: str, actions: list[str], urgency: int, expir
 def summary_text(prompt: Prompt) -> str:
     """``AGENT needs input`` (``AGENT asks permission``), on one line, with no
     character markup could act on."""
-    name = one_line(prompt.agent_id).translate({ord(c): None for c in "<>&"}) or "an agent"
+    name = one_line(asker_label(prompt.agent_id)).translate({ord(c): None for c in "<>&"})
+    name = name or "an agent"
     return f"{name} asks permission" if _is_permission(prompt) else f"{name} needs input"
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from hive_rpc import __version__
 from hive_rpc.core import limits
-from hive_rpc.core.conventions import RESERVED_AGENTS, human_only
+from hive_rpc.core.conventions import RESERVED_AGENTS, human_only, reserved_agent
 from hive_rpc.core.errors import InvalidParams, LimitReached
 from hive_rpc.core.prompt import HUMAN, MIN_ID_PREFIX, Action, Ask, Kind, Prompt
 from hive_rpc.registry import held_chars
@@ -71,11 +71,12 @@ def _action(value: str | None) -> Action:
 )
 async def ask(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     agent = acting_agent(p)
-    if agent in RESERVED_AGENTS:
+    if agent is not None and reserved_agent(agent):
         # The hub's own prompts are asked by the hub itself (registry.ask), never here.
         raise InvalidParams(
-            f"agent_id {agent!r} is reserved for the hub and the human ("
-            f"{', '.join(sorted(RESERVED_AGENTS))}); ask under your own name",
+            f"agent_id {agent[:80]!r} is reserved for the hub and the human ("
+            f"{', '.join(sorted(RESERVED_AGENTS))}, or any name with hive-rpc in it); "
+            "ask under your own name",
             param="agent_id",
         )
     caller = CALLER.get()

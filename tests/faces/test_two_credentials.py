@@ -188,7 +188,9 @@ async def test_the_dashboard_signs_in_with_the_humans_token_and_decides(
             assert asked.json()["error"]["code"] == -32001  # past the guard: no such prompt
 
 
-@pytest.mark.parametrize("name", ["hive-rpc", "human", "dashboard", "rule"])
+@pytest.mark.parametrize(
+    "name", ["hive-rpc", "human", "dashboard", "rule", "hive-rpc-bot", "the hub itself (HIVE-RPC)"]
+)
 async def test_no_agent_asks_under_the_hubs_or_the_humans_name(
     http_hub: HubService, name: str
 ) -> None:
@@ -199,6 +201,10 @@ async def test_no_agent_asks_under_the_hubs_or_the_humans_name(
             await client.call("hive/ask", {"question": "approve?", "agent_id": name})
         assert refused.value.code == -32602
         assert f"agent_id {name!r} is reserved" in refused.value.message
+        # Fullwidth letters fold to the same name (NFKC): no look-alike either.
+        fullwidth = "".join(chr(ord(c) + 0xFEE0) if c.isalpha() else c for c in name)
+        with pytest.raises(HiveError, match="is reserved"):
+            await client.call("hive/ask", {"question": "approve?", "agent_id": fullwidth})
         async with http_client(http_hub, "legacy", agent=name) as agent:
             result = await agent.call_tool("hivemind_ask_async", {"question": "approve?"})
             assert result.is_error
@@ -225,3 +231,15 @@ async def test_hive_rpc_answer_proves_the_humans_credential_for_the_hubs_questio
             with trio.fail_after(20):
                 while await registered(client) != ["kid"]:  # noqa: ASYNC110
                     await trio.sleep(0.02)  # the hub's own task registers it
+
+
+def test_every_face_names_the_hubs_own_question_as_the_hubs() -> None:
+    """The desktop notification's summary (the editors and the dashboard spell the
+    same label: their own tests); an agent's question keeps its agent's name."""
+    from hive_rpc.core.prompt import Ask, new_prompt
+    from hive_rpc.faces.desktop_notify import summary_text
+
+    hubs = new_prompt(Ask(question="may kid be typed into?", agent_id="hive-rpc"), now=0.0)
+    agents = new_prompt(Ask(question="deploy?", agent_id="deployer"), now=0.0)
+    assert summary_text(hubs) == "the hub itself (hive-rpc) needs input"
+    assert summary_text(agents) == "deployer needs input"

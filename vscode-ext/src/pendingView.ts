@@ -18,7 +18,7 @@
 import * as vscode from 'vscode';
 import { hasCountdown, nowSeconds, timeLeftText } from './countdown';
 import { visible } from './plainText';
-import { isPermission } from './promptDetail';
+import { askerOf, isPermission } from './promptDetail';
 import { Command, PROMPT_CONTEXT_VALUE } from './protocol';
 import type { PromptQueue } from './queue';
 
@@ -76,12 +76,13 @@ export class PendingTreeProvider implements vscode.TreeDataProvider<PendingEleme
     // A permission (an agent's tool waits on it) says so first, with its own icon:
     // in a list of questions it is the one whose answer lets a command run.
     const permission = isPermission(record);
-    const label = `${permission ? 'Permission · ' : ''}${visible(record.agent_id)}: ${oneLine(visible(record.question))}`;
+    const asker = visible(askerOf(record));
+    const label = `${permission ? 'Permission · ' : ''}${asker}: ${oneLine(visible(record.question))}`;
     const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
     item.id = record.id;
     item.description = left;
     item.tooltip =
-      `${visible(record.agent_id)}${record.urgent ? ' (urgent)' : ''} ${permission ? 'asks permission' : 'asks'}:\n` +
+      `${asker}${record.urgent ? ' (urgent)' : ''} ${permission ? 'asks permission' : 'asks'}:\n` +
       `${visible(record.question)}\n\n${left} · id ${record.id}`;
     item.iconPath = new vscode.ThemeIcon(permission ? 'shield' : record.urgent ? 'warning' : 'comment-discussion');
     item.contextValue = PROMPT_CONTEXT_VALUE;

@@ -16,6 +16,17 @@ export const SHOW_DETAIL_TOOLTIP = 'Show details: the whole input, in a read-onl
 /** Characters of the detail's preview line; the document holds it all. */
 export const PREVIEW_CHARS = 300;
 
+/** The agent id of the hub's own questions (consent to type into a terminal). */
+export const HUB_AGENT = 'hive-rpc';
+/** How the hub's own questions name their asker: no agent may ask as hive-rpc (the
+ * hub refuses the name), so a question shown so is the hub's, not an agent's. */
+export const HUB_LABEL = 'the hub itself (hive-rpc)';
+
+/** Who asks, as a person reads it: the hub's own questions are named as the hub's. */
+export function askerOf(record: Pick<PromptRecord, 'agent_id'>): string {
+  return record.agent_id === HUB_AGENT ? HUB_LABEL : record.agent_id;
+}
+
 /** Whether the prompt decides what an agent may do: its title says so. */
 export function isPermission(record: Pick<PromptRecord, 'kind'>): boolean {
   return record.kind === 'permission';

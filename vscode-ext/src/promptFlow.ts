@@ -27,6 +27,7 @@ import { nowSeconds, timeLeftText } from './countdown';
 import type { HubClient } from './hubClient';
 import type { Disposable, Idleness } from './idle';
 import { plain } from './plainText';
+import { askerOf } from './promptDetail';
 import { readAnswer } from './promptForm';
 import type { Outcome } from './promptForm';
 import { PromptSteps } from './promptSteps';
@@ -251,7 +252,7 @@ export class PromptFlow implements vscode.Disposable {
     }
     const now = this.now();
     const items = records.map((r) => ({
-      label: `${r.urgent ? '$(warning) ' : ''}${plain(r.agent_id)}`,
+      label: `${r.urgent ? '$(warning) ' : ''}${plain(askerOf(r))}`,
       description: timeLeftText(r, now, this.queue.get(r.id)?.typed),
       detail: plain(r.question),
       id: r.id,
@@ -311,7 +312,7 @@ export class PromptFlow implements vscode.Disposable {
       return;
     }
     this.announced.add(record.id);
-    const text = `Hive: ${plain(record.agent_id)} asks: ${plain(record.question)}`;
+    const text = `Hive: ${plain(askerOf(record))} asks: ${plain(record.question)}`;
     const shown = record.urgent
       ? vscode.window.showWarningMessage(text, ANSWER_BUTTON)
       : vscode.window.showInformationMessage(text, ANSWER_BUTTON);

@@ -24,6 +24,7 @@ import { iconless, plain, visible } from './plainText';
 import {
   detailOf,
   detailPreview,
+  HUB_AGENT,
   isPermission,
   SHOW_DETAIL_DESCRIPTION,
   SHOW_DETAIL_LABEL,
@@ -113,8 +114,8 @@ export class PromptSteps {
   /** "Agent NAME needs input", plus the field, countdown and queue length. */
   title(entry: QueueEntry, options: { countdown?: boolean; stepInfo?: StepInfo } = {}): string {
     const r = entry.record;
-    const agent = iconless(r.agent_id);
-    let title = isPermission(r) ? `Agent ${agent} asks permission` : `Agent ${agent} needs input`;
+    const who = r.agent_id === HUB_AGENT ? 'The hub itself (hive-rpc)' : `Agent ${iconless(r.agent_id)}`;
+    let title = isPermission(r) ? `${who} asks permission` : `${who} needs input`;
     if (r.urgent) {
       title += ' (urgent)';
     }

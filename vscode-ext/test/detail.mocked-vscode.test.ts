@@ -12,7 +12,9 @@ import { beforeEach, describe, test } from 'node:test';
 import { DETAIL_SCHEME, DetailDocuments } from '../src/detailDocuments';
 import { PromptFlow } from '../src/promptFlow';
 import {
+  askerOf,
   detailDocumentText,
+  HUB_LABEL,
   detailPreview,
   PREVIEW_CHARS,
   SHOW_DETAIL_LABEL,
@@ -27,6 +29,12 @@ const INPUT = '{\n  "command": "npm test\\nrm -rf build",\n  "description": "Run
 const CHOICES = ['allow', 'allow for this session', 'always allow in this project', 'deny'];
 
 describe('promptDetail (pure)', () => {
+  test("the hub's own question is named as the hub's, an agent's by its id", () => {
+    assert.equal(askerOf({ agent_id: 'hive-rpc' }), HUB_LABEL);
+    assert.equal(HUB_LABEL, 'the hub itself (hive-rpc)');
+    assert.equal(askerOf({ agent_id: 'deployer' }), 'deployer');
+  });
+
   test('the preview is one line, cut with … past its length, icons and bidi made inert', () => {
     assert.equal(detailPreview(INPUT), '{ "command": "npm test\\nrm -rf build", "description": "Run the tests" }');
     const long = detailPreview(`{"command": "${'x'.repeat(400)}"}`);

@@ -60,6 +60,11 @@ describe('free-text prompt (input box)', () => {
     w = world();
   });
 
+  test("the hub's own question is titled as the hub's, never as an agent's", () => {
+    prompt(w, { agent_id: 'hive-rpc', question: 'may main.kid be typed into?', choices: null });
+    assert.equal(openBox().title, 'The hub itself (hive-rpc) needs input');
+  });
+
   test('title, ignoreFocusOut, question, countdown placeholder, decline button', () => {
     const r = prompt(w, { question: 'Which branch?', created_at: w.clock.t - 5, timeout_s: 300 });
     const box = openBox();

@@ -418,7 +418,8 @@
       { className: "meta" },
       permission ? el("strong", { className: "kind", text: "Permission" }) : null,
       permission ? " · " : null,
-      el("span", { className: "agent", text: `From ${record.agent_id}` }),
+      // The hub's own question (no agent may ask as hive-rpc) is named as the hub's.
+      el("span", { className: "agent", text: `From ${record.agent_id === "hive-rpc" ? "the hub itself (hive-rpc)" : record.agent_id}` }),
       " · ",
       left,
       record.task_id ? ` · task ${record.task_id}` : null,
