@@ -42,6 +42,7 @@ def human_only(kind: object, agent_id: object) -> bool:
     MCP token, the bare socket) answers neither (docs/security.md)."""
     return kind == PERMISSION or agent_id == HUB_AGENT
 
+
 HUB_LABEL = "the hub itself (hive-rpc)"
 """How every face names the asker of the hub's own questions: since no agent may ask
 as ``hive-rpc``, a question shown so is the hub's, not text an agent wrote to look
