@@ -43,7 +43,7 @@ from hive_rpc.core.errors import (
     LingNotFound,
     NotAParticipant,
 )
-from hive_rpc.core.limits import MAX_LING_REQUESTS
+from hive_rpc.core.limits import MAX_LING_REQUESTS, MAX_LING_REQUESTS_PER_PEER
 from hive_rpc.core.ling import (
     REFUSE,
     TYPE,
@@ -59,7 +59,7 @@ from hive_rpc.core.ling import (
 )
 from hive_rpc.core.prompt import Action, Ask, Status
 from hive_rpc.core.terminal_text import strip_controls
-from hive_rpc.relay.consent import Caller, from_inside
+from hive_rpc.relay.consent import Caller, from_inside, peer_of
 from hive_rpc.relay.delivery import DeliveryResult, Relay, Ticket
 from hive_rpc.relay.emacs import DeliveryPeers, EmacsBufferTarget
 from hive_rpc.relay.target import Target, TargetState
@@ -149,6 +149,9 @@ class Agora:
         self.consent_timeout_s = consent_timeout_s
         """How long a registration request waits for the human before it is denied."""
         self._requests: dict[str, tuple[Ling, str]] = {}
+        self._request_peers: dict[str, str] = {}
+        """Who asked for each request in ``_requests`` (``consent.peer_of``), for the
+        per-peer limit; requests restored at a start have none."""
         """Registrations waiting for the human: ling name -> (ling, prompt id)."""
         self._store = store
         self._now = now
@@ -533,6 +536,17 @@ class Agora:
                 limit="ling_requests",
                 max=MAX_LING_REQUESTS,
             )
+        peer = peer_of(caller)
+        theirs = [n for n, p in self._request_peers.items() if p == peer and n != ling.name]
+        if len(theirs) >= MAX_LING_REQUESTS_PER_PEER:
+            raise LimitReached(
+                f"{len(theirs)} ling registrations asked through {peer} already wait for "
+                f"the human's approval, its limit (ling_requests_per_peer, "
+                f"{MAX_LING_REQUESTS_PER_PEER}), whatever agent ids they gave; wait for "
+                "answers first",
+                limit="ling_requests_per_peer",
+                max=MAX_LING_REQUESTS_PER_PEER,
+            )
         state = await target.check()
         agent = _agent(ling, state, caller_pid=None, then_exec=False, strict=False)
         ling = dataclasses.replace(ling, agent=agent)
@@ -589,6 +603,7 @@ class Agora:
         async with self._lock:
             old = self._requests.pop(ling.name, None)
             self._requests[ling.name] = (ling, prompt.id)
+            self._request_peers[ling.name] = peer
             await self._store.put_document(
                 LING_REQUEST, ling.name, {"ling": ling.record(), "prompt_id": prompt.id}
             )
@@ -622,6 +637,7 @@ class Agora:
             if current is None or current[1] != prompt_id:
                 return  # replaced by a newer request, or removed
             del self._requests[ling.name]
+            self._request_peers.pop(ling.name, None)
         await self._on_its_own(lambda: self._store.delete_document(LING_REQUEST, ling.name))
         approved = (
             prompt is not None
@@ -644,6 +660,7 @@ class Agora:
             removed = await self._store.delete_document(LING, name)
             self._lings.pop(name, None)
             request = self._requests.pop(name, None)
+            self._request_peers.pop(name, None)
             if request is not None:
                 await self._store.delete_document(LING_REQUEST, name)
         if request is not None:

@@ -21,6 +21,7 @@ import trio
 from mcp import Client, StdioServerParameters
 from test_agora import LING, Pane, approve, lings, open_pane, text_of, tmux_server
 
+from hive_rpc import agora
 from hive_rpc.client import HubClient
 from hive_rpc.core.errors import HiveError
 from hive_rpc.hub import HubConfig
@@ -371,8 +372,13 @@ async def test_open_pane_helper_still_types(short_tmp: Path) -> None:
         assert command.startswith("python")
 
 
-async def test_requests_waiting_for_the_human_are_capped(client: HubClient) -> None:
+async def test_requests_waiting_for_the_human_are_capped(
+    client: HubClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from hive_rpc.core.limits import MAX_LING_REQUESTS
+
+    # The cap of all requests; one peer's own cap has its test below.
+    monkeypatch.setattr(agora, "MAX_LING_REQUESTS_PER_PEER", MAX_LING_REQUESTS)
 
     for n in range(MAX_LING_REQUESTS):
         asked = await ask(client, f"spam{n}", "%99@/nonexistent/tmux.sock", agent_id="sneaky")
@@ -384,3 +390,31 @@ async def test_requests_waiting_for_the_human_are_capped(client: HubClient) -> N
     again = await ask(client, "spam0", "%98@/nonexistent/tmux.sock")  # replaces its own
     assert again["state"] == "pending"
     assert len(await client.call("hive/list", {})) == MAX_LING_REQUESTS
+
+
+async def test_one_peer_cannot_take_every_consent_slot(
+    client: HubClient, hub_config: HubConfig
+) -> None:
+    """Issue 26, section 3: one agent took all 32 slots, under made-up agent ids. One
+    peer (this process's session, as the kernel says) gets 8; another agent, the real
+    CLI in a session of its own, still asks the human."""
+    from hive_rpc.core.limits import MAX_LING_REQUESTS_PER_PEER
+
+    for n in range(MAX_LING_REQUESTS_PER_PEER):
+        asked = await ask(client, f"spam{n}", "%99@/nonexistent/tmux.sock", agent_id=f"a{n}")
+        assert asked["state"] == "pending"
+    with pytest.raises(HiveError) as caught:
+        await ask(client, "one.more", "%99@/nonexistent/tmux.sock", agent_id="someone-else")
+    assert caught.value.code == -32012
+    assert caught.value.data["limit"] == "ling_requests_per_peer"
+    assert f"session {os.getsid(0)}" in caught.value.message
+    other = await trio.run_process(
+        [
+            sys.executable, "-m", "hive_rpc", "ling", "register", "theirs",
+            "--tmux", "%98@/nonexistent/tmux.sock", "--socket", str(hub_config.socket),
+            "--data-dir", str(hub_config.data_dir), "--no-start",
+        ],
+        capture_stdout=True, capture_stderr=True, check=False, start_new_session=True,
+    )  # fmt: skip
+    assert other.returncode == 0, other.stderr
+    assert "theirs" in [x["name"] for x in await client.call("ling/list", {})]

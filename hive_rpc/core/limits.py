@@ -211,6 +211,13 @@ MAX_LING_REQUESTS = _limit(
     "ling registrations waiting for the human's approval at once: each is an urgent "
     "question on every screen, so an agent must not be able to bury the human in them",
 )
+MAX_LING_REQUESTS_PER_PEER = _limit(
+    "ling_requests_per_peer",
+    8,
+    "requests",
+    "of those, from one peer the hub verified (a socket client's session; MCP over "
+    "HTTP as one), whatever agent id it gives: one agent took all 32 slots",
+)
 LIST_PAGE_DEFAULT = 100
 """Records in a page of ``hive/list`` when ``limit`` is not given with ``cursor``."""
 

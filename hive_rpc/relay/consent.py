@@ -52,6 +52,17 @@ class Caller:
         return f"pid {self.pid}" + (f" ({found.comm})" if found is not None else "")
 
 
+def peer_of(caller: Caller | None) -> str:
+    """Who sends a request, as the hub can verify it, never a name the client chose: a
+    socket client's session (its ``SO_PEERCRED`` pid's session id in /proc), so one
+    process cannot spread what it asks for over made-up names; every client served
+    inside the hub (MCP over HTTP, which all hold the one MCP token) is one peer."""
+    if caller is None or caller.pid is None:
+        return "MCP over HTTP"
+    found = stat(caller.pid)
+    return f"session {found.session}" if found is not None else f"pid {caller.pid}"
+
+
 CALLER: ContextVar[Caller | None] = ContextVar("hive_rpc_caller", default=None)
 """The current request's caller; set by the editor socket for each request."""
 
@@ -82,4 +93,4 @@ async def from_inside(
     return False
 
 
-__all__ = ["CALLER", "Caller", "from_inside", "peer_pid"]
+__all__ = ["CALLER", "Caller", "from_inside", "peer_of", "peer_pid"]

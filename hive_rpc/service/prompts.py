@@ -18,8 +18,7 @@ from hive_rpc.core.conventions import RESERVED_AGENTS, human_only, reserved_agen
 from hive_rpc.core.errors import InvalidParams, LimitReached
 from hive_rpc.core.prompt import HUMAN, MIN_ID_PREFIX, Action, Ask, Kind, Prompt
 from hive_rpc.registry import held_chars
-from hive_rpc.relay.consent import CALLER, Caller
-from hive_rpc.relay.proc import stat
+from hive_rpc.relay.consent import CALLER, peer_of
 from hive_rpc.service.approver import APPROVER, require_approver
 from hive_rpc.service.hub import HubService, acting_agent
 from hive_rpc.service.table import (
@@ -80,23 +79,10 @@ async def ask(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
             param="agent_id",
         )
     caller = CALLER.get()
-    prompt = await hub.registry.ask(
-        Ask.from_params(p), peer=verified_peer(caller), human=APPROVER.get()
-    )
+    prompt = await hub.registry.ask(Ask.from_params(p), peer=peer_of(caller), human=APPROVER.get())
     if p.get("waits") and hub.askers is not None:
         await hub.askers.bind(prompt.id, caller.pid if caller is not None else None)
     return prompt.to_record()
-
-
-def verified_peer(caller: Caller | None) -> str:
-    """Who asks, as the hub can verify it, never the agent id the asker chose: a socket
-    client's session (``SO_PEERCRED`` pid, its session id in /proc), so one process
-    cannot spread its prompts over made-up names; every asker served inside the hub
-    (MCP over HTTP, which all hold the one MCP token) is one peer."""
-    if caller is None or caller.pid is None:
-        return "MCP over HTTP"
-    found = stat(caller.pid)
-    return f"session {found.session}" if found is not None else f"pid {caller.pid}"
 
 
 @method(
