@@ -632,19 +632,21 @@ class Agora:
         except HiveError as e:
             prompt = None
             log.warning("ling request %s: its prompt %s is gone (%s)", ling.name, prompt_id, e)
-        async with self._lock:
-            current = self._requests.get(ling.name)
-            if current is None or current[1] != prompt_id:
-                return  # replaced by a newer request, or removed
-            del self._requests[ling.name]
-            self._request_peers.pop(ling.name, None)
-        await self._on_its_own(lambda: self._store.delete_document(LING_REQUEST, ling.name))
         approved = (
             prompt is not None
             and prompt.status is Status.RESPONDED
             and prompt.action is Action.ACCEPT
             and prompt.answer == APPROVE
         )
+        async with self._lock:
+            current = self._requests.get(ling.name)
+            if current is None or current[1] != prompt_id:
+                return  # replaced by a newer request, or removed
+            del self._requests[ling.name]
+            self._request_peers.pop(ling.name, None)
+            if approved:  # registered as it stops being pending: never listed as neither
+                self._lings[ling.name] = ling
+        await self._on_its_own(lambda: self._store.delete_document(LING_REQUEST, ling.name))
         if approved:
             await self._on_its_own(lambda: self._put(ling, "ling/approved"))
             return

@@ -27,6 +27,7 @@ from emacs_session import ELISP, new_tmux_session
 
 from hive_rpc.cli.exits import EXIT_REFUSED
 from hive_rpc.client import HubClient, prove_approver
+from hive_rpc.core.errors import HiveError
 from hive_rpc.hub import HubConfig
 from hive_rpc.relay.emacs import EmacsBufferTarget
 from hive_rpc.relay.target import DeliveryError, TargetState
@@ -435,8 +436,9 @@ async def test_an_emacs_that_does_not_offer_delivery_asks_for_approval(
 async def test_a_shell_in_a_registered_emacs_buffer_gets_nothing(
     hub: HubService, ling_emacs: LingEmacs
 ) -> None:
-    """M-x hive-rpc-register-ling in a buffer whose process is bash registers it (the
-    human asked), but the relay types nothing while a shell runs there."""
+    """M-x hive-rpc-register-ling in a buffer whose process is bash: a shell holds its
+    foreground, not an agent, so there is nothing to approve (issue 26): refused,
+    saying so, and the relay types nothing."""
     ling_emacs.start(
         '(make-comint-in-buffer "sh" "*sh*" "bash" nil "--norc" "--noprofile" "-i")'
         ' (switch-to-buffer "*sh*")',
@@ -449,12 +451,14 @@ async def test_a_shell_in_a_registered_emacs_buffer_gets_nothing(
     )
     keys(ling_emacs, "Enter")
     await wait_until(
-        lambda: "ling sh is buffer *sh*" in ling_emacs.screen(), "the confirmation", ling_emacs
+        lambda: "cannot register ling sh: a shell (bash, pid" in ling_emacs.screen(),
+        "the refusal",
+        ling_emacs,
     )
+    assert await hub.call("ling/list", {}) == []
     planted = ling_emacs.root / "planted"
-    sent = await hub.call("agent/answer", {"agent": "sh", "message": f"ok\ntouch {planted}"})
-    assert sent["delivery"]["state"] == "failed"
-    assert "a shell, not an agent, runs in this terminal (bash)" in sent["delivery"]["reason"]
+    with pytest.raises(HiveError, match="no ling named 'sh' is registered"):
+        await hub.call("agent/answer", {"agent": "sh", "message": f"ok\ntouch {planted}"})
     assert "touch" not in ling_emacs.screen()
     assert not planted.exists()
 
