@@ -123,9 +123,15 @@ async def test_spawn_opens_a_pane_registers_it_and_runs_the_command(
     await ready(record)
     shown = await tmux.run("capture-pane", "-p", "-t", pane)
     assert "Warning" not in shown, shown  # the pane shows the ling, not runpy's complaints
+    # The pane's first process registered, then exec'd the command (issue 26): the
+    # agent recorded is that process, bound to the command at the first delivery.
+    assert "hive_rpc.cli.spawned_pane" in ling["agent"]["pending_exec"]
     answered = await client.call("agent/answer", {"agent": "main.feature.auth", "message": "go"})
     assert answered["delivery"]["state"] == "delivered", answered
     assert await received(record, 1) == ["[ANSWER from main.feature] go"]
+    (bound,) = await client.call("ling/list", {})
+    assert bound["agent"]["pid"] == ling["agent"]["pid"]
+    assert bound["agent"]["pending_exec"] is None
 
 
 async def test_spawn_in_a_new_worktree(
