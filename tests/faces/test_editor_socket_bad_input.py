@@ -412,7 +412,11 @@ TEMPLATES: list[dict[str, Any]] = [
     {"jsonrpc": "2.0", "id": 11, "result": {"ok": True}},
     {"jsonrpc": "2.0", "id": 12, "error": {"code": -1, "message": "no"}},
 ]
-FUZZ_METHODS = [*METHODS, "hive/nope"]
+FUZZ_METHODS = [*(m for m in METHODS if m != "hive/openMcp"), "hive/nope"]
+"""Not hive/openMcp: as a connection's first message it turns the connection into MCP
+lines (tests/faces/test_mcp_relay_session.py), which ``Mirror`` does not model; the
+fuzzer found it (a first frame ``hive/openMcp`` with ``{}``: the Mirror expected
+JSON-RPC framing errors where the session read MCP lines)."""
 PARAM_NAMES = sorted({name for spec in METHODS.values() for name in spec.params} | {"bogus"})
 
 json_leaf = (
