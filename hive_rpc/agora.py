@@ -56,6 +56,7 @@ from hive_rpc.core.ling import (
     new_ling,
     parent_of,
     verdict,
+    will_exec,
 )
 from hive_rpc.core.prompt import Action, Ask, Status
 from hive_rpc.core.terminal_text import strip_controls
@@ -889,14 +890,6 @@ def _is_shell_proc(proc: Proc) -> bool:
     return is_shell(proc.comm) or is_shell(proc.exe)
 
 
-def _will_exec(proc: Proc) -> bool:
-    """A non-interactive shell running ``sh -c '...; exec AGENT'`` (a tmux pane's
-    command string, vterm's wrapper ``stty ... && exec COMMAND``): it execs the
-    agent in its own place next."""
-    words = proc.cmdline.split()
-    return _is_shell_proc(proc) and "-c" in words[1:3] and "exec" in words[2:]
-
-
 def _agent(
     ling: Ling, state: TargetState, *, caller_pid: int | None, then_exec: bool, strict: bool
 ) -> Agent | None:
@@ -943,16 +936,15 @@ def _agent(
             )
     if strict and caller_pid is not None and front.pid == caller_pid:
         raise HiveError(NO_AGENT_YET)
-    if _is_shell_proc(front):
-        if _will_exec(front):
-            return Agent.of(front, pending_exec=True)
-        if strict:
-            raise HiveError(
-                f"a shell ({front.comm}, pid {front.pid}) holds this terminal's "
-                "foreground, not an agent: start the agent first, then register from it "
-                "(or with `hive-rpc ling register NAME --tmux -- COMMAND`); or add "
-                "--allow-shell to approve typing into the shell itself"
-            )
+    if will_exec(front):  # env VAR=1 claude, sh -c '...; exec claude'
+        return Agent.of(front, pending_exec=True)
+    if strict and _is_shell_proc(front):
+        raise HiveError(
+            f"a shell ({front.comm}, pid {front.pid}) holds this terminal's "
+            "foreground, not an agent: start the agent first, then register from it "
+            "(or with `hive-rpc ling register NAME --tmux -- COMMAND`); or add "
+            "--allow-shell to approve typing into the shell itself"
+        )
     return Agent.of(front)
 
 

@@ -168,6 +168,25 @@ class Verdict:
     """The agent's identity once a pending ``exec`` has happened: to be kept."""
 
 
+LAUNCHERS = frozenset(
+    {"env", "nice", "nohup", "setsid", "stdbuf", "ionice", "taskset", "chrt", "exec", "command"}
+)
+"""Programs that set something up and ``exec`` the program they are given in their
+own place (``env VAR=1 claude``): never the agent itself."""
+
+
+def will_exec(proc: Proc) -> bool:
+    """Whether ``proc`` is about to ``exec`` another program in its own place: a
+    launcher (``LAUNCHERS``), or a non-interactive shell running ``sh -c '...; exec
+    AGENT'`` (a tmux pane's command string, vterm's ``stty ... && exec COMMAND``)."""
+    name = proc.exe.rsplit("/", 1)[-1] or proc.comm
+    if name in LAUNCHERS or proc.comm in LAUNCHERS:
+        return True
+    words = proc.cmdline.split()
+    shell = is_shell(proc.comm) or is_shell(proc.exe)
+    return shell and "-c" in words[1:3] and "exec" in words[2:]
+
+
 def register_again(kind: str, name: str) -> str:
     """How the human registers ling ``name`` again (once its agent runs)."""
     if kind == "tmux":
@@ -218,6 +237,13 @@ def verdict(
             return Verdict(
                 HOLD,
                 f"{who} has not started its program yet; it is typed once it has",
+            )
+        if will_exec(now):  # exec'd a launcher (env, sh -c 'exec ...'): not yet
+            return Verdict(
+                HOLD,
+                f"{who} has not started its program yet ({now.comm} starts it); it is "
+                "typed once it has",
+                Agent.of(now, pending_exec=True),
             )
         bound = agent = Agent.of(now)
         who = f"the agent registered here ({agent.describe()})"

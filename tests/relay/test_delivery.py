@@ -382,6 +382,27 @@ async def test_a_pending_exec_is_held_then_bound_to_the_program_it_runs(
     assert [text for _, text in target.typed] == ["hello"]
 
 
+async def test_a_pending_exec_through_a_launcher_binds_the_program_it_starts(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    """``spawn -- env VAR=1 claude``: the process execs ``env``, which execs the agent.
+    ``env`` is never taken for the agent (a real Claude Code's turn failed: "the agent
+    registered here (env, ...) runs another program now (claude.exe)")."""
+    before = dataclasses.replace(AGENT_PROC, cmdline="python -m hive_rpc.cli.spawned_pane")
+    env = Proc(AGENT.pid, AGENT.start, "/usr/bin/env", "env", "env VAR=1 claude")
+    runs: list[Proc] = [before, env, env]
+    relay = Relay(
+        nursery, hold_retry_s=1.0, processes=lambda pid: runs.pop(0) if runs else AGENT_PROC
+    )
+    target = FakeTarget()
+    ticket = relay.submit("k", target, "hello", agent=Agent.of(before, pending_exec=True))
+    result = await ticket.wait()
+    assert result.delivered, result.reason
+    assert result.attempts == 4
+    assert result.agent == AGENT
+    assert [text for _, text in target.typed] == ["hello"]
+
+
 async def test_too_large_text_fails_without_touching_the_target(
     nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
 ) -> None:
