@@ -95,6 +95,8 @@ class Askers:
         self._registry = registry
         self._store = store
         self._nursery: trio.Nursery | None = None
+        self._scopes: dict[str, trio.CancelScope] = {}
+        """The watcher of each bound prompt, so ``release`` can end it."""
         self.watched = 0
         """Watchers running now (``statistics``)."""
 
@@ -120,7 +122,26 @@ class Askers:
         if self._nursery is not None:  # None: a service without the hub's tasks
             self._nursery.start_soon(self._watch, prompt_id, asker, False)
 
+    async def release(self, prompt_id: str) -> None:
+        """The asker stopped waiting on its call but will collect the answer later (a
+        blocking MCP call that returns pending before its client's timeout): keep the
+        question when the asker ends (``hive/keep``)."""
+        scope = self._scopes.pop(prompt_id, None)
+        if scope is not None:
+            scope.cancel()  # its watcher deletes the binding as it ends
+        else:
+            await self._store.delete_document(ASKER, prompt_id)
+
     async def _watch(self, prompt_id: str, asker: Asker, restarted: bool) -> None:
+        with trio.CancelScope() as scope:
+            self._scopes[prompt_id] = scope
+            try:
+                await self._watch_until_closed(prompt_id, asker, restarted)
+            finally:
+                if self._scopes.get(prompt_id) is scope:
+                    del self._scopes[prompt_id]
+
+    async def _watch_until_closed(self, prompt_id: str, asker: Asker, restarted: bool) -> None:
         """Until the prompt closes: withdraw it when its asker ends.  An asker with no
         process was served by the hub itself, so after a restart it is gone too."""
         self.watched += 1

@@ -321,6 +321,19 @@ connection_method(
 
 
 @method(
+    "hive/keep",
+    params={"id": REQ_STR, "agent_id": STR},
+    doc="The asker stops waiting on its call (asked with waits) but will collect the "
+    "answer later: the question is kept when the asking process ends.",
+)
+async def keep(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
+    prompt = await hub.registry.poll(p["id"], agent_id=acting_agent(p))  # its own only
+    if hub.askers is not None:
+        await hub.askers.release(prompt.id)
+    return prompt.to_record()
+
+
+@method(
     "hive/typing",
     params={"id": REQ_STR},
     doc="The human started typing: stop the prompt's countdown.",

@@ -90,7 +90,9 @@ async def wait_closed(
                         closed = True
                         return record
             closed = near_timeout.cancelled_caught
-            kept: dict[str, Any] = await hive.call("hive/poll", id=ask_id, agent_id=agent)
+            # Kept for the agent to collect: no longer withdrawn when this call's
+            # process ends (service/askers.py).
+            kept: dict[str, Any] = await hive.call("hive/keep", id=ask_id, agent_id=agent)
             return kept
     finally:
         if not closed:
