@@ -564,6 +564,11 @@ class Agora:
                 + (f" ({state.no_foreground})" if state.alive and state.no_foreground else "")
                 + ", so nothing would be typed until it is registered again from inside"
             )
+        elif agent.pending_exec is not None:
+            approved = (
+                f"the program {agent.comm} (pid {agent.pid}) starts in its own place, "
+                "once it has, and only while it holds the terminal's foreground"
+            )
         else:
             approved = (
                 f"{agent.comm} (pid {agent.pid}, {agent.exe or 'executable unknown'}), "
@@ -639,17 +644,23 @@ class Agora:
             and prompt.action is Action.ACCEPT
             and prompt.answer == APPROVE
         )
+        if self._requests.get(ling.name, (None, None))[1] != prompt_id:
+            return  # replaced by a newer request, or removed
+        if approved:  # stored first: until then it is listed as pending, not as nothing
+            await self._on_its_own(lambda: self._store.put_document(LING, ling.name, ling.record()))
         async with self._lock:
             current = self._requests.get(ling.name)
-            if current is None or current[1] != prompt_id:
-                return  # replaced by a newer request, or removed
+            if current is None or current[1] != prompt_id:  # replaced while it was stored
+                if approved and ling.name not in self._lings:
+                    await self._on_its_own(lambda: self._store.delete_document(LING, ling.name))
+                return
             del self._requests[ling.name]
             self._request_peers.pop(ling.name, None)
             if approved:  # registered as it stops being pending: never listed as neither
                 self._lings[ling.name] = ling
         await self._on_its_own(lambda: self._store.delete_document(LING_REQUEST, ling.name))
         if approved:
-            await self._on_its_own(lambda: self._put(ling, "ling/approved"))
+            self._emit("ling/approved", ling=ling.name, kind=ling.kind, address=ling.address)
             return
         outcome = prompt.status.value if prompt is not None else "gone"
         if prompt is not None and prompt.status is Status.RESPONDED:
@@ -915,7 +926,9 @@ def _agent(
                 f"the terminal does not say which process it runs ({state.no_foreground}); "
                 "not registered"
             )
-        return Agent.of(state.root) if state.root is not None else None
+        if state.root is None:
+            return None
+        return Agent.of(state.root, pending_exec=will_exec(state.root))
     front = state.foreground
     if front is None:
         if strict:
