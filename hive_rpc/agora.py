@@ -650,14 +650,17 @@ class Agora:
             await self._on_its_own(lambda: self._store.put_document(LING, ling.name, ling.record()))
         async with self._lock:
             current = self._requests.get(ling.name)
-            if current is None or current[1] != prompt_id:  # replaced while it was stored
-                if approved and ling.name not in self._lings:
-                    await self._on_its_own(lambda: self._store.delete_document(LING, ling.name))
-                return
-            del self._requests[ling.name]
-            self._request_peers.pop(ling.name, None)
-            if approved:  # registered as it stops being pending: never listed as neither
-                self._lings[ling.name] = ling
+            replaced = current is None or current[1] != prompt_id  # while it was stored
+            stale = replaced and approved and ling.name not in self._lings
+            if not replaced:
+                del self._requests[ling.name]
+                self._request_peers.pop(ling.name, None)
+                if approved:  # registered as it stops being pending: never listed as neither
+                    self._lings[ling.name] = ling
+        if replaced:
+            if stale:
+                await self._on_its_own(lambda: self._store.delete_document(LING, ling.name))
+            return
         await self._on_its_own(lambda: self._store.delete_document(LING_REQUEST, ling.name))
         if approved:
             self._emit("ling/approved", ling=ling.name, kind=ling.kind, address=ling.address)
