@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import os
+import subprocess
 
 import pytest
+import trio
 
 from hive_rpc.core.ling import is_shell
-from hive_rpc.relay.proc import foreground_command, runs_in_tty, stat, tty_device
+from hive_rpc.relay.proc import (
+    foreground,
+    foreground_command,
+    process,
+    runs_in_tty,
+    stat,
+    tty_device,
+)
 
 
 @pytest.mark.parametrize(
@@ -42,3 +51,33 @@ def test_a_process_does_not_run_in_a_tty_that_is_not_its_own() -> None:
             assert os.stat(own).st_rdev == tty_device(me.tty_nr)
             assert runs_in_tty(os.getpid(), own)
     assert foreground_command(os.getpid()) is not None
+
+
+def _start_time_field() -> int:
+    """Field 22 of this process's /proc/PID/stat, counted by hand."""
+    with open("/proc/self/stat") as f:
+        fields = f.read().rpartition(")")[2].split()
+    return int(fields[22 - 3])  # the first field after the name is field 3
+
+
+async def test_a_process_is_named_by_pid_start_time_and_executable() -> None:
+    """What a ling records of its agent (issue 26): the start time tells a recycled
+    pid from the process approved; the executable tells an exec'd one."""
+    me = process(os.getpid())
+    assert me is not None
+    assert me.exe == os.readlink("/proc/self/exe")
+    assert me.start == _start_time_field()
+    assert process(2**22 + 12345) is None
+    # A process without a controlling terminal (a session of its own, as Emacs starts
+    # a comint buffer's process) is its own foreground.
+    child = await trio.lowlevel.open_process(["cat"], stdin=subprocess.PIPE, start_new_session=True)
+    try:
+        found = foreground(child.pid)
+        assert found is not None
+        assert (found.pid, found.comm) == (child.pid, "cat")
+    finally:
+        child.kill()
+        await child.wait()
+        if child.stdin is not None:
+            await child.stdin.aclose()
+    assert foreground(child.pid) is None  # gone
