@@ -32,6 +32,7 @@ import trio
 
 from hive_rpc.core import limits
 from hive_rpc.peercred import peer_credentials
+from hive_rpc.relay.proc import stat
 
 log = logging.getLogger(__name__)
 
@@ -142,14 +143,8 @@ def peer_key(stream: Any) -> Hashable:
 def session_of(pid: int) -> int | str:
     """The session id of process ``pid`` (``/proc/PID/stat``, field 6), else
     ``"pid N"`` when it cannot be read (it exited, no /proc)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read(4096)
-        # The command name (field 2) is in parentheses and may hold spaces or ")".
-        fields = stat[stat.rindex(b")") + 2 :].split()
-        return int(fields[3])  # state, ppid, pgrp, session
-    except (OSError, ValueError, IndexError):
-        return f"pid {pid}"
+    found = stat(pid)
+    return found.session if found is not None else f"pid {pid}"
 
 
 @dataclass(eq=False)

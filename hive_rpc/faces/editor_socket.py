@@ -65,6 +65,7 @@ from hive_rpc.faces.accept_loop import (
     Admission,
     Ticket,
     serve_admitted,
+    session_of,
     split_descriptors,
 )
 from hive_rpc.faces.connection_scope import connection_handlers
@@ -124,6 +125,8 @@ class Session:
         self._ticket = ticket
         """Its admission (faces/accept_loop.py): one admitted into the reserve may
         only call ``RESERVE_METHODS`` until it proves to be an approver."""
+        self._who: Caller | None = None
+        """Its peer as ``CALLER`` gives it to the service (``_caller``)."""
         self._subscription: trio.CancelScope | None = None
         self._approver = False
         """Proved with ``hive/proveApprover``: may answer permission prompts and change
@@ -180,7 +183,7 @@ class Session:
             return own(self, params)
         # Who sent it, from the kernel (relay/consent.py), and whether this connection
         # proved it is an approver: this request's task only.
-        CALLER.set(Caller(pid=self._peer_pid(), peer=self))
+        CALLER.set(self._caller())
         APPROVER.set(self._approver)
         return await self._service.call(method, params)
 
@@ -209,6 +212,21 @@ class Session:
             self._subscription.cancel()
             self._subscription = None
         return {"subscribed": False, "was_subscribed": was}
+
+    def _caller(self) -> Caller:
+        """Who sends this connection's requests, as the kernel said at ``connect``;
+        made once (a Unix socket's peer does not change), with its session."""
+        if self._who is None:
+            pid = self._peer_pid()
+            session = None
+            if self._ticket is not None and isinstance(self._ticket.peer, tuple):
+                found = self._ticket.peer[-1]
+                session = found if isinstance(found, int) else None
+            elif pid is not None:
+                found = session_of(pid)
+                session = found if isinstance(found, int) else None
+            self._who = Caller(pid=pid, peer=self, session=session)
+        return self._who
 
     def _peer_pid(self) -> int | None:
         sock = getattr(self._conn.stream, "socket", None)

@@ -43,6 +43,10 @@ class Caller:
     """The peer process of the Unix socket (``SO_PEERCRED``), None when unknown."""
     peer: DeliveryPeer | None = None
     """The connection itself, so an Emacs that offered delivery can be asked."""
+    session: int | None = None
+    """The peer process's session id as /proc gave it when the connection was made
+    (a connection's peer is fixed at ``connect``), so ``peer_of`` reads no file per
+    request; None: read it when asked."""
 
     def describe(self) -> str:
         """``pid 4242 (node)``, for the human's prompt."""
@@ -59,6 +63,8 @@ def peer_of(caller: Caller | None) -> str:
     inside the hub (MCP over HTTP, which all hold the one MCP token) is one peer."""
     if caller is None or caller.pid is None:
         return "MCP over HTTP"
+    if caller.session is not None:
+        return f"session {caller.session}"
     found = stat(caller.pid)
     return f"session {found.session}" if found is not None else f"pid {caller.pid}"
 
