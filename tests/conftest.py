@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import trio
 from cli_support import Shell
+from disk_support import mounted_tmpfs
 from nats_support import NATS_SERVER, NatsServer
 
 from hive_rpc.client import HubClient
@@ -73,3 +74,10 @@ def nats_server(short_tmp: Path) -> Iterator[NatsServer]:
         yield server
     finally:
         server.kill()
+
+
+@pytest.fixture
+def small_disk(short_tmp: Path) -> Iterator[Path]:
+    """A 4 MiB tmpfs of the test's own (tests/disk_support.py)."""
+    with mounted_tmpfs(short_tmp / "disk") as mount_point:
+        yield mount_point

@@ -12,9 +12,7 @@
 
 from __future__ import annotations
 
-import errno
 import json
-import os
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -23,6 +21,7 @@ from typing import Any
 
 import pytest
 from cli_support import Shell
+from disk_support import fill
 from nats_support import NatsServer
 
 from hive_rpc import cli
@@ -37,35 +36,6 @@ def _mount(*args: str) -> None:
         pytest.skip(f"cannot mount here ({done.stderr.strip()}): needs root")
 
 
-@pytest.fixture
-def small_disk(short_tmp: Path) -> Iterator[Path]:
-    mount_point = short_tmp / "disk"
-    mount_point.mkdir()
-    _mount("-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", str(mount_point))
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
-
-
-def _fill(path: Path) -> None:
-    """Write to ``path`` until the file system is full (down to its last byte)."""
-    chunk = b"\0" * 65536
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        while True:
-            try:
-                os.write(fd, chunk)
-            except OSError as e:
-                if e.errno != errno.ENOSPC:
-                    raise
-                if len(chunk) == 1:
-                    return
-                chunk = chunk[: len(chunk) // 2]
-    finally:
-        os.close(fd)
-
-
 def test_a_hub_that_crashed_on_a_full_disk_starts_again_degraded(
     short_tmp: Path, small_disk: Path
 ) -> None:
@@ -76,7 +46,7 @@ def test_a_hub_that_crashed_on_a_full_disk_starts_again_degraded(
         asked = sh.run("ask", "still pending after the crash", "--timeout", "600")
         assert asked.returncode == 0, asked.stderr
         sh.stop(signal.SIGKILL)
-        _fill(small_disk / "filler")
+        fill(small_disk / "filler")
 
         # The next command starts the hub again (autostart), which used to die
         # writing hub.start.json: "could not start a hub on ...: +-----".

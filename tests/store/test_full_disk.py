@@ -8,59 +8,20 @@ A real hub process on a real full file system: a small tmpfs mounted for the tes
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
-import os
-import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cli_support import Shell
+from disk_support import fill
 
 from hive_rpc import cli
 
-DISK_SIZE = "4m"
 WAIT_S = 120.0
 """Generous: the hub retries a refused expiry with a backoff of up to 60 s."""
-
-
-@pytest.fixture
-def small_disk(short_tmp: Path) -> Iterator[Path]:
-    mount_point = short_tmp / "disk"
-    mount_point.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={DISK_SIZE},mode=0700", "tmpfs", str(mount_point)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip()}): needs root")
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
-
-
-def _fill(path: Path) -> None:
-    """Write zeros to ``path`` until the file system is full."""
-    chunk = b"\0" * 65536
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        while True:
-            try:
-                os.write(fd, chunk)
-            except OSError as e:
-                if e.errno != errno.ENOSPC:
-                    raise
-                if len(chunk) == 1:
-                    return
-                chunk = chunk[: len(chunk) // 2]
-    finally:
-        os.close(fd)
 
 
 def _until(what: str, check: Callable[[], Any]) -> Any:
@@ -84,7 +45,7 @@ def test_full_disk_degrades_then_recovers(short_tmp: Path, small_disk: Path) -> 
         soon, stays = soon.strip(), stays.strip()
         assert soon
         assert stays
-        _fill(small_disk / "filler")
+        fill(small_disk / "filler")
 
         # An ask is refused with the store's own words, and exit 4 (try again later).
         refused = sh.run("ask", "no room for me")
