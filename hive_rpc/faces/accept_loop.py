@@ -69,6 +69,51 @@ def split_descriptors(soft: int | None = None) -> tuple[int, int]:
     return min(limits.MAX_CONNECTIONS, free - reserve), reserve
 
 
+class _Acceptor:
+    """``listener.accept()`` that, out of descriptors, logs once, waits for one of its
+    own connections to close (``closed_one``) or ``ACCEPT_RETRY_S``, and says when it
+    accepts again; ``open_now`` counts the connections open, for those lines."""
+
+    def __init__(
+        self, listener: trio.abc.Listener[Any], name: str, open_now: Callable[[], int]
+    ) -> None:
+        self._listener = listener
+        self._name = name
+        self._open_now = open_now
+        self._closed = trio.Event()
+        self._starved = False
+
+    def closed_one(self) -> None:
+        self._closed.set()
+        self._closed = trio.Event()
+
+    async def accept(self) -> Any:
+        while True:
+            try:
+                stream = await self._listener.accept()
+            except OSError as e:
+                if e.errno not in NO_FDS:
+                    raise
+                if not self._starved:
+                    log.warning(
+                        "%s: accept failed (%s) with %d connections open; accepting "
+                        "again when one closes",
+                        self._name,
+                        os.strerror(e.errno or 0),
+                        self._open_now(),
+                    )
+                    self._starved = True
+                with trio.move_on_after(ACCEPT_RETRY_S):
+                    await self._closed.wait()
+                continue
+            if self._starved:
+                log.warning(
+                    "%s: accepting connections again (%d open)", self._name, self._open_now()
+                )
+                self._starved = False
+            return stream
+
+
 async def serve_bounded(
     listener: trio.abc.Listener[Any],
     handle: Callable[[Any], Awaitable[object]],
@@ -82,41 +127,20 @@ async def serve_bounded(
     connection, at most ``cap`` at once, and ``refuse(stream, cap)`` for the rest.
     ``handle`` owns its stream (it closes it); ``name`` says whose accept failed."""
     live = 0
-    closed = trio.Event()
+    acceptor = _Acceptor(listener, name, lambda: live)
 
     async def run(stream: Any) -> None:
-        nonlocal live, closed
+        nonlocal live
         try:
             await handle(stream)
         finally:
             live -= 1
-            closed.set()
-            closed = trio.Event()
+            acceptor.closed_one()
 
     async with trio.open_nursery() as nursery:
         task_status.started()
-        starved = False
         while True:
-            try:
-                stream = await listener.accept()
-            except OSError as e:
-                if e.errno not in NO_FDS:
-                    raise
-                if not starved:
-                    log.warning(
-                        "%s: accept failed (%s) with %d connections open; accepting "
-                        "again when one closes",
-                        name,
-                        os.strerror(e.errno or 0),
-                        live,
-                    )
-                    starved = True
-                with trio.move_on_after(ACCEPT_RETRY_S):
-                    await closed.wait()
-                continue
-            if starved:
-                log.warning("%s: accepting connections again (%d open)", name, live)
-                starved = False
+            stream = await acceptor.accept()
             if live >= cap:
                 nursery.start_soon(refuse, stream, cap)
                 continue
@@ -302,16 +326,14 @@ async def serve_admitted(
     handler tells its client, ``ticket.closed_for``), and ``refuse(stream, limit)``
     for a connection refused."""
     refusing = 0
-    closed = trio.Event()
+    acceptor = _Acceptor(listener, name, lambda: len(admission))
 
     async def run(stream: Any, ticket: Ticket) -> None:
-        nonlocal closed
         try:
             await handle(stream, ticket)
         finally:
             admission.release(ticket)
-            closed.set()
-            closed = trio.Event()
+            acceptor.closed_one()
 
     async def turn_away(stream: Any, limit: str) -> None:
         nonlocal refusing
@@ -322,28 +344,8 @@ async def serve_admitted(
 
     async with trio.open_nursery() as nursery:
         task_status.started()
-        starved = False
         while True:
-            try:
-                stream = await listener.accept()
-            except OSError as e:
-                if e.errno not in NO_FDS:
-                    raise
-                if not starved:
-                    log.warning(
-                        "%s: accept failed (%s) with %d connections open; accepting "
-                        "again when one closes",
-                        name,
-                        os.strerror(e.errno or 0),
-                        len(admission),
-                    )
-                    starved = True
-                with trio.move_on_after(ACCEPT_RETRY_S):
-                    await closed.wait()
-                continue
-            if starved:
-                log.warning("%s: accepting connections again (%d open)", name, len(admission))
-                starved = False
+            stream = await acceptor.accept()
             ticket = admission.admit(peer_key(stream))
             if isinstance(ticket, Ticket):
                 nursery.start_soon(run, stream, ticket)
