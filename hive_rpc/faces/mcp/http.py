@@ -343,11 +343,12 @@ async def serve_mcp_http(
             guard.allow_port(host, int(base.rsplit(":", 1)[1]))
             url = base + MCP_PATH
             log.info(
-                "MCP endpoint %s, dashboard %s%s (token in %s)",
+                "MCP endpoint %s (token in %s), dashboard %s%s (sign in with %s)",
                 url,
+                token_file,
                 base,
                 DASHBOARD_PATH,
-                token_file,
+                service.info.approver_token_file or "DATA_DIR/approver-token",
             )
             task_status.started((url, token_file))
             await trio.sleep_forever()
