@@ -307,7 +307,7 @@ async def _serve(
             await nursery.start(feed_activity, service)
             await nursery.start(record_decisions, service)
             # After the trail: a question withdrawn at the start is in it too.
-            service.askers = Askers(registry, store)
+            service.askers = Askers(registry, store, shared=hasattr(store, "changes"))
             await nursery.start(service.askers.run)
             if hasattr(store, "changes"):  # shared by several hubs: follow the others
                 await nursery.start(follow_shared_store, service, cast("SharedStore", store))

@@ -12,6 +12,7 @@ allow is recorded for it. A durable ask (the CLI's ``ask``) stays.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import time
@@ -19,10 +20,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import trio
+import trio.testing
 from cli_support import Shell
 from hook_process import permission_event, start_hook, stopped_at_exit
 
-from hive_rpc.service.askers import GONE
+from hive_rpc.core.prompt import Ask
+from hive_rpc.registry import open_registry
+from hive_rpc.service.askers import ASKER, GONE, Asker, Askers
+from hive_rpc.store import MemoryStore
 
 WAIT_S = 30.0
 
@@ -87,3 +93,40 @@ def test_the_hooks_question_is_withdrawn_when_the_hub_restarts_without_it(
     assert refused.returncode != 0
     decisions = sh.json("audit")
     assert [d.get("decision") for d in decisions] == ["none"], decisions
+
+
+async def run_askers(store: MemoryStore, *, shared: bool) -> tuple[str, str]:
+    """Two prompts bound by an earlier run of a hub (their bindings in ``store``): one
+    from another machine, one from this machine's earlier boot, its pid this very
+    process (alive now, but not the process it named then).  Their status once this
+    hub's ``Askers`` has started and settled."""
+    async with open_registry(store) as registry:
+        other = await registry.ask(Ask(question="on another machine", agent_id="a"))
+        before = await registry.ask(Ask(question="before a reboot", agent_id="a"))
+        me = Asker.of(os.getpid())
+        bindings = {
+            other.id: Asker(4242, 1, host="elsewhere.example", boot="its-boot"),
+            before.id: Asker(me.pid, me.start, boot="an-earlier-boot"),
+        }
+        for prompt_id, asker in bindings.items():
+            await store.put_document(ASKER, prompt_id, {"prompt_id": prompt_id, **asker.record()})
+        async with trio.open_nursery() as nursery:
+            await nursery.start(Askers(registry, store, shared=shared).run)
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.cancel_scope.cancel()
+        return (
+            (await registry.poll(other.id)).status.value,
+            (await registry.poll(before.id)).status.value,
+        )
+
+
+async def test_a_shared_store_leaves_another_machines_askers_to_their_hub() -> None:
+    """A pid means something only on its own machine and boot: a hub sharing NATS with
+    hubs elsewhere must not withdraw their questions because it finds no such pid."""
+    assert await run_askers(MemoryStore(), shared=True) == ("pending", "cancelled")
+
+
+async def test_a_local_store_holds_this_machines_bindings_only() -> None:
+    """A local store's bindings are this machine's whatever host name they carry (it
+    was renamed): the one with a dead pid is gone, as is the earlier boot's."""
+    assert await run_askers(MemoryStore(), shared=False) == ("cancelled", "cancelled")

@@ -15,7 +15,11 @@ ends the prompt is withdrawn from every editor, ``by`` :data:`GONE`.
 The binding is kept in the store, so a restarted hub checks it too: an asker gone
 meanwhile (the hook exits at once when it loses the hub) has its question withdrawn
 before any editor shows it; one still alive (``hive-rpc mcp`` waits for the new hub
-and resumes its call) is watched again.  An ask with no process to watch (MCP over
+and resumes its call) is watched again.  A pid means something only on its own
+machine and boot, so a binding names both (the host name and
+``/proc/sys/kernel/random/boot_id``): a store shared with hubs elsewhere (NATS)
+holds their bindings too, which this hub leaves to them; one of this host from an
+earlier boot is gone, its asker with it.  An ask with no process to watch (MCP over
 HTTP, served inside the hub) is withdrawn by its tool when the call ends, and at a
 restart, since its call ended with the old hub.  Durable asks (``hivemind_ask_async``,
 the CLI's ``ask``) never say ``waits`` and stay as they are.
@@ -26,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import socket
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +51,19 @@ WAIT_CHUNK_S = 3600.0
 """How long one wait for the prompt's close lasts before it is asked again."""
 
 
+def _boot_id() -> str | None:
+    """This boot of this machine, as the kernel names it (None without /proc)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
+HOST = socket.gethostname()
+BOOT = _boot_id()
+
+
 @dataclass(frozen=True, slots=True)
 class Asker:
     """The process that waits for a prompt's answer, as the kernel named it."""
@@ -53,16 +71,22 @@ class Asker:
     pid: int | None
     start: int | None
     """``/proc/PID/stat`` starttime when bound: a recycled pid has another."""
+    host: str | None = HOST
+    boot: str | None = BOOT
+    """Where the pid means something: the machine, and its boot."""
 
     def record(self) -> dict[str, Any]:
-        return {"pid": self.pid, "start": self.start}
+        return {"pid": self.pid, "start": self.start, "host": self.host, "boot": self.boot}
 
     @classmethod
     def from_record(cls, body: dict[str, Any]) -> Asker:
         pid, start = body.get("pid"), body.get("start")
+        host, boot = body.get("host"), body.get("boot")
         return cls(
             pid if isinstance(pid, int) and pid > 0 else None,
             start if isinstance(start, int) else None,
+            host if isinstance(host, str) else None,
+            boot if isinstance(boot, str) else None,
         )
 
     @classmethod
@@ -70,12 +94,19 @@ class Asker:
         found = stat(pid) if pid is not None else None
         return cls(pid, found.start if found is not None else None)
 
+    def elsewhere(self) -> bool:
+        """Bound by a hub on another machine (a shared store): not this hub's to judge."""
+        return self.host is not None and self.host != HOST
+
+    def earlier_boot(self) -> bool:
+        return self.boot is not None and BOOT is not None and self.boot != BOOT
+
 
 def _open_pidfd(asker: Asker) -> int | None:
     """A pidfd on the asker's process, or None when it is gone (or was never known).
     The start time is compared after the pidfd is open, so the fd cannot name a
     process that took the pid meanwhile."""
-    if asker.pid is None or asker.start is None:
+    if asker.pid is None or asker.start is None or asker.earlier_boot():
         return None
     try:
         fd = os.pidfd_open(asker.pid)
@@ -91,9 +122,11 @@ def _open_pidfd(asker: Asker) -> int | None:
 class Askers:
     """The bindings of waiting askers to their prompts, and one watcher task each."""
 
-    def __init__(self, registry: Registry, store: PromptStore) -> None:
+    def __init__(self, registry: Registry, store: PromptStore, *, shared: bool = False) -> None:
         self._registry = registry
         self._store = store
+        self._shared = shared
+        """The store is shared with other hubs (NATS), maybe on other machines."""
         self._nursery: trio.Nursery | None = None
         self._scopes: dict[str, trio.CancelScope] = {}
         """The watcher of each bound prompt, so ``release`` can end it."""
@@ -109,6 +142,8 @@ class Askers:
                 prompt_id = body.get("prompt_id")
                 if isinstance(prompt_id, str):
                     asker = Asker.from_record(body)
+                    if self._shared and asker.elsewhere():
+                        continue  # its own hub watches it
                     nursery.start_soon(self._watch, prompt_id, asker, True)
             task_status.started()
             await trio.sleep_forever()
