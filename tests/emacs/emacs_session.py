@@ -118,6 +118,11 @@ class EmacsSession(TmuxEmacs):
         ]
 
     def start(self) -> None:
+        self.start_hub()
+        self.start_emacs()
+
+    def start_hub(self) -> None:
+        """The hub (``hub_command``), once its socket answers ``status``."""
         self.hub = subprocess.Popen(
             self.hub_command(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
@@ -126,6 +131,9 @@ class EmacsSession(TmuxEmacs):
             assert self.hub.poll() is None, "the hub exited"
             assert time.monotonic() < end, "the hub did not come up"
             time.sleep(0.1)
+
+    def start_emacs(self) -> None:
+        """``emacs -nw`` in its tmux session, in ``hive-rpc-mode`` on the hub's socket."""
         setup = (
             f"(progn (setq hive-rpc-socket {json.dumps(str(self.socket))}"
             " hive-rpc-program nil hive-rpc-notify-urgent nil)"

@@ -12,14 +12,12 @@ minibuffer."""
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from emacs_session import ELISP, EmacsSession, new_tmux_session
+from emacs_session import EmacsSession
 from flood_support import Flood
 
 from hive_rpc.faces.accept_loop import split_descriptors
@@ -44,23 +42,10 @@ class FullHubSession(EmacsSession):
         return ["prlimit", f"--nofile={FD_LIMIT}:{FD_LIMIT}", "--", *super().hub_command()]
 
     def start(self) -> None:
-        self.hub = subprocess.Popen(
-            self.hub_command(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        up = self.cli("status")
-        while up.returncode != 0:  # the hub is coming up; it has not failed
-            assert self.hub.poll() is None, "the hub exited"
-            up = self.cli("status")
+        self.start_hub()
         self.flood = Flood(self.socket, 0)
         assert self.flood.fill() == CAP
-        setup = (
-            f"(progn (setq hive-rpc-socket {json.dumps(str(self.socket))}"
-            " hive-rpc-program nil hive-rpc-notify-urgent nil)"
-            f" {self.settings} (hive-rpc-mode 1))"
-        )
-        emacs = ["emacs", "-nw", "-Q", "-L", str(ELISP), "-l", "hive-rpc", "--eval", setup]
-        new_tmux_session(self.name, self.root, 200, 50, emacs)
-        self.wait_for(lambda screen: "*scratch*" in screen)
+        self.start_emacs()
 
     def close(self) -> None:
         if self.flood is not None:
