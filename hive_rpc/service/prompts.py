@@ -15,7 +15,7 @@ from typing import Any
 from hive_rpc import __version__
 from hive_rpc.core import limits
 from hive_rpc.core.conventions import RESERVED_AGENTS, human_only, reserved_agent
-from hive_rpc.core.errors import InvalidParams, LimitReached
+from hive_rpc.core.errors import InvalidParams, LimitReached, StoreUnavailable
 from hive_rpc.core.prompt import HUMAN, MIN_ID_PREFIX, Action, Ask, Kind, Prompt
 from hive_rpc.registry import held_chars
 from hive_rpc.relay.consent import CALLER, peer_of
@@ -128,10 +128,13 @@ async def respond(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     if not APPROVER.get():
         # Read first (as the same agent, so nothing leaks): kind and asker never change.
         asked = await hub.registry.poll(p["id"], agent_id=agent)
-        if asked.kind is Kind.PERMISSION:
-            require_approver(hub, "answer a permission prompt")
         if human_only(asked.kind.value, asked.agent_id):
-            require_approver(hub, "answer the hub's own question (consent to type into a terminal)")
+            require_approver(
+                hub,
+                "answer a permission prompt"
+                if asked.kind is Kind.PERMISSION
+                else "answer the hub's own question (consent to type into a terminal)",
+            )
     prompt = await hub.registry.respond(
         p["id"],
         answer=p.get("answer"),
@@ -356,17 +359,15 @@ async def defer(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
 
 @method("hive/status", params={}, doc="The hub's paths, pid and counts.", retryable=True)
 async def status(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
-    from hive_rpc.core.errors import StoreUnavailable
-
     info, registry = hub.info, hub.registry
     degraded = registry.degraded_reason()
+    live = registry.statistics()
     try:
         counts = await registry.counts()
     except StoreUnavailable as e:
         # The shared store (NATS) is down: the hub still answers, degraded, with what it
         # holds in memory (its pending prompts) instead of failing outright.
-        live = registry.statistics()["pending"]
-        counts = {"pending": live}
+        counts = {"pending": live["pending"]}
         degraded = degraded or f"store: {e.message}"
     return {
         "version": __version__,
@@ -381,6 +382,6 @@ async def status(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
         "started_at": registry.started_at,
         "max_lifetime_s": registry.max_lifetime_s,
         "counts": counts,
-        "live": registry.statistics(),
+        "live": live,
         "degraded": degraded,
     }
