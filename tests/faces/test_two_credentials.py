@@ -25,7 +25,9 @@ import pytest
 import trio
 from test_activity_http import as_human, base_url, bearer, http, human_token_of, own_origin
 from test_approver import answer_command
+from test_approver_faces import ask_permission
 from test_mcp import http_client
+from test_relay_consent import registered, tmux
 
 from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.core.errors import HiveError
@@ -36,13 +38,6 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux"),
     pytest.mark.filterwarnings(r"ignore:Async generator 'http(x|core)2\.:ResourceWarning"),
 ]
-
-
-def tmux(socket: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["tmux", "-S", str(socket), *args], check=True, capture_output=True, text=True
-    )
-    return done.stdout.strip()
 
 
 @contextmanager
@@ -61,10 +56,6 @@ async def wait_prompt(socket: Path, pane: str) -> None:
     with trio.fail_after(20):
         while ">>>" not in tmux(socket, "capture-pane", "-p", "-t", pane):  # noqa: ASYNC110
             await trio.sleep(0.05)  # tmux gives no event for a screen change
-
-
-async def registered(client: HubClient) -> list[str]:
-    return [x["name"] for x in await client.call("ling/list", {}) if x["state"] == "registered"]
 
 
 def structured(result: Any) -> dict[str, Any]:
@@ -160,15 +151,7 @@ async def test_the_dashboard_signs_in_with_the_humans_token_and_decides(
                 "ling/register",
                 {"name": "kid", "kind": "tmux", "address": f"{pane}@{socket}"},
             )
-            permission = await client.call(
-                "hive/ask",
-                {
-                    "question": "Claude Code wants to run Bash: make test",
-                    "choices": ["allow", "deny"],
-                    "kind": "permission",
-                    "agent_id": "claude-code-3f2a9c1d",
-                },
-            )
+            permission = await ask_permission(client)
             post = {"headers": own_origin(http_hub)}
             approved = await browser.post(
                 "/api/respond", json={"id": asked["prompt_id"], "answer": "approve"}, **post
