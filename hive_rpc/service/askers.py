@@ -130,8 +130,6 @@ class Askers:
         self._nursery: trio.Nursery | None = None
         self._scopes: dict[str, trio.CancelScope] = {}
         """The watcher of each bound prompt, so ``release`` can end it."""
-        self.watched = 0
-        """Watchers running now (``statistics``)."""
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Own the watchers until cancelled; at start, check the bindings a previous
@@ -168,36 +166,30 @@ class Askers:
             await self._store.delete_document(ASKER, prompt_id)
 
     async def _watch(self, prompt_id: str, asker: Asker, restarted: bool) -> None:
-        with trio.CancelScope() as scope:
-            self._scopes[prompt_id] = scope
-            try:
-                await self._watch_until_closed(prompt_id, asker, restarted)
-            finally:
-                if self._scopes.get(prompt_id) is scope:
-                    del self._scopes[prompt_id]
-
-    async def _watch_until_closed(self, prompt_id: str, asker: Asker, restarted: bool) -> None:
-        """Until the prompt closes: withdraw it when its asker ends.  An asker with no
-        process was served by the hub itself, so after a restart it is gone too."""
-        self.watched += 1
+        """Until the prompt closes or is released: withdraw it when its asker ends.  An
+        asker with no process was served by the hub itself, so after a restart it is
+        gone too."""
         fd = _open_pidfd(asker)
         gone = fd is None and (asker.pid is not None or restarted)
-        try:
-            if not gone:
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(self._until_closed, prompt_id, nursery.cancel_scope)
-                    if fd is not None:
-                        await trio.lowlevel.wait_readable(fd)  # the process ended
-                        gone = True
-                        nursery.cancel_scope.cancel()
-            if gone:
-                await self._withdraw(prompt_id, asker)
-        finally:
-            self.watched -= 1
-            if fd is not None:
-                os.close(fd)
-            with contextlib.suppress(Exception), trio.CancelScope(shield=True):
-                await self._store.delete_document(ASKER, prompt_id)
+        with trio.CancelScope() as released:
+            self._scopes[prompt_id] = released
+            try:
+                if not gone:
+                    async with trio.open_nursery() as nursery:
+                        nursery.start_soon(self._until_closed, prompt_id, nursery.cancel_scope)
+                        if fd is not None:
+                            await trio.lowlevel.wait_readable(fd)  # the process ended
+                            gone = True
+                            nursery.cancel_scope.cancel()
+                if gone:
+                    await self._withdraw(prompt_id, asker)
+            finally:
+                if self._scopes.get(prompt_id) is released:
+                    del self._scopes[prompt_id]
+                if fd is not None:
+                    os.close(fd)
+                with contextlib.suppress(Exception), trio.CancelScope(shield=True):
+                    await self._store.delete_document(ASKER, prompt_id)
 
     async def _until_closed(self, prompt_id: str, scope: trio.CancelScope) -> None:
         with contextlib.suppress(HiveError):
@@ -208,10 +200,8 @@ class Askers:
     async def _withdraw(self, prompt_id: str, asker: Asker) -> None:
         """Cancel the prompt if it is still pending (its asker is gone)."""
         try:
-            prompt = await self._registry.poll(prompt_id)
-            if prompt.is_pending:
-                await self._registry.cancel(prompt_id, by=GONE)
-                log.info("prompt %s withdrawn: its asker (pid %s) ended", prompt_id, asker.pid)
+            await self._registry.cancel(prompt_id, by=GONE)
+            log.info("prompt %s withdrawn: its asker (pid %s) ended", prompt_id, asker.pid)
         except HiveError as e:  # gone, or closed meanwhile
             log.debug("prompt %s: nothing to withdraw (%s)", prompt_id, e)
 
