@@ -16,8 +16,8 @@ human's (bearer or the dashboard's cookie), same-origin ``Origin`` on POST):
 * ``POST /api/defer``: the page with an answer typed into it closed unanswered (the
   countdown starts again, ``hive/defer``);
 * ``POST /api/respond`` and ``POST /api/cancel``: the human's answer or withdrawal,
-  recorded as by ``dashboard``; these and typing/defer (``HUMAN_ROUTES``) need the
-  human's credential, and are then an approver's calls;
+  recorded as by ``dashboard``; these and typing/defer decide for the human
+  (``_deciding``): they need the human's credential, and are then an approver's calls;
 * ``POST /api/event``: a child's event for its parent's terminal (``event/post``), so a
   session hook or a CI job with the token posts one without running the CLI;
 * any other ``/api/`` route, or a route's other HTTP methods: the API's JSON error,
@@ -31,6 +31,7 @@ disconnect, one for the hub's stop; the sender interleaves pings with a timeout.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -48,7 +49,7 @@ from starlette.routing import Route
 
 from hive_rpc.activity import ActivityLog, Entry
 from hive_rpc.core import limits
-from hive_rpc.core.errors import HiveError, MethodNotFound
+from hive_rpc.core.errors import HiveError, MethodNotFound, NotAnApprover
 from hive_rpc.dispatch import dispatch, error_for
 from hive_rpc.service import HubService
 from hive_rpc.service.approver import APPROVER
@@ -70,9 +71,6 @@ MAX_DIALOGUES = 50
 MAX_BODY = 1 << 20
 BY = "dashboard"
 """The ``by`` recorded for answers and withdrawals made on the page."""
-HUMAN_ROUTES = frozenset({"/api/respond", "/api/cancel", "/api/typing", "/api/defer"})
-"""The routes that decide for the human: the Guard (faces/mcp/http.py) opens them to
-the human's credential only, and the request is then an approver's."""
 CREDENTIAL = "hive_rpc.credential"
 """The ASGI scope key where the Guard says whose credential a request carries."""
 AGENT, HUMAN = "agent", "human"
@@ -109,6 +107,38 @@ PAGE_HEADERS = {
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
 }
+
+
+Handler = Callable[["WebFace", Request], Awaitable[Response]]
+
+
+def _deciding(handler: Handler) -> Handler:
+    """A route that decides for the human (answer, cancel, typing, defer): refused
+    with 403, -32013 and ``data.lacks`` ``"human"`` to the agent's credential (the MCP
+    token), before its body is read; with the human's (the sign-in made from the
+    approver token) it runs as an approver's call."""
+
+    @functools.wraps(handler)
+    async def checked(face: WebFace, request: Request) -> Response:
+        if request.scope.get(CREDENTIAL) != HUMAN:
+            place = face.service.info.approver_token_file or "DATA_DIR/approver-token"
+            return _failed(
+                NotAnApprover(
+                    f"POST {request.url.path} decides for the human, and this request "
+                    "carries the agent's credential (the MCP token), not the human's: sign "
+                    f"in to the dashboard with the contents of {place}, or send it as the "
+                    "bearer token",
+                    lacks="human",
+                    token_file=place,
+                )
+            )
+        proved = APPROVER.set(True)
+        try:
+            return await handler(face, request)
+        finally:
+            APPROVER.reset(proved)
+
+    return checked
 
 
 def load_assets() -> dict[str, bytes]:
@@ -375,6 +405,7 @@ class WebFace:
 
     # --- actions -----------------------------------------------------------------------
 
+    @_deciding
     async def respond(self, request: Request) -> Response:
         body = await _json_body(request)
         if isinstance(body, Response):
@@ -382,27 +413,30 @@ class WebFace:
         params: dict[str, Any] = {"id": body.get("id"), "answer": body.get("answer"), "by": BY}
         if body.get("action") is not None:
             params["action"] = body["action"]
-        return await self._call("hive/respond", params, request)
+        return await self._call("hive/respond", params)
 
+    @_deciding
     async def cancel(self, request: Request) -> Response:
         body = await _json_body(request)
         if isinstance(body, Response):
             return body
-        return await self._call("hive/cancel", {"id": body.get("id"), "by": BY}, request)
+        return await self._call("hive/cancel", {"id": body.get("id"), "by": BY})
 
+    @_deciding
     async def typing(self, request: Request) -> Response:
         """The human started typing on the page: stop the prompt's countdown."""
         body = await _json_body(request)
         if isinstance(body, Response):
             return body
-        return await self._call("hive/typing", {"id": body.get("id")}, request)
+        return await self._call("hive/typing", {"id": body.get("id")})
 
+    @_deciding
     async def defer(self, request: Request) -> Response:
         """The page closed with an answer typed and not sent: the countdown runs again."""
         body = await _json_body(request)
         if isinstance(body, Response):
             return body
-        return await self._call("hive/defer", {"id": body.get("id")}, request)
+        return await self._call("hive/defer", {"id": body.get("id")})
 
     async def event(self, request: Request) -> Response:
         """A child's event (seed 004): the body is ``event/post``'s params, checked by
@@ -413,19 +447,11 @@ class WebFace:
             return body
         return await self._call("event/post", body)
 
-    async def _call(
-        self, method: str, params: dict[str, Any], request: Request | None = None
-    ) -> Response:
-        """Dispatch ``method``; as an approver's call when ``request`` carries the
-        human's credential (the sign-in made from the approver token)."""
-        human = request is not None and request.scope.get(CREDENTIAL) == HUMAN
-        proved = APPROVER.set(human)
+    async def _call(self, method: str, params: dict[str, Any]) -> Response:
         try:
             record = await dispatch(self.service.call, method, params)
         except HiveError as e:  # dispatch's tiers: a refusal, or a bug (logged)
             return _failed(e)
-        finally:
-            APPROVER.reset(proved)
         return JSONResponse(record)
 
     async def no_route(self, request: Request) -> Response:

@@ -13,10 +13,10 @@ specification asks of local servers:
   stream, ``/api/state``, ``/api/decisions``, ``/api/event``).  The human's: the
   approver token (``DATA_DIR/approver-token``, service/approver.py), as a bearer token
   or traded once at ``/dashboard?token=TOKEN`` for an HttpOnly, SameSite=Strict cookie
-  holding a key derived from it; only it opens the routes that decide (``HUMAN_ROUTES``:
-  answer, cancel, typing, defer), and there the request is an approver's.  The MCP token
-  at the sign-in or a deciding route is refused (403) with what it lacks.  Every token
-  is compared in constant time;
+  holding a key derived from it; only it opens the routes that decide (answer, cancel,
+  typing, defer: ``faces/web.py`` ``_deciding``), and there the request is an
+  approver's.  The MCP token at the sign-in or a deciding route is refused (403) with
+  what it lacks.  Every token is compared in constant time;
 * a request carrying an ``Origin`` other than this endpoint's own is refused (403),
   which stops a web page in the user's browser from driving the hub; a POST to the
   web routes must carry this server's own origin (CSRF);
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
@@ -42,10 +41,9 @@ from hypercorn.typing import ASGIFramework
 from mcp.server.transport_security import TransportSecuritySettings
 
 from hive_rpc.backends import LocalBackend
-from hive_rpc.core.errors import NotAnApprover
 from hive_rpc.faces.accept_loop import quiet_trio_accept_errors
 from hive_rpc.faces.mcp.server import HiveMcp
-from hive_rpc.faces.web import AGENT, CREDENTIAL, HUMAN, HUMAN_ROUTES, WebFace
+from hive_rpc.faces.web import AGENT, CREDENTIAL, HUMAN, WebFace
 from hive_rpc.paths import load_token, parse_bind
 from hive_rpc.service import HubService
 
@@ -96,8 +94,7 @@ class Guard:
     """ASGI middleware in front of both apps.  In order: 403 for a foreign Origin; the
     dashboard's sign-in (the human's token for a cookie); 401 without a credential; for
     the web routes, 421 for a Host that is not this server on loopback, 403 for a POST
-    without this server's own Origin, and 403 for a deciding route (``HUMAN_ROUTES``)
-    without the human's credential.  ``/mcp`` takes the agent's token only and goes to
+    without this server's own Origin.  ``/mcp`` takes the agent's token only and goes to
     the MCP app (whose SDK checks Host itself); the rest goes to the web app with
     ``scope[CREDENTIAL]`` set.  Lifespan events go to the MCP app untouched (they start
     the SDK's session manager)."""
@@ -177,10 +174,6 @@ class Guard:
             if origin is None or origin.decode("latin-1") != own:
                 await _deny(send, 403, f"a POST here must carry the header Origin: {own}")
                 return
-            # (A GET of these routes decides nothing: the API's 405 says so.)
-            if path in HUMAN_ROUTES and credential != HUMAN:
-                await _not_the_human(send, path, self._human_file)
-                return
         assert self.web is not None
         await self.web({**scope, CREDENTIAL: credential}, receive, send)
 
@@ -230,29 +223,6 @@ class Guard:
                 f"?token=$(cat {self._human_place()})"
             )
         return text
-
-
-async def _not_the_human(send: Send, path: str, human_file: str | None) -> None:
-    """403 for the agent's credential at a route that decides, as the API's JSON error
-    (-32013 ``not_an_approver``), naming what is missing."""
-    place = human_file or "DATA_DIR/approver-token"
-    message = (
-        f"POST {path} decides for the human, and this request carries the agent's "
-        f"credential (the MCP token), not the human's: sign in to the dashboard with the "
-        f"contents of {place}, or send it as the bearer token"
-    )
-    body = json.dumps(
-        {
-            "error": {
-                "message": message,
-                "code": NotAnApprover.code,
-                "data": {"kind": NotAnApprover.kind, "lacks": "human", "token_file": place},
-            }
-        }
-    ).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 403, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
 
 
 _CHALLENGE = [(b"www-authenticate", b'Bearer realm="hive-rpc"')]
