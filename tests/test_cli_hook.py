@@ -411,6 +411,42 @@ async def test_a_request_answered_in_the_terminal_is_withdrawn_from_the_editors(
     assert (record["status"], record["by"]) == ("cancelled", "the terminal")
 
 
+async def test_a_transcript_written_after_the_hook_started_is_watched(
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
+) -> None:
+    """A new session's transcript may not exist yet when its first tool's hook starts
+    (seen once on a loaded clean-clone CI run with the real Claude Code: the watch
+    ended at once, and the editor's question stayed until the hook's timeout). The
+    hook waits for the file; the terminal's answer written there withdraws the prompt."""
+    await client.call("hive/subscribe", {})
+    event = permission_request(short_tmp)
+    transcript = short_tmp / "later" / "transcript.jsonl"
+    event["transcript_path"] = str(transcript)
+    use = {"type": "tool_use", "id": "toolu_8", "name": event["tool_name"],
+           "input": event["tool_input"]}  # fmt: skip
+    result = {"type": "tool_result", "tool_use_id": "toolu_8", "content": "answered"}
+    done: list[subprocess.CompletedProcess[bytes]] = []
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+
+            async def hook() -> None:
+                done.append(await run_hook(hub_config, short_tmp, json.dumps(event).encode()))
+
+            nursery.start_soon(hook)
+            note = await client.next_notification()
+            while note.method != "hive/prompt":
+                note = await client.next_notification()
+            transcript.parent.mkdir()
+            with transcript.open("a") as f:
+                for line in ({"type": "assistant", "message": {"content": [use]}},
+                             {"type": "user", "message": {"content": [result]}}):  # fmt: skip
+                    at = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+                    f.write(json.dumps({**line, "timestamp": at}) + "\n")
+    assert (done[0].returncode, done[0].stdout) == (0, b"")
+    record = await client.call("hive/poll", {"id": note.params["id"]})
+    assert (record["status"], record["by"]) == ("cancelled", "the terminal")
+
+
 async def test_rules_never_answer_a_question(
     hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
 ) -> None:

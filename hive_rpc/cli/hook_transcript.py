@@ -17,6 +17,7 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from hive_rpc.core.claude_transcript import SettledWatch
 from hive_rpc.core.errors import HiveError
@@ -42,10 +43,28 @@ def withdraw(socket: Path, prompt_id: str, agent_id: str, timeout_s: float) -> N
             client.call("hive/cancel", {"id": prompt_id, "agent_id": agent_id, "by": WITHDRAWN_BY})
 
 
+def _open(path: Path, stop: threading.Event) -> BinaryIO | None:
+    """``path`` opened, once it exists: a new session's transcript may be written
+    after its first tool's hook has started (a clean-clone CI run saw the watch end
+    at once, and the editor's question stay until the hook's timeout).  None when the
+    wait is stopped first or the file cannot be read."""
+    while True:
+        try:
+            return path.open("rb")
+        except FileNotFoundError:
+            if stop.wait(POLL_S):
+                return None
+        except OSError:
+            return None
+
+
 def _watch(
     path: Path, watch: SettledWatch, stop: threading.Event, settled: threading.Event
 ) -> None:
-    with contextlib.suppress(OSError), path.open("rb") as transcript:
+    opened = _open(path, stop)
+    if opened is None:
+        return
+    with contextlib.suppress(OSError), opened as transcript:
         size = transcript.seek(0, os.SEEK_END)
         transcript.seek(max(0, size - TAIL_BYTES))
         while True:
