@@ -206,6 +206,11 @@ class Change:
         return self.prompt.to_record()
 
 
+UNSEEN_DOCUMENT = "unseen"
+"""The store document kind that keeps an unseen expiry's trace across restarts."""
+MAX_UNSEEN = 100
+"""Traces of unseen expiries kept at most: the oldest goes first."""
+
 INGESTED_EVENTS = {
     Status.RESPONDED: "respond",
     Status.EXPIRED: "expire",
@@ -286,6 +291,9 @@ class Registry:
         self._timer: trio.CancelScope | None = None
         self._write_lock = _WriteLock()
         self._closed: dict[str, trio.Event] = {}
+        self._unseen: dict[str, Prompt] = {}
+        """Prompts that expired before any editor showed them, and whose trace the
+        human has not cleared, oldest first (``_keep_unseen``)."""
         self._asked: trio.Event | None = None
         """Set when a prompt is asked, for ``await_ask``; made by the first waiter,
         so that an ask nobody waits for makes and sets no event."""
@@ -308,10 +316,18 @@ class Registry:
     # --- lifecycle of the registry itself -------------------------------------
 
     async def _resume(self) -> None:
-        """Take back the store's pending prompts: expire the overdue, re-arm the rest.
+        """Take back the store's pending prompts: expire the overdue, re-arm the rest;
+        and the traces of unseen expiries the human has not cleared.
 
         An expiry the store refuses (a full disk) does not stop the start: the prompt
         is tracked as pending and overdue, and the deadline task retries it."""
+        for document in await self.store.documents(UNSEEN_DOCUMENT):
+            prompt_id = document.get("id")
+            prompt = await self.store.get(prompt_id) if isinstance(prompt_id, str) else None
+            if prompt is not None and prompt.unseen:
+                self._unseen[prompt.id] = prompt
+            elif isinstance(prompt_id, str):  # pruned, or cleared on another hub
+                await self.store.delete_document(UNSEEN_DOCUMENT, prompt_id)
         for prompt in await self.store.pending():
             if prompt.deadline_at <= self.now():
                 try:
@@ -462,7 +478,25 @@ class Registry:
             raise lifecycle.refusal(stored, lifecycle.Event(event))
         self._settle(new)
         self._publish(event, new)
+        if new.unseen:
+            await self._keep_unseen(new)
         return new
+
+    async def _keep_unseen(self, prompt: Prompt) -> None:
+        """Keep the trace of a prompt that expired before any editor showed it, for
+        the human (``hive/list`` expired_unseen), across restarts (a store document),
+        the newest ``MAX_UNSEEN``.  A failed write costs the trace, never the expiry."""
+        self._unseen[prompt.id] = prompt
+        try:
+            await self.store.put_document(UNSEEN_DOCUMENT, prompt.id, {"id": prompt.id})
+            while len(self._unseen) > MAX_UNSEEN:
+                oldest = next(iter(self._unseen))
+                del self._unseen[oldest]
+                await self.store.delete_document(UNSEEN_DOCUMENT, oldest)
+        except Exception as e:
+            self.store_trouble("unseen", e)
+        else:
+            self.store_trouble("unseen", None)
 
     def _settle_lost_race(self, stored: Prompt) -> None:
         """Another hub sharing the store closed the prompt before this hub's write:
@@ -528,14 +562,17 @@ class Registry:
 
     # --- public operations ----------------------------------------------------
 
-    async def ask(self, ask: Ask, *, peer: str | None = None, human: bool = True) -> Prompt:
+    async def ask(
+        self, ask: Ask, *, peer: str | None = None, human: bool = True, origin: str | None = None
+    ) -> Prompt:
         """Record a new pending prompt and return it at once.
 
         ``peer``: who asks, as the hub verified it (not the agent id the asker
         chose), for the per-peer limits; ``human``: the asker proved the human's
         credential, so the room kept for the human's own tools is open to it (the
-        hub's own asks and in-process callers are the hub's: True)."""
-        prompt = new_prompt(ask, now=self.now(), max_lifetime_s=self.max_lifetime_s)
+        hub's own asks and in-process callers are the hub's: True); ``origin``: where
+        the asker runs, as the hub found it (``Prompt.origin``)."""
+        prompt = new_prompt(ask, now=self.now(), max_lifetime_s=self.max_lifetime_s, origin=origin)
         # A schedule point before the lock, not holding it: askers looping in-process
         # let subscribers and the deadline task run, and never queue (module doc).
         asker = trio.lowlevel.current_task()
@@ -690,6 +727,9 @@ class Registry:
                 closed = self._closed.pop(prompt.id, None)
                 if closed is not None:
                     closed.set()
+                if prompt.id in self._unseen and not prompt.unseen:  # cleared on another hub
+                    del self._unseen[prompt.id]
+                    self._publish("clear", prompt)
                 return
             # Asked on another hub, or a stale echo of one of ours closed since:
             # the store has the last word.
@@ -702,12 +742,17 @@ class Registry:
             return
         if prompt.is_pending:
             self._settle(prompt)
-            # Typing or a defer on the other hub: its record says which.
-            event = "typing" if prompt.typing_at is not None else "defer"
+            # Shown, typing or a defer on the other hub: its record says which.
+            if prompt.shown_at != old.shown_at:
+                event = "shown"
+            else:
+                event = "typing" if prompt.typing_at is not None else "defer"
             self._publish(event, prompt)
             return
         self._settle(prompt)
         self._publish(INGESTED_EVENTS[prompt.status], prompt)
+        if prompt.unseen:  # the hub that expired it keeps the trace's document
+            self._unseen[prompt.id] = prompt
 
     async def poll(self, prompt_id: str, *, agent_id: str | None = COORDINATOR) -> Prompt:
         """The prompt as it is now.  An agent sees only its own prompts."""
@@ -780,6 +825,45 @@ class Registry:
             if new is prompt:
                 return prompt
             return await self._write(new, "defer")
+
+    async def shown(self, prompt_id: str) -> Prompt:
+        """An editor put the question before the human: from now on its expiry is
+        "shown, no answer", not unseen.  The first showing counts; later ones change
+        nothing and nobody is told."""
+        async with self._write_lock:
+            prompt = await self.poll(prompt_id)
+            new = lifecycle.shown(prompt, now=self.now())
+            if new is prompt:
+                return prompt
+            return await self._write(new, "shown")
+
+    def list_unseen(self) -> list[Prompt]:
+        """Prompts that expired unseen and whose trace the human has not cleared,
+        oldest first."""
+        return list(self._unseen.values())
+
+    async def clear_unseen(self, prompt_id: str | None) -> list[Prompt]:
+        """The human saw that these expired unseen (one, or every one with None):
+        their traces come down, on every screen."""
+        async with self._write_lock:
+            if prompt_id is None:
+                prompts = list(self._unseen.values())
+            else:
+                found = self._unseen.get(prompt_id) or await self.poll(prompt_id)
+                prompts = [found]
+            cleared = []
+            for prompt in prompts:
+                new = lifecycle.clear(prompt, now=self.now())
+                self._unseen.pop(prompt.id, None)
+                if new is prompt:
+                    continue
+                stored = await self.store.update(new, expected=Status.EXPIRED)
+                if stored is not None:  # changed meanwhile on a hub sharing the store
+                    continue
+                await self.store.delete_document(UNSEEN_DOCUMENT, prompt.id)
+                self._publish("clear", new)
+                cleared.append(new)
+            return cleared
 
     def list_pending(self, *, agent_id: str | None = COORDINATOR) -> list[Prompt]:
         """Pending prompts, oldest first; an agent sees only its own."""

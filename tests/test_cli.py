@@ -74,7 +74,7 @@ def test_ask_wait_blocks_until_answered(sh: Shell) -> None:
 def test_exit_codes_for_each_outcome(sh: Shell) -> None:
     expired = sh.run("ask", "quick?", "--timeout", "0.2", "--wait")
     assert expired.returncode == cli.EXIT_EXPIRED
-    assert "expired (timeout)" in expired.stdout
+    assert "expired unseen (timeout)" in expired.stdout
 
     cancelled = sh.run("ask", "withdraw me").stdout.strip()
     assert sh.run("cancel", cancelled).returncode == cli.EXIT_OK

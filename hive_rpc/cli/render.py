@@ -46,6 +46,8 @@ def describe(record: dict[str, Any]) -> str:
         text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
         return strip_controls(text)
     if status == "expired":
+        if record.get("shown_at") is None:
+            return f"expired unseen ({record['expiry_reason']}): no editor showed it to the human"
         return f"expired ({record['expiry_reason']})"
     if status == "cancelled":
         return f"cancelled by {one_line(record['by'])}"
@@ -68,7 +70,8 @@ def table(records: list[dict[str, Any]]) -> str:
         rows.append(
             (
                 one_line(r["id"]),
-                one_line(r["agent_id"])[:16],
+                # Whole: agents differ at the end (claude-code-3278e209, -3f2a9c1d).
+                one_line(r["agent_id"]),
                 _age(now - r["created_at"]),
                 "in " + _age(r["deadline_at"] - now),
                 flag + question,

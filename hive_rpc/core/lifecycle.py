@@ -7,10 +7,14 @@
                                         the hard maximum lifetime still applies)
     pending --defer----> pending       (the human who typed left without answering:
                                         the countdown starts again)
+    pending --shown----> pending       (an editor put the question before the human)
+    expired --clear----> expired       (the human saw that it expired unseen)
 
 Every other (status, event) pair is illegal.  ``responded``, ``expired`` and
-``cancelled`` are final.  An illegal move raises the error that tells the caller what
-actually happened: the second answerer learns who answered first and when.
+``cancelled`` are final: no event changes their status or answer (``clear`` only
+notes that the human saw an unseen expiry).  An illegal move raises the error
+that tells the caller what actually happened: the second answerer learns who
+answered first and when.
 """
 
 from __future__ import annotations
@@ -19,7 +23,13 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from hive_rpc.core.errors import AlreadyAnswered, HiveError, InvalidAnswer, PromptClosed
+from hive_rpc.core.errors import (
+    AlreadyAnswered,
+    HiveError,
+    InvalidAnswer,
+    InvalidParams,
+    PromptClosed,
+)
 from hive_rpc.core.prompt import Action, ExpiryReason, Prompt, Status, evolver
 from hive_rpc.core.schema import validate_against
 
@@ -32,6 +42,8 @@ class Event(StrEnum):
     CANCEL = "cancel"
     TYPING = "typing"
     DEFER = "defer"
+    SHOWN = "shown"
+    CLEAR = "clear"
 
 
 TRANSITIONS: dict[tuple[Status, Event], Status] = {
@@ -40,10 +52,13 @@ TRANSITIONS: dict[tuple[Status, Event], Status] = {
     (Status.PENDING, Event.CANCEL): Status.CANCELLED,
     (Status.PENDING, Event.TYPING): Status.PENDING,
     (Status.PENDING, Event.DEFER): Status.PENDING,
+    (Status.PENDING, Event.SHOWN): Status.PENDING,
+    (Status.EXPIRED, Event.CLEAR): Status.EXPIRED,
 }
 """The whole lifecycle.  A pair missing here is an illegal move."""
 
-FINAL_STATUSES = frozenset(Status) - {s for s, _ in TRANSITIONS}
+FINAL_STATUSES = frozenset(Status) - {s for (s, _), to in TRANSITIONS.items() if to is not s}
+"""The statuses no event leaves: every move from them keeps them (``clear``)."""
 
 
 def _when(ts: float | None) -> str:
@@ -91,6 +106,8 @@ _responded = evolver("status", "answer", "by", "action", "answered_at")
 _expired = evolver("status", "expired_at", "expiry_reason")
 _cancelled = evolver("status", "by", "cancelled_at")
 _countdown = evolver("status", "typing_at", "deadline_at")
+_shown = evolver("shown_at")
+_cleared = evolver("cleared_at")
 
 
 def _move(prompt: Prompt, event: Event) -> Status:
@@ -187,3 +204,32 @@ def defer(prompt: Prompt, *, now: float) -> Prompt:
     if prompt.timeout_s is not None:
         deadline = min(now + prompt.timeout_s, prompt.max_deadline_at)
     return _countdown(prompt, status, None, deadline)
+
+
+def shown(prompt: Prompt, *, now: float) -> Prompt:
+    """An editor put the question before the human.  The first time counts: an
+    expiry after it is "shown, no answer", before it "unseen".  Idempotent."""
+    _move(prompt, Event.SHOWN)
+    if prompt.shown_at is not None:
+        return prompt
+    return _shown(prompt, now)
+
+
+def clear(prompt: Prompt, *, now: float) -> Prompt:
+    """The human saw that the prompt expired unseen: its trace comes down.
+    Idempotent; refused for a prompt that was shown (there is no trace to clear)."""
+    if prompt.is_pending:
+        raise InvalidParams(
+            f"prompt {prompt.id} is still pending; only an expired prompt's trace is cleared",
+            id=prompt.id,
+        )
+    _move(prompt, Event.CLEAR)
+    if prompt.shown_at is not None:
+        raise InvalidParams(
+            f"prompt {prompt.id} was shown before it expired; only an unseen expiry "
+            "leaves a trace to clear",
+            id=prompt.id,
+        )
+    if prompt.cleared_at is not None:
+        return prompt
+    return _cleared(prompt, now)

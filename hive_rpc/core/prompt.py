@@ -91,10 +91,24 @@ class Prompt:
     answer: Any = field(default=None, hash=False)
     by: str | None = None
     action: Action | None = None
+    origin: str | None = None
+    """Where the asker runs, as the hub found it (the asking process's working
+    directory, ``~/src/app``), never a name the asker chose: shown beside the agent so
+    the human knows which project a question is about."""
+    shown_at: float | None = None
+    """When an editor first put the question before the human (``hive/shown``): an
+    expiry before that is reported as unseen, not as a question the human let go."""
+    cleared_at: float | None = None
+    """When the human cleared the trace an unseen expiry left (``hive/clearUnseen``)."""
 
     @property
     def is_pending(self) -> bool:
         return self.status is Status.PENDING
+
+    @property
+    def unseen(self) -> bool:
+        """Expired before any editor showed it, and the human has not cleared that yet."""
+        return self.status is Status.EXPIRED and self.shown_at is None and self.cleared_at is None
 
     @property
     def closed_at(self) -> float | None:
@@ -116,6 +130,7 @@ class Prompt:
         record["choices"] = list(self.choices) if self.choices is not None else None
         record["schema"] = dict(self.schema) if self.schema is not None else None
         record["expired"] = self.status is Status.EXPIRED
+        record["unseen"] = self.unseen
         return record
 
     @classmethod
@@ -231,6 +246,7 @@ _new_pending = _maker(
         "in_reply_to",
         "kind",
         "detail",
+        "origin",
     ),
     base=False,
 )
@@ -339,12 +355,14 @@ def new_prompt(
     now: float,
     max_lifetime_s: float = DEFAULT_MAX_LIFETIME_S,
     prompt_id: str | None = None,
+    origin: str | None = None,
 ) -> Prompt:
     """Check an agent's question and make its pending prompt.
 
     A ``timeout_s`` beyond the hub's maximum lifetime is clamped to it: the hard
     maximum always applies.  ``timeout_s=None`` means "no countdown", so only the
-    maximum lifetime ends the prompt.
+    maximum lifetime ends the prompt.  ``origin`` is the hub's own finding (where
+    the asker runs), not the asker's word.
     """
     question, choices, schema, urgent = ask.question, ask.choices, ask.schema, ask.urgent
     timeout_s = ask.timeout_s
@@ -385,6 +403,7 @@ def new_prompt(
         _optional_name(ask.in_reply_to, "in_reply_to"),
         _check_kind(ask.kind),
         _check_detail(ask.detail),
+        origin,
     )
 
 

@@ -370,9 +370,15 @@ class LspSession:
         for prompt_id in [p for p in self._shown if p not in snapshot]:
             try:
                 record = await conn.call("hive/poll", {"id": prompt_id})
-                params = {k: record.get(k) for k in ("id", "status", "by", "action")}
+                params = {k: record.get(k) for k in ("id", "status", "by", "action", "unseen")}
             except HiveError:
-                params = {"id": prompt_id, "status": "unknown", "by": None, "action": None}
+                params = {
+                    "id": prompt_id,
+                    "status": "unknown",
+                    "by": None,
+                    "action": None,
+                    "unseen": False,
+                }
             self._end_progress(prompt_id)
             self._shown.pop(prompt_id, None)
             self._notify("hive/dismiss", params)

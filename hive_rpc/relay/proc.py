@@ -143,3 +143,12 @@ __all__ = [
     "stat",
     "tty_device",
 ]
+
+
+def working_dir(pid: int) -> str | None:
+    """The working directory of ``pid`` (``/proc/PID/cwd``), or None when it cannot be
+    read: where an asker runs, as the kernel says, not as the asker says."""
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None

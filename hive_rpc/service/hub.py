@@ -63,6 +63,7 @@ def dismissal(prompt: Prompt) -> dict[str, Any]:
         "status": prompt.status.value,
         "by": prompt.by,
         "action": prompt.action.value if prompt.action else None,
+        "unseen": prompt.unseen,
     }
 
 
@@ -112,9 +113,10 @@ class HubService:
         """What a subscriber is sent: every pending prompt first, then each new prompt
         (``hive/prompt``), each change of a prompt still pending (``hive/update``, the
         new record: typing moved its deadline, so every editor's countdown stops, not
-        only the typist's) and each closed one (``hive/dismiss``).  The update has its
-        own name because clients take a second ``hive/prompt`` for a new question
-        (Emacs notifies an urgent one again)."""
+        only the typist's) and each closed one (``hive/dismiss``, which says whether it
+        expired unseen); and when the human clears an unseen expiry's trace,
+        ``hive/unseenCleared``.  The update has its own name because clients take a
+        second ``hive/prompt`` for a new question (Emacs notifies an urgent one again)."""
         for prompt in watch.pending:
             yield "hive/prompt", prompt.to_record()
         async for change in watch:
@@ -122,5 +124,7 @@ class HubService:
                 yield "hive/prompt", change.record
             elif change.prompt.is_pending:
                 yield "hive/update", change.record
+            elif change.event == "clear":
+                yield "hive/unseenCleared", {"id": change.prompt.id}
             else:
                 yield "hive/dismiss", dismissal(change.prompt)

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from typing import Any
 
 from hive_rpc import __version__
 from hive_rpc.core import limits
+from hive_rpc.core.claude_code import home_relative
 from hive_rpc.core.conventions import RESERVED_AGENTS, human_only, reserved_agent
 from hive_rpc.core.errors import InvalidParams, LimitReached, StoreUnavailable
 from hive_rpc.core.prompt import HUMAN, MIN_ID_PREFIX, Action, Ask, Kind, Prompt
-from hive_rpc.registry import held_chars
-from hive_rpc.relay.consent import CALLER, peer_of
+from hive_rpc.registry import MAX_UNSEEN, held_chars
+from hive_rpc.relay.consent import CALLER, Caller, peer_of
+from hive_rpc.relay.proc import working_dir
 from hive_rpc.service.approver import APPROVER, require_approver
 from hive_rpc.service.hub import HubService, acting_agent
 from hive_rpc.service.table import (
@@ -79,10 +82,25 @@ async def ask(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
             param="agent_id",
         )
     caller = CALLER.get()
-    prompt = await hub.registry.ask(Ask.from_params(p), peer=peer_of(caller), human=APPROVER.get())
+    prompt = await hub.registry.ask(
+        Ask.from_params(p), peer=peer_of(caller), human=APPROVER.get(), origin=_origin(caller)
+    )
     if p.get("waits") and hub.askers is not None:
         await hub.askers.bind(prompt.id, caller.pid if caller is not None else None)
     return prompt.to_record()
+
+
+def _origin(caller: Caller | None) -> str | None:
+    """Where the asking process runs (its working directory, ``~/src/app``), read from
+    /proc: shown beside the agent's name so the human knows which project asks, and
+    not a name the asker could choose.  None for a caller the hub cannot see (MCP
+    over HTTP, an in-process call)."""
+    if caller is None or caller.pid is None:
+        return None
+    cwd = working_dir(caller.pid)
+    if cwd is None:
+        return None
+    return home_relative(cwd, os.environ.get("HOME"))[: limits.MAX_NAME_CHARS]
 
 
 @method(
@@ -212,9 +230,11 @@ def _decode_cursor(value: str | None) -> tuple[float, str] | None:
 
 @method(
     "hive/list",
-    params={"agent_id": STR, "limit": NUM, "cursor": STR},
+    params={"agent_id": STR, "limit": NUM, "cursor": STR, "expired_unseen": BOOL},
     doc="Pending prompt records, oldest first; with limit or cursor, one page "
-    '{"prompts": [...], "next_cursor": ...}.',
+    '{"prompts": [...], "next_cursor": ...}.  expired_unseen: instead, the prompts '
+    "that expired before any editor showed them and whose trace the human has not "
+    "cleared (hive/clearUnseen), oldest first.",
     retryable=True,
     epc="list",
     mcp=("hivemind_list_pending",),
@@ -224,6 +244,15 @@ async def list_(hub: HubService, p: dict[str, Any]) -> list[dict[str, Any]] | di
     existed, refused (LimitReached ``reply_bytes``) rather than built past the
     reply limit.  With either: one page, cut short at the reply limit too."""
     agent = acting_agent(p)
+    if p.get("expired_unseen"):
+        if p.get("limit") is not None or p.get("cursor") is not None:
+            raise InvalidParams(
+                "hive/list: expired_unseen takes no limit or cursor (there are at most "
+                f"{MAX_UNSEEN})",
+                param="expired_unseen",
+            )
+        unseen = hub.registry.list_unseen()
+        return [q.to_record() for q in unseen if agent is None or q.agent_id == agent]
     if p.get("limit") is None and p.get("cursor") is None:
         records, complete = _fill(hub.registry.list_pending(agent_id=agent))
         if not complete:
@@ -357,6 +386,36 @@ async def defer(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     return (await hub.registry.defer(p["id"])).to_record()
 
 
+@method(
+    "hive/shown",
+    params={"id": REQ_STR},
+    doc="An editor put the question before the human (opened it): an expiry after this "
+    "is 'shown, no answer', not unseen.  Only the human's credential says so "
+    "(hive/proveApprover).",
+    notification_ok=True,
+    epc="shown",
+)
+async def shown(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
+    require_approver(hub, "say that the human saw a question")
+    return (await hub.registry.shown(p["id"])).to_record()
+
+
+@method(
+    "hive/clearUnseen",
+    params={"id": STR, "all": BOOL},
+    doc="The human saw that a question (id) or every question (all: true) expired "
+    "unseen: the trace comes down on every screen (hive/unseenCleared).  Only the "
+    "human's credential.",
+    epc="clear-unseen",
+)
+async def clear_unseen(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
+    require_approver(hub, "clear what expired unseen")
+    if (p.get("id") is None) == (not p.get("all")):
+        raise InvalidParams('hive/clearUnseen: give either "id" or "all": true', param="id")
+    cleared = await hub.registry.clear_unseen(p.get("id"))
+    return {"cleared": len(cleared)}
+
+
 @method("hive/status", params={}, doc="The hub's paths, pid and counts.", retryable=True)
 async def status(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     info, registry = hub.info, hub.registry
@@ -382,6 +441,7 @@ async def status(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
         "started_at": registry.started_at,
         "max_lifetime_s": registry.max_lifetime_s,
         "counts": counts,
+        "expired_unseen": len(registry.list_unseen()),
         "live": live,
         "degraded": degraded,
     }

@@ -106,7 +106,11 @@ def encode_prompt(prompt: Prompt) -> str:
             f'"answer":{answer_text},'
             f'"by":{"null" if p.by is None else _string(p.by)},'
             f'"action":{"null" if p.action is None else _string(p.action)},'
-            f'"expired":{"true" if p.status is Status.EXPIRED else "false"}}}'
+            f'"origin":{"null" if p.origin is None else _string(p.origin)},'
+            f'"shown_at":{"null" if p.shown_at is None else _number(p.shown_at)},'
+            f'"cleared_at":{"null" if p.cleared_at is None else _number(p.cleared_at)},'
+            f'"expired":{"true" if p.status is Status.EXPIRED else "false"},'
+            f'"unseen":{"true" if p.unseen else "false"}}}'
         )
     except TypeError:
         return ENCODE(prompt.to_record())

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from hive_rpc.core import lifecycle
-from hive_rpc.core.errors import AlreadyAnswered, InvalidAnswer, PromptClosed
+from hive_rpc.core.errors import AlreadyAnswered, InvalidAnswer, InvalidParams, PromptClosed
 from hive_rpc.core.lifecycle import FINAL_STATUSES, TRANSITIONS, Event
 from hive_rpc.core.prompt import (
     DEFAULT_MAX_LIFETIME_S,
@@ -35,8 +35,34 @@ def test_table_has_exactly_the_documented_moves() -> None:
         (Status.PENDING, Event.CANCEL): Status.CANCELLED,
         (Status.PENDING, Event.TYPING): Status.PENDING,
         (Status.PENDING, Event.DEFER): Status.PENDING,
+        (Status.PENDING, Event.SHOWN): Status.PENDING,
+        (Status.EXPIRED, Event.CLEAR): Status.EXPIRED,
     }
     assert {Status.RESPONDED, Status.EXPIRED, Status.CANCELLED} == FINAL_STATUSES
+
+
+def test_shown_counts_the_first_time_and_makes_an_expiry_seen() -> None:
+    p = make(timeout_s=10)
+    seen = lifecycle.shown(p, now=NOW + 1)
+    assert seen.shown_at == NOW + 1
+    assert lifecycle.shown(seen, now=NOW + 2) is seen
+    assert lifecycle.expire(p, now=NOW + 10).unseen
+    assert not lifecycle.expire(seen, now=NOW + 10).unseen
+    answered = lifecycle.respond(p, answer="x", by="h", action=Action.ACCEPT, now=NOW + 3)
+    with pytest.raises(AlreadyAnswered):
+        lifecycle.shown(answered, now=NOW + 4)
+
+
+def test_clear_takes_down_only_an_unseen_expirys_trace() -> None:
+    expired = lifecycle.expire(make(timeout_s=10), now=NOW + 10)
+    cleared = lifecycle.clear(expired, now=NOW + 20)
+    assert (cleared.status, cleared.cleared_at, cleared.unseen) == (Status.EXPIRED, NOW + 20, False)
+    assert lifecycle.clear(cleared, now=NOW + 30) is cleared
+    with pytest.raises(InvalidParams, match="still pending"):
+        lifecycle.clear(make(), now=NOW)
+    seen = lifecycle.expire(lifecycle.shown(make(timeout_s=10), now=NOW), now=NOW + 10)
+    with pytest.raises(InvalidParams, match="was shown before it expired"):
+        lifecycle.clear(seen, now=NOW + 11)
 
 
 def test_respond_records_answer_by_and_time() -> None:

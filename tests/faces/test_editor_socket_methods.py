@@ -151,6 +151,7 @@ async def test_subscribe_gets_pending_first_then_live(
                 "status": "cancelled",
                 "by": "a",
                 "action": None,
+                "unseen": False,
             }
             assert (await editor.call("hive/subscribe"))["subscribed"] is True  # idempotent
             assert await editor.call("hive/unsubscribe") == {

@@ -195,6 +195,8 @@ async def test_python_epc_calls_errors_and_methods(
             "respond",
             "cancel",
             "list",
+            "shown",
+            "clear-unseen",
         }
         assert methods["poll"][0] == "(:id [:agent_id])"
         assert "hive/ask" in methods["ask"][1]

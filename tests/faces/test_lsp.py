@@ -166,6 +166,7 @@ async def test_initialize_subscribe_answer_and_dismiss(
             "status": "responded",
             "by": "vscode",
             "action": "accept",
+            "unseen": False,
         }
         polled = await client.call("hive/poll", {"id": asked["id"], "agent_id": "a1"})
         assert (polled["answer"], polled["by"]) == ("yes", "vscode")
@@ -526,6 +527,7 @@ async def test_prompts_gone_with_a_lost_hub_are_dismissed(short_tmp: Path) -> No
                 "status": "unknown",
                 "by": None,
                 "action": None,
+                "unseen": False,
             }
     finally:
         hub_proc.kill()

@@ -2,7 +2,9 @@
 (issue 18): the two records below were written by ``_dump`` before it kept one
 precompiled encoder, so an old database reads the same and a new one writes the same.
 ``records.encode_prompt`` (the text written straight from the fields) is held to
-``json.dumps(to_record())`` for any prompt, odd values included."""
+``json.dumps(to_record())`` for any prompt, odd values included.  Issue 27 added
+``origin``, ``shown_at``, ``cleared_at`` and ``unseen`` at the end: a record written
+before them (``OLD_PENDING``) still reads, as the prompt it was."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from hypothesis import strategies as st
 from hive_rpc.core import lifecycle
 from hive_rpc.core.prompt import Action, Ask, Prompt, new_prompt
 from hive_rpc.store import SqliteStore
-from hive_rpc.store.records import encode_prompt
+from hive_rpc.store.records import decode_prompt, encode_prompt
 
 PENDING = (
     '{"id":"00112233aabbccdd","agent_id":"bench","question":"Ship it? \\u00e9 \\ud800",'
@@ -25,7 +27,11 @@ PENDING = (
     '"choices":["yes","no"],"schema":null,"urgent":false,"timeout_s":null,"task_id":"t1",'
     '"in_reply_to":null,"kind":"question","detail":null,"status":"pending","typing_at":null,'
     '"answered_at":null,"expired_at":null,"cancelled_at":null,"expiry_reason":null,'
-    '"answer":null,"by":null,"action":null,"expired":false}'
+    '"answer":null,"by":null,"action":null,"origin":null,"shown_at":null,"cleared_at":null,'
+    '"expired":false,"unseen":false}'
+)
+OLD_PENDING = PENDING.replace(',"origin":null,"shown_at":null,"cleared_at":null', "").replace(
+    ',"unseen":false', ""
 )
 RESPONDED = (
     '{"id":"00112233aabbccdd","agent_id":"bench","question":"Ship it? \\u00e9 \\ud800",'
@@ -33,7 +39,8 @@ RESPONDED = (
     '"schema":null,"urgent":false,"timeout_s":null,"task_id":"t1","in_reply_to":null,'
     '"kind":"question","detail":null,"status":"responded","typing_at":null,'
     '"answered_at":1002.25,"expired_at":null,"cancelled_at":null,"expiry_reason":null,'
-    '"answer":"yes \\u2713, [1, 2.5]","by":"emacs","action":"accept","expired":false}'
+    '"answer":"yes \\u2713, [1, 2.5]","by":"emacs","action":"accept","origin":null,'
+    '"shown_at":null,"cleared_at":null,"expired":false,"unseen":false}'
 )
 ID = "00112233aabbccdd"
 
@@ -60,6 +67,11 @@ async def test_records_are_the_bytes_the_old_code_wrote(tmp_path: Path) -> None:
         await store.aclose()
     assert pending == PENDING
     assert responded == RESPONDED
+
+
+def test_a_record_written_before_issue_27_reads_as_the_same_prompt() -> None:
+    assert OLD_PENDING.endswith('"action":null,"expired":false}')
+    assert decode_prompt(ID, OLD_PENDING) == _pending(["yes", "no"])
 
 
 def old_encoding(prompt: Prompt) -> str:

@@ -22,6 +22,7 @@ from hive_rpc.faces.mcp.guarded import guarded
 from hive_rpc.faces.mcp.results import (
     ASKED_NEXT,
     EXPIRED_MARKER,
+    UNSEEN_TEXT,
     Asked,
     AskState,
     AwaitedAsk,
@@ -33,6 +34,7 @@ from hive_rpc.faces.mcp.results import (
     ok,
     pending_ask,
     state_result,
+    unseen,
 )
 from hive_rpc.hub_connection import HubUnreachable
 
@@ -347,5 +349,8 @@ def register(hive: HiveMcp) -> None:
             timed_out=not given,
             status=record["status"],
             ask_id=record["id"],
+            unseen=unseen(record),
         )
-        return ok(result, result.answer)
+        # The sentinel stays the whole first text (clients compare it); an unseen
+        # expiry is said beside it.
+        return ok(result, result.answer, *([UNSEEN_TEXT] if result.unseen else []))

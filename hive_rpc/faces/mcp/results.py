@@ -50,6 +50,11 @@ class AskState(BaseModel):
     responded_at: float | None = None
     expired: bool = Field(description="true only when nobody answered in time (never a no)")
     expiry_reason: str | None = None
+    unseen: bool = Field(
+        False,
+        description="expired before any editor showed the question to the human: "
+        "the human never saw it",
+    )
     next_step: str | None = NEXT_STEP
 
 
@@ -92,11 +97,19 @@ class HumanInput(BaseModel):
     timed_out: bool
     status: str
     ask_id: str
+    unseen: bool = Field(False, description="it expired before any editor showed it to the human")
 
 
-def ok(model: BaseModel, text: str) -> CallToolResult:
+UNSEEN_TEXT = (
+    "expired unseen: no editor showed this question to the human before its countdown "
+    "ran out, so the human never saw it (not a no)"
+)
+"""What an agent is told of an unseen expiry, beside the usual result."""
+
+
+def ok(model: BaseModel, text: str, *more: str) -> CallToolResult:
     return CallToolResult(
-        content=[TextContent(type="text", text=text)],
+        content=[TextContent(type="text", text=t) for t in (text, *more)],
         structured_content=model.model_dump(mode="json", by_alias=True),
     )
 
@@ -122,6 +135,10 @@ NEXT_BY_STATUS = {
     "pending": "nobody has answered yet: keep working and poll again later",
     "expired": "nobody answered in time, which is not a no: decide without the human or ask again",
 }
+UNSEEN_NEXT = (
+    "the human never saw it: ask again (urgent if it matters, with a longer timeout_s) "
+    "or decide without the human"
+)
 """What an ask's state tells the agent to do next; an answered or withdrawn ask needs
 no advice."""
 
@@ -137,8 +154,15 @@ def ask_state(record: dict[str, Any]) -> AskState:
         responded_at=record["answered_at"],
         expired=record["expired"],
         expiry_reason=record["expiry_reason"],
-        next_step=NEXT_BY_STATUS.get(record["status"]),
+        unseen=unseen(record),
+        next_step=UNSEEN_NEXT if unseen(record) else NEXT_BY_STATUS.get(record["status"]),
     )
+
+
+def unseen(record: dict[str, Any]) -> bool:
+    """Expired before any editor showed it (whether or not the human has cleared the
+    trace since: the agent's news is that the human never saw it)."""
+    return record["status"] == "expired" and record.get("shown_at") is None
 
 
 def pending_ask(record: dict[str, Any]) -> PendingAsk:
@@ -165,8 +189,13 @@ def describe(state: AskState) -> str:
         decision = state.decision
         shown = decision if isinstance(decision, str) else json.dumps(decision)
         return f"answer from {state.by}: {shown}"
+    if state.status == "expired" and state.unseen:
+        return f"ask {state.ask_id} {UNSEEN_TEXT} ({state.expiry_reason})"
     if state.status == "expired":
-        return f"ask {state.ask_id} expired ({state.expiry_reason}): nobody answered, not a no"
+        return (
+            f"ask {state.ask_id} expired ({state.expiry_reason}): shown to the human, "
+            "nobody answered, not a no"
+        )
     return f"ask {state.ask_id} was cancelled by {state.by}"
 
 
