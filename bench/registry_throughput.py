@@ -214,6 +214,10 @@ class ThreadedSqliteStore:
     async def counts(self) -> dict[str, int]:
         return await self._inner.counts()
 
+    async def documents(self, kind: str) -> list[dict[str, Any]]:
+        """Read once, when the registry starts (its unseen expiries): off the timed path."""
+        return await self._inner.documents(kind)
+
     async def aclose(self) -> None:
         await self._inner.aclose()
 
