@@ -15,8 +15,10 @@ human's (bearer or the dashboard's cookie), same-origin ``Origin`` on POST):
 * ``POST /api/typing``: the human started typing an answer (the countdown stops);
 * ``POST /api/defer``: the page with an answer typed into it closed unanswered (the
   countdown starts again, ``hive/defer``);
+* ``POST /api/shown``: the page showed a question to the human (open, visible, with
+  the window's focus): ``hive/shown``, so its expiry is not "unseen";
 * ``POST /api/respond`` and ``POST /api/cancel``: the human's answer or withdrawal,
-  recorded as by ``dashboard``; these and typing/defer decide for the human
+  recorded as by ``dashboard``; these and typing/defer/shown decide for the human
   (``_deciding``): they need the human's credential, and are then an approver's calls;
 * ``POST /api/event``: a child's event for its parent's terminal (``event/post``), so a
   session hook or a CI job with the token posts one without running the CLI;
@@ -321,6 +323,7 @@ class WebFace:
                 Route("/api/cancel", self.cancel, methods=["POST"], max_body_size=MAX_BODY),
                 Route("/api/typing", self.typing, methods=["POST"], max_body_size=MAX_BODY),
                 Route("/api/defer", self.defer, methods=["POST"], max_body_size=MAX_BODY),
+                Route("/api/shown", self.shown, methods=["POST"], max_body_size=MAX_BODY),
                 Route("/api/event", self.event, methods=["POST"], max_body_size=MAX_BODY),
                 Route("/api/{rest:path}", self.no_route, methods=ANY_METHOD),
             ]
@@ -437,6 +440,15 @@ class WebFace:
         if isinstance(body, Response):
             return body
         return await self._call("hive/defer", {"id": body.get("id")})
+
+    @_deciding
+    async def shown(self, request: Request) -> Response:
+        """The page showed the question to the human (open, visible, focused): an
+        expiry from now on is "shown, no answer", not unseen."""
+        body = await _json_body(request)
+        if isinstance(body, Response):
+            return body
+        return await self._call("hive/shown", {"id": body.get("id")})
 
     async def event(self, request: Request) -> Response:
         """A child's event (seed 004): the body is ``event/post``'s params, checked by

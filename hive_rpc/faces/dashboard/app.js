@@ -539,10 +539,29 @@
       announce(`${fresh.length} new questions are waiting.`);
     }
     if (focusLost) {
-      const next = firstControl(list.firstElementChild);
-      (next || $("waiting-heading")).focus();
+      // The question the human was in closed. The keyboard goes to the heading, never
+      // into the next question: a key typed ahead (Enter, Space, "no") must not
+      // answer a question the human has not read. Tab reaches it, on purpose.
+      $("waiting-heading").focus();
+      if (count) announce("That question closed. Press Tab to reach the next one.");
+    }
+    markShown();
+  }
+
+  // Questions put before the human on this page: it is open, visible and has the
+  // window's focus when a card shows. The hub then counts an expiry as "shown, no
+  // answer", not unseen (POST /api/shown: hive/shown).
+  const shownHere = new Set();
+  function markShown() {
+    if (document.visibilityState !== "visible" || !document.hasFocus()) return;
+    for (const pid of state.pending.keys()) {
+      if (shownHere.has(pid)) continue;
+      shownHere.add(pid);
+      post("/api/shown", { id: pid }).catch(() => shownHere.delete(pid));
     }
   }
+  document.addEventListener("visibilitychange", markShown);
+  window.addEventListener("focus", markShown);
 
   function tick() {
     for (const li of $("prompts").children) {
