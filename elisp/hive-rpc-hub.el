@@ -36,6 +36,13 @@
 ;; `hive-rpc-start-timeout' seconds up to 5 minutes, so a hub that
 ;; cannot start is not started in a loop.
 ;;
+;; A hub started that way comes back with the options it last ran
+;; with (its start record: "serve --detach --autostart"), `--http'
+;; included.  But a hub the human stopped on purpose (Ctrl-C, `kill
+;; PID', "hive-rpc stop") is marked so in that record, and Emacs does
+;; not start it again: it says so once, and connects when someone
+;; starts it.  `hive-rpc-start-hub' starts it again, as it last ran.
+;;
 ;; This file knows nothing of what a connection carries: it calls
 ;; `hive-rpc--connect-function', which hive-rpc.el sets, to connect.
 ;; It requires hive-rpc-core.el only, and hive-rpc.el requires it.
@@ -51,6 +58,7 @@
 ;;; Code:
 
 (require 'subr-x)
+(require 'json)
 (require 'jsonrpc)
 (require 'hive-rpc-core)
 
@@ -72,12 +80,15 @@ the variable `temporary-file-directory' (normally /tmp/hive-rpc-UID/hub.sock)."
 (defcustom hive-rpc-program '("hive-rpc" "serve")
   "Command that starts a hub when none answers on the socket.
 It is run when `hive-rpc-mode' is turned on, and again when the
-hub went away and none answers.  A list of strings: the program
-and its arguments.  hive-rpc appends \"--detach\", \"--socket\"
-and the socket path: the command starts the hub in a session of
-its own and exits once it listens, so the hub outlives Emacs and
-keeps serving agents after Emacs exits.  Set it to nil to never
-start a hub from Emacs."
+hub went away and none answers, unless the hub was stopped on
+purpose; and by `hive-rpc-start-hub'.  A list of strings: the
+program and its arguments.  hive-rpc appends \"--detach\",
+\"--socket\", the socket path, and \"--autostart\" (or, from
+`hive-rpc-start-hub', \"--as-before\"): the command starts the hub
+in a session of its own, with the options it last ran with, and
+exits once it listens, so the hub outlives Emacs and keeps serving
+agents after Emacs exits.  Set it to nil to never start a hub from
+Emacs."
   :group 'hive-rpc
   :type '(repeat string))
 
@@ -133,6 +144,17 @@ It exits once the hub listens; the hub itself is not Emacs's child.")
   "When reconnecting may start a hub again after a failed start, or nil.
 A cons (TIME . DELAY): reconnecting starts no hub before `float-time'
 TIME, and DELAY doubles with each failed start, up to 5 minutes.")
+
+(defvar hive-rpc--start-explicitly nil
+  "Non-nil while `hive-rpc-start-hub' starts a hub.
+The start is then the human's: it starts a hub stopped on purpose
+too (\"--as-before\" rather than \"--autostart\").")
+
+(defvar hive-rpc--stopped-said nil
+  "The stop mark of the hub already said to be stopped on purpose, or nil.")
+
+(defvar hive-rpc-mode)
+(declare-function hive-rpc-mode "hive-rpc" (&optional arg))
 
 
 ;;; Where the hub listens
@@ -195,16 +217,21 @@ Emacs exiting must not take it from them.  Emacs runs only the
 short-lived starter, which prints \"listening on SOCKET\" and
 exits 0 once the hub listens, or prints the cause and exits
 non-zero."
-  (unless (process-live-p hive-rpc--hub-process)
+  (cond
+   ((process-live-p hive-rpc--hub-process))
+   ((and (not hive-rpc--start-explicitly) (hive-rpc--stopped-on-purpose socket))
+    (hive-rpc--leave-stopped socket))
+   (t
     (setq hive-rpc--state 'connecting)
     (hive-rpc--update)
     (condition-case err
-        (let ((buffer (get-buffer-create " *hive-rpc hub*")))
+        (let ((buffer (get-buffer-create " *hive-rpc hub*"))
+              (how (if hive-rpc--start-explicitly "--as-before" "--autostart")))
           (setq hive-rpc--hub-process
                 (make-process
                  :name "hive-rpc-hub"
                  :buffer buffer
-                 :command (append hive-rpc-program (list "--detach" "--socket" socket))
+                 :command (append hive-rpc-program (list "--detach" "--socket" socket how))
                  :noquery t
                  :connection-type 'pipe
                  :filter #'hive-rpc--hub-filter
@@ -222,7 +249,62 @@ non-zero."
        (setq hive-rpc--state 'dead)
        (hive-rpc--start-failed-later)
        (hive-rpc--schedule-reconnect)
-       (hive-rpc--update)))))
+       (hive-rpc--update))))))
+
+(defun hive-rpc--stopped-on-purpose (socket)
+  "Return the mark of the hub on SOCKET if it was stopped on purpose, else nil.
+The mark is in the hub's start record beside SOCKET, written when the
+hub was stopped with SIGINT (Ctrl-C), SIGTERM (`kill PID') or
+\"hive-rpc stop\", and gone once a hub is started there again; a
+crashed hub leaves none.  It is a cons (BY . AT): how, and when."
+  (let ((file (concat socket ".start.json")))
+    (when (file-readable-p file)
+      (condition-case nil
+          (let* ((record (with-temp-buffer
+                           (insert-file-contents file)
+                           (let ((json-object-type 'alist))
+                             (json-read))))
+                 (by (alist-get 'stopped_by record))
+                 (at (alist-get 'stopped_at record)))
+            (and (stringp by) (numberp at) (cons by at)))
+        (error nil)))))
+
+(defun hive-rpc--leave-stopped (socket)
+  "Start no hub on SOCKET, stopped on purpose; say so once, and wait for one.
+Emacs still tries the socket every `hive-rpc-reconnect-interval'
+seconds, and connects when a hub is started there."
+  (let ((mark (hive-rpc--stopped-on-purpose socket)))
+    (setq hive-rpc--state 'dead)
+    (hive-rpc--schedule-reconnect)
+    (hive-rpc--update)
+    (unless (equal mark hive-rpc--stopped-said)
+      (setq hive-rpc--stopped-said mark)
+      (message "hive-rpc: the hub was stopped on purpose (%s at %s); M-x hive-rpc-start-hub starts it again"
+               (pcase (car mark)
+                 ("SIGINT" "Ctrl-C")
+                 ("SIGTERM" "kill PID")
+                 (by by))
+               (format-time-string "%F %T" (cdr mark))))))
+
+;;;###autoload
+(defun hive-rpc-start-hub ()
+  "Start the hub, even one stopped on purpose, and connect to it.
+It is started as it last ran (\"hive-rpc serve --detach --as-before\":
+the options in its start record, `--http' included), with
+`hive-rpc-program'.  Turns `hive-rpc-mode' on if it is off.  Emacs
+does not start by itself a hub stopped on purpose (Ctrl-C, `kill
+PID', \"hive-rpc stop\"): this is how to ask for it."
+  (interactive)
+  (unless hive-rpc-program
+    (user-error "Cannot start a hub: `hive-rpc-program' is nil; run: hive-rpc serve --detach --socket %s"
+                (hive-rpc--socket)))
+  (setq hive-rpc--start-retry nil)
+  (let ((hive-rpc--start-explicitly t))
+    (cond
+     ((not hive-rpc-mode) (hive-rpc-mode 1))
+     ((eq hive-rpc--state 'connected)
+      (message "hive-rpc: connected to the hub on %s already" (hive-rpc--socket)))
+     (t (hive-rpc--hub-connect t)))))
 
 (defun hive-rpc--hub-filter (proc string)
   "Log STRING from the starter PROC; connect once the hub is listening."
@@ -244,13 +326,18 @@ non-zero."
     (when (eq hive-rpc--state 'connecting)
       (hive-rpc--cancel-timer 'hive-rpc--start-timer)
       ;; Exit 0 means a hub listens (ours, or one that won the race).
-      (unless (hive-rpc--hub-connect)
+      (cond
+       ((hive-rpc--hub-connect))
+       ;; Stopped on purpose after we looked: "--autostart" refused it.
+       ((hive-rpc--stopped-on-purpose (hive-rpc--socket))
+        (hive-rpc--leave-stopped (hive-rpc--socket)))
+       (t
         (hive-rpc--start-failed-later)
         (let ((cause (hive-rpc--start-output proc)))
           (if (and cause (not (zerop (process-exit-status proc))))
               (message "hive-rpc: %s" (hive-rpc--clean cause))
             (message "hive-rpc: no hub came up (%s exited with %s); see buffer \" *hive-rpc hub*\""
-                     (car hive-rpc-program) (process-exit-status proc))))))))
+                     (car hive-rpc-program) (process-exit-status proc)))))))))
 
 (defun hive-rpc--start-output (proc)
   "Return the last line the starter PROC printed, without \"hive-rpc: \".
@@ -376,7 +463,8 @@ permission prompt is not refused for coming before the proof."
 (defun hive-rpc--hub-connected ()
   "Note that hive-rpc is connected: no retry, and no backoff left."
   (hive-rpc--cancel-reconnect)
-  (setq hive-rpc--start-retry nil))
+  (setq hive-rpc--start-retry nil
+        hive-rpc--stopped-said nil))
 
 (defun hive-rpc--hub-stop ()
   "Stop reconnecting and waiting for a starting hub, and forget the backoff.

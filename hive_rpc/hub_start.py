@@ -14,10 +14,12 @@ import re
 import sys
 from pathlib import Path
 
+from hive_rpc.core.errors import HubUnreachable
 from hive_rpc.paths import (
     LOG_NAME,
     DataDirUnusable,
     cannot_write,
+    default_socket,
     prepare_socket_dir,
     usable_data_dir,
 )
@@ -121,13 +123,37 @@ def why_not_started(log: Path, offset: int, *, gave_up_after: float | None) -> s
     return cause or "it exited without saying why"
 
 
+class HubStopped(HubUnreachable):
+    """No hub answers because the human stopped it on purpose: an autostart does not
+    start it again (start_record.py); the message says how to."""
+
+
+def stopped_on_purpose(socket: Path) -> HubStopped | None:
+    """HubStopped, saying when and how the hub of ``socket`` was stopped and how to
+    start it again, if it was stopped on purpose; else None."""
+    from hive_rpc import start_record
+
+    mark = start_record.stopped(socket)
+    if mark is None:
+        return None
+    where = "" if socket.absolute() == default_socket().absolute() else f" --socket {socket}"
+    return HubStopped(
+        f"the hub on {socket} was stopped on purpose ({mark}) and is not started again by "
+        f"itself: start it with `hive-rpc restart{where}` (as it last ran) or "
+        f"`hive-rpc serve{where}`, or in Emacs with M-x hive-rpc-start-hub"
+    )
+
+
 def as_last_started(
-    socket: Path, data_dir: Path, extra_args: list[str] | None
+    socket: Path, data_dir: Path, extra_args: list[str] | None, *, autostart: bool = True
 ) -> tuple[Path, list[str] | None]:
-    """The data dir and ``serve`` arguments to autostart a hub with: the caller's, or
+    """The data dir and ``serve`` arguments to start a hub with: the caller's, or
     with nothing of its own to say, those the hub was last started with on this socket
     or data dir (its store: a NATS hub must not come back as a SQLite one;
-    start_record.py)."""
+    start_record.py).  For an ``autostart`` (a client that found no hub), HubStopped
+    when the hub was stopped on purpose."""
+    if autostart and (stopped := stopped_on_purpose(socket)) is not None:
+        raise stopped
     if extra_args is None:
         from hive_rpc import start_record
 

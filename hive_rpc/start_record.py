@@ -16,6 +16,15 @@ emptied at logout and reboot, and a client may have been given the data dir by h
 died and came back as a SQLite hub on the same socket would silently leave the
 shared store; with the data dir's record it comes back on NATS, or, when NATS is
 down, fails to start and says why (``client.start_and_connect`` quotes its log).
+
+A hub stopped on purpose (SIGINT, SIGTERM, ``hive-rpc stop``) is marked stopped in
+the record beside its socket (``stopped_at``, ``stopped_by``): an autostart does not
+start it again (hub_start.HubStopped), until an explicit start (``serve``,
+``restart``, Emacs's ``hive-rpc-start-hub``) writes a new record without the mark.
+A crash (SIGKILL, the OOM killer) leaves no mark, so it is started again as it was.
+The mark is kept beside the socket only, not in the data dir: the runtime dir is
+emptied at logout and reboot, when every process gets SIGTERM, and the hub the
+system stopped then must start again at the next login.
 """
 
 from __future__ import annotations
@@ -23,8 +32,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hive_rpc.paths import DATA_DIR_CHOICE, SOCKET_CHOICE, cannot_write, default_data_dir
 
@@ -42,8 +53,52 @@ class StartRecord:
     """``serve`` options other than ``--socket`` and ``--data-dir``."""
 
 
+@dataclass(frozen=True)
+class Stopped:
+    """The mark of a hub stopped on purpose: when, and how (``SIGTERM``, ``SIGINT``,
+    ``hive-rpc stop``)."""
+
+    at: float
+    by: str
+
+    def __str__(self) -> str:
+        how = {"SIGINT": "SIGINT, Ctrl-C", "SIGTERM": "SIGTERM, kill PID"}.get(self.by, self.by)
+        return f"{how}, at {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(self.at))}"
+
+
 def record_path(socket: Path) -> Path:
     return socket.with_name(socket.name + SUFFIX)
+
+
+def stopped(socket: Path) -> Stopped | None:
+    """The stop mark beside ``socket``: set when its hub was stopped on purpose and
+    no hub was started on it since; None otherwise (a crash leaves none)."""
+    return _mark(_body(record_path(socket)))
+
+
+def _mark(body: dict[str, Any]) -> Stopped | None:
+    at, by = body.get("stopped_at"), body.get("stopped_by")
+    if isinstance(at, int | float) and isinstance(by, str):
+        return Stopped(float(at), by)
+    return None
+
+
+def mark_stopped(socket: Path, by: str) -> Stopped | None:
+    """Mark the hub of ``socket`` stopped on purpose (keeping its record), unless it
+    is marked already (``hive-rpc stop`` marks it before the hub gets its SIGTERM):
+    the mark in place.  None when it could not be written (a full disk, the socket's
+    directory gone): the hub is then started again as after a crash."""
+    path = record_path(socket)
+    body = _body(path)
+    mark = _mark(body)
+    if mark is not None:
+        return mark
+    mark = Stopped(time.time(), by)
+    try:
+        _write_body(path, {**body, "stopped_at": mark.at, "stopped_by": mark.by})
+    except OSError:
+        return None
+    return mark
 
 
 def write(socket: Path, record: StartRecord) -> list[str]:
@@ -68,8 +123,11 @@ def write(socket: Path, record: StartRecord) -> list[str]:
 
 
 def _write(path: Path, record: StartRecord) -> None:
+    _write_body(path, {"data_dir": os.fspath(record.data_dir), "serve_args": record.serve_args})
+
+
+def _write_body(path: Path, body: dict[str, Any]) -> None:
     temp = path.with_name(f".{path.name}.{os.getpid()}")
-    body = {"data_dir": os.fspath(record.data_dir), "serve_args": record.serve_args}
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
@@ -87,15 +145,19 @@ def read(socket: Path) -> StartRecord | None:
     return _read(record_path(socket))
 
 
-def _read(path: Path) -> StartRecord | None:
+def _body(path: Path) -> dict[str, Any]:
+    """The record at ``path`` as JSON, or {} when there is none or it is not ours."""
     try:
         with path.open("rb") as f:
             raw = f.read(MAX_BYTES + 1)
         body = json.loads(raw) if len(raw) <= MAX_BYTES else None
     except (OSError, ValueError):
-        return None
-    if not isinstance(body, dict):
-        return None
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _read(path: Path) -> StartRecord | None:
+    body = _body(path)
     data_dir, args = body.get("data_dir"), body.get("serve_args")
     if not isinstance(data_dir, str) or not os.path.isabs(data_dir):
         return None
@@ -121,4 +183,14 @@ def for_autostart(socket: Path, data_dir: Path) -> StartRecord | None:
     return None
 
 
-__all__ = ["DATA_DIR_NAME", "StartRecord", "for_autostart", "read", "record_path", "write"]
+__all__ = [
+    "DATA_DIR_NAME",
+    "StartRecord",
+    "Stopped",
+    "for_autostart",
+    "mark_stopped",
+    "read",
+    "record_path",
+    "stopped",
+    "write",
+]

@@ -13,7 +13,8 @@ from hive_rpc.paths import DB_NAME
 
 
 def _rename(sh: Shell, renames: dict[str, str]) -> None:
-    """Give stored prompts ids of our choosing (ids are random), with the hub stopped."""
+    """Give stored prompts ids of our choosing (ids are random), with the hub stopped;
+    then start it again (``restart``: a hub stopped on purpose is not autostarted)."""
     sh.stop()
     with sqlite3.connect(sh.data_dir / DB_NAME) as db:
         for old, new in renames.items():
@@ -24,6 +25,8 @@ def _rename(sh: Shell, renames: dict[str, str]) -> None:
                 (new, json.dumps(record), old),
             )
     db.close()
+    restarted = sh.run("restart")
+    assert restarted.returncode == cli.EXIT_OK, restarted.stderr
 
 
 def test_a_unique_prefix_works_for_poll_answer_and_cancel(sh: Shell) -> None:

@@ -73,7 +73,7 @@ def test_a_980_deep_value_is_refused_and_the_hub_restarts(sh: Shell) -> None:
     fits = "[" * 29 + '"x"' + "]" * 29
     reply = raw_request(sh.socket, body % (schema % fits))
     asked = reply.result
-    sh.stop()
+    assert sh.run("restart").returncode == cli.EXIT_OK
     listed = sh.json("list")
     assert [r["id"] for r in listed] == [asked["id"]]
 

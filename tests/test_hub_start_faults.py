@@ -90,7 +90,9 @@ def read_only_data_dir(short_tmp: Path) -> Iterator[Shell]:
     sh = Shell(short_tmp)
     asked = sh.run("ask", "kept", "--timeout", "600")
     assert asked.returncode == 0, asked.stderr
-    sh.stop()
+    # Killed, not stopped: an autostart does not start a hub stopped on purpose, and
+    # here it must meet the read-only data dir.
+    sh.stop(signal.SIGKILL)
     _mount("--bind", str(sh.data_dir), str(sh.data_dir))
     try:
         _mount("-o", "remount,bind,ro", str(sh.data_dir))

@@ -22,13 +22,18 @@ from hive_rpc.paths import NotLoopback, parse_bind
 
 HUB_TIMEOUT_S = 30.0
 """How long a command waits for the hub's answer to one call (``--hub-timeout``)."""
+STOP_TIMEOUT_S = 30.0
+"""How long ``stop`` and ``restart`` wait for the hub to be gone (``--timeout``): above
+the hub's own budget for closing its store and its listener (hub.CLOSE_TIMEOUT_S, 10 s
+each)."""
 HOOK_TIMEOUT_S = 540.0
 """How long the hook waits for the human by default: below Claude Code's own limit
 (hook.py CLAUDE_CODE_HOOK_TIMEOUT_S), so the hook withdraws its question and exits
 before it is killed."""
 
 COMMANDS = (
-    *("serve", "ask", "poll", "answer", "list", "cancel", "mcp", "epc", "lsp", "ling"),
+    *("serve", "stop", "restart", "ask", "poll", "answer", "list", "cancel", "mcp", "epc"),
+    *("lsp", "ling"),
     *("event", "spawn", "hook", "setup", "rules", "audit", "status", "methods", "doctor"),
 )
 """Every command's name: the parser builds only the one that runs (tests/test_cli_docs.py
@@ -158,6 +163,27 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     if wants["serve"]:
         _serve_options(p)
     p.set_defaults(func="hive_rpc.cli.serving:cmd_serve")
+
+    stopping = _Parser(add_help=False, parents=[common])
+    stopping.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=STOP_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"how long to wait for the hub to be gone (default {STOP_TIMEOUT_S:g})",
+    )
+    p = sub.add_parser(
+        "stop",
+        parents=[stopping],
+        help="stop the hub and wait until it is gone; no autostart starts it again",
+    )
+    p.set_defaults(func="hive_rpc.cli.serving:cmd_stop")
+    p = sub.add_parser(
+        "restart",
+        parents=[stopping],
+        help="stop the hub if it runs, and start it again with the options it last ran with",
+    )
+    p.set_defaults(func="hive_rpc.cli.serving:cmd_restart")
 
     p = sub.add_parser("ask", parents=[client], help="ask a question; prints its id")
     p.add_argument("question")
@@ -515,6 +541,18 @@ def _serve_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="start the hub in the background, in its own session, and return once it "
         "listens (or at once if a hub already answers on the socket)",
+    )
+    p.add_argument(
+        "--autostart",
+        action="store_true",
+        help="with --detach: start as clients do when none answers: not a hub stopped on "
+        "purpose (exit 4), and, given no other option, with the options it last ran with",
+    )
+    p.add_argument(
+        "--as-before",
+        action="store_true",
+        help="with --detach: given no other option, start the hub with the options it last "
+        "ran with, even one stopped on purpose",
     )
     p.add_argument(
         "--store",

@@ -1,6 +1,6 @@
-"""The commands that run a server: the hub (``serve``), the per-session faces
-(``epc``, ``lsp``; ``mcp`` is a relay, mcp_relay.py), and ``doctor``, which opens the
-store without a hub.
+"""The commands that run a server: the hub (``serve``, and ``stop`` and ``restart``,
+which end it and start it again), the per-session faces (``epc``, ``lsp``; ``mcp`` is
+a relay, mcp_relay.py), and ``doctor``, which opens the store without a hub.
 
 Each imports what it runs inside its function: the hub, pygls and the MCP SDK are
 heavy, and the client commands (built into the same parser) must not pay for them.
@@ -15,15 +15,18 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Awaitable, Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 import trio
 
 from hive_rpc import start_record
-from hive_rpc.cli.exits import EXIT_OK, EXIT_REFUSED, CliError
+from hive_rpc.cli.exits import EXIT_OK, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, CliError
 from hive_rpc.cli.render import print_json
-from hive_rpc.client import HubClient, HubUnreachable, start_and_connect
+from hive_rpc.client import HubClient, HubUnreachable, peer_pid, start_and_connect
 from hive_rpc.core.terminal_text import strip_controls
+from hive_rpc.hub_start import as_last_started
 
 
 async def cmd_epc(args: argparse.Namespace) -> int:
@@ -55,9 +58,25 @@ def _serve_args(args: argparse.Namespace) -> list[str]:
     return extra
 
 
+def _own_serve_args(args: argparse.Namespace) -> list[str] | None:
+    """The ``serve`` options given on the command line, None when there are none
+    (every one at its default): then ``--autostart`` and ``--as-before`` start the hub
+    with those it last ran with."""
+    from hive_rpc.cli.parser import build_parser
+
+    defaults = build_parser("serve").parse_args(["serve"])
+    given = _serve_args(args)
+    return None if given == _serve_args(defaults) else given
+
+
 async def _serve_detached(args: argparse.Namespace) -> int:
     """``serve --detach``: a hub in its own session that outlives us (and our terminal,
-    Emacs, or whatever ran us), as ``emacs --daemon`` does; we return once it listens."""
+    Emacs, or whatever ran us), as ``emacs --daemon`` does; we return once it listens.
+
+    With ``--autostart`` (Emacs's reconnect loop): not a hub stopped on purpose
+    (HubStopped, exit 4), and without options of its own the hub's last ones; with
+    ``--as-before`` (``M-x hive-rpc-start-hub``), the hub's last options too, stopped
+    on purpose or not."""
     try:
         async with await HubClient.connect(args.socket) as client:
             running = await client.call("hive/status")
@@ -72,13 +91,109 @@ async def _serve_detached(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         return EXIT_OK
-    async with await start_and_connect(args.socket, args.data_dir, _serve_args(args)) as client:
+    data_dir, extra = args.data_dir, _serve_args(args)
+    if args.autostart or args.as_before:
+        data_dir, own = as_last_started(
+            args.socket, args.data_dir, _own_serve_args(args), autostart=args.autostart
+        )
+        extra = own if own is not None else []
+    return await _start(args.socket, data_dir, extra)
+
+
+async def _start(socket: Path, data_dir: Path, serve_args: list[str]) -> int:
+    async with await start_and_connect(socket, data_dir, serve_args) as client:
         status = await client.call("hive/status")
-    print(f"hive-rpc: listening on {args.socket} (pid {status['pid']})")
+    print(f"hive-rpc: listening on {socket} (pid {status['pid']})")
     return EXIT_OK
 
 
+async def cmd_stop(args: argparse.Namespace) -> int:
+    """Stop the hub on the socket, marked stopped on purpose, and wait until it is gone."""
+    pid = await _stop(args.socket, args.timeout)
+    if pid is None:
+        raise CliError(
+            f"no hub answers on {args.socket}: nothing to stop (none will be started there "
+            "by itself until `hive-rpc serve` or `hive-rpc restart`)",
+            EXIT_UNREACHABLE,
+        )
+    print(f"hive-rpc: stopped the hub on {args.socket} (pid {pid})")
+    return EXIT_OK
+
+
+async def cmd_restart(args: argparse.Namespace) -> int:
+    """Stop the hub if one runs, then start it again with the options it last ran
+    with (its start record), detached, as ``serve --detach`` does."""
+    pid = await _stop(args.socket, args.timeout)
+    if pid is not None:
+        print(f"hive-rpc: stopped the hub on {args.socket} (pid {pid})")
+    data_dir, serve_args = as_last_started(args.socket, args.data_dir, None, autostart=False)
+    return await _start(args.socket, data_dir, serve_args or [])
+
+
+async def _stop(socket: Path, wait_s: float) -> int | None:
+    """Stop the hub on ``socket`` as ``kill PID`` does (SIGTERM: it closes its store
+    and listener, nothing is lost), having marked it stopped on purpose first, so that
+    no autostart starts it again meanwhile; wait until its process is gone.  Its pid,
+    or None when no hub answers (the mark is left all the same)."""
+    try:
+        client = await HubClient.connect(socket)
+    except HubUnreachable:
+        start_record.mark_stopped(socket, "hive-rpc stop")
+        return None
+    async with client:
+        # The kernel's word (SO_PEERCRED) for the process listening there: no call,
+        # so a hub too busy or too stuck to answer one is still found.
+        pid = peer_pid(client.stream)
+        if pid is None:
+            pid = int((await client.call("hive/status"))["pid"])
+    start_record.mark_stopped(socket, "hive-rpc stop")
+    with _pid_handle(pid, socket) as gone:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return pid
+        with trio.move_on_after(wait_s):
+            await gone()
+            return pid
+    raise CliError(
+        f"the hub on {socket} (pid {pid}) did not stop within {wait_s:g} s; it still runs, "
+        f"marked stopped on purpose. `kill -9 {pid}` ends it at once (its SQLite store "
+        "keeps every prompt)",
+        EXIT_REFUSED,
+    )
+
+
+@contextlib.contextmanager
+def _pid_handle(pid: int, socket: Path) -> Iterator[Callable[[], Awaitable[None]]]:
+    """What waits until the hub, process ``pid``, is gone: its pidfd becoming readable
+    (Linux; opened before the signal is sent, so the pid cannot be another's by then),
+    else its socket's lock being free (the kernel frees it when the hub exits)."""
+    if not hasattr(os, "pidfd_open"):
+        lock = socket.with_name(socket.name + ".lock")
+        yield partial(trio.to_thread.run_sync, _wait_lock_free, lock, abandon_on_cancel=True)
+        return
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:  # already gone
+        yield trio.lowlevel.checkpoint
+        return
+    try:
+        yield partial(trio.lowlevel.wait_readable, fd)
+    finally:
+        os.close(fd)
+
+
+def _wait_lock_free(lock: Path) -> None:
+    """Block until nobody holds ``lock`` (a hub's flock), and leave it free."""
+    import fcntl
+
+    with contextlib.suppress(FileNotFoundError), lock.open("rb") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+
+
 async def cmd_serve(args: argparse.Namespace) -> int:
+    if (args.autostart or args.as_before) and not args.detach:
+        raise CliError("--autostart and --as-before go with --detach", EXIT_USAGE)
     if args.detach:
         return await _serve_detached(args)
     from hive_rpc.hub import HubConfig, freeze_startup_objects, keep_start_record, run_hub
@@ -110,8 +225,15 @@ async def cmd_serve(args: argparse.Namespace) -> int:
             with contextlib.suppress(OSError):  # stderr is the log: its disk may be full
                 print(f"hive-rpc hub listening on {config.socket}", file=sys.stderr, flush=True)
             async for signum in signals:
+                # Stopped on purpose: no autostart starts this hub again by itself
+                # (start_record.py), before the socket goes, so none can race in.
+                marked = start_record.mark_stopped(config.socket, signal.Signals(signum).name)
                 # The command's logger, as the hub's log has always named it.
-                logging.getLogger("hive_rpc.cli").info("signal %d: shutting down", signum)
+                logging.getLogger("hive_rpc.cli").info(
+                    "signal %d: shutting down%s",
+                    signum,
+                    " (stopped on purpose: autostarts leave it stopped)" if marked else "",
+                )
                 nursery.cancel_scope.cancel()
                 break
     return EXIT_OK

@@ -86,7 +86,9 @@ def test_restart_sets_bad_rows_aside_and_doctor_lists_them(sh: Shell) -> None:
     sh.stop()
     _plant(sh.data_dir / DB_NAME)
 
-    # The hub starts (autostarted by `list`), and every readable prompt is back.
+    # The hub starts again (`hive-rpc restart`: stopped on purpose, no autostart would
+    # start it), and every readable prompt is back.
+    assert sh.run("restart").returncode == cli.EXIT_OK
     listed = sh.json("list")
     assert [p["id"] for p in listed] == [kept]
     assert sh.json("poll", answered)["answer"] == "fine"
