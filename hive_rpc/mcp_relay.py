@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from hive_rpc.core.errors import HiveError, HubUnreachable
+from hive_rpc.hub_start import HubStopped
 from hive_rpc.protocol.jsonrpc import peek_id
 from hive_rpc.sync_client import connect_or_start
 
@@ -220,7 +221,8 @@ class Relay:
                 return
             del self._in_flight[key]
         if isinstance(sent, Exception):
-            self._answer_lost(request, f"no hub could be reached ({sent})")
+            stopped = isinstance(sent, HubStopped)
+            self._answer_lost(request, f"no hub could be reached ({sent})", stopped=stopped)
         else:
             self._answer_lost(request, "the hub went away during this call")
 
@@ -369,15 +371,17 @@ class Relay:
         call = _tool_call(request)
         return call is not None and call.get("name") in self._resume
 
-    def _answer_lost(self, request: dict[str, Any], why: str) -> None:
+    def _answer_lost(self, request: dict[str, Any], why: str, *, stopped: bool = False) -> None:
         """Answer a request no hub will: a tool error for a tool call, as a tool whose
         hub is lost says it (``approve``: its deny, since it fails closed), else the
-        JSON-RPC error of a lost hub."""
-        advice = (
-            "a new hub starts with the next call: try again (nothing asked is lost)"
-            if self._start
-            else f"start one with `hive-rpc serve --socket {self._socket}` and try again"
-        )
+        JSON-RPC error of a lost hub.  A hub the human ``stopped`` on purpose is not
+        started again by the next call (hub_start.HubStopped): the advice says so."""
+        if stopped:
+            advice = "no call starts it again until the human does (nothing asked is lost)"
+        elif self._start:
+            advice = "a new hub starts with the next call: try again (nothing asked is lost)"
+        else:
+            advice = f"start one with `hive-rpc serve --socket {self._socket}` and try again"
         text = f"{why}; {advice}"
         msg_id = request["id"]
         call = _tool_call(request)

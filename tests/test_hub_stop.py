@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 from cli_support import Shell
+from mcp import Client, StdioServerParameters
 
 from hive_rpc import cli
 from hive_rpc.start_record import record_path
@@ -209,3 +211,29 @@ def test_autostart_and_as_before_go_with_detach(sh: Shell) -> None:
         cli.EXIT_USAGE,
         "hive-rpc: --autostart and --as-before go with --detach\n",
     )
+
+
+async def test_an_agents_session_is_told_the_hub_was_stopped_on_purpose(sh: Shell) -> None:
+    """The MCP relay of a running agent session: the hub is stopped under it; its next
+    call is answered saying so and how to start it, and starts no hub (it used to
+    start one, "even after a deliberate kill", on the default options)."""
+    assert sh.run("status").returncode == cli.EXIT_OK
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "hive_rpc", "mcp", "--agent", "stopped"],
+        env=dict(sh.env),
+    )
+    async with Client(params, mode="legacy") as client:
+        asked = await client.call_tool("hivemind_ask_async", {"question": "Still there?"})
+        assert asked.structured_content is not None
+        ask_id = asked.structured_content["ask_id"]
+        stopped = await trio.to_thread.run_sync(sh.run, "stop")
+        assert stopped.returncode == cli.EXIT_OK, stopped.stderr
+        with trio.fail_after(20):
+            polled = await client.call_tool("hivemind_poll", {"ask_id": ask_id})
+        assert polled.is_error
+        text = str(polled.content)
+        assert "stopped on purpose" in text, text
+        assert "`hive-rpc restart`" in text, text
+        assert "no call starts it again until the human does" in text, text
+        assert _status(sh) is None
