@@ -176,9 +176,14 @@ def cmd_answer(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     with client_for(args) as client:
-        records = _list_all(client, args.agent)
+        if args.expired_unseen:
+            records = client.call("hive/list", _as_agent(args.agent, expired_unseen=True))
+        else:
+            records = _list_all(client, args.agent)
     if args.json:
         print_json(records)
+    elif args.expired_unseen:
+        print(table(records, expired=True))
     else:
         print(table(records))
     return EXIT_OK

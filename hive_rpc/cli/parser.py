@@ -217,6 +217,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", parents=[client], help="list pending prompts")
     p.add_argument("--agent", help="only this agent's prompts")
+    p.add_argument(
+        "--expired-unseen",
+        action="store_true",
+        help="instead, the questions that expired before any editor showed them",
+    )
     p.set_defaults(func="hive_rpc.cli.commands:cmd_list")
 
     p = sub.add_parser("cancel", parents=[client], help="withdraw a pending prompt")

@@ -54,12 +54,13 @@ def describe(record: dict[str, Any]) -> str:
     return "pending"
 
 
-def table(records: list[dict[str, Any]]) -> str:
-    """``hive-rpc list``: the pending prompts, one a line."""
+def table(records: list[dict[str, Any]], *, expired: bool = False) -> str:
+    """``hive-rpc list``: the pending prompts, one a line; with ``expired``, those that
+    expired unseen (``--expired-unseen``), with when they expired."""
     if not records:
-        return "no pending prompts"
+        return "no question expired unseen" if expired else "no pending prompts"
     now = time.time()
-    rows = [("ID", "AGENT", "AGE", "EXPIRES", "QUESTION")]
+    rows = [("ID", "AGENT", "AGE", "EXPIRED" if expired else "EXPIRES", "QUESTION")]
     for r in records:
         question = one_line(r["question"])
         if r.get("choices"):
@@ -73,7 +74,9 @@ def table(records: list[dict[str, Any]]) -> str:
                 # Whole: agents differ at the end (claude-code-3278e209, -3f2a9c1d).
                 one_line(r["agent_id"]),
                 _age(now - r["created_at"]),
-                "in " + _age(r["deadline_at"] - now),
+                _age(now - (r["expired_at"] or now)) + " ago"
+                if expired
+                else "in " + _age(r["deadline_at"] - now),
                 flag + question,
             )
         )
@@ -93,6 +96,11 @@ def status_text(status: dict[str, Any]) -> str:
         f"data dir {status['data_dir']} ({status['store']} store)",
         f"prompts  {counts}",
     ]
+    if status.get("expired_unseen"):
+        lines.append(
+            f"unseen   {status['expired_unseen']} expired before an editor showed them "
+            "(hive-rpc list --expired-unseen)"
+        )
     if status.get("degraded"):
         lines.append(f"degraded {status['degraded']} (`hive-rpc doctor` checks the store)")
     if status["http_url"]:

@@ -261,3 +261,15 @@ def test_hive_rpc_list_shows_whole_agent_names(sh: Shell) -> None:
     # Cut at 16 characters, both read "claude-code-3278" (issue 27, section 8).
     assert "claude-code-3278e209" in listing, listing
     assert "claude-code-3278f00d" in listing, listing
+
+
+def test_hive_rpc_list_and_status_show_what_expired_unseen(sh: Shell) -> None:
+    assert sh.run("list", "--expired-unseen").stdout.strip() == "no question expired unseen"
+    ran = sh.run("ask", "Rename the module?", "--agent", "refactorer", "--timeout", "0.5", "--wait")
+    assert ran.stdout.startswith("expired unseen"), ran
+    listing = sh.run("list", "--expired-unseen").stdout
+    assert "EXPIRED" in listing, listing
+    assert "refactorer" in listing, listing
+    assert "Rename the module?" in listing, listing
+    assert "1 expired before an editor showed them" in sh.run("status").stdout
+    assert sh.run("list").stdout.strip() == "no pending prompts"
