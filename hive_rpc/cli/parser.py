@@ -547,13 +547,14 @@ def _serve_options(p: argparse.ArgumentParser) -> None:
         help="start the hub in the background, in its own session, and return once it "
         "listens (or at once if a hub already answers on the socket)",
     )
-    p.add_argument(
+    how = p.add_mutually_exclusive_group()
+    how.add_argument(
         "--autostart",
         action="store_true",
         help="with --detach: start as clients do when none answers: not a hub stopped on "
         "purpose (exit 4), and, given no other option, with the options it last ran with",
     )
-    p.add_argument(
+    how.add_argument(
         "--as-before",
         action="store_true",
         help="with --detach: given no other option, start the hub with the options it last "
