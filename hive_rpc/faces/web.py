@@ -17,6 +17,8 @@ human's (bearer or the dashboard's cookie), same-origin ``Origin`` on POST):
   countdown starts again, ``hive/defer``);
 * ``POST /api/shown``: the page showed a question to the human (open, visible, with
   the window's focus): ``hive/shown``, so its expiry is not "unseen";
+* ``POST /api/clearUnseen``: the human saw the questions that expired unseen
+  (``{"all": true}`` or ``{"id": ...}``): ``hive/clearUnseen``;
 * ``POST /api/respond`` and ``POST /api/cancel``: the human's answer or withdrawal,
   recorded as by ``dashboard``; these and typing/defer/shown decide for the human
   (``_deciding``): they need the human's credential, and are then an approver's calls;
@@ -324,6 +326,9 @@ class WebFace:
                 Route("/api/typing", self.typing, methods=["POST"], max_body_size=MAX_BODY),
                 Route("/api/defer", self.defer, methods=["POST"], max_body_size=MAX_BODY),
                 Route("/api/shown", self.shown, methods=["POST"], max_body_size=MAX_BODY),
+                Route(
+                    "/api/clearUnseen", self.clear_unseen, methods=["POST"], max_body_size=MAX_BODY
+                ),
                 Route("/api/event", self.event, methods=["POST"], max_body_size=MAX_BODY),
                 Route("/api/{rest:path}", self.no_route, methods=ANY_METHOD),
             ]
@@ -386,6 +391,7 @@ class WebFace:
             {
                 "pending": pending,
                 "pending_total": pending_total,
+                "expired_unseen": [p.to_record() for p in self.service.registry.list_unseen()],
                 "dialogues": dialogues,
                 "activity": [e.record() for e in reversed(activity.recent(RECENT))],
                 "last_id": activity.last_id,
@@ -449,6 +455,14 @@ class WebFace:
         if isinstance(body, Response):
             return body
         return await self._call("hive/shown", {"id": body.get("id")})
+
+    @_deciding
+    async def clear_unseen(self, request: Request) -> Response:
+        """The human saw what expired unseen: its trace comes down in every editor."""
+        body = await _json_body(request)
+        if isinstance(body, Response):
+            return body
+        return await self._call("hive/clearUnseen", {"id": body.get("id"), "all": body.get("all")})
 
     async def event(self, request: Request) -> Response:
         """A child's event (seed 004): the body is ``event/post``'s params, checked by

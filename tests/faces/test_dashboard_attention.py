@@ -91,3 +91,25 @@ async def test_a_question_the_page_showed_does_not_expire_unseen(
         assert record(hub_config, shown)["unseen"] is False
 
     await trio.to_thread.run_sync(run_in_chromium, drive)
+
+
+async def test_what_expired_unseen_stays_on_the_page_until_the_human_clears_it(
+    hub_config: HubConfig, nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    dashboard = await start_dashboard(hub_config, nursery, tmp_path)
+
+    def drive(page: Any) -> None:
+        gone = cli_ask(
+            hub_config, "Bump the minor version?", "--agent", "releaser", "--timeout", "1"
+        )
+        assert cli(hub_config, "poll", gone, "--wait").stdout.startswith("expired unseen")
+        open_dashboard(page, dashboard)
+        box = page.locator("#unseen")
+        box.get_by_text("releaser: Bump the minor version?").wait_for()
+        assert "1 question expired before anyone saw it" in box.inner_text()
+        page.get_by_role("button", name="I have seen these: clear").click()
+        box.wait_for(state="hidden")
+        assert record(hub_config, gone)["unseen"] is False
+        assert json.loads(cli(hub_config, "list", "--expired-unseen", "--json").stdout) == []
+
+    await trio.to_thread.run_sync(run_in_chromium, drive)

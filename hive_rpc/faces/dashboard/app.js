@@ -7,6 +7,7 @@
   const state = {
     lastId: null, // the id of the newest activity entry the page reflects
     pending: new Map(), // prompt id -> record, oldest first
+    unseen: new Map(), // expired before anyone saw them, until cleared (hive/clearUnseen)
     unlisted: 0, // pending but past the snapshot's page (GET /api/state)
     dialogues: [],
     activity: [], // records, newest first
@@ -126,6 +127,7 @@
     state.clockSkew = snapshot.now - Date.now() / 1000;
     state.lastId = snapshot.last_id;
     state.pending = new Map(snapshot.pending.map((p) => [p.id, p]));
+    state.unseen = new Map(snapshot.expired_unseen.map((p) => [p.id, p]));
     state.unlisted = Math.max(0, snapshot.pending_total - snapshot.pending.length);
     state.dialogues = snapshot.dialogues;
     state.activity = snapshot.activity.slice(0, MAX_ACTIVITY);
@@ -196,6 +198,8 @@
     if (entry.kind === "prompt") {
       if (entry.status === "pending") state.pending.set(entry.key, entry);
       else if (!state.pending.delete(entry.key) && state.unlisted > 0) state.unlisted -= 1;
+      if (entry.status === "expired" && entry.unseen) state.unseen.set(entry.key, entry);
+      else if (entry.status !== "pending") state.unseen.delete(entry.key);
     }
     if (entry.kind === "audit") state.decisions.set(entry.key, { ...entry, id: entry.key });
   }
@@ -546,8 +550,24 @@
       if (count) announce("That question closed. Press Tab to reach the next one.");
     }
     markShown();
+    renderUnseen();
   }
 
+  // Questions that ran out before any editor or this page showed them: kept in
+  // sight until the human says they saw them (hive/clearUnseen, in every editor).
+  function renderUnseen() {
+    const box = $("unseen");
+    const list = $("unseen-list");
+    list.replaceChildren(
+      ...[...state.unseen.values()].map((r) =>
+        el("li", { "data-id": r.id }, `${r.agent_id}: ${r.question} (expired ${clock(r.expired_at)})`),
+      ),
+    );
+    const n = state.unseen.size;
+    $("unseen-summary").textContent =
+      n === 1 ? "1 question expired before anyone saw it:" : `${n} questions expired before anyone saw them:`;
+    box.hidden = n === 0;
+  }
   // Questions put before the human on this page: it is open, visible and has the
   // window's focus when a card shows. The hub then counts an expiry as "shown, no
   // answer", not unseen (POST /api/shown: hive/shown).
@@ -701,6 +721,13 @@
 
   async function start() {
     $("skip-link").addEventListener("click", skipToFirst);
+    $("unseen-clear").addEventListener("click", async () => {
+      try {
+        await post("/api/clearUnseen", { all: true });
+      } catch (e) {
+        announce(`Not cleared: ${e.message}`);
+      }
+    });
     try {
       await loadState();
     } catch (e) {
