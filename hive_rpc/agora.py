@@ -11,7 +11,17 @@ shows a dialog, keeps order, and confirms or reports every delivery.
 A dispatch waits up to ``dispatch_wait_s`` for its delivery so the sender's tool
 result can say "delivered" or why not; a delivery still held after that (a dialog
 on screen) is reported as ``queued`` and its final state lands in the turn's
-``delivery`` (``agora/status``) and in the event log.
+``delivery`` (``agora/status``) and in the event log.  If it then fails, the people
+in the dialogue are told, in words (issue 27, item 10): the sender in its terminal
+(``dlg.undelivered_text``), the coordinator in its news, editors by ``hive/agora``;
+a receiver whose terminal is gone is absent at once, and the dialogue goes on,
+pauses or ends as ``dlg.AFTER_ABSENCE`` says.  A dialogue that ends in consensus is
+typed into every participant's terminal (``dlg.closing_text``), through the relay
+and its consent rules like any turn.
+
+Editors follow what concerns the lings they show (``follow``, sent to subscribed
+editors as ``hive/agora``: a turn held and why, typed, failed; a participant
+absent; a dialogue paused or ended), with the Emacs buffer of each ling concerned.
 
 Consent (docs/security.md, "Typing into terminals"): a registration made from inside
 the terminal it names (relay/consent.py) is the human's and takes effect at once;
@@ -28,7 +38,7 @@ import collections
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
@@ -61,7 +71,7 @@ from hive_rpc.core.ling import (
 from hive_rpc.core.prompt import Action, Ask, Status
 from hive_rpc.core.terminal_text import strip_controls
 from hive_rpc.relay.consent import Caller, from_inside, peer_of
-from hive_rpc.relay.delivery import DeliveryResult, Relay, Ticket
+from hive_rpc.relay.delivery import Relay, Ticket
 from hive_rpc.relay.emacs import DeliveryPeers, EmacsBufferTarget
 from hive_rpc.relay.target import Target, TargetState
 from hive_rpc.relay.tmux import TmuxTarget
@@ -95,12 +105,31 @@ WARN_EVENTS = frozenset(
         "agora/ling-unavailable",
         "agora/participant-absent",
         "agora/max-turns-reached",
+        "agora/paused",
     }
 )
 """Events the coordinator should act on: logged, and on the activity stream, at
 ``level: warn`` (every other event is ``info``)."""
 NEWS_EVENTS = WARN_EVENTS | {"agora/consensus", "agora/aborted"}
-"""What a dialogue's coordinator is told (``news``): how it ended, and trouble."""
+"""What a dialogue's coordinator is told (``news``): how it ended, and trouble; an
+event that names the ``sender`` of a turn (its delivery failed) is that sender's
+news too."""
+EDITOR_EVENTS = frozenset(
+    {
+        "relay/held",
+        "relay/delivered",
+        "relay/failed",
+        "agora/ling-unavailable",
+        "agora/participant-absent",
+        "agora/participant-rejoined",
+        "agora/paused",
+        "agora/consensus",
+        "agora/max-turns-reached",
+        "agora/aborted",
+    }
+)
+"""What subscribed editors are sent (``follow``, ``hive/agora``): what a ling's
+buffer should show (held, and why; typed; failed) and what becomes of a dialogue."""
 MAX_NEWS_WAIT_S = 60.0
 EVENT_LOG = 500
 """Recent Agora events kept in memory (``agora/events``)."""
@@ -168,6 +197,12 @@ class Agora:
         """``NEWS_EVENTS`` of dialogues that have a coordinator, each with its ``seq``."""
         self._news_seq = 0
         self._news_came = trio.Event()
+        self._told: collections.deque[tuple[int, dict[str, Any]]] = collections.deque(
+            maxlen=EVENT_LOG
+        )
+        """``EDITOR_EVENTS`` as editors are sent them, each with its number."""
+        self._told_seq = 0
+        self._told_came = trio.Event()
         self.on_event: Callable[[dict[str, Any], dlg.Dialogue | None], None] | None = None
         """Called with each event (and its dialogue, if any): the activity stream."""
 
@@ -212,15 +247,57 @@ class Agora:
             facts.setdefault("coordinator", d.coordinator)
         entry = {"event": event, "at": self._now(), "level": level, **facts}
         self.events.append(entry)
-        if event in NEWS_EVENTS and facts.get("coordinator") is not None:
+        told = (facts.get("coordinator"), facts.get("sender"))
+        if event in NEWS_EVENTS and told != (None, None):
             self._news_seq += 1
             self._news.append({**entry, "seq": self._news_seq})
             self._news_came.set()
             self._news_came = trio.Event()
+        if event in EDITOR_EVENTS:
+            self._told_seq += 1
+            self._told.append((self._told_seq, self._for_editors(entry, d)))
+            self._told_came.set()
+            self._told_came = trio.Event()
         log.log(logging.WARNING if level == "warn" else logging.INFO, "%s %s", event, facts)
         if self.on_event is not None:
             self.on_event(entry, d)
         return entry
+
+    def _for_editors(self, entry: dict[str, Any], d: dlg.Dialogue | None) -> dict[str, Any]:
+        """``hive/agora``'s params: the event, with the Emacs buffer of each ling it
+        concerns (``buffers``; ``buffer``: the one of its ``ling``), and, for a
+        dialogue's event, the dialogue's ``topic``, ``status``, ``participants`` and
+        ``absent``."""
+        out = dict(entry)
+        names = [str(entry["ling"])] if entry.get("ling") else []
+        if d is not None:
+            names += [p for p in d.participants if p not in names]
+            out |= {"topic": d.topic, "status": d.status.value,
+                    "participants": list(d.participants), "absent": list(d.absent)}  # fmt: skip
+        buffers = {}
+        for name in names:
+            ling = self._lings.get(name)
+            if ling is not None and ling.kind == "emacs-buffer":
+                buffers[name] = ling.address
+        out["buffers"] = buffers
+        if entry.get("ling"):
+            out["buffer"] = buffers.get(str(entry["ling"]))
+        return out
+
+    async def follow(self) -> AsyncGenerator[dict[str, Any]]:
+        """What subscribed editors are sent (``EDITOR_EVENTS``, see ``_for_editors``),
+        from now on, as it happens.  One that fell ``EVENT_LOG`` behind misses the
+        oldest (each event says all it is about, so nothing else goes wrong)."""
+        seen = self._told_seq
+        while True:
+            came = self._told_came
+            fresh = [params for seq, params in self._told if seq > seen]
+            if not fresh:
+                await came.wait()
+                continue
+            seen = self._told_seq
+            for params in fresh:
+                yield params
 
     async def news(
         self, since: int, *, coordinators: list[str] | None = None, wait_s: float = 0.0
@@ -228,7 +305,9 @@ class Agora:
         """What coordinators should hear (``NEWS_EVENTS``) after ``since``, waiting up to
         ``wait_s`` for some: ``{"events": [...], "last": N}``, each event with its
         ``seq``; ask again with ``since=last``.  A ``since`` this hub never reached
-        (it restarted) starts again from the oldest kept."""
+        (it restarted) starts again from the oldest kept.  ``coordinators`` picks the
+        events of those coordinators' dialogues, and those naming one of them as the
+        ``sender`` of a turn that could not be delivered."""
         if since > self._news_seq:
             since = 0
         wanted = None if coordinators is None else set(coordinators)
@@ -237,7 +316,12 @@ class Agora:
                 found = [
                     e
                     for e in self._news
-                    if e["seq"] > since and (wanted is None or e["coordinator"] in wanted)
+                    if e["seq"] > since
+                    and (
+                        wanted is None
+                        or e.get("coordinator") in wanted
+                        or e.get("sender") in wanted
+                    )
                 ]
                 if found:
                     break
@@ -304,7 +388,9 @@ class Agora:
         return d.record()
 
     def status(self, dialogue_id: str) -> dict[str, Any]:
-        out = self._get(dialogue_id).record()
+        d = self._get(dialogue_id)
+        out = d.record()
+        out["situation"] = dlg.state_in_words(d)
         out["events"] = self.recent_events(dialogue_id)
         return out
 
@@ -379,28 +465,63 @@ class Agora:
             "status": d.status.value,
             "outcome": outcome.value,
         }
-        _status, event = dlg.OUTCOMES[outcome]
-        if event is not None:
-            result["event"] = self._emit(event, dialogue_id=d.id, turn=turn.number)
+        if outcome is dlg.Outcome.CONSENSUS:
+            result["event"] = self._emit(
+                "agora/consensus", dialogue_id=d.id, turn=turn.number,
+                summary=dlg.consensus_summary(d), message=dlg.consensus_line(d),
+            )  # fmt: skip
             result["delivery"] = d.turns[-1].delivery
             result["absent"] = list(d.absent)
+            result["told"] = await self._tell_consensus(d, skip=sender)
+            result["report"] = _consensus_report(d, result["told"])
+            return result
+        if outcome is dlg.Outcome.MAX_TURNS:
+            result["event"] = self._emit(
+                "agora/max-turns-reached", dialogue_id=d.id, turn=turn.number,
+                message=f"the dialogue {d.id} ({d.topic}) {dlg.state_in_words(d)}",
+            )  # fmt: skip
+            result["delivery"] = d.turns[-1].delivery
+            result["absent"] = list(d.absent)
+            result["report"] = f"turn {turn.number}: the dialogue {d.id} {dlg.state_in_words(d)}"
             return result
         self._emit("agora/turn-dispatched", dialogue_id=d.id, turn=turn.number, to=to)
         text = messages.agora_turn(d, turn)
         delivery = await self._deliver(to, text, dialogue_id=d.id, turn=turn.number)
         result["delivery"] = delivery
-        if delivery["state"] == "failed" or delivery["state"] == "not-relayed":
-            result["event"] = self._emit(
-                "agora/ling-unavailable",
-                dialogue_id=d.id,
-                turn=turn.number,
-                ling=to,
-                reason=delivery["reason"],
-            )
         now = self._dialogues.get(d.id, d)
+        if delivery["state"] == "failed" or delivery["state"] == "not-relayed":
+            result["event"] = self._unavailable(now, turn, delivery)
         result["status"] = now.status.value  # an absence may have made consensus
         result["absent"] = list(now.absent)
+        result["report"] = _dispatch_report(now, turn, delivery)
         return result
+
+    def _unavailable(
+        self, d: dlg.Dialogue, turn: dlg.Turn, delivery: dict[str, Any]
+    ) -> dict[str, Any]:
+        """``agora/ling-unavailable``: turn ``turn`` could not be delivered; in words,
+        with the state the dialogue is in now, for its coordinator and its sender."""
+        return self._emit(
+            "agora/ling-unavailable", dialogue_id=d.id, turn=turn.number, ling=turn.to,
+            sender=turn.sender, reason=delivery.get("reason"), cause=delivery.get("cause"),
+            state=d.status.value, message=dlg.undelivered_line(d, turn, delivery),
+        )  # fmt: skip
+
+    async def _tell_consensus(self, d: dlg.Dialogue, *, skip: str | None) -> dict[str, Any]:
+        """Type the end of ``d`` (consensus) into every participant's terminal but
+        ``skip``'s (who learns it from its own result), at once, through the relay and
+        its consent rules; each one's delivery, as known within the dispatch's wait."""
+        text = dlg.closing_text(d)
+        told: dict[str, Any] = {}
+
+        async def tell(name: str) -> None:
+            told[name] = await self._deliver(name, text, dialogue_id=d.id)
+
+        async with trio.open_nursery() as nursery:
+            for name in d.participants:
+                if name != skip:
+                    nursery.start_soon(tell, name)
+        return {name: told[name] for name in d.participants if name in told}
 
     async def _gone(self, names: tuple[str, ...]) -> dict[str, str]:
         """Which of the lings ``names`` cannot be reached now, and why: not
@@ -447,17 +568,36 @@ class Agora:
             d = self._dialogues.get(dialogue_id)
             if d is None:
                 return
+            before = d.status
             d, became_absent = dlg.note_delivery(d, turn, delivery)
-            if became_absent:
-                d, outcome = dlg.conclude(d, now=self._now())
+            if became_absent or dlg.presence(delivery) is dlg.Presence.GONE:
+                d, outcome = dlg.after_absence(d, now=self._now())
             await self._save(d)
+        sender = next((t.sender for t in d.turns if t.number == turn), None)
+        ling = delivery.get("ling")
         if became_absent:
             self._emit(
-                "agora/participant-absent", dialogue_id=d.id, turn=turn,
-                ling=delivery.get("ling"), reason=delivery.get("reason"),
+                "agora/participant-absent", dialogue_id=d.id, turn=turn, ling=ling,
+                sender=sender, reason=delivery.get("reason"),
+                message=f"{ling} is absent from {d.id} ({d.topic}): {delivery.get('reason')}",
             )  # fmt: skip
         if outcome is dlg.Outcome.CONSENSUS:
-            self._emit("agora/consensus", dialogue_id=d.id, turn=turn)
+            self._emit(
+                "agora/consensus", dialogue_id=d.id, turn=turn,
+                summary=dlg.consensus_summary(d), message=dlg.consensus_line(d),
+            )  # fmt: skip
+            self._nursery.start_soon(self._told_on_its_own, d, ling)
+        elif outcome is dlg.Outcome.PAUSED and before is not dlg.Status.PAUSED:
+            self._emit(
+                "agora/paused", dialogue_id=d.id, turn=turn, ling=ling, sender=sender,
+                reason=delivery.get("reason"),
+                message=f"the dialogue {d.id} ({d.topic}) is {dlg.state_in_words(d)}",
+            )  # fmt: skip
+
+    async def _told_on_its_own(self, d: dlg.Dialogue, gone: str | None) -> None:
+        """The consensus an absence made, typed into the participants' terminals but
+        the one found gone; nobody waits for it."""
+        await self._tell_consensus(d, skip=gone)
 
     # --- lings -----------------------------------------------------------------------
 
@@ -765,7 +905,7 @@ class Agora:
         with trio.move_on_after(self._wait_s):
             await ticket.done.wait()
         if ticket.result is not None:
-            return await self._settle(ling, ticket.result, dialogue_id, turn)
+            return await self._settle(ling, ticket, dialogue_id, turn)
         why = f"held: {ticket.held}" if ticket.held is not None else "held: the terminal is busy"
         delivery = {"state": "queued", "ling": name, "reason": why}
         await self._record_delivery(dialogue_id, turn, delivery)
@@ -773,22 +913,30 @@ class Agora:
 
         async def follow() -> None:
             await ticket.done.wait()
-            if ticket.result is not None:
-                result = ticket.result
-                settled = await self._on_its_own(
-                    lambda: self._settle(ling, result, dialogue_id, turn)
-                )
-                if settled["state"] == "failed" and dialogue_id is not None:
-                    self._emit(
-                        "agora/ling-unavailable",
-                        dialogue_id=dialogue_id,
-                        turn=turn,
-                        ling=name,
-                        reason=settled["reason"],
-                    )
+            settled = await self._on_its_own(lambda: self._settle(ling, ticket, dialogue_id, turn))
+            if settled["state"] == "failed" and dialogue_id is not None and turn is not None:
+                await self._tell_undelivered(dialogue_id, turn, settled)
 
         self._nursery.start_soon(follow)
         return delivery
+
+    async def _tell_undelivered(
+        self, dialogue_id: str, number: int, delivery: dict[str, Any]
+    ) -> None:
+        """A turn reported ``queued`` has failed since: whoever watches is told
+        (``agora/ling-unavailable``: the coordinator's and the sender's news, editors),
+        and the sender, whose result said ``queued``, in its terminal, with what the
+        dialogue is now and what it can do.  A dialogue that ended in consensus meanwhile
+        was typed to it already (``_tell_consensus``)."""
+        d = self._dialogues.get(dialogue_id)
+        turn = next((t for t in d.turns if t.number == number), None) if d else None
+        if d is None or turn is None:
+            return
+        self._unavailable(d, turn, delivery)
+        if d.status is not dlg.Status.CONSENSUS:
+            await self._deliver(
+                turn.sender, dlg.undelivered_text(d, turn, delivery), dialogue_id=d.id
+            )
 
     async def _report_holds(
         self, ticket: Ticket, dialogue_id: str | None, turn: int | None, queued: trio.Event
@@ -805,8 +953,10 @@ class Agora:
                 reported = ticket.held
                 why = f"held: {reported}"
                 self._emit(
-                    "relay/held", ling=ticket.key, dialogue_id=dialogue_id, turn=turn, reason=why
-                )
+                    "relay/held", ling=ticket.key, dialogue_id=dialogue_id, turn=turn,
+                    reason=why, hold=ticket.hold_cause,
+                    message=f"not yet typed into {ticket.key}: {reported}",
+                )  # fmt: skip
                 if queued.is_set():
                     await self._on_its_own(lambda: self._note_hold(ticket, dialogue_id, turn))
             await changed.wait()
@@ -824,8 +974,10 @@ class Agora:
             await self._save(dlg.with_delivery(d, turn, delivery))
 
     async def _settle(
-        self, ling: Ling, result: DeliveryResult, dialogue_id: str | None, turn: int | None
+        self, ling: Ling, ticket: Ticket, dialogue_id: str | None, turn: int | None
     ) -> dict[str, Any]:
+        result = ticket.result
+        assert result is not None
         delivery = {
             "state": "delivered" if result.delivered else "failed",
             "ling": ling.name,
@@ -833,6 +985,8 @@ class Agora:
             "attempts": result.attempts,
             "at": result.finished_at,
         }
+        if not result.delivered:
+            delivery["cause"] = result.cause
         if result.address and result.address != ling.address.partition("@")[0]:
             # The pane was re-resolved (e.g. ``work:1.0`` -> ``%7``): keep the new one.
             _, at, socket = ling.address.partition("@")
@@ -844,13 +998,16 @@ class Agora:
             current = self._lings.get(ling.name)
             if current is not None and current.agent == ling.agent:
                 await self._put(dataclasses.replace(current, agent=result.agent), "ling/bound")
-        await self._record_delivery(dialogue_id, turn, delivery)
+        if result.delivered:
+            said = f"typed into {ling.name}" + (" once no longer held" if ticket.was_held else "")
+        else:
+            said = f"not typed into {ling.name}: {result.reason}"
         self._emit(
             "relay/delivered" if result.delivered else "relay/failed",
-            ling=ling.name,
-            dialogue_id=dialogue_id,
-            reason=result.reason,
-        )
+            ling=ling.name, dialogue_id=dialogue_id, turn=turn, reason=result.reason,
+            cause=result.cause or None, was_held=ticket.was_held, message=said,
+        )  # fmt: skip
+        await self._record_delivery(dialogue_id, turn, delivery)
         return delivery
 
     # --- parents and children (seed 004) ---------------------------------------------
@@ -889,6 +1046,28 @@ class Agora:
         delivery = await self._deliver(agent, text)
         self._emit("child/answered", child=agent, by=parent, state=delivery["state"])
         return {"to": agent, "text": text, "delivery": delivery}
+
+
+def _dispatch_report(d: dlg.Dialogue, turn: dlg.Turn, delivery: dict[str, Any]) -> str:
+    """A relayed turn's dispatch, in words for its sender."""
+    state = delivery.get("state")
+    head = f"turn {turn.number} of {d.id} to {turn.to}"
+    if state == "delivered":
+        return f"{head}: delivered; the dialogue is {dlg.state_in_words(d)}"
+    if state == "queued":
+        return (
+            f"{head}: queued, {delivery.get('reason')}; should it fail, you are told "
+            "in your terminal, and agora_status says so"
+        )
+    return dlg.undelivered_line(d, turn, delivery)
+
+
+def _consensus_report(d: dlg.Dialogue, told: dict[str, Any]) -> str:
+    """A dispatch that made consensus, in words: what was agreed, and how each other
+    participant's terminal was told."""
+    tells = [f"{name} {delivery.get('state')}" for name, delivery in told.items()]
+    said = f"; the end typed to the others: {', '.join(tells)}" if tells else ""
+    return dlg.consensus_line(d) + said
 
 
 NO_AGENT_YET = (

@@ -167,11 +167,21 @@ async def test_a_dialogue_relays_each_turn_into_the_receivers_pane_until_consens
         )
         assert (done["outcome"], done["status"]) == ("consensus", "consensus")
         assert done["event"]["event"] == "agora/consensus"
-        assert done["delivery"]["state"] == "not-relayed"
+        assert done["delivery"]["state"] == "not-relayed"  # the last turn is not relayed
         status = await client.call("agora/status", {"dialogue_id": d["id"]})
         assert status["turns"][0]["delivery"]["state"] == "delivered"
-        assert [e["event"] for e in status["events"]][-1] == "agora/consensus"
-        assert panes["main.a"].received() == []  # consensus: nothing typed to A
+        events = [e["event"] for e in status["events"]]
+        assert events[events.index("agora/consensus") + 1 :] == ["relay/delivered"]
+        # The end is typed to A, who waits for B's answer (issue 27, item 10); B, whose
+        # dispatch ended it, reads it in its result.
+        assert done["told"]["main.a"]["state"] == "delivered"
+        (closing,) = [text_of(raw) for raw in await panes["main.a"].wait_for(1)]
+        assert closing.startswith("---\nAGORA DIALOGUE ENDED\n")
+        said = f"The dialogue {d['id']} ended in consensus: main.a's propose of turn 1 "
+        assert said + '"Use Redis. It is already deployed.", approved by main.b.' in closing
+        assert done["report"].startswith(f"the dialogue {d['id']} (Which cache?) ended in")
+        assert done["report"].endswith("; the end typed to the others: main.a delivered")
+        assert len(await panes["main.b"].wait_for(1)) == 1  # B: only A's turn
         with pytest.raises(HiveError, match="takes no more turns"):
             await client.call(
                 "agora/dispatch",

@@ -22,8 +22,19 @@ The rules, as tables (``SIGNALS``, ``OUTCOMES``):
   terminal), or when the hub finds its terminal gone while it is the only thing
   between the dialogue and consensus (``holdouts``).  It rejoins by dispatching.
   Consensus still takes two: with fewer than ``MIN_PRESENT`` present, none.
+* A receiver whose terminal is **gone** (a killed pane, a closed buffer, its agent
+  exited: the delivery failed with cause ``gone``, ``FAILED_BECAUSE``) is absent at
+  once, not after a second try.  What the dialogue is then is ``AFTER_ABSENCE``: the
+  present ones may all agree already (``consensus``), enough may be left to go on
+  (``active``: the sender turns to another), or one alone is left, who cannot agree
+  with anybody: ``paused`` until a turn comes (the gone one registered again).
 * After ``max_turns`` turns without consensus the dialogue ends as ``timeout``.
-* ``aborted``: ended by hand (``agora/abort``).  Only an ``active`` dialogue takes turns.
+* ``aborted``: ended by hand (``agora/abort``).  Only an ``active`` or ``paused``
+  dialogue takes turns; a turn taken in a ``paused`` one makes it ``active`` again.
+
+What the people in a dialogue are told, in words (``closing_text``,
+``undelivered_text``, ``state_in_words``), is here too: the hub types it into
+their terminals and sends it to editors and coordinators.
 """
 
 from __future__ import annotations
@@ -66,6 +77,9 @@ class Stance(StrEnum):
 
 class Status(StrEnum):
     ACTIVE = "active"
+    PAUSED = "paused"
+    """Fewer than ``MIN_PRESENT`` participants are present (a receiver's terminal is
+    gone): nobody can take the turn the others wait for.  It still takes turns."""
     CONSENSUS = "consensus"
     TIMEOUT = "timeout"
     ABORTED = "aborted"
@@ -96,14 +110,31 @@ class Outcome(StrEnum):
     RELAY = "relay"
     CONSENSUS = "consensus"
     MAX_TURNS = "max-turns-reached"
+    PAUSED = "paused"
 
 
 OUTCOMES: dict[Outcome, tuple[Status, str | None]] = {
     Outcome.RELAY: (Status.ACTIVE, None),
     Outcome.CONSENSUS: (Status.CONSENSUS, "agora/consensus"),
     Outcome.MAX_TURNS: (Status.TIMEOUT, "agora/max-turns-reached"),
+    Outcome.PAUSED: (Status.PAUSED, "agora/paused"),
 }
-"""Outcome -> the dialogue's status after the turn, and the event emitted (if any)."""
+"""Outcome -> the dialogue's status after the turn (or after an absence), and the
+event emitted (if any)."""
+
+TAKES_TURNS = frozenset({Status.ACTIVE, Status.PAUSED})
+"""The statuses in which a dialogue takes turns (the others have ended)."""
+
+AFTER_ABSENCE: dict[tuple[bool, bool], Outcome] = {
+    # (at least MIN_PRESENT present, the present ones are in consensus) -> outcome
+    (True, True): Outcome.CONSENSUS,
+    (True, False): Outcome.RELAY,
+    (False, False): Outcome.PAUSED,
+}
+"""What a dialogue is once a receiver is found gone: it ends in consensus when the
+present ones all agree already; it goes on (``active``) when enough are present to
+reach one, the sender turning to another of them; with one alone present it is
+``paused``.  (Consensus needs ``MIN_PRESENT`` present, so there is no fourth row.)"""
 
 
 class Presence(StrEnum):
@@ -125,7 +156,31 @@ PRESENCE: dict[str, Presence] = {
     "not-relayed": Presence.GONE,
     "queued": Presence.UNKNOWN,
 }
-"""A delivery's ``state`` -> what it says about the receiver's presence."""
+"""A delivery's ``state`` -> what it says about the receiver's presence; a failed
+one is judged by its ``cause`` first (``FAILED_BECAUSE``)."""
+
+FAILED_BECAUSE: dict[str, Presence] = {
+    "gone": Presence.GONE,
+    "held": Presence.STRIKE,
+    "refused": Presence.STRIKE,
+    "error": Presence.STRIKE,
+    "stopped": Presence.UNKNOWN,
+}
+"""A failed delivery's ``cause`` (relay/delivery.py) -> what it says of the receiver:
+its terminal is gone (killed, closed) or its agent exited: nobody is there to take a
+turn, absent at once; held until the relay gave up, or the text refused (too long for
+the terminal), or an error while typing: one strike; the hub stopping says nothing of
+the receiver.  A failure without a cause (kept from before) is a strike."""
+
+
+def presence(delivery: dict[str, Any]) -> Presence:
+    """What ``delivery`` says of its receiver (``PRESENCE``, ``FAILED_BECAUSE``)."""
+    state = str(delivery.get("state"))
+    if state == "failed":
+        cause = FAILED_BECAUSE.get(str(delivery.get("cause")))
+        if cause is not None:
+            return cause
+    return PRESENCE.get(state, Presence.UNKNOWN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,17 +386,17 @@ def note_delivery(d: Dialogue, number: int, delivery: dict[str, Any]) -> tuple[D
     (``PRESENCE``); True when the receiver has just become absent."""
     d = with_delivery(d, number, delivery)
     turn = next((t for t in d.turns if t.number == number), None)
-    presence = PRESENCE.get(str(delivery.get("state")), Presence.UNKNOWN)
-    if turn is None or presence is Presence.UNKNOWN or d.status is not Status.ACTIVE:
+    said = presence(delivery)
+    if turn is None or said is Presence.UNKNOWN or d.status not in TAKES_TURNS:
         return d, False
     to = turn.to
     counts = dict(d.failures)
-    if presence is Presence.THERE:
+    if said is Presence.THERE:
         counts.pop(to, None)
     else:
         counts[to] = counts.get(to, 0) + 1
     d = dataclasses.replace(d, failures=tuple(counts.items()))
-    gone = presence is Presence.GONE or counts.get(to, 0) >= ABSENT_AFTER_FAILURES
+    gone = said is Presence.GONE or counts.get(to, 0) >= ABSENT_AFTER_FAILURES
     if gone and to not in d.absent:
         return mark_absent(d, [to]), True
     return d, False
@@ -352,7 +407,7 @@ def take_turn(
 ) -> tuple[Dialogue, Turn, bool]:
     """Record one turn (without judging its outcome: see ``conclude``); True when
     its sender was absent and rejoins by speaking."""
-    if d.status is not Status.ACTIVE:
+    if d.status not in TAKES_TURNS:
         raise DialogueClosed(
             f"dialogue {d.id} is {d.status} ({d.end_reason or 'ended'}); it takes no more turns",
             dialogue_id=d.id,
@@ -384,6 +439,7 @@ def take_turn(
     rejoined = sender in d.absent
     new = dataclasses.replace(
         d,
+        status=Status.ACTIVE,  # a paused dialogue goes on with this turn
         turns=(*d.turns, turn),
         absent=tuple(p for p in d.absent if p != sender),
         failures=tuple((p, n) for p, n in d.failures if p != sender),
@@ -393,7 +449,7 @@ def take_turn(
 
 def conclude(d: Dialogue, *, now: float) -> tuple[Dialogue, Outcome]:
     """What the dialogue's turns (and absences) lead to, ending it if they do."""
-    if d.status is not Status.ACTIVE:
+    if d.status not in TAKES_TURNS:
         raise DialogueClosed(f"dialogue {d.id} is already {d.status}", dialogue_id=d.id)
     if is_consensus(d):
         outcome = Outcome.CONSENSUS
@@ -401,16 +457,30 @@ def conclude(d: Dialogue, *, now: float) -> tuple[Dialogue, Outcome]:
         outcome = Outcome.MAX_TURNS
     else:
         outcome = Outcome.RELAY
+    return _to(d, outcome, now=now), outcome
+
+
+def _to(d: Dialogue, outcome: Outcome, *, now: float) -> Dialogue:
+    """The dialogue in the status ``outcome`` leads to; ended, with why, when it ends."""
     status, _event = OUTCOMES[outcome]
-    if status is not Status.ACTIVE:
-        if status is Status.CONSENSUS:
-            reason = "every participant approves"
-            if d.absent:
-                reason = f"every present participant approves ({', '.join(d.absent)} absent)"
-        else:
-            reason = f"{d.max_turns} turns without consensus"
-        d = dataclasses.replace(d, status=status, ended_at=now, end_reason=reason)
-    return d, outcome
+    if status in TAKES_TURNS:
+        return dataclasses.replace(d, status=status)
+    if status is Status.CONSENSUS:
+        reason = "every participant approves"
+        if d.absent:
+            reason = f"every present participant approves ({', '.join(d.absent)} absent)"
+    else:
+        reason = f"{d.max_turns} turns without consensus"
+    return dataclasses.replace(d, status=status, ended_at=now, end_reason=reason)
+
+
+def after_absence(d: Dialogue, *, now: float) -> tuple[Dialogue, Outcome]:
+    """What the dialogue is once a receiver was found gone (``AFTER_ABSENCE``).  An
+    ended dialogue stays as it is (outcome ``RELAY``: nothing to announce)."""
+    if d.status not in TAKES_TURNS:
+        return d, Outcome.RELAY
+    outcome = AFTER_ABSENCE[(len(d.present) >= MIN_PRESENT, is_consensus(d))]
+    return _to(d, outcome, now=now), outcome
 
 
 def dispatch(
@@ -425,7 +495,7 @@ def dispatch(
 
 
 def abort(d: Dialogue, *, reason: str, now: float) -> Dialogue:
-    if d.status is not Status.ACTIVE:
+    if d.status not in TAKES_TURNS:
         raise DialogueClosed(f"dialogue {d.id} is already {d.status}", dialogue_id=d.id)
     return dataclasses.replace(
         d, status=Status.ABORTED, ended_at=now, end_reason=reason.strip() or "aborted"
@@ -439,3 +509,121 @@ def with_delivery(d: Dialogue, number: int, delivery: dict[str, Any]) -> Dialogu
         for t in d.turns
     )
     return dataclasses.replace(d, turns=turns)
+
+
+# --- what the people in a dialogue are told, in words ----------------------------------
+
+
+def _names(names: list[str] | tuple[str, ...]) -> str:
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def consensus_summary(d: Dialogue) -> str:
+    """What the participants agreed to, and who: the proposal on the table (the last
+    ``propose`` or ``counter``), or, when nothing was proposed, the last turn's word."""
+    s = stances(d)
+    proposal = next((t for t in reversed(d.turns) if SIGNALS[t.signal].resets), None)
+    if proposal is not None:
+        what = f"{proposal.sender}'s {proposal.signal} of turn {proposal.number}"
+        backers = [p for p in d.present if s[p] is Stance.AGREE and p != proposal.sender]
+    else:
+        last = d.turns[-1] if d.turns else None
+        what = f"no change ({last.sender}, turn {last.number})" if last else "no change"
+        proposal = last
+        backers = [p for p in d.present if s[p] is Stance.AGREE]
+    said = f' "{_one_line(proposal.message)}"' if proposal is not None else ""
+    out = f"{what}{said}"
+    if backers:
+        out += f", approved by {_names(backers)}"
+    yielded = [p for p in d.present if s[p] is Stance.YIELD]
+    if yielded:
+        out += f", {_names(yielded)} deferring"
+    if d.absent:
+        out += f" ({_names(d.absent)} absent)"
+    return out
+
+
+def state_in_words(d: Dialogue) -> str:
+    """The dialogue's status, and what it means for whoever reads it."""
+    absent = f"{_names(d.absent)} {'is' if len(d.absent) == 1 else 'are'} absent"
+    if d.status is Status.ACTIVE:
+        out = f"active: it goes on between {_names(d.present)}"
+        return out + (f" ({absent}, not counted until they take a turn again)" if d.absent else "")
+    if d.status is Status.PAUSED:
+        alone = _names(d.present) or "nobody"
+        return (
+            f"paused: {absent} and {alone} alone cannot reach consensus; it goes on "
+            "when a turn is dispatched to a participant that is back (its terminal "
+            "registered again)"
+        )
+    if d.status is Status.CONSENSUS:
+        return f"ended in consensus: {consensus_summary(d)}"
+    if d.status is Status.TIMEOUT:
+        return f"ended without consensus: {d.end_reason}"
+    return f"aborted: {d.end_reason}"
+
+
+def consensus_line(d: Dialogue) -> str:
+    """One line: ``the dialogue D ended in consensus: SUMMARY``."""
+    return f"the dialogue {d.id} ({d.topic}) ended in consensus: {consensus_summary(d)}"
+
+
+def closing_text(d: Dialogue) -> str:
+    """What each participant's terminal is typed when the dialogue ended in consensus."""
+    return (
+        "---\n"
+        "AGORA DIALOGUE ENDED\n"
+        f"Dialogue ID: {d.id}\n"
+        f"Topic: {d.topic}\n"
+        f"Participants: {', '.join(d.participants)}\n"
+        "---\n\n"
+        f"The dialogue {d.id} ended in consensus: {consensus_summary(d)}.\n"
+        "It takes no more turns: there is nothing to answer."
+    )
+
+
+def undelivered_line(d: Dialogue, turn: Turn, delivery: dict[str, Any]) -> str:
+    """One line for whoever watches: which turn, to whom, why not, and the state now."""
+    why = str(delivery.get("reason") or "no reason given")
+    out = f"turn {turn.number} of {d.id} ({d.topic}) to {turn.to} was not delivered: {why}"
+    if turn.to in d.absent:
+        out += f"; {turn.to} is absent"
+    return f"{out}; the dialogue is {state_in_words(d)}"
+
+
+def undelivered_text(d: Dialogue, turn: Turn, delivery: dict[str, Any]) -> str:
+    """What the sender of a turn that could not be delivered is typed: why, what the
+    dialogue is now, and what it can do."""
+    why = str(delivery.get("reason") or "no reason given")
+    lines = [
+        "---",
+        "AGORA DIALOGUE NOTICE",
+        f"Dialogue ID: {d.id}",
+        f"Topic: {d.topic}",
+        "---",
+        "",
+        f"Your turn {turn.number} to {turn.to} ({turn.signal}) was not delivered: {why}.",
+    ]
+    if turn.to in d.absent:
+        lines.append(
+            f"{turn.to} is absent: not counted toward consensus until it takes a turn again."
+        )
+    lines.append(f"The dialogue is {state_in_words(d)}.")
+    others = [p for p in d.present if p not in (turn.sender, turn.to)]
+    if d.status is Status.PAUSED:
+        lines.append(
+            f"Nothing to do until {turn.to} is back: once its terminal is registered "
+            f'again, send your turn to it again with agora_dispatch (dialogue_id "{d.id}").'
+        )
+    elif d.status is Status.ACTIVE:
+        to = f"to another participant ({_names(others)})" if others else f"to {turn.to} later"
+        if turn.to not in d.absent and others:
+            to = f"to {turn.to} once it can take it, or to another participant ({_names(others)})"
+        lines.append(f'Send your turn again with agora_dispatch (dialogue_id "{d.id}"), {to}.')
+    return "\n".join(lines)

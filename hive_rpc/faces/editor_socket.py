@@ -99,6 +99,9 @@ MAX_IN_FLIGHT = limits.MAX_IN_FLIGHT
 HEALTH = "hive/health"
 """Notification to subscribers: ``{"degraded": str | None}`` when the store's state
 changes (the registry's ``health``)."""
+AGORA = "hive/agora"
+"""Notification to subscribers: what a ling's buffer should show and what becomes of
+a dialogue (a turn held and why, typed, failed; consensus ...): agora.py ``follow``."""
 
 
 def _refused(msg: ErrorResponse | RpcError) -> Exception:
@@ -272,6 +275,8 @@ class Session:
         with resources, scope:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._forward_health)
+                if self._service.agora is not None:
+                    nursery.start_soon(self._forward_agora)
                 async with contextlib.aclosing(self._service.notifications(watch)) as notes:
                     async for method, params in notes:
                         await self._conn.notify(method, params)
@@ -288,6 +293,14 @@ class Session:
         while True:
             told = await self._service.registry.health(told)
             await self._conn.notify(HEALTH, {"degraded": told})
+
+    async def _forward_agora(self) -> None:
+        """``hive/agora`` for each event of the Agora's that editors follow (agora.py
+        ``follow``), from the subscription on.  Ends with the subscription."""
+        assert self._service.agora is not None
+        async with contextlib.aclosing(self._service.agora.follow()) as events:
+            async for params in events:
+                await self._conn.notify(AGORA, params)
 
 
 _CONNECTION_METHODS = connection_handlers(

@@ -25,11 +25,14 @@ For each message a lane:
    cannot say what holds its foreground, fails it at once, untyped;
 4. types it with ``target.type_text``.
 
-Every outcome is a ``DeliveryResult`` on the message's ``Ticket``; nothing a target
-does ends a lane.  Lanes are tasks in the nursery the ``Relay`` was given: a lane
-idle for ``idle_exit_s`` ends (the next message starts a new one), and when the
-nursery is cancelled every ticket still waiting is finished with "the relay
-stopped", so no waiter hangs.
+Every outcome is a ``DeliveryResult`` on the message's ``Ticket``, a failure with
+its ``cause`` (``CAUSES``: the terminal gone, held until the relay gave up, the text
+refused, an error, the relay stopped), which the Agora judges the receiver by
+(core/dialogue.py ``FAILED_BECAUSE``); a hold names its cause too (``HOLDS``), so an
+editor can show what holds a ling.  Nothing a target does ends a lane.  Lanes are
+tasks in the nursery the ``Relay`` was given: a lane idle for ``idle_exit_s`` ends
+(the next message starts a new one), and when the nursery is cancelled every ticket
+still waiting is finished with "the relay stopped", so no waiter hangs.
 """
 
 from __future__ import annotations
@@ -48,6 +51,16 @@ from hive_rpc.relay.target import DeliveryError, Target
 from hive_rpc.relay.text import dialog_in, draft_in, fits_terminal, prepare, starting_in
 
 STOPPED = "the relay stopped before this message was typed"
+GONE, HELD, REFUSED, ERROR, STOPPED_CAUSE = "gone", "held", "refused", "error", "stopped"
+CAUSES = (GONE, HELD, REFUSED, ERROR, STOPPED_CAUSE)
+"""Why a message failed: its terminal is gone (killed, closed, unreachable) or the
+approved agent no longer holds it (exited, another program, a shell not approved);
+it was held until the relay gave up; its text was refused (too large, empty, too
+long for a terminal reading whole lines); the target failed while typing; the relay
+stopped."""
+HOLDS = ("foreground", "dialog", "starting", "draft")
+"""What holds a message (``Ticket.hold_cause``): another program leads the terminal's
+foreground; a dialog shows; the program is still starting; the human's unsent text."""
 HOLD_RETRY_S = 2.0
 """How often a terminal showing a dialog is checked again."""
 HOLD_ATTEMPTS = 300
@@ -74,6 +87,8 @@ class DeliveryResult:
     agent: Agent | None = None
     """The ling's agent once a pending ``exec`` was seen (``Agent.pending_exec``):
     the identity its owner should keep; else None."""
+    cause: str = ""
+    """Empty when delivered; else one of ``CAUSES``."""
 
 
 @dataclass(eq=False)
@@ -93,6 +108,10 @@ class Ticket:
     unsent text in its input holds this message: why, in words for the waiting
     sender (``the terminal shows a 'Do you want to proceed?' prompt; it is typed once
     that is answered``, ``the human is typing in main.c (...)``)."""
+    hold_cause: str | None = None
+    """What holds it (one of ``HOLDS``) while ``held`` is set."""
+    was_held: bool = False
+    """It was held at some point before it was typed or failed."""
     held_changed: trio.Event = field(default_factory=trio.Event)
     """Set, and replaced by a new one, each time ``held`` takes a new reason (and set
     once the ticket is done), so the sender's side can report a hold as it begins or
@@ -100,10 +119,12 @@ class Ticket:
     done: trio.Event = field(default_factory=trio.Event)
     result: DeliveryResult | None = None
 
-    def hold(self, why: str) -> None:
-        """Held for ``why``; ``held_changed`` fires when that is a new reason."""
+    def hold(self, why: str, cause: str) -> None:
+        """Held for ``why`` (``cause``: one of ``HOLDS``); ``held_changed`` fires when
+        that is a new reason."""
+        self.was_held = True
         if why != self.held:
-            self.held = why
+            self.held, self.hold_cause = why, cause
             changed, self.held_changed = self.held_changed, trio.Event()
             changed.set()
 
@@ -183,7 +204,7 @@ class Relay:
             try:
                 self._nursery.start_soon(self._run_lane, lane)
             except RuntimeError:  # the nursery has closed: no lane can run
-                ticket._finish(_failed(STOPPED, attempts=0))
+                ticket._finish(_failed(STOPPED, attempts=0, cause=STOPPED_CAUSE))
                 return ticket
             self._lanes[key] = lane
         lane.send.send_nowait(ticket)
@@ -227,7 +248,7 @@ class Relay:
         finally:
             if self._lanes.get(lane.key) is lane:
                 del self._lanes[lane.key]
-            stopped = _failed(STOPPED, attempts=0)
+            stopped = _failed(STOPPED, attempts=0, cause=STOPPED_CAUSE)
             if current is not None:
                 current._finish(stopped)
             while True:
@@ -242,7 +263,7 @@ class Relay:
         try:
             text = prepare(ticket.text)
         except ValueError as exc:
-            return _failed(str(exc), attempts=0)
+            return _failed(str(exc), attempts=0, cause=REFUSED)
         await trio.sleep_until(lane.next_allowed)
         attempts = 0
         address: str | None = None
@@ -254,7 +275,7 @@ class Relay:
                 address = state.address or address
                 if not state.alive:
                     reason = state.reason or f"the {ticket.target.kind} target is gone"
-                    return _failed(reason, attempts, address, bound)
+                    return _failed(reason, attempts, address, bound, cause=GONE)
                 agent = bound or ticket.agent
                 judged = verdict(
                     agent,
@@ -267,31 +288,32 @@ class Relay:
                 )
                 bound = judged.bound or bound
                 if judged.action == REFUSE:
-                    return _failed(judged.reason, attempts, address, bound)
+                    return _failed(judged.reason, attempts, address, bound, cause=GONE)
                 dialog = dialog_in(state.tail, cursor_line=state.cursor_line)
                 starting = starting_in(state.command, state.tail)
                 draft = state.draft
                 if draft is None:
                     draft = draft_in(state.tail, cursor_line=state.cursor_line)
                 if judged.action == HOLD:
-                    held = judged.reason
+                    held, cause = judged.reason, "foreground"
                     why = judged.reason.rpartition("; it is typed once")[0] or judged.reason
                 elif dialog is not None:
                     held = f"the terminal shows {dialog}; it is typed once that is answered"
-                    why = f"the pane shows a dialog ({dialog})"
+                    why, cause = f"the pane shows a dialog ({dialog})", "dialog"
                 elif starting is not None:
                     held = f"{starting}; it is typed once the program is ready"
-                    why = starting
+                    why, cause = starting, "starting"
                 elif draft:
                     held = (
                         f"the human is typing in {ticket.key} (unsent text in its input); "
                         "it is typed once they send or clear it"
                     )
                     why = f"the human's unsent text stayed in {ticket.key}'s input"
+                    cause = "draft"
                 else:
-                    ticket.held = None
+                    ticket.held = ticket.hold_cause = None
                     break
-                ticket.hold(held)
+                ticket.hold(held, cause)
                 if attempts >= self.hold_attempts:
                     again = ""
                     if judged.action == HOLD and ticket.agent is not None:
@@ -301,6 +323,7 @@ class Relay:
                         attempts,
                         address,
                         bound,
+                        cause=HELD,
                     )
                 await trio.sleep(self.hold_retry_s)
             # What the terminal takes whole (issue 26): a program reading whole lines
@@ -309,15 +332,16 @@ class Relay:
             whole = reads_lines(program.pid) if program is not None else None
             too_long = fits_terminal(text, reads_lines=whole)
             if too_long is not None:
-                return _failed(too_long, attempts, address, bound)
+                return _failed(too_long, attempts, address, bound, cause=REFUSED)
             try:
                 await ticket.target.type_text(text)
             finally:
                 lane.next_allowed = trio.current_time() + self.min_interval_s
         except DeliveryError as exc:
-            return _failed(exc.message, attempts, address, bound)
+            return _failed(exc.message, attempts, address, bound, cause=ERROR)
         except Exception as exc:  # a broken target must not end the lane
-            return _failed(f"unexpected error from the target: {exc!r}", attempts, address, bound)
+            why = f"unexpected error from the target: {exc!r}"
+            return _failed(why, attempts, address, bound, cause=ERROR)
         return DeliveryResult(
             delivered=True,
             reason="",
@@ -333,7 +357,12 @@ def _again(ticket: Ticket) -> str:
 
 
 def _failed(
-    reason: str, attempts: int, address: str | None = None, agent: Agent | None = None
+    reason: str,
+    attempts: int,
+    address: str | None = None,
+    agent: Agent | None = None,
+    *,
+    cause: str,
 ) -> DeliveryResult:
     return DeliveryResult(
         delivered=False,
@@ -342,10 +371,13 @@ def _failed(
         address=address,
         finished_at=time.time(),
         agent=agent,
+        cause=cause,
     )
 
 
 __all__ = [
+    "CAUSES",
+    "HOLDS",
     "HOLD_ATTEMPTS",
     "HOLD_RETRY_S",
     "STOPPED",

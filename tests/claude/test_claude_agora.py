@@ -58,6 +58,7 @@ HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
 CREATE = "mcp__hive-rpc__agora_create"
 DISPATCH = "mcp__hive-rpc__agora_dispatch"
 CONTEXT = "AGORA DIALOGUE CONTEXT"
+ENDED = "AGORA DIALOGUE ENDED"
 TOPIC = "Which cache for the sessions?"
 PROPOSAL = "Use Redis: it is already deployed."
 COUNTER = "Use SQLite: one file, no server to run."
@@ -339,7 +340,8 @@ async def test_two_claude_code_tuis_reach_consensus_through_relays(
 ) -> None:
     """A proposes (its human asked it to open the dialogue), the relay types the turn
     into B's TUI, B counters, the relay types that into A's TUI, A approves:
-    consensus, reached by two real agents through their terminals."""
+    consensus, reached by two real agents through their terminals; and the end is typed
+    into B's TUI, which had no other way to know (issue 27, item 10)."""
     with ExitStack() as stack:
         agents = []
         for name, script in (
@@ -366,6 +368,10 @@ async def test_two_claude_code_tuis_reach_consensus_through_relays(
         with trio.fail_after(120):
             found = await until(hub, "agora/list", {}, lambda x: x and x[0]["status"] != "active")
             await trio.to_thread.run_sync(tmux.wait_for, a.pane, "Consensus.")  # A's last reply
+            while not any(  # noqa: ASYNC110 (another process's requests)
+                ENDED in paste for paste in pastes(b.model.requests[-1])
+            ):
+                await trio.sleep(0.1)
         d = await hub.call("agora/status", {"dialogue_id": found[0]["id"]})
         context = dump(agents, tmux)
 
@@ -381,10 +387,13 @@ async def test_two_claude_code_tuis_reach_consensus_through_relays(
     ], d["turns"]
     # Each relayed turn reached its receiver once, whole, with its context template:
     # B's as its first prompt; A's as its next prompt, or, when typed while A was
-    # still finishing its turn, with that turn's next tool result.
-    (to_b,) = prompts(b.model.requests[-1])
+    # still finishing its turn, with that turn's next tool result.  The end reached
+    # B after it; A, whose approval made it, read it in its result.
+    to_b = prompts(b.model.requests[-1])[0]
     assert pasted(to_b) == relayed(d, 1)
-    assert pastes(b.model.requests[-1]) == [relayed(d, 1)]
+    ended = dlg.closing_text(dlg.Dialogue.from_record(d))
+    assert pastes(b.model.requests[-1]) == [relayed(d, 1), ended], context
+    assert f"The dialogue {d['id']} ended in consensus: main.b's counter of turn 2" in ended
     assert pastes(a.model.requests[-1]) == [relayed(d, 2)], context
     assert PROPOSAL in to_b
     assert COUNTER in relayed(d, 2)

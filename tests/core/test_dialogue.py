@@ -359,3 +359,51 @@ def test_child_event_texts_follow_the_seed() -> None:
         'Reply with: answer_question agent=main.feature.auth message="..."'
     )
     assert answer("main.feature", " Yes. ") == "[ANSWER from main.feature] Yes."
+
+
+@pytest.mark.parametrize(
+    ("cause", "absent"),
+    [("gone", True), ("held", False), ("refused", False), ("error", False), ("stopped", False)],
+)
+def test_a_failed_delivery_is_judged_by_its_cause(cause: str, absent: bool) -> None:
+    """Issue 27, item 10: a receiver whose terminal is gone is absent at once."""
+    d, _ = turn(new(A, B, C), A, B, "propose")
+    d, gone = dlg.note_delivery(d, 1, {"state": "failed", "ling": B, "cause": cause})
+    assert (gone, B in d.absent) == (absent, absent)
+
+
+def test_after_a_receiver_is_gone_the_dialogue_goes_on_pauses_or_ends() -> None:
+    gone = {"state": "failed", "ling": B, "cause": "gone", "reason": "tmux pane %3 is gone"}
+    # Two participants: one alone is left, who cannot agree with anybody: paused.
+    d, _ = turn(new(A, B), A, B, "propose")
+    d, _ = dlg.note_delivery(d, 1, gone)
+    d, outcome = dlg.after_absence(d, now=2.0)
+    assert (outcome, d.status, d.ended_at) == (dlg.Outcome.PAUSED, dlg.Status.PAUSED, None)
+    assert dlg.state_in_words(d).startswith(f"paused: {B} is absent and {A} alone cannot")
+    text = dlg.undelivered_text(d, d.turns[0], gone)
+    assert f"Your turn 1 to {B} (propose) was not delivered: tmux pane %3 is gone." in text
+    # A paused dialogue takes turns: the turn makes it active again.
+    d, outcome = turn(d, A, B, "propose")
+    assert (outcome, d.status) == (dlg.Outcome.RELAY, dlg.Status.ACTIVE)
+    # Three: the two left go on.
+    d, _ = turn(new(A, B, C), A, B, "propose")
+    d, _ = dlg.note_delivery(d, 1, gone)
+    d, outcome = dlg.after_absence(d, now=2.0)
+    assert (outcome, d.status) == (dlg.Outcome.RELAY, dlg.Status.ACTIVE)
+    assert f"to another participant ({C})" in dlg.undelivered_text(d, d.turns[0], gone)
+    # Three, the third agreed already: consensus between the two present.
+    d, _ = turn(new(A, B, C), A, C, "propose")
+    d, _ = turn(d, C, B, "approve")
+    d, _ = dlg.note_delivery(d, 2, gone)
+    d, outcome = dlg.after_absence(d, now=2.0)
+    assert (outcome, d.status) == (dlg.Outcome.CONSENSUS, dlg.Status.CONSENSUS)
+    assert dlg.consensus_summary(d) == (
+        f'{A}\'s propose of turn 1 "propose from {A}", approved by {C} ({B} absent)'
+    )
+    closing = dlg.closing_text(d)
+    assert f"The dialogue {d.id} ended in consensus: " in closing
+
+
+def test_an_ended_dialogue_stays_as_it_is_after_an_absence() -> None:
+    d = dlg.abort(new(A, B), reason="done", now=1.0)
+    assert dlg.after_absence(d, now=2.0) == (d, dlg.Outcome.RELAY)

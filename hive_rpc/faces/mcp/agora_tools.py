@@ -60,7 +60,9 @@ def register(hive: HiveMcp) -> None:
             "or defer. sender is your ling name (default: your agent id, as given to "
             "`hive-rpc mcp --agent`). The turn is relayed into the receiver's terminal "
             "unless it ends the dialogue (consensus or max turns); the result says "
-            "whether it was delivered."
+            "whether it was delivered, and what the dialogue is now. A turn still "
+            "queued that fails later is told to you (in your terminal, and to this "
+            "session as a log message)."
         ),
     )
     @guarded
@@ -72,6 +74,7 @@ def register(hive: HiveMcp) -> None:
         message: str,
         sender: str | None = None,
     ) -> Annotated[CallToolResult, AgoraResult]:
+        await hive.news.remember(ctx, sender or me(ctx))
         r = await hive.call(
             "agora/dispatch",
             dialogue_id=dialogue_id,
@@ -80,12 +83,8 @@ def register(hive: HiveMcp) -> None:
             message=message,
             **{"from": sender or me(ctx)},
         )
-        text = f"turn {r['turn']} of {r['dialogue_id']}: {r['outcome']}"
-        if r["outcome"] == "relay":
-            text += "; " + delivery_text(r["delivery"])
-        if r.get("event"):
-            text += f"; event {r['event']['event']}"
-        if r.get("absent"):
+        text = r.get("report") or f"turn {r['turn']} of {r['dialogue_id']}: {r['outcome']}"
+        if r.get("absent") and r["status"] == "active":
             text += f"; absent (not counted toward consensus): {', '.join(r['absent'])}"
         return agora_ok(r, text)
 
@@ -96,7 +95,13 @@ def register(hive: HiveMcp) -> None:
     ) -> Annotated[CallToolResult, AgoraResult]:
         d = await hive.call("agora/status", dialogue_id=dialogue_id)
         stances = ", ".join(f"{k}: {v}" for k, v in d["stances"].items())
-        return agora_ok(d, f"{d['id']} is {d['status']} after {d['turn_count']} turns ({stances})")
+        text = f"{d['id']} is {d['status']} after {d['turn_count']} turns ({stances})"
+        if d.get("situation"):
+            text += f": {d['situation']}"
+        last = d["turns"][-1] if d["turns"] else None
+        if last is not None and last["delivery"].get("state") in ("failed", "queued"):
+            text += f"; turn {last['number']}: " + delivery_text(last["delivery"])
+        return agora_ok(d, text)
 
     @mcp.tool(
         name="agora_abort",
@@ -113,7 +118,7 @@ def register(hive: HiveMcp) -> None:
     @guarded
     async def agora_list(
         ctx: Context,
-        status: Literal["active", "consensus", "timeout", "aborted"] | None = None,
+        status: Literal["active", "paused", "consensus", "timeout", "aborted"] | None = None,
     ) -> Annotated[CallToolResult, AgoraList]:
         items = await hive.call("agora/list", status=status)
         lines = [f"{d['id']} [{d['status']}] {d['topic']}" for d in items]

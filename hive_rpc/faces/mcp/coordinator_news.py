@@ -8,7 +8,10 @@ participants, strangers' turns, aborts).  Here, every session that created a
 dialogue is remembered under its agent id, and one task long-polls ``agora/news``
 for those ids and sends each event to their sessions as a ``notifications/message``
 (level ``warning`` for trouble, ``info`` for an ending; logger ``hive-rpc.agora``;
-``data`` the event).
+``data`` the event, whose ``message`` says it in words).  A session that dispatched a
+turn is remembered the same way under the turn's sender, and told when that turn
+could not be delivered after its result said ``queued`` (the event names it as
+``sender``).
 
 Only sessions on a handshake protocol version (2025-11-25 and before) can be told
 so: from 2026-07-28 on the spec forbids a ``notifications/message`` outside the
@@ -56,8 +59,9 @@ class CoordinatorNews:
 
     async def remember(self, ctx: Context, coordinator: str) -> bool:
         """The session behind ``ctx`` is about to create a dialogue as
-        ``coordinator``: tell it that dialogue's news from now on.  False when its
-        protocol cannot be told outside a request (see the module)."""
+        ``coordinator`` (or dispatch a turn as its sender): tell it that dialogue's
+        news (that turn's) from now on.  False when its protocol cannot be told
+        outside a request (see the module)."""
         conn = ctx.session._connection
         if conn.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return False
@@ -102,7 +106,10 @@ class CoordinatorNews:
 
     async def _tell(self, event: dict[str, Any]) -> None:
         level = "warning" if event.get("level") == "warn" else "info"
-        for conn in list(self._connections.get(event.get("coordinator") or "", ())):
+        conns: list[Any] = []
+        for name in (event.get("coordinator"), event.get("sender")):
+            conns += [c for c in self._connections.get(name or "", ()) if c not in conns]
+        for conn in conns:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
                 try:
