@@ -269,22 +269,30 @@ crashed hub leaves none.  It is a cons (BY . AT): how, and when."
             (and (stringp by) (numberp at) (cons by at)))
         (error nil)))))
 
+(defun hive-rpc--stopped-text (socket)
+  "Return a sentence saying the hub on SOCKET was stopped on purpose, or nil.
+It says how, when, and how to start it again; nil when the hub was
+not stopped on purpose."
+  (when-let ((mark (hive-rpc--stopped-on-purpose socket)))
+    (format "the hub was stopped on purpose (%s at %s); M-x hive-rpc-start-hub starts it again"
+            (pcase (car mark)
+              ("SIGINT" "Ctrl-C")
+              ("SIGTERM" "kill PID")
+              (by by))
+            (format-time-string "%F %T" (cdr mark)))))
+
 (defun hive-rpc--leave-stopped (socket)
   "Start no hub on SOCKET, stopped on purpose; say so once, and wait for one.
 Emacs still tries the socket every `hive-rpc-reconnect-interval'
 seconds, and connects when a hub is started there."
-  (let ((mark (hive-rpc--stopped-on-purpose socket)))
+  (let ((mark (hive-rpc--stopped-on-purpose socket))
+        (text (hive-rpc--stopped-text socket)))
     (setq hive-rpc--state 'dead)
     (hive-rpc--schedule-reconnect)
     (hive-rpc--update)
-    (unless (equal mark hive-rpc--stopped-said)
+    (unless (or (null text) (equal mark hive-rpc--stopped-said))
       (setq hive-rpc--stopped-said mark)
-      (message "hive-rpc: the hub was stopped on purpose (%s at %s); M-x hive-rpc-start-hub starts it again"
-               (pcase (car mark)
-                 ("SIGINT" "Ctrl-C")
-                 ("SIGTERM" "kill PID")
-                 (by by))
-               (format-time-string "%F %T" (cdr mark))))))
+      (message "hive-rpc: %s" text))))
 
 ;;;###autoload
 (defun hive-rpc-start-hub ()
