@@ -166,9 +166,10 @@ def test_a_hub_the_human_stopped_stays_stopped(human: HumanAndEmacs, how: str) -
     assert "M-x hive-rpc-start-hub" in human.screen()
     assert human.hub_pid() is None
 
-    # The human goes to a shell to start it again (human pace: a few seconds, more
-    # than Emacs's reconnect interval of 2 s), with --http: it starts, it is not
-    # "already running" on the defaults, and the dashboard is there.
+    # The scenario's pause, not a wait for a result: the human goes to a shell to
+    # start it again, which takes a few seconds, more than Emacs's reconnect interval
+    # (2 s, in which it used to start a hub on the defaults).  Then `serve --http`
+    # starts a hub (not "already running"), and the dashboard is there.
     time.sleep(5)
     assert human.hub_pid() is None
     again = _serve_with_http(human, port)
