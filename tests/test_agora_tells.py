@@ -13,6 +13,7 @@ tmux panes, the relay, an editor subscribed on the socket.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -23,6 +24,8 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
+from mcp import Client, StdioServerParameters
+from mcp_types import LoggingMessageNotificationParams
 from test_agora import LING, Pane, kill_pane, lings, open_pane, register, text_of, tmux_server
 
 from hive_rpc.agora import open_agora
@@ -332,3 +335,98 @@ async def test_editor_events_name_the_emacs_buffer_of_each_ling(
         assert by_event["agora/paused"]["buffers"] == {B: "*ling main.b*"}
         assert by_event["agora/paused"]["buffer"] == "*ling main.b*"
         n.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def agent_session(config: HubConfig, name: str, told: Notes) -> AsyncIterator[Client]:
+    """The MCP session of agent ``name`` with the agora tools, as ``claude mcp add``
+    registers it, on the protocol that may be sent log messages (2025-11-25); the
+    ``data`` of each log message it is sent goes to ``told``."""
+
+    async def log(params: LoggingMessageNotificationParams) -> None:
+        assert params.logger == "hive-rpc.agora"
+        told.append(dict(params.data))
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "hive_rpc", "mcp", "--socket", str(config.socket), "--data-dir",
+              str(config.data_dir), "--no-start", "--agent", name, "--tools", "agora"],
+        env=dict(os.environ),
+    )  # fmt: skip
+    async with Client(params, mode="legacy", logging_callback=log) as c:
+        yield c
+
+
+async def words(client: Client, tool: str, **args: Any) -> str:
+    """What ``tool`` says, as the model reads it."""
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, result.content
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert isinstance(text, str)
+    return text
+
+
+async def test_an_mcp_agent_is_told_in_words_of_its_turn_that_failed_and_of_consensus(
+    hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path
+) -> None:
+    """The sender's and coordinator's side over MCP: its dispatch said ``queued``; the
+    receiver's pane is then killed, and its session is told, in words; the dialogue
+    it ends with its own approval, its tool result says how, in words."""
+    told: Notes = []
+    with tmux_server(short_tmp) as socket:
+        a = await open_pane(socket, short_tmp, A)
+        c = await open_pane(socket, short_tmp, C)
+        flag = short_tmp / "dialog"
+        flag.touch()
+        b = await _pane_with_dialog(socket, short_tmp, B, flag)
+        for name, pane in ((A, a), (B, b), (C, c)):
+            await register(client, name, pane)
+        async with agent_session(hub_config, A, told) as me:
+            created = await me.call_tool(
+                "agora_create", {"topic": "Cache?", "participants": [A, B]}
+            )
+            d = created.structured_content
+            assert d is not None
+            said = await words(
+                me, "agora_dispatch", dialogue_id=d["id"], to=B, signal="propose",
+                message="Use Redis.",
+            )  # fmt: skip
+            assert said == (
+                f"turn 1 of {d['id']} to {B}: queued, held: the terminal shows a yes/no "
+                "question; it is typed once that is answered; should it fail, you are told "
+                "in your terminal, and agora_status says so"
+            )
+            await kill_pane(b)
+            unavailable = await until(told, event("agora/ling-unavailable"))
+            assert unavailable["message"].startswith(
+                f"turn 1 of {d['id']} (Cache?) to {B} was not delivered: tmux pane {b.id} is gone"
+            )
+            assert unavailable["message"].endswith(
+                f"; {B} is absent; the dialogue is paused: {B} is absent and {A} alone cannot "
+                "reach consensus; it goes on when a turn is dispatched to a participant that "
+                "is back (its terminal registered again)"
+            )
+            status = await words(me, "agora_status", dialogue_id=d["id"])
+            assert status.startswith(f"{d['id']} is paused after 1 turns")
+            assert f"turn 1: delivery to {B}: failed (tmux pane {b.id} is gone" in status
+
+            # C proposes; A, over MCP, approves: its result says so, in words.
+            d2 = await client.call(
+                "agora/create", {"topic": "Queue?", "participants": [A, C], "coordinator": A}
+            )
+            await client.call(
+                "agora/dispatch",
+                {"dialogue_id": d2["id"], "from": C, "to": A, "signal": "propose",
+                 "message": "Use a queue.\nRabbitMQ."},
+            )  # fmt: skip
+            ended = await words(
+                me, "agora_dispatch", dialogue_id=d2["id"], to=C, signal="approve",
+                message="Agreed.",
+            )  # fmt: skip
+            assert ended == (
+                f"the dialogue {d2['id']} (Queue?) ended in consensus: {C}'s propose of turn 1 "
+                f'"Use a queue. RabbitMQ.", approved by {A}; the end typed to the others: '
+                f"{C} delivered"
+            )
+            consensus = await until(told, event("agora/consensus", dialogue_id=d2["id"]))
+            assert consensus["message"] == ended.partition("; the end typed")[0]

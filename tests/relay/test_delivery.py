@@ -539,3 +539,42 @@ async def test_bad_settings_are_refused(nursery: trio.Nursery) -> None:
         Relay(nursery, hold_attempts=0)
     with pytest.raises(ValueError, match="negative"):
         Relay(nursery, min_interval_s=-1)
+
+
+STARTING = TargetState(alive=True, tail="", command="claude")
+AWAY = TargetState(alive=True, tail="$ ", command="sleep", foreground=OTHER)
+
+
+@pytest.mark.parametrize(
+    ("screen", "hold"),
+    [(DIALOG, "dialog"), (DRAFTING, "draft"), (STARTING, "starting"), (AWAY, "foreground")],
+)
+async def test_a_hold_says_what_holds_it_and_its_failure_says_held(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock, screen: TargetState, hold: str
+) -> None:
+    """Issue 27, item 10: an editor shows what holds a ling (``hold_cause``), and the
+    Agora judges the receiver by why its message failed (``cause``)."""
+    ticket = Relay(nursery, hold_attempts=3).submit("k", FakeTarget(screen), "x", agent=AGENT)
+    await ticket.held_changed.wait()
+    assert (ticket.hold_cause, ticket.was_held) == (hold, True)
+    result = await ticket.wait()
+    assert (result.delivered, result.cause) == (False, "held")
+
+
+async def test_every_failure_says_its_cause(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    relay = Relay(nursery)
+    gone_agent = Agent(pid=AGENT.pid, start=AGENT.start + 1, exe=AGENT.exe, comm="claude")
+    dead = FakeTarget(TargetState(alive=False, reason="tmux pane %3 is gone"))
+    cases = [
+        (dead, "hello", AGENT, "gone"),  # the terminal is gone
+        (FakeTarget(), "hello", gone_agent, "gone"),  # the approved agent exited
+        (FakeTarget(), "x" * 1_000_000, AGENT, "refused"),
+        (FakeTarget(fail_typing=DeliveryError("tmux paste-buffer failed")), "hi", AGENT, "error"),
+    ]
+    for target, text, agent, cause in cases:
+        result = await relay.deliver("k", target, text, agent=agent)
+        assert (result.delivered, result.cause) == (False, cause), result
+    ok = await relay.deliver("k", FakeTarget(), "fine", agent=AGENT)
+    assert (ok.delivered, ok.cause) == (True, "")
