@@ -148,6 +148,13 @@ typing kept in `hive-rpc--typed', so their countdown runs again.")
   "Why the hub's store is degraded, or nil while it works.
 Set from the hub's status on connect and from `hive/health'.")
 
+(defvar hive-rpc--shown nil
+  "Ids of the prompts this Emacs told the hub it showed (`hive/shown').")
+
+(defvar hive-rpc--ling-buffers nil
+  "Names of the buffers registered as lings from this Emacs.
+They are agents' terminals: no question opens by itself over them.")
+
 (defun hive-rpc--prompts (&optional connection)
   "Return the table of pending questions of CONNECTION, by default the session's.
 A hash table of the hub's prompt records by id; a new empty one
@@ -274,6 +281,25 @@ are removed."
   "Return non-nil if there is a live connection to the hub."
   (and hive-rpc--connection (eq hive-rpc--state 'connected)
        (jsonrpc-running-p hive-rpc--connection)))
+
+(defun hive-rpc--agent-buffer-p (buffer)
+  "Return non-nil if BUFFER is a terminal or an agent's buffer.
+That is a vterm, eat, term or comint buffer (shell, the buffers of
+claude-code.el...), or a buffer registered as a ling: keys typed
+there go to a program, maybe an agent, as its input."
+  (and (buffer-live-p buffer)
+       (or (member (buffer-name buffer) hive-rpc--ling-buffers)
+           (with-current-buffer buffer
+             (derived-mode-p 'vterm-mode 'eat-mode 'term-mode 'comint-mode)))))
+
+(defun hive-rpc--send-shown (id)
+  "Tell the hub, once, that the question ID is before the human now.
+The hub then knows that the question was seen, should it expire
+\=(`hive/shown').  A hub without the method refuses it silently."
+  (when (and (stringp id) (not (member id hive-rpc--shown)) (hive-rpc--connected-p))
+    (push id hive-rpc--shown)
+    (jsonrpc-async-request hive-rpc--connection 'hive/shown (list :id id)
+                           :success-fn #'ignore :error-fn #'ignore :timeout-fn #'ignore)))
 
 (defun hive-rpc--cancel-timer (symbol)
   "Cancel the timer held in variable SYMBOL, and set it to nil."

@@ -41,7 +41,12 @@
 ;;
 ;; `hive-rpc-register-ling' registers the terminal in the current
 ;; buffer with the hub under a ling name; `hive-rpc-unregister-ling'
-;; removes a ling.
+;; removes a ling.  `hive-rpc-spawn-ling' starts one in a new buffer,
+;; displayed, never selected: the keyboard stays where you type.
+;;
+;; While the hub holds a turn for a ling (its human is typing a
+;; draft, its terminal shows a dialog), the ling's buffer says so in
+;; its header line, from the hub's `ling/held' notification.
 ;;
 ;; hive-rpc.el loads this file when `hive-rpc-mode' is turned on.
 ;; This file requires hive-rpc-core.el only, never hive-rpc.el: it
@@ -335,6 +340,7 @@ the hub asks for approval first, like any question."
        hive-rpc--connection 'ling/register
        (list :name name :kind "emacs-buffer" :address address)
        :success-fn (lambda (ling)
+                     (cl-pushnew address hive-rpc--ling-buffers :test #'equal)
                      (if (equal (plist-get ling :state) "pending")
                          (message "hive-rpc: ling %s (buffer %s) waits for your approval"
                                   name address)
@@ -373,13 +379,66 @@ else return the buffer."
     (when (get-buffer buffer-name)
       (user-error "Buffer %s exists already" buffer-name))
     (let ((buffer (hive-rpc-ling--start name buffer-name words)))
-      (pop-to-buffer buffer)
+      (push buffer-name hive-rpc--ling-buffers)
+      (hive-rpc-ling--display buffer)
       (if (not wait)
           (progn (hive-rpc-register-ling name buffer) buffer)
         (plist-get (jsonrpc-request hive-rpc--connection 'ling/register
                                     (list :name name :kind "emacs-buffer"
                                           :address (buffer-name buffer)))
                    :state)))))
+
+(defun hive-rpc-ling--display (buffer)
+  "Display BUFFER, a new ling's, without selecting its window.
+The keyboard stays in the window and buffer the human types in: a
+spawn comes from an agent, at any moment, and the human's next
+keys must not become the new agent's input.  Return the window."
+  (let ((window (display-buffer buffer '(nil (inhibit-same-window . t)
+                                             (inhibit-switch-frame . t)))))
+    (when window
+      ;; A terminal follows its output from the end.
+      (set-window-point window (with-current-buffer buffer (point-max))))
+    window))
+
+(defvar-local hive-rpc-ling--held nil
+  "Why the hub holds a turn for the ling in this buffer, or nil.")
+
+(defvar-local hive-rpc-ling--header nil
+  "The buffer's own header line, put back when no turn is held.")
+
+(defun hive-rpc-ling--held-header ()
+  "Return the header line of a ling buffer while a turn is held."
+  (propertize (format " hive: a turn for this ling waits: %s"
+                      (hive-rpc--clean hive-rpc-ling--held))
+              'face 'warning))
+
+(defun hive-rpc-ling--show-held (buffer reason)
+  "Show in BUFFER's header line that a turn is held for REASON; nil clears it."
+  (with-current-buffer buffer
+    (cond ((and reason (not hive-rpc-ling--held))
+           (setq hive-rpc-ling--header header-line-format
+                 hive-rpc-ling--held reason
+                 header-line-format '(:eval (hive-rpc-ling--held-header))))
+          (reason (setq hive-rpc-ling--held reason))
+          (hive-rpc-ling--held
+           (setq hive-rpc-ling--held nil
+                 header-line-format hive-rpc-ling--header)))
+    (force-mode-line-update)))
+
+(cl-defmethod hive-rpc-handle-notification
+  (_connection (_method (eql 'ling/held)) params)
+  "Show in a ling's buffer why a turn for it is held, from PARAMS.
+PARAMS name the buffer (`:address', for a ling of this Emacs) and
+the `:reason' (the hub's words: the human is typing a draft, the
+terminal shows a dialog), or a null reason once the turn was typed
+or failed.  Nothing is selected."
+  (let* ((address (plist-get params :address))
+         (buffer (and (stringp address) (get-buffer address)))
+         (reason (plist-get params :reason)))
+    (when (buffer-live-p buffer)
+      (hive-rpc-ling--show-held
+       buffer (and (stringp reason) (not (string-empty-p reason))
+                   (string-remove-prefix "held: " reason))))))
 
 (defvar vterm-shell)
 (declare-function vterm "ext:vterm" (&optional arg))

@@ -22,7 +22,9 @@
 ;; `hive-rpc-list' shows the questions pending in the hub in a
 ;; `tabulated-list-mode' buffer (short id, agent, age, time left, the
 ;; question with its choices), updated live: RET answers, c withdraws,
-;; w copies the full id, g refreshes from the hub.
+;; w copies the full id, g refreshes from the hub.  Below them, the
+;; questions that expired before anyone saw them: d clears one, D
+;; clears them all.
 
 ;;; Code:
 
@@ -51,6 +53,8 @@
     (define-key map (kbd "RET") #'hive-rpc-list-answer)
     (define-key map "c" #'hive-rpc-list-cancel)
     (define-key map "w" #'hive-rpc-list-copy-id)
+    (define-key map "d" #'hive-rpc-list-clear)
+    (define-key map "D" #'hive-rpc-clear-unseen)
     map)
   "Keymap of `hive-rpc-list-mode'.")
 
@@ -87,22 +91,46 @@ Choices in the agent's order, \"  [yes / no]\"; a schema's fields,
 (defun hive-rpc--list-entries ()
   "Return the `tabulated-list-entries' of the pending questions."
   (let ((now (float-time)))
+    (append
+     (mapcar
+      (lambda (id)
+	(let ((r (gethash id (hive-rpc--prompts))))
+          (list id
+		(vector (let ((short (hive-rpc--clean id)))
+                          (propertize (substring short 0 (min (length short)
+                                                              hive-rpc--list-id-length))
+                                      'help-echo short))
+			(hive-rpc--agent r)
+			(hive-rpc--duration (- now (plist-get r :created_at)))
+			(hive-rpc--duration (- (plist-get r :deadline_at) now))
+			(concat (if (eq (plist-get r :urgent) t) "!" "")
+				(if (hive-rpc--permission-p r) "permission: " "")
+				(hive-rpc--clean (plist-get r :question))
+				(hive-rpc--list-answers r))))))
+      (hive-rpc--pending-ids))
+     (hive-rpc--list-unseen-entries now))))
+
+(defun hive-rpc--list-unseen-entries (now)
+  "Return the list's rows of the questions that expired unseen, as of NOW.
+Their Left column reads \"expired\" and their question starts with
+\"expired unseen: \", in the face `hive-rpc-urgent'."
+  (let (records)
+    (maphash (lambda (_id r) (push r records)) hive-rpc--unseen)
     (mapcar
-     (lambda (id)
-       (let ((r (gethash id (hive-rpc--prompts))))
-         (list id
+     (lambda (r)
+       (let ((id (plist-get r :id)))
+         (list (cons 'unseen id)
                (vector (let ((short (hive-rpc--clean id)))
-                         (propertize (substring short 0 (min (length short)
-                                                             hive-rpc--list-id-length))
-                                     'help-echo short))
+                         (substring short 0 (min (length short) hive-rpc--list-id-length)))
                        (hive-rpc--agent r)
-                       (hive-rpc--duration (- now (plist-get r :created_at)))
-                       (hive-rpc--duration (- (plist-get r :deadline_at) now))
-                       (concat (if (eq (plist-get r :urgent) t) "!" "")
-                               (if (hive-rpc--permission-p r) "permission: " "")
-                               (hive-rpc--clean (plist-get r :question))
-                               (hive-rpc--list-answers r))))))
-     (hive-rpc--pending-ids))))
+                       (if (numberp (plist-get r :created_at))
+                           (hive-rpc--duration (- now (plist-get r :created_at)))
+                         "")
+                       (propertize "expired" 'face 'hive-rpc-urgent)
+                       (concat (propertize "expired unseen: " 'face 'hive-rpc-urgent)
+                               (hive-rpc--clean (or (plist-get r :question) "")))))))
+     (sort records (lambda (a b) (< (or (plist-get a :created_at) 0)
+                                    (or (plist-get b :created_at) 0)))))))
 
 (defun hive-rpc--list-refresh ()
   "Redisplay the list buffer from the known questions."
@@ -154,31 +182,58 @@ records of the pages before it, newest page first."
   "List the questions pending in the hub.
 \\<hive-rpc-list-mode-map>\\[hive-rpc-list-answer] answers, \
 \\[hive-rpc-list-cancel] cancels, \\[hive-rpc-list-copy-id] copies the \
-full id, \\[revert-buffer] refreshes."
+full id, \\[revert-buffer] refreshes,
+\\[hive-rpc-list-clear] clears a question that expired unseen."
   (interactive)
+  (hive-rpc--clear-news)
+  (pop-to-buffer (hive-rpc--list-show t)))
+
+(defun hive-rpc--list-show (&optional fetch)
+  "Return the list buffer, made and up to date; with FETCH, ask the hub too.
+It is not displayed: `hive-rpc-list' selects it, the side window
+of `hive-rpc-queue-window' only shows it."
   (add-hook 'hive-rpc-update-hook #'hive-rpc--list-update)
   (with-current-buffer (get-buffer-create "*hive-rpc*")
-    (hive-rpc-list-mode)
+    (unless (derived-mode-p 'hive-rpc-list-mode)
+      (hive-rpc-list-mode))
     (hive-rpc--list-refresh)
-    (hive-rpc--list-fetch)
+    (when fetch (hive-rpc--list-fetch))
     (unless (timerp hive-rpc--list-timer)
       (setq hive-rpc--list-timer
             (run-at-time hive-rpc-list-refresh-interval
                          hive-rpc-list-refresh-interval #'hive-rpc--list-tick)))
-    (pop-to-buffer (current-buffer))))
+    (current-buffer)))
 
 (defun hive-rpc-list-answer ()
-  "Answer the question at point."
+  "Answer the question at point, then each queued one.
+As `hive-rpc-answer-next' does after its first question."
   (interactive)
   (let ((id (tabulated-list-get-id)))
     (unless id (user-error "No question here"))
-    (let ((hive-rpc-auto-ask nil)) (hive-rpc--ask id))))
+    (when (consp id)
+      (user-error "%s" (substitute-command-keys
+                        "This question expired before anyone saw it; \
+\\[hive-rpc-list-clear] clears it")))
+    (hive-rpc--clear-news)
+    (hive-rpc--chain id)))
+
+(defun hive-rpc-list-clear ()
+  "Clear the question at point, which expired before anyone saw it."
+  (interactive)
+  (let ((id (tabulated-list-get-id)))
+    (unless (consp id) (user-error "No question that expired unseen here"))
+    (remhash (cdr id) hive-rpc--unseen)
+    (when (hive-rpc--connected-p)
+      (jsonrpc-async-request hive-rpc--connection 'hive/clearUnseen (list :id (cdr id))
+                             :success-fn #'ignore :error-fn #'ignore :timeout-fn #'ignore))
+    (hive-rpc--update)))
 
 (defun hive-rpc-list-copy-id ()
   "Copy the full id of the question at point to the kill ring."
   (interactive)
   (let ((id (tabulated-list-get-id)))
     (unless id (user-error "No question here"))
+    (when (consp id) (setq id (cdr id)))
     (kill-new id)
     (message "%s" id)))
 
@@ -186,7 +241,7 @@ full id, \\[revert-buffer] refreshes."
   "Withdraw the question at point, as a coordinator."
   (interactive)
   (let ((id (tabulated-list-get-id)))
-    (unless id (user-error "No question here"))
+    (unless (stringp id) (user-error "No pending question here"))
     (unless (hive-rpc--connected-p) (user-error "Not connected to the hub"))
     (when (y-or-n-p "Withdraw this question? ")
       (jsonrpc-async-request

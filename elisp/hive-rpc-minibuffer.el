@@ -27,15 +27,17 @@
 ;; (its countdown then starts again), and the keys of
 ;; `hive-rpc-minibuffer-map'.
 ;;
-;; The rule behind the timing: an answer is only what you typed
-;; knowing that it answers a question.  So a question never opens
-;; under your fingers.  It is announced in the echo area and counted
-;; in the mode line when it arrives; it opens by itself only after
-;; you paused for `hive-rpc-idle-delay' seconds, or for
-;; `hive-rpc-idle-delay-after-typing' seconds when your last key typed
-;; text; and the keys you press in its first `hive-rpc-open-grace'
-;; seconds are not an answer: they close it and go to the buffer you
-;; were typing in, and the question waits for your next pause.
+;; The rule: an answer is only what you typed knowing that it answers
+;; a question.  So a question opens when you ask for it
+;; (`hive-rpc-answer-next', RET in the list buffer); the next queued
+;; one then opens at once, in the chain you started, and RET does
+;; nothing in its first `hive-rpc-open-grace' seconds (its prompt
+;; starts with "(opening)"), so a RET typed ahead for the question
+;; before never answers one you have not read.  With
+;; `hive-rpc-auto-ask' on (an opt-in, in hive-rpc.el), a question also
+;; opens by itself after a pause, and the keys you press in its
+;; opening moment close it and go back to your buffer, except RET,
+;; which does nothing.
 ;;
 ;; The minibuffer keeps Emacs's own editing keys.  The hive keys are
 ;; on C-c: C-c C-k declines, C-c C-d shows the question's details;
@@ -77,13 +79,19 @@ always applies."
   :group 'hive-rpc)
 
 (defcustom hive-rpc-open-grace 1
-  "Seconds after a question opened by itself during which keys are not an answer.
-A key pressed in that time was meant for the buffer you were in:
-it closes the question's minibuffer and goes to that buffer, and
-the question waits for your next pause.  Meanwhile the prompt
-starts with \"(opening)\".  Questions you open yourself, with
-`hive-rpc-answer-next' or from the list buffer, take keys at
-once.  0 turns this off."
+  "Seconds after a question opened during which RET does not answer it.
+This applies to a question that opened without a key of yours for
+it: the next one of a chain you started (after you answered the
+one before), or one that opened by itself (`hive-rpc-auto-ask').
+Meanwhile the prompt starts with \"(opening)\" and RET does
+nothing but say so.  In a question that opened by itself, any
+other key was meant for the buffer you were in: it closes the
+question's minibuffer and goes to that buffer.  In a chain, other
+keys type the answer.  The first question you open yourself, with
+`hive-rpc-answer-next' or from the list buffer, takes keys at
+once.  This many seconds after the last question of a chain
+closes, keys typed ahead for questions are dropped, not given to
+your buffer.  0 turns all this off."
   :type 'number
   :group 'hive-rpc)
 
@@ -118,12 +126,30 @@ Only there: ? in a free-text answer is text.  In a choice's
 minibuffer ? is already `minibuffer-completion-help', not text, and
 `hive-rpc-choice-help' still gives it once something is typed.")
 
+(defvar hive-rpc--chain-grace-map
+  (let ((map (make-sparse-keymap)))
+    (dolist (key (list (kbd "RET") (kbd "C-j") [return] [kp-enter]))
+      (define-key map key #'hive-rpc--grace-ret))
+    map)
+  "Keymap of the opening moment of a question you did not open with a key.
+RET does nothing then.  See `hive-rpc-open-grace'.")
+
 (defvar hive-rpc--grace-map
   (let ((map (make-sparse-keymap)))
+    (set-keymap-parent map hive-rpc--chain-grace-map)
     (define-key map [t] #'hive-rpc--give-back)
+    (define-key map (kbd "C-g") #'abort-recursive-edit)
     map)
-  "Keymap catching every key in the first moments of a question.
-See `hive-rpc-open-grace'.")
+  "Keymap catching every key in the first moments of a question opened by itself.
+RET does nothing; \\[keyboard-quit] defers it as always; any other
+key goes back to the buffer.  See `hive-rpc-open-grace'.")
+
+(defvar hive-rpc--still-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map [t] #'hive-rpc--grace-ret)
+    map)
+  "Keymap of the opening moment of a yes-or-no field: every key does nothing.
+There y and n answer as RET does elsewhere.")
 
 
 ;;; Internal state
@@ -142,9 +168,13 @@ prompt was closed elsewhere.")
   "The keys that closed a question in its opening moment.")
 
 (defvar hive-rpc--opening nil
-  "Non-nil while a question that opened by itself is in its opening moment.
-Let-bound by `hive-rpc--ask' to non-nil for a question that opens
-by itself, until its first minibuffer is set up.")
+  "How the question about to open came, until its first minibuffer is set up.
+nil: you opened it with a key; `chain': it follows the one you just
+answered; `auto': it opened by itself (`hive-rpc-auto-ask').  The
+last two have an opening moment (`hive-rpc-open-grace').")
+
+(defvar hive-rpc--boolean nil
+  "Non-nil while a yes-or-no field is read: y and n answer at once.")
 
 (defvar hive-rpc--grace-timer nil
   "Timer ending the opening moment of the current prompt.")
@@ -226,7 +256,7 @@ the last answer was refused, shown on a line of its own above."
    (when reason
      (concat (propertize (format "refused: %s" (hive-rpc--clean reason)) 'face 'error)
              "\n"))
-   (format "[%s]%s %s%s" (hive-rpc--agent record)
+   (format "[%s]%s %s%s" (hive-rpc--agent-label record)
            (if (eq (plist-get record :urgent) t) "!" "")
            (if (hive-rpc--permission-p record) "permission: " "")
            (hive-rpc--clean (plist-get record :question)))
@@ -244,6 +274,21 @@ the last answer was refused, shown on a line of its own above."
         ((not (numberp (plist-get record :timeout_s))) "")
         (t (format "(%s) " (hive-rpc--duration
                             (- (plist-get record :deadline_at) (float-time)))))))
+
+(defun hive-rpc--restart-countdown ()
+  "Redraw the open question's countdown, and tick it again if it is on.
+After a reconnection: while the hub was away it read \"(hub down)\"
+and its timer was stopped."
+  (let ((record (and hive-rpc--current
+                     (gethash hive-rpc--current (hive-rpc--prompts)))))
+    (when (and record (hive-rpc--hive-minibuffer-p))
+      (hive-rpc--show-countdown)
+      (hive-rpc--cancel-timer 'hive-rpc--countdown-timer)
+      (unless (or (member (plist-get record :id) hive-rpc--typed)
+                  (plist-get record :typing_at)
+                  (not (numberp (plist-get record :timeout_s))))
+        (setq hive-rpc--countdown-timer
+              (run-at-time 1 1 #'hive-rpc--show-countdown))))))
 
 (defun hive-rpc--show-countdown ()
   "Update the countdown of the prompt being asked."
@@ -266,9 +311,12 @@ the last answer was refused, shown on a line of its own above."
                       (list hive-rpc-choice-map hive-rpc-minibuffer-map)
                     hive-rpc-minibuffer-map)
                   (current-local-map)))
-  (when hive-rpc--opening
-    (setq hive-rpc--opening nil)
-    (hive-rpc--start-grace))
+  (if (not hive-rpc--opening)
+      (unless hive-rpc--grace-exit (hive-rpc--send-shown (plist-get record :id)))
+    (let ((how hive-rpc--opening))
+      (setq hive-rpc--opening nil)
+      (unless (hive-rpc--start-grace how)
+        (hive-rpc--send-shown (plist-get record :id)))))
   (setq hive-rpc--countdown-overlay (make-overlay (point-min) (point-min)))
   (hive-rpc--show-countdown)
   (hive-rpc--cancel-timer 'hive-rpc--countdown-timer)
@@ -280,15 +328,28 @@ the last answer was refused, shown on a line of its own above."
   (add-hook 'pre-command-hook #'hive-rpc--first-key nil t)
   (add-hook 'post-command-hook #'hive-rpc--save-draft nil t))
 
-(defun hive-rpc--start-grace ()
-  "Begin the opening moment of a question: see `hive-rpc-open-grace'."
+(defun hive-rpc--start-grace (how)
+  "Begin the opening moment of a question that came HOW; return non-nil if begun.
+HOW is `chain' or `auto': see `hive-rpc--opening' and
+`hive-rpc-open-grace'."
   (when (and (numberp hive-rpc-open-grace) (> hive-rpc-open-grace 0))
     (hive-rpc--end-grace)
-    ;; The map goes away by itself at the first key (KEEP-PRED t and no
-    ;; key is bound in it but by default), or when the moment ends.
-    (setq hive-rpc--grace-exit (set-transient-map hive-rpc--grace-map t))
     (setq hive-rpc--grace-timer
-          (run-at-time hive-rpc-open-grace nil #'hive-rpc--grace-over))))
+          (run-at-time hive-rpc-open-grace nil #'hive-rpc--grace-over))
+    ;; The map stays until the moment ends (or a key goes back).
+    (setq hive-rpc--grace-exit
+          (set-transient-map (cond (hive-rpc--boolean hive-rpc--still-map)
+                                   ((eq how 'auto) hive-rpc--grace-map)
+                                   (t hive-rpc--chain-grace-map))
+                             (lambda () (timerp hive-rpc--grace-timer))))
+    t))
+
+(defun hive-rpc--grace-ret ()
+  "Do nothing but say why: the question has just opened.
+Bound to RET in the opening moment (`hive-rpc-open-grace')."
+  (interactive)
+  (let ((message-log-max nil))
+    (minibuffer-message "(read the question first: RET answers in a moment)")))
 
 (defun hive-rpc--end-grace ()
   "End the opening moment of the current question, if any."
@@ -302,6 +363,8 @@ the last answer was refused, shown on a line of its own above."
   "End the opening moment: from now on keys answer the question."
   (setq hive-rpc--grace-timer nil)
   (hive-rpc--end-grace)
+  (when (hive-rpc--hive-minibuffer-p)
+    (hive-rpc--send-shown hive-rpc--current))
   (hive-rpc--show-countdown))
 
 (defun hive-rpc--give-back ()
@@ -329,7 +392,7 @@ Bound to every key in `hive-rpc--grace-map'."
 (defun hive-rpc--first-key ()
   "Send `hive/typing' on the first key typed in a hive prompt."
   (unless (memq this-command '(hive-rpc-decline hive-rpc-details hive-rpc-choice-help
-                               hive-rpc--give-back
+                               hive-rpc--give-back hive-rpc--grace-ret
                                abort-recursive-edit minibuffer-keyboard-quit
                                keyboard-quit abort-minibuffers keyboard-escape-quit))
     (remove-hook 'pre-command-hook #'hive-rpc--first-key t)
@@ -450,8 +513,9 @@ if non-nil, says why the last answer was refused.  Return
                                         (mapcar #'car choices) reason)))
     (cond
      ((equal type "boolean")
-      (cons 'ok (if (hive-rpc--read record name prompt
-                                    (lambda (p _draft) (y-or-n-p p)))
+      (cons 'ok (if (let ((hive-rpc--boolean t))
+                      (hive-rpc--read record name prompt
+                                      (lambda (p _draft) (y-or-n-p p))))
                     t :json-false)))
      ((equal type "array")
       (let* ((items (hive-rpc--field-choices (plist-get property :items)))
@@ -540,10 +604,12 @@ REFUSAL says why the hub refused the last answer, or is nil."
 ;;; Asking
 ;;;
 
-(defun hive-rpc-minibuffer-read (record &optional by-itself)
+(defun hive-rpc-minibuffer-read (record &optional opening)
   "Ask RECORD, a pending prompt, in the minibuffer; return what the human did.
-BY-ITSELF non-nil means the question opens without the human
-asking for it, so keys pressed in its opening moment go back to
+OPENING says how it opens: nil when the human opened it; `chain'
+when it follows the one just answered, so RET does nothing in its
+opening moment; `auto' (or any other non-nil value) when it opens
+by itself, so that keys pressed in its opening moment go back to
 the buffer (see `hive-rpc-open-grace').  The result is one of:
   (answer . VALUE)    \\<hive-rpc-minibuffer-map>RET: VALUE answers RECORD;
   decline             \\[hive-rpc-decline]: the human declines it;
@@ -554,7 +620,9 @@ the buffer (see `hive-rpc-open-grace').  The result is one of:
 Sending the answer is the caller's business; other errors are signalled."
   (let ((hive-rpc--current (plist-get record :id))
         (hive-rpc--exit-reason nil)
-        (hive-rpc--opening by-itself))
+        (hive-rpc--opening (cond ((null opening) nil)
+                                 ((eq opening 'chain) 'chain)
+                                 (t 'auto))))
     (unwind-protect
         (condition-case nil
             (let ((answer (hive-rpc--read-answer record)))
@@ -603,7 +671,7 @@ Sending the answer is the caller's business; other errors are signalled."
     (hive-rpc--forget id)
     (if (equal (plist-get entry :action) "accept")
         (message "hive-rpc: sent %s to %s"
-                 (hive-rpc--answer-text (plist-get entry :answer)) agent)
+                 (hive-rpc--answer-text (plist-get entry :answer) record) agent)
       (message "hive-rpc: %s %s" (if (equal (plist-get entry :action) "decline")
                                      "declined; told" "cancelled; told")
                agent))))
@@ -641,6 +709,7 @@ their constraints, and its deadline.  The minibuffer stays."
   (let ((record (and hive-rpc--current (gethash hive-rpc--current (hive-rpc--prompts)))))
     (unless (and record (hive-rpc--hive-minibuffer-p))
       (user-error "Not in a hive prompt"))
+    (hive-rpc--send-shown (plist-get record :id))
     (let ((buffer (get-buffer-create hive-rpc--details-buffer)))
       (with-current-buffer buffer
         (let ((inhibit-read-only t))

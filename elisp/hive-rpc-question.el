@@ -199,6 +199,16 @@ cannot pass for one of them."""
           ((stringp agent) (hive-rpc--clean agent))
           (t "an agent"))))
 
+(defun hive-rpc--agent-label (record)
+  "Return RECORD's agent followed by its origin (where the asker is), if known.
+For example \"claude-code-3278e209 · ~/src/app\": a question names
+its project or buffer, as a permission prompt does in its text."
+  (let ((origin (plist-get record :origin)))
+    (if (and (stringp origin) (not (string-empty-p (string-trim origin))))
+        (format "%s · %s" (hive-rpc--agent record)
+                (truncate-string-to-width (hive-rpc--clean origin) 60 nil nil "..."))
+      (hive-rpc--agent record))))
+
 (defun hive-rpc--choices-text (names)
   "Return NAMES, the choices in the agent's order, as shown in a prompt."
   (format " [%s]" (mapconcat #'identity names " / ")))
@@ -207,17 +217,84 @@ cannot pass for one of them."""
   "Return DESCRIPTIONS, an alist of (CHOICE . DESCRIPTION), a line each."
   (mapconcat (lambda (d) (format "    - %s: %s\n" (car d) (cdr d))) descriptions ""))
 
-(defun hive-rpc--answer-text (answer)
-  "Return ANSWER as a short text for a message."
-  (truncate-string-to-width
-   (hive-rpc--clean (if (stringp answer) answer (json-serialize answer)))
-   60 nil nil "..."))
+(defun hive-rpc--value-text (value)
+  "Return VALUE, one answer or one field's, in words."
+  (cond ((stringp value) value)
+        ((eq value t) "yes")
+        ((eq value :json-false) "no")
+        ((null value) "nothing")
+        ((numberp value) (format "%s" value))
+        ((vectorp value) (mapconcat #'hive-rpc--value-text value ", "))
+        ((hash-table-p value)
+         (let (parts)
+           (maphash (lambda (k v) (push (format "%s: %s" k (hive-rpc--value-text v)) parts))
+                    value)
+           (string-join (nreverse parts) "; ")))
+        (t (format "%s" value))))
+
+(defun hive-rpc--field-titles (record)
+  "Return an alist of RECORD's schema field names and their titles."
+  (let ((properties (plist-get (plist-get record :schema) :properties))
+        titles)
+    (while properties
+      (let ((title (plist-get (cadr properties) :title)))
+        (when (stringp title)
+          (push (cons (hive-rpc--key-name (car properties)) title) titles)))
+      (setq properties (cddr properties)))
+    titles))
+
+(defun hive-rpc--answer-text (answer &optional record)
+  "Return ANSWER as a short text in words for a message, never JSON.
+A schema's answer is \"FIELD: VALUE; ...\", FIELD being the field's
+title in RECORD's schema when it has one."
+  (let ((titles (and record (hive-rpc--field-titles record))))
+    (truncate-string-to-width
+     (hive-rpc--clean
+      (if (hash-table-p answer)
+          (let (parts)
+            (maphash (lambda (k v)
+                       (push (format "%s: %s" (or (cdr (assoc k titles)) k)
+                                     (hive-rpc--value-text v))
+                             parts))
+                     answer)
+            (string-join (nreverse parts) "; "))
+        (hive-rpc--value-text answer)))
+     80 nil nil "...")))
+
+(defconst hive-rpc--own-answer-title "Other: type your own answer"
+  "Title of the free-text entry ending each field of Claude Code's questions.")
+
+(defun hive-rpc--claude-question-p (record)
+  "Return non-nil if RECORD asks Claude Code's own questions (AskUserQuestion).
+The hook asks them as a permission prompt (only an approver answers
+what an agent goes on with) whose schema has fields q1, q2...,
+each ending with the human's own answer: a question to read as
+one, not a tool to allow."
+  (let ((properties (plist-get (plist-get record :schema) :properties))
+        (index 1)
+        (ok (equal (plist-get record :kind) "permission")))
+    (unless properties (setq ok nil))
+    (while (and ok properties)
+      (let* ((field (cadr properties))
+             (choices (append (or (plist-get (plist-get field :items) :anyOf)
+                                  (plist-get field :anyOf))
+                              nil))
+             (last (car (last choices))))
+        (unless (and (equal (hive-rpc--key-name (car properties)) (format "q%d" index))
+                     (equal (plist-get last :title) hive-rpc--own-answer-title))
+          (setq ok nil)))
+      (setq index (1+ index)
+            properties (cddr properties)))
+    ok))
 
 (defun hive-rpc--permission-p (record)
   "Return non-nil if RECORD is a permission prompt.
 It decides what an agent may do (a Claude Code permission
-request), so its kind is shown and its detail is one key away."
-  (equal (plist-get record :kind) "permission"))
+request), so its kind is shown and its detail is one key away.
+Claude Code's own questions come as permission prompts too, but
+they are questions (`hive-rpc--claude-question-p'): not this."
+  (and (equal (plist-get record :kind) "permission")
+       (not (hive-rpc--claude-question-p record))))
 
 (defun hive-rpc--indented (text)
   "Return TEXT, from the network, line by line, each cleaned and indented."
@@ -238,7 +315,9 @@ after its question, before the times and the choices."
     (concat
      (format "%s asks %s(question %s)%s:\n\n"
              (hive-rpc--agent record)
-             (if (hive-rpc--permission-p record) "a permission " "")
+             (cond ((hive-rpc--permission-p record) "a permission ")
+                   ((hive-rpc--claude-question-p record) "Claude Code's questions ")
+                   (t ""))
              (hive-rpc--clean (plist-get record :id))
              (if (eq (plist-get record :urgent) t) ", urgently" ""))
      (hive-rpc--indented (plist-get record :question))
@@ -252,6 +331,9 @@ after its question, before the times and the choices."
      (if (and (numberp deadline) (numberp (plist-get record :timeout_s)))
          (format "Expires:  in %s\n" (hive-rpc--duration (- deadline now)))
        "Expires:  no timeout\n")
+     (if (stringp (plist-get record :origin))
+         (format "Origin:   %s\n" (hive-rpc--clean (plist-get record :origin)))
+       "")
      (if (stringp (plist-get record :task_id))
          (format "Task:     %s\n" (hive-rpc--clean (plist-get record :task_id)))
        "")

@@ -27,9 +27,14 @@
 
 ;; hive-rpc is the Emacs face of the hive_rpc hub, where AI agents ask
 ;; humans questions without blocking.  `hive-rpc-mode' connects to the
-;; hub's Unix socket with the built-in jsonrpc.el, subscribes, and asks
-;; you each question in the minibuffer when Emacs is idle: never while
-;; you are in another minibuffer, a keyboard macro or a command.
+;; hub's Unix socket with the built-in jsonrpc.el, subscribes, and
+;; announces each question: the mode line counts them (with the most
+;; urgent countdown) and the echo area names the key that opens them.
+;; The keyboard is yours: a question opens only when you ask for it,
+;; with `hive-rpc-answer-next' (n in `hive-rpc-command-map') or RET in
+;; `hive-rpc-list'; after you answer it, the next queued one opens at
+;; once, and keys typed ahead when none is left are dropped, never
+;; given to another buffer.  Nothing selects a window of its own.
 ;;
 ;; In a hive prompt:
 ;;   RET      answers;
@@ -37,13 +42,14 @@
 ;;            see `hive-rpc-answer-next');
 ;;   C-c C-k  declines (`hive-rpc-decline');
 ;;   C-c C-d  shows the question in full (`hive-rpc-details').
-;; Every other key edits the answer as in any minibuffer.  A question
-;; opens by itself only when you pause (see `hive-rpc-idle-delay').
-;; The first key you type tells the hub you are typing, which stops the
-;; agent's countdown.
+;; Every other key edits the answer as in any minibuffer.  The first
+;; key you type tells the hub you are typing, which stops the agent's
+;; countdown.  With `hive-rpc-auto-ask' (an opt-in) a question also
+;; opens by itself when you pause.
 ;;
 ;; Commands: `hive-rpc-mode', `hive-rpc-list', `hive-rpc-answer-next',
-;; `hive-rpc-ask', `hive-rpc-events-buffer', and for agents running in
+;; `hive-rpc-defer-all', `hive-rpc-clear-unseen', `hive-rpc-ask',
+;; `hive-rpc-events-buffer', and for agents running in
 ;; terminal buffers `hive-rpc-register-ling' (hive-rpc-ling.el).  They
 ;; are on `hive-rpc-command-map', for you to bind to a prefix key:
 ;;   (global-set-key (kbd "C-c h") hive-rpc-command-map)
@@ -113,16 +119,37 @@
   "Agent name under which `hive-rpc-ask' asks its questions."
   :type 'string)
 
-(defcustom hive-rpc-auto-ask t
-  "Non-nil means ask each new prompt in the minibuffer when Emacs is idle.
-When nil, prompts only wait in the queue: answer them with
-`hive-rpc-answer-next' or from `hive-rpc-list'."
+(defcustom hive-rpc-auto-ask nil
+  "Non-nil means a new question also opens by itself when you pause.
+By default (nil) a question opens only when you ask for it:
+`hive-rpc-answer-next' or RET in `hive-rpc-list'.  It is announced
+meanwhile: counted in the mode line with its countdown, and named
+in the echo area.
+
+The risk of turning it on: no pause tells \"thinking, about to type
+on\" from \"looked up, ready to answer\", so a question can open
+while you mean to keep typing, and your next keys would be its
+answer.  So where it is on, a question opens by itself only after
+`hive-rpc-idle-delay' seconds without a key (longer after typing
+text), never while the selected window shows a terminal or an
+agent's buffer (vterm, eat, term, comint, a ling), never in
+another minibuffer, a keyboard macro or a command; in its first
+`hive-rpc-open-grace' seconds RET does nothing and any other key
+goes back to your buffer; and a choice has no default that RET
+would take."
+  :type 'boolean)
+
+(defcustom hive-rpc-queue-window nil
+  "Non-nil means show the waiting questions in a side window.
+The list buffer `*hive-rpc*' is displayed at the bottom of the
+frame while questions wait, and goes away when none does.  It is
+shown, never selected: the keyboard stays where it is."
   :type 'boolean)
 
 (defcustom hive-rpc-idle-delay 3
-  "Seconds of idleness before a queued prompt opens in the minibuffer.
-A question never opens under your fingers: it opens by itself only
-after this many seconds without a key (after typing text, after
+  "Seconds of idleness before a queued prompt opens by itself.
+Only with `hive-rpc-auto-ask' on: it opens by itself only after
+this many seconds without a key (after typing text, after
 `hive-rpc-idle-delay-after-typing' seconds), and keys pressed in its
 first `hive-rpc-open-grace' seconds go back to your buffer."
   :type 'number)
@@ -147,6 +174,30 @@ nothing.  It is skipped when the hub raises its own notifications
 
 (defvar hive-rpc--pause-timer nil
   "Idle timer asking queued prompts after a longer pause in the same idle time.")
+
+(defvar hive-rpc--unseen (make-hash-table :test #'equal)
+  "The questions that expired before any editor showed them, by id.
+Each is the hub's record.  Filled at each connection from
+`hive/list' with expired_unseen, and as the hub reports them;
+emptied by `hive-rpc-clear-unseen'.")
+
+(defvar hive-rpc--news nil
+  "Ids of the questions announced and not yet opened, newest first.")
+
+(defvar hive-rpc--announcing nil
+  "Non-nil while an announcement of new questions is due.")
+
+(defvar hive-rpc--announcement nil
+  "The text of the last announcement in the echo area, or nil.")
+
+(defvar hive-rpc--mode-line-timer nil
+  "Timer ticking the mode line's countdown, while it shows one.")
+
+(defvar hive-rpc--guard-until nil
+  "Until when (a `float-time') keys typed ahead for questions are dropped.")
+
+(defvar hive-rpc--dropped 0
+  "How many keys typed ahead for questions were dropped lately.")
 
 
 ;;; The connection
@@ -215,7 +266,8 @@ answers, and connect once it listens."
                            (equal (plist-get status :notifications) "dbus"))
                      ;; A hub that recovered, or another hub, while we were away.
                      (hive-rpc--set-health (plist-get status :degraded))
-                     (hive-rpc--subscribe conn))
+                     (hive-rpc--subscribe conn)
+                     (hive-rpc--fetch-unseen conn))
        :error-fn (lambda (_err) (hive-rpc--subscribe conn)))
       (run-hook-with-args 'hive-rpc-connected-functions conn)
       (hive-rpc--update)
@@ -274,7 +326,10 @@ Nothing is sent when CONN is no longer the live connection."
         (jsonrpc-shutdown conn t))))
   (setq hive-rpc--typed nil
         hive-rpc--deferred nil
-        hive-rpc--degraded nil)
+        hive-rpc--degraded nil
+        hive-rpc--news nil
+        hive-rpc--shown nil)
+  (clrhash hive-rpc--unseen)
   (hive-rpc--update))
 
 
@@ -283,54 +338,104 @@ Nothing is sent when CONN is no longer the live connection."
 
 (cl-defmethod hive-rpc-handle-notification
   (_connection (_method (eql 'hive/prompt)) params)
-  "Note prompt PARAMS, and queue it to be asked."
+  "Note prompt PARAMS, queue it, and announce it."
   (let ((id (plist-get params :id)))
     (when (and (stringp id) (equal (plist-get params :status) "pending")
                (numberp (plist-get params :created_at))
                (numberp (plist-get params :deadline_at)))
       (puthash id params (hive-rpc--prompts))
       (unless (or (member id (hive-rpc--queue))
+                  (equal id hive-rpc--current)
                   (hive-rpc--in-outbox-p id))
         (setf (hive-rpc--queue) (append (hive-rpc--queue) (list id))))
       (when (eq (plist-get params :urgent) t)
         (hive-rpc--notify params))
+      ;; The question open here, sent again after a reconnection: its
+      ;; countdown runs again instead of reading "(hub down)".
+      (when (equal id hive-rpc--current)
+        (hive-rpc--restart-countdown))
       (hive-rpc--update)
       (hive-rpc--schedule-ask))))
 
 (cl-defmethod hive-rpc-handle-notification
   (_connection (_method (eql 'hive/update)) params)
-  "Take the new record in PARAMS of a known prompt that is still pending.
+  "Take the new record in PARAMS of a known prompt.
 Someone started typing its answer, here or in another editor: its
-countdown stops."
+countdown stops.  A record that expired unseen is kept for
+`hive-rpc-clear-unseen'; one cleared is forgotten."
   (let ((id (plist-get params :id)))
-    (when (and (stringp id) (gethash id (hive-rpc--prompts))
-               (equal (plist-get params :status) "pending")
-               (numberp (plist-get params :created_at))
-               (numberp (plist-get params :deadline_at)))
-      (puthash id params (hive-rpc--prompts))
-      (hive-rpc--show-countdown)
-      (hive-rpc--update))))
+    (when (stringp id)
+      (cond
+       ((and (gethash id (hive-rpc--prompts))
+             (equal (plist-get params :status) "pending")
+             (numberp (plist-get params :created_at))
+             (numberp (plist-get params :deadline_at)))
+        (puthash id params (hive-rpc--prompts))
+        (hive-rpc--show-countdown)
+        (hive-rpc--update))
+       ((or (plist-get params :cleared_at) (eq (plist-get params :unseen) :json-false))
+        (when (gethash id hive-rpc--unseen)
+          (remhash id hive-rpc--unseen)
+          (hive-rpc--update)))
+       ((eq (plist-get params :unseen) t)
+        (puthash id params hive-rpc--unseen)
+        (hive-rpc--update))))))
 
 (cl-defmethod hive-rpc-handle-notification
   (_connection (_method (eql 'hive/dismiss)) params)
-  "Forget the prompt in PARAMS, which was closed."
+  "Forget the prompt in PARAMS, which was closed, and its announcement."
   (let ((id (plist-get params :id)))
     (when (stringp id)
+      (let ((record (gethash id (hive-rpc--prompts))))
+        (when (equal (plist-get params :status) "expired")
+          (pcase (plist-get params :unseen)
+            ('t (puthash id (append params record) hive-rpc--unseen))
+            ('nil (hive-rpc--fetch-unseen hive-rpc--connection)))))
       (remhash id (hive-rpc--prompts))
       (setf (hive-rpc--queue) (delete id (hive-rpc--queue)))
       (setq hive-rpc--typed (delete id hive-rpc--typed)
-            hive-rpc--deferred (delete id hive-rpc--deferred))
+            hive-rpc--deferred (delete id hive-rpc--deferred)
+            hive-rpc--shown (delete id hive-rpc--shown))
       (hive-rpc--forget id)
       (when (equal id hive-rpc--current)
         (run-at-time 0 nil #'hive-rpc--abort-current id
                      (hive-rpc--clean (or (plist-get params :status) "closed"))
                      (plist-get params :by)))
+      (hive-rpc--unannounce id)
+      (hive-rpc--update))))
+
+(cl-defmethod hive-rpc-handle-notification
+  (_connection (_method (eql 'hive/unseenCleared)) params)
+  "Forget the question in PARAMS that expired unseen: the human cleared it."
+  (let ((id (plist-get params :id)))
+    (when (and (stringp id) (gethash id hive-rpc--unseen))
+      (remhash id hive-rpc--unseen)
       (hive-rpc--update))))
 
 (cl-defmethod hive-rpc-handle-notification
   (_connection (_method (eql 'hive/health)) params)
   "Note the store's health in PARAMS: `:degraded' is why, or nil."
   (hive-rpc--set-health (plist-get params :degraded)))
+
+(defun hive-rpc--fetch-unseen (conn)
+  "Ask the hub on CONN for the questions that expired unseen.
+A hub without them (before issue 27) refuses; that is no news."
+  (when (and conn (eq conn hive-rpc--connection) (jsonrpc-running-p conn))
+    (jsonrpc-async-request
+     conn 'hive/list '(:expired_unseen t)
+     :success-fn (lambda (records)
+                   (when (eq conn hive-rpc--connection)
+                     (clrhash hive-rpc--unseen)
+                     (mapc (lambda (r)
+                             (when (and (stringp (plist-get r :id))
+                                        (not (plist-get r :cleared_at)))
+                               (puthash (plist-get r :id) r hive-rpc--unseen)))
+                           (if (and (listp records) (keywordp (car-safe records)))
+                               (plist-get records :prompts)
+                             records))
+                     (hive-rpc--update)))
+     :error-fn #'ignore
+     :timeout-fn #'ignore)))
 
 (defun hive-rpc--set-health (degraded)
   "Note that the hub's store is DEGRADED (the hub's reason), or works (nil).
@@ -367,22 +472,128 @@ once when it works again; the mode line shows it meanwhile."
        :urgency 'critical))))
 
 
+;;; Announcing
+;;;
+
+;; A question is announced where the eye already is, without the
+;; keyboard: the mode line counts the waiting ones with the most
+;; urgent countdown, the echo area names the newest (or how many
+;; came) and the key that opens it, and `hive-rpc-queue-window'
+;; shows them all.  Arrivals handled in one go (a burst read by one
+;; process filter) make one message, after them.
+
+(defun hive-rpc--answer-key ()
+  "Return how to type `hive-rpc-answer-next', as text."
+  (let ((key (where-is-internal #'hive-rpc-answer-next nil t)))
+    (if key (key-description key) "M-x hive-rpc-answer-next")))
+
+(defun hive-rpc--news-text ()
+  "Return the announcement of the questions in `hive-rpc--news', or nil."
+  (let ((ids (seq-filter (lambda (id) (gethash id (hive-rpc--prompts)))
+                         hive-rpc--news)))
+    (cond
+     ((null ids) nil)
+     ((cdr ids)
+      (format "hive-rpc: %d new questions (%s: answer)" (length ids) (hive-rpc--answer-key)))
+     (t
+      (let ((record (gethash (car ids) (hive-rpc--prompts))))
+        (format "hive-rpc: %s asks \"%s\"%s (%s: %s)"
+                (hive-rpc--agent-label record)
+                (truncate-string-to-width
+                 (hive-rpc--clean (plist-get record :question)) 50 nil nil "...")
+                (if hive-rpc-auto-ask "; it opens when you pause" "")
+                (hive-rpc--answer-key)
+                (if hive-rpc-auto-ask "now" "answer")))))))
+
+(defun hive-rpc--announce ()
+  "Note the queued questions not announced yet, and announce them soon.
+The message is shown once the notifications being handled now
+are all in, so a burst of questions makes one message."
+  (let ((new (seq-remove (lambda (id) (member id hive-rpc--announced))
+                         (hive-rpc--queue))))
+    (when new
+      (setq hive-rpc--announced (seq-take (append (reverse new) hive-rpc--announced) 200)
+            hive-rpc--news (append (reverse new) hive-rpc--news))
+      (unless hive-rpc--announcing
+        (setq hive-rpc--announcing t)
+        (run-at-time 0 nil #'hive-rpc--say-news)))))
+
+(defun hive-rpc--say-news ()
+  "Show the announcement of the new questions in the echo area."
+  (setq hive-rpc--announcing nil)
+  (hive-rpc--show-queue-window)
+  ;; In a hive prompt the chain reaches them: the mode line counts them.
+  (unless (hive-rpc--hive-minibuffer-p)
+    (let ((text (hive-rpc--news-text)))
+      (when text
+        (setq hive-rpc--announcement text)
+        (let ((message-log-max nil)) (message "%s" text))))))
+
+(defun hive-rpc--unannounce (id)
+  "Take the announcement of ID, closed or opened, off the echo area.
+If the echo area still shows it, it shows what is still new instead,
+or nothing."
+  (when (member id hive-rpc--news)
+    (setq hive-rpc--news (delete id hive-rpc--news))
+    (when (and hive-rpc--announcement
+               (equal (current-message) hive-rpc--announcement))
+      (let ((text (hive-rpc--news-text))
+            (message-log-max nil))
+        (setq hive-rpc--announcement text)
+        (message (and text "%s") text)))))
+
+(defun hive-rpc--clear-news ()
+  "Forget the announcements: the human is looking at the questions."
+  (when (and hive-rpc--announcement (equal (current-message) hive-rpc--announcement))
+    (message nil))
+  (setq hive-rpc--news nil
+        hive-rpc--announcement nil))
+
+(declare-function hive-rpc--list-show "hive-rpc-list" (&optional buffer))
+
+(defun hive-rpc--show-queue-window ()
+  "Show the waiting questions in a side window, or close it when none waits.
+Only with `hive-rpc-queue-window'.  The window is displayed, never
+selected."
+  (when hive-rpc-queue-window
+    (if (> (hash-table-count (hive-rpc--prompts)) 0)
+        (progn
+          (require 'hive-rpc-list)
+          (let ((buffer (hive-rpc--list-show)))
+            (unless (get-buffer-window buffer t)
+              (display-buffer buffer '((display-buffer-in-side-window)
+                                       (side . bottom) (slot . 0)
+                                       (window-height . 8)
+                                       (inhibit-switch-frame . t)
+                                       (inhibit-same-window . t))))))
+      (let ((window (and (get-buffer "*hive-rpc*")
+                         (get-buffer-window "*hive-rpc*" t))))
+        (when (and window (window-parameter window 'window-side)
+                   (not (eq window (selected-window))))
+          (delete-window window))))))
+
+
 ;;; When a question may open
 ;;;
 
 ;; An answer is only what the human typed knowing that it answers a
-;; question: a question opens by itself only after a pause (see
-;; `hive-rpc-idle-delay'), never in another minibuffer, a keyboard
-;; macro or a command.  hive-rpc-minibuffer.el asks it.
+;; question: by default a question opens only when the human asks for
+;; it (`hive-rpc-answer-next', the list buffer), and the next queued
+;; one then opens at once (`hive-rpc--chain').  With
+;; `hive-rpc-auto-ask', a question also opens by itself, after a pause
+;; (see `hive-rpc-idle-delay'), never in another minibuffer, a
+;; keyboard macro, a command, or over a terminal.
+;; hive-rpc-minibuffer.el asks it.
 
 (defun hive-rpc--idle-p ()
-  "Return non-nil if a hive prompt may take the minibuffer now."
+  "Return non-nil if a hive prompt may open by itself now."
   (not (or noninteractive
            hive-rpc--current
            (minibufferp)
            (active-minibuffer-window)
            executing-kbd-macro
            defining-kbd-macro
+           (hive-rpc--agent-buffer-p (window-buffer (selected-window)))
            (and this-command
                 (not (memq this-command hive-rpc--minibuffer-exits))))))
 
@@ -432,35 +643,17 @@ covers the pauses after the next keys."
               (run-at-time (max 0 (- (hive-rpc--pause-needed) idle)) nil
                            #'hive-rpc--ask-queued))))))
 
-(defun hive-rpc--announce ()
-  "Say in the echo area which question arrived, and when it opens."
-  (let ((new (seq-remove (lambda (id) (member id hive-rpc--announced))
-                         (hive-rpc--queue))))
-    (when new
-      (setq hive-rpc--announced (seq-take (append (reverse new) hive-rpc--announced)
-                                          200))
-      (let ((record (gethash (car (last new)) (hive-rpc--prompts))))
-        (when record
-          (let ((key (where-is-internal #'hive-rpc-answer-next nil t)))
-            (message "hive-rpc: %s asks \"%s\"%s%s"
-                     (hive-rpc--agent record)
-                     (truncate-string-to-width
-                      (hive-rpc--clean (plist-get record :question)) 50 nil nil "...")
-                     (if hive-rpc-auto-ask "; it opens when you pause" "")
-                     (if key (format " (%s: now)" (key-description key)) ""))))))))
-
-(defun hive-rpc--schedule-ask (&optional now)
-  "Ask the next queued prompt when the human pauses.
-With NOW non-nil, ask it as soon as Emacs is idle: the human has
-just answered the question before it."
-  (when (and (hive-rpc--queue) (not noninteractive) (not now))
+(defun hive-rpc--schedule-ask ()
+  "Announce the queued questions, and open them after a pause if set to.
+That is with `hive-rpc-auto-ask' on."
+  (when (and (hive-rpc--queue) (not noninteractive))
     (hive-rpc--announce))
   (when (and hive-rpc-auto-ask (hive-rpc--queue) (not noninteractive))
     (unless (timerp hive-rpc--idle-timer)
       (setq hive-rpc--idle-timer
             (run-with-idle-timer hive-rpc-idle-delay t #'hive-rpc--ask-queued)))
-    (if (or now (hive-rpc--paused-p))
-        (run-at-time 0 nil #'hive-rpc--ask-queued now)
+    (if (hive-rpc--paused-p)
+        (run-at-time 0 nil #'hive-rpc--ask-queued)
       (hive-rpc--wait-for-pause))))
 
 (defun hive-rpc--stop-asking ()
@@ -468,15 +661,15 @@ just answered the question before it."
   (hive-rpc--cancel-timer 'hive-rpc--idle-timer)
   (hive-rpc--cancel-timer 'hive-rpc--pause-timer))
 
-(defun hive-rpc--ask-queued (&optional now)
-  "Ask the oldest queued prompt if Emacs is idle and the human paused.
-With NOW non-nil, do not wait for a pause."
+(defun hive-rpc--ask-queued ()
+  "Open the oldest queued prompt by itself if Emacs is idle and the human paused.
+Only with `hive-rpc-auto-ask'."
   (cond
    ((null (hive-rpc--queue)) (hive-rpc--stop-asking))
    ((not (and hive-rpc-auto-ask (hive-rpc--idle-p))) nil)
-   ((or now (hive-rpc--paused-p))
+   ((hive-rpc--paused-p)
     (hive-rpc--cancel-timer 'hive-rpc--pause-timer)
-    (hive-rpc--ask (car (hive-rpc--queue)) t))
+    (hive-rpc--chain (car (hive-rpc--queue)) 'auto))
    ;; Idle, but not for long enough after typing: wait on in this pause.
    (t (hive-rpc--wait-for-pause))))
 
@@ -484,27 +677,30 @@ With NOW non-nil, do not wait for a pause."
 ;;; Asking
 ;;;
 
-(defun hive-rpc--ask (id &optional by-itself)
+(defun hive-rpc--ask (id &optional opening)
   "Ask prompt ID in the minibuffer and send the answer.
-BY-ITSELF non-nil means the question opens without the human
-asking for it, so keys pressed in its opening moment go back to
-the buffer (see `hive-rpc-open-grace').
+OPENING says how it opens (see `hive-rpc-minibuffer-read'): nil
+when the human opened it, `chain' when it follows the question
+just answered, `auto' when it opened by itself.
+Return `next' when the human answered, declined, or the question
+was closed meanwhile: the next queued question may open; nil else.
 \\<hive-rpc-minibuffer-map>\\[hive-rpc-decline] declines; \\[keyboard-quit] \
 defers it and every question queued behind it."
   (let ((record (gethash id (hive-rpc--prompts)))
         (next nil))
     (setf (hive-rpc--queue) (delete id (hive-rpc--queue)))
     (unless (hive-rpc--queue) (hive-rpc--stop-asking))
+    (hive-rpc--unannounce id)
     (when record
       (condition-case err
-          (pcase (hive-rpc-minibuffer-read record by-itself)
+          (pcase (hive-rpc-minibuffer-read record opening)
             (`(answer . ,answer)
              (hive-rpc--respond id answer)
-             (setq next t))
+             (setq next 'next))
             ('decline
              (hive-rpc--respond id nil "decline")
              (message "hive-rpc: declined")
-             (setq next t))
+             (setq next 'next))
             (`(give-back . ,keys)
              (push id (hive-rpc--queue))
              (hive-rpc--unread keys)
@@ -513,21 +709,85 @@ waits for your next pause")
              (hive-rpc--schedule-ask))
             (`(dismiss . ,text)
              (message "%s" text)
-             (setq next t))
+             (setq next 'next))
             (_ (hive-rpc--defer-all)))
         (error
          (message "hive-rpc: could not ask %s: %s" (hive-rpc--clean id)
-                  (error-message-string err))))
-      (when next (hive-rpc--schedule-ask t)))))
+                  (error-message-string err)))))
+    next))
+
+(defun hive-rpc--chain (id &optional opening)
+  "Ask ID, opened the way OPENING names, then each queued question in turn.
+The chain goes on while the human answers (or declines);
+\\<hive-rpc-minibuffer-map>\\[keyboard-quit] ends it.  Each next
+question opens at once, within this same command, so no key typed
+for it can reach another buffer, and RET does nothing in its
+opening moment.
+When the chain ends after an answer, keys typed ahead are dropped
+\(`hive-rpc--guard-type-ahead')."
+  (let ((result (hive-rpc--ask id opening)))
+    (while (and (eq result 'next) (hive-rpc--queue))
+      (setq result (hive-rpc--ask (car (hive-rpc--queue)) 'chain)))
+    (when (eq result 'next)
+      (hive-rpc--guard-type-ahead))
+    result))
 
 (defun hive-rpc--defer-all ()
   "Leave the question just deferred and every queued one pending, unasked."
   (let ((n (hash-table-count (hive-rpc--prompts))))
     (setf (hive-rpc--queue) nil)
     (hive-rpc--stop-asking)
+    (hive-rpc--clear-news)
     (message "%s" (substitute-command-keys
                    (format "hive-rpc: deferred; %d question%s pending: \
 \\[hive-rpc-answer-next] asks the oldest" n (if (= n 1) " is" "s are"))))))
+
+
+;;; Keys typed ahead
+;;;
+
+;; After the last question of a chain closes, the keys typed for
+;; questions are not the buffer's: "yes RET no RET" for two questions
+;; when the second was answered elsewhere meanwhile.  Those already
+;; typed are dropped, and so are the commands of the next
+;; `hive-rpc-open-grace' seconds, with a message naming how many keys
+;; went; never given to the buffer, which may be an agent's terminal.
+;; \\[keyboard-quit] and `hive-rpc-answer-next' still work then.
+
+(defun hive-rpc--guard-type-ahead ()
+  "Drop the keys typed ahead for questions, now and for a moment."
+  (setq hive-rpc--dropped 0)
+  (while (input-pending-p)
+    (if (read-event nil nil 0)
+        (setq hive-rpc--dropped (1+ hive-rpc--dropped))
+      (discard-input)))
+  (when (> hive-rpc--dropped 0)
+    (hive-rpc--say-dropped))
+  (when (and (numberp hive-rpc-open-grace) (> hive-rpc-open-grace 0))
+    (setq hive-rpc--guard-until (+ (float-time) hive-rpc-open-grace))
+    (add-hook 'pre-command-hook #'hive-rpc--drop-typed-ahead)))
+
+(defun hive-rpc--say-dropped ()
+  "Say how many keys typed ahead for questions were dropped."
+  (message "hive-rpc: dropped %d key%s typed after your answer: no question \
+was waiting for %s" hive-rpc--dropped (if (= hive-rpc--dropped 1) "" "s")
+           (if (= hive-rpc--dropped 1) "it" "them")))
+
+(defun hive-rpc--drop-typed-ahead ()
+  "Drop the command about to run if it comes right after a chain's last answer.
+In `pre-command-hook' while `hive-rpc--guard-until' is ahead."
+  (cond
+   ((or (null hive-rpc--guard-until) (> (float-time) hive-rpc--guard-until)
+        (minibufferp))
+    (setq hive-rpc--guard-until nil)
+    (remove-hook 'pre-command-hook #'hive-rpc--drop-typed-ahead))
+   ((memq this-command '(hive-rpc-answer-next keyboard-quit hive-rpc-defer-all))
+    (setq hive-rpc--guard-until nil)
+    (remove-hook 'pre-command-hook #'hive-rpc--drop-typed-ahead))
+   (t
+    (setq hive-rpc--dropped (+ hive-rpc--dropped (length (this-command-keys-vector))))
+    (setq this-command #'ignore)
+    (hive-rpc--say-dropped))))
 
 
 ;;; Answers
@@ -569,8 +829,11 @@ hub is away it is kept and sent after reconnecting."
        (let ((code (plist-get err :code)))
          (unless (eql code hive-rpc-error-hub-died) ; keep it for later
            (setq hive-rpc--outbox (delq entry hive-rpc--outbox))
-           (message "hive-rpc: answer refused: %s"
-                    (hive-rpc--clean (plist-get err :message)))
+           (message "hive-rpc: answer refused: %s%s"
+                    (hive-rpc--clean (plist-get err :message))
+                    (if (eql code hive-rpc-error-invalid-answer)
+                        (format " (%s: answer again)" (hive-rpc--answer-key))
+                      ""))
            (when (and (eql code hive-rpc-error-invalid-answer) (gethash id (hive-rpc--prompts)))
              (hive-rpc--answer-refused id (plist-get err :message))
              (setf (hive-rpc--queue) (append (hive-rpc--queue) (list id)))
@@ -589,19 +852,88 @@ hub is away it is kept and sent after reconnecting."
 ;;; Mode line and updates
 ;;;
 
+(defface hive-rpc-urgent
+  '((t :inherit warning))
+  "Face of the mode line's countdown under 30 seconds, and of unseen expiries."
+  :group 'hive-rpc)
+
+(defun hive-rpc--countdown-seconds ()
+  "Return the seconds left to the most urgent waiting question, or nil.
+Only questions with a countdown count: an agent's timeout, not
+stopped by typing."
+  (let (soonest)
+    (maphash (lambda (id r)
+               (when (and (numberp (plist-get r :timeout_s))
+                          (numberp (plist-get r :deadline_at))
+                          (not (plist-get r :typing_at))
+                          (not (member id hive-rpc--typed)))
+                 (let ((left (- (plist-get r :deadline_at) (float-time))))
+                   (when (or (null soonest) (< left soonest))
+                     (setq soonest left)))))
+             (hive-rpc--prompts))
+    soonest))
+
+(defun hive-rpc--clock (seconds)
+  "Return SECONDS as the mode line's clock: 0:25, 4:49, 1:02:03."
+  (let ((s (max 0 (floor seconds))))
+    (if (>= s 3600)
+        (format "%d:%02d:%02d" (/ s 3600) (/ (% s 3600) 60) (% s 60))
+      (format "%d:%02d" (/ s 60) (% s 60)))))
+
 (defun hive-rpc--mode-line-string ()
   "Return the mode-line text of `hive-rpc-mode'.
-\" hive:N\" while N questions wait; a final \"!\" while the hub's
-store is degraded, with the reason in its tooltip."
-  (let ((n (hash-table-count (hive-rpc--prompts))))
-    (cond ((eq hive-rpc--state 'dead) " hive:down")
-          ((eq hive-rpc--state 'connecting) " hive:...")
-          (hive-rpc--degraded
-           (propertize (if (> n 0) (format " hive:%d!" n) " hive:!")
-                       'face 'warning
-                       'help-echo (hive-rpc--degraded-text hive-rpc--degraded)))
-          ((> n 0) (format " hive:%d" n))
-          (t ""))))
+\" hive:N\" while N questions wait, followed by the most urgent
+countdown (in `hive-rpc-urgent' under 30 seconds); \", N expired
+unseen\" while questions that expired before anyone saw them are
+not cleared; a final \"!\" while the hub's store is degraded,
+with the reason in its tooltip."
+  (let* ((n (hash-table-count (hive-rpc--prompts)))
+         (unseen (hash-table-count hive-rpc--unseen))
+         (left (and (> n 0) (memq hive-rpc--state '(connected))
+                    (hive-rpc--countdown-seconds)))
+         (main
+          (cond ((eq hive-rpc--state 'dead) " hive:down")
+                ((eq hive-rpc--state 'connecting) " hive:...")
+                (hive-rpc--degraded
+                 (propertize (if (> n 0) (format " hive:%d!" n) " hive:!")
+                             'face 'warning
+                             'help-echo (hive-rpc--degraded-text hive-rpc--degraded)))
+                ((> n 0) (format " hive:%d" n))
+                ((> unseen 0) " hive:")
+                (t ""))))
+    (concat main
+            (if left
+                (concat " " (propertize (hive-rpc--clock left)
+                                        'face (and (< left 30) 'hive-rpc-urgent)
+                                        'help-echo "Time left to the most urgent question"))
+              "")
+            (if (> unseen 0)
+                (propertize (format "%s%d expired unseen"
+                                    (if (string-suffix-p ":" main) " " ", ") unseen)
+                            'face 'hive-rpc-urgent
+                            'help-echo (substitute-command-keys
+                                        "Questions that expired before anyone saw them: \
+\\[hive-rpc-list] lists them, \\[hive-rpc-clear-unseen] clears them"))
+              ""))))
+
+(defun hive-rpc--tick-mode-line ()
+  "Redraw the mode line's countdown; stop ticking when none is shown."
+  (if (and hive-rpc-mode (hive-rpc--connected-p) (hive-rpc--countdown-seconds))
+      (force-mode-line-update t)
+    (hive-rpc--cancel-timer 'hive-rpc--mode-line-timer)
+    (force-mode-line-update t)))
+
+(defun hive-rpc--watch-countdown ()
+  "Tick the mode line each second while a countdown is in it, and only then.
+In `hive-rpc-update-hook'; also show or close `hive-rpc-queue-window'."
+  (if (and hive-rpc-mode (hive-rpc--connected-p) (hive-rpc--countdown-seconds))
+      (unless (timerp hive-rpc--mode-line-timer)
+        (setq hive-rpc--mode-line-timer (run-at-time 1 1 #'hive-rpc--tick-mode-line)))
+    (hive-rpc--cancel-timer 'hive-rpc--mode-line-timer))
+  (when (and hive-rpc-queue-window (not noninteractive))
+    (hive-rpc--show-queue-window)))
+
+(add-hook 'hive-rpc-update-hook #'hive-rpc--watch-countdown)
 
 (defun hive-rpc--pending-ids ()
   "Return the ids of the pending questions, oldest first."
@@ -620,6 +952,8 @@ store is degraded, with the reason in its tooltip."
 (defvar hive-rpc-command-map
   (let ((map (make-sparse-keymap)))
     (define-key map "n" #'hive-rpc-answer-next)
+    (define-key map "z" #'hive-rpc-defer-all)
+    (define-key map "x" #'hive-rpc-clear-unseen)
     (define-key map "l" #'hive-rpc-list)
     (define-key map "a" #'hive-rpc-ask)
     (define-key map "d" #'hive-rpc-decline)
@@ -668,12 +1002,45 @@ declines and \\[keyboard-quit] defers."
 
 ;;;###autoload
 (defun hive-rpc-answer-next ()
-  "Answer the oldest waiting question, deferred ones included."
+  "Answer the oldest waiting question, deferred ones included.
+Then each queued question opens in turn, at once, until none is
+left or \\<hive-rpc-minibuffer-map>\\[keyboard-quit] defers them all; keys typed
+ahead after the last one are dropped (see `hive-rpc-open-grace')."
   (interactive)
   (let ((id (or (car (hive-rpc--queue)) (car (hive-rpc--pending-ids)))))
+    (hive-rpc--clear-news)
     (if id
-        (let ((hive-rpc-auto-ask nil)) (hive-rpc--ask id))
+        (hive-rpc--chain id)
       (message "hive-rpc: no question is waiting"))))
+
+(defun hive-rpc-defer-all ()
+  "Say \"not now\" to every waiting question: none opens until you ask.
+They stay pending in the hub, counted in the mode line; the one
+open in the minibuffer, if any, is left too (as with
+\\<hive-rpc-minibuffer-map>\\[keyboard-quit] there).
+`hive-rpc-answer-next' asks them."
+  (interactive)
+  (if (hive-rpc--hive-minibuffer-p)
+      (abort-recursive-edit)            ; `hive-rpc--ask' defers them all
+    (hive-rpc--defer-all)))
+
+(defun hive-rpc-clear-unseen ()
+  "Clear the trace of the questions that expired before anyone saw them.
+The mode line stops counting them (\"N expired unseen\"); the hub
+records that you saw they expired (`hive/clearUnseen'), and every
+other editor takes them off too."
+  (interactive)
+  (let ((n (hash-table-count hive-rpc--unseen)))
+    (if (= n 0)
+        (message "hive-rpc: no question expired unseen")
+      (clrhash hive-rpc--unseen)
+      (hive-rpc--update)
+      (when (hive-rpc--connected-p)
+        (jsonrpc-async-request hive-rpc--connection 'hive/clearUnseen '(:all t)
+                               :success-fn #'ignore :error-fn #'ignore
+                               :timeout-fn #'ignore))
+      (message "hive-rpc: cleared %d question%s that expired unseen"
+               n (if (= n 1) "" "s")))))
 
 ;;;###autoload
 (defun hive-rpc-ask (question &optional choices)

@@ -195,6 +195,93 @@ Such a hub is no child of Emacs: it outlives Emacs, and this test."
   (should (equal (hive-rpc--agent '(:agent_id "deployer")) "deployer"))
   (should (equal (hive-rpc--agent '(:agent_id nil)) "an agent")))
 
+(ert-deftest hive-rpc-tests-auto-ask-is-off-by-default ()
+  "No question opens by itself unless the human opts in (issue 27)."
+  (should-not (default-value 'hive-rpc-auto-ask))
+  (should-not (default-value 'hive-rpc-queue-window))
+  (should (eq (lookup-key hive-rpc-command-map "z") #'hive-rpc-defer-all))
+  (should (eq (lookup-key hive-rpc-command-map "x") #'hive-rpc-clear-unseen)))
+
+(ert-deftest hive-rpc-tests-origin-follows-the-agent ()
+  "A question names where its asker runs after the agent, cleaned."
+  (should (equal (hive-rpc--agent-label '(:agent_id "claude-code-3278e209"
+                                          :origin "~/src/app"))
+                 "claude-code-3278e209 · ~/src/app"))
+  (should (equal (hive-rpc--agent-label '(:agent_id "cli" :origin "a\nb\e")) "cli · a b"))
+  (should (equal (hive-rpc--agent-label '(:agent_id "cli" :origin nil)) "cli"))
+  (should (equal (hive-rpc--agent-label '(:agent_id "cli" :origin "  ")) "cli")))
+
+(ert-deftest hive-rpc-tests-answers-in-words ()
+  "The echo after answering says the answer in words, never JSON."
+  (should (equal (hive-rpc--answer-text "yes") "yes"))
+  (let ((answer (make-hash-table :test #'equal))
+        (record '(:schema (:properties (:q1 (:title "Database" :type "string")
+                                        :q2 (:title "Features" :type "array")
+                                        :replicas (:type "integer")
+                                        :ok (:type "boolean"))))))
+    (puthash "q1" "Postgres" answer)
+    (puthash "q2" ["Alpha" "Beta"] answer)
+    (puthash "replicas" 3 answer)
+    (puthash "ok" :json-false answer)
+    (should (equal (hive-rpc--answer-text answer record)
+                   "Database: Postgres; Features: Alpha, Beta; replicas: 3; ok: no"))
+    (should-not (string-match-p "[{}\"]" (hive-rpc--answer-text answer)))))
+
+(ert-deftest hive-rpc-tests-claude-questions-are-questions ()
+  "Claude Code's questions come as permission prompts but are labelled as questions."
+  (let* ((own '(:type "string" :title "Other: type your own answer"))
+         (question `(:kind "permission" :agent_id "claude-code-1" :question "Which database?"
+                     :schema (:properties
+                              (:q1 (:type "string" :title "Database"
+                                    :anyOf [(:const "SQLite" :title "SQLite") ,own])))))
+         (permission '(:kind "permission" :agent_id "claude-code-1"
+                       :question "Claude Code wants to run Bash: ls")))
+    (should (hive-rpc--claude-question-p question))
+    (should-not (hive-rpc--permission-p question))
+    (should-not (string-match-p "permission:" (hive-rpc--prompt-text question)))
+    (should (hive-rpc--permission-p permission))
+    (should (string-match-p "permission: " (hive-rpc--prompt-text permission)))))
+
+(ert-deftest hive-rpc-tests-mode-line-countdown-and-unseen ()
+  "The mode line shows the most urgent countdown, and what expired unseen.
+The countdown is in a warning face under 30 s."
+  (let ((hive-rpc--connection (make-instance 'hive-rpc-connection
+                                             :process (make-pipe-process :name "hive-rpc-t"
+                                                                         :noquery t)))
+        (hive-rpc--state 'connected)
+        (hive-rpc--typed nil)
+        (hive-rpc--unseen (make-hash-table :test #'equal))
+        (now (float-time)))
+    (unwind-protect
+        (cl-letf (((symbol-function 'hive-rpc--connected-p) (lambda () t)))
+          (puthash "a" (list :id "a" :timeout_s 600 :deadline_at (+ now 300.5)) (hive-rpc--prompts))
+          (puthash "b" (list :id "b" :timeout_s 60 :deadline_at (+ now 25.5)) (hive-rpc--prompts))
+          (puthash "c" (list :id "c" :timeout_s nil :deadline_at (+ now 9)) (hive-rpc--prompts))
+          (let ((line (hive-rpc--mode-line-string)))
+            (should (equal (substring-no-properties line) " hive:3 0:25"))
+            (should (eq (get-text-property 8 'face line) 'hive-rpc-urgent)))
+          ;; Typed into: its countdown stopped; the next one shows, unwarned.
+          (setq hive-rpc--typed '("b"))
+          (let ((line (hive-rpc--mode-line-string)))
+            (should (equal (substring-no-properties line) " hive:3 5:00"))
+            (should-not (get-text-property 8 'face line)))
+          (puthash "x" '(:id "x" :status "expired" :unseen t) hive-rpc--unseen)
+          (should (equal (substring-no-properties (hive-rpc--mode-line-string))
+                         " hive:3 5:00, 1 expired unseen"))
+          (clrhash (hive-rpc--prompts))
+          (should (equal (substring-no-properties (hive-rpc--mode-line-string))
+                         " hive: 1 expired unseen")))
+      (delete-process (jsonrpc--process hive-rpc--connection)))))
+
+(ert-deftest hive-rpc-tests-agent-buffers ()
+  "Terminals, comint buffers and registered lings are agents' buffers."
+  (with-temp-buffer
+    (should-not (hive-rpc--agent-buffer-p (current-buffer)))
+    (let ((hive-rpc--ling-buffers (list (buffer-name))))
+      (should (hive-rpc--agent-buffer-p (current-buffer))))
+    (comint-mode)
+    (should (hive-rpc--agent-buffer-p (current-buffer)))))
+
 (ert-deftest hive-rpc-tests-strip-control-characters ()
   "Strip control characters and bidi overrides from network text."
   (should (equal (hive-rpc--clean "a\e[31mb\nc\u202ed\0") "a[31mb cd")))
@@ -633,7 +720,9 @@ already serves this data dir"
                   (waiting (hive-rpc-tests--ask "Tag it?" "--timeout" "600")))
               (hive-rpc-tests--arrived answered)
               (hive-rpc-tests--arrived waiting)
-              (should (equal (hive-rpc--mode-line-string) " hive:2"))
+              ;; The count, and the countdown of the one with a timeout.
+              (should (string-match-p "\\` hive:2 9:[45][0-9]\\'"
+                                      (hive-rpc--mode-line-string)))
               (hive-rpc-tests--stop-hub)
               (hive-rpc-tests--wait-for (lambda () (not (eq hive-rpc--state 'connected))))
               (hive-rpc--respond answered "yes")
@@ -647,7 +736,8 @@ already serves this data dir"
               (hive-rpc-tests--wait-for (lambda () (null hive-rpc--outbox)))
               (should (equal (hive-rpc-tests--cli "poll" answered) '(0 . "yes")))
               (hive-rpc-tests--wait-for
-               (lambda () (equal (hive-rpc--mode-line-string) " hive:1")))
+               (lambda () (string-match-p "\\` hive:1 9:[0-5][0-9]\\'"
+                                          (hive-rpc--mode-line-string))))
               (should (gethash waiting (hive-rpc--prompts)))
               ;; One start only: the reconnect timer is gone and starts no
               ;; other, and the starter has exited.

@@ -8,6 +8,7 @@ the package's default options."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -18,10 +19,26 @@ from typing import Any, TypeVar
 
 import pytest
 
+from hive_rpc.core.claude_code import home_relative
+
 ELISP = Path(__file__).resolve().parents[2] / "elisp"
 
-FAST = "(setq hive-rpc-idle-delay 0.2 hive-rpc-idle-delay-after-typing 0.2 hive-rpc-open-grace 0)"
-"""Settings for tests about what happens inside a question, not about when it opens."""
+FAST = (
+    "(setq hive-rpc-auto-ask t hive-rpc-idle-delay 0.2 hive-rpc-idle-delay-after-typing 0.2"
+    " hive-rpc-open-grace 0)"
+)
+"""Settings for tests about what happens inside a question, not about when it opens:
+questions open by themselves (the opt-in ``hive-rpc-auto-ask``) at once."""
+
+
+ORIGIN = home_relative(os.getcwd(), os.environ.get("HOME"))
+"""Where the tests' CLI asks from, as the hub names it (the ``origin`` of each question:
+the asking process's working directory, ~-relative)."""
+
+
+def tag(agent: str, origin: str = ORIGIN) -> str:
+    """How a hive prompt names its asker: ``[deployer · ~/src/app]``."""
+    return f"[{agent} · {origin}]"
 
 
 def new_tmux_session(name: str, root: Path, cols: int, rows: int, argv: list[str]) -> None:
@@ -94,9 +111,10 @@ class TmuxEmacs:
 class EmacsSession(TmuxEmacs):
     """A hub, and an `emacs -nw` in a detached tmux session subscribed to it."""
 
-    def __init__(self, root: Path, settings: str = "") -> None:
+    def __init__(self, root: Path, settings: str = "", load_path: list[str] | None = None) -> None:
         self.root = root
         self.settings = settings
+        self.load_path = load_path or []
         self.socket = root / "hub.sock"
         self.name = f"hive-ert-{uuid.uuid4().hex[:8]}"
         self.hub: subprocess.Popen[bytes] | None = None
@@ -137,9 +155,11 @@ class EmacsSession(TmuxEmacs):
         setup = (
             f"(progn (setq hive-rpc-socket {json.dumps(str(self.socket))}"
             " hive-rpc-program nil hive-rpc-notify-urgent nil)"
+            ' (global-set-key (kbd "C-c h") hive-rpc-command-map)'
             f" {self.settings} (hive-rpc-mode 1))"
         )
-        emacs = ["emacs", "-nw", "-Q", "-L", str(ELISP), "-l", "hive-rpc", "--eval", setup]
+        extra = [arg for d in self.load_path for arg in ("-L", d)]
+        emacs = ["emacs", "-nw", "-Q", "-L", str(ELISP), *extra, "-l", "hive-rpc", "--eval", setup]
         new_tmux_session(self.name, self.root, 200, 50, emacs)
         self.wait_for(lambda screen: "*scratch*" in screen)
 
@@ -163,6 +183,11 @@ class EmacsSession(TmuxEmacs):
             lambda _: text in self.minibuffer() and "(opening)" not in self.minibuffer(),
             timeout,
         )
+
+    def answer_next(self) -> None:
+        """The human's deliberate act: ``C-c h n`` (hive-rpc-answer-next, the command
+        map on ``C-c h`` as docs/emacs.md suggests)."""
+        self.keys("C-c", "h", "n")
 
     def eval(self, form: str) -> None:
         """Evaluate FORM with M-: (the human's own command), one step at a time: the

@@ -76,7 +76,9 @@ def model_read(model: ScriptedModel, tui: Tui) -> str:
 def test_the_second_option_picked_in_emacs_reaches_the_model(emacs: EmacsSession) -> None:
     with scripted_model(asking(DATABASE)) as model, claude_asking(emacs, model) as tui:
         tui.submit("ask me")
-        prompt = asks(emacs, "permission: Which database should the cache use? (Database)", 60)
+        prompt = asks(emacs, "Which database should the cache use? (Database)", 60)
+        # Claude Code's question is asked as a question, not as a tool to allow.
+        assert "permission:" not in prompt
         assert "[SQLite / Postgres / Other: type your own answer]" in prompt
         emacs.keys("Tab")  # the completions, each option's description beside it
         screen = emacs.wait_for(lambda screen: "the server we already run" in screen)

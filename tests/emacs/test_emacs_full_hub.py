@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from emacs_session import EmacsSession
+from emacs_session import EmacsSession, tag
 from flood_support import Flood
 
 from hive_rpc.faces.accept_loop import split_descriptors
@@ -71,7 +71,9 @@ def test_an_emacs_connecting_to_a_hub_full_of_an_agents_connections_gets_in(
     over = emacs.flood.ask("one hive/list")
     assert (over["code"], over["limit"], over["id"]) == (-32011, "connections", 7)
     prompt_id = emacs.ask("Deploy while the hub is full?", "--agent", "deployer")
-    emacs.wait_prompt("[deployer] Deploy while the hub is full? (C-c")
+    emacs.wait_for(lambda screen: "hive:1" in screen)
+    emacs.answer_next()
+    emacs.wait_prompt(f"{tag('deployer')} Deploy while the hub is full? (C-c")
     emacs.type("yes")
     emacs.keys("Enter")
     emacs.wait_until(lambda: emacs.record(prompt_id)["status"] == "responded", "the answer")

@@ -1,10 +1,13 @@
 """Emacs never takes the keyboard, and a question's minibuffer keeps Emacs's keys.
 
 A real `emacs -nw -Q` under tmux, typed into at a person's pace (see emacs_session.py).
-The first tests use the package's DEFAULT options: a person writing in a file buffer,
+The first test uses the package's DEFAULT options: a person writing in a file buffer,
 pausing between words as people do, while an agent's question arrives, must find every
-key in the buffer and the question still pending.  An answer is only what the human
-typed knowing it answers a question."""
+key in the buffer and the question still pending until they open it (C-c h n).  The
+next ones cover the opt-in `hive-rpc-auto-ask`: a question that opens by itself gives
+its opening moment's keys back to the buffer, and RET then does nothing.  An answer is
+only what the human typed knowing it answers a question.  test_emacs_attention.py has
+the table of everyday sequences."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from emacs_session import FAST, EmacsSession, running
+from emacs_session import FAST, EmacsSession, running, tag
 
 pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
@@ -30,7 +33,7 @@ def emacs_defaults(short_tmp: Path) -> Iterator[EmacsSession]:
 @pytest.fixture
 def emacs_slow_opening(short_tmp: Path) -> Iterator[EmacsSession]:
     # A long opening moment, so the test's own reaction time does not matter.
-    yield from running(EmacsSession(short_tmp, "(setq hive-rpc-open-grace 60)"))
+    yield from running(EmacsSession(short_tmp, "(setq hive-rpc-auto-ask t hive-rpc-open-grace 60)"))
 
 
 @pytest.fixture
@@ -64,8 +67,9 @@ def test_words_typed_with_pauses_stay_in_the_buffer(emacs_defaults: EmacsSession
     assert notes.read_text() == "Notes\n More text\n next line ends\n"
     assert emacs.cli("poll", prompt_id).returncode == 8  # still pending
     assert "hive:1" in emacs.screen()
-    # Once the human pauses (after a command that was not typing), it opens.
-    emacs.wait_prompt("[deployer] Deploy to production? [yes / no]")
+    # It opens when the human asks for it.
+    emacs.answer_next()
+    emacs.wait_prompt(f"{tag('deployer')} Deploy to production? [yes / no]")
     emacs.keys("yes", "Enter")
     emacs.wait_until(lambda: emacs.cli("poll", prompt_id).returncode == 0, "the answer")
     assert emacs.cli("poll", prompt_id).stdout.strip() == "yes"
@@ -81,7 +85,9 @@ def test_keys_typed_as_a_question_opens_go_back_to_the_buffer(
         notes.write_text("Notes\n")
         visit(emacs, notes)
         prompt_id = emacs.ask("Rebase onto main?", "--agent", "rebaser")
-        emacs.wait_for(lambda _: "(opening) [rebaser] Rebase onto main?" in emacs.minibuffer())
+        emacs.wait_for(
+            lambda _: f"(opening) {tag('rebaser')} Rebase onto main?" in emacs.minibuffer()
+        )
         emacs.type("abc")
         emacs.keys("Enter")
         emacs.type("def")
@@ -92,13 +98,36 @@ def test_keys_typed_as_a_question_opens_go_back_to_the_buffer(
         assert emacs.cli("poll", prompt_id).returncode == 8
         assert emacs.record(prompt_id)["typing_at"] is None  # the agent's countdown runs on
         # The question waits for the next pause, and opens again.
-        emacs.wait_for(lambda _: "(opening) [rebaser] Rebase onto main?" in emacs.minibuffer())
+        emacs.wait_for(
+            lambda _: f"(opening) {tag('rebaser')} Rebase onto main?" in emacs.minibuffer()
+        )
+
+
+def test_ret_in_the_opening_moment_does_nothing(emacs_slow_opening: EmacsSession) -> None:
+    """Opted in, a question opens by itself; a RET pressed as it opens neither answers it
+    nor goes anywhere else (the buffer, a terminal)."""
+    emacs = emacs_slow_opening
+    notes = emacs.root / "notes.txt"
+    notes.write_text("Notes\n")
+    visit(emacs, notes)
+    prompt_id = emacs.ask("Deploy?", "--choices", "yes,no", "--agent", "deployer")
+    emacs.wait_for(lambda _: f"(opening) {tag('deployer')} Deploy?" in emacs.minibuffer())
+    emacs.keys("Enter")
+    emacs.wait_for(lambda screen: "RET answers in a moment" in screen)
+    assert f"{tag('deployer')} Deploy?" in emacs.screen()  # still open
+    emacs.keys("C-g")  # defer
+    emacs.wait_for(lambda _: "hive-rpc: deferred" in emacs.minibuffer())
+    emacs.keys("C-x", "C-s")
+    emacs.wait_for(lambda _: "(No changes need to be saved)" in emacs.minibuffer())
+    assert notes.read_text() == "Notes\n"
+    assert emacs.record(prompt_id)["status"] == "pending"
+    assert emacs.record(prompt_id)["answer"] is None
 
 
 def test_standard_editing_keys_edit_the_answer(emacs_fast: EmacsSession) -> None:
     emacs = emacs_fast
     prompt_id = emacs.ask("Title of the PR?", "--agent", "writer")
-    emacs.wait_prompt("[writer] Title of the PR?")
+    emacs.wait_prompt(f"{tag('writer')} Title of the PR?")
     assert "C-c C-k: decline" in emacs.minibuffer()
 
     def shows(text: str) -> None:
@@ -132,7 +161,7 @@ def test_standard_editing_keys_edit_the_answer(emacs_fast: EmacsSession) -> None
 def test_choices_show_in_the_agents_order_and_complete(emacs_fast: EmacsSession) -> None:
     emacs = emacs_fast
     prompt_id = emacs.ask("Deploy?", "--choices", "yes,no,later", "--agent", "deployer")
-    emacs.wait_prompt("[deployer] Deploy? [yes / no / later]")
+    emacs.wait_prompt(f"{tag('deployer')} Deploy? [yes / no / later]")
     emacs.keys("Tab")
     screen = emacs.wait_for(lambda screen: "Possible completions are:" in screen)
     listed = screen.split("Possible completions are:")[1].split("\n")[1:4]
@@ -147,13 +176,13 @@ def test_choices_show_in_the_agents_order_and_complete(emacs_fast: EmacsSession)
 def test_c_c_c_k_declines_and_c_c_c_d_shows_details(emacs_fast: EmacsSession) -> None:
     emacs = emacs_fast
     prompt_id = emacs.ask("Delete the cache?", "--agent", "cleaner", "--timeout", "600")
-    emacs.wait_prompt("[cleaner] Delete the cache?")
+    emacs.wait_prompt(f"{tag('cleaner')} Delete the cache?")
     emacs.keys("C-c", "C-d")
     screen = emacs.wait_for(lambda screen: "*hive-rpc question*" in screen)
     assert prompt_id in screen
     assert "cleaner" in screen
     assert "C-c C-k declines" in screen
-    assert "[cleaner] Delete the cache?" in emacs.minibuffer()  # still asking
+    assert f"{tag('cleaner')} Delete the cache?" in emacs.minibuffer()  # still asking
     emacs.keys("C-c", "C-k")
     emacs.wait_until(lambda: emacs.cli("poll", prompt_id).returncode == 7, "the decline")
     assert emacs.cli("poll", prompt_id).stdout.strip() == "declined by human"

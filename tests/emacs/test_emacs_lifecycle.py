@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from emacs_session import ELISP, TmuxEmacs, new_tmux_session
+from emacs_session import ELISP, TmuxEmacs, new_tmux_session, tag
 
 pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
@@ -191,7 +191,7 @@ def test_command_map_on_a_prefix_key(lone: LoneEmacs) -> None:
     lone.keys("C-c", "h", "l")  # hive-rpc-list
     lone.wait_for(lambda screen: "Which colour?  [red / blue]" in screen)
     lone.keys("C-c", "h", "n")  # hive-rpc-answer-next
-    lone.wait_for(lambda _: "[painter] Which colour?" in lone.minibuffer())
+    lone.wait_for(lambda _: f"{tag('painter')} Which colour?" in lone.minibuffer())
     lone.keys("blue", "Enter")
     lone.wait_until(lambda: lone.cli("list").stdout.strip() == "no pending prompts", "answered")
 

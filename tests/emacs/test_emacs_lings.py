@@ -406,6 +406,13 @@ async def test_an_emacs_that_does_not_offer_delivery_asks_for_approval(
         lambda: "Ling name (default rec-comint):" in ling_emacs.screen(), "the prompt", ling_emacs
     )
     keys(ling_emacs, "Enter")
+    # Announced; the human opens it (nothing opens by itself).
+    await wait_until(
+        lambda: "hive-rpc: the hub itself (hive-rpc) asks" in ling_emacs.screen(),
+        "the hub's question announced",
+        ling_emacs,
+    )
+    keys(ling_emacs, "M-x", "hive-rpc-answer-next", "Enter")
     await wait_until(
         lambda: (
             "asks to register Emacs buffer *rec comint* as ling rec-comint" in ling_emacs.screen()

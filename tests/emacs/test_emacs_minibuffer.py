@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from emacs_session import FAST, EmacsSession, running
+from emacs_session import FAST, ORIGIN, EmacsSession, running, tag
 
 pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
@@ -29,7 +29,7 @@ def emacs(short_tmp: Path) -> Iterator[EmacsSession]:
 
 def test_answer_typed_in_the_minibuffer_reaches_the_agent(emacs: EmacsSession) -> None:
     prompt_id = emacs.ask("Deploy build 412?", "--choices", "yes,no", "--agent", "deployer")
-    emacs.wait_prompt("[deployer] Deploy build 412? [yes / no] (C-c C-k: decline")
+    emacs.wait_prompt(f"{tag('deployer')} Deploy build 412? [yes / no] (C-c C-k: decline")
     assert "hive:1" in emacs.screen()
     emacs.keys("yes", "Enter")
     emacs.wait_for(lambda _: emacs.cli("poll", prompt_id).returncode == 0)
@@ -46,7 +46,7 @@ def test_prompt_waits_for_the_users_own_read_string(emacs: EmacsSession) -> None
     assert emacs.minibuffer().startswith("Other:")
     assert "Rebase onto main? (C-c" not in emacs.minibuffer()  # only announced
     emacs.keys("mine", "Enter")
-    emacs.wait_prompt("[claude-1] Rebase onto main? (C-c")
+    emacs.wait_prompt(f"{tag('claude-1')} Rebase onto main? (C-c")
     emacs.keys("yes, rebase", "Enter")
     emacs.wait_for(lambda _: emacs.cli("poll", prompt_id).returncode == 0)
     assert emacs.cli("poll", prompt_id).stdout.strip() == "yes, rebase"
@@ -57,7 +57,7 @@ def test_prompt_waits_for_the_users_own_read_string(emacs: EmacsSession) -> None
 
 def test_prompt_answered_from_the_cli_leaves_the_minibuffer(emacs: EmacsSession) -> None:
     prompt_id = emacs.ask("Ship it?", "--agent", "shipper")
-    emacs.wait_prompt("[shipper] Ship it? (C-c")
+    emacs.wait_prompt(f"{tag('shipper')} Ship it? (C-c")
     assert emacs.cli("answer", prompt_id, "done elsewhere", "--by", "bob").returncode == 0
     emacs.wait_for(lambda _: "that question was answered by bob" in emacs.minibuffer())
     emacs.wait_for(lambda screen: "hive:" not in screen)
@@ -65,7 +65,7 @@ def test_prompt_answered_from_the_cli_leaves_the_minibuffer(emacs: EmacsSession)
 
 def test_typing_stops_the_countdown(emacs: EmacsSession) -> None:
     prompt_id = emacs.ask("Merge PR 91?", "--timeout", "300", "--agent", "merger")
-    emacs.wait_prompt("[merger] Merge PR 91? (C-c")
+    emacs.wait_prompt(f"{tag('merger')} Merge PR 91? (C-c")
     assert emacs.minibuffer().startswith("(4m5")  # the countdown shows
     before = emacs.record(prompt_id)
     assert before["deadline_at"] < before["max_deadline_at"]
@@ -73,7 +73,7 @@ def test_typing_stops_the_countdown(emacs: EmacsSession) -> None:
     emacs.wait_for(lambda _: emacs.record(prompt_id)["typing_at"] is not None)
     after = emacs.record(prompt_id)
     assert after["deadline_at"] == after["max_deadline_at"]
-    emacs.wait_for(lambda _: emacs.minibuffer().startswith("[merger]"))  # countdown gone
+    emacs.wait_for(lambda _: emacs.minibuffer().startswith(f"{tag('merger')}"))  # countdown gone
     emacs.keys("es", "Enter")
     emacs.wait_for(lambda _: emacs.cli("poll", prompt_id).returncode == 0)
     assert emacs.cli("poll", prompt_id).stdout.strip() == "yes"
@@ -85,7 +85,7 @@ def test_typed_then_c_g_gives_the_countdown_back(emacs: EmacsSession) -> None:
     C-g (without it the prompt waited for the 24 h maximum lifetime).  The draft is
     kept, and typing again stops the countdown again."""
     prompt_id = emacs.ask("Name the release?", "--timeout", "300", "--agent", "namer")
-    emacs.wait_prompt("[namer] Name the release? (C-c")
+    emacs.wait_prompt(f"{tag('namer')} Name the release? (C-c")
     emacs.type("Bumble")
     emacs.wait_for(lambda _: emacs.record(prompt_id)["typing_at"] is not None)
     assert emacs.record(prompt_id)["deadline_at"] == emacs.record(prompt_id)["max_deadline_at"]
@@ -97,7 +97,7 @@ def test_typed_then_c_g_gives_the_countdown_back(emacs: EmacsSession) -> None:
     assert back["status"] == "pending"
     assert left_at + 300 - 5 < back["deadline_at"] < time.time() + 300 + 1
     emacs.keys("M-x", "hive-rpc-answer-next", "Enter")
-    emacs.wait_prompt("[namer] Name the release? (C-c")
+    emacs.wait_prompt(f"{tag('namer')} Name the release? (C-c")
     assert emacs.minibuffer().startswith("(4m5")  # the countdown shows again
     emacs.type("bee")
     emacs.wait_for(lambda _: emacs.record(prompt_id)["typing_at"] is not None)
@@ -109,7 +109,7 @@ def test_typed_then_c_g_gives_the_countdown_back(emacs: EmacsSession) -> None:
 def test_c_g_without_typing_leaves_the_countdown_running(emacs: EmacsSession) -> None:
     """Hidden blank: nothing was typed, so nothing stopped and nothing is restored."""
     prompt_id = emacs.ask("Rotate the keys?", "--timeout", "300", "--agent", "keeper")
-    emacs.wait_prompt("[keeper] Rotate the keys? (C-c")
+    emacs.wait_prompt(f"{tag('keeper')} Rotate the keys? (C-c")
     before = emacs.record(prompt_id)
     emacs.keys("C-g")
     emacs.wait_for(lambda _: "deferred" in emacs.minibuffer())
@@ -119,13 +119,13 @@ def test_c_g_without_typing_leaves_the_countdown_running(emacs: EmacsSession) ->
 
 def test_c_c_c_k_declines_and_c_g_defers(emacs: EmacsSession) -> None:
     prompt_id = emacs.ask("Delete the cache?", "--agent", "cleaner")
-    emacs.wait_prompt("[cleaner] Delete the cache? (C-c")
+    emacs.wait_prompt(f"{tag('cleaner')} Delete the cache? (C-c")
     emacs.keys("C-g")
     emacs.wait_for(lambda _: "deferred" in emacs.minibuffer())
     assert emacs.cli("poll", prompt_id).returncode == 8  # still pending
     assert "hive:1" in emacs.screen()
     emacs.keys("M-x", "hive-rpc-answer-next", "Enter")
-    emacs.wait_prompt("[cleaner] Delete the cache? (C-c")
+    emacs.wait_prompt(f"{tag('cleaner')} Delete the cache? (C-c")
     emacs.keys("C-c", "C-k")
     emacs.wait_for(lambda _: emacs.cli("poll", prompt_id).returncode == 7)
     assert emacs.cli("poll", prompt_id).stdout.strip() == "declined by human"
@@ -145,15 +145,15 @@ def test_schema_fields_are_asked_one_after_another(emacs: EmacsSession) -> None:
         "required": ["env", "replicas", "notify", "size"],
     }
     prompt_id = emacs.ask("Deploy where?", "--schema", json.dumps(schema), "--agent", "d")
-    emacs.wait_prompt("[d] Deploy where? (env) [staging / prod] (C-c")
+    emacs.wait_prompt(f"{tag('d')} Deploy where? (env) [staging / prod] (C-c")
     emacs.keys("prod", "Enter")
-    emacs.wait_prompt("[d] Deploy where? (replicas: integer, at least 1) (C-c")
+    emacs.wait_prompt(f"{tag('d')} Deploy where? (replicas: integer, at least 1) (C-c")
     emacs.keys("3", "Enter")
-    emacs.wait_prompt("[d] Deploy where? (notify) (C-c")
+    emacs.wait_prompt(f"{tag('d')} Deploy where? (notify) (C-c")
     emacs.keys("y")
-    emacs.wait_prompt("[d] Deploy where? (size) [1 / 2 / 3] (C-c")
+    emacs.wait_prompt(f"{tag('d')} Deploy where? (size) [1 / 2 / 3] (C-c")
     emacs.keys("2", "Enter")
-    emacs.wait_prompt("[d] Deploy where? (note: optional) (C-c")
+    emacs.wait_prompt(f"{tag('d')} Deploy where? (note: optional) (C-c")
     emacs.keys("Enter")  # optional: left out
     emacs.wait_for(lambda _: emacs.cli("poll", prompt_id).returncode == 0)
     answer = {"env": "prod", "replicas": 3, "notify": True, "size": 2}
@@ -165,13 +165,15 @@ def test_list_buffer_answers_with_ret(emacs: EmacsSession) -> None:
     prompt_id = emacs.ask("Pick a colour", "--agent", "painter", "--timeout", "600")
     emacs.wait_for(lambda screen: "hive:1" in screen)
     # Announced, without promising to open by itself.
-    emacs.wait_for(lambda _: 'hive-rpc: painter asks "Pick a colour"' in emacs.minibuffer())
+    emacs.wait_for(
+        lambda _: f'hive-rpc: painter · {ORIGIN} asks "Pick a colour"' in emacs.minibuffer()
+    )
     assert "opens when you pause" not in emacs.minibuffer()
     emacs.keys("M-x", "hive-rpc-list", "Enter")
     emacs.wait_for(lambda screen: "painter" in screen and "Pick a colour" in screen)
     emacs.eval('(pop-to-buffer "*hive-rpc*")')
     emacs.keys("M-<", "Enter")
-    emacs.wait_prompt("[painter] Pick a colour (C-c")
+    emacs.wait_prompt(f"{tag('painter')} Pick a colour (C-c")
     emacs.keys("teal", "Enter")
     emacs.wait_for(lambda _: emacs.cli("poll", prompt_id).returncode == 0)
     assert emacs.cli("poll", prompt_id).stdout.strip() == "teal"
@@ -180,12 +182,12 @@ def test_list_buffer_answers_with_ret(emacs: EmacsSession) -> None:
 
 def test_next_question_follows_without_another_key(emacs: EmacsSession) -> None:
     first = emacs.ask("First?", "--agent", "one")
-    emacs.wait_prompt("[one] First? (C-c")
+    emacs.wait_prompt(f"{tag('one')} First? (C-c")
     second = emacs.ask("Second?", "--choices", "a,b", "--agent", "two")
     emacs.keys("done", "Enter")
     emacs.wait_for(lambda _: emacs.cli("poll", first).returncode == 0)
     # No key pressed since: the queued question must take the minibuffer by itself.
-    emacs.wait_prompt("[two] Second? [a / b] (C-c")
+    emacs.wait_prompt(f"{tag('two')} Second? [a / b] (C-c")
     emacs.keys("b", "Enter")
     emacs.wait_for(lambda _: emacs.cli("poll", second).returncode == 0)
     assert emacs.cli("poll", second).stdout.strip() == "b"
@@ -203,19 +205,22 @@ def test_a_refused_answer_is_asked_again_with_the_reason_in_the_prompt(
         "required": ["replicas", "when"],
     }
     prompt_id = emacs.ask("Scale up?", "--schema", json.dumps(schema), "--agent", "ops")
-    emacs.wait_prompt("[ops] Scale up? (replicas: integer, 1 to 9) (C-c")
+    emacs.wait_prompt(f"{tag('ops')} Scale up? (replicas: integer, 1 to 9) (C-c")
     emacs.keys("0", "Enter")
     # Checked in Emacs: the same field again, the reason above it, the text kept.
     screen = emacs.wait_for(lambda s: "refused: 'replicas' must be at least 1" in s)
-    assert "[ops] Scale up? (replicas: integer, 1 to 9) (C-c" in screen.rstrip().split("\n")[-1]
+    assert (
+        f"{tag('ops')} Scale up? (replicas: integer, 1 to 9) (C-c"
+        in screen.rstrip().split("\n")[-1]
+    )
     assert emacs.minibuffer().rstrip().endswith(": 0")
     emacs.keys("C-a", "C-k", "2", "Enter")
-    emacs.wait_prompt("[ops] Scale up? (when: a date: YYYY-MM-DD) (C-c")
+    emacs.wait_prompt(f"{tag('ops')} Scale up? (when: a date: YYYY-MM-DD) (C-c")
     emacs.keys("tomorrow", "Enter")
     # Refused by the hub: asked again with the hub's reason, the answers given kept.
     screen = emacs.wait_for(lambda s: "refused: 'when' must be a valid date" in s)
     assert emacs.cli("poll", prompt_id).returncode == 8
-    emacs.wait_prompt("[ops] Scale up? (replicas: integer, 1 to 9) (C-c")
+    emacs.wait_prompt(f"{tag('ops')} Scale up? (replicas: integer, 1 to 9) (C-c")
     assert emacs.minibuffer().rstrip().endswith(": 2")
     emacs.keys("Enter")
     emacs.wait_prompt("(when: a date: YYYY-MM-DD)")
@@ -227,11 +232,11 @@ def test_a_refused_answer_is_asked_again_with_the_reason_in_the_prompt(
 
 def test_history_is_per_question(emacs: EmacsSession) -> None:
     first = emacs.ask("Branch name?", "--agent", "a")
-    emacs.wait_prompt("[a] Branch name? (C-c")
+    emacs.wait_prompt(f"{tag('a')} Branch name? (C-c")
     emacs.keys("secret-branch", "Enter")
     emacs.wait_for(lambda _: emacs.cli("poll", first).returncode == 0)
     second = emacs.ask("Commit message?", "--agent", "b")
-    emacs.wait_prompt("[b] Commit message? (C-c")
+    emacs.wait_prompt(f"{tag('b')} Commit message? (C-c")
     emacs.keys("M-p")
     emacs.wait_for(lambda _: "Beginning of history" in emacs.minibuffer())
     assert "secret-branch" not in emacs.screen()
@@ -244,17 +249,17 @@ def test_history_is_per_question(emacs: EmacsSession) -> None:
 
 def test_one_c_g_leaves_the_whole_queue_and_keeps_the_draft(emacs: EmacsSession) -> None:
     ids = [emacs.ask(f"Question {n}?", "--agent", "q") for n in (1, 2, 3)]
-    emacs.wait_prompt("[q] Question 1? (C-c")
+    emacs.wait_prompt(f"{tag('q')} Question 1? (C-c")
     emacs.keys("half an ans")
     emacs.wait_for(lambda _: emacs.minibuffer().rstrip().endswith(": half an ans"))
     emacs.keys("C-g")
     emacs.wait_for(lambda _: "deferred; 3 questions are pending" in emacs.minibuffer())
     time.sleep(2)  # ten times the idle delay of these tests: none may open by itself
-    assert "[q] Question" not in emacs.minibuffer()
+    assert f"{tag('q')} Question" not in emacs.minibuffer()
     assert "hive:3" in emacs.screen()
     assert all(emacs.cli("poll", i).returncode == 8 for i in ids)
     emacs.keys("M-x", "hive-rpc-answer-next", "Enter")
-    emacs.wait_prompt("[q] Question 1? (C-c")
+    emacs.wait_prompt(f"{tag('q')} Question 1? (C-c")
     assert emacs.minibuffer().rstrip().endswith(": half an ans")  # the draft
     emacs.keys("wer", "Enter")
     emacs.wait_for(lambda _: emacs.cli("poll", ids[0]).returncode == 0)

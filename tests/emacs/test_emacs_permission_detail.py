@@ -14,7 +14,7 @@ from pathlib import Path
 
 import hook_process
 import pytest
-from emacs_session import FAST, EmacsSession, running
+from emacs_session import FAST, EmacsSession, running, tag
 from hook_process import permission_event, stopped_at_exit
 
 pytestmark = pytest.mark.skipif(
@@ -58,7 +58,10 @@ def test_question_mark_shows_the_tool_input_then_the_answer_goes_back(
             lambda screen: "details):" in minibuffer(screen) and "(opening)" not in screen
         )
         prompt = minibuffer(screen)
-        assert "[claude-code-3f2a9c1d]! permission: Claude Code in ~/app (session 3f2a)" in prompt
+        assert (
+            f"{tag('claude-code-3f2a9c1d')}! permission: Claude Code in ~/app (session 3f2a)"
+            in prompt
+        )
         assert "npm test rm -rf build/cache-only-in-the-detail (see detail)" in prompt
         assert prompt.rstrip().endswith("(C-c C-k: decline, ?: details):")
         assert "Detail:" not in screen
@@ -80,7 +83,7 @@ def test_question_mark_shows_the_tool_input_then_the_answer_goes_back(
 
 def test_question_mark_in_a_free_text_answer_is_text(emacs: EmacsSession) -> None:
     prompt_id = emacs.ask("Which branch?", "--agent", "merger")
-    emacs.wait_prompt("[merger] Which branch? (C-c")
+    emacs.wait_prompt(f"{tag('merger')} Which branch? (C-c")
     emacs.keys("why?", "Enter")
     emacs.wait_for(lambda _: emacs.cli("poll", prompt_id).returncode == 0)
     assert emacs.cli("poll", prompt_id).stdout.strip() == "why?"
