@@ -50,7 +50,8 @@ async def create(hub: HubService, p: dict[str, Any]) -> Any:
         "message": REQ_STR,
         "from": REQ_STR,
     },
-    doc="Take a turn: record it and relay it into the receiver's terminal.",
+    doc="Take a turn: record it and relay it into the receiver's terminal; the result's "
+    "report says what happened, in words (consensus: typed into the others' terminals).",
     mcp=("agora_dispatch",),
 )
 async def dispatch(hub: HubService, p: dict[str, Any]) -> Any:
@@ -93,8 +94,10 @@ async def abort(hub: HubService, p: dict[str, Any]) -> Any:
     "agora/news",
     params={"since": NUM, "coordinators": Param("array"), "wait_s": NUM},
     doc="What dialogues' coordinators should hear (consensus, timeout, absent or "
-    "unavailable participants, strangers' turns, aborts) after since, waiting up to "
-    "wait_s (at most 60) for some: {events, last}; ask again with since=last.",
+    "unavailable participants, paused dialogues, strangers' turns, aborts; each with "
+    "its message in words) after since, waiting up to wait_s (at most 60) for some: "
+    "{events, last}; ask again with since=last. coordinators also picks the events "
+    "naming one of them as the sender of a turn that could not be delivered.",
 )
 async def news(hub: HubService, p: dict[str, Any]) -> Any:
     coordinators = p.get("coordinators")
