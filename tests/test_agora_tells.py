@@ -162,7 +162,10 @@ async def test_a_pane_killed_while_a_turn_waits_behind_its_dialog_tells_everyone
              "message": "Use Redis, third time."},
         )  # fmt: skip
         assert (back["delivery"]["state"], back["status"]) == ("delivered", "active")
-        assert back["report"].startswith(f"turn 3 of {d['id']} to {B}: delivered")
+        assert back["report"] == (
+            f"turn 3 of {d['id']} to {B}: delivered; the dialogue is active: {B} is absent, "
+            "and it waits for them to take a turn"
+        )
 
 
 async def _pane_with_dialog(socket: Path, tmp: Path, name: str, flag: Path) -> Pane:

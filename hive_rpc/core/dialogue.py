@@ -552,6 +552,8 @@ def consensus_summary(d: Dialogue) -> str:
 def state_in_words(d: Dialogue) -> str:
     """The dialogue's status, and what it means for whoever reads it."""
     absent = f"{_names(d.absent)} {'is' if len(d.absent) == 1 else 'are'} absent"
+    if d.status is Status.ACTIVE and len(d.present) < MIN_PRESENT:
+        return f"active: {absent}, and it waits for them to take a turn"
     if d.status is Status.ACTIVE:
         out = f"active: it goes on between {_names(d.present)}"
         return out + (f" ({absent}, not counted until they take a turn again)" if d.absent else "")
