@@ -457,6 +457,12 @@ async def spawn_in_emacs(
         check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr.decode()
+    # Spawning shows the buffer without selecting it (issue 27, item 5): the human
+    # goes to it, as with C-x b, to type there.
+    await trio.run_process(
+        ["emacsclient", "--eval", f'(switch-to-buffer "*ling {agent.name}*")'],
+        env=emacs_env, capture_stdout=True,
+    )  # fmt: skip
 
     def press(key: str) -> None:
         form = f'(with-current-buffer "*ling {agent.name}*" {VTERM_KEYS[key]})'
