@@ -457,7 +457,7 @@ class Agora:
         for name, reason in gone.items():
             self._emit(
                 "agora/participant-absent", dialogue_id=d.id, turn=turn.number, ling=name,
-                reason=reason,
+                reason=reason, message=f"{name} is absent from {d.id} ({d.topic}): {reason}",
             )  # fmt: skip
         result: dict[str, Any] = {
             "dialogue_id": d.id,

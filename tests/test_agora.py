@@ -418,6 +418,7 @@ async def test_a_killed_pane_is_absent_and_the_two_live_ones_reach_consensus(
         (gone,) = [e for e in status["events"] if e["event"] == "agora/participant-absent"]
         assert (gone["ling"], gone["level"], gone["coordinator"]) == (c, "warn", "lead")
         assert "gone" in gone["reason"] or "not alive" in gone["reason"], gone
+        assert gone["message"] == f"{c} is absent from {d['id']} (Which cache?): {gone['reason']}"
         entries = [e.record() for e in hub.activity.recent()]
         absent = [e["level"] for e in entries if e["event"] == "agora/participant-absent"]
         assert absent == ["warn"]
