@@ -64,8 +64,9 @@ async def test_a_turn_held_while_the_human_types_shows_why_in_the_activity_list(
             assert sent["delivery"] == {"state": "queued", "ling": "main.b", "reason": HELD}
             item = page.locator("#activity li[data-kind='dialogue']", has_text="relay/held")
             item.first.wait_for()
-            assert item.first.inner_text().endswith(
-                f"relay/held · Which cache? (active): main.b: {HELD}"
+            assert item.first.inner_text().endswith(  # the hub's words (event_facts.message)
+                "relay/held · Which cache? (active): not yet typed into main.b: "
+                + HELD.removeprefix("held: ")
             )
             page.screenshot(path=dashboard.shots / "relay-held-01.png", full_page=True)
             assert (seen.errors, seen.dialogs) == ([], [])

@@ -643,7 +643,9 @@
     }
     if (entry.kind === "dialogue") {
       // Why, where the event says (a delivery held while the human types, a failure).
+      // The hub's own words first (agora/paused, agora/consensus ... carry a message).
       const facts = entry.event_facts || {};
+      if (facts.message) return `${entry.event} · ${entry.topic || entry.key} (${entry.status}): ${facts.message}`;
       const why = facts.reason ? `: ${facts.ling ? `${facts.ling}: ` : ""}${facts.reason}` : "";
       return `${entry.event} · ${entry.topic || entry.key} (${entry.status})${why}`;
     }
