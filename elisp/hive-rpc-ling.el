@@ -46,7 +46,9 @@
 ;;
 ;; While the hub holds a turn for a ling (its human is typing a
 ;; draft, its terminal shows a dialog), the ling's buffer says so in
-;; its header line, from the hub's `ling/held' notification.
+;; its header line, from the hub's `hive/agora' notifications, which
+;; also say in the echo area when a turn failed, a dialogue paused or
+;; reached consensus.
 ;;
 ;; hive-rpc.el loads this file when `hive-rpc-mode' is turned on.
 ;; This file requires hive-rpc-core.el only, never hive-rpc.el: it
@@ -425,20 +427,33 @@ keys must not become the new agent's input.  Return the window."
                  header-line-format hive-rpc-ling--header)))
     (force-mode-line-update)))
 
+(defconst hive-rpc-ling--told-events
+  '("relay/failed" "agora/ling-unavailable" "agora/participant-absent"
+    "agora/paused" "agora/consensus" "agora/max-turns-reached")
+  "The hub's Agora events said in the echo area, in the hub's words.
+A held turn shows in its ling's header line instead.")
+
 (cl-defmethod hive-rpc-handle-notification
-  (_connection (_method (eql 'ling/held)) params)
-  "Show in a ling's buffer why a turn for it is held, from PARAMS.
-PARAMS name the buffer (`:address', for a ling of this Emacs) and
-the `:reason' (the hub's words: the human is typing a draft, the
-terminal shows a dialog), or a null reason once the turn was typed
-or failed.  Nothing is selected."
-  (let* ((address (plist-get params :address))
-         (buffer (and (stringp address) (get-buffer address)))
-         (reason (plist-get params :reason)))
-    (when (buffer-live-p buffer)
-      (hive-rpc-ling--show-held
-       buffer (and (stringp reason) (not (string-empty-p reason))
-                   (string-remove-prefix "held: " reason))))))
+  (_connection (_method (eql 'hive/agora)) params)
+  "Show what became of a turn or a dialogue, from the Agora's event PARAMS.
+A turn held for a ling in this Emacs (the human's draft in its
+input, a dialog in its terminal) shows in the ling buffer's header
+line until it is typed or fails; a failure, a paused dialogue,
+consensus and the like are said in the echo area.  Nothing is
+selected."
+  (let* ((event (plist-get params :event))
+         (name (plist-get params :buffer))
+         (buffer (and (stringp name) (get-buffer name)))
+         (text (plist-get params :message)))
+    (when (and (buffer-live-p buffer)
+               (member event '("relay/held" "relay/delivered" "relay/failed")))
+      (let ((reason (plist-get params :reason)))
+        (hive-rpc-ling--show-held
+         buffer (and (equal event "relay/held") (stringp reason)
+                     (not (string-empty-p reason))
+                     (string-remove-prefix "held: " reason)))))
+    (when (and (member event hive-rpc-ling--told-events) (stringp text))
+      (message "hive-rpc: %s" (hive-rpc--clean text)))))
 
 (defvar vterm-shell)
 (declare-function vterm "ext:vterm" (&optional arg))

@@ -1007,6 +1007,8 @@ Then each queued question opens in turn, at once, until none is
 left or \\<hive-rpc-minibuffer-map>\\[keyboard-quit] defers them all; keys typed
 ahead after the last one are dropped (see `hive-rpc-open-grace')."
   (interactive)
+  (when (hive-rpc--hive-minibuffer-p)
+    (user-error "A question is open: answer it, or C-g to leave it"))
   (let ((id (or (car (hive-rpc--queue)) (car (hive-rpc--pending-ids)))))
     (hive-rpc--clear-news)
     (if id

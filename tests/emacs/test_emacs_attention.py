@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from emacs_session import ORIGIN, EmacsSession, running, tag
+from emacs_session import FAST, ORIGIN, EmacsSession, running, tag
 
 pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
@@ -504,3 +504,54 @@ def test_an_open_question_counts_down_again_after_a_hub_restart(
     emacs.wait_for(lambda _: emacs.minibuffer().startswith("(14m"), timeout=30)
     first = emacs.minibuffer().split(")")[0]
     emacs.wait_for(lambda _: emacs.minibuffer().split(")")[0] != first)
+
+
+@pytest.fixture
+def emacs_queue_window(short_tmp: Path) -> Iterator[EmacsSession]:
+    yield from running(EmacsSession(short_tmp, "(setq hive-rpc-queue-window t)"))
+
+
+def test_the_queue_window_is_shown_never_selected(emacs_queue_window: EmacsSession) -> None:
+    """With `hive-rpc-queue-window`, the waiting questions show at the bottom of the
+    frame; the keys go on into the file, and the window goes when none waits."""
+    emacs = emacs_queue_window
+    notes = emacs.root / "notes.txt"
+    notes.write_text("")
+    visit(emacs, notes)
+    emacs.type("abc")
+    prompt_id = emacs.ask("Merge PR 91?", "--agent", "merger")
+    emacs.wait_for(lambda screen: "*hive-rpc*" in screen and "Merge PR 91?" in screen)
+    emacs.type("def")
+    emacs.keys("C-x", "C-s")
+    emacs.wait_for(lambda _: "Wrote " in emacs.minibuffer())
+    assert notes.read_text() == "abcdef\n"
+    assert emacs.record(prompt_id)["shown_at"] is None  # displayed is not opened
+    assert emacs.cli("answer", prompt_id, "yes").returncode == 0
+    emacs.wait_for(lambda screen: "*hive-rpc*" not in screen)
+
+
+@pytest.fixture
+def emacs_auto(short_tmp: Path) -> Iterator[EmacsSession]:
+    yield from running(EmacsSession(short_tmp, FAST))
+
+
+def test_opted_in_no_question_opens_over_a_terminal(emacs_auto: EmacsSession) -> None:
+    """`hive-rpc-auto-ask` on, questions opening after 0.2 s of idleness: none opens while
+    the selected window shows an agent's terminal, and one opens once the human is in
+    a file buffer."""
+    emacs = emacs_auto
+    record = emacs.root / "terminal.record"
+    open_recorder(emacs, "comint", record)
+    prompt_id = emacs.ask("Deploy?", "--choices", "yes,no", "--agent", "deployer")
+    emacs.wait_for(lambda screen: "hive:1" in screen)
+    emacs.type("ls")
+    time.sleep(1.5)  # a pause far past the idle delay
+    emacs.keys("Enter")
+    time.sleep(1.0)
+    emacs.type("pwd")
+    emacs.keys("Enter")
+    emacs.wait_until(lambda: record.exists() and record.read_text() == "ls\npwd\n", "cat")
+    got = emacs.record(prompt_id)
+    assert (got["status"], got["shown_at"]) == ("pending", None), got
+    emacs.keys("C-x", "b", "*scratch*", "Enter")
+    emacs.wait_prompt(f"{tag('deployer')} Deploy? [yes / no]")
