@@ -1003,13 +1003,16 @@ declines and \\[keyboard-quit] defers."
 ;;;###autoload
 (defun hive-rpc-answer-next ()
   "Answer the oldest waiting question, deferred ones included.
-Then each queued question opens in turn, at once, until none is
+Then each waiting question opens in turn, at once, until none is
 left or \\<hive-rpc-minibuffer-map>\\[keyboard-quit] defers them all; keys typed
 ahead after the last one are dropped (see `hive-rpc-open-grace')."
   (interactive)
   (when (hive-rpc--hive-minibuffer-p)
     (user-error "A question is open: answer it, or C-g to leave it"))
-  (let ((id (or (car (hive-rpc--queue)) (car (hive-rpc--pending-ids)))))
+  ;; After "not now" the queue is empty: asking again takes them all up.
+  (unless (hive-rpc--queue)
+    (setf (hive-rpc--queue) (seq-remove #'hive-rpc--in-outbox-p (hive-rpc--pending-ids))))
+  (let ((id (car (hive-rpc--queue))))
     (hive-rpc--clear-news)
     (if id
         (hive-rpc--chain id)

@@ -281,6 +281,7 @@ def test_yes_ret_no_ret_answers_the_first_and_types_into_the_second(
     assert f"{tag('migrator')} Migrate? [yes / no]" in emacs.minibuffer()
     assert emacs.record(second)["status"] == "pending"
     emacs.wait_for(lambda _: "(opening)" not in emacs.minibuffer())  # read it
+    assert (emacs.record(second)["status"], emacs.record(second)["answer"]) == ("pending", None)
     emacs.keys("Enter")
     emacs.wait_until(lambda: emacs.record(second)["answer"] == "no", "the second answer")
     assert emacs.record(second)["shown_at"] is not None
@@ -402,6 +403,13 @@ def test_not_now_for_all(emacs_defaults: EmacsSession) -> None:
     emacs.keys("C-g")
     emacs.wait_for(lambda _: "hive-rpc: deferred; 3 questions are pending" in emacs.minibuffer())
     assert "Question" not in emacs.minibuffer()
+    # Ready again: C-c h n takes them all up, one after the other.
+    emacs.answer_next()
+    emacs.wait_prompt(f"{tag('many')} Question 0?")
+    emacs.type("first", pace=0.05)
+    emacs.keys("Enter")
+    emacs.wait_prompt(f"{tag('many')} Question 1?")
+    emacs.wait_until(lambda: emacs.record(ids[0])["answer"] == "first", "the first answer")
 
 
 def test_the_mode_line_counts_down_the_most_urgent(emacs_defaults: EmacsSession) -> None:
