@@ -100,12 +100,17 @@ oneOf/anyOf entries, annotate the completions."
     (format "%s" n)))
 
 (defun hive-rpc--bounds-text (low high unit)
-  "Describe the bounds LOW and HIGH (numbers or nil) of a count of UNIT."
-  (let ((u (if unit (concat " " unit) "")))
+  "Describe the bounds LOW and HIGH (numbers or nil) of a count of UNIT.
+UNIT is nil or (SINGULAR . PLURAL): \"at least 1 choice\", \"at
+least 2 choices\"."
+  (let ((u (lambda (n)
+             (cond ((null unit) "")
+                   ((equal n 1) (concat " " (car unit)))
+                   (t (concat " " (cdr unit)))))))
     (cond ((and low high) (format "%s to %s%s" (hive-rpc--number-text low)
-                                  (hive-rpc--number-text high) u))
-          (low (format "at least %s%s" (hive-rpc--number-text low) u))
-          (high (format "at most %s%s" (hive-rpc--number-text high) u)))))
+                                  (hive-rpc--number-text high) (funcall u high)))
+          (low (format "at least %s%s" (hive-rpc--number-text low) (funcall u low)))
+          (high (format "at most %s%s" (hive-rpc--number-text high) (funcall u high))))))
 
 (defconst hive-rpc--formats
   '(("email" . "an email address")
@@ -128,13 +133,14 @@ REQUIRED nil adds \"optional\"."
             words))
     (when (equal type "string")
       (push (hive-rpc--bounds-text (plist-get property :minLength)
-                                   (plist-get property :maxLength) "characters")
+                                   (plist-get property :maxLength)
+                                   '("character" . "characters"))
             words)
       (push (cdr (assoc (plist-get property :format) hive-rpc--formats)) words))
     (when (equal type "array")
       (push "several, comma-separated" words)
       (push (hive-rpc--bounds-text (plist-get property :minItems)
-                                   (plist-get property :maxItems) "choices")
+                                   (plist-get property :maxItems) '("choice" . "choices"))
             words))
     (unless required (push "optional" words))
     (when-let ((description (plist-get property :description)))

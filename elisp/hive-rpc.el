@@ -211,6 +211,9 @@ emptied by `hive-rpc-clear-unseen'.")
       (user-error "Not connected to the hub: turn on hive-rpc-mode first (M-x hive-rpc-mode)"))
      ((eq hive-rpc--state 'connecting)
       (user-error "The hub on %s is starting; try again in a moment" (hive-rpc--socket)))
+     ((hive-rpc--stopped-text (hive-rpc--socket))
+      (user-error "No hub answers on %s: %s" (hive-rpc--socket)
+                  (hive-rpc--stopped-text (hive-rpc--socket))))
      (hive-rpc-program
       (user-error "No hub answers on %s; hive-rpc keeps trying to start one \
 \(see buffer \" *hive-rpc hub*\")" (hive-rpc--socket)))
@@ -961,6 +964,7 @@ In `hive-rpc-update-hook'; also show or close `hive-rpc-queue-window'."
     (define-key map "e" #'hive-rpc-events-buffer)
     (define-key map "r" #'hive-rpc-register-ling)
     (define-key map "u" #'hive-rpc-unregister-ling)
+    (define-key map "S" #'hive-rpc-start-hub)
     map)
   "Keymap of hive-rpc's commands, for you to bind to a prefix key.
 hive-rpc binds it to no key itself.  For example:

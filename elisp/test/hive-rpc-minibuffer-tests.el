@@ -84,7 +84,12 @@
                  "env"))
   (should (equal (hive-rpc--field-text
                   "tags" '(:type "array" :minItems 1 :items (:enum ["x" "y"])) t)
-                 "tags: several, comma-separated, at least 1 choices"))
+                 "tags: several, comma-separated, at least 1 choice"))
+  (should (equal (hive-rpc--field-text
+                  "tags" '(:type "array" :minItems 1 :maxItems 3 :items (:enum ["x" "y"])) t)
+                 "tags: several, comma-separated, 1 to 3 choices"))
+  (should (equal (hive-rpc--field-text "pin" '(:type "string" :maxLength 1) t)
+                 "pin: at most 1 character"))
   (should (equal (hive-rpc--field-text "note" '(:type "string" :description "why") nil)
                  "note: optional, why")))
 

@@ -466,6 +466,22 @@ The error says how to get one."
                                   (cadr err)))))
       (should (= reads 0)))))
 
+(ert-deftest hive-rpc-tests-a-hub-stopped-on-purpose-is-named-as-such ()
+  "Say the hub was stopped on purpose, and how to start it, not that one starts."
+  (let* ((dir (make-temp-file "hive-rpc-ert-stopped" t))
+         (hive-rpc-socket (expand-file-name "hub.sock" dir))
+         (hive-rpc-mode t)
+         (hive-rpc--state 'dead))
+    (unwind-protect
+        (progn
+          (with-temp-file (concat hive-rpc-socket ".start.json")
+            (insert "{\"stopped_by\": \"SIGTERM\", \"stopped_at\": 1795000000.5}"))
+          (let ((err (should-error (hive-rpc--check-connected) :type 'user-error)))
+            (should (string-match-p "stopped on purpose (kill PID at " (cadr err)))
+            (should (string-match-p "M-x hive-rpc-start-hub" (cadr err)))
+            (should-not (string-match-p "keeps trying" (cadr err)))))
+      (delete-directory dir t))))
+
 (ert-deftest hive-rpc-tests-mode-off-is-quiet ()
   "Turn the mode off without jsonrpc's \"Server exited\" message."
   (skip-unless (executable-find "python3"))
