@@ -2,7 +2,7 @@
 real hub, looked at and typed into as a person does; the agent's side is the
 ``hive-rpc`` CLI. Settings: ``hive.pythonPath`` (Machine settings) and ``hive.socket``,
 no ``hive-rpc`` on PATH. Questions open on their own once the window is idle
-(``hive.idleSeconds``, default) or with Hive: Answer Next Prompt; nothing is typed before
+(``hive.idleSeconds``, default) or with Hive: Answer Next Question; nothing is typed before
 a question is open. ``hive.openGraceSeconds`` is 0 here: these tests answer as soon as a
 box is open, where a person would first read it (keys in that first moment go back to
 the editor: test_vscode_keyboard.py tests that). Screenshots and logs:
@@ -131,7 +131,7 @@ def test_escape_defers_and_answer_next_brings_it_back(window: Window, vscode_hub
     assert window.status_text() == "1"  # still waiting, for later
     assert vscode_hub.record(ask_id)["status"] == "pending"
 
-    window.command("Hive: Answer Next Prompt")
+    window.command("Hive: Answer Next Question")
     box = window.wait_quick_input("Rename the module?", "Answer Next to bring it back")
     assert box.rows == ["rename", "keep"]
     window.pick("keep")
@@ -172,7 +172,7 @@ def test_typed_then_escape_gives_the_countdown_back(window: Window, vscode_hub: 
     )
     assert back["status"] == "pending", back
     assert left_at + 300 - 5 < back["deadline_at"] < time.time() + 300 + 1, back
-    window.command("Hive: Answer Next Prompt")
+    window.command("Hive: Answer Next Question")
     box = window.wait_quick_input("Name the codename", "Answer Next to bring it back")
     assert box.placeholder.endswith("left"), box  # the countdown shows again
     window.type_human("x")

@@ -97,8 +97,10 @@ def test_a_program_that_does_not_exist_is_named_and_show_sidecar_log_opens_the_l
     assert text == (
         f"Hive: the sidecar did not start: {missing} lsp --socket {vscode_hub.socket} could "
         f"not be run (spawn {missing} ENOENT: {missing} was not found). It printed nothing "
-        "on stderr. Set hive.pythonPath to a Python that has hive-rpc installed, or "
-        "hive.command to the full command."
+        "on stderr. Set Hive: Python Path (hive.pythonPath) to a Python that has hive-rpc "
+        "installed, or Hive: Command (hive.command) to the full command: Settings (Ctrl+,) > "
+        "Extensions > Hive, on the Remote tab when VS Code runs on a server (code-server, "
+        "Remote-SSH, WSL: the extension runs there), else on the User tab."
     )
     window.command("View: Hide Panel")
     window.command("Hive: Show Sidecar Log")

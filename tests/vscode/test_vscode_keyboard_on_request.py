@@ -2,7 +2,7 @@
 
 A real VS Code (code-server) whose ``hive.idleSeconds`` is an hour: once the human has
 typed, no question opens on its own, so what opens it here is the human asking: the
-notification's Answer button, and Hive: Answer Next Prompt."""
+notification's Answer link, and Hive: Answer Next Question."""
 
 from __future__ import annotations
 
@@ -22,10 +22,12 @@ def test_the_notification_and_answer_next_open_it_at_once(window: Window, vscode
     window.open_file("notes.txt")
     window.type_human("typing")
     ask_id = vscode_hub.ask("Ship it?", "--agent", "deployer")
-    window.wait_notification("Hive: deployer asks: Ship it?")
-    window.wait_status("1", "the status bar to count it")
+    window.wait_notification("asks: Ship it?")
+    window.wait_status("1", "the status bar to count it (no countdown: asked without one)")
     assert window.quick_input() is None, window.describe()
-    window.click_notification_button("deployer asks: Ship it?", "Answer")
+    window.page.locator(".notifications-toasts .notification-list-item-message a").filter(
+        has_text="Answer"
+    ).first.click()
     box = window.wait_quick_input("Ship it?", "the box, after the notification's Answer")
     assert box.message == "Ship it? (Enter answers, Escape defers)", box
     window.press("Escape")
@@ -33,7 +35,7 @@ def test_the_notification_and_answer_next_open_it_at_once(window: Window, vscode
     # Back in the editor, typing; Answer Next opens it without waiting for idleness.
     window.open_file("notes.txt")
     window.type_human(" more")
-    window.command("Hive: Answer Next Prompt")
+    window.command("Hive: Answer Next Question")
     window.wait_quick_input("Ship it?", "the box, after Answer Next")
     window.type_human("yes")
     window.press("Enter")

@@ -109,12 +109,12 @@ def test_typing_in_another_window_stops_this_windows_countdowns(
     assert "left" not in (view_row(window, "Anything else?") or ""), window.pending_view()
 
     # this window has the question open; it counts down there too
-    window.command("Hive: Answer Next Prompt")
+    window.command("Hive: Answer Next Question")
     box = window.wait_quick_input("Which region?", "the question to open in window 1")
     assert "left" in box.text(), box
 
     other = new_window("second")
-    other.command("Hive: Answer Next Prompt")
+    other.command("Hive: Answer Next Question")
     other.wait_quick_input("Which region?", "the question to open in window 2")
     other.type_human("eu-west")
     window.wait(

@@ -341,12 +341,17 @@ class CodeServer:
             "security.workspace.trust.enabled": False,
             "window.restoreWindows": "none",
             "git.enabled": False,
-            # Tests act the instant a question opens by itself; a person's keys in that
-            # first moment go back to the editor (the opening moment), which
-            # test_vscode_keyboard_grace.py tests on its own.
+            # Most modules test what a question's box does, not when it opens: there
+            # questions open by themselves (the opt-in hive.autoAsk), and the tests act
+            # the instant one opens (no opening moment, which
+            # test_vscode_keyboard_grace.py tests on its own). The default (nothing
+            # opens by itself) is test_vscode_attention.py's: a module drops a key
+            # from these by giving it None.
+            "hive.autoAsk": True,
             "hive.openGraceSeconds": 0,
             **self.user_settings,
         }
+        user = {k: v for k, v in user.items() if v is not None}
         for where, values in (("User", user), ("Machine", self.machine_settings)):
             path = self.user_data / where / "settings.json"
             path.parent.mkdir(parents=True, exist_ok=True)

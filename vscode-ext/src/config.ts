@@ -20,7 +20,7 @@ export interface HiveSettings {
   timeoutSeconds: number;
   /** `hive.by`: the name recorded as who answered. */
   by: string;
-  /** `hive.autoAsk`: open each new question on its own (default true). */
+  /** `hive.autoAsk`: open each new question on its own (default false: only when the human asks). */
   autoAsk: boolean;
   /** `hive.idleSeconds`: open a question on its own only after this long without typing (0: at once). */
   idleSeconds: number;
@@ -32,7 +32,7 @@ export const DEFAULT_SETTINGS: HiveSettings = {
   socket: '',
   timeoutSeconds: 300,
   by: '',
-  autoAsk: true,
+  autoAsk: false,
   idleSeconds: 2,
 };
 
@@ -164,7 +164,7 @@ export function readSettings(get: <T>(key: string) => T | undefined): HiveSettin
     socket: String(get<string>('socket') ?? ''),
     timeoutSeconds: Number.isFinite(timeout) ? timeout : DEFAULT_SETTINGS.timeoutSeconds,
     by: String(get<string>('by') ?? ''),
-    autoAsk: get<boolean>('autoAsk') !== false,
+    autoAsk: get<boolean>('autoAsk') === true,
     idleSeconds: nonNegative(get<number>('idleSeconds'), DEFAULT_SETTINGS.idleSeconds),
   };
 }

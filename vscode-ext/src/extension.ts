@@ -7,6 +7,7 @@
  */
 import * as vscode from 'vscode';
 import { askTest } from './askTest';
+import { Attention } from './attention';
 import { restartNeeded } from './config';
 import { DETAIL_SCHEME, DetailDocuments } from './detailDocuments';
 import { SwitchableHubClient } from './hubClient';
@@ -15,6 +16,8 @@ import { registerHumanInputTool } from './lmTool';
 import { PendingTreeProvider, promptIdOf } from './pendingView';
 import { PromptFlow } from './promptFlow';
 import { Command, PENDING_VIEW_ID, ServerNotifications } from './protocol';
+import { PromptQueue } from './queue';
+import { showExpired } from './expiredPick';
 import { SidecarConnection } from './sidecarConnection';
 import { HiveStatusBar } from './statusBar';
 import { TraceChannel } from './trace';
@@ -32,17 +35,34 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const idle = new IdleTracker(() => currentSettings().idleSeconds);
   const activity = watchEditorActivity(idle, { window: vscode.window, workspace: vscode.workspace });
   const details = new DetailDocuments();
-  const flow = new PromptFlow(hub, undefined, {
+  const attention = new Attention(hub, (line) => output.info(line));
+  // The deferred questions, kept across a window reload (a reload never asks them again).
+  const DEFERRED_KEY = 'hive.deferred';
+  const queue = new PromptQueue({
+    get: () => context.workspaceState.get<string[]>(DEFERRED_KEY) ?? [],
+    set: (ids) => void context.workspaceState.update(DEFERRED_KEY, ids),
+  });
+  const flow = new PromptFlow(hub, queue, {
     by: answeredBy,
     autoAsk: () => currentSettings().autoAsk,
     idle,
     openGrace: currentOpenGrace,
+    // The API does not say whether the keyboard is in a terminal: with one open,
+    // nothing opens by itself (docs/vscode.md).
+    terminalActive: () => vscode.window.terminals.length > 0,
+    attention,
     showDetail: (record) => {
       details.show(record).catch((e: unknown) => output.error(`cannot show the details: ${String(e)}`));
     },
   });
-  const bar = new HiveStatusBar(flow.queue);
-  const pending = new PendingTreeProvider(flow.queue);
+  const bar = new HiveStatusBar(flow.queue, attention);
+  const pending = new PendingTreeProvider(flow.queue, undefined, undefined, attention);
+  const view = vscode.window.createTreeView(PENDING_VIEW_ID, { treeDataProvider: pending });
+  let lostHub: string | undefined;
+  const updateViewMessage = (): void => {
+    view.message = PendingTreeProvider.connectionMessage(hub.connected, lostHub);
+  };
+  updateViewMessage();
   const sidecar = new SidecarConnection({
     hub,
     output,
@@ -52,6 +72,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       flow.reset();
       bar.setHealth(null);
     },
+    onSubscribed: () => void attention.refresh(),
   });
   connection = sidecar;
   context.subscriptions.push(
@@ -62,15 +83,45 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     flow,
     vscode.workspace.registerTextDocumentContentProvider(DETAIL_SCHEME, details),
     bar,
-    hub.onNotification(ServerNotifications.connection, (p) =>
-      bar.setConnection(p.connected === true, typeof p.message === 'string' ? p.message : ''),
-    ),
+    hub.onNotification(ServerNotifications.connection, (p) => {
+      const message = typeof p.message === 'string' ? p.message : '';
+      bar.setConnection(p.connected === true, message);
+      lostHub = p.connected === true ? undefined : message || 'lost the hub';
+      updateViewMessage();
+      if (p.connected === true) {
+        void attention.refresh();
+      }
+    }),
+    hub.onDidChangeTarget(() => {
+      lostHub = undefined;
+      updateViewMessage();
+    }),
     hub.onNotification(ServerNotifications.health, (p) =>
       bar.setHealth(typeof p?.degraded === 'string' ? p.degraded : null),
     ),
     pending,
-    vscode.window.registerTreeDataProvider(PENDING_VIEW_ID, pending),
+    view,
     vscode.commands.registerCommand(Command.answerNext, () => flow.answerNext()),
+    vscode.commands.registerCommand(Command.deferAll, () => flow.deferAll()),
+    vscode.commands.registerCommand(Command.deferPrompt, (arg: unknown) => {
+      const id = promptIdOf(arg);
+      if (id) {
+        flow.deferOne(id);
+      }
+    }),
+    vscode.commands.registerCommand(Command.answerWith, (id: unknown, choice: unknown) =>
+      typeof id === 'string' && typeof choice === 'string' ? flow.answerWith(id, choice) : undefined,
+    ),
+    vscode.commands.registerCommand(Command.showExpired, () => showExpired(attention)),
+    vscode.commands.registerCommand(Command.dismissExpired, async (arg: unknown) => {
+      const id = promptIdOf(arg);
+      try {
+        const n = await attention.dismiss(id);
+        vscode.window.setStatusBarMessage(`Hive: ${n} expired unseen question${n === 1 ? '' : 's'} dismissed`, 5000);
+      } catch (err) {
+        void vscode.window.showWarningMessage(`Hive: cannot dismiss: ${String((err as Error)?.message ?? err)}`);
+      }
+    }),
     vscode.commands.registerCommand(Command.showPending, () => flow.showPending()),
     vscode.commands.registerCommand(Command.ask, () => askTest(hub, currentSettings().timeoutSeconds)),
     vscode.commands.registerCommand(Command.restart, () => sidecar.restart()),
@@ -89,7 +140,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (e.affectsConfiguration('hive.idleSeconds')) {
         idle.recheck();
       }
+      if (e.affectsConfiguration('hive.autoAsk')) {
+        flow.recheckAuto();
+      }
     }),
+    vscode.window.onDidCloseTerminal(() => flow.recheckAuto()),
     // Only the settings the sidecar's command line is made of restart it; the
     // others are read when used, and trace.server is followed by the client.
     vscode.workspace.onDidChangeConfiguration((e) => {

@@ -41,8 +41,23 @@ export class SwitchableHubClient implements HubClient {
   private target: HubClient | undefined;
   private readonly handlers: Handler[] = [];
   private readonly connectedWaiters: (() => void)[] = [];
+  private readonly targetListeners: ((running: boolean) => void)[] = [];
+
+  /** Told when a sidecar starts running (true) or stops (false). */
+  onDidChangeTarget(listener: (running: boolean) => void): Disposable {
+    this.targetListeners.push(listener);
+    return {
+      dispose: () => {
+        const i = this.targetListeners.indexOf(listener);
+        if (i >= 0) {
+          this.targetListeners.splice(i, 1);
+        }
+      },
+    };
+  }
 
   setTarget(target: HubClient | undefined): void {
+    const was = this.target !== undefined;
     for (const h of this.handlers) {
       h.reg?.dispose();
       h.reg = undefined;
@@ -54,6 +69,11 @@ export class SwitchableHubClient implements HubClient {
       }
       for (const wake of this.connectedWaiters.splice(0)) {
         wake();
+      }
+    }
+    if (was !== (target !== undefined)) {
+      for (const l of [...this.targetListeners]) {
+        l(target !== undefined);
       }
     }
   }

@@ -1,7 +1,10 @@
 /**
  * The "Hive: Pending" tree view: one item per pending prompt, with its agent,
  * question and time left, and inline actions to answer or withdraw it
- * (package.json: `view/item/context`, group `inline`).
+ * (package.json: `view/item/context`, group `inline`); then the questions
+ * that expired before anyone saw them (src/attention.ts), each with an inline
+ * Dismiss. While the sidecar is not connected to the hub, the view says so
+ * (its message): an empty list then does not mean that nobody asks.
  *
  * It refreshes as little as it can. The tree's elements are the prompt ids
  * (strings, so the same element stays the same across record updates), and a
@@ -18,8 +21,9 @@
 import * as vscode from 'vscode';
 import { hasCountdown, nowSeconds, timeLeftText } from './countdown';
 import { visible } from './plainText';
-import { askerOf, isPermission } from './promptDetail';
-import { Command, PROMPT_CONTEXT_VALUE } from './protocol';
+import type { Attention } from './attention';
+import { askerOf, asksPermission } from './promptDetail';
+import { Command, EXPIRED_CONTEXT_VALUE, PROMPT_CONTEXT_VALUE } from './protocol';
 import type { PromptQueue } from './queue';
 
 const MAX_LABEL = 80;
@@ -39,8 +43,9 @@ const realTimers: Timers = {
   clearInterval: (h) => clearInterval(h as ReturnType<typeof setInterval>),
 };
 
-/** A tree element: the prompt's id. */
+/** A tree element: the prompt's id; an expired-unseen one's is prefixed with EXPIRED_PREFIX. */
 export type PendingElement = string;
+export const EXPIRED_PREFIX = 'expired:';
 
 export class PendingTreeProvider implements vscode.TreeDataProvider<PendingElement>, vscode.Disposable {
   private readonly emitter = new vscode.EventEmitter<PendingElement | PendingElement[] | undefined | void>();
@@ -55,15 +60,37 @@ export class PendingTreeProvider implements vscode.TreeDataProvider<PendingEleme
     private readonly now: () => number = nowSeconds,
     /** Tick the countdowns every second while a row counts down (tests pass fakes, or null for none). */
     private readonly timers: Timers | null = realTimers,
+    private readonly attention?: Attention,
   ) {
     this.subscription = queue.onDidChange((ids) => this.changed(ids));
+    this.attentionSubscription = attention?.onDidChange(() => this.emitter.fire());
+  }
+
+  private readonly attentionSubscription: { dispose(): void } | undefined;
+
+  /** What the view says above its rows: why it may be empty (no sidecar, no hub), or nothing. */
+  static connectionMessage(running: boolean, lost: string | undefined): string | undefined {
+    if (!running) {
+      return 'The Hive sidecar is not running, so no question can arrive here (Hive: Show Sidecar Log says why; Hive: Restart Sidecar).';
+    }
+    if (lost !== undefined) {
+      return `Not connected to the hive-rpc hub (${lost}): questions arrive once it is back.`;
+    }
+    return undefined;
   }
 
   getChildren(element?: PendingElement): PendingElement[] {
-    return element ? [] : this.queue.records().map((r) => r.id);
+    if (element) {
+      return [];
+    }
+    const expired = this.attention?.records().map((r) => EXPIRED_PREFIX + r.id) ?? [];
+    return [...this.queue.records().map((r) => r.id), ...expired];
   }
 
   getTreeItem(id: PendingElement): vscode.TreeItem {
+    if (id.startsWith(EXPIRED_PREFIX)) {
+      return this.expiredItem(id);
+    }
     const entry = this.queue.get(id);
     if (!entry) {
       // Closed between the refresh and this call: the next refresh drops it.
@@ -75,7 +102,7 @@ export class PendingTreeProvider implements vscode.TreeDataProvider<PendingEleme
     const left = this.timeText(id);
     // A permission (an agent's tool waits on it) says so first, with its own icon:
     // in a list of questions it is the one whose answer lets a command run.
-    const permission = isPermission(record);
+    const permission = asksPermission(record);
     const asker = visible(askerOf(record));
     const label = `${permission ? 'Permission · ' : ''}${asker}: ${oneLine(visible(record.question))}`;
     const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
@@ -91,6 +118,29 @@ export class PendingTreeProvider implements vscode.TreeDataProvider<PendingEleme
     return item;
   }
 
+  private expiredItem(element: string): vscode.TreeItem {
+    const record = this.attention?.get(element.slice(EXPIRED_PREFIX.length));
+    if (!record) {
+      const gone = new vscode.TreeItem('(dismissed)', vscode.TreeItemCollapsibleState.None);
+      gone.id = element;
+      return gone;
+    }
+    const asker = visible(askerOf(record));
+    const item = new vscode.TreeItem(
+      `Expired unseen · ${asker}: ${oneLine(visible(record.question))}`,
+      vscode.TreeItemCollapsibleState.None,
+    );
+    item.id = element;
+    const when = record.expired_at ? new Date(record.expired_at * 1000).toLocaleTimeString() : '';
+    item.description = when ? `expired ${when}` : 'expired';
+    item.tooltip =
+      `${asker} asked, and nobody saw it before its countdown ran out:\n${visible(record.question)}\n\n` +
+      `The agent was told "expired unseen". Dismiss clears this trace. · id ${record.id}`;
+    item.iconPath = new vscode.ThemeIcon('eye-closed');
+    item.contextValue = EXPIRED_CONTEXT_VALUE;
+    return item;
+  }
+
   /** Refresh the whole tree. */
   refresh(): void {
     this.emitter.fire();
@@ -99,6 +149,7 @@ export class PendingTreeProvider implements vscode.TreeDataProvider<PendingEleme
   dispose(): void {
     this.stopTimer();
     this.subscription.dispose();
+    this.attentionSubscription?.dispose();
     this.emitter.dispose();
   }
 
@@ -162,10 +213,10 @@ export class PendingTreeProvider implements vscode.TreeDataProvider<PendingEleme
   }
 }
 
-/** The prompt id from a command argument: an id, a record or a tree item. */
+/** The prompt id from a command argument: an id, a record or a tree item (an expired row's id included). */
 export function promptIdOf(arg: unknown): string | undefined {
   if (typeof arg === 'string') {
-    return arg;
+    return arg.startsWith(EXPIRED_PREFIX) ? arg.slice(EXPIRED_PREFIX.length) : arg;
   }
   if (arg && typeof arg === 'object' && 'id' in arg && typeof (arg as { id: unknown }).id === 'string') {
     return (arg as { id: string }).id;

@@ -57,7 +57,68 @@ export function detailPreview(detail: string): string {
 const BIDI = /[\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 /** The read-only document: who asks what, then the detail exactly as sent. */
-export function detailDocumentText(record: Pick<PromptRecord, 'id' | 'agent_id' | 'question' | 'kind' | 'detail'>): string {
-  const what = isPermission(record) ? 'asks permission' : 'asks';
+export function detailDocumentText(
+  record: Pick<PromptRecord, 'id' | 'agent_id' | 'question' | 'kind' | 'detail'> & { schema?: PromptRecord['schema'] },
+): string {
+  const what = asksPermission(record) ? 'asks permission' : 'asks';
   return `${record.agent_id} ${what} (prompt ${record.id}):\n${record.question}\n\n${detailOf(record) ?? ''}\n`;
+}
+
+/** The title of each field's free-text entry in Claude Code's own questions (core/claude_questions.py OWN_ANSWER). */
+const CLAUDE_OWN_ANSWER = 'Other: type your own answer';
+
+/**
+ * Whether the prompt is Claude Code asking the human a question (its
+ * AskUserQuestion tool), not asking to run something: the hub sends it as a
+ * permission (only an approver answers it) with a schema of fields `q1`,
+ * `q2` ..., each ending in one's own answer (core/claude_questions.py
+ * `is_questions_schema`). A label, not a proof: it only changes the words.
+ */
+export function isClaudeQuestion(record: Pick<PromptRecord, 'kind'> & { schema?: PromptRecord['schema'] }): boolean {
+  if (record.kind !== 'permission' || !record.schema || typeof record.schema.properties !== 'object') {
+    return false;
+  }
+  const fields = Object.entries(record.schema.properties);
+  if (fields.length === 0) {
+    return false;
+  }
+  return fields.every(([name, field], i) => {
+    if (name !== `q${i + 1}` || !field || typeof field !== 'object') {
+      return false;
+    }
+    const choices = field.items?.anyOf ?? field.anyOf;
+    const last = Array.isArray(choices) ? choices[choices.length - 1] : undefined;
+    return !!last && last.type === 'string' && last.title === CLAUDE_OWN_ANSWER;
+  });
+}
+
+/** Whether the prompt asks permission for an action (a permission that is no Claude Code question). */
+export function asksPermission(record: Pick<PromptRecord, 'kind'> & { schema?: PromptRecord['schema'] }): boolean {
+  return isPermission(record) && !isClaudeQuestion(record);
+}
+
+/** An Edit request's change (Claude Code's Edit tool: `file_path`, `old_string`, `new_string`), or undefined. */
+export interface EditChange {
+  filePath: string;
+  before: string;
+  after: string;
+}
+
+export function editChangeOf(record: Pick<PromptRecord, 'detail'>): EditChange | undefined {
+  const detail = detailOf(record);
+  if (detail === undefined) {
+    return undefined;
+  }
+  try {
+    const input: unknown = JSON.parse(detail);
+    if (input && typeof input === 'object' && !Array.isArray(input)) {
+      const f = input as Record<string, unknown>;
+      if (typeof f.old_string === 'string' && typeof f.new_string === 'string') {
+        return { filePath: typeof f.file_path === 'string' ? f.file_path : '(no file_path)', before: f.old_string, after: f.new_string };
+      }
+    }
+  } catch {
+    // not JSON (cut, or no tool input): no diff
+  }
+  return undefined;
 }

@@ -11,11 +11,18 @@
  * - `hive/dismiss` closes the box when the prompt was closed elsewhere;
  * - a refused answer (-32004) asks again with the hub's message; a prompt
  *   answered or closed elsewhere (-32002, -32003) is dropped;
- * - the keyboard stays the human's: a new prompt opens on its own only once
- *   the human has been idle (src/idle.ts); until then it is announced in a
- *   notification with an "Answer" button, which does not take focus. Keys in
- *   the first moment of a box that opened by itself (`hive.openGraceSeconds`)
- *   were meant for the editor: they go back to it, and the box closes.
+ * - the keyboard is the human's (issue 27): a prompt opens only when the
+ *   human asks for it (Answer Next, the status bar, a notification's link, a
+ *   Pending view row). Until then it is announced without focus: the status
+ *   bar's count and countdown, and one notification (src/announcer.ts) that
+ *   goes away when the prompt stops waiting. Opening by itself is an opt-in
+ *   (`hive.autoAsk`, option `autoAsk`): then a prompt opens once the human
+ *   has been idle (src/idle.ts), never while a terminal is open
+ *   (`terminalActive`), with no choice pre-selected, and keys in its first
+ *   moment (`hive.openGraceSeconds`) go back to the editor; after an Escape
+ *   nothing opens by itself until a new prompt arrives;
+ * - "Not now" for all: `deferAll` defers the whole queue;
+ * - a prompt put before the human is reported (`hive/shown`, src/attention.ts).
  *
  * This module is the queue's side: which prompt is asked when, and what its
  * outcome does (send, defer, drop, ask again). The steps a prompt takes and
@@ -24,10 +31,13 @@
  */
 import * as vscode from 'vscode';
 import { nowSeconds, timeLeftText } from './countdown';
+import { Announcer } from './announcer';
+import { Attention } from './attention';
 import type { HubClient } from './hubClient';
 import type { Disposable, Idleness } from './idle';
 import { plain } from './plainText';
-import { askerOf } from './promptDetail';
+import { askerOf, detailOf } from './promptDetail';
+import { confirmLastingRule } from './ruleConfirm';
 import { readAnswer } from './promptForm';
 import type { Outcome } from './promptForm';
 import { PromptSteps } from './promptSteps';
@@ -52,8 +62,12 @@ export interface PromptFlowOptions {
   now?: () => number;
   /** Timers for the countdown (tests pass fakes). */
   timers?: Timers;
-  /** Ask new prompts on their own when nothing is open (default true; `hive.autoAsk`). */
+  /** Ask new prompts on their own when nothing is open (default true here; `hive.autoAsk`, default off). */
   autoAsk?: boolean | (() => boolean);
+  /** A terminal is open in the window: nothing opens by itself (default: none). */
+  terminalActive?: () => boolean;
+  /** Tell the hub what was shown, and keep the expired-unseen questions (default: one of its own). */
+  attention?: Attention;
   /** Whether the human is idle (default: always, as with `hive.idleSeconds` 0). */
   idle?: Idleness;
   /** Seconds after a prompt opened by itself during which a key is not an answer (default 0: off). */
@@ -76,8 +90,8 @@ interface Session extends StepSession {
   sending: boolean;
 }
 
-/** The button of the notification that announces a prompt. */
-export const ANSWER_BUTTON = 'Answer';
+/** Questions longer than this open their whole text beside the box (a box shows one screen). */
+export const LONG_QUESTION_CHARS = 400;
 
 export class PromptFlow implements vscode.Disposable {
   readonly queue: PromptQueue;
@@ -90,8 +104,12 @@ export class PromptFlow implements vscode.Disposable {
   private readonly idle: Idleness;
   /** Waiting for the human to be idle before asking on our own. */
   private idleWait: Disposable | undefined;
-  /** Prompts already announced in a notification (kept across a sidecar restart). */
-  private readonly announced = new Set<string>();
+  /** The human said "not now" (Escape, a hidden box, Not now): nothing opens by itself until a new prompt comes. */
+  private autoPaused = false;
+  private readonly terminalActive: () => boolean;
+  readonly attention: Attention;
+  readonly announcer: Announcer;
+  private readonly showDetail: ((record: PromptRecord) => void) | undefined;
   private readonly subscriptions: { dispose(): void }[] = [];
   /** The widgets of the prompt being asked. */
   private readonly steps: PromptSteps;
@@ -107,6 +125,9 @@ export class PromptFlow implements vscode.Disposable {
     const autoAsk = options.autoAsk ?? true;
     this.autoAsk = typeof autoAsk === 'function' ? autoAsk : () => autoAsk;
     this.idle = options.idle ?? ALWAYS_IDLE;
+    this.terminalActive = options.terminalActive ?? (() => false);
+    this.attention = options.attention ?? new Attention(client);
+    this.showDetail = options.showDetail;
     this.steps = new PromptSteps({
       queue: this.queue,
       now: this.now,
@@ -121,14 +142,26 @@ export class PromptFlow implements vscode.Disposable {
     this.subscriptions.push(
       client.onNotification(ServerNotifications.prompt, (p) => this.onPrompt(p)),
       client.onNotification(ServerNotifications.dismiss, (p) => this.onDismiss(p)),
+      client.onNotification(ServerNotifications.unseenCleared, (p) => {
+        if (p && typeof p.id === 'string') {
+          this.attention.cleared(p.id);
+        }
+      }),
       // Someone typed (maybe in another editor): the new record stops the countdowns.
+      // An expired one the human never saw leaves its trace (src/attention.ts).
       client.onNotification(ServerNotifications.update, (p) => {
         if (p && typeof p.id === 'string') {
           this.queue.update(p);
+          this.attention.note(p);
         }
       }),
       this.queue.onDidChange(() => this.session?.step?.render()),
     );
+    this.announcer = new Announcer({
+      queue: this.queue,
+      openId: () => this.session?.id,
+      onShown: (id) => this.attention.shown(id),
+    });
   }
 
   /** The id of the prompt being asked, if any. */
@@ -144,12 +177,11 @@ export class PromptFlow implements vscode.Disposable {
     if (!record || typeof record.id !== 'string' || record.status !== 'pending') {
       return;
     }
-    // A prompt deferred before the sidecar restarted comes back deferred: not asked, not announced.
+    // A prompt deferred before the sidecar restarted (or the window reloaded)
+    // comes back deferred: not asked, not announced.
     const isNew = this.queue.add(record) && !this.queue.get(record.id)?.deferred;
-    if (isNew && !this.session && this.autoAsk()) {
-      if (!this.idle.isIdle()) {
-        this.announce(record);
-      }
+    if (isNew) {
+      this.autoPaused = false;
       this.autoAskNext();
     }
   }
@@ -161,7 +193,10 @@ export class PromptFlow implements vscode.Disposable {
     }
     // A queued prompt just leaves the queue (the status bar and view update).
     this.queue.remove(params.id);
-    this.announced.delete(params.id);
+    if (params.status === 'expired' && params.unseen !== false) {
+      // Expired unseen (or an older hub that does not say): the hub's list has its record.
+      void this.attention.refresh();
+    }
     if (this.session?.id === params.id) {
       if (!this.ours.has(params.id) && !this.session.sending) {
         void vscode.window.showInformationMessage(plain(dismissMessage(params)));
@@ -171,7 +206,7 @@ export class PromptFlow implements vscode.Disposable {
     }
   }
 
-  /** "Hive: Answer Next Prompt": the oldest waiting prompt, deferred ones included. */
+  /** "Hive: Answer Next Question": the oldest waiting prompt, deferred ones included. */
   answerNext(): void {
     if (this.session) {
       this.session.step?.ui.show();
@@ -182,11 +217,73 @@ export class PromptFlow implements vscode.Disposable {
     }
   }
 
+  /** "Not now" for all: every waiting prompt deferred, the open one too; nothing opens by itself until a new one comes. */
+  deferAll(): void {
+    this.autoPaused = true;
+    this.idleWait?.dispose();
+    this.idleWait = undefined;
+    const open = this.session;
+    const n = this.queue.deferAll(open?.id);
+    if (open) {
+      // Its end defers it (and gives its countdown back if it was typed into).
+      open.step?.ui.hide();
+    }
+    const total = n + (open ? 1 : 0);
+    vscode.window.setStatusBarMessage(
+      total === 0
+        ? 'Hive: no question is waiting'
+        : `Hive: ${total} question${total === 1 ? '' : 's'} deferred; Hive: Answer Next Question opens them`,
+      5000,
+    );
+  }
+
+  /** Defer one prompt (not asked again by itself). */
+  deferOne(id: string): void {
+    if (this.session?.id === id) {
+      this.session.step?.ui.hide();
+      return;
+    }
+    this.autoPaused = true;
+    this.queue.defer(id);
+  }
+
+  /** Answer a prompt with one of its choices (a notification's link): the human read it there. */
+  async answerWith(id: string, choice: string): Promise<void> {
+    const entry = this.queue.get(id);
+    if (!entry || !Array.isArray(entry.record.choices) || !entry.record.choices.includes(choice)) {
+      vscode.window.setStatusBarMessage('Hive: that question is no longer waiting', 5000);
+      return;
+    }
+    if (this.session?.id === id) {
+      return;
+    }
+    this.attention.shown(id);
+    this.ours.add(id);
+    try {
+      await this.client.sendRequest(Requests.respond, acceptParams(id, choice, this.by()));
+      this.queue.remove(id);
+      vscode.window.setStatusBarMessage(plain(`Hive: answered ${choice}`), 5000);
+    } catch (err) {
+      if (classifyRespondError(err) === 'gone') {
+        this.queue.remove(id);
+      }
+      void vscode.window.showWarningMessage(plain(`Hive: the answer was not sent: ${errorMessage(err)}`));
+    } finally {
+      this.ours.delete(id);
+    }
+  }
+
+  /** Look again whether a prompt may open by itself (a terminal closed, a setting changed). */
+  recheckAuto(): void {
+    this.autoAskNext();
+  }
+
   /** Answer one prompt (from the tree view or the pending list). */
   answer(id: string): void {
     const entry = this.queue.get(id);
     if (!entry) {
-      void vscode.window.showInformationMessage('Hive: that question is no longer pending');
+      // Answered or withdrawn meanwhile (its notification was already going away).
+      vscode.window.setStatusBarMessage('Hive: that question is no longer waiting', 5000);
       return;
     }
     if (this.session?.id === id) {
@@ -275,11 +372,12 @@ export class PromptFlow implements vscode.Disposable {
     this.session = undefined;
     open?.step?.close({ kind: 'dismissed' });
     this.queue.clear();
+    this.attention.reset();
   }
 
   dispose(): void {
     this.reset();
-    this.announced.clear();
+    this.announcer.dispose();
     for (const s of this.subscriptions.splice(0)) {
       s.dispose();
     }
@@ -291,7 +389,11 @@ export class PromptFlow implements vscode.Disposable {
    * view, the notification's button) does not wait.
    */
   private autoAskNext(fromTheBox = false): void {
-    if (this.session || !this.autoAsk() || !this.queue.next({ includeDeferred: false })) {
+    if (this.session || this.autoPaused || !this.autoAsk() || !this.queue.next({ includeDeferred: false })) {
+      return;
+    }
+    if (this.terminalActive()) {
+      // The API cannot tell whether the keyboard is in the terminal: never open over one.
       return;
     }
     if (this.idle.isIdle()) {
@@ -303,23 +405,6 @@ export class PromptFlow implements vscode.Disposable {
     this.idleWait ??= this.idle.whenIdle(() => {
       this.idleWait = undefined;
       this.autoAskNext();
-    });
-  }
-
-  /** Say that a prompt waits, without taking the keyboard (a notification has no focus). */
-  private announce(record: PromptRecord): void {
-    if (this.announced.has(record.id)) {
-      return;
-    }
-    this.announced.add(record.id);
-    const text = `Hive: ${plain(askerOf(record))} asks: ${plain(record.question)}`;
-    const shown = record.urgent
-      ? vscode.window.showWarningMessage(text, ANSWER_BUTTON)
-      : vscode.window.showInformationMessage(text, ANSWER_BUTTON);
-    void Promise.resolve(shown).then((choice) => {
-      if (choice === ANSWER_BUTTON) {
-        this.answer(record.id);
-      }
     });
   }
 
@@ -347,10 +432,21 @@ export class PromptFlow implements vscode.Disposable {
     };
     this.session = session;
     this.queue.undefer(session.id);
+    this.announcer.refreshSoon();
+    // The question is before the human now, by their act (one that opened by
+    // itself counts once they answer or type in it); a long one or one with a
+    // detail shows its whole text beside, without taking the keyboard.
+    if (!auto) {
+      this.attention.shown(session.id);
+    }
+    if (detailOf(entry.record) !== undefined || entry.record.question.length > LONG_QUESTION_CHARS) {
+      this.showDetail?.(entry.record);
+    }
     void this.run(session, entry).catch((err) => {
       void vscode.window.showErrorMessage(plain(`Hive: ${errorMessage(err)}`));
       if (this.session === session) {
         this.session = undefined;
+        this.announcer.refreshSoon();
       }
     });
   }
@@ -373,26 +469,35 @@ export class PromptFlow implements vscode.Disposable {
         );
         break;
       case 'defer':
+        // Not now: nothing opens by itself until a new prompt comes (an Escape
+        // never opens the next one; a box hidden by Quick Open never reopens).
+        this.autoPaused = true;
         if (this.queue.has(id)) {
           this.queue.defer(id);
           if (this.queue.markLeft(id)) {
             // Typed then left: without this the agent waits for the hub's maximum lifetime.
             this.client.sendNotification(ClientNotifications.defer, { id });
           }
-          void vscode.window.showInformationMessage(
-            'Hive: deferred; run "Hive: Answer Next Prompt" to answer it later',
-          );
+          vscode.window.setStatusBarMessage('Hive: deferred; Hive: Answer Next Question opens it again', 5000);
         }
         break;
       case 'decline':
+        this.attention.shown(id);
         await this.send(session, declineParams(id, this.by()), undefined);
         break;
       case 'answer':
-        await this.send(session, acceptParams(id, outcome.answer, this.by()), outcome.answer);
+        this.attention.shown(id);
+        if (await confirmLastingRule(entry.record, outcome.answer)) {
+          await this.send(session, acceptParams(id, outcome.answer, this.by()), outcome.answer);
+        } else {
+          // Not confirmed: the question opens again, for another answer.
+          this.queue.setRetry(id, 'no rule saved: pick again', outcome.answer);
+        }
         break;
     }
     if (this.session === session) {
       this.session = undefined;
+      this.announcer.refreshSoon();
       const retry = this.queue.get(id);
       if (retry?.retryMessage !== undefined) {
         this.ask(retry);
@@ -443,6 +548,7 @@ export class PromptFlow implements vscode.Disposable {
 
   /** Send `hive/typing` once, on the first keystroke; stops the countdown. */
   private typed(entry: QueueEntry): void {
+    this.attention.shown(entry.record.id);
     if (this.queue.markTyped(entry.record.id)) {
       this.client.sendNotification(ClientNotifications.typing, { id: entry.record.id });
     }

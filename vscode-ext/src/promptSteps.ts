@@ -22,10 +22,10 @@ import * as vscode from 'vscode';
 import { countdownText } from './countdown';
 import { iconless, plain, visible } from './plainText';
 import {
+  asksPermission,
   detailOf,
   detailPreview,
   HUB_AGENT,
-  isPermission,
   SHOW_DETAIL_DESCRIPTION,
   SHOW_DETAIL_LABEL,
   SHOW_DETAIL_TOOLTIP,
@@ -114,8 +114,13 @@ export class PromptSteps {
   /** "Agent NAME needs input", plus the field, countdown and queue length. */
   title(entry: QueueEntry, options: { countdown?: boolean; stepInfo?: StepInfo } = {}): string {
     const r = entry.record;
-    const who = r.agent_id === HUB_AGENT ? 'The hub itself (hive-rpc)' : `Agent ${iconless(r.agent_id)}`;
-    let title = isPermission(r) ? `${who} asks permission` : `${who} needs input`;
+    let who = r.agent_id === HUB_AGENT ? 'The hub itself (hive-rpc)' : `Agent ${iconless(r.agent_id)}`;
+    // Where the asker runs ("Claude Code in ~/src/app", "project ~/src/app"): which of
+    // several agents of the same name this is.
+    if (typeof r.origin === 'string' && r.origin.trim() !== '') {
+      who += ` (${iconless(r.origin.trim())})`;
+    }
+    let title = asksPermission(r) ? `${who} asks permission` : `${who} needs input`;
     if (r.urgent) {
       title += ' (urgent)';
     }
@@ -214,7 +219,9 @@ export class PromptSteps {
       session.step = step;
       box.ignoreFocusOut = true;
       box.prompt = plain(opts.prompt);
-      box.value = opts.value;
+      // Text left in this step by an Escape comes back (a refused answer's text wins).
+      const draftKey = opts.stepInfo?.field.name ?? '';
+      box.value = opts.retryMessage === undefined ? (this.options.queue.draft(entry.record.id, draftKey) ?? opts.value) : opts.value;
       box.buttons = this.buttonsFor(entry.record);
       showMessage(opts.retryMessage);
       render();
@@ -250,6 +257,7 @@ export class PromptSteps {
             return;
           }
           if (!opts.parse) {
+            this.options.queue.setDraft(entry.record.id, draftKey, '');
             finish({ kind: 'value', value: box.value });
             return;
           }
@@ -269,7 +277,12 @@ export class PromptSteps {
             this.showDetail(entry.record);
           }
         }),
-        box.onDidHide(() => finish(this.inGrace(session) ? { kind: 'grace' } : { kind: 'defer' })),
+        box.onDidHide(() => {
+          if (!session.givingBack) {
+            this.options.queue.setDraft(entry.record.id, draftKey, box.value);
+          }
+          finish(this.inGrace(session) ? { kind: 'grace' } : { kind: 'defer' });
+        }),
       );
       box.show();
     });
@@ -311,6 +324,14 @@ export class PromptSteps {
         });
       }
       pick.items = items;
+      // Opened by itself: no choice is pre-selected, so an Enter meant for
+      // something else accepts nothing (the human moves to a choice first).
+      const noPreselection = (): void => {
+        if (session.auto) {
+          pick.activeItems = [];
+        }
+      };
+      noPreselection();
       pick.canSelectMany = opts.canSelectMany ?? false;
       pick.matchOnDescription = true;
       pick.buttons = this.buttonsFor(entry.record);
@@ -368,6 +389,7 @@ export class PromptSteps {
         pick.onDidHide(() => finish(this.inGrace(session) ? { kind: 'grace' } : { kind: 'defer' })),
       );
       pick.show();
+      noPreselection();
     });
   }
 }

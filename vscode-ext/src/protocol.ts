@@ -86,6 +86,20 @@ export const Requests = {
   subscribe: new RequestType0<SubscribeResult, void>('hive/subscribe'),
 } as const;
 
+/**
+ * The human's attention (issue 27): the question was put before the human
+ * (`hive/shown`), the expired-unseen ones (`hive/list {expired_unseen}`), and
+ * clearing their trace (`hive/clearUnseen`; each cleared one is then
+ * broadcast as `hive/unseenCleared {id}`). A hub without them
+ * answers -32601 (method not found): the extension then does without
+ * (src/attention.ts).
+ */
+export const AttentionRequests = {
+  shown: new HubRequest<ShownParams, PromptRecord>('hive/shown', { id: 'string' }),
+  listExpiredUnseen: new HubRequest<ListParams, PromptRecord[]>('hive/list', { expired_unseen: 'boolean' }),
+  clearUnseen: new HubRequest<ClearUnseenParams, ClearUnseenResult>('hive/clearUnseen', { id: 'string', all: 'boolean' }),
+} as const;
+
 /** Notifications the extension sends (client to hub). */
 export const ClientNotifications = {
   /** The human's first keystroke in a prompt's box: the hub stops its countdown. */
@@ -100,6 +114,8 @@ export const ServerNotifications = {
   /** A prompt still pending has a new record (someone started typing its answer). */
   update: new NotificationType<PromptRecord>('hive/update'),
   dismiss: new NotificationType<DismissParams>('hive/dismiss'),
+  /** The human cleared an expired-unseen question's trace (here or in another editor). */
+  unseenCleared: new NotificationType<{ id: string }>('hive/unseenCleared'),
   /** Sent by `hive-rpc lsp` only: it lost the hub, or has it back. */
   connection: new NotificationType<ConnectionParams>('hive/connection'),
   /** The hub's store is degraded (a reason), or works again (null). */
@@ -113,6 +129,7 @@ export const ErrorCode = {
   closed: -32003,
   invalidAnswer: -32004,
   invalidParams: -32602,
+  methodNotFound: -32601,
 } as const;
 
 /** `unknown`: in a dismiss after a hub restart, the new hub did not know the prompt. */
@@ -193,6 +210,32 @@ export interface PromptRecord {
   by: string | null;
   action: RespondAction | null;
   expired: boolean;
+  /** When an editor first put the question before the human (`hive/shown`); absent from older hubs. */
+  shown_at?: number | null;
+  /** Expired and never shown: the human never saw it (derived by the hub). */
+  unseen?: boolean;
+  /** The human acknowledged an expired-unseen question (`hive/clearUnseen`). */
+  cleared_at?: number | null;
+  /** Where the asker runs, in words ("Claude Code in ~/src/app", "project ~/src/app"). */
+  origin?: string | null;
+}
+
+export interface ShownParams {
+  id: string;
+}
+
+export interface ListParams {
+  expired_unseen?: boolean;
+}
+
+/** `hive/clearUnseen`: clear one expired-unseen trace, or all. */
+export interface ClearUnseenParams {
+  id?: string;
+  all?: boolean;
+}
+
+export interface ClearUnseenResult {
+  cleared: number;
 }
 
 /** `hive/dismiss` parameters. */
@@ -201,6 +244,8 @@ export interface DismissParams {
   status: Exclude<PromptStatus, 'pending'>;
   by: string | null;
   action: RespondAction | null;
+  /** It expired before any editor showed it (hubs of issue 27 on). */
+  unseen?: boolean;
 }
 
 /** `hive/connection`: whether `hive-rpc lsp` has the hub, and why not. */
@@ -279,9 +324,20 @@ export const Command = {
   showLog: 'hive.showLog',
   answerPrompt: 'hive.answerPrompt',
   cancelPrompt: 'hive.cancelPrompt',
+  /** "Not now" for the whole queue. */
+  deferAll: 'hive.deferAll',
+  /** The expired-unseen questions: look at them and clear their trace. */
+  showExpired: 'hive.showExpired',
+  dismissExpired: 'hive.dismissExpired',
+  /** Answer a prompt with one of its choices (a notification's link). */
+  answerWith: 'hive.answerWith',
+  /** Defer one prompt (a notification's link). */
+  deferPrompt: 'hive.deferPrompt',
 } as const;
 
 /** The pending view's id, contributed in package.json. */
 export const PENDING_VIEW_ID = 'hive.pending';
 /** The tree items' contextValue, used by the inline menus. */
 export const PROMPT_CONTEXT_VALUE = 'hivePrompt';
+/** The contextValue of an expired-unseen row. */
+export const EXPIRED_CONTEXT_VALUE = 'hiveExpired';

@@ -23,7 +23,18 @@ export interface QueueEntry {
   retryMessage?: string;
   /** The refused answer, offered again as the starting value. */
   lastAnswer?: unknown;
+  /** Text typed into its input boxes and left unsent (Escape), by step: offered again when it reopens. */
+  drafts?: Record<string, string>;
 }
+
+/** Where the deferred prompts' ids are kept across window reloads (the extension's `workspaceState`). */
+export interface DeferredStore {
+  get(): readonly string[];
+  set(ids: readonly string[]): void;
+}
+
+/** At most this many deferred ids are remembered (the oldest go first). */
+const REMEMBER_DEFERRED = 500;
 
 /**
  * Told of every change. `changed` lists the prompts whose entry changed (a
@@ -38,11 +49,16 @@ export class PromptQueue {
   private readonly entries = new Map<string, QueueEntry>();
   private readonly listeners: QueueListener[] = [];
   /**
-   * Prompts that were deferred when the queue was cleared: the sidecar
-   * restarted, and the hub resends every pending prompt. One coming back stays
-   * deferred, so a restart never asks again what the human put aside.
+   * The prompts the human deferred, remembered while they are pending and
+   * across a sidecar restart (the hub resends every pending prompt) and a
+   * window reload (`store`): one coming back stays deferred, so neither asks
+   * again what the human put aside.
    */
-  private readonly deferredBeforeClear = new Set<string>();
+  private readonly deferredIds: Set<string>;
+
+  constructor(private readonly store?: DeferredStore) {
+    this.deferredIds = new Set(store?.get() ?? []);
+  }
 
   /** Add a pending prompt, or refresh its record. Returns true if it is new. */
   add(record: PromptRecord): boolean {
@@ -53,7 +69,7 @@ export class PromptQueue {
     }
     this.entries.set(record.id, {
       record,
-      deferred: this.deferredBeforeClear.delete(record.id),
+      deferred: this.deferredIds.has(record.id),
       typed: record.typing_at !== null,
     });
     this.changed();
@@ -76,7 +92,7 @@ export class PromptQueue {
 
   /** Remove a prompt; returns its entry, or undefined if it was not queued. */
   remove(id: string): QueueEntry | undefined {
-    this.deferredBeforeClear.delete(id);
+    this.forgetDeferred(id);
     const entry = this.entries.get(id);
     if (entry) {
       this.entries.delete(id);
@@ -121,16 +137,72 @@ export class PromptQueue {
     const entry = this.entries.get(id);
     if (entry && !entry.deferred) {
       entry.deferred = true;
+      this.rememberDeferred(id);
       this.changed([id]);
     }
+  }
+
+  /** Defer every prompt not deferred yet; returns how many. */
+  deferAll(except?: string): number {
+    const ids = this.sorted()
+      .filter((e) => !e.deferred && e.record.id !== except)
+      .map((e) => e.record.id);
+    for (const id of ids) {
+      this.entries.get(id)!.deferred = true;
+      this.deferredIds.add(id);
+    }
+    if (ids.length > 0) {
+      this.saveDeferred();
+      this.changed(ids);
+    }
+    return ids.length;
   }
 
   undefer(id: string): void {
     const entry = this.entries.get(id);
     if (entry && entry.deferred) {
       entry.deferred = false;
+      this.forgetDeferred(id);
       this.changed([id]);
     }
+  }
+
+  /** The text left in a step's input box, or undefined. */
+  draft(id: string, step: string): string | undefined {
+    return this.entries.get(id)?.drafts?.[step];
+  }
+
+  /** Keep (or, when empty, forget) the text left in a step's input box. */
+  setDraft(id: string, step: string, text: string): void {
+    const entry = this.entries.get(id);
+    if (!entry) {
+      return;
+    }
+    entry.drafts ??= {};
+    if (text === '') {
+      delete entry.drafts[step];
+    } else {
+      entry.drafts[step] = text;
+    }
+  }
+
+  private rememberDeferred(id: string): void {
+    this.deferredIds.delete(id);
+    this.deferredIds.add(id);
+    this.saveDeferred();
+  }
+
+  private forgetDeferred(id: string): void {
+    if (this.deferredIds.delete(id)) {
+      this.saveDeferred();
+    }
+  }
+
+  private saveDeferred(): void {
+    while (this.deferredIds.size > REMEMBER_DEFERRED) {
+      this.deferredIds.delete(this.deferredIds.values().next().value as string);
+    }
+    this.store?.set([...this.deferredIds]);
   }
 
   /** Mark the prompt typed into; true only the first time (send hive/typing once). */
@@ -168,6 +240,7 @@ export class PromptQueue {
       entry.retryMessage = message;
       entry.lastAnswer = lastAnswer;
       entry.deferred = false;
+      this.forgetDeferred(id);
     }
   }
 
@@ -181,11 +254,6 @@ export class PromptQueue {
 
   /** Forget every prompt; the deferred ones stay deferred if they come back. */
   clear(): void {
-    for (const entry of this.entries.values()) {
-      if (entry.deferred) {
-        this.deferredBeforeClear.add(entry.record.id);
-      }
-    }
     if (this.entries.size > 0) {
       this.entries.clear();
       this.changed();

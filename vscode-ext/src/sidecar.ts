@@ -62,7 +62,11 @@ export function endText(run: SidecarRun): string {
 function hint(run: SidecarRun): string {
   const noModule = run.stderr.some((l) => /No module named '?hive_rpc/.test(l));
   if (run.spawnError?.code === 'ENOENT' || run.spawnError?.code === 'EACCES' || noModule) {
-    return ' Set hive.pythonPath to a Python that has hive-rpc installed, or hive.command to the full command.';
+    return (
+      ' Set Hive: Python Path (hive.pythonPath) to a Python that has hive-rpc installed, or Hive: Command' +
+      ' (hive.command) to the full command: Settings (Ctrl+,) > Extensions > Hive, on the Remote tab when' +
+      ' VS Code runs on a server (code-server, Remote-SSH, WSL: the extension runs there), else on the User tab.'
+    );
   }
   return '';
 }

@@ -30,6 +30,8 @@ export interface SidecarConnectionOptions {
   settings: () => HiveSettings;
   /** The prompts shown are forgotten: the next sidecar's hub resends the pending ones. */
   onReset: () => void;
+  /** The sidecar subscribed: ask the hub what the subscription does not resend (the expired-unseen questions). */
+  onSubscribed?: () => void;
 }
 
 export class SidecarConnection {
@@ -77,7 +79,10 @@ export class SidecarConnection {
         this.options.onReset();
         hub.setTarget(hubClientOf(c));
         hub.sendRequest(Requests.subscribe).then(
-          (r) => output.info(`subscribed; ${r.pending ?? 0} pending`),
+          (r) => {
+            output.info(`subscribed; ${r.pending ?? 0} pending`);
+            this.options.onSubscribed?.();
+          },
           (err) => output.info(`hive/subscribe failed: ${errorMessage(err)}`),
         );
       } else if (e.newState === State.Stopped) {

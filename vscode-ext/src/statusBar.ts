@@ -1,26 +1,42 @@
 /**
- * The status bar item: `$(comment-discussion) N` while N prompts are pending
- * (`$(shield) N` while one of them is a permission request), hidden at 0. Clicking it runs "Hive: Show Pending Prompts". While the
- * sidecar has lost the hub (`hive/connection`), it says so instead. While the
- * hub's store is degraded (`hive/health`), it shows `$(warning) N` on the
- * warning background, even at 0, with the reason in its tooltip.
+ * The status bar item, where the eye already is (issue 27): while N prompts
+ * wait, `$(comment-discussion) N` (`$(shield) N` while one of them asks
+ * permission) and the most urgent countdown (`N · 25s`), on the warning
+ * background under 30 seconds or while one is urgent; then, while some
+ * expired before anyone saw them, `· K expired unseen`. Hidden when there is
+ * nothing to say. Clicking it opens the next question (the human's act).
+ * While the sidecar has lost the hub (`hive/connection`), it says so instead.
+ * While the hub's store is degraded (`hive/health`), it shows `$(warning) N`
+ * on the warning background, even at 0, with the reason in its tooltip.
  */
 import * as vscode from 'vscode';
+import type { Attention } from './attention';
+import { countdownText, hasCountdown, nowSeconds, secondsLeft } from './countdown';
+import { asksPermission } from './promptDetail';
 import { Command } from './protocol';
-import { isPermission } from './promptDetail';
 import type { PromptQueue } from './queue';
+
+/** Under this many seconds left, the countdown is shown on the warning background. */
+export const WARN_SECONDS = 30;
 
 export class HiveStatusBar implements vscode.Disposable {
   readonly item: vscode.StatusBarItem;
-  private readonly subscription: { dispose(): void };
+  private readonly subscriptions: { dispose(): void }[] = [];
   private lost: string | undefined;
   private degraded: string | undefined;
+  private timer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(private readonly queue: PromptQueue) {
+  constructor(
+    private readonly queue: PromptQueue,
+    private readonly attention?: Attention,
+    private readonly now: () => number = nowSeconds,
+  ) {
     this.item = vscode.window.createStatusBarItem('hive.pending', vscode.StatusBarAlignment.Left, 100);
     this.item.name = 'Hive: Pending Prompts';
-    this.item.command = Command.showPending;
-    this.subscription = queue.onDidChange(() => this.update());
+    this.subscriptions.push(queue.onDidChange(() => this.update()));
+    if (attention) {
+      this.subscriptions.push(attention.onDidChange(() => this.update()));
+    }
     this.update();
   }
 
@@ -43,6 +59,11 @@ export class HiveStatusBar implements vscode.Disposable {
   update(): void {
     const records = this.queue.records();
     const n = records.length;
+    const unseen = this.attention?.count ?? 0;
+    const unseenText = unseen > 0 ? ` · ${unseen} expired unseen` : '';
+    this.item.command = n > 0 ? Command.answerNext : unseen > 0 ? Command.showExpired : Command.showPending;
+    const counting = records.filter((r) => hasCountdown(r, this.queue.get(r.id)?.typed));
+    this.tick(counting.length > 0);
     if (this.lost !== undefined) {
       this.item.text = `$(debug-disconnect) ${n}`;
       this.item.tooltip = `Hive: the sidecar ${this.lost}; answers wait until the hub is back`;
@@ -52,7 +73,7 @@ export class HiveStatusBar implements vscode.Disposable {
     }
     const urgent = records.filter((r) => r.urgent).length;
     if (this.degraded !== undefined) {
-      this.item.text = `$(warning) ${n}`;
+      this.item.text = `$(warning) ${n}${unseenText}`;
       this.item.tooltip =
         `Hive: the hub's store is degraded: ${this.degraded} (hive-rpc doctor checks it)` +
         (n > 0 ? ` — ${n} question${n === 1 ? '' : 's'} waiting` + (urgent > 0 ? ` (${urgent} urgent)` : '') : '');
@@ -60,27 +81,60 @@ export class HiveStatusBar implements vscode.Disposable {
       this.item.show();
       return;
     }
-    if (n === 0) {
+    if (n === 0 && unseen === 0) {
       this.item.hide();
       return;
     }
-    const permissions = records.filter(isPermission).length;
+    if (n === 0) {
+      this.item.text = `$(eye-closed) ${unseen} expired unseen`;
+      this.item.tooltip =
+        `Hive: ${unseen} question${unseen === 1 ? '' : 's'} expired before you saw ${unseen === 1 ? 'it' : 'them'}` +
+        ' — click to see and dismiss';
+      this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+      this.item.show();
+      return;
+    }
+    const now = this.now();
+    // The most urgent countdown: the least time left among those counting down.
+    const soonest = counting.sort((a, b) => a.deadline_at - b.deadline_at)[0];
+    const left = soonest ? secondsLeft(soonest, now) : undefined;
+    const countdown = soonest ? countdownText(soonest, now, this.queue.get(soonest.id)?.typed) : null;
+    const permissions = records.filter(asksPermission).length;
     const among = [
       ...(urgent > 0 ? [`${urgent} urgent`] : []),
       ...(permissions > 0 ? [`${permissions} permission request${permissions === 1 ? '' : 's'}`] : []),
     ];
-    this.item.text = `$(${permissions > 0 ? 'shield' : 'comment-discussion'}) ${n}`;
+    this.item.text =
+      `$(${permissions > 0 ? 'shield' : 'comment-discussion'}) ${n}` +
+      (countdown ? ` · ${countdown.replace(/ left$/, '')}` : '') +
+      unseenText;
     this.item.tooltip =
       `Hive: ${n} question${n === 1 ? '' : 's'} from agents waiting` +
       (among.length > 0 ? ` (${among.join(', ')})` : '') +
-      ' — click to see them';
-    this.item.backgroundColor = urgent > 0 ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+      (countdown ? `; the soonest expires in ${countdown.replace(/ left$/, '')}` : '') +
+      (unseen > 0 ? `; ${unseen} expired unseen (Hive: Show Expired Unseen Questions)` : '') +
+      ' — click to answer the next (Hive: Answer Next Question)';
+    const warn = urgent > 0 || (left !== undefined && left < WARN_SECONDS);
+    this.item.backgroundColor = warn ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     this.item.show();
   }
 
   dispose(): void {
-    this.subscription.dispose();
+    this.tick(false);
+    for (const s of this.subscriptions.splice(0)) {
+      s.dispose();
+    }
     this.item.dispose();
+  }
+
+  /** Redraw every second while a countdown runs. */
+  private tick(on: boolean): void {
+    if (on && this.timer === undefined) {
+      this.timer = setInterval(() => this.update(), 1000);
+    } else if (!on && this.timer !== undefined) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
   }
 }
 

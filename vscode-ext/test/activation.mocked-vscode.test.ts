@@ -11,7 +11,7 @@ import './register-languageclient-mock';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as extension from '../src/extension';
-import { settle } from './helpers';
+import { fakeMemento, settle } from './helpers';
 import { LanguageClient } from './languageclient-mock';
 import { changeConfig, FakeInputBox, mock } from './vscode-mock';
 
@@ -20,7 +20,7 @@ test('activate wires the client, commands, status bar, view and restarts on hive
   LanguageClient.instances = [];
   // No opening moment: this test types into the box the instant it opens.
   mock.config = { 'hive.pythonPath': '/venv/bin/python', 'hive.by': 'carol', 'hive.openGraceSeconds': 0 };
-  const context = { subscriptions: [] as { dispose(): void }[] };
+  const context = { subscriptions: [] as { dispose(): void }[], workspaceState: fakeMemento() };
   await extension.activate(context as never);
 
   assert.deepEqual(
@@ -28,9 +28,14 @@ test('activate wires the client, commands, status bar, view and restarts on hive
     [
       'hive.answerNext',
       'hive.answerPrompt',
+      'hive.answerWith',
       'hive.ask',
       'hive.cancelPrompt',
+      'hive.deferAll',
+      'hive.deferPrompt',
+      'hive.dismissExpired',
       'hive.restart',
+      'hive.showExpired',
       'hive.showLog',
       'hive.showPending',
     ],
@@ -46,7 +51,9 @@ test('activate wires the client, commands, status bar, view and restarts on hive
   assert.deepEqual(client.clientOptions.initializationOptions, { progress: false });
   assert.equal(client.started, true);
   await settle();
-  assert.deepEqual(client.requests.map((r) => r.method), ['hive/subscribe']);
+  // Subscribed, then the questions that expired unseen (the subscription does not resend them).
+  assert.deepEqual(client.requests.map((r) => r.method), ['hive/subscribe', 'hive/list']);
+  assert.deepEqual(client.requests[1].params, { expired_unseen: true });
 
   // The hub's store health shows in the status bar.
   client.emit('hive/health', { degraded: 'store: database or disk is full' });
@@ -55,7 +62,8 @@ test('activate wires the client, commands, status bar, view and restarts on hive
   client.emit('hive/health', { degraded: null });
   assert.equal(mock.statusBarItems[0].visible, false);
 
-  // A prompt from the sidecar opens an input box and shows in the status bar.
+  // A prompt from the sidecar shows in the status bar and a notification; it
+  // opens only when the human asks (Hive: Answer Next Question).
   const now = Date.now() / 1000;
   client.emit('hive/prompt', {
     id: 'abcdef0123456789', agent_id: 'deployer', question: 'Ship it?', created_at: now, deadline_at: now + 60,
@@ -63,17 +71,24 @@ test('activate wires the client, commands, status bar, view and restarts on hive
     in_reply_to: null, status: 'pending', typing_at: null, answered_at: null, expired_at: null, cancelled_at: null,
     expiry_reason: null, answer: null, by: null, action: null, expired: false,
   });
+  assert.equal(mock.open(), undefined, 'nothing opens by itself');
+  await settle();
+  assert.equal(mock.statusBarItems[0].text, '$(comment-discussion) 1');
+  assert.match(mock.openProgress()[0].messages[0], /^deployer asks: Ship it\? — /);
+  await mock.commands.get('hive.answerNext')!();
   const box = mock.open();
   assert.ok(box instanceof FakeInputBox);
-  assert.equal(mock.statusBarItems[0].text, '$(comment-discussion) 1');
   box.type('yes');
   box.accept();
   await settle();
   assert.deepEqual(client.notifications, [{ method: 'hive/typing', params: { id: 'abcdef0123456789' } }]);
-  assert.deepEqual(client.requests[1], {
-    method: 'hive/respond',
-    params: { id: 'abcdef0123456789', answer: 'yes', by: 'carol' },
-  });
+  assert.deepEqual(
+    client.requests.filter((r) => r.method === 'hive/shown' || r.method === 'hive/respond'),
+    [
+      { method: 'hive/shown', params: { id: 'abcdef0123456789' } },
+      { method: 'hive/respond', params: { id: 'abcdef0123456789', answer: 'yes', by: 'carol' } },
+    ],
+  );
 
   // Changing a hive.* setting restarts the sidecar with the new settings.
   changeConfig({ 'hive.socket': '/tmp/other.sock', 'hive.command': 'hive-rpc lsp' });
@@ -83,7 +98,7 @@ test('activate wires the client, commands, status bar, view and restarts on hive
   const second = LanguageClient.instances[1];
   assert.equal(second.serverOptions.command, 'hive-rpc');
   assert.deepEqual(second.serverOptions.args, ['lsp', '--socket', '/tmp/other.sock']);
-  assert.deepEqual(second.requests.map((r) => r.method), ['hive/subscribe']);
+  assert.deepEqual(second.requests.map((r) => r.method), ['hive/subscribe', 'hive/list']);
 
   // Hive: Restart Sidecar.
   await mock.commands.get('hive.restart')!();

@@ -23,7 +23,7 @@ import {
 import { DECLINE_TOOLTIP } from '../src/promptSteps';
 import type { PromptRecord } from '../src/protocol';
 import { Clock, FakeHub, FakeTimers, record, settle } from './helpers';
-import { FakeInputBox, FakeQuickPick, mock, ViewColumn, workspace } from './vscode-mock';
+import { FakeInputBox, FakeQuickPick, mock, Uri, ViewColumn, workspace } from './vscode-mock';
 
 const INPUT = '{\n  "command": "npm test\\nrm -rf build",\n  "description": "Run the tests"\n}';
 const CHOICES = ['allow', 'allow for this session', 'always allow in this project', 'deny'];
@@ -108,19 +108,24 @@ describe('a prompt with a detail (quick pick)', () => {
       pick.buttons.map((b) => b.tooltip),
       [SHOW_DETAIL_TOOLTIP, DECLINE_TOOLTIP],
     );
-    // Enter on the first (active) item: the detail, no answer, the pick stays.
+    // Opened: its whole input is shown beside at once (without the keyboard).
+    assert.deepEqual(
+      w.shown.map((s) => s.id),
+      [r.id],
+    );
+    // Enter on the first (active) item: the detail again, no answer, the pick stays.
     pick.pick(SHOW_DETAIL_LABEL);
     pick.accept();
     await settle();
     assert.deepEqual(
       w.shown.map((s) => s.id),
-      [r.id],
+      [r.id, r.id],
     );
     assert.deepEqual(w.hub.sent('hive/respond'), []);
     assert.equal(mock.open(), pick);
     // The button too.
     pick.press('Show details');
-    assert.equal(w.shown.length, 2);
+    assert.equal(w.shown.length, 3);
     // Then the answer.
     pick.pick('deny');
     pick.accept();
@@ -146,7 +151,8 @@ describe('a prompt with a detail (quick pick)', () => {
     box.press('Show details');
     assert.deepEqual(
       w.shown.map((s) => s.id),
-      [r.id],
+      [r.id, r.id],
+      'shown as it opened, then by the button',
     );
     assert.deepEqual(w.hub.sent('hive/respond'), []);
   });
@@ -163,6 +169,25 @@ describe('DetailDocuments', () => {
     const { document, options } = mock.shownDocuments[0];
     assert.equal(document.uri.scheme, DETAIL_SCHEME);
     assert.ok(document.text.endsWith(`\n\n${INPUT}\n`));
+    assert.deepEqual(options, { preview: true, preserveFocus: true, viewColumn: ViewColumn.Beside });
+    assert.equal(document.languageId, 'hive-detail', 'a language whose lines wrap');
+    registration.dispose();
+  });
+
+  test("an Edit request's change opens as a diff, beside, without the keyboard", async () => {
+    mock.reset();
+    const docs = new DetailDocuments();
+    const registration = workspace.registerTextDocumentContentProvider(DETAIL_SCHEME, docs);
+    const input = { file_path: '/src/app/main.py', old_string: 'x = 1', new_string: 'x = 2' };
+    const r = record(new Clock(), { kind: 'permission', detail: JSON.stringify(input, null, 2) });
+    await docs.show(r);
+    assert.equal(mock.shownDocuments.length, 0, 'no JSON document');
+    const diff = mock.executed.find((e) => e.id === 'vscode.diff');
+    assert.ok(diff, 'vscode.diff ran');
+    const [before, after, title, options] = diff.args as [Uri, Uri, string, unknown];
+    assert.equal(docs.provideTextDocumentContent(before as never), 'x = 1');
+    assert.equal(docs.provideTextDocumentContent(after as never), 'x = 2');
+    assert.equal(title, 'Edit /src/app/main.py (asked, not applied)');
     assert.deepEqual(options, { preview: true, preserveFocus: true, viewColumn: ViewColumn.Beside });
     registration.dispose();
   });

@@ -115,3 +115,15 @@ export async function settle(): Promise<void> {
 export function rpcError(code: number, message: string): Error & { code: number } {
   return Object.assign(new Error(message), { code });
 }
+
+/** An ExtensionContext's workspaceState, in memory (the deferred questions are kept there). */
+export function fakeMemento(): { get<T>(key: string): T | undefined; update(key: string, value: unknown): Promise<void> } {
+  const values = new Map<string, unknown>();
+  return {
+    get: <T>(key: string) => values.get(key) as T | undefined,
+    update: (key: string, value: unknown) => {
+      values.set(key, value);
+      return Promise.resolve();
+    },
+  };
+}

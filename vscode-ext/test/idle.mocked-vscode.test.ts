@@ -11,7 +11,7 @@ import { beforeEach, describe, test } from 'node:test';
 import { IdleTracker, openGraceSeconds, watchEditorActivity } from '../src/idle';
 import type { ActivitySources } from '../src/idle';
 import { plain } from '../src/plainText';
-import { ANSWER_BUTTON, PromptFlow } from '../src/promptFlow';
+import { PromptFlow } from '../src/promptFlow';
 import { inputMessage } from '../src/promptSteps';
 import { Clock, FakeHub, FakeTimers, record, settle } from './helpers';
 import {
@@ -176,9 +176,10 @@ describe('PromptFlow waits for the human to be idle', () => {
     const r = record(clock, { agent_id: 'deployer', question: 'Which branch?' });
     hub.emit('hive/prompt', r);
     assert.equal(mock.open(), undefined, 'no box while typing');
-    assert.deepEqual(mock.messages, [
-      { level: 'info', text: 'Hive: deployer asks: Which branch?', items: [ANSWER_BUTTON] },
-    ]);
+    await settle();
+    // Announced in one notification that takes no focus, with its links.
+    assert.equal(mock.openProgress().length, 1);
+    assert.match(mock.openProgress()[0].messages[0], /^deployer asks: Which branch\? — \[Answer…\]\(command:hive\.answerPrompt\?/);
     assert.equal(flow.queue.size, 1);
     t.advance(1500);
     idle.activity();
@@ -190,11 +191,7 @@ describe('PromptFlow waits for the human to be idle', () => {
     assert.equal(box.prompt, 'Which branch?');
     assert.deepEqual(hub.notifications, [], 'nothing was typed into it');
     await settle();
-    // The prompt is not announced twice (the sidecar resending it after a restart).
-    flow.reset();
-    idle.activity();
-    hub.emit('hive/prompt', r);
-    assert.equal(mock.messages.length, 1);
+    assert.deepEqual(mock.openProgress(), [], 'the box is open: its notification went away');
     flow.dispose();
   });
 
@@ -207,20 +204,24 @@ describe('PromptFlow waits for the human to be idle', () => {
     flow.dispose();
   });
 
-  test("the notification's Answer button opens it at once", async () => {
+  test("the notification's Answer link opens it at once", async () => {
     idle.activity();
-    mock.messageAnswer = ANSWER_BUTTON;
-    hub.emit('hive/prompt', record(clock, { question: 'Clicked?', urgent: true }));
-    assert.equal(mock.messages[0].level, 'warning', 'urgent: a warning');
+    const r = record(clock, { question: 'Clicked?', urgent: true });
+    hub.emit('hive/prompt', r);
+    await settle();
+    const link = encodeURIComponent(JSON.stringify([r.id]));
+    assert.ok(mock.openProgress()[0].messages[0].includes(`(command:hive.answerPrompt?${link})`));
+    flow.answer(r.id); // what the link runs
     await settle();
     assert.equal((mock.open() as FakeInputBox).prompt, 'Clicked?');
     flow.dispose();
   });
 
-  test('idle: opens at once, without a notification', () => {
+  test('idle: opens at once, and no notification stays', async () => {
     hub.emit('hive/prompt', record(clock, { question: 'Idle?' }));
     assert.equal((mock.open() as FakeInputBox).prompt, 'Idle?');
-    assert.deepEqual(mock.messages, []);
+    await settle();
+    assert.deepEqual(mock.openProgress(), []);
     flow.dispose();
   });
 
@@ -239,13 +240,17 @@ describe('PromptFlow waits for the human to be idle', () => {
     flow.dispose();
   });
 
-  test('a prompt dismissed while waiting does not open', () => {
+  test('a prompt dismissed while waiting does not open', async () => {
     idle.activity();
     const r = record(clock);
     hub.emit('hive/prompt', r);
+    await settle();
+    assert.equal(mock.openProgress().length, 1);
     hub.emit('hive/dismiss', { id: r.id, status: 'responded', by: 'bob', action: 'accept' });
     t.advance(5000);
     assert.equal(mock.open(), undefined);
+    await settle();
+    assert.deepEqual(mock.openProgress(), [], 'answered elsewhere: its notification went away');
     flow.dispose();
   });
 });
@@ -297,7 +302,8 @@ describe('the opening moment (hive.openGraceSeconds)', () => {
     assert.deepEqual(inserted.join(''), 'br', 'the keys went to the editor, in order');
     assert.equal(mock.open(), undefined, 'the box closed');
     assert.deepEqual(hub.notifications, [], 'no hive/typing: nothing was typed into the question');
-    assert.deepEqual(hub.requests, []);
+    // No answer; it waits, announced (a notification showing it: hive/shown).
+    assert.deepEqual(hub.sent('hive/respond'), []);
     assert.equal(flow.queue.get(r.id)?.deferred, false, 'not deferred');
     assert.match(mock.statusMessages[0], /your keys went to your editor/);
     // The human goes on typing in the editor; at the next pause it opens again.
@@ -324,7 +330,7 @@ describe('the opening moment (hive.openGraceSeconds)', () => {
     await settle();
     assert.deepEqual(inserted, ['\n']);
     assert.equal(mock.open(), undefined);
-    assert.deepEqual(hub.requests, []);
+    assert.deepEqual(hub.sent('hive/respond'), []);
     flow.dispose();
   });
 

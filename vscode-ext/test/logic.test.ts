@@ -286,10 +286,11 @@ describe('settings', () => {
 
   test('readSettings', () => {
     const values: Record<string, unknown> = { pythonPath: 'py', socket: 's', timeoutSeconds: 60, by: 'me' };
-    assert.equal(readSettings((k) => ({ ...values, autoAsk: false })[k] as never).autoAsk, false);
+    assert.equal(readSettings((k) => ({ ...values, autoAsk: true })[k] as never).autoAsk, true);
+    // Nothing opens by itself unless the human turned it on (issue 27).
     assert.deepEqual(
       readSettings((k) => values[k] as never),
-      { pythonPath: 'py', command: null, socket: 's', timeoutSeconds: 60, by: 'me', autoAsk: true, idleSeconds: 2 },
+      { pythonPath: 'py', command: null, socket: 's', timeoutSeconds: 60, by: 'me', autoAsk: false, idleSeconds: 2 },
     );
     const idle = (v: unknown): number => readSettings((k) => ({ idleSeconds: v })[k] as never).idleSeconds;
     assert.equal(idle(0), 0);

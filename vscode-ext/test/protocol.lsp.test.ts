@@ -46,7 +46,7 @@ describe('hive-rpc lsp against a real hub', { skip, concurrency: false }, () => 
     assert.equal(done.answer, 'yes');
     // The window that answered also gets the dismiss.
     const dismiss = await w.dismisses.wait((d) => d.id === id, `hive/dismiss ${id}`);
-    assert.deepEqual(dismiss, { id, status: 'responded', by: 'vscode-test', action: 'accept' });
+    assert.deepEqual(dismiss, { id, status: 'responded', by: 'vscode-test', action: 'accept', unseen: false });
     const polled = await pollJson(id);
     assert.equal(polled.code, 0);
     assert.equal(polled.record.status, 'responded');
@@ -79,7 +79,7 @@ describe('hive-rpc lsp against a real hub', { skip, concurrency: false }, () => 
     const answered = await cli('answer', id, 'main', '--by', 'bob');
     assert.equal(answered.code, 0, answered.stderr);
     const d = await w.dismisses.wait((x) => x.id === id, `hive/dismiss ${id}`);
-    assert.deepEqual(d, { id, status: 'responded', by: 'bob', action: 'accept' });
+    assert.deepEqual(d, { id, status: 'responded', by: 'bob', action: 'accept', unseen: false });
     await assert.rejects(w.request('hive/respond', { id, answer: 'dev' }), (err) => {
       assert.equal(rpcCode(err), -32002);
       return true;

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { RequestType0 } from 'vscode-jsonrpc';
-import { ClientNotifications, Requests } from '../src/protocol';
+import { AttentionRequests, ClientNotifications, Requests } from '../src/protocol';
 import type { JsonType } from '../src/protocol';
 import { baseEnv, PYTHON, skip } from './lspHarness';
 
@@ -56,7 +56,7 @@ describe("src/protocol.ts against the hub's method table", { skip }, () => {
 
   test('every request the extension sends is a hub method, with params the hub declares', () => {
     assert.ok(table && table.size > 0, 'the table lists methods');
-    for (const type of Object.values(Requests)) {
+    for (const type of [...Object.values(Requests), ...Object.values(AttentionRequests)]) {
       const hub = table.get(type.method);
       assert.ok(hub, `${type.method} is not in the hub's table (${[...table.keys()].join(', ')})`);
       const mine = declared(type);

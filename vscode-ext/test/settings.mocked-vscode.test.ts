@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import { restartNeeded, RESTART_SETTINGS } from '../src/config';
 import * as extension from '../src/extension';
 import { TraceChannel } from '../src/trace';
-import { settle } from './helpers';
+import { fakeMemento, settle } from './helpers';
 import { LanguageClient } from './languageclient-mock';
 import { changeConfig, FakeInputBox, FakeLogOutputChannel, LogLevel, mock } from './vscode-mock';
 
@@ -42,7 +42,7 @@ test('live settings keep the sidecar; sidecar settings restart it, and deferred 
   mock.reset();
   LanguageClient.instances = [];
   mock.config = { 'hive.pythonPath': '/venv/bin/python', 'hive.by': 'carol' };
-  const context = { subscriptions: [] as { dispose(): void }[] };
+  const context = { subscriptions: [] as { dispose(): void }[], workspaceState: fakeMemento() };
   await extension.activate(context as never);
   try {
     await settle();

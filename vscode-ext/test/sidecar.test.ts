@@ -32,8 +32,10 @@ describe('Sidecar runs', () => {
     assert.equal(
       failureMessage(run!),
       'Hive: the sidecar did not start: /nonexistent/hive-rpc lsp could not be run (spawn /nonexistent/hive-rpc ENOENT: ' +
-        '/nonexistent/hive-rpc was not found). It printed nothing on stderr. Set hive.pythonPath to a Python that has ' +
-        'hive-rpc installed, or hive.command to the full command.',
+        '/nonexistent/hive-rpc was not found). It printed nothing on stderr. Set Hive: Python Path (hive.pythonPath) to a Python that has ' +
+        'hive-rpc installed, or Hive: Command (hive.command) to the full command: Settings (Ctrl+,) > Extensions > Hive, ' +
+        'on the Remote tab when VS Code runs on a server (code-server, Remote-SSH, WSL: the extension runs there), else on ' +
+        'the User tab.',
     );
   });
 
@@ -41,7 +43,7 @@ describe('Sidecar runs', () => {
     const s = new Sidecar();
     s.spawn({ command: 'sh', args: ['-c', "echo \"/usr/bin/python3: No module named hive_rpc\" >&2; exit 1"] }, {});
     const run = await s.whenEnded(10_000);
-    assert.match(failureMessage(run!), /exited with code 1\. Its last output: "\/usr\/bin\/python3: No module named hive_rpc"\. Set hive\.pythonPath/);
+    assert.match(failureMessage(run!), /exited with code 1\. Its last output: "\/usr\/bin\/python3: No module named hive_rpc"\. Set Hive: Python Path \(hive\.pythonPath\)/);
   });
 
   test('killed by a signal; kill() stops a live one', async () => {

@@ -65,7 +65,10 @@ describe('prompt UI (mocked vscode) with the real hive-rpc lsp', { skip, concurr
   test('a CLI question opens an input box; typing stops the countdown on the hub; Enter answers', async () => {
     const id = await ask('Which branch?', '--timeout', '120');
     const box = await eventually(openInput, 'the input box');
-    assert.equal(box.title, 'Agent tester needs input');
+    // Where the asker runs (the hub reads the CLI's working directory): after its name.
+    const origin = (await pollJson(id)).record.origin;
+    assert.equal(typeof origin, 'string');
+    assert.equal(box.title, `Agent tester (${origin}) needs input`);
     assert.equal(box.prompt, 'Which branch?');
     assert.match(box.placeholder ?? '', /^(2m00s|1m5\ds) left/);
     box.type('m');

@@ -139,7 +139,7 @@ describe('free-text prompt (input box)', () => {
     assert.equal(w.flow.queue.size, 1);
     assert.equal(w.flow.queue.get(r.id)?.deferred, true);
     assert.equal(mock.open(), undefined, 'a deferred prompt is not asked again on its own');
-    assert.match(infos()[0], /deferred/);
+    assert.match(mock.statusMessages.at(-1) ?? '', /deferred/);
     w.flow.answerNext();
     const again = openBox();
     assert.equal(again.prompt, r.question);
@@ -436,7 +436,7 @@ describe('queue and dismiss', () => {
     w = world();
   });
 
-  test('one prompt at a time, "N more waiting", the next one asked at once', async () => {
+  test('one prompt at a time, "N more waiting"; after an answer the next is asked, after Escape none', async () => {
     const a = prompt(w, { question: 'A?' });
     const b = prompt(w, { question: 'B?' });
     const c = prompt(w, { question: 'C?', agent_id: 'other' });
@@ -450,12 +450,16 @@ describe('queue and dismiss', () => {
     assert.equal(box.title, 'Agent deployer needs input · 1 more waiting');
     box.escape();
     await settle();
+    // Escape is "not now": the next one does not open at once (it would take the keys that follow).
+    assert.equal(mock.open(), undefined);
+    // A new prompt arriving is asked again (auto-open is on in this world): the oldest not deferred.
+    prompt(w, { question: 'D?' });
     box = openBox();
     assert.equal(box.prompt, 'C?');
-    assert.equal(box.title, 'Agent other needs input · 1 more waiting', 'the deferred B still waits');
+    assert.equal(box.title, 'Agent other needs input · 2 more waiting', 'the deferred B and D wait');
     // A new prompt arriving updates the open box's count.
-    prompt(w, { question: 'D?' });
-    assert.equal(box.title, 'Agent other needs input · 2 more waiting');
+    prompt(w, { question: 'E?' });
+    assert.equal(box.title, 'Agent other needs input · 3 more waiting');
     assert.deepEqual(
       w.hub.sent('hive/respond').map((s) => (s.params as { id: string }).id),
       [a.id],
@@ -532,14 +536,14 @@ describe('queue and dismiss', () => {
 describe('status bar and pending view', () => {
   test('status bar shows $(comment-discussion) N and hides at 0', async () => {
     const w = world();
-    const bar = new HiveStatusBar(w.flow.queue);
+    const bar = new HiveStatusBar(w.flow.queue, undefined, w.clock.now);
     const item = mock.statusBarItems[0];
     assert.equal(item.visible, false);
     assert.equal(item.command, 'hive.showPending');
-    const a = prompt(w);
+    const a = prompt(w, { timeout_s: null });
     assert.equal(item.text, '$(comment-discussion) 1');
     assert.equal(item.visible, true);
-    prompt(w, { urgent: true });
+    prompt(w, { urgent: true, timeout_s: null });
     assert.equal(item.text, '$(comment-discussion) 2');
     assert.match(String(item.tooltip), /2 questions.*1 urgent/);
     w.hub.emit('hive/dismiss', { id: a.id, status: 'cancelled', by: 'x', action: null });
@@ -550,11 +554,34 @@ describe('status bar and pending view', () => {
     bar.dispose();
   });
 
+  test('status bar: the soonest countdown, on the warning background under 30 s; a click opens the next question', () => {
+    const w = world();
+    const bar = new HiveStatusBar(w.flow.queue, undefined, w.clock.now);
+    const item = mock.statusBarItems[0];
+    w.flow.deferAll(); // nothing opens by itself in this test
+    prompt(w, { timeout_s: 300, created_at: w.clock.t });
+    w.flow.deferAll();
+    assert.equal(mock.open(), undefined);
+    assert.equal(item.text, '$(comment-discussion) 1 · 5m00s');
+    assert.equal(item.command, 'hive.answerNext');
+    assert.equal(item.backgroundColor?.id, undefined);
+    prompt(w, { timeout_s: 40, created_at: w.clock.t });
+    w.flow.deferAll();
+    assert.equal(item.text, '$(comment-discussion) 2 · 40s', 'the soonest of the two');
+    w.clock.advance(11);
+    bar.update(); // what its one-second timer does
+    assert.equal(item.text, '$(comment-discussion) 2 · 29s');
+    assert.equal(item.backgroundColor?.id, 'statusBarItem.warningBackground');
+    assert.match(String(item.tooltip), /the soonest expires in 29s/);
+    w.flow.reset();
+    bar.dispose();
+  });
+
   test('status bar says when the sidecar lost the hub, and recovers', () => {
     const w = world();
-    const bar = new HiveStatusBar(w.flow.queue);
+    const bar = new HiveStatusBar(w.flow.queue, undefined, w.clock.now);
     const item = mock.statusBarItems[0];
-    prompt(w);
+    prompt(w, { timeout_s: null });
     bar.setConnection(false, 'lost the hub; reconnecting');
     assert.equal(item.text, '$(debug-disconnect) 1');
     assert.match(String(item.tooltip), /lost the hub; reconnecting/);
@@ -571,7 +598,7 @@ describe('status bar and pending view', () => {
 
   test("status bar warns while the hub's store is degraded, and recovers", () => {
     const w = world();
-    const bar = new HiveStatusBar(w.flow.queue);
+    const bar = new HiveStatusBar(w.flow.queue, undefined, w.clock.now);
     const item = mock.statusBarItems[0];
     bar.setHealth('store: database or disk is full');
     assert.equal(item.text, '$(warning) 0');
@@ -581,7 +608,7 @@ describe('status bar and pending view', () => {
       "Hive: the hub's store is degraded: database or disk is full (hive-rpc doctor checks it)",
     );
     assert.equal(item.backgroundColor?.id, 'statusBarItem.warningBackground');
-    prompt(w, { urgent: true });
+    prompt(w, { urgent: true, timeout_s: null });
     assert.equal(item.text, '$(warning) 1');
     assert.match(String(item.tooltip), /degraded: database or disk is full .* 1 question waiting \(1 urgent\)$/);
     // A lost hub shows as lost; the next hub's health is unknown until it says.
@@ -601,10 +628,10 @@ describe('status bar and pending view', () => {
 
   test('a permission request says so: shield icon and count in the status bar, first word of its row', async () => {
     const w = world();
-    const bar = new HiveStatusBar(w.flow.queue);
+    const bar = new HiveStatusBar(w.flow.queue, undefined, w.clock.now);
     const view = new PendingTreeProvider(w.flow.queue, w.clock.now, null);
     const item = mock.statusBarItems[0];
-    prompt(w, { question: 'Which branch?' });
+    prompt(w, { question: 'Which branch?', timeout_s: null });
     assert.equal(item.text, '$(comment-discussion) 1');
     assert.doesNotMatch(String(item.tooltip), /permission/);
     const p = prompt(w, {
@@ -612,6 +639,7 @@ describe('status bar and pending view', () => {
       question: 'Claude Code in ~/app wants to run Bash: npm test',
       urgent: true,
       kind: 'permission',
+      timeout_s: null,
     });
     assert.equal(item.text, '$(shield) 2');
     assert.match(String(item.tooltip), /2 questions from agents waiting \(1 urgent, 1 permission request\)/);

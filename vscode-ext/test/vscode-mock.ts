@@ -70,6 +70,7 @@ export enum ViewColumn {
 export interface FakeDocument {
   uri: Uri;
   text: string;
+  languageId?: string;
 }
 
 export class ThemeColor {
@@ -115,6 +116,19 @@ export class FakeLogOutputChannel {
   show(): void {}
   hide(): void {}
   dispose(): void {}
+}
+
+export enum ProgressLocation {
+  SourceControl = 1,
+  Window = 10,
+  Notification = 15,
+}
+
+/** A progress notification (window.withProgress): its messages, and whether its task ended. */
+export interface FakeProgress {
+  title: string | undefined;
+  messages: string[];
+  ended: boolean;
 }
 
 export enum StatusBarAlignment {
@@ -310,11 +324,25 @@ export const mock = {
   /** The channels themselves, in the order of outputChannels. */
   outputChannelObjects: [] as FakeLogOutputChannel[],
   treeProviders: new Map<string, unknown>(),
+  treeViews: new Map<string, { message: string | undefined }>(),
   /** Content providers by scheme, and the documents shown (showTextDocument) with their options. */
   contentProviders: new Map<string, { provideTextDocumentContent(uri: Uri): string }>(),
   shownDocuments: [] as { document: FakeDocument; options: unknown }[],
+  /** Progress notifications (window.withProgress at Notification), in order. */
+  progress: [] as FakeProgress[],
+  /** Executed commands that are not registered here (vscode.diff ...), with their arguments. */
+  executed: [] as { id: string; args: unknown[] }[],
+
+  /** The progress notifications still shown (their task not ended). */
+  openProgress(): FakeProgress[] {
+    return this.progress.filter((p) => !p.ended);
+  },
 
   reset(): void {
+    this.progress = [];
+    this.executed = [];
+    window.state.focused = true;
+    window.terminals = [];
     this.inputBoxes = [];
     this.quickPicks = [];
     this.shown = [];
@@ -329,6 +357,7 @@ export const mock = {
     this.outputChannels = [];
     this.outputChannelObjects = [];
     this.treeProviders.clear();
+    this.treeViews.clear();
     this.contentProviders.clear();
     this.shownDocuments = [];
   },
@@ -394,6 +423,27 @@ export const window = {
     mock.treeProviders.set(viewId, provider);
     return { dispose: () => mock.treeProviders.delete(viewId) };
   },
+  createTreeView(viewId: string, options: { treeDataProvider: unknown }) {
+    mock.treeProviders.set(viewId, options.treeDataProvider);
+    const view = { message: undefined as string | undefined, dispose: () => mock.treeProviders.delete(viewId) };
+    mock.treeViews.set(viewId, view);
+    return view;
+  },
+  withProgress<R>(
+    options: { location: ProgressLocation; title?: string },
+    task: (progress: { report(value: { message?: string }): void }, token: unknown) => Thenable<R>,
+  ): Thenable<R> {
+    const p: FakeProgress = { title: options.title, messages: [], ended: false };
+    mock.progress.push(p);
+    const done = task({ report: (v) => v.message !== undefined && p.messages.push(v.message) }, {});
+    return Promise.resolve(done).finally(() => {
+      p.ended = true;
+    });
+  },
+  state: { focused: true },
+  onDidChangeWindowState: (l: Listener<{ focused: boolean }>) => editorEvents.windowState.event(l),
+  terminals: [] as unknown[],
+  onDidCloseTerminal: (l: Listener<unknown>) => editorEvents.closeTerminal.event(l),
   /** Editor activity (src/idle.ts): tests fire these through `editorEvents`. */
   onDidChangeTextEditorSelection: (l: Listener<unknown>) => editorEvents.selection.event(l),
   onDidChangeActiveTextEditor: (l: Listener<unknown>) => editorEvents.activeEditor.event(l),
@@ -404,6 +454,15 @@ export const editorEvents = {
   selection: new EventEmitter<unknown>(),
   activeEditor: new EventEmitter<unknown>(),
   documentChange: new EventEmitter<unknown>(),
+  windowState: new EventEmitter<{ focused: boolean }>(),
+  closeTerminal: new EventEmitter<unknown>(),
+};
+
+export const languages = {
+  setTextDocumentLanguage(document: FakeDocument, languageId: string): Promise<FakeDocument> {
+    document.languageId = languageId;
+    return Promise.resolve(document);
+  },
 };
 
 export const commands = {
@@ -413,6 +472,9 @@ export const commands = {
   },
   executeCommand(id: string, ...args: unknown[]): Promise<unknown> {
     const fn = mock.commands.get(id);
+    if (!fn) {
+      mock.executed.push({ id, args });
+    }
     return Promise.resolve(fn?.(...args));
   },
 };

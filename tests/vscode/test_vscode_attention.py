@@ -1,0 +1,295 @@
+"""The human's attention in a real VS Code (issue 27): no question takes a key it was not
+given, and none expires unseen.
+
+code-server in Chromium with the extension on its DEFAULT settings (nothing opens by
+itself), a real hub, and a person at a person's pace. Before: after a 3.0-3.5 s thinking
+pause a question had opened by itself and Enter answered "yes" to "Deploy to
+production?"; a question opened mid-sentence in the integrated terminal and took the rest
+of the line; Escape opened the next question at once, and one opened over Quick Open, so
+``app.py`` Enter answered "Commit message for the fix?".
+
+The table: everyday sequences while questions arrive, each asserting that the hub's
+records stay pending with nothing typed into them and no answer, that nothing opened, and
+that every key landed where it was typed (the file's text, the terminal's command).
+Then the deliberate paths: the key binding, the notification's links, "Not now" for all,
+and the trace of a question that expired unseen."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from vscode_session import EditorSetup, Hub, Window
+
+QUESTION = "Deploy to production?"
+NOTICE = "asks: Deploy to production?"
+ANSWER_KEY = "Control+Alt+H"
+"""Hive: Answer Next Question's key binding."""
+PACE_MS = 120
+"""Between two keys: a steady typist."""
+
+
+@pytest.fixture(scope="module")
+def editor_setup(vscode_root: Path) -> EditorSetup:
+    # None drops the test harness's own hive.autoAsk and openGraceSeconds: the defaults.
+    return EditorSetup(
+        user={
+            "hive.autoAsk": None,
+            "hive.openGraceSeconds": None,
+            "terminal.integrated.gpuAcceleration": "off",
+            "terminal.integrated.enablePersistentSessions": False,
+            # Word suggestions from the other files written here would take an Enter
+            # (accepting "ready"): VS Code's own, not the question's.
+            "editor.wordBasedSuggestions": "off",
+            "editor.acceptSuggestionOnEnter": "off",
+        },
+        machine={"hive.pythonPath": sys.executable},
+    )
+
+
+def ask_deploy(hub: Hub) -> str:
+    return hub.ask(QUESTION, "--choices", "yes,no", "--timeout", "300", "--agent", "deployer")
+
+
+def untouched(hub: Hub, ask_id: str) -> None:
+    """The question is as the agent left it: pending, nothing typed, no answer."""
+    record = hub.record(ask_id)
+    assert record["status"] == "pending", record
+    assert record["typing_at"] is None, record
+    assert record["answer"] is None, record
+
+
+def keyboard_in_editor(window: Window) -> bool:
+    return bool(
+        window.page.evaluate(
+            "() => !!document.activeElement?.closest('.monaco-editor')"
+            " && !document.activeElement.closest('.quick-input-widget')"
+        )
+    )
+
+
+# -- the table ----------------------------------------------------------------------------
+
+
+@dataclass
+class Sequence:
+    """What the person does while a question arrives, and where each key must land."""
+
+    name: str
+    run: Callable[[Window, Hub], list[str]]
+    """Does it (the questions are asked inside); returns the ids of the questions asked."""
+
+
+def type_pause_enter(pause: float) -> Callable[[Window, Hub], list[str]]:
+    """Writing in a file, a question arrives, the person thinks for ``pause`` seconds,
+    then presses Enter and goes on."""
+
+    def run(window: Window, hub: Hub) -> list[str]:
+        name = f"pause-{str(pause).replace('.', '_')}.txt"
+        path = window.server.workspace / name
+        path.write_text("")
+        window.open_file(name)
+        window.type_human("The plan ", PACE_MS)
+        ask_id = ask_deploy(hub)
+        window.type_human("is ready", PACE_MS)
+        window.wait_notification(NOTICE)
+        time.sleep(pause)  # the person thinks: the scenario, not a wait for a result
+        window.press("Enter")
+        window.type_human("Next.", PACE_MS)
+        window.press("Control+S")
+        window.wait(
+            lambda: path.read_text() == "The plan is ready\nNext.", f"every key in {name}, in order"
+        )
+        return [ask_id]
+
+    return run
+
+
+def terminal_command(window: Window, hub: Hub) -> list[str]:
+    """A long command typed in the integrated terminal while a question arrives."""
+    out = window.server.workspace / "term-out.txt"
+    out.unlink(missing_ok=True)
+    window.command("Terminal: Create New Terminal")
+    window.wait(
+        lambda: window.page.evaluate("() => !!document.activeElement?.closest('.terminal')"),
+        "the terminal to have the keyboard",
+    )
+    time.sleep(1.5)  # the shell draws its prompt; a person waits for it too
+    start = "echo 'deploy the fix a"
+    rest = "nd please keep the public API stable' > term-out.txt"
+    window.type_human(start, PACE_MS)
+    ask_id = ask_deploy(hub)
+    window.type_human(rest, PACE_MS)
+    time.sleep(3.2)
+    window.press("Enter")
+    window.wait(
+        lambda: (
+            out.exists()
+            and out.read_text() == "deploy the fix and please keep the public API stable\n"
+        ),
+        "the whole command to run in the terminal",
+    )
+    window.command("Terminal: Kill All Terminals")
+    return [ask_id]
+
+
+def escape_then_type(window: Window, hub: Hub) -> list[str]:
+    """Two questions wait; Escape, a pause, typing, Enter."""
+    path = window.server.workspace / "escape.txt"
+    path.write_text("")
+    window.open_file("escape.txt")
+    first = ask_deploy(hub)
+    second = hub.ask("Commit message for the fix?", "--agent", "committer")
+    window.wait_notification("(+1 more waiting)")
+    window.press("Escape")
+    time.sleep(3.2)
+    window.type_human("after escape", PACE_MS)
+    window.press("Enter")
+    window.press("Control+S")
+    window.wait(lambda: path.read_text() == "after escape\n", "every key in escape.txt")
+    return [first, second]
+
+
+def quick_open(window: Window, hub: Hub) -> list[str]:
+    """Questions wait; Ctrl+P, ``app.py``, Enter: the file opens, nothing is answered."""
+    app = window.server.workspace / "app.py"
+    app.write_text("")
+    first = hub.ask("Commit message for the fix?", "--agent", "committer")
+    second = ask_deploy(hub)
+    window.wait_notification("(+1 more waiting)")
+    window.open_file("app.py")  # Ctrl+P, app.py at a typist's pace, Enter
+    time.sleep(3.2)
+    window.type_human("print('ok')", PACE_MS)
+    window.press("Enter")
+    window.press("Control+S")
+    window.wait(lambda: app.read_text() == "print('ok')\n", "every key in app.py")
+    return [first, second]
+
+
+SEQUENCES = [
+    Sequence("pause-0.5s", type_pause_enter(0.5)),
+    Sequence("pause-2.6s", type_pause_enter(2.6)),
+    Sequence("pause-3.0s", type_pause_enter(3.0)),
+    Sequence("pause-3.5s", type_pause_enter(3.5)),
+    Sequence("pause-8s", type_pause_enter(8.0)),
+    Sequence("terminal", terminal_command),
+    Sequence("escape", escape_then_type),
+    Sequence("quick-open", quick_open),
+]
+
+
+@pytest.mark.parametrize("sequence", SEQUENCES, ids=[s.name for s in SEQUENCES])
+def test_no_key_answers_a_question_it_was_not_given(
+    window: Window, vscode_hub: Hub, sequence: Sequence
+) -> None:
+    asked = sequence.run(window, vscode_hub)
+    window.shot("after")
+    assert window.quick_input() is None, window.describe()
+    for ask_id in asked:
+        untouched(vscode_hub, ask_id)
+    # Announced where the eye is: the status bar counts them, with the countdown.
+    status = window.status_text() or ""
+    assert status.startswith(f"{len(asked)} · "), status
+
+
+# -- the deliberate paths ---------------------------------------------------------------------
+
+
+def test_the_key_binding_opens_it_the_question_is_shown_and_answered(
+    window: Window, vscode_hub: Hub
+) -> None:
+    window.open_file("notes.txt")
+    ask_id = ask_deploy(vscode_hub)
+    window.wait_notification(NOTICE)
+    window.type_human("typing on", PACE_MS)
+    window.press(ANSWER_KEY)
+    box = window.wait_quick_input(QUESTION, "the question, opened by its key")
+    assert box.title.startswith("Agent deployer ("), box  # where it runs, after the agent
+    assert box.rows == ["Yes", "No"], box
+    # Opened by the human: the hub knows it was shown; the notification went away.
+    window.wait(lambda: vscode_hub.record(ask_id).get("shown_at"), "hive/shown on the hub")
+    window.wait(lambda: not any(NOTICE in n for n in window.notifications()), "the toast to go")
+    window.pick("Yes")
+    window.wait_no_quick_input()
+    record = vscode_hub.record(ask_id)
+    assert (record["status"], record["answer"]) == ("responded", "yes"), record
+
+
+def test_the_notification_goes_away_when_answered_elsewhere(
+    window: Window, vscode_hub: Hub
+) -> None:
+    ask_id = ask_deploy(vscode_hub)
+    window.wait_notification(NOTICE)
+    # A notification showing the question's text with its choices: shown to the human.
+    window.wait(lambda: vscode_hub.record(ask_id).get("shown_at"), "hive/shown on the hub")
+    done = vscode_hub.answer(ask_id, "no")
+    assert done.returncode == 0, done.stderr
+    window.wait(
+        lambda: not any(NOTICE in n for n in window.notifications()),
+        "the notification to go away by itself",
+    )
+    assert window.quick_input() is None
+
+
+def test_a_choice_in_the_notification_answers_it(window: Window, vscode_hub: Hub) -> None:
+    ask_id = ask_deploy(vscode_hub)
+    window.wait_notification(NOTICE)
+    window.page.locator(".notifications-toasts .notification-list-item-message a").filter(
+        has_text="no"
+    ).first.click()
+    window.wait(lambda: vscode_hub.record(ask_id)["status"] == "responded", "the answer")
+    assert vscode_hub.record(ask_id)["answer"] == "no"
+    assert window.quick_input() is None
+
+
+def test_not_now_defers_them_all_and_the_key_opens_them_again(
+    window: Window, vscode_hub: Hub
+) -> None:
+    ids = [
+        vscode_hub.ask(f"Question {i}?", "--agent", "asker", "--timeout", "300") for i in range(3)
+    ]
+    window.wait_notification("(+2 more waiting)")
+    window.command("Hive: Not Now: Defer All Questions")
+    window.wait(lambda: not window.notifications(), "every announcement to go")
+    assert (window.status_text() or "").startswith("3 · ")
+    for ask_id in ids:
+        untouched(vscode_hub, ask_id)
+    window.open_file("notes.txt")
+    window.press(ANSWER_KEY)
+    window.wait_quick_input("Question 0?", "the oldest, on the human's key")
+    window.type_human("first")
+    window.press("Enter")
+    window.wait(lambda: vscode_hub.record(ids[0])["answer"] == "first", "the answer")
+    # Answered: the box closed; the others wait, deferred (no toast, nothing opens).
+    window.wait_no_quick_input()
+    assert not window.notifications(), window.describe()
+
+
+def test_a_question_that_expires_unseen_leaves_a_trace_until_dismissed(
+    window: Window, vscode_hub: Hub
+) -> None:
+    seen = ask_deploy(vscode_hub)
+    window.wait_notification(NOTICE)
+    # Announced behind the first: counted, never shown.
+    unseen = vscode_hub.ask("Quick one?", "--agent", "hasty", "--timeout", "5")
+    window.wait(
+        lambda: "1 expired unseen" in (window.status_text() or ""),
+        "the status bar to say it expired unseen",
+    )
+    record = vscode_hub.record(unseen)
+    assert (record["status"], record["unseen"]) == ("expired", True), record
+    window.show_pending_view()
+    window.wait(
+        lambda: any("Expired unseen · hasty: Quick one?" in r for r in window.pending_view() or []),
+        "the Pending view to list it",
+    )
+    window.command("Hive: Dismiss Expired Unseen Questions")
+    window.wait(
+        lambda: "expired unseen" not in (window.status_text() or ""), "the trace to be cleared"
+    )
+    assert vscode_hub.record(unseen)["cleared_at"] is not None
+    untouched(vscode_hub, seen)
