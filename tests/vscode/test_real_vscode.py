@@ -128,7 +128,7 @@ def test_escape_defers_and_answer_next_brings_it_back(window: Window, vscode_hub
     window.press("Escape")
     window.wait_no_quick_input("Escape to close the quick pick")
     window.wait_notification("deferred")
-    assert window.status_text() == "1"  # still waiting, for later
+    assert window.status_count() == "1"  # still waiting, for later
     assert vscode_hub.record(ask_id)["status"] == "pending"
 
     window.command("Hive: Answer Next Question")
@@ -266,7 +266,7 @@ def test_the_hub_killed_and_back_the_open_box_survives(window: Window, vscode_hu
         assert box.value == "yes, ", box
     vscode_hub.start()  # on the same data dir: the question is still pending there
     window.wait(
-        lambda: ("lost" not in window.status_tooltip() and window.status_text() == "1") or None,
+        lambda: ("lost" not in window.status_tooltip() and window.status_count() == "1") or None,
         "the status bar to count the question again once the hub is back",
     )
     box = window.quick_input()

@@ -293,3 +293,103 @@ def test_a_question_that_expires_unseen_leaves_a_trace_until_dismissed(
     )
     assert vscode_hub.record(unseen)["cleared_at"] is not None
     untouched(vscode_hub, seen)
+
+
+# -- the whole text before the answer ---------------------------------------------------------
+
+TAIL = "~/.ssh"
+LONG_COMMAND = "npm ci && npm run build && npm test -- --coverage && " * 4 + "rm -rf ~/.ssh"
+"""Longer than the question's one-line summary (200 characters): only the detail has its
+end."""
+
+_TEXT_ON_SCREEN = """(needle) => {
+  const lines = Array.from(document.querySelectorAll('.editor-group-container .view-line'));
+  for (const line of lines) {
+    const whole = line.textContent.replace(/\\u00a0/g, ' ');
+    const at = whole.indexOf(needle);
+    if (at < 0) continue;
+    const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+    let offset = 0;
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const length = node.textContent.length;
+      if (offset + length > at) {
+        const range = document.createRange();
+        range.setStart(node, at - offset);
+        range.setEnd(node, Math.min(length, at - offset + needle.length));
+        const r = range.getBoundingClientRect();
+        const x = r.left + r.width / 2, y = r.top + r.height / 2;
+        const inside = x > 0 && y > 0 && x < window.innerWidth && y < window.innerHeight;
+        const hit = inside ? document.elementFromPoint(x, y) : null;
+        if (hit && line.contains(hit)) return {x, y};
+        break;
+      }
+      offset += length;
+    }
+  }
+  return null;
+}"""
+"""Where ``needle`` is drawn in an editor, on screen and not covered (by the quick input
+or anything else): the element at its centre is its own line. None if it is not."""
+
+
+def on_screen(window: Window, needle: str) -> dict[str, float] | None:
+    got: dict[str, float] | None = window.page.evaluate(_TEXT_ON_SCREEN, needle)
+    return got
+
+
+def keyboard_in_quick_input(window: Window) -> bool:
+    return bool(
+        window.page.evaluate("() => !!document.activeElement?.closest('.quick-input-widget')")
+    )
+
+
+def test_a_permission_shows_the_end_of_its_command_before_the_answer(
+    window: Window, vscode_hub: Hub
+) -> None:
+    import hook_process
+
+    window.command("View: Close All Editors")
+    event = hook_process.permission_event(
+        vscode_hub.root, "Bash", {"command": LONG_COMMAND, "description": "Clean up"}
+    )
+    hook = hook_process.start_hook(
+        event, socket=vscode_hub.socket, data_dir=vscode_hub.data_dir, home=vscode_hub.root
+    )
+    with hook_process.stopped_at_exit(hook):
+        window.wait_notification("wants to run Bash")
+        window.press(ANSWER_KEY)
+        box = window.wait_quick_input("wants to run Bash", "the permission, opened by its key")
+        assert TAIL not in box.placeholder, "the question's own line is cut before the end"
+        # The whole input opened beside by itself, wrapped: its end is on screen, not
+        # under the box, and the keyboard stayed in the box.
+        window.wait(lambda: on_screen(window, TAIL), f"{TAIL!r} on screen, uncovered")
+        assert keyboard_in_quick_input(window), "the detail took the keyboard"
+        window.shot("permission-tail")
+        window.pick("deny")
+        window.wait_no_quick_input()
+        out, _ = hook.communicate(timeout=60)
+        assert b'"behavior": "deny"' in out, out
+
+
+def test_a_long_question_is_readable_to_its_end(window: Window, vscode_hub: Hub) -> None:
+    window.command("View: Close All Editors")
+    end = "THE-LAST-WORDS-OF-THE-QUESTION"
+    question = "Please read all of this. " * 198 + end  # 4,980 characters
+    ask_id = vscode_hub.ask(question, "--agent", "verbose", "--timeout", "300")
+    window.wait_notification("verbose (")
+    window.press(ANSWER_KEY)
+    window.wait_quick_input("Please read all of this.", "the question, opened by its key")
+    # Its whole text opened beside; the person scrolls it with the mouse to its end.
+    window.wait(lambda: on_screen(window, "Please read"), "the question's text beside")
+    window.page.mouse.move(1000, 500)
+
+    def scrolled_to_end() -> dict[str, float] | None:
+        window.page.mouse.wheel(0, 400)
+        return on_screen(window, end)
+
+    window.wait(scrolled_to_end, "the question's last words on screen")
+    assert keyboard_in_quick_input(window)
+    window.shot("long-question-end")
+    window.type_human("read it")
+    window.press("Enter")
+    window.wait(lambda: vscode_hub.record(ask_id)["answer"] == "read it", "the answer")

@@ -127,7 +127,7 @@ def test_a_sidecar_setting_restarts_it_deferred_stays_deferred(
     window.wait_no_quick_input()
     assert vscode_hub.poll(fresh).stdout.strip() == "yes"
     assert vscode_hub.record(deferred)["status"] == "pending"
-    assert window.status_text() == "1"  # the deferred one still waits
+    assert window.status_count() == "1"  # the deferred one still waits
     # ... until asked for
     window.command("Hive: Answer Next Question")
     window.wait_quick_input("Put aside?", "Answer Next to bring the deferred question back")

@@ -624,11 +624,17 @@ class Window:
         )
         return got
 
+    def status_count(self) -> str | None:
+        """The status item's count: its text before the countdown (``2 · 4m55s``) and
+        the expired-unseen count, or None while it is hidden."""
+        text = self.status_text()
+        return None if text is None else text.split(" · ")[0]
+
     def wait_status(self, text: str | None, what: str = "") -> None:
-        """Wait until the status item says ``text`` (None: hidden)."""
+        """Wait until the status item's count says ``text`` (None: hidden)."""
         self.wait(
-            lambda: self.status_text() == text or None,
-            what or f"the status bar item to say {text!r}",
+            lambda: self.status_count() == text or None,
+            what or f"the status bar item to count {text!r}",
         )
 
     def notifications(self) -> list[str]:
