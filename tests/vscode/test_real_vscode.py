@@ -57,7 +57,8 @@ def test_a_choices_question_is_a_quick_pick_and_enter_answers(
     box = window.wait_quick_input("Deploy to production?", "the question to open on its own")
     assert box.rows == ["Yes", "No"], box  # yes/no choices read as Yes / No
     assert box.placeholder == "Deploy to production?", box
-    assert box.title.startswith("Agent deployer needs input — "), box
+    # Where the agent runs (the CLI's working directory), after its name.
+    assert box.title.startswith(f"Agent deployer ({vscode_hub.root}) needs input — "), box
     assert "left" in box.title, box
     window.shot("quick-pick")
     window.pick("No")
@@ -127,7 +128,7 @@ def test_escape_defers_and_answer_next_brings_it_back(window: Window, vscode_hub
     window.wait_quick_input("Rename the module?")
     window.press("Escape")
     window.wait_no_quick_input("Escape to close the quick pick")
-    window.wait_notification("deferred")
+    window.wait_status_message("Hive: deferred")
     assert window.status_count() == "1"  # still waiting, for later
     assert vscode_hub.record(ask_id)["status"] == "pending"
 
@@ -150,7 +151,7 @@ def test_typed_then_escape_gives_the_countdown_back(window: Window, vscode_hub: 
     before = vscode_hub.record(blank_id)
     window.press("Escape")
     window.wait_no_quick_input("Escape to close the blank box")
-    window.wait_notification("deferred")
+    window.wait_status_message("Hive: deferred")
     after = vscode_hub.record(blank_id)
     assert (after["typing_at"], after["deadline_at"]) == (None, before["deadline_at"]), after
     vscode_hub.cli("cancel", blank_id)

@@ -84,14 +84,29 @@ class Sequence:
     """Does it (the questions are asked inside); returns the ids of the questions asked."""
 
 
+def new_file(window: Window, name: str, text: str = "") -> Path:
+    """A file of the workspace, once VS Code lists it (Quick Open finds it then)."""
+    path = window.server.workspace / name
+    path.write_text(text)
+    window.wait(
+        lambda: (
+            name
+            in window.page.evaluate(
+                "() => document.querySelector('.explorer-folders-view')?.innerText || ''"
+            )
+        ),
+        f"the Explorer to list {name}",
+    )
+    return path
+
+
 def type_pause_enter(pause: float) -> Callable[[Window, Hub], list[str]]:
     """Writing in a file, a question arrives, the person thinks for ``pause`` seconds,
     then presses Enter and goes on."""
 
     def run(window: Window, hub: Hub) -> list[str]:
         name = f"pause-{str(pause).replace('.', '_')}.txt"
-        path = window.server.workspace / name
-        path.write_text("")
+        path = new_file(window, name)
         window.open_file(name)
         window.type_human("The plan ", PACE_MS)
         ask_id = ask_deploy(hub)
@@ -139,8 +154,7 @@ def terminal_command(window: Window, hub: Hub) -> list[str]:
 
 def escape_then_type(window: Window, hub: Hub) -> list[str]:
     """Two questions wait; Escape, a pause, typing, Enter."""
-    path = window.server.workspace / "escape.txt"
-    path.write_text("")
+    path = new_file(window, "escape.txt")
     window.open_file("escape.txt")
     first = ask_deploy(hub)
     second = hub.ask("Commit message for the fix?", "--agent", "committer")
@@ -156,8 +170,7 @@ def escape_then_type(window: Window, hub: Hub) -> list[str]:
 
 def quick_open(window: Window, hub: Hub) -> list[str]:
     """Questions wait; Ctrl+P, ``app.py``, Enter: the file opens, nothing is answered."""
-    app = window.server.workspace / "app.py"
-    app.write_text("")
+    app = new_file(window, "app.py")
     first = hub.ask("Commit message for the fix?", "--agent", "committer")
     second = ask_deploy(hub)
     window.wait_notification("(+1 more waiting)")
@@ -378,8 +391,16 @@ def test_a_long_question_is_readable_to_its_end(window: Window, vscode_hub: Hub)
     ask_id = vscode_hub.ask(question, "--agent", "verbose", "--timeout", "300")
     window.wait_notification("verbose (")
     window.press(ANSWER_KEY)
-    window.wait_quick_input("Please read all of this.", "the question, opened by its key")
-    # Its whole text opened beside; the person scrolls it with the mouse to its end.
+    box = window.wait_quick_input("Please read all of this.", "the question, opened by its key")
+    # The box shows its start and fits in the window (it overflowed it, and the end was
+    # nowhere); its whole text opened beside; the person scrolls it to its end.
+    assert box.message.endswith(
+        "… (the whole question is in the editor beside) (Enter answers, Escape defers)"
+    ), box
+    bottom = window.page.evaluate(
+        "() => document.querySelector('.quick-input-widget').getBoundingClientRect().bottom"
+    )
+    assert bottom < window.page.viewport_size["height"] / 2, bottom
     window.wait(lambda: on_screen(window, "Please read"), "the question's text beside")
     window.page.mouse.move(1000, 500)
 
@@ -393,3 +414,66 @@ def test_a_long_question_is_readable_to_its_end(window: Window, vscode_hub: Hub)
     window.type_human("read it")
     window.press("Enter")
     window.wait(lambda: vscode_hub.record(ask_id)["answer"] == "read it", "the answer")
+
+
+def test_always_allow_shows_the_rule_before_saving_it(window: Window, vscode_hub: Hub) -> None:
+    import hook_process
+
+    window.command("View: Close All Editors")
+    event = hook_process.permission_event(
+        vscode_hub.root, "Bash", {"command": "npm test", "description": "Run the tests"}
+    )
+    hook = hook_process.start_hook(
+        event, socket=vscode_hub.socket, data_dir=vscode_hub.data_dir, home=vscode_hub.root
+    )
+    dialog = ".monaco-dialog-box"
+    with hook_process.stopped_at_exit(hook):
+        window.wait_notification("wants to run Bash")
+        window.press(ANSWER_KEY)
+        window.wait_quick_input("wants to run Bash", "the permission, opened by its key")
+        window.pick("always allow in this project")
+        text = window.wait(
+            lambda: window.page.evaluate(
+                f"() => document.querySelector('{dialog}')?.innerText || null"
+            ),
+            "the dialog naming the rule",
+        )
+        rule = (
+            "This answer saves a rule: allow Bash(npm test), for every later request in "
+            "this project (~/app)."
+        )
+        assert rule in text, text
+        window.shot("always-allow-rule")
+        untouched(vscode_hub, vscode_hub.pending()[0]["id"])
+        window.page.locator(f"{dialog} .monaco-button", has_text="Save the rule and allow").click()
+        out, _ = hook.communicate(timeout=60)
+    assert b'"behavior": "allow"' in out, out
+    rules = vscode_hub.cli("rules", "list").stdout
+    assert "Bash(npm test)" in rules, rules
+
+
+def pending_view_text(window: Window) -> str:
+    got: str = window.page.evaluate(
+        """() => {
+          const header = Array.from(document.querySelectorAll('.pane-header'))
+            .find((h) => (h.getAttribute('aria-label') || h.textContent)
+              .toUpperCase().includes('HIVE: PENDING'));
+          const body = header && header.parentElement.querySelector('.pane-body');
+          return body ? body.innerText : '';
+        }"""
+    )
+    return got
+
+
+def test_the_pending_view_says_when_the_hub_is_gone(window: Window, vscode_hub: Hub) -> None:
+    window.show_pending_view()
+    with vscode_hub.down():
+        window.wait(
+            lambda: "Not connected to the hive-rpc hub" in pending_view_text(window),
+            "the Pending view to say the hub is gone",
+        )
+        window.shot("view-not-connected")
+    vscode_hub.start()
+    window.wait(
+        lambda: "Not connected" not in pending_view_text(window), "the message to go once back"
+    )

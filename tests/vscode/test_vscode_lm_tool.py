@@ -113,7 +113,8 @@ def only_pending(hub: Hub) -> dict[str, Any]:
 def test_the_tool_asks_the_hub_and_returns_the_answer(window: Window, vscode_hub: Hub) -> None:
     result = invoke(window, {"prompt": "Which port should the dev server use?"})
     box = window.wait_quick_input("Which port should the dev server use?", "the tool's question")
-    assert box.title == "Agent vscode-chat needs input", box
+    # Where it runs (the extension host's working directory, the workspace), after it.
+    assert box.title == f"Agent vscode-chat ({window.server.workspace}) needs input", box
     assert box.message == "Which port should the dev server use? (Enter answers, Escape defers)"
     window.shot("lm-tool-question")
     record = only_pending(vscode_hub)

@@ -97,7 +97,7 @@ def test_a_sidecar_setting_restarts_it_deferred_stays_deferred(
     window.wait_quick_input("Put aside?", "the question to open")
     window.press("Escape")
     window.wait_no_quick_input()
-    window.wait_notification("deferred")
+    window.wait_status_message("Hive: deferred")
     window.wait_status("1")
 
     # the same interpreter by another path: a new command line, so a new sidecar

@@ -637,6 +637,18 @@ class Window:
             what or f"the status bar item to count {text!r}",
         )
 
+    def wait_status_message(self, contains: str) -> str:
+        """Wait for a status bar message (``window.setStatusBarMessage``: what the
+        extension says without a notification, e.g. that a question was deferred)."""
+
+        def seen() -> str | None:
+            text: str = self.page.evaluate(
+                "() => document.querySelector('.part.statusbar')?.innerText || ''"
+            )
+            return text if contains in text else None
+
+        return self.wait(seen, f"the status bar to say {contains!r}")
+
     def notifications(self) -> list[str]:
         """The messages of the notification toasts on screen."""
         got: list[str] = self.page.evaluate(
@@ -760,6 +772,9 @@ class Window:
     def reset(self, hub: Hub) -> None:
         """Between tests: no prompt pending, no quick input, no notification toast."""
         hub.cancel_all()
+        if "expired unseen" in (self.status_text() or ""):
+            # An earlier test's question expired before anyone saw it: clear its trace.
+            self.command("Hive: Dismiss Expired Unseen Questions")
         for _ in range(5):
             if self.quick_input() is None:
                 break

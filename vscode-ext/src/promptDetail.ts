@@ -122,3 +122,14 @@ export function editChangeOf(record: Pick<PromptRecord, 'detail'>): EditChange |
   }
   return undefined;
 }
+
+/** Questions longer than this open their whole text beside the box, and the box shows their start. */
+export const LONG_QUESTION_CHARS = 400;
+/** How much of a long question the box shows. */
+const BOX_QUESTION_CHARS = 300;
+export const WHOLE_QUESTION_BESIDE = '… (the whole question is in the editor beside)';
+
+/** The question as the box shows it: a long one's start (the box would overflow the window). */
+export function boxQuestion(question: string): string {
+  return question.length > LONG_QUESTION_CHARS ? question.slice(0, BOX_QUESTION_CHARS) + WHOLE_QUESTION_BESIDE : question;
+}

@@ -36,7 +36,7 @@ import { Attention } from './attention';
 import type { HubClient } from './hubClient';
 import type { Disposable, Idleness } from './idle';
 import { plain } from './plainText';
-import { askerOf, detailOf } from './promptDetail';
+import { askerOf, detailOf, LONG_QUESTION_CHARS } from './promptDetail';
 import { confirmLastingRule } from './ruleConfirm';
 import { readAnswer } from './promptForm';
 import type { Outcome } from './promptForm';
@@ -90,8 +90,6 @@ interface Session extends StepSession {
   sending: boolean;
 }
 
-/** Questions longer than this open their whole text beside the box (a box shows one screen). */
-export const LONG_QUESTION_CHARS = 400;
 
 export class PromptFlow implements vscode.Disposable {
   readonly queue: PromptQueue;

@@ -23,6 +23,7 @@ import { countdownText } from './countdown';
 import { iconless, plain, visible } from './plainText';
 import {
   asksPermission,
+  boxQuestion,
   detailOf,
   detailPreview,
   HUB_AGENT,
@@ -218,7 +219,7 @@ export class PromptSteps {
       const step: OpenStep = { ui: box, close: finish, render };
       session.step = step;
       box.ignoreFocusOut = true;
-      box.prompt = plain(opts.prompt);
+      box.prompt = plain(boxQuestion(opts.prompt));
       // Text left in this step by an Escape comes back (a refused answer's text wins).
       const draftKey = opts.stepInfo?.field.name ?? '';
       box.value = opts.retryMessage === undefined ? (this.options.queue.draft(entry.record.id, draftKey) ?? opts.value) : opts.value;
@@ -304,7 +305,9 @@ export class PromptSteps {
       const render = (): void => {
         pick.title = this.title(entry, { countdown: true, stepInfo: opts.stepInfo });
         // A placeholder is plain text (no icons): only what cannot be seen goes.
-        pick.placeholder = visible(problem ? `${problem} — ${opts.placeholder}` : opts.placeholder);
+        pick.placeholder = visible(
+          problem ? `${problem} — ${boxQuestion(opts.placeholder)}` : boxQuestion(opts.placeholder),
+        );
         if (!countdownText(entry.record, now(), entry.typed)) {
           life.stopTicking();
         }
@@ -455,7 +458,9 @@ class StepLife {
  * The input box's message: the question and the keys, or a problem (a value
  * the field refuses, the hub's reason for refusing an answer) before them.
  */
-export function inputMessage(question: string, problem?: string): vscode.InputBoxValidationMessage {
+export function inputMessage(whole: string, problem?: string): vscode.InputBoxValidationMessage {
+  // A long question's start: the box would overflow the window (its whole text is beside).
+  const question = boxQuestion(whole);
   if (problem) {
     return {
       message: `${plain(problem)} — ${plain(question)} ${KEYS_HINT}`,
