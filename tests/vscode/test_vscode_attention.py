@@ -477,3 +477,39 @@ def test_the_pending_view_says_when_the_hub_is_gone(window: Window, vscode_hub: 
     window.wait(
         lambda: "Not connected" not in pending_view_text(window), "the message to go once back"
     )
+
+
+def test_text_typed_and_left_with_escape_comes_back(window: Window, vscode_hub: Hub) -> None:
+    ask_id = vscode_hub.ask("Commit message for the fix?", "--agent", "committer")
+    window.wait_notification("asks: Commit message for the fix?")
+    window.press(ANSWER_KEY)
+    window.wait_quick_input("Commit message for the fix?", "the question, opened by its key")
+    window.type_human("Fix the race in")
+    window.press("Escape")
+    window.wait_no_quick_input()
+    window.press(ANSWER_KEY)
+    box = window.wait_quick_input("Commit message for the fix?", "the question again")
+    assert box.value == "Fix the race in", box
+    window.type_human(" the hub")
+    window.press("Enter")
+    window.wait(
+        lambda: vscode_hub.record(ask_id)["answer"] == "Fix the race in the hub", "the answer"
+    )
+
+
+def test_a_deferred_question_is_not_taken_up_again_by_a_reload(
+    window: Window, vscode_hub: Hub
+) -> None:
+    deferred = vscode_hub.ask("Put aside?", "--agent", "patient", "--timeout", "300")
+    window.wait_notification("asks: Put aside?")
+    window.command("Hive: Not Now: Defer All Questions")
+    window.wait(lambda: not window.notifications(), "the announcement to go")
+    window.open()  # the window reloads; its extension subscribes again
+    fresh = vscode_hub.ask("Newer one?", "--agent", "eager", "--timeout", "300")
+    # What is announced after the reload is the new question, the deferred one is
+    # only counted.
+    notice = window.wait_notification("asks: Newer one?")
+    assert "Put aside?" not in notice, notice
+    assert "(+1 more waiting)" in notice, notice
+    untouched(vscode_hub, deferred)
+    untouched(vscode_hub, fresh)

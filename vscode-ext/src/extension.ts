@@ -17,6 +17,7 @@ import { PendingTreeProvider, promptIdOf } from './pendingView';
 import { PromptFlow } from './promptFlow';
 import { Command, PENDING_VIEW_ID, ServerNotifications } from './protocol';
 import { PromptQueue } from './queue';
+import { deferredStore } from './deferredStore';
 import { showExpired } from './expiredPick';
 import { SidecarConnection } from './sidecarConnection';
 import { HiveStatusBar } from './statusBar';
@@ -37,11 +38,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const details = new DetailDocuments();
   const attention = new Attention(hub, (line) => output.info(line));
   // The deferred questions, kept across a window reload (a reload never asks them again).
-  const DEFERRED_KEY = 'hive.deferred';
-  const queue = new PromptQueue({
-    get: () => context.workspaceState.get<string[]>(DEFERRED_KEY) ?? [],
-    set: (ids) => void context.workspaceState.update(DEFERRED_KEY, ids),
-  });
+  const queue = new PromptQueue(deferredStore(context, (line) => output.warn(line)));
   const flow = new PromptFlow(hub, queue, {
     by: answeredBy,
     autoAsk: () => currentSettings().autoAsk,

@@ -222,7 +222,12 @@ export class PromptSteps {
       box.prompt = plain(boxQuestion(opts.prompt));
       // Text left in this step by an Escape comes back (a refused answer's text wins).
       const draftKey = opts.stepInfo?.field.name ?? '';
-      box.value = opts.retryMessage === undefined ? (this.options.queue.draft(entry.record.id, draftKey) ?? opts.value) : opts.value;
+      const draft = opts.retryMessage === undefined ? this.options.queue.draft(entry.record.id, draftKey) : undefined;
+      box.value = draft ?? opts.value;
+      if (draft !== undefined) {
+        // The cursor after the text, not the text selected (a key would replace it).
+        box.valueSelection = [draft.length, draft.length];
+      }
       box.buttons = this.buttonsFor(entry.record);
       showMessage(opts.retryMessage);
       render();

@@ -10,7 +10,11 @@ import './register-vscode-mock';
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
 import { announceMessage, linkChoices } from '../src/announceText';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { Attention } from '../src/attention';
+import { deferredStore } from '../src/deferredStore';
 import { asksPermission, isClaudeQuestion } from '../src/promptDetail';
 import { PromptFlow } from '../src/promptFlow';
 import { PromptQueue } from '../src/queue';
@@ -200,5 +204,17 @@ describe('the expired-unseen trace', () => {
     await settle();
     attention.shown('y');
     assert.equal(hub.sent('hive/shown').length, 1);
+  });
+});
+
+describe('the deferred file', () => {
+  test('kept in the workspace storage, read back by the next window', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hive-deferred-'));
+    const context = { storageUri: { fsPath: path.join(dir, 'ws') }, globalStorageUri: { fsPath: dir } };
+    const store = deferredStore(context as never)!;
+    assert.deepEqual(store.get(), []);
+    store.set(['a', 'b']);
+    assert.deepEqual(deferredStore(context as never)!.get(), ['a', 'b']);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });
