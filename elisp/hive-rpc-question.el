@@ -308,6 +308,41 @@ they are questions (`hive-rpc--claude-question-p'): not this."
              (split-string (format "%s" text) "\n")
              "\n"))
 
+(defun hive-rpc--edit-diff (detail)
+  "Return Claude Code's Edit request in DETAIL as a unified diff, or nil.
+DETAIL is the tool's input as JSON; an Edit's has `old_string' and
+`new_string'.  Read as `diff -u' of the two, not as their JSON, so
+the human sees what changes (a `diff' program runs on two private
+temporary files).  Nil for any other detail, or when no diff runs."
+  (when-let* (((stringp detail))
+              (input (ignore-errors (json-parse-string detail :object-type 'plist)))
+              ((consp input))
+              (old (plist-get input :old_string))
+              (new (plist-get input :new_string))
+              ((and (stringp old) (stringp new)))
+              (program (executable-find "diff")))
+    (let ((file (let ((path (plist-get input :file_path)))
+                  (if (stringp path) path "(no file_path)")))
+          (before (make-temp-file "hive-rpc-before"))
+          (after (make-temp-file "hive-rpc-after")))
+      (unwind-protect
+          (progn
+            (let ((coding-system-for-write 'utf-8-unix))
+              (write-region (concat old "\n") nil before nil 'silent)
+              (write-region (concat new "\n") nil after nil 'silent))
+            (with-temp-buffer
+              (let ((coding-system-for-read 'utf-8-unix))
+                (call-process program nil t nil "-u"
+                              "--label" (concat file " (now)")
+                              "--label" (concat file " (after the edit)")
+                              before after))
+              (concat (if (eq (plist-get input :replace_all) t)
+                          "Edit (every occurrence):\n"
+                        "Edit:\n")
+                      (string-trim-right (buffer-string)))))
+        (delete-file before)
+        (delete-file after)))))
+
 (defun hive-rpc--details-text (record)
   "Return the text describing RECORD in full, keys aside.
 A prompt's detail (a permission's whole tool input) comes right
@@ -328,9 +363,11 @@ after its question, before the times and the choices."
              (if (eq (plist-get record :urgent) t) ", urgently" ""))
      (hive-rpc--indented (plist-get record :question))
      "\n\n"
-     (if (stringp detail)
-         (concat "Detail:\n" (hive-rpc--indented detail) "\n\n")
-       "")
+     (cond ((hive-rpc--edit-diff detail)
+            (concat (hive-rpc--indented (hive-rpc--edit-diff detail)) "\n\n"))
+           ((stringp detail)
+            (concat "Detail:\n" (hive-rpc--indented detail) "\n\n"))
+           (t ""))
      (if (numberp created)
          (format "Asked:    %s ago\n" (hive-rpc--duration (- now created)))
        "")

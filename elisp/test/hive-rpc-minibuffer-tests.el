@@ -271,6 +271,27 @@ urgently:" text))
     (should (< (string-match "wants to run Bash" text) (string-match "^Detail:" text)
                (string-match "^Choices:" text)))))
 
+(ert-deftest hive-rpc-minibuffer-tests-an-edit-shows-as-a-diff ()
+  "Show Claude Code's Edit request as a diff of its two strings, not their JSON."
+  (skip-unless (executable-find "diff"))
+  (let* ((detail (json-encode
+                  '((file_path . "/src/app/main.py")
+                    (old_string . "def main():\n    run(debug=True)\n    return 0")
+                    (new_string . "def main():\n    run(debug=False)\n    return 0"))))
+         (text (hive-rpc--details-text
+                (hive-rpc-minibuffer-tests--record :kind "permission" :detail detail))))
+    (should (string-match-p "^  Edit:$" text))
+    (should (string-match-p "^  --- /src/app/main.py (now)$" text))
+    (should (string-match-p "^  \\+\\+\\+ /src/app/main.py (after the edit)$" text))
+    (should (string-match-p "^  -    run(debug=True)$" text))
+    (should (string-match-p "^  \\+    run(debug=False)$" text))
+    (should (string-match-p "^   def main():$" text))
+    (should-not (string-match-p "old_string" text)))
+  ;; Anything else is shown as it came.
+  (should (string-match-p "^Detail:\n  {\"command\"" (hive-rpc--details-text
+                          (hive-rpc-minibuffer-tests--record
+                           :kind "permission" :detail "{\"command\": \"ls\"}")))))
+
 (ert-deftest hive-rpc-minibuffer-tests-detail-is-cleaned ()
   "Show no control character of a detail, which comes from the agent."
   (let ((text (hive-rpc--details-text
