@@ -122,17 +122,6 @@ class HubClient:
         return self.notifications.popleft()
 
 
-def peer_pid(stream: trio.abc.Stream) -> int | None:
-    """The pid of the process at the other end of a Unix socket stream: for a hub's
-    socket, the hub's (the process that listens; ``SO_PEERCRED``), None where the
-    platform does not say."""
-    from hive_rpc.peercred import peer_credentials
-
-    sock = getattr(stream, "socket", None)
-    creds = None if sock is None else peer_credentials(sock)
-    return creds.pid if creds is not None and creds.pid > 0 else None
-
-
 def peer_uid(stream: trio.abc.Stream) -> int | None:
     """The uid of the process at the other end of a Unix socket stream (``SO_PEERCRED``,
     set by the kernel at connect), None where the platform does not say."""

@@ -32,3 +32,11 @@ def peer_credentials(sock: socket.socket) -> PeerCredentials | None:
     except OSError:
         return None
     return PeerCredentials(*_UCRED.unpack(raw))
+
+
+def peer_pid(sock: socket.socket) -> int | None:
+    """The pid of the process at the other end of a Unix socket, from the kernel: a
+    hub's for its client (``hive-rpc stop``), a client's for the hub (the relay's
+    consent check); None where the platform does not say."""
+    found = peer_credentials(sock)
+    return found.pid if found is not None and found.pid > 0 else None

@@ -24,9 +24,10 @@ import trio
 from hive_rpc import start_record
 from hive_rpc.cli.exits import EXIT_OK, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, CliError
 from hive_rpc.cli.render import print_json
-from hive_rpc.client import HubClient, HubUnreachable, peer_pid, start_and_connect
+from hive_rpc.client import HubClient, HubUnreachable, start_and_connect
 from hive_rpc.core.terminal_text import strip_controls
 from hive_rpc.hub_start import as_last_started
+from hive_rpc.peercred import peer_pid
 
 
 async def cmd_epc(args: argparse.Namespace) -> int:
@@ -143,7 +144,8 @@ async def _stop(socket: Path, wait_s: float) -> int | None:
     async with client:
         # The kernel's word (SO_PEERCRED) for the process listening there: no call,
         # so a hub too busy or too stuck to answer one is still found.
-        pid = peer_pid(client.stream)
+        sock = getattr(client.stream, "socket", None)
+        pid = peer_pid(sock) if sock is not None else None
         if pid is None:
             pid = int((await client.call("hive/status"))["pid"])
     start_record.mark_stopped(socket, "hive-rpc stop")

@@ -24,11 +24,10 @@ them (MCP over HTTP, the dashboard) leave it unset, so their registrations ask.
 
 from __future__ import annotations
 
-import socket as stdlib_socket
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from hive_rpc.peercred import peer_credentials
+from hive_rpc.peercred import peer_pid
 from hive_rpc.relay.emacs import DeliveryPeer, DeliveryPeers, PeerError
 from hive_rpc.relay.proc import runs_in_tty, stat
 from hive_rpc.relay.target import Target
@@ -71,12 +70,6 @@ def peer_of(caller: Caller | None) -> str:
 
 CALLER: ContextVar[Caller | None] = ContextVar("hive_rpc_caller", default=None)
 """The current request's caller; set by the editor socket for each request."""
-
-
-def peer_pid(sock: stdlib_socket.socket) -> int | None:
-    """The pid of the process at the other end of a Unix socket, from the kernel."""
-    found = peer_credentials(sock)
-    return found.pid if found is not None and found.pid > 0 else None
 
 
 async def from_inside(

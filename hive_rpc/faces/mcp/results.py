@@ -144,6 +144,7 @@ no advice."""
 
 
 def ask_state(record: dict[str, Any]) -> AskState:
+    never_seen = unseen(record)
     return AskState(
         ask_id=record["id"],
         status=record["status"],
@@ -154,8 +155,8 @@ def ask_state(record: dict[str, Any]) -> AskState:
         responded_at=record["answered_at"],
         expired=record["expired"],
         expiry_reason=record["expiry_reason"],
-        unseen=unseen(record),
-        next_step=UNSEEN_NEXT if unseen(record) else NEXT_BY_STATUS.get(record["status"]),
+        unseen=never_seen,
+        next_step=UNSEEN_NEXT if never_seen else NEXT_BY_STATUS.get(record["status"]),
     )
 
 
