@@ -455,10 +455,7 @@ class Agora:
                 "agora/participant-rejoined", dialogue_id=d.id, turn=turn.number, ling=sender
             )
         for name, reason in gone.items():
-            self._emit(
-                "agora/participant-absent", dialogue_id=d.id, turn=turn.number, ling=name,
-                reason=reason, message=f"{name} is absent from {d.id} ({d.topic}): {reason}",
-            )  # fmt: skip
+            self._absent(d, turn.number, name, reason)
         result: dict[str, Any] = {
             "dialogue_id": d.id,
             "turn": turn.number,
@@ -466,10 +463,7 @@ class Agora:
             "outcome": outcome.value,
         }
         if outcome is dlg.Outcome.CONSENSUS:
-            result["event"] = self._emit(
-                "agora/consensus", dialogue_id=d.id, turn=turn.number,
-                summary=dlg.consensus_summary(d), message=dlg.consensus_line(d),
-            )  # fmt: skip
+            result["event"] = self._consensus(d, turn.number)
             result["delivery"] = d.turns[-1].delivery
             result["absent"] = list(d.absent)
             result["told"] = await self._tell_consensus(d, skip=sender)
@@ -495,6 +489,22 @@ class Agora:
         result["absent"] = list(now.absent)
         result["report"] = _dispatch_report(now, turn, delivery)
         return result
+
+    def _absent(
+        self, d: dlg.Dialogue, turn: int | None, ling: Any, reason: Any, **facts: Any
+    ) -> dict[str, Any]:
+        """``agora/participant-absent``: ``ling`` is absent from ``d`` (``reason``)."""
+        return self._emit(
+            "agora/participant-absent", dialogue_id=d.id, turn=turn, ling=ling, **facts,
+            reason=reason, message=f"{ling} is absent from {d.id} ({d.topic}): {reason}",
+        )  # fmt: skip
+
+    def _consensus(self, d: dlg.Dialogue, turn: int | None) -> dict[str, Any]:
+        """``agora/consensus``: ``d`` ended in consensus at ``turn``, in words."""
+        return self._emit(
+            "agora/consensus", dialogue_id=d.id, turn=turn,
+            summary=dlg.consensus_summary(d), message=dlg.consensus_line(d),
+        )  # fmt: skip
 
     def _unavailable(
         self, d: dlg.Dialogue, turn: dlg.Turn, delivery: dict[str, Any]
@@ -576,16 +586,9 @@ class Agora:
         sender = next((t.sender for t in d.turns if t.number == turn), None)
         ling = delivery.get("ling")
         if became_absent:
-            self._emit(
-                "agora/participant-absent", dialogue_id=d.id, turn=turn, ling=ling,
-                sender=sender, reason=delivery.get("reason"),
-                message=f"{ling} is absent from {d.id} ({d.topic}): {delivery.get('reason')}",
-            )  # fmt: skip
+            self._absent(d, turn, ling, delivery.get("reason"), sender=sender)
         if outcome is dlg.Outcome.CONSENSUS:
-            self._emit(
-                "agora/consensus", dialogue_id=d.id, turn=turn,
-                summary=dlg.consensus_summary(d), message=dlg.consensus_line(d),
-            )  # fmt: skip
+            self._consensus(d, turn)
             self._nursery.start_soon(self._told_on_its_own, d, ling)
         elif outcome is dlg.Outcome.PAUSED and before is not dlg.Status.PAUSED:
             self._emit(
