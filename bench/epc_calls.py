@@ -23,7 +23,7 @@ socket clients; no EPC server can beat it, so ``floor / peer`` bounds the ratio 
 server could show with that client.  And the same bare echo on trio: what a trio
 server pays per round trip before it parses anything.
 
-Target (from the issue): hive-rpc epc's calls per second >= 5 x the peer's.
+Target: hive-rpc epc's calls per second >= 5 x the peer's.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Floor, same run, same deadlines (shifted to a fresh window): one trio task that
 ``trio.sleep_until``s each of the N sorted deadlines in turn and records its own
 lateness: the best a single timer can do on this machine.
 
-Target (from the issue): p99 lateness <= 20 ms.
+Target: p99 lateness <= 20 ms.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ otherwise fetch the tool list on its first call), then makes ``--warmup`` discar
 round trips.  Both of the SDK's protocol modes are measured: ``legacy`` (the
 ``initialize`` handshake, 2025-11-25) and ``2026-07-28``.
 
-No target in the issue: the figures are reported as ratios to the SDK's echo tool.
+No target: the figures are reported as ratios to the SDK's echo tool.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ is the cost of the process and of the hub, not of a human.
 Four processes are timed, one after another within a round, rounds interleaved so that
 a slow moment of the machine falls on all alike (medians):
 
-* floor 1, what the issue asks to compare with: a Python process that does nothing but
-  read the hook's JSON from stdin (``sys.stdin.buffer.read()``), what any hook costs;
+* floor 1: a Python process that does nothing but read the hook's JSON from stdin
+  (``sys.stdin.buffer.read()``), the least any hook written in Python costs;
 * floor 2: a bare Python script (``socket`` and ``json`` only) sending one framed
   ``hive/status`` to the same hub, the least a hook that asks the hub can do;
 * the hook, answered by the human (no rule matches: ``rule/check``, ``hive/ask``,

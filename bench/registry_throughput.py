@@ -28,7 +28,7 @@ processes, one on each checkout, alternately, each measuring its own sqlite floo
 the same process, by the trio thread's CPU time unless ``--clock wall``; the table
 gives the medians.
 
-Target (from the issue): >= 20,000 ask+respond per second in-process.
+Target: >= 20,000 ask+respond per second in-process.
 """
 
 from __future__ import annotations

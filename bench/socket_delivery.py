@@ -16,7 +16,7 @@ By default the hub and the echo server each run in a child process (the clients 
 this one), as they would in use, so on a multi-core machine servers and clients run
 in parallel; ``--in-process`` runs everything on one trio thread instead.
 
-Target (from the issue): p99(delivery) <= 5 x p99(echo round trip).
+Target: p99(delivery) <= 5 x p99(echo round trip).
 """
 
 from __future__ import annotations
