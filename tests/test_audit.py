@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import trio
+from waiting import logged
 
 from hive_rpc.cli.hook import permission_ask
 from hive_rpc.client import HubClient
@@ -49,15 +50,10 @@ async def as_approver(c: HubClient) -> None:
     assert await prove_approver(c.call) is None
 
 
-async def entries_soon(c: HubClient, count: int, **params: Any) -> list[dict[str, Any]]:
-    """audit/list once it holds ``count`` entries: a human's decision is recorded by the
-    hub's own task a moment after the answer."""
-    with trio.fail_after(10):
-        while True:
-            found: list[dict[str, Any]] = await c.call("audit/list", params)
-            if len(found) >= count:
-                return found
-            await trio.sleep(0.02)
+async def recorded(hub: HubService, prompt_id: str) -> None:
+    """Until the hub has recorded the decision on ``prompt_id``: its own task does it
+    a moment after the answer, then logs it."""
+    await logged(hub.activity, lambda e: e.kind == "audit" and e.key == prompt_id, within_s=10)
 
 
 # --- pure -------------------------------------------------------------------------
@@ -131,18 +127,17 @@ async def test_a_human_answer_and_a_rule_match_each_give_one_entry_kept_over_a_r
             first_id = service.activity.last_id
             # 1. A human allows from an editor.
             asked = await c.call("hive/ask", hook_ask().params())
-            await trio.sleep(0.25)
             answered = await c.call(
                 "hive/respond", {"id": asked["id"], "answer": "allow", "by": "emacs"}
             )
-            (human,) = await entries_soon(c, 1)
+            await recorded(service, asked["id"])
+            (human,) = await c.call("audit/list", {})
             assert human["id"] == human["prompt_id"] == asked["id"]
             assert (human["source"], human["decision"], human["by"]) == ("human", "allow", "emacs")
             assert (human["tool"], human["summary"]) == ("Bash", "npm test")
             assert human["latency_s"] == pytest.approx(
                 answered["answered_at"] - asked["created_at"]
             )
-            assert human["latency_s"] >= 0.25
             # 2. A rule answers: one entry, with the rule's id, recorded before the answer.
             rule = await c.call(
                 "rule/add",
@@ -166,26 +161,33 @@ async def test_a_human_answer_and_a_rule_match_each_give_one_entry_kept_over_a_r
                 "session_id": SESSION, "project": "/home/me/src/app", "prompt_id": None,
             }  # fmt: skip
             assert 0 <= by_rule["latency_s"] < 1
-            # no match: no decision, no entry; a question: no entry
+            # no match: no decision, no entry (rule/check records before it answers)
             await c.call("rule/check", {**use, "tool_input": {"command": "ls"}})
-            q = await c.call("hive/ask", {"question": "Lunch?", "choices": ["yes", "no"]})
-            await c.call("hive/respond", {"id": q["id"], "answer": "yes"})
-            await trio.sleep(0.2)
             assert len(await c.call("audit/list", {})) == 2
             # the activity stream carried both, as kind audit
-            logged = [
+            on_stream = [
                 e.record() for e in service.activity.since(first_id) or [] if e.kind == "audit"
             ]
-            assert [(e["event"], e["key"]) for e in logged] == [
+            assert [(e["event"], e["key"]) for e in on_stream] == [
                 ("audit/human", asked["id"]),
                 ("audit/rule", by_rule["id"]),
             ]
-            assert logged[0]["decision"] == "allow"
+            assert on_stream[0]["decision"] == "allow"
             # since / limit
             assert await c.call("audit/list", {"since": by_rule["at"]}) == [by_rule]
             assert await c.call("audit/list", {"limit": 1}) == [by_rule]
             with pytest.raises(InvalidParams, match="limit"):
                 await c.call("audit/list", {"limit": 0})
+            # A question closing is no entry: the recorder takes closings in order, so
+            # once it has recorded a permission prompt closed after it, the question
+            # has had its turn.
+            q = await c.call("hive/ask", {"question": "Lunch?", "choices": ["yes", "no"]})
+            await c.call("hive/respond", {"id": q["id"], "answer": "yes"})
+            later = await c.call("hive/ask", hook_ask().params())
+            await c.call("hive/respond", {"id": later["id"], "answer": "deny", "by": "emacs"})
+            await recorded(service, later["id"])
+            entries = await c.call("audit/list", {})
+            assert [e["id"] for e in entries] == [asked["id"], by_rule["id"], later["id"]]
         nursery.cancel_scope.cancel()
     async with trio.open_nursery() as nursery:  # the store kept them
         await nursery.start(run_hub, hub_config)
@@ -275,11 +277,8 @@ async def test_a_decision_the_store_cannot_record_is_not_given() -> None:
                 asked = await hub.call("hive/ask", json.loads(json.dumps(hook_ask().params())))
                 await hub.call("hive/respond", {"id": asked["id"], "answer": "allow"})
                 assert await registry.health(full) is None
-                while True:  # the recorder saves the allow a moment after the answer
-                    entries = await hub.call("audit/list", {})
-                    if len(entries) == 3:
-                        break
-                    await trio.sleep(0.01)
+                await recorded(hub, asked["id"])  # a moment after the answer
+                entries = await hub.call("audit/list", {})
                 # the deny made while the store was full was kept and saved since; the
                 # refused check was no decision
                 assert [(e["source"], e["decision"]) for e in entries] == [

@@ -6,16 +6,17 @@ not a hub's memory)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 import trio
 from nats_support import NATS_SERVER, NatsServer
 from test_audit import as_approver, hook_ask
+from waiting import logged
 
+from hive_rpc.activity import Entry
 from hive_rpc.client import HubClient
 from hive_rpc.hub import HubConfig, run_hub
 from hive_rpc.service import HubService
@@ -35,13 +36,12 @@ async def nats_hub(root: Path, name: str, url: str) -> AsyncIterator[tuple[HubSe
         nursery.cancel_scope.cancel()
 
 
-async def until(c: HubClient, count: int) -> list[dict[str, Any]]:
-    with trio.fail_after(10):
-        while True:
-            found: list[dict[str, Any]] = await c.call("audit/list", {})
-            if len(found) >= count:
-                return found
-            await trio.sleep(0.05)
+def audit_of(key: str) -> Callable[[Entry], bool]:
+    return lambda e: e.kind == "audit" and e.key == key
+
+
+def rule_audit_on(path: str) -> Callable[[Entry], bool]:
+    return lambda e: e.kind == "audit" and e.data["source"] == "rule" and e.data["summary"] == path
 
 
 async def test_two_hubs_share_one_trail_that_outlives_them(
@@ -52,26 +52,33 @@ async def test_two_hubs_share_one_trail_that_outlives_them(
         nats_hub(short_tmp, "b", nats_server.url) as (hub_b, b),
     ):
         asked = await a.call("hive/ask", hook_ask().params())
-        with trio.fail_after(10):  # b has it too, through the store
-            while True:
-                if await b.call("hive/list", {}):
-                    break
-                await trio.sleep(0.05)
+        # b has it too, through the store
+        await logged(hub_b.activity, lambda e: e.key == asked["id"], within_s=10)
         await b.call("hive/respond", {"id": asked["id"], "answer": "deny", "by": "vscode"})
         await a.call("rule/add", {"pattern": "Read", "decision": "allow", "scope": "global"})
         await a.call("rule/check", {"tool_name": "Read", "tool_input": {"file_path": "/etc/x"}})
-        await until(b, 2)
-        await until(a, 2)
-        await trio.sleep(0.3)  # both hubs' recorders have run by now
+        # Both decisions on both hubs' streams (recorded there, or read from the store).
+        for service in (hub_a, hub_b):
+            await logged(service.activity, audit_of(asked["id"]), within_s=10)
+            await logged(service.activity, rule_audit_on("/etc/x"), within_s=10)
+        # A third decision, made on b after them: once both hubs have logged it, they
+        # have read the store past the first two, so a second log of either is no
+        # longer to come.
+        await b.call("rule/check", {"tool_name": "Read", "tool_input": {"file_path": "/etc/y"}})
+        for service in (hub_a, hub_b):
+            await logged(service.activity, rule_audit_on("/etc/y"), within_s=10)
         assert await a.call("audit/list", {}) == await b.call("audit/list", {})
-        human, rule = await b.call("audit/list", {})
+        human, rule, later = await b.call("audit/list", {})
         assert (human["id"], human["decision"], human["by"]) == (asked["id"], "deny", "vscode")
         assert (rule["source"], rule["summary"]) == ("rule", "/etc/x")
-        assert len(await hub_a.registry.store.documents(AUDIT_DOC)) == 2
-        # each hub's activity stream logged each decision once, the rule's made on a
-        # included (its dashboard shows it live)
+        assert len(await hub_a.registry.store.documents(AUDIT_DOC)) == 3
+        # each hub's activity stream logged each decision once, the rules' made on one
+        # hub included (its dashboard shows it live)
         for service in (hub_a, hub_b):
-            logged = [e.key for e in service.activity.recent(1000) if e.kind == "audit"]
-            assert sorted(logged) == sorted([human["id"], rule["id"]]), service.info.socket
+            logged_ids = [e.key for e in service.activity.recent(1000) if e.kind == "audit"]
+            assert sorted(logged_ids) == sorted([human["id"], rule["id"], later["id"]]), (
+                service.info.socket
+            )
     async with nats_hub(short_tmp, "c", nats_server.url) as (_, c):
-        assert [e["id"] for e in await c.call("audit/list", {})] == [human["id"], rule["id"]]
+        kept = [e["id"] for e in await c.call("audit/list", {})]
+        assert kept == [human["id"], rule["id"], later["id"]]
