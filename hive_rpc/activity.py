@@ -1,9 +1,9 @@
 """The activity stream: every change of a prompt, a dialogue or an agent's task, in
 order, with an id a client can resume from (``GET /activity``, Server-Sent Events).
 
-Why it exists (seed 003): results of asynchronous work never reached the UI because
-the completion data never reached what the UI watched, and the UI could not match a
-task id to what it was waiting for.  So every entry here carries:
+Why it exists: the results of asynchronous work do not reach a UI when their
+completion data never reaches what the UI watches, or when the UI cannot match a
+task id to what it waits for.  So every entry here carries:
 
 * correlation ids: ``task_id`` and ``in_reply_to`` (a prompt's, or a task report's),
   so a client that only knows a task id can pick out what concerns it;

@@ -12,7 +12,7 @@ A dispatch waits up to ``dispatch_wait_s`` for its delivery so the sender's tool
 result can say "delivered" or why not; a delivery still held after that (a dialog
 on screen) is reported as ``queued`` and its final state lands in the turn's
 ``delivery`` (``agora/status``) and in the event log.  If it then fails, the people
-in the dialogue are told, in words (issue 27, item 10): the sender in its terminal
+in the dialogue are told, in words: the sender in its terminal
 (``dlg.undelivered_text``), the coordinator in its news, editors by ``hive/agora``;
 a receiver whose terminal is gone is absent at once, and the dialogue goes on,
 pauses or ends as ``dlg.AFTER_ABSENCE`` says.  A dialogue that ends in consensus is
@@ -417,7 +417,7 @@ class Agora:
 
         Before judging the turn, the terminals of the participants that alone keep
         the dialogue from consensus (``dlg.holdouts``) are checked: one that is gone
-        is marked absent, so a dead ling cannot stall the others (seed 001).  The
+        is marked absent, so a dead ling cannot stall the others.  The
         result's ``absent`` lists who is absent after the turn."""
 
         def take() -> tuple[dlg.Dialogue, dlg.Turn, bool]:
@@ -1013,7 +1013,7 @@ class Agora:
         await self._record_delivery(dialogue_id, turn, delivery)
         return delivery
 
-    # --- parents and children (seed 004) ---------------------------------------------
+    # --- parents and children: a child's events, typed to its parent -----------------
 
     async def post_event(self, kind: str, sender: str, fields: dict[str, Any]) -> dict[str, Any]:
         """A child's event, rendered and typed into its parent's terminal."""

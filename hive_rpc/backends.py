@@ -1,10 +1,12 @@
 """Backends: how a face reaches the hub's methods, in-process or over the editor socket.
 
-Faces that serve agents or editors on their own transport (MCP, EPC) are written
-against ``Backend``: one ``call(method, params)`` with the hub's method names and
-parameters (see hive_rpc/service/), plus the ids of prompts as they close.  ``LocalBackend``
-is the hub's own service, in-process; ``RemoteBackend`` is a hub reached over its
-editor socket, reconnecting (and starting a hub) when it goes away.
+Faces that serve agents or editors on their own transport (MCP, EPC, LSP) reach the
+hub through a backend: one ``call(method, params)`` with the hub's method names and
+parameters (see hive_rpc/service/), plus the ids of prompts as they close
+(``Backend``).  ``LocalBackend`` is the hub's own service, in-process (both MCP
+transports, which run in the hub); ``RemoteBackend`` is a hub reached over its
+editor socket, reconnecting (and starting a hub) when it goes away (``hive-rpc lsp``
+and ``hive-rpc epc``, processes of their own).
 """
 
 from __future__ import annotations
@@ -37,7 +39,9 @@ class Backend(Protocol):
 
 
 class LocalBackend:
-    """The hub's own service, in-process (the Streamable HTTP endpoint)."""
+    """The hub's own service, in-process: the MCP tools of both transports (the
+    Streamable HTTP endpoint, and the relayed sessions of ``hive-rpc mcp``), which run
+    in the hub."""
 
     def __init__(self, service: HubService) -> None:
         self.service = service
@@ -63,7 +67,8 @@ RETRYABLE = frozenset(name for name, method in METHODS.items() if method.retryab
 
 
 class RemoteBackend:
-    """The hub over its editor socket (``hive-rpc mcp``, one process per agent session).
+    """The hub over its editor socket, from a face in a process of its own: ``hive-rpc
+    lsp`` (one per VS Code window) and ``hive-rpc epc`` (for Emacs's epc.el).
 
     Connects lazily and again after the hub goes away (starting a new hub unless
     told not to): prompts are durable, so a read-only call in flight is simply sent
@@ -82,8 +87,8 @@ class RemoteBackend:
     ):
         self._socket, self._data_dir, self._start = socket, data_dir, start
         self._approver = approver
-        """Prove each new connection an approver (an editor's face: ``hive-rpc lsp``,
-        ``epc``), never for an agent's (``hive-rpc mcp``)."""
+        """Prove each new connection an approver, so the editor behind it may answer
+        permission prompts (``hive-rpc lsp`` and ``epc`` ask for it)."""
         self._nursery = nursery
         self._conn: HubConnection | None = None
         self._connect_lock = trio.Lock()

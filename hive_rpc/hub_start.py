@@ -2,7 +2,7 @@
 
 Both clients autostart: the trio one (client.py) and the blocking one of the one-shot
 commands (sync_client.py).  What they share lives here, without trio, so a one-shot
-command that starts a hub still loads no event loop (issue 18): start the process,
+command that starts a hub still loads no event loop: start the process,
 and read what went wrong from its log when it does not come up.  Each client waits
 on the ready pipe its own way.
 """

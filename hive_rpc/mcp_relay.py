@@ -1,5 +1,6 @@
 """``hive-rpc mcp``: a thin stdio relay between an agent's MCP client and an MCP session
-served inside the hub (issue 18, "fast at the edges").
+served inside the hub, so that the process every agent session starts is quick
+to start and small.
 
 Every agent session starts one of these and waits for its answer to ``initialize``.
 It used to run the MCP SDK itself, on trio: most of a second of imports and ~70 MiB per

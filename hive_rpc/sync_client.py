@@ -1,4 +1,4 @@
-"""A blocking client of the hub for one-shot commands (issue 18: fast at the edges).
+"""A blocking client of the hub for one-shot commands: no trio, so they start fast.
 
 ``hive-rpc status``, ``ask``, ``answer`` and the permission hook make a few requests
 and exit; importing trio for them cost more than the requests (docs/benchmarks.md, CLI

@@ -1,5 +1,5 @@
 """``hive-rpc hook claude-code`` for Claude Code's events other than a permission
-request: a ling's finished turn or session becomes seed 004's ``child-complete`` in its
+request: a ling's finished turn or session becomes a ``child-complete`` event in its
 parent's terminal, and a Notification an entry on the hub's activity stream.
 
 Notification: what Claude Code would tell the human ("Claude needs your permission

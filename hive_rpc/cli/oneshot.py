@@ -1,10 +1,10 @@
 """One-shot commands on the blocking client (sync_client.py): no trio in the process.
 
-Issue 18: ``hive-rpc status`` is one socket round trip, and importing trio cost more
-than the trip.  Here are ``status`` and ``client_for``, the connection every one-shot
-command (commands.py, decisions.py) opens; the dispatcher in cli/__init__.py runs a
-plain function as it is, a coroutine function (``spawn``, ``serve``...) under
-``trio.run``.
+Why: ``hive-rpc status`` is one socket round trip, and importing trio cost more
+than the trip (docs/benchmarks.md, CLI cold start).  Here are ``status`` and
+``client_for``, the connection every one-shot command (commands.py, decisions.py)
+opens; the dispatcher in cli/__init__.py runs a plain function as it is, a coroutine
+function (``spawn``, ``serve``...) under ``trio.run``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``hive-rpc spawn NAME [--worktree BRANCH] -- COMMAND...``: start a child agent in a
-new tmux pane and register that pane as ling NAME (seed 004's ``spawn_subtree``).
+new tmux pane and register that pane as ling NAME, a child of the caller's ling.
 
 The human runs it, so the human consents to the new ling, but the hub cannot tell a
 human's ``spawn`` from an agent's request by anything the command says

@@ -1,4 +1,4 @@
-"""How a prompt ended, in seed 003's words: ``outcome``, ``result``, ``error`` and
+"""How a prompt ended, in the words of any finished work: ``outcome``, ``result``, ``error`` and
 ``completed_at``, the completion data an asynchronous result carries wherever it is
 watched (the activity stream, and the shared store's records, so that a service
 watching the NATS bucket reads the outcome without knowing hive_rpc's statuses).

@@ -2,7 +2,7 @@
 
 ``hive-rpc list``, ``poll``, ``cancel`` and ``answer`` need these three and nothing
 else of core/prompt.py, whose dataclasses and checks were 12 ms of each such command's
-start (issue 18: one-shot commands import what they use); core/prompt.py re-exports
+start (one-shot commands import only what they use); core/prompt.py re-exports
 them for the hub's service.
 """
 
@@ -20,7 +20,7 @@ the human answers them, and no client may ask under this name."""
 RESERVED_AGENTS = frozenset({HUB_AGENT, HUMAN, "dashboard", "rule", "nobody", "hub"})
 """Names no agent may ask as: the hub's own (``HUB_AGENT``) and the ``by`` the hub
 records for the human's and its own decisions.  A question asked as ``hive-rpc`` would
-look exactly like the hub's consent prompt on every screen (issue 26)."""
+look exactly like the hub's consent prompt on every screen."""
 PERMISSION = "permission"
 """The ``kind`` of an agent's permission request (``hive-rpc hook claude-code``)."""
 

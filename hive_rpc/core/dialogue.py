@@ -16,7 +16,7 @@ The rules, as tables (``SIGNALS``, ``OUTCOMES``):
   full round), every participant's stance since the last reset is agree or yield,
   and at least one is agree.  A participant who has not spoken since the last reset
   is undecided (the proposer counts as agreeing with its own proposal).
-* **Absent** participants do not count (seed 001: a dead ling must not stall the
+* **Absent** participants do not count (a dead ling must not stall the
   others).  One is marked absent when a turn cannot reach it (``PRESENCE``: its
   deliveries failed ``ABSENT_AFTER_FAILURES`` times in a row, or it has no
   terminal), or when the hub finds its terminal gone while it is the only thing

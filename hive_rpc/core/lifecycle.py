@@ -186,8 +186,9 @@ def defer(prompt: Prompt, *, now: float) -> Prompt:
     undo ``typing``, so the countdown runs again, its whole ``timeout_s`` from ``now``
     (never past the hard maximum lifetime).
 
-    Why the whole timeout and not what was left when typing began: the seed's
-    countdown (seed 002, Calva's ``request_human_input``) is an attention timer, a
+    Why the whole timeout and not what was left when typing began: the countdown
+    of Calva Backseat Driver's ``request_human_input``, which the MCP tool of that
+    name follows, is an attention timer, a
     fresh 60 s each time the box is shown, cancelled by the first keystroke.  The
     agent's ``timeout_s`` therefore says how long a question may wait unattended; a
     human who typed attended to it, so the unattended wait starts again when he

@@ -2,8 +2,8 @@
 
 A ling is registered under a branch-like name (``main.feature.auth``): the name says
 where it sits in a tree of agents, and its parent is the name without the last part
-(``main.feature``), so children can report to their parent without any other wiring
-(seed 004).  Its ``kind`` says how to reach its terminal and ``address`` where:
+(``main.feature``), so children can report to their parent without any other
+wiring.  Its ``kind`` says how to reach its terminal and ``address`` where:
 
 ==============  ==========================================================
 kind            address

@@ -1,8 +1,8 @@
 """The text typed into an agent's terminal.  Pure: structured facts in, prose out.
 
 Agents read these as messages from a collaborator, so they are natural language with
-the one instruction that matters (how to reply) spelled out, as in the seeds: the
-Agora context template of seed 001 and the child-event templates of seed 004.
+the one instruction that matters (how to reply) spelled out: the Agora's context
+template around a turn, and the templates of a child's events for its parent.
 Everything that came from another agent is passed through as the message body; the
 relay makes the whole text safe to type (relay.text.prepare).
 """
@@ -46,12 +46,13 @@ CONSENSUS_RULE = (
     "its own proposal: it need not approve it again."
 )
 """The rule of core/dialogue.py (``is_consensus``) in the words the lings read; the
-seed's "when all participants signal approve/no-change" left out that a proposer
-stands by its own proposal, so agents approved their own proposals back and forth."""
+first wording, "when all participants signal approve/no-change", left out that a
+proposer stands by its own proposal, so agents approved their own proposals back and
+forth."""
 
 
 def agora_turn(d: Dialogue, turn: Turn) -> str:
-    """The seed's context template around one turn's message.  Other participants
+    """The context template around one turn's message.  Other participants
     to answer instead are suggested only when there are some (not absent ones)."""
     others = [p for p in d.present if p not in (turn.to, turn.sender)]
     guide = "\n".join(f"- {s.value}: {rule.meaning}" for s, rule in SIGNALS.items())
@@ -82,13 +83,13 @@ EVENT_KINDS = (
     "pr-ready",
     "ci-status",
 )
-"""Seed 004's event sources: a child's completion, question and note; a review posted
-on its PR (``pr-status`` with ``review``: the seed's ``[COPILOT REVIEW]``); its PR ready
+"""What a child reports to its parent: its completion, question and note; a review
+posted on its PR (``pr-status`` with ``review``: ``[COPILOT REVIEW]``); its PR ready
 (approved, the child gone dormant); a CI status change."""
 
 
 def child_event(kind: str, child: str, child_name: str, fields: dict[str, Any]) -> str:
-    """A child's event as its parent reads it (seed 004's templates).
+    """A child's event as its parent reads it.
 
     ``child`` is what the parent calls it (its label, e.g. ``auth-module``),
     ``child_name`` its full branch-like name; ``fields``: message, pr, ci, review,
@@ -127,7 +128,7 @@ def child_event(kind: str, child: str, child_name: str, fields: dict[str, Any]) 
     count = "" if comments is None else f" {comments} comment{'' if comments == 1 else 's'}."
     url = f"View: {fields['url']}" if fields.get("url") else ""
     if kind == "pr-status" and review:
-        # Seed 004's template for a review posted on the child's PR.
+        # The template for a review posted on the child's PR.
         lines = [f"[COPILOT REVIEW] {what} received new Copilot review."]
         lines += [f"Status: {review}.{count}", message, url]
         return "\n".join(line for line in lines if line)

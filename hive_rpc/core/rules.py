@@ -14,7 +14,7 @@ this project.  The syntax is Claude Code's (its settings' ``permissions.allow`` 
 A rule holds for one scope: a ``session`` (one Claude Code session id), a
 ``project`` (a directory and everything under it) or ``global``.  Deny wins over
 allow, whatever the scope.  Rules are answers to permissions only: never to a
-question an agent asks the human (issue 19).  Pure: no I/O, no clock.
+question an agent asks the human.  Pure: no I/O, no clock.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 
 GROUPS: Mapping[str, tuple[str, ...]] = {
     # An agent that asks the human: the recommended pair, waiting, withdrawing, and
-    # the two blocking tools older prompts expect (seed 002's request_human_input,
-    # the deprecated hivemind_ask).
+    # the two blocking tools older prompts expect (request_human_input, named as
+    # Calva Backseat Driver names it, and the deprecated hivemind_ask).
     "ask": (
         "hivemind_ask_async",
         "hivemind_poll",

@@ -8,7 +8,7 @@ connections to close (or ``ACCEPT_RETRY_S``), and carries on; and it serves at m
 tells that client why in its own protocol.
 
 ``serve_admitted``, used by the editor socket, does the same with ``Admission``'s
-rules, so that one process cannot lock everyone out (issue 26): per-peer caps keyed
+rules, so that one process cannot lock everyone out: per-peer caps keyed
 by what the kernel says of the peer (``peer_key``), connections that never sent a
 request closed first to make room, and a reserve beyond the cap for approvers.
 
@@ -218,8 +218,8 @@ tasks in either order."""
 
 
 class Admission:
-    """Who gets in when connections are short (issue 26: one process's 1,000 idle
-    connections locked every client out).  For each new connection, in order:
+    """Who gets in when connections are short (without these rules, one process's
+    1,000 idle connections locked every client out).  For each new connection, in order:
 
     1. its peer (``peer_key``) holds ``per_peer`` already: the peer's own oldest
        connection that never sent a request is closed;

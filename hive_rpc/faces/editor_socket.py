@@ -26,7 +26,7 @@ carries MCP messages, one per line, to an MCP session served here
 connection is given to its ``Session``, which then reads those bytes again.
 
 Who gets a connection when they are short (faces/accept_loop.py's ``Admission``;
-issue 26: one process's 1,000 idle connections locked every client out): each peer,
+without it, one process's 1,000 idle connections locked every client out): each peer,
 its uid and session as the kernel says (``SO_PEERCRED``, /proc), holds at most
 ``connections_per_peer``; a full hub (``split_descriptors``: core/limits.py's
 ``connections``, lower when the fd limit is) closes the oldest connection that never

@@ -465,7 +465,7 @@ class WebFace:
         return await self._call("hive/clearUnseen", {"id": body.get("id"), "all": body.get("all")})
 
     async def event(self, request: Request) -> Response:
-        """A child's event (seed 004): the body is ``event/post``'s params, checked by
+        """A child's event for its parent: the body is ``event/post``'s params, checked by
         its row like any call's; the answer is its result (the rendered text and the
         delivery)."""
         body = await _json_body(request)

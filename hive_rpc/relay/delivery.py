@@ -326,7 +326,7 @@ class Relay:
                         cause=HELD,
                     )
                 await trio.sleep(self.hold_retry_s)
-            # What the terminal takes whole (issue 26): a program reading whole lines
+            # What the terminal takes whole: a program reading whole lines
             # gets at most 4,095 bytes, the kernel drops the rest (line_discipline.py).
             program = state.foreground
             whole = reads_lines(program.pid) if program is not None else None

@@ -35,7 +35,7 @@ async def report_result(hub: HubService, p: dict[str, Any]) -> Any:
         in_reply_to=p.get("in_reply_to"),
     )
     # Saved before it is logged, as a prompt's change is: the report is a document of
-    # the store (seed 003), which other hubs sharing it, and any service watching
+    # the store, which other hubs sharing it, and any service watching
     # it, read; a store that cannot save refuses the report (store_unavailable).
     await hub.registry.store.put_document(
         TASK_DOC, data["task_id"], hub.activity.task_document(data)

@@ -5,7 +5,7 @@ Some askers can take an answer only while they wait for it: the permission hook
 ``request_human_input``, ``approve``).  If that process ends (killed, or it gave up
 when the hub died and its agent asked the human itself), an answer given later is
 recorded and reaches no one: the human typed ``allow``, the editor said "sent", the
-audit trail said ``allow``, and the command never ran (issue 26, section 6).  So such
+audit trail said ``allow``, and the command never ran.  So such
 an ask says ``waits: true`` and the hub binds it to the process the kernel names as
 the peer of its connection (``SO_PEERCRED``, relay/consent.py's ``CALLER``), with that
 process's start time so a recycled pid is not taken for it.  While the prompt is

@@ -22,7 +22,11 @@ class StoreCorrupt(RuntimeError):
 
 
 class PromptStore(Protocol):
-    """Durable home of prompt records.  The registry is the only caller.
+    """Durable home of prompt records, and of the hub's other records as documents.
+
+    The registry alone writes prompts (under its write lock); documents are kept by
+    the registry (unseen expiries), the Agora (dialogues, lings) and the service
+    (answer rules, the audit trail, askers, task reports); the hub prunes and closes.
 
     Methods are async so that network-backed stores fit; local ones may finish
     without yielding.

@@ -84,7 +84,7 @@ CREATE TABLE IF NOT EXISTS documents (
 
 MIGRATIONS: tuple[str, ...] = (
     # 0 -> 1: rows a hub could not read are set aside here, with the reason, instead
-    # of stopping its restart (issue 11); ``hive-rpc doctor`` lists them.
+    # of stopping its restart; ``hive-rpc doctor`` lists them.
     """
     CREATE TABLE IF NOT EXISTS quarantine (
         source         TEXT NOT NULL,

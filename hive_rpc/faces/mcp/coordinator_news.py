@@ -1,7 +1,7 @@
 """Telling a dialogue's coordinator, on its own MCP session, what it should act on.
 
-Seed 001: when a ling is dead or a stranger takes a turn, the "coordinator [is]
-notified, can intervene or timeout dialogue".  The coordinator is the agent that
+When a ling is dead or a stranger takes a turn, the coordinator is to be told, so
+that it can intervene or end the dialogue.  The coordinator is the agent that
 called ``agora_create``; the hub names it in the dialogue's events and keeps the
 ones it should hear (``agora/news``: consensus, timeout, absent or unavailable
 participants, strangers' turns, aborts).  Here, every session that created a

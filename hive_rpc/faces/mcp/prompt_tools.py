@@ -176,7 +176,7 @@ def register(hive: HiveMcp) -> None:
             agent_id=me(ctx),
         )
         record = await hive.call("hive/ask", **ask.params())
-        # Seed 003: the correlation ids come back with the id, so a caller can match
+        # The correlation ids come back with the id, so a caller can match
         # the stream's entries by task without a table of its own.
         asked = Asked(
             ask_id=record["id"],

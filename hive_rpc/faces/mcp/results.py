@@ -10,7 +10,8 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field, WithJsonSchema
 
 EXPIRED_MARKER = ":timeout->what-would-rich-hickey-do"
-"""What ``request_human_input`` returns when nobody answered (seed 002's contract)."""
+"""What ``request_human_input`` returns when nobody answered: Calva Backseat Driver's
+marker, which callers of a tool of that name test for."""
 
 JSON_TYPES = ["string", "number", "boolean", "object", "array", "null"]
 JsonValue = Annotated[Any, WithJsonSchema({"type": JSON_TYPES})]

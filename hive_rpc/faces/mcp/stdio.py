@@ -143,7 +143,7 @@ class _LineReader:
 class _Answering:
     """The SDK's stream of what it read, answering each line it could not read (too
     deep for its parser: over ~200 levels, or not JSON-RPC) whose id can be read:
-    the SDK only logs it, and the agent's call waited for ever (issue 26).  Duck-typed
+    the SDK only logs it, and the agent's call waited for ever.  Duck-typed
     as the SDK's read stream: iteration and ``async with`` here, the rest (``aclose``,
     ``last_context`` ...) the stream's own."""
 
