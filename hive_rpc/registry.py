@@ -17,7 +17,7 @@ orders all writes, so memory, store and subscribers always agree on what happene
 first.  Subscribers (``watch``) get each change on a bounded channel; one that falls
 behind is dropped rather than allowed to slow the hub.
 
-Where writes yield (issue 18).  Writers that find the lock held wait their turn,
+Where writes yield.  Writers that find the lock held wait their turn,
 first come first served.  Trio's ``Lock.acquire`` is also a schedule point when the
 lock is free, taken while holding it; with the local stores nothing else in a write
 yields, so that was the whole of a write's scheduling: a seventh of an ask + respond
@@ -30,8 +30,8 @@ because they are where work comes in without a request around it:
 * ``ask``: an asker looping in-process (the agora, a test, a benchmark) would
   otherwise publish changes without ever letting subscribers read them, and a
   subscriber whose buffer fills is dropped; the deadline task runs between asks too.
-  But an ask passes one only when it is needed for that (issue 18's third round:
-  the schedule point was 4 to 6 us of a 17.5 us ask + respond in memory):
+  But an ask passes one only when it is needed for that (measured: the schedule
+  point was 4 to 6 us of a 17.5 us ask + respond in memory):
 
   - whenever someone subscribes: a subscriber reads one change per pass of the
     run loop, so an ask loop must still publish only one per pass;
@@ -97,11 +97,13 @@ log = logging.getLogger(__name__)
 
 def held_chars(prompt: Prompt) -> int:
     """Characters a pending prompt holds that its asker chose: question, detail,
-    choices, schema.  Cheap for the common prompt (no schema); a schema is at most
+    choices, confirm, schema.  Cheap for the common prompt (no schema); a schema is at most
     ``schema_chars`` and walked once, when the prompt is tracked or let go."""
     size = len(prompt.question) + len(prompt.detail or "")
     if prompt.choices:
         size += sum(len(c) for c in prompt.choices)
+    if prompt.confirm:
+        size += sum(len(c["text"]) for c in prompt.confirm)
     if prompt.schema is not None:
         size += len(json.dumps(prompt.schema, ensure_ascii=False, default=str))
     return size
@@ -258,7 +260,7 @@ class Registry:
         self._per_agent: dict[str, int] = {}
         """Pending prompts per agent, for the limit on them (core/limits.py).  Plain
         dicts read with ``get(agent, 0)``: a ``Counter``'s missing key is a Python
-        ``__missing__`` call, four of them an ask + respond (issue 18)."""
+        ``__missing__`` call, four of them an ask + respond."""
         self._order: list[tuple[float, str]] = []
         """(created_at, id) of pending prompts, for paging: appended as prompts are
         asked (almost always in order), sorted again only when one came out of

@@ -138,7 +138,8 @@ def permission_ask(request: PermissionRequest, *, timeout_s: float, home: str | 
     """The question a permission request becomes: one head line saying which session
     wants what, and the tool input in full as the prompt's ``detail`` (the human
     approves what runs, not a summary: editors show the detail before an answer or
-    one key away, and the head says "(see detail)" whenever it shows less)."""
+    one key away, and the head says "(see detail)" whenever it shows less).  Its
+    ``confirm`` says which rule each lasting answer saves, read before it is sent."""
     tool = one_line(request.tool_name or "a tool")
     where = one_line(home_relative(request.cwd or "?", home))
     session = one_line((request.session_id or "?")[:4])
@@ -156,6 +157,7 @@ def permission_ask(request: PermissionRequest, *, timeout_s: float, home: str | 
         agent_id=request.agent,
         kind=Kind.PERMISSION,
         detail=detail,
+        confirm=confirm_texts(request, home),
     )
 
 
@@ -223,25 +225,66 @@ class NoRule(ValueError):
     human's allow stands: the request is allowed once."""
 
 
-def lasting_rule(request: PermissionRequest, record: Mapping[str, Any]) -> dict[str, Any] | None:
-    """``rule/add``'s parameters for the rule a lasting answer asks for ("allow for
-    this session", "always allow in this project"), or None for any other answer;
-    NoRule when the answer is lasting but no rule can name exactly this use."""
-    scope = LASTING.get(str(record.get("answer")))
-    if scope is None or not isinstance(request.tool_input, dict):
-        return None
-    pattern = rule_pattern(request.tool_name, request.tool_input)
+def _rule_to_save(request: PermissionRequest, scope: str) -> dict[str, Any]:
+    """The rule (``pattern``, ``scope``, ``where``) a lasting answer of ``scope``
+    saves for this request; NoRule when no rule can name exactly this use."""
+    pattern = (
+        rule_pattern(request.tool_name, request.tool_input)
+        if isinstance(request.tool_input, dict)
+        else None
+    )
     where = request.session_id if scope == "session" else request.cwd
     if pattern is None or where is None:
         raise NoRule(f"no rule can name exactly this {request.tool_name} request")
-    return {
-        "pattern": pattern,
-        "decision": "allow",
-        "scope": scope,
-        "where": where,
-        "by": f"prompt {record['id']}",
-        "from_prompt": record["id"],
-    }
+    return {"pattern": pattern, "decision": "allow", "scope": scope, "where": where}
+
+
+def lasting_rule(request: PermissionRequest, record: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``rule/add``'s parameters for the rule a lasting answer asks for ("allow for
+    this session", "always allow in this project"), or None for any other answer;
+    NoRule when the answer is lasting but no rule can name exactly this use.  The
+    same rule ``confirm_texts`` showed the human before the answer."""
+    scope = LASTING.get(str(record.get("answer")))
+    if scope is None or not isinstance(request.tool_input, dict):
+        return None
+    rule = _rule_to_save(request, scope)
+    return {**rule, "by": f"prompt {record['id']}", "from_prompt": record["id"]}
+
+
+def rule_text(request: PermissionRequest, scope: str, home: str | None) -> str:
+    """What a lasting answer does, in words the human reads before it is sent: the
+    rule it saves, where it applies, and that matching requests then run unasked; or
+    that no rule can name this request, so it is allowed once."""
+    try:
+        rule = _rule_to_save(request, scope)
+    except NoRule:
+        return (
+            f"No rule can name exactly this {one_line(request.tool_name or 'tool')} request: "
+            "this answer allows it once and saves nothing."
+        )
+    # At most MAX_PATTERN_CHARS (rules.parse_pattern); several lines are shown as one,
+    # and then the detail has it as it is saved.
+    pattern = one_line(rule["pattern"])
+    pattern += SEE_DETAIL if pattern != rule["pattern"] else ""
+    if scope == "project":
+        project = one_line(home_relative(rule["where"], home))
+        where = f"every later request in this project ({project})"
+    else:
+        session = one_line(rule["where"][:8])
+        where = f"every later request in this Claude Code session ({session}\u2026)"
+    return (
+        f"This answer saves a rule: allow {pattern}, for {where}. "
+        "Matching requests then run without asking you."
+    )
+
+
+def confirm_texts(request: PermissionRequest, home: str | None) -> list[dict[str, str]]:
+    """The question's ``confirm``: each lasting choice with the rule it will save, so
+    every face shows that rule and asks again before the answer is sent."""
+    return [
+        {"choice": choice, "text": rule_text(request, scope, home)}
+        for choice, scope in LASTING.items()
+    ]
 
 
 def approve_reply(decision: Mapping[str, Any], tool_input: object) -> str:

@@ -292,7 +292,8 @@ def problem(value: Any, what: str = "value") -> str | None:
 
 def record_problem(record: Any) -> str | None:
     """Why a stored prompt record breaks a limit, or None: the JSON limits above plus
-    the question's and the detail's length, so a store can quarantine the row instead of failing."""
+    the lengths of the question, the detail and the confirm texts, so a store can
+    quarantine the row instead of failing."""
     if not isinstance(record, dict):
         return f"record is a {type(record).__name__}, not an object"
     found = problem(record, "record")
@@ -302,6 +303,11 @@ def record_problem(record: Any) -> str | None:
         text = record.get(field)
         if isinstance(text, str) and len(text) > MAX_QUESTION_CHARS:
             return f"record: {field} of {len(text):,} characters (limit question_chars)"
+    confirm = record.get("confirm")
+    if isinstance(confirm, list):
+        texts = sum(len(c.get("text") or "") for c in confirm if isinstance(c, dict))
+        if texts > MAX_QUESTION_CHARS:
+            return f"record: confirm texts of {texts:,} characters (limit question_chars)"
     return None
 
 

@@ -82,6 +82,12 @@ class Prompt:
     detail: str | None = None
     """Long text behind the question (a tool's whole input), shown where the editor
     has room: the question stays one readable line."""
+    confirm: tuple[Mapping[str, str], ...] | None = field(default=None, hash=False)
+    """Answers whose effect outlasts the question (an "always allow" that saves a
+    rule), each ``{"choice", "text"}`` with the words saying what it will do: every
+    face shows the text and asks the human again before sending that choice, so the
+    rule is read before it is saved, in the asker's own words and not in a copy each
+    editor would keep of how the asker words it."""
     status: Status = Status.PENDING
     typing_at: float | None = None
     answered_at: float | None = None
@@ -129,6 +135,7 @@ class Prompt:
         record["expiry_reason"] = self.expiry_reason.value if self.expiry_reason else None
         record["choices"] = list(self.choices) if self.choices is not None else None
         record["schema"] = dict(self.schema) if self.schema is not None else None
+        record["confirm"] = [dict(c) for c in self.confirm] if self.confirm is not None else None
         record["expired"] = self.status is Status.EXPIRED
         record["unseen"] = self.unseen
         return record
@@ -141,6 +148,8 @@ class Prompt:
         fields["kind"] = Kind(fields.get("kind") or "question")
         if fields.get("choices") is not None:
             fields["choices"] = tuple(fields["choices"])
+        if fields.get("confirm") is not None:
+            fields["confirm"] = tuple(fields["confirm"])
         if fields.get("action") is not None:
             fields["action"] = Action(fields["action"])
         if fields.get("expiry_reason") is not None:
@@ -246,6 +255,7 @@ _new_pending = _maker(
         "in_reply_to",
         "kind",
         "detail",
+        "confirm",
         "origin",
     ),
     base=False,
@@ -311,6 +321,7 @@ class Ask:
     in_reply_to: str | None = None
     kind: str = Kind.QUESTION.value
     detail: str | None = None
+    confirm: Sequence[Mapping[str, str]] | None = None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> Ask:
@@ -403,6 +414,7 @@ def new_prompt(
         _optional_name(ask.in_reply_to, "in_reply_to"),
         _check_kind(ask.kind),
         _check_detail(ask.detail),
+        _check_confirm(ask.confirm, checked_choices) if ask.confirm is not None else None,
         origin,
     )
 
@@ -432,6 +444,51 @@ def _check_detail(detail: object) -> str | None:
             param="detail",
         )
     return detail or None
+
+
+CONFIRM_KEYS = frozenset({"choice", "text"})
+
+
+def _check_confirm(
+    confirm: object, choices: tuple[str, ...] | None
+) -> tuple[Mapping[str, str], ...]:
+    """``confirm``: a list of ``{"choice", "text"}``, each choice one of the prompt's
+    and named once, the texts not blank and together no longer than a question may
+    be (``question_chars``).  Linear in its size."""
+    if choices is None:
+        raise InvalidParams(
+            "confirm needs choices: it names which of them to confirm", param="confirm"
+        )
+    if isinstance(confirm, str | Mapping) or not isinstance(confirm, Sequence):
+        raise InvalidParams(
+            'confirm must be a list of {"choice": ..., "text": ...} objects', param="confirm"
+        )
+    offered, named, total = set(choices), set(), 0
+    entries: list[Mapping[str, str]] = []
+    for i, entry in enumerate(confirm):
+        if not isinstance(entry, Mapping) or set(entry) != CONFIRM_KEYS:
+            raise InvalidParams(
+                f'confirm[{i}] must be an object with exactly "choice" and "text"',
+                param="confirm",
+            )
+        choice, text = entry["choice"], entry["text"]
+        if not isinstance(choice, str) or choice not in offered:
+            raise InvalidParams(f"confirm[{i}].choice is not one of the choices", param="confirm")
+        if choice in named:
+            raise InvalidParams(f"confirm[{i}].choice is named twice", param="confirm")
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidParams(f"confirm[{i}].text must be a non-empty string", param="confirm")
+        total += len(text)
+        if total > MAX_QUESTION_CHARS:
+            raise LimitError(
+                "confirm",
+                "question_chars",
+                f"texts longer than {MAX_QUESTION_CHARS:,} characters in all",
+                param="confirm",
+            )
+        named.add(choice)
+        entries.append({"choice": choice, "text": text})
+    return tuple(entries)
 
 
 def _check_choices(choices: object) -> tuple[str, ...]:

@@ -63,9 +63,12 @@ def _action(value: str | None) -> Action:
         "in_reply_to": STR,
         "kind": STR,
         "detail": STR,
+        "confirm": Param("array"),
         "waits": BOOL,
     },
-    doc="Ask a question; returns the pending prompt record at once.  waits: the "
+    doc="Ask a question; returns the pending prompt record at once.  confirm: "
+    '[{"choice", "text"}], choices every face asks the human to confirm, showing the '
+    "text, before sending them.  waits: the "
     "asking process waits on this call for the answer, and the question is withdrawn "
     "when that process ends.",
     epc="ask",

@@ -8,7 +8,7 @@ through ``decode_prompt``, which turns whatever is wrong with a row into one
 ``UnreadableRecord`` with a reason a person can read; the store then sets the row
 aside (SQLite's ``quarantine`` table) instead of letting it stop the hub.
 
-Writing goes the other way, on the registry's write path (issue 18): ``encode_prompt``
+Writing goes the other way, on the registry's write path: ``encode_prompt``
 makes the compact JSON of ``Prompt.to_record()`` without building that dict.
 """
 
@@ -75,7 +75,7 @@ def encode_prompt(prompt: Prompt) -> str:
     the record is encoded from ``to_record`` instead: the same bytes either way
     (tests/store/test_record_bytes.py), and a new field breaks those tests until it
     is added here.  The optional fields are written inline, not through a helper
-    each: a function call apiece was a third of the cost (issue 18).
+    each: a function call apiece was a third of the cost (measured).
     """
     p = prompt
     try:
@@ -96,6 +96,7 @@ def encode_prompt(prompt: Prompt) -> str:
             f'"in_reply_to":{"null" if p.in_reply_to is None else _string(p.in_reply_to)},'
             f'"kind":{_string(p.kind)},'
             f'"detail":{"null" if p.detail is None else _string(p.detail)},'
+            f'"confirm":{"null" if p.confirm is None else ENCODE([dict(c) for c in p.confirm])},'
             f'"status":{_string(p.status)},'
             f'"typing_at":{"null" if p.typing_at is None else _number(p.typing_at)},'
             f'"answered_at":{"null" if p.answered_at is None else _number(p.answered_at)},'
@@ -169,7 +170,7 @@ def prompt_from_record(prompt_id: str, record: Any) -> Prompt:
 
 def shared_record(prompt: Prompt) -> dict[str, Any]:
     """What a store shared with other services keeps of a prompt: its record plus
-    seed 003's completion data (``outcome``, ``result``, ``error``,
+    its completion data (core/completion.py: ``outcome``, ``result``, ``error``,
     ``completed_at``), so a service watching the bucket reads how a prompt ended
     without knowing hive_rpc's statuses.  ``Prompt.from_record`` ignores the extra
     fields when the record is read back."""

@@ -3,8 +3,9 @@
 precompiled encoder, so an old database reads the same and a new one writes the same.
 ``records.encode_prompt`` (the text written straight from the fields) is held to
 ``json.dumps(to_record())`` for any prompt, odd values included.  Issue 27 added
-``origin``, ``shown_at``, ``cleared_at`` and ``unseen`` at the end: a record written
-before them (``OLD_PENDING``) still reads, as the prompt it was."""
+``origin``, ``shown_at``, ``cleared_at`` and ``unseen`` at the end, and ``confirm``
+after ``detail``: a record written before them (``OLD_PENDING``) still reads, as the
+prompt it was."""
 
 from __future__ import annotations
 
@@ -25,19 +26,21 @@ PENDING = (
     '{"id":"00112233aabbccdd","agent_id":"bench","question":"Ship it? \\u00e9 \\ud800",'
     '"created_at":1000.5,"deadline_at":87400.5,"max_deadline_at":87400.5,'
     '"choices":["yes","no"],"schema":null,"urgent":false,"timeout_s":null,"task_id":"t1",'
-    '"in_reply_to":null,"kind":"question","detail":null,"status":"pending","typing_at":null,'
+    '"in_reply_to":null,"kind":"question","detail":null,"confirm":null,"status":"pending","typing_at":null,'
     '"answered_at":null,"expired_at":null,"cancelled_at":null,"expiry_reason":null,'
     '"answer":null,"by":null,"action":null,"origin":null,"shown_at":null,"cleared_at":null,'
     '"expired":false,"unseen":false}'
 )
-OLD_PENDING = PENDING.replace(',"origin":null,"shown_at":null,"cleared_at":null', "").replace(
-    ',"unseen":false', ""
+OLD_PENDING = (
+    PENDING.replace(',"origin":null,"shown_at":null,"cleared_at":null', "")
+    .replace(',"unseen":false', "")
+    .replace(',"confirm":null', "")
 )
 RESPONDED = (
     '{"id":"00112233aabbccdd","agent_id":"bench","question":"Ship it? \\u00e9 \\ud800",'
     '"created_at":1000.5,"deadline_at":87400.5,"max_deadline_at":87400.5,"choices":null,'
     '"schema":null,"urgent":false,"timeout_s":null,"task_id":"t1","in_reply_to":null,'
-    '"kind":"question","detail":null,"status":"responded","typing_at":null,'
+    '"kind":"question","detail":null,"confirm":null,"status":"responded","typing_at":null,'
     '"answered_at":1002.25,"expired_at":null,"cancelled_at":null,"expiry_reason":null,'
     '"answer":"yes \\u2713, [1, 2.5]","by":"emacs","action":"accept","origin":null,'
     '"shown_at":null,"cleared_at":null,"expired":false,"unseen":false}'
@@ -108,6 +111,10 @@ def records(draw: st.DrawFn) -> dict[str, Any]:
         "in_reply_to": draw(optional_text),
         "kind": draw(st.sampled_from(["question", "permission"])),
         "detail": draw(optional_text),
+        "confirm": draw(
+            st.none()
+            | st.lists(st.fixed_dictionaries({"choice": texts, "text": texts}), max_size=2)
+        ),
         "status": draw(st.sampled_from(["pending", "responded", "expired", "cancelled"])),
         "typing_at": draw(optional_time),
         "answered_at": draw(optional_time),
