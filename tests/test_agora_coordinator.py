@@ -15,9 +15,11 @@ from typing import Any
 import httpx2
 import pytest
 import trio
+import trio.testing
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import LoggingMessageNotificationParams
+from waiting import Collected
 
 from hive_rpc.client import HubClient
 from hive_rpc.hub import HubConfig
@@ -36,7 +38,7 @@ def read_token(hub: HubService) -> str:
 
 @asynccontextmanager
 async def coordinator(
-    transport: str, hub: HubService, config: HubConfig, told: list[dict[str, Any]]
+    transport: str, hub: HubService, config: HubConfig, told: Collected[dict[str, Any]]
 ) -> AsyncIterator[Client]:
     """An MCP session as agent ``lead`` with the agora tools, on the legacy protocol
     (2025-11-25), collecting the log messages it is sent."""
@@ -67,20 +69,15 @@ async def coordinator(
         yield c
 
 
-async def until_told(told: list[dict[str, Any]], event: str) -> dict[str, Any]:
-    with trio.fail_after(20):
-        while True:
-            for note in told:
-                if note["data"]["event"] == event:
-                    return note
-            await trio.sleep(0.02)
+async def until_told(told: Collected[dict[str, Any]], event: str) -> dict[str, Any]:
+    return await told.first(lambda note: note["data"]["event"] == event, within_s=20)
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_the_coordinator_is_told_on_its_mcp_session(
     http_hub: HubService, hub_config: HubConfig, transport: str
 ) -> None:
-    told: list[dict[str, Any]] = []
+    told: Collected[dict[str, Any]] = Collected()
     async with (
         coordinator(transport, http_hub, hub_config, told) as lead,
         await HubClient.connect(hub_config.socket) as hub,
@@ -135,8 +132,16 @@ async def test_the_coordinator_is_told_on_its_mcp_session(
             "agora/max-turns-reached",
         ]
         assert news["events"][-1]["level"] == "warn"
-        await trio.sleep(0.2)  # were they sent to lead, it would have them by now
-        assert {n["data"]["coordinator"] for n in told} == {"lead"}
+        # News of lead's own after those: lead is told news in order, so once it has
+        # this, it would have had the others' before it.
+        own = await hub.call(
+            "agora/create",
+            {"topic": "t", "participants": ["main.a", "main.b"], "coordinator": "lead"},
+        )
+        await hub.call("agora/abort", {"dialogue_id": own["id"], "reason": "done"})
+        aborted = await until_told(told, "agora/aborted")
+        assert aborted["data"]["dialogue_id"] == own["id"]
+        assert {n["data"]["coordinator"] for n in told.items} == {"lead"}
 
 
 async def test_news_waits_and_resumes(
@@ -157,7 +162,8 @@ async def test_news_waits_and_resumes(
                 got.append(await waiter.call("agora/news", {"since": 0, "wait_s": 30}))
 
         nursery.start_soon(wait)
-        await trio.sleep(0.2)
+        # Every task blocked: the waiter's call is in the hub, waiting for news.
+        await trio.testing.wait_all_tasks_blocked()
         assert got == []
         await client.call("agora/abort", {"dialogue_id": d["id"], "reason": "done"})
     ((event,), last) = got[0]["events"], got[0]["last"]

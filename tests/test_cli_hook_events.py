@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from test_cli_spawn import LING, Tmux, ready, received, spawn, submissions
+from test_cli_spawn import LING, Tmux, ready, received, spawn
 from test_cli_spawn import tmux as tmux  # the fixture: a private tmux server
 
 from hive_rpc.cli.hook_events import STALE_S, Turns
@@ -105,6 +105,16 @@ async def family(config: HubConfig, tmux: Tmux, short_tmp: Path) -> tuple[Path, 
     return record, {**tmux.env, "TMUX_PANE": pane}
 
 
+async def nothing_more(client: HubClient, record: Path, count: int) -> None:
+    """The parent read ``count`` submissions and no more: a message sent now to its
+    pane comes right after them (the hub types into one pane in order, and the hooks
+    that were to post nothing have exited)."""
+    await client.call("agent/answer", {"agent": "main", "message": "after the hooks"})
+    got = await received(record, count + 1)
+    assert got[count].endswith("after the hooks"), got
+    assert len(got) == count + 1, got
+
+
 def transcript(path: Path, *turns: tuple[str, bool]) -> Path:
     """A Claude Code transcript (JSONL) with these user turns, each answered or not."""
     lines = []
@@ -118,7 +128,7 @@ def transcript(path: Path, *turns: tuple[str, bool]) -> Path:
 
 
 async def test_a_lings_stop_reaches_its_parents_pane_once(
-    hub: HubService, hub_config: HubConfig, tmux: Tmux, short_tmp: Path
+    hub: HubService, client: HubClient, hub_config: HubConfig, tmux: Tmux, short_tmp: Path
 ) -> None:
     record, child = await family(hub_config, tmux, short_tmp)
     done = await run_hook(hub_config, stop("turn-1"), child)
@@ -128,12 +138,11 @@ async def test_a_lings_stop_reaches_its_parents_pane_once(
     ended = transcript(short_tmp / "t.jsonl", ("turn-1", True), ("exit-prompt", False))
     done = await run_hook(hub_config, session_end(ended), child)
     assert b"turn turn-1 was reported already" in done.stderr
-    await trio.sleep(1)
-    assert len(submissions(record)) == 1
+    await nothing_more(client, record, 1)
 
 
 async def test_a_new_turn_too_soon_and_a_continued_stop_are_not_reported(
-    hub: HubService, hub_config: HubConfig, tmux: Tmux, short_tmp: Path
+    hub: HubService, client: HubClient, hub_config: HubConfig, tmux: Tmux, short_tmp: Path
 ) -> None:
     record, child = await family(hub_config, tmux, short_tmp)
     await run_hook(hub_config, stop("turn-1"), child)
@@ -141,9 +150,7 @@ async def test_a_new_turn_too_soon_and_a_continued_stop_are_not_reported(
     assert b"less than 5 s ago" in done.stderr
     done = await run_hook(hub_config, stop("turn-3", stop_hook_active=True), child)
     assert b"not a completion" in done.stderr
-    await received(record, 1)
-    await trio.sleep(1)
-    assert len(submissions(record)) == 1
+    await nothing_more(client, record, 1)
 
 
 async def test_a_session_end_after_an_unreported_turn_is_reported(
