@@ -22,6 +22,7 @@ from test_mcp import stdio_params
 
 from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.core.claude_code import CHOICES
+from hive_rpc.faces.mcp.server import APPROVE_TIMEOUT_S
 from hive_rpc.hub import HubConfig, run_hub
 from hive_rpc.service import HubService
 
@@ -150,18 +151,19 @@ async def test_no_answer_before_claude_codes_tool_timeout_denies(
     hub: HubService, hub_config: HubConfig, short_tmp: Path
 ) -> None:
     """MCP_TOOL_TIMEOUT (3 s here) bounds the wait: approve denies before Claude Code
-    would cut the call off, and withdraws the question."""
+    would cut the call off, and withdraws the question.  Nobody answers, and approve's
+    own wait is APPROVE_TIMEOUT_S (9 minutes): a deny within the test's guard came
+    from the client's bound (``HiveMcp.within_client``, checked for its figures in
+    test_mcp_client_timeout.py), with no clock read here."""
+    assert APPROVE_TIMEOUT_S > 60
     with trio.fail_after(30):
         async with (
             approver(hub_config) as editor,
             claude_like(hub_config, short_tmp, MCP_TOOL_TIMEOUT="3000") as client,
         ):
-            start = trio.current_time()
             result = await client.call_tool("approve", {"tool_name": "Bash", "input": TOUCH})
-            took = trio.current_time() - start
             prompt = await next_prompt(editor)
             record = await editor.call("hive/poll", {"id": prompt["id"]})
-    assert took < 3
     assert decision(result) == {
         "behavior": "deny",
         "message": "hive-rpc denied this Bash request: nobody answered in time. Nothing "
