@@ -422,7 +422,7 @@ countdown stops.  A record that expired unseen is kept for
 
 (defun hive-rpc--fetch-unseen (conn)
   "Ask the hub on CONN for the questions that expired unseen.
-A hub without them (before issue 27) refuses; that is no news."
+A hub older than `hive/list' with `expired_unseen' refuses; that is no news."
   (when (and conn (eq conn hive-rpc--connection) (jsonrpc-running-p conn))
     (jsonrpc-async-request
      conn 'hive/list '(:expired_unseen t)

@@ -1,6 +1,6 @@
 /**
  * What the hub is told about the human's attention, and what it tells back
- * (issue 27; docs/protocol.md): `hive/shown` when a question's text is put
+ * (docs/protocol.md): `hive/shown` when a question's text is put
  * before the human by their own act (they opened it, or a notification shows
  * it with its choices), and the questions that expired before any editor
  * showed them ("expired unseen"), kept until the human clears them

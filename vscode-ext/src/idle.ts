@@ -4,7 +4,7 @@
  * editor, a selection moving, another editor becoming active). A question
  * opens on its own only once none of these happened for `hive.idleSeconds`:
  * an input box that opens mid-sentence takes the rest of the sentence, and
- * Enter sends it to the agent (issue 12). The Emacs package follows the same
+ * Enter sends it to the agent. The Emacs package follows the same
  * rule with its idle timer (docs/emacs.md).
  *
  * No `vscode` import at run time: `watchEditorActivity` takes the event

@@ -1,13 +1,13 @@
 /**
  * `request_human_input` as a VS Code language-model tool: what Calva Backseat
- * Driver offers (seed 002), so an agent in VS Code's chat (Copilot's agent
+ * Driver offers, so an agent in VS Code's chat (Copilot's agent
  * mode, or any extension calling `vscode.lm.invokeTool`) can ask the human.
  *
  * It asks through the hub, like the MCP tool of the same name
  * (hive_rpc/faces/mcp/prompt_tools.py): the question joins the same queue and opens
  * in the same input box or quick pick (after the idle rule), in every editor
  * on that hub, with the same smart timeout (a countdown that stops when the
- * human starts typing). The result is the answer's text, or the seed's
+ * human starts typing). The result is the answer's text, or Calva's
  * sentinel when no answer came (expired, declined, withdrawn, blank).
  * Cancelling the chat request withdraws the question.
  *
@@ -27,7 +27,7 @@ import type { AskParams, PromptRecord } from './protocol';
 export const TOOL_NAME = 'request_human_input';
 /** The asking agent, as the question shows it ("Agent vscode-chat needs input"). */
 export const TOOL_AGENT_ID = 'vscode-chat';
-/** What the tool returns when nobody answered (seed 002, and the MCP tool). */
+/** What the tool returns when nobody answered (Calva's sentinel, as the MCP tool). */
 export const NO_ANSWER = ':timeout->what-would-rich-hickey-do';
 /** The countdown when the model gives none (the MCP tool's default too). */
 export const DEFAULT_TIMEOUT_S = 60;

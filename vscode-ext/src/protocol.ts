@@ -87,7 +87,7 @@ export const Requests = {
 } as const;
 
 /**
- * The human's attention (issue 27): the question was put before the human
+ * The human's attention: the question was put before the human
  * (`hive/shown`), the expired-unseen ones (`hive/list {expired_unseen}`), and
  * clearing their trace (`hive/clearUnseen`; each cleared one is then
  * broadcast as `hive/unseenCleared {id}`). A hub without them
@@ -244,7 +244,7 @@ export interface DismissParams {
   status: Exclude<PromptStatus, 'pending'>;
   by: string | null;
   action: RespondAction | null;
-  /** It expired before any editor showed it (hubs of issue 27 on). */
+  /** It expired before any editor showed it (older hubs leave it out). */
   unseen?: boolean;
 }
 

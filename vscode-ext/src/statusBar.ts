@@ -1,5 +1,5 @@
 /**
- * The status bar item, where the eye already is (issue 27): while N prompts
+ * The status bar item, where the eye already is: while N prompts
  * wait, `$(comment-discussion) N` (`$(shield) N` while one of them asks
  * permission) and the most urgent countdown (`N · 25s`), on the warning
  * background under 30 seconds or while one is urgent; then, while some
