@@ -10,8 +10,8 @@ on the prompt it returned, sequentially in one trio task, on a registry opened w
   the cost of making and checking the two immutable records a cycle produces;
 * registry + MemoryStore, registry + SqliteStore (the embedded default, WAL, in a
   temp dir), with ``store.run_checkpoints`` started inside the registry as the hub
-  starts it (automatic WAL checkpoints off, a PASSIVE checkpoint in a worker thread
-  every ``checkpoint_every`` commits);
+  starts it (a PASSIVE checkpoint in a worker thread every ``checkpoint_every``
+  commits, SQLite's own automatic one only as a backstop at ``BACKSTOP_PAGES``);
 * sqlite floor: the bare INSERT + UPDATE on the store's own connection, each its own
   committed transaction, under the same checkpoint task; and the same loop without
   it, SQLite then checkpointing automatically inside a commit (as before the task);
