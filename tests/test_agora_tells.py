@@ -27,6 +27,7 @@ import trio.testing
 from mcp import Client, StdioServerParameters
 from mcp_types import LoggingMessageNotificationParams
 from test_agora import LING, Pane, kill_pane, lings, open_pane, register, text_of, tmux_server
+from waiting import Collected, until
 
 from hive_rpc.agora import open_agora
 from hive_rpc.client import HubClient
@@ -42,14 +43,14 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux
 
 A, B, C = "main.a", "main.b", "main.c"
 
-Notes = list[dict[str, Any]]
+Notes = Collected[dict[str, Any]]
 
 
 @asynccontextmanager
 async def editor(config: HubConfig) -> AsyncIterator[Notes]:
     """An editor subscribed on the hub's socket, as Emacs and ``hive-rpc lsp`` are:
     the params of every ``hive/agora`` notification it is sent, in order."""
-    got: Notes = []
+    got: Notes = Collected()
     async with await HubClient.connect(config.socket) as conn, trio.open_nursery() as nursery:
         await conn.call("hive/subscribe", {})
 
@@ -64,14 +65,9 @@ async def editor(config: HubConfig) -> AsyncIterator[Notes]:
         nursery.cancel_scope.cancel()
 
 
-async def until(notes: Notes, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+async def until_note(notes: Notes, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
     """The first of ``notes`` that is ``wanted``, once it has come."""
-    with trio.fail_after(30):
-        while True:
-            for note in notes:
-                if wanted(note):
-                    return note
-            await trio.sleep(0.02)
+    return await notes.first(wanted, within_s=30)
 
 
 def event(name: str, **facts: Any) -> Callable[[dict[str, Any]], bool]:
@@ -102,21 +98,21 @@ async def test_a_pane_killed_while_a_turn_waits_behind_its_dialog_tells_everyone
             )  # fmt: skip
             assert sent["delivery"]["state"] == "queued", sent
             assert "should it fail, you are told in your terminal" in sent["report"]
-            held = await until(seen, event("relay/held", ling=B))
+            held = await until_note(seen, event("relay/held", ling=B))
             assert (held["hold"], held["dialogue_id"], held["turn"]) == ("dialog", d["id"], 1)
             assert "a yes/no question" in held["reason"]
 
             await kill_pane(b)  # the human closes B's terminal
 
-            failed = await until(seen, event("relay/failed", ling=B))
+            failed = await until_note(seen, event("relay/failed", ling=B))
             assert (failed["cause"], failed["turn"], failed["was_held"]) == ("gone", 1, True)
             assert f"tmux pane {b.id} is gone" in failed["reason"]
-            absent = await until(seen, event("agora/participant-absent", ling=B))
+            absent = await until_note(seen, event("agora/participant-absent", ling=B))
             assert absent["status"] == "paused"
-            paused = await until(seen, event("agora/paused", dialogue_id=d["id"]))
+            paused = await until_note(seen, event("agora/paused", dialogue_id=d["id"]))
             assert (paused["ling"], paused["sender"], paused["absent"]) == (B, A, [B])
             assert paused["message"].startswith(f"the dialogue {d['id']} (Which cache?) is paused")
-            unavailable = await until(seen, event("agora/ling-unavailable", ling=B))
+            unavailable = await until_note(seen, event("agora/ling-unavailable", ling=B))
             assert unavailable["message"].startswith(
                 f"turn 1 of {d['id']} (Which cache?) to {B} was not delivered: tmux pane"
             )
@@ -205,9 +201,8 @@ async def test_a_turn_held_on_the_humans_draft_is_sent_to_subscribed_editors(
             capture_stdout=True,
         )  # fmt: skip
         pane = Pane(done.stdout.decode().strip(), record, socket)
-        with trio.fail_after(20):
-            while not record.exists() or not record.read_text():  # noqa: ASYNC110
-                await trio.sleep(0.05)
+        # the ling's first line (another process's file: polled)
+        await until(lambda: record.exists() and record.read_text(), "the ling", within_s=20)
         await register(client, B, pane)
         keys = ["tmux", "-S", str(socket), "send-keys", "-t", pane.id]
         await trio.run_process([*keys, "-l", "half a thought"])  # the human's draft
@@ -220,7 +215,7 @@ async def test_a_turn_held_on_the_humans_draft_is_sent_to_subscribed_editors(
                     {"dialogue_id": d["id"], "from": A, "to": B, "signal": "propose",
                      "message": "Use a queue."},
                 )  # fmt: skip
-                held = await until(seen, event("relay/held", ling=B))
+                held = await until_note(seen, event("relay/held", ling=B))
                 assert (held["hold"], held["dialogue_id"], held["turn"]) == ("draft", d["id"], 1)
                 assert held["reason"] == (
                     f"held: the human is typing in {B} (unsent text in its input); it is "
@@ -228,9 +223,9 @@ async def test_a_turn_held_on_the_humans_draft_is_sent_to_subscribed_editors(
                 )
                 assert held["message"].startswith(f"not yet typed into {B}: the human is typing")
                 assert (held["status"], held["topic"], held["buffer"]) == ("active", "Queue?", None)
-                assert not any(e["event"] == "relay/delivered" for e in seen)
+                assert not any(e["event"] == "relay/delivered" for e in seen.items)
                 await trio.run_process([*keys, "Enter"])  # the human sends the draft
-                typed = await until(seen, event("relay/delivered", ling=B))
+                typed = await until_note(seen, event("relay/delivered", ling=B))
             assert (typed["turn"], typed["was_held"]) == (1, True)
             assert typed["message"] == f"typed into {B} once no longer held"
         lines = record.read_text().splitlines()
@@ -272,7 +267,7 @@ async def test_consensus_is_typed_to_every_other_participant_and_sent_to_editors
                 A: "delivered",
                 B: "delivered",
             }
-            ended = await until(seen, event("agora/consensus", dialogue_id=d["id"]))
+            ended = await until_note(seen, event("agora/consensus", dialogue_id=d["id"]))
             assert (ended["status"], ended["summary"]) == ("consensus", summary)
             assert (
                 ended["message"]
@@ -320,7 +315,7 @@ async def test_editor_events_name_the_emacs_buffer_of_each_ling(
         agora = await open_agora(
             store, registry.now, DeliveryPeers(), n, target=target, registry=registry
         )
-        seen: Notes = []
+        seen: Notes = Collected()
 
         async def follow() -> None:
             async for params in agora.follow():
@@ -332,8 +327,8 @@ async def test_editor_events_name_the_emacs_buffer_of_each_ling(
         d = await agora.create("t", [A, B])
         sent = await agora.dispatch(d["id"], sender=A, to=B, signal="propose", message="m")
         assert (sent["delivery"]["cause"], sent["status"]) == ("gone", "paused")
-        await until(seen, event("agora/paused"))
-        by_event = {e["event"]: e for e in seen}
+        await until_note(seen, event("agora/paused"))
+        by_event = {e["event"]: e for e in seen.items}
         assert by_event["relay/failed"]["buffer"] == "*ling main.b*"
         assert by_event["agora/paused"]["buffers"] == {B: "*ling main.b*"}
         assert by_event["agora/paused"]["buffer"] == "*ling main.b*"
@@ -375,7 +370,7 @@ async def test_an_mcp_agent_is_told_in_words_of_its_turn_that_failed_and_of_cons
     """The sender's and coordinator's side over MCP: its dispatch said ``queued``; the
     receiver's pane is then killed, and its session is told, in words; the dialogue
     it ends with its own approval, its tool result says how, in words."""
-    told: Notes = []
+    told: Notes = Collected()
     with tmux_server(short_tmp) as socket:
         a = await open_pane(socket, short_tmp, A)
         c = await open_pane(socket, short_tmp, C)
@@ -400,7 +395,7 @@ async def test_an_mcp_agent_is_told_in_words_of_its_turn_that_failed_and_of_cons
                 "in your terminal, and agora_status says so"
             )
             await kill_pane(b)
-            unavailable = await until(told, event("agora/ling-unavailable"))
+            unavailable = await until_note(told, event("agora/ling-unavailable"))
             assert unavailable["message"].startswith(
                 f"turn 1 of {d['id']} (Cache?) to {B} was not delivered: tmux pane {b.id} is gone"
             )
@@ -431,5 +426,5 @@ async def test_an_mcp_agent_is_told_in_words_of_its_turn_that_failed_and_of_cons
                 f'"Use a queue. RabbitMQ.", approved by {A}; the end typed to the others: '
                 f"{C} delivered"
             )
-            consensus = await until(told, event("agora/consensus", dialogue_id=d2["id"]))
+            consensus = await until_note(told, event("agora/consensus", dialogue_id=d2["id"]))
             assert consensus["message"] == ended.partition("; the end typed")[0]

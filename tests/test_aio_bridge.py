@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 import trio
+from waiting import until
 
 from hive_rpc.aio_bridge import AsyncioCancelled, AsyncioThread, open_asyncio_thread
 
@@ -55,6 +56,17 @@ async def test_a_plain_function_by_mistake_fails_the_call(bridge: AsyncioThread)
         await bridge.run(not_async)  # type: ignore[arg-type]
 
 
+async def started_on_the_loop(started: threading.Event) -> None:
+    """Until ``started`` is set on the loop thread (a worker thread waits on it: no
+    trio event crosses from there; 10 s, as a worker thread is not cancelled)."""
+    assert await trio.to_thread.run_sync(started.wait, 10), "never started"
+
+
+async def cancel_once(scope: trio.CancelScope, started: threading.Event) -> None:
+    await started_on_the_loop(started)
+    scope.cancel()
+
+
 async def test_trio_cancellation_cancels_the_asyncio_task(bridge: AsyncioThread) -> None:
     started = threading.Event()
     state: dict[str, bool] = {"cancelled": False, "finished": False}
@@ -69,8 +81,10 @@ async def test_trio_cancellation_cancels_the_asyncio_task(bridge: AsyncioThread)
             raise
 
     with trio.fail_after(5):
-        with trio.move_on_after(0.2) as scope:
-            await bridge.run(slow)
+        with trio.CancelScope() as scope:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(cancel_once, scope, started)
+                await bridge.run(slow)
         assert scope.cancelled_caught
     # run() waited for the task to settle before re-raising the cancellation.
     assert started.is_set()
@@ -108,8 +122,13 @@ async def test_stream_delivers_in_order_with_back_pressure(bridge: AsyncioThread
         async with bridge.stream(numbers, 100, buffer=4) as items:
             first = await items.__anext__()
             assert first == 0
-            await trio.sleep(0.2)  # the producer runs ahead only as far as the buffer
-            assert len(produced) <= 1 + 4 + 1
+            # The producer (on the loop thread: polled) runs ahead as far as the buffer
+            # lets it: one taken, four buffered, one waiting for room.  A call on the
+            # loop after that is a turn of the loop: it is still there.
+            most = 1 + 4 + 1
+            await until(lambda: len(produced) >= most, "the producer to fill up", within_s=5)
+            assert await bridge.run(asyncio.sleep, 0, "a turn") == "a turn"
+            assert len(produced) == most
             rest = [i async for i in items]
     assert [first, *rest] == list(range(100))
 
@@ -157,7 +176,10 @@ async def test_closing_the_bridge_cancels_outstanding_work() -> None:
     cancelled = threading.Event()
     errors: list[BaseException] = []
 
+    started = threading.Event()
+
     async def slow() -> None:
+        started.set()
         try:
             await asyncio.sleep(60)
         except asyncio.CancelledError:
@@ -173,7 +195,7 @@ async def test_closing_the_bridge_cancels_outstanding_work() -> None:
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery, open_asyncio_thread() as b:
             nursery.start_soon(caller, b)
-            await trio.sleep(0.1)
+            await started_on_the_loop(started)
             # leaving: the bridge is closed and joined first, with the caller still waiting
     assert cancelled.is_set()
     assert len(errors) == 1

@@ -211,8 +211,11 @@ async def test_both_hubs_see_an_expiry_once_whichever_hub_wins_the_race(
             )
             prompt_id = json.loads(asked.stdout)["id"]
 
-            async def expire(*editors: HubClient) -> None:
-                await trio.sleep(1.5)
+            async def expire(*editors: HubClient, prompt_id: str = prompt_id) -> None:
+                # the countdown runs out by itself: wait until each hub has it closed
+                for editor in editors:
+                    closed = await editor.call("hive/await", {"id": prompt_id, "timeout_s": 30})
+                    assert closed["status"] == "expired", closed
 
             await _closing_is_seen_once_on_both_hubs(build, laptop, prompt_id, expire, "expire")
 

@@ -16,8 +16,9 @@ then looking: these helpers wait for that later event too."""
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Awaitable, Callable
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 import trio
 
@@ -70,16 +71,20 @@ class Collected(Generic[T]):
                 await self._more.wait()
 
 
-async def until(probe: Callable[[], Awaitable[T | None]], what: str, *, within_s: float) -> T:
-    """``probe()``'s first value that is not None or False, looked for every
+async def until(
+    probe: Callable[[], T | Awaitable[T | None] | None], what: str, *, within_s: float
+) -> T:
+    """``probe()``'s first true value (awaited, if a coroutine), looked for every
     ``POLL_EVERY_S``: only for something outside this process with no event to
     follow (say which at the call).  Fails naming ``what`` past ``within_s``."""
     try:
         with trio.fail_after(within_s):
             while True:
-                found = await probe()
-                if found is not None and found is not False:
-                    return found
+                found = probe()
+                if inspect.isawaitable(found):
+                    found = await found
+                if found:
+                    return cast(T, found)
                 await trio.sleep(POLL_EVERY_S)
     except trio.TooSlowError:
         raise AssertionError(f"gave up after {within_s:g} s waiting for {what}") from None
