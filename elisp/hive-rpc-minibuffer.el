@@ -59,6 +59,7 @@
 ;;; Code:
 
 (require 'jsonrpc)
+(require 'seq)
 (require 'subr-x)
 (require 'hive-rpc-core)
 (require 'hive-rpc-question)
@@ -594,11 +595,41 @@ REFUSAL says why the hub refused the last answer, or is nil."
                        record nil
                        (hive-rpc--prompt-text record nil (mapcar #'car choices) reason)
                        choices)
-                reason "pick one of the choices (TAB lists them)"))
+                reason "pick one of the choices (TAB lists them)")
+          ;; A no to the confirmation asks again, with no refusal: nothing was sent.
+          (when (and value (not (hive-rpc--confirmed-p record value)))
+            (setq value nil reason nil)))
         value))
      ((plist-get record :schema) (hive-rpc--read-schema record refusal))
      (t (hive-rpc--read record nil (hive-rpc--prompt-text record nil nil refusal)
                         #'hive-rpc--read-text)))))
+
+
+(defun hive-rpc--confirm-text (record choice)
+  "Return what answering RECORD with CHOICE does, to confirm first; or nil.
+RECORD's `:confirm' names the choices whose effect outlasts the
+question, each with the asker's words for it: a Claude Code
+permission's lasting answers name the rule they save."
+  (seq-some (lambda (entry)
+              (and (equal (plist-get entry :choice) choice)
+                   (stringp (plist-get entry :text))
+                   (plist-get entry :text)))
+            (plist-get record :confirm)))
+
+(defun hive-rpc--confirmed-p (record choice)
+  "Return non-nil if CHOICE may be sent as RECORD's answer.
+A choice with nothing to confirm may; one whose effect outlasts the
+question (see `hive-rpc--confirm-text') only after the human read
+what it does and answered yes.  An empty answer is no, so RET typed
+ahead never saves a rule."
+  (let ((text (hive-rpc--confirm-text record choice)))
+    (or (null text)
+        (eq 'yes (hive-rpc--read-choice
+                  record 'confirm
+                  (format "[%s] %s Send %s?%s: "
+                          (hive-rpc--agent-label record) (hive-rpc--clean text)
+                          (hive-rpc--clean choice) (hive-rpc--choices-text '("yes" "no")))
+                  '(("yes" . yes) ("no" . no)))))))
 
 
 ;;; Asking

@@ -292,6 +292,19 @@ urgently:" text))
                           (hive-rpc-minibuffer-tests--record
                            :kind "permission" :detail "{\"command\": \"ls\"}")))))
 
+(ert-deftest hive-rpc-minibuffer-tests-confirm-text-is-the-askers ()
+  "Find what a choice does in the question's confirm, as the hub sent it."
+  (let ((record (hive-rpc-minibuffer-tests--record
+                 :choices ["allow" "always allow"]
+                 :confirm (vector (list :choice "always allow"
+                                        :text "This answer saves a rule.")))))
+    (should (equal (hive-rpc--confirm-text record "always allow")
+                   "This answer saves a rule."))
+    (should-not (hive-rpc--confirm-text record "allow"))
+    (should-not (hive-rpc--confirm-text (hive-rpc-minibuffer-tests--record) "allow"))
+    ;; A choice with nothing to confirm is sent without a second question.
+    (should (hive-rpc--confirmed-p record "allow"))))
+
 (ert-deftest hive-rpc-minibuffer-tests-detail-is-cleaned ()
   "Show no control character of a detail, which comes from the agent."
   (let ((text (hive-rpc--details-text

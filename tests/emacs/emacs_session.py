@@ -41,6 +41,16 @@ def tag(agent: str, origin: str = ORIGIN) -> str:
     return f"[{agent} · {origin}]"
 
 
+def wrapped_minibuffer(screen: str) -> str:
+    """The minibuffer's text, however many screen lines it wraps over: the lines under
+    the last mode line, their wrap marks removed."""
+    lines = screen.rstrip("\n").split("\n")
+    last_mode_line = max(i for i, line in enumerate(lines) if line.startswith("-U"))
+    return "".join(
+        line[:-1] if line.endswith("\\") else line for line in lines[last_mode_line + 1 :]
+    )
+
+
 def new_tmux_session(name: str, root: Path, cols: int, rows: int, argv: list[str]) -> None:
     """Run ``argv`` in a new detached tmux session of that size, working in ``root``
     (not in whatever directory the shared tmux server was started from)."""
@@ -78,6 +88,10 @@ class TmuxEmacs:
         """The last line of the screen: the minibuffer / echo area."""
         lines = self.screen().rstrip("\n").split("\n")
         return lines[-1] if lines else ""
+
+    def wrapped_minibuffer(self) -> str:
+        """The minibuffer's whole text, however many lines it wraps over."""
+        return wrapped_minibuffer(self.screen())
 
     def keys(self, *keys: str) -> None:
         subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)

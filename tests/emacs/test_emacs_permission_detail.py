@@ -15,6 +15,7 @@ from pathlib import Path
 import hook_process
 import pytest
 from emacs_session import FAST, EmacsSession, running, tag
+from emacs_session import wrapped_minibuffer as minibuffer
 from hook_process import permission_event, stopped_at_exit
 
 pytestmark = pytest.mark.skipif(
@@ -29,16 +30,6 @@ COMMAND = "npm test\nrm -rf build/cache-only-in-the-detail"
 @pytest.fixture
 def emacs(short_tmp: Path) -> Iterator[EmacsSession]:
     yield from running(EmacsSession(short_tmp, FAST))
-
-
-def minibuffer(screen: str) -> str:
-    """The minibuffer's text, however many screen lines it wraps over: the lines under
-    the last mode line, their wrap marks removed."""
-    lines = screen.rstrip("\n").split("\n")
-    last_mode_line = max(i for i, line in enumerate(lines) if line.startswith("-U"))
-    return "".join(
-        line[:-1] if line.endswith("\\") else line for line in lines[last_mode_line + 1 :]
-    )
 
 
 def start_hook(emacs: EmacsSession) -> subprocess.Popen[bytes]:
