@@ -397,18 +397,87 @@
 
   // A prompt's detail (a permission's whole tool input): shown whole, above the
   // answers, so what runs is read before it is approved; text in a <pre>, never
-  // HTML. Long input scrolls in its box, which takes the keyboard to scroll.
+  // HTML. Long input scrolls in its box, which takes the keyboard to scroll. A Claude
+  // Code Edit request is shown as the diff of what it changes, not as the JSON of
+  // its old_string and new_string.
   function detailBlock(record, pid) {
     if (typeof record.detail !== "string" || record.detail === "") return null;
-    const label = record.kind === "permission" ? "Tool input" : "Detail";
+    const edit = record.kind === "permission" ? editOf(record.detail) : null;
+    const label = edit ? (edit.all ? "Edit (every occurrence)" : "Edit") : record.kind === "permission" ? "Tool input" : "Detail";
     const pre = el("pre", {
-      className: "detail",
+      className: edit ? "detail diff" : "detail",
       id: `d-${pid}`,
       tabindex: "0",
-      "aria-label": `${label}, in full`,
-      text: record.detail,
+      "aria-label": edit ? `${label}, as a diff` : `${label}, in full`,
     });
+    if (edit) pre.append(...diffLines(edit));
+    else pre.textContent = visible(record.detail);
     return el("div", { className: "detail-block" }, el("p", { className: "detail-label", text: label }), pre);
+  }
+
+  // The Edit a detail asks for ({file_path, old_string, new_string}), or null.
+  function editOf(detail) {
+    let input;
+    try {
+      input = JSON.parse(detail);
+    } catch {
+      return null;
+    }
+    if (!input || typeof input.old_string !== "string" || typeof input.new_string !== "string") return null;
+    const file = typeof input.file_path === "string" ? input.file_path : "(no file_path)";
+    return { file, before: input.old_string, after: input.new_string, all: input.replace_all === true };
+  }
+
+  // The lines of a unified diff of the edit, as elements (a block each): "--- FILE (now)",
+  // "+++ FILE (after the edit)", then each line kept (" "), removed ("-") or added
+  // ("+"), from the longest common subsequence of the two texts' lines. Past
+  // MAX_DIFF_CELLS the table is not built: every old line is shown removed and every
+  // new one added, still the whole truth, in linear time.
+  const MAX_DIFF_CELLS = 250000;
+  function diffLines(edit) {
+    const a = edit.before.split("\n");
+    const b = edit.after.split("\n");
+    const ops = [];
+    if (a.length * b.length > MAX_DIFF_CELLS) {
+      a.forEach((line) => ops.push(["-", line]));
+      b.forEach((line) => ops.push(["+", line]));
+    } else {
+      // common[i][j]: the longest common subsequence of a[i:] and b[j:].
+      const common = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0));
+      for (let i = a.length - 1; i >= 0; i--) {
+        for (let j = b.length - 1; j >= 0; j--) {
+          common[i][j] = a[i] === b[j] ? common[i + 1][j + 1] + 1 : Math.max(common[i + 1][j], common[i][j + 1]);
+        }
+      }
+      let i = 0;
+      let j = 0;
+      while (i < a.length || j < b.length) {
+        if (i < a.length && j < b.length && a[i] === b[j]) {
+          ops.push([" ", a[i++]]);
+          j++;
+        } else if (i < a.length && (j === b.length || common[i + 1][j] >= common[i][j + 1])) {
+          ops.push(["-", a[i++]]); // removed lines before added ones, as diff -u has them
+        } else {
+          ops.push(["+", b[j++]]);
+        }
+      }
+    }
+    const lines = [
+      el("span", { className: "diff-head", text: `--- ${edit.file} (now)` }),
+      el("span", { className: "diff-head", text: `+++ ${edit.file} (after the edit)` }),
+    ];
+    const cls = { " ": "diff-same", "-": "diff-del", "+": "diff-add" };
+    ops.forEach(([mark, line]) => lines.push(el("span", { className: cls[mark], text: `${mark}${line}` })));
+    return lines;
+  }
+
+  // What a choice does beyond the question, to be confirmed before it is sent (the
+  // question's confirm: a Claude Code permission's lasting answers name the rule they
+  // save), or null.
+  function confirmText(record, answer) {
+    if (!Array.isArray(record.confirm)) return null;
+    const entry = record.confirm.find((c) => c && c.choice === answer && typeof c.text === "string");
+    return entry ? entry.text : null;
   }
 
   function promptCard(record) {
@@ -442,8 +511,9 @@
     });
     cancelButton.setAttribute("aria-label", permission ? "Withdraw this permission request" : "Cancel this question");
     const buttons = [answerButton, cancelButton].filter(Boolean);
+    const confirmBox = el("div", { className: "confirm", role: "group", "aria-label": "Confirm this answer", hidden: true });
     const parts = [meta, question, detail, controls.node];
-    form.append(...parts.filter(Boolean), el("div", { className: "buttons" }, ...buttons), error);
+    form.append(...parts.filter(Boolean), el("div", { className: "buttons" }, ...buttons), confirmBox, error);
 
     async function act(path, body, buttons) {
       error.textContent = "";
@@ -458,6 +528,27 @@
       }
     }
 
+    // A choice that outlasts the question is sent only from its confirmation, which
+    // shows what it does. The keyboard goes to that text, not to a button: an Enter
+    // typed ahead confirms nothing.
+    function confirmFirst(answer, says) {
+      const text = el("p", { className: "confirm-text", tabindex: "-1", text: says });
+      const send = el("button", { type: "button", text: `Send "${answer}"` });
+      const back = el("button", { type: "button", className: "secondary", text: "Back" });
+      confirmBox.replaceChildren(text, el("div", { className: "buttons" }, send, back));
+      confirmBox.hidden = false;
+      send.addEventListener("click", () => act("/api/respond", { id: pid, answer }, [...buttons, send, back]));
+      back.addEventListener("click", () => {
+        confirmBox.hidden = true;
+        confirmBox.replaceChildren();
+        announce("Not sent.");
+        const picked = form.querySelector("input:checked") || firstControl(item);
+        if (picked) picked.focus();
+      });
+      text.focus();
+      announce(says);
+    }
+
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       let answer;
@@ -465,6 +556,11 @@
         answer = controls.read();
       } catch (e) {
         error.textContent = e.message;
+        return;
+      }
+      const says = confirmText(record, answer);
+      if (says !== null) {
+        confirmFirst(answer, says);
         return;
       }
       act("/api/respond", { id: pid, answer }, buttons);
