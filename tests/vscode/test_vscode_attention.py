@@ -445,7 +445,8 @@ def test_always_allow_shows_the_rule_before_saving_it(window: Window, vscode_hub
         assert rule in text, text
         window.shot("always-allow-rule")
         untouched(vscode_hub, vscode_hub.pending()[0]["id"])
-        window.page.locator(f"{dialog} .monaco-button", has_text="Save the rule and allow").click()
+        send = 'Send "always allow in this project"'
+        window.page.locator(f"{dialog} .monaco-button", has_text=send).click()
         out, _ = hook.communicate(timeout=60)
     assert b'"behavior": "allow"' in out, out
     rules = vscode_hub.cli("rules", "list").stdout

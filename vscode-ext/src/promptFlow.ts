@@ -37,7 +37,7 @@ import type { HubClient } from './hubClient';
 import type { Disposable, Idleness } from './idle';
 import { plain } from './plainText';
 import { askerOf, detailOf, LONG_QUESTION_CHARS } from './promptDetail';
-import { confirmLastingRule } from './ruleConfirm';
+import { confirmAnswer } from './confirmAnswer';
 import { readAnswer } from './promptForm';
 import type { Outcome } from './promptForm';
 import { PromptSteps } from './promptSteps';
@@ -485,11 +485,11 @@ export class PromptFlow implements vscode.Disposable {
         break;
       case 'answer':
         this.attention.shown(id);
-        if (await confirmLastingRule(entry.record, outcome.answer)) {
+        if (await confirmAnswer(entry.record, outcome.answer)) {
           await this.send(session, acceptParams(id, outcome.answer, this.by()), outcome.answer);
         } else {
           // Not confirmed: the question opens again, for another answer.
-          this.queue.setRetry(id, 'no rule saved: pick again', outcome.answer);
+          this.queue.setRetry(id, 'not sent: pick again', outcome.answer);
         }
         break;
     }

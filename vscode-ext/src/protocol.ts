@@ -200,6 +200,8 @@ export interface PromptRecord {
   kind?: 'question' | 'permission';
   /** Long text behind the question (a permission's whole tool input), shown on demand (src/promptDetail.ts). */
   detail?: string | null;
+  /** Choices to confirm before sending, each with what it does in the asker's words (src/confirmText.ts); absent from older hubs. */
+  confirm?: { choice: string; text: string }[] | null;
   status: PromptStatus;
   typing_at: number | null;
   answered_at: number | null;

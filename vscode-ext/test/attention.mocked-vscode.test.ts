@@ -18,7 +18,7 @@ import { deferredStore } from '../src/deferredStore';
 import { asksPermission, isClaudeQuestion } from '../src/promptDetail';
 import { PromptFlow } from '../src/promptFlow';
 import { PromptQueue } from '../src/queue';
-import { lastingRule, lastingRuleText } from '../src/ruleText';
+import { confirmText } from '../src/confirmText';
 import { Clock, FakeHub, FakeTimers, record, rpcError, settle } from './helpers';
 import { FakeInputBox, FakeQuickPick, mock } from './vscode-mock';
 
@@ -57,24 +57,17 @@ describe('permissions, Claude Code questions and the rule an answer saves', () =
     assert.equal(isClaudeQuestion({ kind: 'question', schema: claudeQuestion.schema }), false);
   });
 
-  test('a lasting answer names its rule; others save none', () => {
+  test("what an answer does is the question's own confirm text; other answers confirm nothing", () => {
+    const says = 'This answer saves a rule: allow Bash(npm test), for every later request in this project (~/src/app).';
     const r = record(new Clock(), {
       kind: 'permission',
-      question: 'Claude Code in ~/src/app (session 3f2a) wants to run Bash: npm test',
-      detail: JSON.stringify({ command: 'npm test', description: 'tests' }, null, 2),
+      choices: ['allow', 'always allow in this project'],
+      confirm: [{ choice: 'always allow in this project', text: says }],
     });
-    assert.deepEqual(lastingRule(r, 'always allow in this project'), {
-      scope: 'project',
-      pattern: 'Bash(npm test)',
-      where: '~/src/app',
-    });
-    assert.equal(
-      lastingRuleText(lastingRule(r, 'allow for this session')!),
-      'This answer saves a rule: allow Bash(npm test), for every later request in this Claude Code session (3f2a…). ' +
-        'Matching requests then run without asking you.',
-    );
-    assert.equal(lastingRule(r, 'allow'), undefined);
-    assert.equal(lastingRule({ ...r, kind: 'question' }, 'always allow in this project'), undefined);
+    assert.equal(confirmText(r, 'always allow in this project'), says);
+    assert.equal(confirmText(r, 'allow'), undefined);
+    assert.equal(confirmText({ confirm: null }, 'always allow in this project'), undefined);
+    assert.equal(confirmText({}, 'always allow in this project'), undefined);
   });
 });
 
