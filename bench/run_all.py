@@ -33,6 +33,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
     ("cli_cold_start", [], ["--rounds", "3"]),
     ("permission_roundtrip", [], ["--rounds", "2"]),
     ("mcp_cold_start", [], ["--rounds", "2"]),
+    ("agora_turn", [], ["--turns", "10"]),
 ]
 ALIASES = {"mcp": "mcp_roundtrip", "epc": "epc_calls", "lsp": "lsp_roundtrip"}
 """Short names --only also accepts."""
