@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import trio
+from waiting import logged
 
 from hive_rpc.agora import open_agora
 from hive_rpc.client import HubClient, prove_approver
@@ -102,30 +103,33 @@ async def lings(short_tmp: Path, *names: str) -> AsyncIterator[dict[str, Pane]]:
         yield {name: await open_pane(socket, short_tmp, name) for name in names}
 
 
-async def register(client: HubClient, name: str, pane: Pane, **extra: Any) -> None:
+async def register(hub: HubService, client: HubClient, name: str, pane: Pane, **extra: Any) -> None:
     """Register from outside the pane (this test process), so the hub asks the human;
     approve its prompt as an editor would (docs/security.md, "Typing into terminals")."""
     asked = await client.call(
         "ling/register", {"name": name, "kind": "tmux", "address": pane.address, **extra}
     )
     assert asked["state"] == "pending", asked
-    await approve(client, name, asked["prompt_id"])
+    await approve(hub, client, name, asked["prompt_id"])
 
 
-async def approve(client: HubClient, name: str, prompt_id: str, answer: str = "approve") -> None:
+async def approve(
+    hub: HubService, client: HubClient, name: str, prompt_id: str, answer: str = "approve"
+) -> None:
     """Answer the hub's consent prompt as the human's editor does: proving first that it
     holds the human's credential (the approver token); once approved, wait for the ling
-    to be there."""
+    to be there (the hub's own task registers it, then says ``ling/approved``)."""
     assert await prove_approver(client.call) is None
+    before = hub.activity.last_id
     await client.call("hive/respond", {"id": prompt_id, "answer": answer, "by": "human"})
     if answer != "approve":
         return
-    with trio.fail_after(20):
-        while not any(  # noqa: ASYNC110 (the hub's own task registers it)
-            x["name"] == name and x["state"] == "registered"
-            for x in await client.call("ling/list", {})
-        ):
-            await trio.sleep(0.02)
+    await logged(
+        hub.activity,
+        lambda e: e.kind == "ling" and (e.event, e.key) == ("ling/approved", name),
+        within_s=20,
+        after=before,
+    )
 
 
 async def test_a_dialogue_relays_each_turn_into_the_receivers_pane_until_consensus(
@@ -133,7 +137,7 @@ async def test_a_dialogue_relays_each_turn_into_the_receivers_pane_until_consens
 ) -> None:
     async with lings(short_tmp, "main.a", "main.b") as panes:
         for name, pane in panes.items():
-            await register(client, name, pane)
+            await register(hub, client, name, pane)
         d = await client.call(
             "agora/create", {"topic": "Which cache?", "participants": ["main.a", "main.b"]}
         )
@@ -199,7 +203,7 @@ async def test_unavailable_lings_and_strangers_are_reported_to_the_sender(
     hub: HubService, client: HubClient, short_tmp: Path
 ) -> None:
     async with lings(short_tmp, "main.a", "main.b") as panes:
-        await register(client, "main.b", panes["main.b"])
+        await register(hub, client, "main.b", panes["main.b"])
         d = await client.call(
             "agora/create", {"topic": "t", "participants": ["main.a", "main.b", "main.c"]}
         )
@@ -227,7 +231,7 @@ async def test_hostile_text_arrives_inert(
     hub: HubService, client: HubClient, short_tmp: Path
 ) -> None:
     async with lings(short_tmp, "main.a", "main.b") as panes:
-        await register(client, "main.b", panes["main.b"])
+        await register(hub, client, "main.b", panes["main.b"])
         d = await client.call("agora/create", {"topic": "t", "participants": ["main.a", "main.b"]})
         hostile = "a\x1b]0;pwned\x07b\x1b[2Jc\rd\x1b[201~e\x00f\u202eg"
         r = await client.call(
@@ -249,8 +253,8 @@ async def test_children_report_to_their_parent_and_parents_answer(
     hub: HubService, client: HubClient, short_tmp: Path
 ) -> None:
     async with lings(short_tmp, "parent", "child") as panes:
-        await register(client, "main.feature", panes["parent"])
-        await register(client, "main.feature.auth", panes["child"], label="auth-module")
+        await register(hub, client, "main.feature", panes["parent"])
+        await register(hub, client, "main.feature.auth", panes["child"], label="auth-module")
         asked = await client.call(
             "event/post",
             {
@@ -299,9 +303,9 @@ async def test_cli_registers_lists_and_posts_events(
             f"main.x: tmux {env_pane.address} is pending: not run inside that terminal, "
             "so the human must approve it"
         )
-        await approve(client, "main.x", prompt_id.rstrip(")"))
+        await approve(hub, client, "main.x", prompt_id.rstrip(")"))
         child = await cli("ling", "register", "main.x.y", "--tmux", panes["child"].address)
-        await approve(client, "main.x.y", child.stdout.decode().strip()[-17:-1])
+        await approve(hub, client, "main.x.y", child.stdout.decode().strip()[-17:-1])
         listed = await cli("ling", "list", "--check")
         lines = listed.stdout.decode().splitlines()
         assert [line.split()[0] for line in lines] == ["main.x", "main.x.y"]
@@ -393,7 +397,7 @@ async def test_a_killed_pane_is_absent_and_the_two_live_ones_reach_consensus(
     a, b, c = "main.a", "main.b", "main.c"
     async with lings(short_tmp, a, b, c) as panes:
         for name, pane in panes.items():
-            await register(client, name, pane)
+            await register(hub, client, name, pane)
         d = await client.call(
             "agora/create",
             {"topic": "Which cache?", "participants": [a, b, c], "max_turns": 8,
@@ -434,7 +438,7 @@ async def test_a_participant_whose_pane_died_is_absent_until_it_speaks_again(
     a, b, c = "main.a", "main.b", "main.c"
     async with lings(short_tmp, a, b, c) as panes:
         for name in (a, b, c):
-            await register(client, name, panes[name])
+            await register(hub, client, name, panes[name])
         d = await client.call("agora/create", {"topic": "t", "participants": [a, b, c]})
         await kill_pane(panes[c])
         base = {"dialogue_id": d["id"], "to": c, "message": "m"}

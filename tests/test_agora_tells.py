@@ -84,8 +84,8 @@ async def test_a_pane_killed_while_a_turn_waits_behind_its_dialog_tells_everyone
         flag = short_tmp / "dialog"
         flag.touch()  # B shows "Allow this action? (y/n)": the turn is held
         b = await _pane_with_dialog(socket, short_tmp, B, flag)
-        await register(client, A, a)
-        await register(client, B, b)
+        await register(hub, client, A, a)
+        await register(hub, client, B, b)
         async with editor(hub_config) as seen:
             d = await client.call(
                 "agora/create",
@@ -151,7 +151,7 @@ async def test_a_pane_killed_while_a_turn_waits_behind_its_dialog_tells_everyone
 
         # B's terminal registered again: A's turn goes on, the dialogue is active.
         b2 = await open_pane(socket, short_tmp, B + "-again")
-        await register(client, B, b2)
+        await register(hub, client, B, b2)
         back = await client.call(
             "agora/dispatch",
             {"dialogue_id": d["id"], "from": A, "to": B, "signal": "propose",
@@ -203,7 +203,7 @@ async def test_a_turn_held_on_the_humans_draft_is_sent_to_subscribed_editors(
         pane = Pane(done.stdout.decode().strip(), record, socket)
         # the ling's first line (another process's file: polled)
         await until(lambda: record.exists() and record.read_text(), "the ling", within_s=20)
-        await register(client, B, pane)
+        await register(hub, client, B, pane)
         keys = ["tmux", "-S", str(socket), "send-keys", "-t", pane.id]
         await trio.run_process([*keys, "-l", "half a thought"])  # the human's draft
         async with editor(hub_config) as seen:
@@ -238,7 +238,7 @@ async def test_consensus_is_typed_to_every_other_participant_and_sent_to_editors
 ) -> None:
     async with lings(short_tmp, A, B, C) as panes:
         for name, pane in panes.items():
-            await register(client, name, pane)
+            await register(hub, client, name, pane)
         async with editor(hub_config) as seen:
             d = await client.call(
                 "agora/create",
@@ -378,7 +378,7 @@ async def test_an_mcp_agent_is_told_in_words_of_its_turn_that_failed_and_of_cons
         flag.touch()
         b = await _pane_with_dialog(socket, short_tmp, B, flag)
         for name, pane in ((A, a), (B, b), (C, c)):
-            await register(client, name, pane)
+            await register(hub, client, name, pane)
         async with agent_session(hub_config, A, told) as me:
             created = await me.call_tool(
                 "agora_create", {"topic": "Cache?", "participants": [A, B]}

@@ -20,6 +20,7 @@ import pytest
 import trio
 from mcp import Client, StdioServerParameters
 from test_agora import LING, Pane, approve, lings, open_pane, text_of, tmux_server
+from waiting import logged
 
 from hive_rpc import agora
 from hive_rpc.client import HubClient
@@ -72,13 +73,11 @@ async def registered(client: HubClient) -> list[str]:
 
 
 async def wait_event(hub: HubService, event: str, ling: str) -> dict[str, Any]:
-    assert hub.agora is not None
-    with trio.fail_after(20):
-        while True:
-            for e in hub.agora.recent_events():
-                if e["event"] == event and e.get("ling") == ling:
-                    return e
-            await trio.sleep(0.02)
+    """The Agora's ``event`` about ``ling``, once the hub's own task has made it."""
+    found = await logged(
+        hub.activity, lambda e: e.kind == "ling" and (e.event, e.key) == (event, ling), within_s=20
+    )
+    return found.data
 
 
 async def test_a_registration_from_outside_is_pending_and_types_nothing_until_approved(
@@ -107,7 +106,7 @@ async def test_a_registration_from_outside_is_pending_and_types_nothing_until_ap
         )
         assert report["delivery"]["state"] == "not-relayed"
 
-        await approve(client, "main.kid", asked["prompt_id"])
+        await approve(hub, client, "main.kid", asked["prompt_id"])
         await wait_event(hub, "ling/approved", "main.kid")
         done = await client.call("agent/answer", {"agent": "main.kid", "message": "now"})
         assert done["delivery"]["state"] == "delivered"
@@ -120,7 +119,7 @@ async def test_a_denied_request_registers_nothing(
 ) -> None:
     async with lings(short_tmp, "kid") as panes:
         asked = await ask(client, "main.kid", panes["kid"].address)
-        await approve(client, "main.kid", asked["prompt_id"], answer="deny")
+        await approve(hub, client, "main.kid", asked["prompt_id"], answer="deny")
         denied = await wait_event(hub, "ling/denied", "main.kid")
         assert denied["outcome"] == "denied"
         assert await client.call("ling/list", {}) == []
@@ -174,7 +173,7 @@ async def test_a_bash_pane_gets_nothing_even_approved_unless_allow_shell(
         asked = await ask(client, "main.sh", address)
         (prompt,) = await client.call("hive/list", {})
         assert "Running there now: bash - a SHELL" in prompt["question"]
-        await approve(client, "main.sh", asked["prompt_id"])
+        await approve(hub, client, "main.sh", asked["prompt_id"])
         planted = short_tmp / "planted"
         sent = await client.call(
             "agent/answer", {"agent": "main.sh", "message": f"ok\ntouch {planted}"}
@@ -190,7 +189,7 @@ async def test_a_bash_pane_gets_nothing_even_approved_unless_allow_shell(
         asked = await ask(client, "main.sh", address, allow_shell=True)
         (prompt,) = await client.call("hive/list", {})
         assert "WITH --allow-shell" in prompt["question"]
-        await approve(client, "main.sh", asked["prompt_id"])
+        await approve(hub, client, "main.sh", asked["prompt_id"])
         await wait_event(hub, "ling/approved", "main.sh")
         sent = await client.call("agent/answer", {"agent": "main.sh", "message": "echo typed"})
         assert sent["delivery"]["state"] == "delivered", sent
@@ -214,7 +213,7 @@ async def test_a_ling_whose_agent_exited_is_held(
         pane = Pane(pane_id, record, socket)
         await pane.ready()
         asked = await ask(client, "main.agent", pane.address)
-        await approve(client, "main.agent", asked["prompt_id"])
+        await approve(hub, client, "main.agent", asked["prompt_id"])
         sent = await client.call("agent/answer", {"agent": "main.agent", "message": "first"})
         assert sent["delivery"]["state"] == "delivered", sent
         await pane.wait_for(1)
@@ -322,7 +321,7 @@ async def test_the_issue_reproduction_mcp_agent_cannot_run_a_command_in_a_shell(
             assert "only the human answers it" in approved.content[0].text  # type: ignore[union-attr]
             assert (await client.call("hive/poll", {"id": prompt["id"]}))["status"] == "pending"
             # Even a careless approval types nothing into the shell.
-            await approve(client, "victim", prompt["id"])
+            await approve(hub, client, "victim", prompt["id"])
             typed = await agent.call_tool(
                 "answer_question", {"agent": "victim", "message": f"ok\ntouch {planted}"}
             )
@@ -354,11 +353,11 @@ async def test_pending_requests_survive_a_restart(hub_config: HubConfig, short_t
             nursery.cancel_scope.cancel()
         assert first is not None
         async with trio.open_nursery() as nursery:
-            await nursery.start(run_hub, hub_config)
+            second = await nursery.start(run_hub, hub_config)
             async with await HubClient.connect(hub_config.socket) as c:
                 (listed,) = await c.call("ling/list", {})
                 assert listed["state"] == "pending"
-                await approve(c, "main.kid", asked["prompt_id"])
+                await approve(second, c, "main.kid", asked["prompt_id"])
                 sent = await c.call("agent/answer", {"agent": "main.kid", "message": "back"})
                 assert sent["delivery"]["state"] == "delivered"
             nursery.cancel_scope.cancel()

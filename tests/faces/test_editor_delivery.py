@@ -138,14 +138,6 @@ def buffers(table: dict[str, dict[str, Any]], typed: list[str]) -> Handler:
     return handle
 
 
-async def wait_for_peers(hub: HubService, n: int) -> None:
-    for _ in range(500):
-        if len(hub.delivery_peers) == n:
-            return
-        await trio.sleep(0.01)
-    pytest.fail(f"{len(hub.delivery_peers)} delivery peers, not {n}")
-
-
 async def test_offer_then_check_and_type(hub: HubService, hub_config: HubConfig) -> None:
     typed: list[str] = []
     table = {"x": {"alive": True, "mode": "comint", "tail": "$ ready\n"}}
@@ -300,7 +292,9 @@ async def test_disconnect_removes_the_peer_and_fails_waiters(
             assert not state.alive
             assert state.reason.startswith("no connected Emacs has a buffer named x")
             assert "did not answer" in state.reason
-            await wait_for_peers(hub, 0)
+            # every task blocked: the hub has read the end of Emacs's connection
+            await trio.testing.wait_all_tasks_blocked()
+            assert len(hub.delivery_peers) == 0
             with pytest.raises(PeerClosed):
                 await peer.request("hive/bufferState", {"buffer": "x"}, 1)
     assert (await target.check()).reason == NO_EMACS

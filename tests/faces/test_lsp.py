@@ -202,8 +202,11 @@ async def test_typing_notification_stops_the_countdown(
                     if change.event == "typing":
                         break
             assert change.prompt.deadline_at == change.prompt.max_deadline_at
-        # past the original deadline, it is still pending
-        await trio.sleep_until(trio.current_time() + 3.5)
+        # Past the original deadline it is still pending: a question asked after it
+        # with the same countdown has expired, so that deadline has passed too.
+        later = await client.call("hive/ask", {"question": "Later?", "timeout_s": 3})
+        closed = await client.call("hive/await", {"id": later["id"], "timeout_s": 30})
+        assert closed["status"] == "expired"
         polled = await client.call("hive/poll", {"id": asked["id"]})
         assert polled["status"] == "pending"
         assert polled["deadline_at"] == polled["max_deadline_at"]

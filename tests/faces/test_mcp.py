@@ -472,8 +472,10 @@ async def test_blocking_ask_outlives_an_idle_timeout_thanks_to_progress(
     hub: HubService, hub_config: HubConfig, mode: str
 ) -> None:
     """The client gives up after 1 s without news (as agents' clients do); the human
-    takes 3 s; progress every 0.2 s keeps the call alive until the answer comes."""
+    answers only once the call has lasted ten beats of progress (every 0.2 s: 2 s,
+    past the client's 1 s), which keeps the call alive until the answer comes."""
     progress: list[float] = []
+    ten_beats = trio.Event()
     params = stdio_params(hub_config, "--agent", "patient", "--progress-every", "0.2")
     with trio.fail_after(30):
         async with (
@@ -488,7 +490,7 @@ async def test_blocking_ask_outlives_an_idle_timeout_thanks_to_progress(
 
             async def slow_human() -> None:
                 note = await editor.next_notification()
-                await trio.sleep(3)
+                await ten_beats.wait()
                 await editor.call("hive/respond", {"id": note.params["id"], "answer": "go"})
 
             async with trio.open_nursery() as nursery:
@@ -498,6 +500,8 @@ async def test_blocking_ask_outlives_an_idle_timeout_thanks_to_progress(
                     async def on_progress(p: float, total: float | None, msg: str | None) -> None:
                         progress.append(p)
                         idle.deadline = trio.current_time() + 1
+                        if len(progress) >= 10:
+                            ten_beats.set()
 
                     result = await agent.call_tool(
                         "hivemind_ask",
@@ -510,7 +514,7 @@ async def test_blocking_ask_outlives_an_idle_timeout_thanks_to_progress(
         "responded",
         "go",
     )
-    assert len(progress) >= 5
+    assert len(progress) >= 10
     assert progress == sorted(progress)
 
 

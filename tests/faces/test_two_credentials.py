@@ -28,6 +28,7 @@ from test_approver import answer_command
 from test_approver_faces import ask_permission
 from test_mcp import http_client
 from test_relay_consent import registered, tmux
+from waiting import logged
 
 from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.core.errors import HiveError
@@ -56,6 +57,15 @@ async def wait_prompt(socket: Path, pane: str) -> None:
     with trio.fail_after(20):
         while ">>>" not in tmux(socket, "capture-pane", "-p", "-t", pane):  # noqa: ASYNC110
             await trio.sleep(0.05)  # tmux gives no event for a screen change
+
+
+async def kid_approved(hub: HubService) -> None:
+    """Until the hub's own task has registered ``kid``, and said so."""
+    await logged(
+        hub.activity,
+        lambda e: e.kind == "ling" and (e.event, e.key) == ("ling/approved", "kid"),
+        within_s=20,
+    )
 
 
 def structured(result: Any) -> dict[str, Any]:
@@ -162,9 +172,8 @@ async def test_the_dashboard_signs_in_with_the_humans_token_and_decides(
             assert approved.status_code == 200, approved.text
             assert (approved.json()["answer"], approved.json()["by"]) == ("approve", "dashboard")
             assert (allowed.status_code, allowed.json()["answer"]) == (200, "allow")
-            with trio.fail_after(20):
-                while await registered(client) != ["kid"]:  # noqa: ASYNC110
-                    await trio.sleep(0.02)  # the hub's own task registers it
+            await kid_approved(http_hub)
+            assert await registered(client) == ["kid"]
         # The human's token works as a bearer token too, for the human's own scripts.
         async with http(http_hub, **as_human(http_hub), **own_origin(http_hub)) as script:
             asked = await script.post("/api/cancel", json={"id": "0123456789abcdef"})
@@ -211,9 +220,8 @@ async def test_hive_rpc_answer_proves_the_humans_credential_for_the_hubs_questio
                 check=False,
             )
             assert done.returncode == 0, done.stderr
-            with trio.fail_after(20):
-                while await registered(client) != ["kid"]:  # noqa: ASYNC110
-                    await trio.sleep(0.02)  # the hub's own task registers it
+            await kid_approved(http_hub)
+            assert await registered(client) == ["kid"]
 
 
 def test_every_face_names_the_hubs_own_question_as_the_hubs() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,9 @@ import nats
 import pytest
 import trio
 from nats_support import NATS_SERVER, NatsServer
+from waiting import logged
 
+from hive_rpc.activity import Entry
 from hive_rpc.hub import HubConfig, run_hub
 from hive_rpc.service import HubService
 
@@ -109,6 +111,10 @@ async def test_a_plain_kv_watcher_reads_completion_data_and_task_reports(
     assert isinstance(body["completed_at"], float)
 
 
+def task_report(task_id: str) -> Callable[[Entry], bool]:
+    return lambda e: e.kind == "task" and e.key == task_id
+
+
 async def test_another_hub_logs_a_task_report_once(
     nats_server: NatsServer, short_tmp: Path
 ) -> None:
@@ -121,11 +127,14 @@ async def test_another_hub_logs_a_task_report_once(
                 "hive/reportResult",
                 {"task_id": "build-413", "outcome": "failed", "error": "tests red"},
             )
-            while not laptop.activity.task("build-413"):  # noqa: ASYNC110  # a NATS round trip
-                await trio.sleep(0.05)
+            await logged(laptop.activity, task_report("build-413"), within_s=20)  # via NATS
+            # Later reports, each way: once each hub has logged the other's, it has
+            # read the store past build-413 (the laptop its second copy, if any; build
+            # its own echo).
             marker = await build.call("hive/reportResult", {"task_id": "m", "outcome": "success"})
-            while not laptop.activity.task("m"):  # noqa: ASYNC110
-                await trio.sleep(0.05)
+            await logged(laptop.activity, task_report("m"), within_s=20)
+            await laptop.call("hive/reportResult", {"task_id": "m2", "outcome": "success"})
+            await logged(build.activity, task_report("m2"), within_s=20)
             on_laptop = laptop.activity.task("build-413")
             on_build = build.activity.task("build-413")
     assert marker["task_id"] == "m"
