@@ -33,6 +33,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
     ("cli_cold_start", [], ["--rounds", "3"]),
     ("permission_roundtrip", [], ["--rounds", "2"]),
     ("mcp_cold_start", [], ["--rounds", "2"]),
+    ("mcp_session_cost", [], ["-n", "5", "--sessions", "3"]),
     ("agora_turn", [], ["--turns", "10"]),
 ]
 ALIASES = {"mcp": "mcp_roundtrip", "epc": "epc_calls", "lsp": "lsp_roundtrip"}
