@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ import trio
 import trio.testing
 from cli_support import Shell
 from hook_process import permission_event, start_hook, stopped_at_exit
+from waiting import until_sync
 
 from hive_rpc.core.prompt import Ask
 from hive_rpc.registry import open_registry
@@ -34,12 +34,9 @@ WAIT_S = 30.0
 
 
 def until(shell: Shell, what: str, check: Callable[[], Any]) -> Any:
-    """``check()``'s first true value; the hub gives the CLI no event to wait on."""
-    deadline = time.monotonic() + WAIT_S
-    while not (found := check()):
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.05)
-    return found
+    """``check()``'s first true value; the hub (another process) gives the CLI no
+    event to wait on."""
+    return until_sync(check, what, within_s=WAIT_S)
 
 
 def hook_for(shell: Shell, home: Path) -> subprocess.Popen[bytes]:

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import trio
 from cli_support import Shell
+from waiting import until_sync
 
 from hive_rpc import cli
 from hive_rpc.client import HubClient
@@ -187,6 +188,10 @@ def test_list_follows_the_pages(sh: Shell) -> None:
     assert len(sh.run("list").stdout.splitlines()) == count + 1  # and the header
 
 
+RETRIES_S = 3.0
+"""How long the hub out of descriptors is watched for a second EMFILE line."""
+
+
 def test_the_http_face_out_of_descriptors_says_so_once(sh: Shell, tmp_path: Path) -> None:
     """hypercorn accepts with trio.serve_listeners, which logged "accept returned
     EMFILE" with a traceback ten times a second; the hub folds that into one line a
@@ -202,15 +207,22 @@ def test_the_http_face_out_of_descriptors_says_so_once(sh: Shell, tmp_path: Path
         )  # fmt: skip
     socks: list[socket.socket] = []
     try:
-        while sh.run("status", "--no-start").returncode != cli.EXIT_OK:
+
+        def serving() -> bool:
             assert hub.poll() is None, err.read_text()
-            time.sleep(0.1)
+            return sh.run("status", "--no-start").returncode == cli.EXIT_OK
+
+        until_sync(serving, "the hub to serve", within_s=30)
         url = sh.json("status")["http_url"]
         host, port = url.split("//")[1].split("/")[0].rsplit(":", 1)
         for _ in range(fds + 40):  # more than the hub has descriptors for
             s = socket.create_connection((host, int(port)), timeout=30)
             socks.append(s)
-        time.sleep(3)  # while they are held, trio retried accept every 0.1 s
+        # The hub says so (another process's stderr: polled) ...
+        until_sync(lambda: "accept returned EMFILE" in err.read_text(), "EMFILE", within_s=30)
+        # ... and not again while they are held: trio retries accept every 0.1 s, and
+        # nothing shows a retry, so the test holds them RETRIES_S (about 30 retries).
+        time.sleep(RETRIES_S)
         said = err.read_text()
         assert said.count("accept returned EMFILE") == 1, said[-3000:]
         assert "Traceback" not in said

@@ -6,8 +6,9 @@ event itself, with a deadline it names:
 
 - ``logged``: an entry on a hub's activity stream, which wakes its followers;
 - ``Collected``: notifications a test's own callback receives;
-- ``until``: only for what gives no event to follow (another process's file, a
-  tmux screen, a hub reached over a socket by a process of its own), polled.
+- ``until`` (``until_sync`` in a test with no trio loop): only for what gives no
+  event to follow (another process's file, a tmux screen, a hub reached over a
+  socket by a process of its own), polled.
 
 That something did *not* happen is shown by waiting for a later event that proves
 the system went past the point where it would have (a second request's answer),
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import time
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar, cast
 
@@ -88,3 +90,13 @@ async def until(
                 await trio.sleep(POLL_EVERY_S)
     except trio.TooSlowError:
         raise AssertionError(f"gave up after {within_s:g} s waiting for {what}") from None
+
+
+def until_sync(probe: Callable[[], T | None], what: str, *, within_s: float) -> T:
+    """``until`` for a test that runs no trio loop (it drives other processes)."""
+    deadline = time.monotonic() + within_s
+    while not (found := probe()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up after {within_s:g} s waiting for {what}")
+        time.sleep(POLL_EVERY_S)
+    return found

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 from cli_support import Shell
 from disk_support import fill
+from waiting import until_sync
 
 from hive_rpc import cli
 
@@ -25,13 +25,8 @@ WAIT_S = 120.0
 
 
 def _until(what: str, check: Callable[[], Any]) -> Any:
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        got = check()
-        if got:
-            return got
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
+    """``check()``'s first true value: the hub is another process, seen by the CLI."""
+    return until_sync(check, what, within_s=WAIT_S)
 
 
 def test_full_disk_degrades_then_recovers(short_tmp: Path, small_disk: Path) -> None:
