@@ -17,43 +17,11 @@ orders all writes, so memory, store and subscribers always agree on what happene
 first.  Subscribers (``watch``) get each change on a bounded channel; one that falls
 behind is dropped rather than allowed to slow the hub.
 
-Where writes yield.  Writers that find the lock held wait their turn,
-first come first served.  Trio's ``Lock.acquire`` is also a schedule point when the
-lock is free, taken while holding it; with the local stores nothing else in a write
-yields, so that was the whole of a write's scheduling: a seventh of an ask + respond
-cycle in memory, and under concurrent askers each was handed the lock by the one
-before, one write per pass of the run loop.  So every write takes the registry's
-own ``_WriteLock``, which on a free lock is no schedule point (still a cancellation
-point), and two writes take a schedule point of their own first, before the lock,
-because they are where work comes in without a request around it:
-
-* ``ask``: an asker looping in-process (the agora, a test, a benchmark) would
-  otherwise publish changes without ever letting subscribers read them, and a
-  subscriber whose buffer fills is dropped; the deadline task runs between asks too.
-  But an ask passes one only when it is needed for that (measured: the schedule
-  point was 4 to 6 us of a 17.5 us ask + respond in memory):
-
-  - whenever someone subscribes: a subscriber reads one change per pass of the
-    run loop, so an ask loop must still publish only one per pass;
-  - when a deadline in the heap is due;
-  - when another task asked last: concurrent askers keep one ask each per pass,
-    as before (with four asks a turn, 100 askers on SqliteStore cost a fifth
-    more CPU per cycle in bench/registry_throughput.py; not profiled);
-  - otherwise every ``ASKS_PER_SCHEDULE_POINT``-th ask of one task in a row,
-    so that other tasks and I/O run.
-
-  The other asks are cancellation points only.  Trio's own checks cost more than
-  they would save: a channel's fill (``statistics()``) about 2 us per subscriber,
-  the run queue (``current_statistics()``) 1.8 us, and that one does not see the
-  tasks later in the current batch.  In the hub every ask comes through a face's
-  read, itself a schedule point, and subscribers are there anyway.
-* the deadline task's expiries: a burst of due prompts (35,000/s) would otherwise
-  expire all at once, filling subscribers' buffers the same way.
-
-``respond``, ``cancel``, ``typing`` and ``defer`` take none: each acts on one prompt
-a face was asked to act on, and the face passed schedule points reading the request
-and passes more sending the reply.  ``ingest`` keeps trio's own acquire: it is
-NATS's, whose store calls yield anyway.
+Where writes yield.  Every write takes the registry's one ``trio.Lock``: writers
+that find it held wait their turn, first come first served, and taking it is a
+schedule point even when it is free.  So an asker looping in-process (the agora, a
+test, a benchmark) or a burst of due prompts publishes one change per pass of the run
+loop at most, and subscribers, who read one change per pass, keep up.
 """
 
 from __future__ import annotations
@@ -128,71 +96,6 @@ STORE_RETRY_MIN_S = 1.0
 STORE_RETRY_MAX_S = 60.0
 """Longest wait between two tries of a refused expiry: a freed disk is seen within it."""
 HEAP_SLACK = 1024
-ASKS_PER_SCHEDULE_POINT = 4
-"""While nobody subscribes and no deadline is due, an ask passes a schedule point
-once in this many (the module's doc says why): other tasks and I/O wait at most
-this many asks of an in-process loop."""
-
-
-class _WriteLock:
-    """The registry's write lock, first come first served.  ``async with`` takes it
-    with no schedule point when it is free (the module's doc says where writes
-    yield), a cancellation point either way; ``acquire`` is trio's ``Lock.acquire``
-    (a schedule point while holding it).  Held, a writer parks, and ``release`` hands
-    the lock to the first one parked, as trio's lock does.
-
-    Not trio's ``StrictFIFOLock`` with ``acquire_nowait``: that one also records its
-    owner and registers it with the parking lot for every take (1.5 us of the two
-    writes of an ask + respond, where this costs about 0.5); the registry's writes
-    are all ``async with`` blocks in one module, so the owner is never in doubt."""
-
-    __slots__ = ("_held", "_lot")
-
-    def __init__(self) -> None:
-        self._held = False
-        self._lot = trio.lowlevel.ParkingLot()
-
-    async def __aenter__(self) -> None:
-        await trio.lowlevel.checkpoint_if_cancelled()
-        if self._held:
-            await self._lot.park()  # release() hands it over: _held stays True
-        else:
-            self._held = True
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.release()
-
-    async def acquire(self) -> None:
-        """Take the lock as trio's ``Lock.acquire`` does: a free lock is taken and
-        then a schedule point passed holding it."""
-        await trio.lowlevel.checkpoint_if_cancelled()
-        if self._held:
-            await self._lot.park()
-        else:
-            self._held = True
-            await trio.lowlevel.cancel_shielded_checkpoint()
-
-    def take_nowait(self) -> bool:
-        """Take the lock if it is free, passing no checkpoint at all: for a writer
-        that has just passed one (``ask``); else False, and ``wait_turn``."""
-        if self._held:
-            return False
-        self._held = True
-        return True
-
-    async def wait_turn(self) -> None:
-        """Park until ``release`` hands the lock over (a cancellation point)."""
-        await self._lot.park()
-
-    def release(self) -> None:
-        if self._lot:
-            self._lot.unpark()  # the first parked writer holds it now
-        else:
-            self._held = False
-
-    def statistics(self) -> trio.lowlevel.ParkingLotStatistics:
-        """``tasks_waiting``: writers parked behind the one holding the lock."""
-        return self._lot.statistics()
 
 
 @dataclass(frozen=True)
@@ -252,10 +155,7 @@ class Registry:
             raise ValueError("max_lifetime_s must be a positive number of seconds")
         self.store = store
         self.max_lifetime_s = max_lifetime_s
-        self._clock_now = trio.lowlevel.current_clock().current_time
-        """``trio.current_time`` without its run-context lookup (0.15 -> 0.08 us, three
-        times a cycle); a run keeps its clock, and a registry lives in one run."""
-        self._wall0 = time.time() - self._clock_now() if epoch is None else epoch
+        self._wall0 = time.time() - trio.current_time() if epoch is None else epoch
         self._pending: dict[str, Prompt] = {}
         self._per_agent: dict[str, int] = {}
         """Pending prompts per agent, for the limit on them (core/limits.py).  Plain
@@ -291,7 +191,7 @@ class Registry:
         """Set (and replaced) whenever ``degraded_reason()`` changes: see ``health``."""
         self._seq = itertools.count()
         self._timer: trio.CancelScope | None = None
-        self._write_lock = _WriteLock()
+        self._write_lock = trio.Lock()
         self._closed: dict[str, trio.Event] = {}
         self._unseen: dict[str, Prompt] = {}
         """Prompts that expired before any editor showed them, and whose trace the
@@ -300,17 +200,13 @@ class Registry:
         """Set when a prompt is asked, for ``await_ask``; made by the first waiter,
         so that an ask nobody waits for makes and sets no event."""
         self._watchers: set[trio.MemorySendChannel[Change]] = set()
-        self._asks_unyielded = 0
-        """Asks since the last one that passed a schedule point (module doc)."""
-        self._last_asker: trio.lowlevel.Task | None = None
-        """The task that made the last ask that passed a schedule point."""
         self.started_at = self.now()
 
     # --- time -----------------------------------------------------------------
 
     def now(self) -> float:
         """Wall-clock seconds, driven by trio's clock so tests can use autojump_clock."""
-        return self._wall0 + self._clock_now()
+        return self._wall0 + trio.current_time()
 
     def _trio_deadline(self, prompt: Prompt) -> float:
         return prompt.deadline_at - self._wall0
@@ -425,9 +321,8 @@ class Registry:
             if retry_at is not None:  # the store just refused one: do not hammer it
                 self._retry_later(prompt_id, retry_at)
                 continue
-            # A schedule point per expiry, before the lock: a burst of due prompts
-            # lets subscribers read between them (module doc).
-            await trio.lowlevel.checkpoint()
+            # The lock is a schedule point per expiry: a burst of due prompts lets
+            # subscribers read between them (module doc).
             async with self._write_lock:
                 prompt = self._due(prompt_id, deadline)
                 if prompt is None:
@@ -575,26 +470,7 @@ class Registry:
         hub's own asks and in-process callers are the hub's: True); ``origin``: where
         the asker runs, as the hub found it (``Prompt.origin``)."""
         prompt = new_prompt(ask, now=self.now(), max_lifetime_s=self.max_lifetime_s, origin=origin)
-        # A schedule point before the lock, not holding it: askers looping in-process
-        # let subscribers and the deadline task run, and never queue (module doc).
-        asker = trio.lowlevel.current_task()
-        self._asks_unyielded += 1
-        if (
-            self._watchers
-            or asker is not self._last_asker
-            or self._asks_unyielded >= ASKS_PER_SCHEDULE_POINT
-            or (self._heap and self._heap[0][0] <= self._clock_now())
-        ):
-            self._last_asker = asker
-            self._asks_unyielded = 0
-            await trio.lowlevel.checkpoint()
-        else:
-            await trio.lowlevel.checkpoint_if_cancelled()
-        # The lock's own cancellation point would be a second one in a row.
-        lock = self._write_lock
-        if not lock.take_nowait():
-            await lock.wait_turn()
-        try:
+        async with self._write_lock:
             size = held_chars(prompt)
             self._check_room(prompt.agent_id, size)
             if peer is not None or not human:
@@ -604,8 +480,6 @@ class Registry:
             if peer is not None or not human:
                 self._hold_for_peer(prompt.id, peer, size, human)
             self._publish("ask", prompt)
-        finally:
-            lock.release()
         self._announce_ask()
         return prompt
 
@@ -713,11 +587,8 @@ class Registry:
         """A record seen in a store shared with other hubs (NATS KV): their asks,
         answers, typing and expiries become this hub's, for its waiters and
         subscribers.  This hub's own writes come back here too and change nothing."""
-        await self._write_lock.acquire()  # trio's schedule point (module doc)
-        try:
+        async with self._write_lock:
             await self._ingest(prompt)
-        finally:
-            self._write_lock.release()
 
     async def _ingest(self, prompt: Prompt) -> None:
         """``ingest``'s work, holding the write lock."""

@@ -30,7 +30,7 @@ from hive_rpc.core.errors import (
     InvalidParams,
     PromptClosed,
 )
-from hive_rpc.core.prompt import Action, ExpiryReason, Prompt, Status, evolver
+from hive_rpc.core.prompt import Action, ExpiryReason, Prompt, Status, evolve
 from hive_rpc.core.schema import validate_against
 
 
@@ -101,15 +101,6 @@ def refusal(prompt: Prompt, event: Event) -> HiveError:
     )
 
 
-# Each move's copy of the prompt, compiled once for the fields it changes.
-_responded = evolver("status", "answer", "by", "action", "answered_at")
-_expired = evolver("status", "expired_at", "expiry_reason")
-_cancelled = evolver("status", "by", "cancelled_at")
-_countdown = evolver("status", "typing_at", "deadline_at")
-_shown = evolver("shown_at")
-_cleared = evolver("cleared_at")
-
-
 def _move(prompt: Prompt, event: Event) -> Status:
     target = TRANSITIONS.get((prompt.status, event))
     if target is None:
@@ -150,7 +141,7 @@ def respond(prompt: Prompt, *, answer: Any, by: str, action: Action, now: float)
     """Record the first answer.  Raises if the prompt is closed or the answer invalid."""
     status = _move(prompt, Event.RESPOND)
     checked = check_answer(prompt, answer, action)
-    return _responded(prompt, status, checked, by, action, now)
+    return evolve(prompt, status=status, answer=checked, by=by, action=action, answered_at=now)
 
 
 def expire(prompt: Prompt, *, now: float) -> Prompt:
@@ -161,13 +152,13 @@ def expire(prompt: Prompt, *, now: float) -> Prompt:
         if prompt.deadline_at >= prompt.max_deadline_at
         else ExpiryReason.TIMEOUT
     )
-    return _expired(prompt, status, now, reason)
+    return evolve(prompt, status=status, expired_at=now, expiry_reason=reason)
 
 
 def cancel(prompt: Prompt, *, by: str, now: float) -> Prompt:
     """Withdraw a pending prompt; editors take it off the screen."""
     status = _move(prompt, Event.CANCEL)
-    return _cancelled(prompt, status, by, now)
+    return evolve(prompt, status=status, by=by, cancelled_at=now)
 
 
 def typing(prompt: Prompt, *, now: float) -> Prompt:
@@ -178,7 +169,7 @@ def typing(prompt: Prompt, *, now: float) -> Prompt:
     status = _move(prompt, Event.TYPING)
     if prompt.typing_at is not None:
         return prompt
-    return _countdown(prompt, status, now, prompt.max_deadline_at)
+    return evolve(prompt, status=status, typing_at=now, deadline_at=prompt.max_deadline_at)
 
 
 def defer(prompt: Prompt, *, now: float) -> Prompt:
@@ -204,7 +195,7 @@ def defer(prompt: Prompt, *, now: float) -> Prompt:
     deadline = prompt.max_deadline_at
     if prompt.timeout_s is not None:
         deadline = min(now + prompt.timeout_s, prompt.max_deadline_at)
-    return _countdown(prompt, status, None, deadline)
+    return evolve(prompt, status=status, typing_at=None, deadline_at=deadline)
 
 
 def shown(prompt: Prompt, *, now: float) -> Prompt:
@@ -213,7 +204,7 @@ def shown(prompt: Prompt, *, now: float) -> Prompt:
     _move(prompt, Event.SHOWN)
     if prompt.shown_at is not None:
         return prompt
-    return _shown(prompt, now)
+    return evolve(prompt, shown_at=now)
 
 
 def clear(prompt: Prompt, *, now: float) -> Prompt:
@@ -233,4 +224,4 @@ def clear(prompt: Prompt, *, now: float) -> Prompt:
         )
     if prompt.cleared_at is not None:
         return prompt
-    return _cleared(prompt, now)
+    return evolve(prompt, cleared_at=now)

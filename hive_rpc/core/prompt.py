@@ -8,11 +8,10 @@ worrying about who else holds a reference.  Times are seconds since the Unix epo
 
 from __future__ import annotations
 
-import collections
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import MISSING, dataclass, field, fields
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any
 
@@ -158,131 +157,18 @@ class Prompt:
 
 
 _FIELD_NAMES = tuple(f.name for f in fields(Prompt))
-_FIELD_DEFAULTS = {f.name: f.default for f in fields(Prompt) if f.default is not MISSING}
-
-
-def _slot_writer(
-    cls: type,
-    params: str,
-    values: Mapping[str, str],
-    defaults: Mapping[str, Any],
-    *,
-    new: bool,
-) -> Callable[..., Any]:
-    """Compile ``def write(PARAMS)``, which sets each field of the frozen, slotted
-    ``cls`` named in ``values`` to the expression given there, through the slot's
-    own setter: on a new instance it returns (``new``), else on ``self``.  The
-    expressions may name the parameters and ``_default_FIELD`` for each of
-    ``defaults``.
-
-    Why (issue 18: the registry makes two prompts per ask + respond): a frozen
-    dataclass's ``__init__`` goes through ``object.__setattr__`` for each field
-    (``Prompt``'s 23: 3 to 4 us a prompt, matched as keywords too); straight-line
-    setter calls cost about 1.5 us.  ``dataclasses`` writes ``__init__`` the same
-    way, from source."""
-    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
-    scope.update({f"_default_{name}": value for name, value in defaults.items()})
-    target = "new" if new else "self"
-    body = ["    new = _new(_cls)"] if new else []
-    for i, (name, value) in enumerate(values.items()):
-        scope[f"_set{i}"] = getattr(cls, name).__set__
-        body.append(f"    _set{i}({target}, {value})")
-    if new:
-        body.append("    return new")
-    exec("\n".join([f"def write({params}):", *body]), scope)
-    write: Callable[..., Any] = scope["write"]
-    return write
-
-
-def _maker(names: tuple[str, ...], *, base: bool) -> Callable[..., Prompt]:
-    """A function that makes a ``Prompt`` without ``__init__`` (``_slot_writer``):
-    ``names`` from its positional arguments (after ``base``, the prompt the others
-    are read from, when ``base``), the rest from ``base`` or their defaults."""
-    unknown = [n for n in names if n not in _FIELD_NAMES]
-    if unknown:
-        raise KeyError(f"Prompt has no field {unknown[0]!r}")
-    missing = [n for n in _FIELD_NAMES if not base and n not in names and n not in _FIELD_DEFAULTS]
-    if missing:
-        raise TypeError(f"a new Prompt needs {', '.join(missing)}")
-    values = {
-        n: f"_{n}" if n in names else f"base.{n}" if base else f"_default_{n}" for n in _FIELD_NAMES
-    }
-    params = ", ".join((["base"] if base else []) + [f"_{n}" for n in names])
-    make: Callable[..., Prompt] = _slot_writer(Prompt, params, values, _FIELD_DEFAULTS, new=True)
-    return make
-
-
-_EVOLVERS: dict[tuple[str, ...], Callable[..., Prompt]] = {}
-"""``evolve``'s compiled makers, one per set of changed fields (one per caller)."""
-
-
-def evolver(*names: str) -> Callable[..., Prompt]:
-    """The maker ``evolve`` uses for these fields, called positionally:
-    ``evolver("status", "by")(prompt, status, by)``.  For a caller that always
-    changes the same fields (the lifecycle's moves): it skips ``evolve``'s keyword
-    dict and lookup, a quarter of an answer's copy (issue 18)."""
-    make = _EVOLVERS.get(names)
-    if make is None:
-        make = _EVOLVERS[names] = _maker(names, base=True)
-    return make
 
 
 def evolve(prompt: Prompt, **changes: Any) -> Prompt:
-    """``prompt`` with ``changes``, as ``dataclasses.replace`` would make it, at
-    under half its cost (issue 18: the registry makes one per answer).
-
-    ``replace`` lists the fields and calls ``__init__`` (see ``_maker``); here a
-    maker compiled for these field names copies the others from ``prompt``.  The
-    lifecycle's moves are the callers: they have already checked every value they
-    change.
-    """
-    return evolver(*changes)(prompt, *changes.values())
-
-
-_new_pending = _maker(
-    (
-        "id",
-        "agent_id",
-        "question",
-        "created_at",
-        "deadline_at",
-        "max_deadline_at",
-        "choices",
-        "schema",
-        "urgent",
-        "timeout_s",
-        "task_id",
-        "in_reply_to",
-        "kind",
-        "detail",
-        "confirm",
-        "origin",
-    ),
-    base=False,
-)
-"""``new_prompt``'s maker: these fields, in this order; the rest at their defaults."""
-
-
-_IDS_PER_DRAW = 512
-_ids: collections.deque[str] = collections.deque()
-"""Ids drawn from ``os.urandom`` and not handed out yet: one ``getrandom`` system call
-per ``_IDS_PER_DRAW`` ids instead of one per ask (issue 18: a system call on the write
-path also costs SQLite's statements after it, a few us of an ask + respond on
-SqliteStore).  ``popleft`` is atomic, so threads never share an id; a forked child
-starts with none (``os.register_at_fork``), so it never repeats its parent's."""
-os.register_at_fork(after_in_child=_ids.clear)
+    """``prompt`` with ``changes``: the lifecycle's moves make each new record so."""
+    return replace(prompt, **changes)
 
 
 def new_id() -> str:
     """A 64-bit random id in hex: short enough to type, wide enough not to collide.
-    ``secrets.token_hex(8)`` is this, ``os.urandom``'s bytes; importing ``secrets``
-    (``hmac``, ``hashlib``, OpenSSL, ``random``) was 5 ms of every permission hook."""
-    try:
-        return _ids.popleft()
-    except IndexError:
-        drawn = os.urandom(8 * _IDS_PER_DRAW).hex()
-        _ids.extend([drawn[i : i + 16] for i in range(0, len(drawn), 16)])
-        return _ids.popleft()
+    ``os.urandom`` rather than ``secrets.token_hex`` (the same bytes): importing
+    ``secrets`` (``hmac``, ``hashlib``, OpenSSL) was 5 ms of every permission hook."""
+    return os.urandom(8).hex()
 
 
 def check_name(value: object, what: str) -> str:
@@ -343,23 +229,6 @@ ASK_FIELDS = tuple(_ASK_DEFAULTS)
 """The ``hive/ask`` parameters, which are the fields of ``Ask``."""
 
 
-def _ask_init() -> Callable[..., None]:
-    """``Ask.__init__`` as the dataclass writes it (keywords only, the same defaults),
-    setting each slot through its descriptor (``_slot_writer``) instead of
-    ``object.__setattr__``: 0.8 instead of 1.4 us, and every ask makes one (issue
-    18).  ``Ask`` stays frozen: assignment after ``__init__`` still raises
-    ``FrozenInstanceError``."""
-    defaults = {n: d for n, d in _ASK_DEFAULTS.items() if d is not MISSING}
-    keywords = [f"{n}=_default_{n}" if n in defaults else n for n in _ASK_DEFAULTS]
-    params = f"self, *, {', '.join(keywords)}"
-    init = _slot_writer(Ask, params, {n: n for n in _ASK_DEFAULTS}, defaults, new=False)
-    init.__name__, init.__qualname__ = "__init__", "Ask.__init__"
-    return init
-
-
-setattr(Ask, "__init__", _ask_init())  # noqa: B010 - mypy keeps the dataclass's signature
-
-
 def new_prompt(
     ask: Ask,
     *,
@@ -399,23 +268,23 @@ def new_prompt(
             raise InvalidParams("timeout_s must be a positive number of seconds")
         timeout_s = float(min(timeout_s, max_lifetime_s))
     max_deadline = now + max_lifetime_s
-    return _new_pending(
-        prompt_id or new_id(),
-        check_name(ask.agent_id, "agent_id"),
-        question,
-        now,
-        now + timeout_s if timeout_s is not None else max_deadline,
-        max_deadline,
-        checked_choices,
-        checked_schema,
-        urgent,
-        timeout_s,
-        _optional_name(ask.task_id, "task_id"),
-        _optional_name(ask.in_reply_to, "in_reply_to"),
-        _check_kind(ask.kind),
-        _check_detail(ask.detail),
-        _check_confirm(ask.confirm, checked_choices) if ask.confirm is not None else None,
-        origin,
+    return Prompt(
+        id=prompt_id or new_id(),
+        agent_id=check_name(ask.agent_id, "agent_id"),
+        question=question,
+        created_at=now,
+        deadline_at=now + timeout_s if timeout_s is not None else max_deadline,
+        max_deadline_at=max_deadline,
+        choices=checked_choices,
+        schema=checked_schema,
+        urgent=urgent,
+        timeout_s=timeout_s,
+        task_id=_optional_name(ask.task_id, "task_id"),
+        in_reply_to=_optional_name(ask.in_reply_to, "in_reply_to"),
+        kind=_check_kind(ask.kind),
+        detail=_check_detail(ask.detail),
+        confirm=_check_confirm(ask.confirm, checked_choices) if ask.confirm is not None else None,
+        origin=origin,
     )
 
 

@@ -30,30 +30,13 @@ ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 surrogates included): the stored records' format.  One encoder for every write:
 ``json.dumps`` with ``separators`` builds a new ``JSONEncoder`` per call."""
 
-_float_text = float.__repr__
-_FLOAT_TEXTS: dict[float, str] = {}
-"""The text of the times written lately.  ``float.__repr__`` (the shortest text that
-reads back the same) costs about 0.45 us, and an ask + respond writes seven times of
-which four were written before: the answered record repeats the pending one's
-``created_at``, ``deadline_at`` and ``max_deadline_at``, and without a countdown the
-deadline is the maximum.  Emptied at ``FLOAT_TEXTS_MAX`` entries (a few hundred
-concurrent prompts' worth)."""
-FLOAT_TEXTS_MAX = 1024
-
 
 def _number(value: float) -> str:
-    """A finite float as ``ENCODE`` writes it; anything else raises, so that
-    ``encode_prompt`` falls back to the encoder (an int from an old record, inf)."""
+    """A finite float as ``ENCODE`` writes it (its ``repr``); anything else raises, so
+    that ``encode_prompt`` falls back to the encoder (an int from an old record, inf)."""
     if type(value) is not float or value - value != 0.0:
         raise TypeError(value)
-    text = _FLOAT_TEXTS.get(value)
-    if text is None:
-        text = _float_text(value)
-        if value:  # 0.0 and -0.0 are one key, two texts
-            if len(_FLOAT_TEXTS) >= FLOAT_TEXTS_MAX:
-                _FLOAT_TEXTS.clear()
-            _FLOAT_TEXTS[value] = text
-    return text
+    return repr(value)
 
 
 def _flag(value: object) -> str:

@@ -1,12 +1,9 @@
-"""``prompt.evolve`` makes the prompt ``dataclasses.replace`` would (issue 18: the
-lifecycle's moves use it because it costs under half as much).  A guard, not the
-change's proof: these pass on ``replace`` itself; the measurement is in
-docs/benchmarks.md."""
+"""The lifecycle's moves make each new record as ``dataclasses.replace`` would, every
+field of the same value and type, and leave the source prompt alone."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import pytest
 from hypothesis import given
@@ -108,28 +105,3 @@ def test_an_evolved_prompt_is_still_frozen_and_leaves_its_source_alone() -> None
     assert prompt.to_record() == before
     assert new.status is Status.CANCELLED
     assert new.closed_at == NOW + 1
-
-
-def test_an_unknown_field_is_refused() -> None:
-    prompt = new_prompt(Ask(agent_id="a1", question="Ship it?"), now=NOW)
-    changes: dict[str, Any] = {"colour": "red"}
-    with pytest.raises(KeyError):
-        evolve(prompt, **changes)
-
-
-@given(prompts())
-def test_new_prompt_makes_what_init_made(prompt: Prompt) -> None:
-    """``new_prompt`` fills the slots without ``__init__`` (``prompt._maker``): the
-    same prompt as the dataclass's own constructor, defaults included."""
-    same(prompt, Prompt(**{name: getattr(prompt, name) for name in FIELDS}))
-    assert prompt.status is Status.PENDING
-    assert prompt.typing_at is None
-
-
-def test_a_maker_refuses_what_init_would() -> None:
-    from hive_rpc.core.prompt import _maker
-
-    with pytest.raises(KeyError):
-        _maker(("colour",), base=True)
-    with pytest.raises(TypeError):
-        _maker(("id",), base=False)  # the fields with no default are missing

@@ -1,14 +1,7 @@
-"""Where the registry's writes yield (issue 18, the write path).
-
-An answer, a cancel, typing and a defer take the write lock without trio's schedule
-point when it is free: each is one request from a face, which has already passed
-schedule points reading it, so the lock's was one more pass of the run loop per
-write (about 4 us of a 30 us ask + respond cycle).  They stay cancellation points,
-and wait their turn, first come first served, when the lock is held.  An ask and the
-deadline task's expiries keep a schedule point (Registry's docstring says why), but
-before they take the lock, not holding it: concurrent askers then never queue on it
-(with the local stores nothing inside a write yields), where each used to be handed
-the lock by the one before, one write per pass of the run loop."""
+"""Where the registry's writes yield: every write takes one ``trio.Lock``, a schedule
+point each time, so a loop of writes lets subscribers and the deadline task run; a
+cancelled writer writes nothing; writers waiting on a held lock go first come first
+served, and one cancelled while waiting leaves its turn to the next."""
 
 from __future__ import annotations
 
@@ -19,8 +12,11 @@ import trio
 import trio.testing
 
 from hive_rpc.core.prompt import Ask, Prompt
-from hive_rpc.registry import ASKS_PER_SCHEDULE_POINT, Registry, Watch, open_registry
+from hive_rpc.registry import Registry, Watch, open_registry
 from hive_rpc.store import MemoryStore
+
+LOOP = 8
+"""Writes in a row in the loops below."""
 
 
 @pytest.fixture
@@ -47,7 +43,7 @@ WRITES: dict[str, Write] = {
 
 
 @pytest.mark.parametrize("name", sorted(WRITES))
-async def test_a_write_on_a_free_lock_is_no_schedule_point(
+async def test_every_write_is_a_schedule_point(
     reg: Registry, name: str, autojump_clock: trio.testing.MockClock
 ) -> None:
     prompt = await reg.ask(Ask(agent_id="a1", question="Ship it?", timeout_s=60))
@@ -55,39 +51,16 @@ async def test_a_write_on_a_free_lock_is_no_schedule_point(
         prompt = await reg.typing(prompt.id)
     before = schedule_points()
     await WRITES[name](reg, prompt)
-    assert schedule_points() == before
+    assert schedule_points() > before
 
 
-async def test_an_ask_is_a_schedule_point_while_someone_subscribes(
-    reg: Registry, autojump_clock: trio.testing.MockClock
-) -> None:
-    with reg.watch():
-        before = schedule_points()
-        for i in range(2 * ASKS_PER_SCHEDULE_POINT):
-            await reg.ask(Ask(agent_id="a1", question=f"q{i}"))
-        assert schedule_points() == before + 2 * ASKS_PER_SCHEDULE_POINT
-
-
-async def test_with_no_subscriber_one_ask_in_so_many_is_a_schedule_point(
+async def test_every_ask_is_a_schedule_point(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
     before = schedule_points()
-    for i in range(2 * ASKS_PER_SCHEDULE_POINT):
+    for i in range(LOOP):
         await reg.ask(Ask(agent_id="a1", question=f"q{i}"))
-    assert schedule_points() == before + 2
-
-
-async def test_an_ask_after_another_tasks_is_a_schedule_point(
-    reg: Registry, autojump_clock: trio.testing.MockClock
-) -> None:
-    """Concurrent askers keep one ask each per pass of the run loop."""
-    await reg.ask(Ask(agent_id="a1", question="mine"))
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(reg.ask, Ask(agent_id="a2", question="theirs"))
-        await trio.testing.wait_all_tasks_blocked()
-    before = schedule_points()
-    await reg.ask(Ask(agent_id="a1", question="mine again"))
-    assert schedule_points() == before + 1
+    assert schedule_points() >= before + LOOP
 
 
 async def test_an_ask_loop_lets_the_deadline_task_expire_a_due_prompt(
@@ -95,7 +68,7 @@ async def test_an_ask_loop_lets_the_deadline_task_expire_a_due_prompt(
 ) -> None:
     due = await reg.ask(Ask(agent_id="a1", question="due", timeout_s=1))
     autojump_clock.jump(2)  # past its deadline, with no schedule point
-    for i in range(3 * ASKS_PER_SCHEDULE_POINT):  # its expiry passes a schedule point too
+    for i in range(LOOP):
         await reg.ask(Ask(agent_id="a1", question=f"q{i}"))
     assert not (await reg.poll(due.id)).is_pending
 
@@ -115,18 +88,18 @@ async def test_a_reading_subscriber_keeps_up_with_an_ask_loop(
         async with trio.open_nursery() as nursery:
             nursery.start_soon(subscriber, watch)
             await trio.testing.wait_all_tasks_blocked()
-            for i in range(10 * ASKS_PER_SCHEDULE_POINT):
+            for i in range(10 * LOOP):
                 await reg.ask(Ask(agent_id="a1", question=f"q{i}"))
             await trio.testing.wait_all_tasks_blocked()
             assert reg.statistics()["watchers"] == 1
-            assert received == [f"q{i}" for i in range(10 * ASKS_PER_SCHEDULE_POINT)]
+            assert received == [f"q{i}" for i in range(10 * LOOP)]
             nursery.cancel_scope.cancel()
 
 
 async def test_a_cancelled_asker_asks_nothing(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
-    for _ in range(2):  # the ask that would pass a schedule point, and one that would not
+    for _ in range(2):
         with trio.CancelScope() as scope:
             scope.cancel()
             await reg.ask(Ask(agent_id="a1", question="Ship it?"))
@@ -170,32 +143,10 @@ async def test_writers_on_a_held_lock_go_in_the_order_they_came(
     assert [(await reg.poll(p.id)).by for p in prompts] == ["first", "second", "third"]
 
 
-async def test_concurrent_askers_never_wait_for_the_lock(
-    reg: Registry, autojump_clock: trio.testing.MockClock
-) -> None:
-    waiting: list[int] = []
-    done: list[str] = []
-
-    async def asker(i: int) -> None:
-        await reg.ask(Ask(agent_id="a1", question=f"q{i}"))
-        await reg.ask(Ask(agent_id="a1", question=f"r{i}"))
-        done.append("asked")
-
-    async with trio.open_nursery() as nursery:
-        for i in range(20):
-            nursery.start_soon(asker, i)
-        while len(done) < 20:
-            waiting.append(reg._write_lock.statistics().tasks_waiting)
-            await trio.lowlevel.checkpoint()
-    assert len(reg.list_pending()) == 40
-    assert max(waiting) == 0
-
-
 async def test_a_writer_cancelled_while_waiting_leaves_its_turn_to_the_next(
     reg: Registry, autojump_clock: trio.testing.MockClock
 ) -> None:
-    """The registry's own lock (``_WriteLock``) hands itself over on release: a writer
-    cancelled in the queue is out of it, and the lock ends free."""
+    """A writer cancelled in the lock's queue is out of it, and the lock ends free."""
     first, second = [await reg.ask(Ask(agent_id="a1", question=f"q{i}")) for i in range(2)]
     async with trio.open_nursery() as nursery:
         await reg._write_lock.acquire()
