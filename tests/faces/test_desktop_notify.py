@@ -13,7 +13,7 @@ import logging
 import os
 import shutil
 import subprocess
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -24,6 +24,7 @@ import trio
 from jeepney import HeaderFields, MatchRule, MessageType
 from jeepney.bus_messages import Monitoring, message_bus
 from jeepney.io.trio import open_dbus_router
+from waiting import until
 
 from hive_rpc.client import HubClient
 from hive_rpc.faces.desktop_notify import run_desktop_notifications
@@ -437,15 +438,13 @@ async def test_when_the_bus_goes_away_it_stops_and_the_hub_works(
 
 
 HANGING_NOTIFY_SEND = """#!/bin/sh
+for pid in $(cat {pids} 2>/dev/null); do
+  kill -0 "$pid" 2>/dev/null && echo "$pid" >> {overlapped}
+done
 echo $$ >> {pids}
 exec sleep 600
 """
-
-
-async def _until(done: Callable[[], bool]) -> None:
-    """Wait for processes outside trio, which leave only traces (files, pids) to look at."""
-    while not done():  # noqa: ASYNC110
-        await trio.sleep(0.05)
+"""Says, as it starts, which of the earlier ones still hang (``overlapped``)."""
 
 
 def _alive(pid: int) -> bool:
@@ -471,7 +470,8 @@ async def test_a_hanging_notify_send_is_killed_said_once_and_never_waited_on(
     bin_dir.mkdir()
     pids = short_tmp / "pids"
     fake = bin_dir / "notify-send"
-    fake.write_text(HANGING_NOTIFY_SEND.format(pids=pids))
+    overlapped = short_tmp / "overlapped"
+    fake.write_text(HANGING_NOTIFY_SEND.format(pids=pids, overlapped=overlapped))
     fake.chmod(0o755)
     monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(short_tmp))
@@ -485,11 +485,14 @@ async def test_a_hanging_notify_send_is_killed_said_once_and_never_waited_on(
     with trio.fail_after(20):
         await nursery.start(run_desktop_notifications, hub)
         assert hub.info.notifications == "notify-send"
+        # processes outside trio, which leave only traces (files, pids): polled
         await client.call("hive/ask", {**ASK, "question": "First?"})
+        (first,) = await until(started, "the first notify-send", within_s=20)
         await client.call("hive/ask", {**ASK, "question": "Second?"})
-        await _until(lambda: len(started()) == 2)
-        assert all(_alive(pid) for pid in started())  # the second did not wait
-        await _until(lambda: not any(_alive(pid) for pid in started()))
+        await until(lambda: len(started()) == 2, "the second notify-send", within_s=20)
+        # the second did not wait: it found the first still hanging as it started
+        assert overlapped.read_text().split() == [str(first)]
+        await until(lambda: not any(_alive(pid) for pid in started()), "kills", within_s=20)
         # Both were killed; the hub still answers.
         asked = await client.call("hive/ask", {"question": "Still there?"})
         done = await client.call("hive/respond", {"id": asked["id"], "answer": "yes"})
