@@ -196,7 +196,7 @@ Such a hub is no child of Emacs: it outlives Emacs, and this test."
   (should (equal (hive-rpc--agent '(:agent_id nil)) "an agent")))
 
 (ert-deftest hive-rpc-tests-auto-ask-is-off-by-default ()
-  "No question opens by itself unless the human opts in (issue 27)."
+  "No question opens by itself unless the human opts in."
   (should-not (default-value 'hive-rpc-auto-ask))
   (should-not (default-value 'hive-rpc-queue-window))
   (should (eq (lookup-key hive-rpc-command-map "z") #'hive-rpc-defer-all))
@@ -288,7 +288,7 @@ The countdown is in a warning face under 30 s."
 
 (ert-deftest hive-rpc-tests-strip-invisible-characters ()
   "Strip invisible characters by category and property, as the hub does.
-They reached the screen (issue 26): format characters (Cf: soft
+They once reached the screen: format characters (Cf: soft
 hyphen, zero-width space, Arabic letter mark, byte-order mark,
 interlinear annotation, tag characters) and the rest of Unicode's
 Default_Ignorable_Code_Point (grapheme joiner, Hangul fillers,

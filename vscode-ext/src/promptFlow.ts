@@ -11,7 +11,7 @@
  * - `hive/dismiss` closes the box when the prompt was closed elsewhere;
  * - a refused answer (-32004) asks again with the hub's message; a prompt
  *   answered or closed elsewhere (-32002, -32003) is dropped;
- * - the keyboard is the human's (issue 27): a prompt opens only when the
+ * - the keyboard is the human's: a prompt opens only when the
  *   human asks for it (Answer Next, the status bar, a notification's link, a
  *   Pending view row). Until then it is announced without focus: the status
  *   bar's count and countdown, and one notification (src/announcer.ts) that
