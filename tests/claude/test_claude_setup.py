@@ -34,6 +34,7 @@ from scripted_model import ModelRequest, result_text, scripted_model, text, tool
 from test_claude_permission_hook import PROCEED, TUI_ENV, claude_tui, touch_once
 from test_cli_spawn import LING, Tmux, ready, received, spawn, submissions
 from test_cli_spawn import tmux as tmux  # the fixture: a private tmux server
+from waiting import logged, until
 
 from hive_rpc.client import HubClient
 from hive_rpc.hub import HubConfig
@@ -217,8 +218,8 @@ async def test_tui_notification_reaches_the_activity_stream(
                     note = await next_prompt(human)
                     await human.call("hive/respond", {"id": note.params["id"], "action": "decline"})
                     await trio.to_thread.run_sync(tui.wait_for, PROCEED)
-                    while not (notices := await _notices(human)):  # noqa: ASYNC110 (no activity subscription on the socket)
-                        await trio.sleep(0.2)
+                    await logged(hub.activity, lambda e: e.kind == "notice", within_s=60)
+                    notices = await _notices(human)
     assert [(n["message"], n["type"], n["urgent"]) for n in notices] == [
         ("Claude needs your permission", "permission_prompt", True)
     ]
@@ -259,9 +260,16 @@ async def test_a_spawned_claude_lings_stop_reaches_its_parents_pane(
         assert child.returncode == 0, child.stderr
         assert json.loads(child.stdout)["name"] == "main.auth"
         got = await received(record, 1)
-        await trio.sleep(2)  # the SessionEnd after it is the same turn: not a second one
-    assert got == [
+        # The SessionEnd after it is the same turn: not a second one.  Its hook forgets
+        # the session's turns last (another process's file: polled); a message sent
+        # after that is what the parent reads next.
+        turns = hub_config.data_dir / "claude-code-turns"
+        await until(lambda: not any(turns.iterdir()), "the SessionEnd hook", within_s=60)
+        await hub.call("agent/answer", {"agent": "main", "message": "after the session"})
+        after = await received(record, 2)
+    assert got[:1] == [
         "[CHILD COMPLETE] Agent 'auth' on branch main.auth has completed.\n"
         "Its last words: The JWT middleware is in and its tests pass."
     ]
-    assert len(submissions(record)) == 1
+    assert after[1].endswith("after the session"), after
+    assert len(submissions(record)) == 2
