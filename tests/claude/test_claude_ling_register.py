@@ -19,6 +19,7 @@ import trio
 from claude_session import claude_home
 from scripted_model import ModelRequest, scripted_model, text, tool_use
 from test_claude_agora import HIVE_RPC, TUI_ENV, prompts, since_prompt, tmux_server
+from waiting import logged
 
 from hive_rpc.client import HubClient, prove_approver
 from hive_rpc.hub import HubConfig
@@ -75,9 +76,12 @@ async def test_claude_code_registers_its_own_pane_from_its_bash_tool(
         async with await HubClient.connect(hub_config.socket) as editor:
             assert await prove_approver(editor.call) is None
             await editor.call("hive/respond", {"id": prompt["id"], "answer": "approve"})
-        with trio.fail_after(20):
-            while (await hub.call("ling/list", {}))[0]["state"] != "registered":  # noqa: ASYNC110
-                await trio.sleep(0.1)
+        await logged(  # the hub's own task registers it, then says so
+            hub.activity,
+            lambda e: e.kind == "ling" and (e.event, e.key) == ("ling/approved", "main.c"),
+            within_s=20,
+        )
+        assert (await hub.call("ling/list", {}))[0]["state"] == "registered"
 
         sent = await hub.call("agent/answer", {"agent": "main.c", "message": "ok, go on"})
         assert sent["delivery"]["state"] == "delivered", sent
