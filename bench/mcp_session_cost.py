@@ -8,7 +8,9 @@ on the memory store (``hub.run_hub``):
 
 * build: ``session_hive`` called ``-n`` times (after one call that pays what the hub
   pays once), median time of one call, and memory: what ``tracemalloc`` sees still
-  allocated per session while all ``-n`` are kept;
+  allocated per session while all ``-n`` are kept; and the same for what the hub pays
+  once, when its first session comes: its one server (``HiveMcp``, the tools'
+  schemas), which every session used to build for itself;
 * floor, built the same way in the same run: the SDK's ``MCPServer`` with one tool
   (``echo(text) -> str``), the least a server of the kind the hub uses costs; and
   for scale, the SDK's low-level ``Server`` with one tool handler;
@@ -125,7 +127,9 @@ async def session_costs(n: int, sessions: int) -> None:
         config = HubConfig(socket=tmp / "hub.sock", data_dir=tmp / "data", store="memory")
         async with trio.open_nursery() as nursery:
             service: HubService = await nursery.start(run_hub, config)
+            from hive_rpc.backends import LocalBackend
             from hive_rpc.faces.mcp import stdio
+            from hive_rpc.faces.mcp.server import HiveMcp
 
             params = {"agent": "bench", "tools": ["ask", "agora"]}
             builds: list[tuple[str, Callable[[], object]]] = [
@@ -133,6 +137,7 @@ async def session_costs(n: int, sessions: int) -> None:
                 ("SDK low-level Server, one tool handler", bare_server),
                 ("one agent session (stdio.session_hive)",
                  lambda: stdio.session_hive(service, params)),
+                ("the hub's one server, once (HiveMcp)", lambda: HiveMcp(LocalBackend(service))),
             ]  # fmt: skip
             measured = [(name, *cost(build, n)) for name, build in builds]
             floor_s, floor_b = measured[0][1], measured[0][2]

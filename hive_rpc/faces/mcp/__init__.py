@@ -1,20 +1,25 @@
 """The agents' face: MCP, over stdio (``hive-rpc mcp``, a relay to a session served
 here) and Streamable HTTP (the hub's ``/mcp``), with the hivemind tool family and
-request_human_input.  Both run in the hub.
+request_human_input.  Both run in the hub, on its one MCP server.
 
 Modules, in the order a request meets them:
 
+* ``session``: what one agent session's requests act with (``AgentSession``), read
+  from the request's context;
 * ``groups``: which tool groups a session offers (the table is core/tool_groups.py,
   which ``hive-rpc mcp`` checks ``--tools`` with and loads no SDK);
 * ``identity``: which agent a request acts as;
-* ``server``: ``HiveMcp``, the MCPServer over one ``Backend``;
-* ``prompt_tools`` (the ``hivemind_*`` tools and request_human_input) and
-  ``agora_tools`` (dialogues, lings, events, task outcomes), each tool wrapped by
+* ``server``: ``HiveMcp``, the hub's one MCPServer over one ``Backend``;
+* ``prompt_tools`` (the ``hivemind_*`` tools and request_human_input),
+  ``agora_tools`` (dialogues, lings, events, task outcomes) and ``approve_tool``:
+  plain functions listed in a ``tool_table.ToolTable``, each wrapped by
   ``guarded.guarded``, which turns the hub's refusals into tool errors in the tools'
   own words;
 * ``results``: the tools' structured results;
 * ``resources``: ``hive://asks/{ask_id}`` and its subscriptions, and the only file
   that touches the SDK's private attributes;
+* ``updates`` with ``coordinator_news``: the hub's one registry watcher and news
+  poll, telling every session what is its own;
 * ``stdio`` (the session of one ``hive-rpc mcp`` relay, on its socket connection) and
   ``http``: the two entry points.
 

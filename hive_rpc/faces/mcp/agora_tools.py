@@ -4,7 +4,7 @@ activity stream (``task_report``).  See docs/agora.md and docs/activity.md."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -18,242 +18,258 @@ from hive_rpc.faces.mcp.results import (
     delivery_text,
     ok,
 )
+from hive_rpc.faces.mcp.session import session_of
+from hive_rpc.faces.mcp.tool_table import ToolTable
 
-if TYPE_CHECKING:
-    from hive_rpc.faces.mcp.server import HiveMcp
+TOOLS = ToolTable()
 
 
-def register(hive: HiveMcp) -> None:
-    """Add the tools to ``hive.server``."""
-    mcp, me = hive.server, hive.identity
-
-    @mcp.tool(
-        name="agora_create",
-        description=(
-            "Start an Agora dialogue: a topic and two or more participants (ling names "
-            "such as main.feature.auth). Each turn you dispatch is typed into the "
-            "receiver's terminal with instructions to answer with agora_dispatch. "
-            "You are its coordinator: its consensus, timeout, participants found "
-            "absent and other trouble are sent to this session as log messages "
-            "(notifications/message, logger hive-rpc.agora) and name you on the "
-            "hub's activity stream."
-        ),
+@TOOLS.tool(
+    name="agora_create",
+    description=(
+        "Start an Agora dialogue: a topic and two or more participants (ling names "
+        "such as main.feature.auth). Each turn you dispatch is typed into the "
+        "receiver's terminal with instructions to answer with agora_dispatch. "
+        "You are its coordinator: its consensus, timeout, participants found "
+        "absent and other trouble are sent to this session as log messages "
+        "(notifications/message, logger hive-rpc.agora) and name you on the "
+        "hub's activity stream."
+    ),
+)
+@guarded
+async def agora_create(
+    ctx: Context, topic: str, participants: list[str], max_turns: int | None = None
+) -> Annotated[CallToolResult, AgoraResult]:
+    session = session_of(ctx)
+    await session.hive.news.remember(ctx, session.agent(ctx))
+    d = await session.call(
+        "agora/create",
+        topic=topic,
+        participants=participants,
+        max_turns=max_turns,
+        coordinator=session.agent(ctx),
     )
-    @guarded
-    async def agora_create(
-        ctx: Context, topic: str, participants: list[str], max_turns: int | None = None
-    ) -> Annotated[CallToolResult, AgoraResult]:
-        await hive.news.remember(ctx, me(ctx))
-        d = await hive.call(
-            "agora/create",
-            topic=topic,
-            participants=participants,
-            max_turns=max_turns,
-            coordinator=me(ctx),
-        )
-        return agora_ok(d, f"dialogue {d['id']} started: {', '.join(d['participants'])}")
+    return agora_ok(d, f"dialogue {d['id']} started: {', '.join(d['participants'])}")
 
-    @mcp.tool(
-        name="agora_dispatch",
-        description=(
-            "Take your turn in a dialogue: signal is propose, counter, approve, no-change "
-            "or defer. sender is your ling name (default: your agent id, as given to "
-            "`hive-rpc mcp --agent`). The turn is relayed into the receiver's terminal "
-            "unless it ends the dialogue (consensus or max turns); the result says "
-            "whether it was delivered, and what the dialogue is now. A turn still "
-            "queued that fails later is told to you (in your terminal, and to this "
-            "session as a log message)."
-        ),
+
+@TOOLS.tool(
+    name="agora_dispatch",
+    description=(
+        "Take your turn in a dialogue: signal is propose, counter, approve, no-change "
+        "or defer. sender is your ling name (default: your agent id, as given to "
+        "`hive-rpc mcp --agent`). The turn is relayed into the receiver's terminal "
+        "unless it ends the dialogue (consensus or max turns); the result says "
+        "whether it was delivered, and what the dialogue is now. A turn still "
+        "queued that fails later is told to you (in your terminal, and to this "
+        "session as a log message)."
+    ),
+)
+@guarded
+async def agora_dispatch(
+    ctx: Context,
+    dialogue_id: str,
+    to: str,
+    signal: Literal["propose", "counter", "approve", "no-change", "defer"],
+    message: str,
+    sender: str | None = None,
+) -> Annotated[CallToolResult, AgoraResult]:
+    session = session_of(ctx)
+    await session.hive.news.remember(ctx, sender or session.agent(ctx))
+    r = await session.call(
+        "agora/dispatch",
+        dialogue_id=dialogue_id,
+        to=to,
+        signal=signal,
+        message=message,
+        **{"from": sender or session.agent(ctx)},
     )
-    @guarded
-    async def agora_dispatch(
-        ctx: Context,
-        dialogue_id: str,
-        to: str,
-        signal: Literal["propose", "counter", "approve", "no-change", "defer"],
-        message: str,
-        sender: str | None = None,
-    ) -> Annotated[CallToolResult, AgoraResult]:
-        await hive.news.remember(ctx, sender or me(ctx))
-        r = await hive.call(
-            "agora/dispatch",
-            dialogue_id=dialogue_id,
-            to=to,
-            signal=signal,
-            message=message,
-            **{"from": sender or me(ctx)},
+    text = r.get("report") or f"turn {r['turn']} of {r['dialogue_id']}: {r['outcome']}"
+    if r.get("absent") and r["status"] == "active":
+        text += f"; absent (not counted toward consensus): {', '.join(r['absent'])}"
+    return agora_ok(r, text)
+
+
+@TOOLS.tool(name="agora_status", description="A dialogue with its turns, stances and events.")
+@guarded
+async def agora_status(ctx: Context, dialogue_id: str) -> Annotated[CallToolResult, AgoraResult]:
+    session = session_of(ctx)
+    d = await session.call("agora/status", dialogue_id=dialogue_id)
+    stances = ", ".join(f"{k}: {v}" for k, v in d["stances"].items())
+    text = f"{d['id']} is {d['status']} after {d['turn_count']} turns ({stances})"
+    if d.get("situation"):
+        text += f": {d['situation']}"
+    last = d["turns"][-1] if d["turns"] else None
+    if last is not None and last["delivery"].get("state") in ("failed", "queued"):
+        text += f"; turn {last['number']}: " + delivery_text(last["delivery"])
+    return agora_ok(d, text)
+
+
+@TOOLS.tool(
+    name="agora_abort",
+    description="End a dialogue by hand (status aborted); it takes no more turns.",
+)
+@guarded
+async def agora_abort(
+    ctx: Context, dialogue_id: str, reason: str | None = None
+) -> Annotated[CallToolResult, AgoraResult]:
+    session = session_of(ctx)
+    d = await session.call("agora/abort", dialogue_id=dialogue_id, reason=reason)
+    return agora_ok(d, f"{d['id']} aborted after {d['turn_count']} turns: {d['end_reason']}")
+
+
+@TOOLS.tool(name="agora_list", description="Dialogues, oldest first (filter by status).")
+@guarded
+async def agora_list(
+    ctx: Context,
+    status: Literal["active", "paused", "consensus", "timeout", "aborted"] | None = None,
+) -> Annotated[CallToolResult, AgoraList]:
+    session = session_of(ctx)
+    items = await session.call("agora/list", status=status)
+    lines = [f"{d['id']} [{d['status']}] {d['topic']}" for d in items]
+    return ok(AgoraList(count=len(items), items=items), "\n".join(lines) or "none")
+
+
+@TOOLS.tool(
+    name="ling_register",
+    description=(
+        "Ask to register the terminal an agent runs in, so turns and events can be "
+        "typed into it: kind tmux (address: pane such as %3), zellij (SESSION:PANE_ID) "
+        "or emacs-buffer (buffer name). name is branch-like: main.feature.auth "
+        "reports to main.feature. The ling is pending until the human approves "
+        "(state: pending, prompt_id); nothing is typed into a shell."
+    ),
+)
+@guarded
+async def ling_register(
+    ctx: Context,
+    name: str,
+    kind: Literal["tmux", "zellij", "emacs-buffer"],
+    address: str,
+    label: str | None = None,
+) -> Annotated[CallToolResult, AgoraResult]:
+    session = session_of(ctx)
+    r = await session.call(
+        "ling/register",
+        name=name,
+        kind=kind,
+        address=address,
+        label=label,
+        agent_id=session.agent(ctx),
+    )
+    if r.get("state") == "pending":
+        text = (
+            f"ling {r['name']} ({r['kind']} {r['address']}) is pending: the human "
+            f"must approve it (prompt {r['prompt_id']})"
         )
-        text = r.get("report") or f"turn {r['turn']} of {r['dialogue_id']}: {r['outcome']}"
-        if r.get("absent") and r["status"] == "active":
-            text += f"; absent (not counted toward consensus): {', '.join(r['absent'])}"
         return agora_ok(r, text)
+    return agora_ok(r, f"ling {r['name']} is {r['kind']} {r['address']}")
 
-    @mcp.tool(name="agora_status", description="A dialogue with its turns, stances and events.")
-    @guarded
-    async def agora_status(
-        ctx: Context, dialogue_id: str
-    ) -> Annotated[CallToolResult, AgoraResult]:
-        d = await hive.call("agora/status", dialogue_id=dialogue_id)
-        stances = ", ".join(f"{k}: {v}" for k, v in d["stances"].items())
-        text = f"{d['id']} is {d['status']} after {d['turn_count']} turns ({stances})"
-        if d.get("situation"):
-            text += f": {d['situation']}"
-        last = d["turns"][-1] if d["turns"] else None
-        if last is not None and last["delivery"].get("state") in ("failed", "queued"):
-            text += f"; turn {last['number']}: " + delivery_text(last["delivery"])
-        return agora_ok(d, text)
 
-    @mcp.tool(
-        name="agora_abort",
-        description="End a dialogue by hand (status aborted); it takes no more turns.",
+@TOOLS.tool(name="ling_list", description="Registered lings; check=true tests each terminal.")
+@guarded
+async def ling_list(ctx: Context, check: bool = False) -> Annotated[CallToolResult, AgoraList]:
+    session = session_of(ctx)
+    items = await session.call("ling/list", check=check)
+    lines = [
+        f"{x['name']}: {x['kind']} {x['address']}"
+        + ("" if "alive" not in x else (" (alive)" if x["alive"] else f" ({x['reason']})"))
+        for x in items
+    ]
+    return ok(AgoraList(count=len(items), items=items), "\n".join(lines) or "none")
+
+
+@TOOLS.tool(name="ling_remove", description="Forget a registered ling.")
+@guarded
+async def ling_remove(ctx: Context, name: str) -> Annotated[CallToolResult, AgoraResult]:
+    session = session_of(ctx)
+    r = await session.call("ling/remove", name=name)
+    return agora_ok(r, f"{name}: {'removed' if r['removed'] else 'was not registered'}")
+
+
+@TOOLS.tool(
+    name="report_to_parent",
+    description=(
+        "Children: tell your parent (your ling name minus its last part) something: "
+        "kind child-complete, child-question, child-note, pr-status (with review: "
+        "a review posted on your PR), pr-ready (your PR is approved and ready to "
+        "merge) or ci-status. It is typed into the parent's terminal; a question "
+        "tells the parent how to answer_question you."
+    ),
+)
+@guarded
+async def report_to_parent(
+    ctx: Context,
+    kind: Literal[
+        "child-complete", "child-question", "child-note", "pr-status", "pr-ready", "ci-status"
+    ],
+    message: str | None = None,
+    pr: int | None = None,
+    ci: str | None = None,
+    review: str | None = None,
+    comments: int | None = None,
+    url: str | None = None,
+    sender: str | None = None,
+) -> Annotated[CallToolResult, AgoraResult]:
+    session = session_of(ctx)
+    r = await session.call(
+        "event/post",
+        kind=kind,
+        message=message,
+        pr=pr,
+        ci=ci,
+        review=review,
+        comments=comments,
+        url=url,
+        **{"from": sender or session.agent(ctx)},
     )
-    @guarded
-    async def agora_abort(
-        ctx: Context, dialogue_id: str, reason: str | None = None
-    ) -> Annotated[CallToolResult, AgoraResult]:
-        d = await hive.call("agora/abort", dialogue_id=dialogue_id, reason=reason)
-        return agora_ok(d, f"{d['id']} aborted after {d['turn_count']} turns: {d['end_reason']}")
+    return agora_ok(r, f"{kind} to {r['to']}: " + delivery_text(r["delivery"]))
 
-    @mcp.tool(name="agora_list", description="Dialogues, oldest first (filter by status).")
-    @guarded
-    async def agora_list(
-        ctx: Context,
-        status: Literal["active", "paused", "consensus", "timeout", "aborted"] | None = None,
-    ) -> Annotated[CallToolResult, AgoraList]:
-        items = await hive.call("agora/list", status=status)
-        lines = [f"{d['id']} [{d['status']}] {d['topic']}" for d in items]
-        return ok(AgoraList(count=len(items), items=items), "\n".join(lines) or "none")
 
-    @mcp.tool(
-        name="ling_register",
-        description=(
-            "Ask to register the terminal an agent runs in, so turns and events can be "
-            "typed into it: kind tmux (address: pane such as %3), zellij (SESSION:PANE_ID) "
-            "or emacs-buffer (buffer name). name is branch-like: main.feature.auth "
-            "reports to main.feature. The ling is pending until the human approves "
-            "(state: pending, prompt_id); nothing is typed into a shell."
-        ),
+@TOOLS.tool(
+    name="answer_question",
+    description=(
+        "Parents: answer a child's [QUESTION ...]: the message is typed into the "
+        "child's terminal (agent is the child's ling name, as the question says)."
+    ),
+)
+@guarded
+async def answer_question(
+    ctx: Context,
+    agent: str,
+    message: str,
+    sender: str | None = None,
+) -> Annotated[CallToolResult, AgoraResult]:
+    session = session_of(ctx)
+    r = await session.call("agent/answer", agent=agent, message=message, **{"from": sender})
+    return agora_ok(r, delivery_text(r["delivery"]))
+
+
+@TOOLS.tool(
+    name="task_report",
+    description=(
+        "Publish the outcome of your task under its task_id (success, failed or "
+        "cancelled, with a result or an error), so whoever waits for that task "
+        "(a dashboard, an editor, another agent watching the activity stream) "
+        "gets it. Use the task_id you were given, or the one you asked under."
+    ),
+)
+@guarded
+async def task_report(
+    ctx: Context,
+    task_id: str,
+    outcome: Literal["success", "failed", "cancelled"],
+    result: JsonValue = None,
+    error: str | None = None,
+    in_reply_to: str | None = None,
+) -> Annotated[CallToolResult, AgoraResult]:
+    session = session_of(ctx)
+    r = await session.call(
+        "hive/reportResult",
+        task_id=task_id,
+        outcome=outcome,
+        result=result,
+        error=error,
+        in_reply_to=in_reply_to,
+        agent_id=session.agent(ctx),
     )
-    @guarded
-    async def ling_register(
-        ctx: Context,
-        name: str,
-        kind: Literal["tmux", "zellij", "emacs-buffer"],
-        address: str,
-        label: str | None = None,
-    ) -> Annotated[CallToolResult, AgoraResult]:
-        r = await hive.call(
-            "ling/register",
-            name=name,
-            kind=kind,
-            address=address,
-            label=label,
-            agent_id=me(ctx),
-        )
-        if r.get("state") == "pending":
-            text = (
-                f"ling {r['name']} ({r['kind']} {r['address']}) is pending: the human "
-                f"must approve it (prompt {r['prompt_id']})"
-            )
-            return agora_ok(r, text)
-        return agora_ok(r, f"ling {r['name']} is {r['kind']} {r['address']}")
-
-    @mcp.tool(name="ling_list", description="Registered lings; check=true tests each terminal.")
-    @guarded
-    async def ling_list(ctx: Context, check: bool = False) -> Annotated[CallToolResult, AgoraList]:
-        items = await hive.call("ling/list", check=check)
-        lines = [
-            f"{x['name']}: {x['kind']} {x['address']}"
-            + ("" if "alive" not in x else (" (alive)" if x["alive"] else f" ({x['reason']})"))
-            for x in items
-        ]
-        return ok(AgoraList(count=len(items), items=items), "\n".join(lines) or "none")
-
-    @mcp.tool(name="ling_remove", description="Forget a registered ling.")
-    @guarded
-    async def ling_remove(ctx: Context, name: str) -> Annotated[CallToolResult, AgoraResult]:
-        r = await hive.call("ling/remove", name=name)
-        return agora_ok(r, f"{name}: {'removed' if r['removed'] else 'was not registered'}")
-
-    @mcp.tool(
-        name="report_to_parent",
-        description=(
-            "Children: tell your parent (your ling name minus its last part) something: "
-            "kind child-complete, child-question, child-note, pr-status (with review: "
-            "a review posted on your PR), pr-ready (your PR is approved and ready to "
-            "merge) or ci-status. It is typed into the parent's terminal; a question "
-            "tells the parent how to answer_question you."
-        ),
-    )
-    @guarded
-    async def report_to_parent(
-        ctx: Context,
-        kind: Literal[
-            "child-complete", "child-question", "child-note", "pr-status", "pr-ready", "ci-status"
-        ],
-        message: str | None = None,
-        pr: int | None = None,
-        ci: str | None = None,
-        review: str | None = None,
-        comments: int | None = None,
-        url: str | None = None,
-        sender: str | None = None,
-    ) -> Annotated[CallToolResult, AgoraResult]:
-        r = await hive.call(
-            "event/post",
-            kind=kind,
-            message=message,
-            pr=pr,
-            ci=ci,
-            review=review,
-            comments=comments,
-            url=url,
-            **{"from": sender or me(ctx)},
-        )
-        return agora_ok(r, f"{kind} to {r['to']}: " + delivery_text(r["delivery"]))
-
-    @mcp.tool(
-        name="answer_question",
-        description=(
-            "Parents: answer a child's [QUESTION ...]: the message is typed into the "
-            "child's terminal (agent is the child's ling name, as the question says)."
-        ),
-    )
-    @guarded
-    async def answer_question(
-        ctx: Context,
-        agent: str,
-        message: str,
-        sender: str | None = None,
-    ) -> Annotated[CallToolResult, AgoraResult]:
-        r = await hive.call("agent/answer", agent=agent, message=message, **{"from": sender})
-        return agora_ok(r, delivery_text(r["delivery"]))
-
-    @mcp.tool(
-        name="task_report",
-        description=(
-            "Publish the outcome of your task under its task_id (success, failed or "
-            "cancelled, with a result or an error), so whoever waits for that task "
-            "(a dashboard, an editor, another agent watching the activity stream) "
-            "gets it. Use the task_id you were given, or the one you asked under."
-        ),
-    )
-    @guarded
-    async def task_report(
-        ctx: Context,
-        task_id: str,
-        outcome: Literal["success", "failed", "cancelled"],
-        result: JsonValue = None,
-        error: str | None = None,
-        in_reply_to: str | None = None,
-    ) -> Annotated[CallToolResult, AgoraResult]:
-        r = await hive.call(
-            "hive/reportResult",
-            task_id=task_id,
-            outcome=outcome,
-            result=result,
-            error=error,
-            in_reply_to=in_reply_to,
-            agent_id=me(ctx),
-        )
-        return agora_ok(r, f"task {task_id}: {outcome} reported (activity #{r['id']})")
+    return agora_ok(r, f"task {task_id}: {outcome} reported (activity #{r['id']})")

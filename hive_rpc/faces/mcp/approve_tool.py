@@ -43,11 +43,12 @@ from hive_rpc.core.claude_code import (
 )
 from hive_rpc.core.errors import HiveError
 from hive_rpc.dispatch import error_for
+from hive_rpc.faces.mcp.session import AgentSession, session_of
+from hive_rpc.faces.mcp.tool_table import ToolTable
 from hive_rpc.hub_connection import HubUnreachable
 from hive_rpc.service.approver import APPROVER
 
 if TYPE_CHECKING:
-    from hive_rpc.faces.mcp.server import HiveMcp
     from hive_rpc.service import HubService
 
 log = logging.getLogger(__name__)
@@ -88,17 +89,19 @@ def reply(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)])
 
 
-async def ask_and_wait(hive: HiveMcp, request: PermissionRequest, wait_s: float) -> dict[str, Any]:
+async def ask_and_wait(
+    session: AgentSession, request: PermissionRequest, wait_s: float
+) -> dict[str, Any]:
     """Ask the permission question and wait up to ``wait_s`` for it to close; the
     prompt's record, still ``pending`` when the time ran out.  A question still
     pending when the wait ends, however it ends (the time is up, Claude Code
     cancelled the call or went away), is withdrawn, so no editor keeps showing it."""
     ask = permission_ask(request, timeout_s=wait_s, home=os.environ.get("HOME"))
-    record: dict[str, Any] = await hive.call("hive/ask", **ask.params(), waits=True)
+    record: dict[str, Any] = await session.call("hive/ask", **ask.params(), waits=True)
     try:
         with trio.move_on_after(wait_s):
             while record["status"] == "pending":
-                record = await hive.call(
+                record = await session.call(
                     "hive/await", id=record["id"], timeout_s=wait_s, agent_id=ask.agent_id
                 )
     finally:
@@ -108,27 +111,27 @@ async def ask_and_wait(hive: HiveMcp, request: PermissionRequest, wait_s: float)
                 trio.move_on_after(CLEANUP_S),
                 contextlib.suppress(HiveError, HubUnreachable),
             ):
-                await hive.call(
+                await session.call(
                     "hive/cancel", id=record["id"], agent_id=ask.agent_id, by=ask.agent_id
                 )
     return record
 
 
-async def decide(hive: HiveMcp, request: PermissionRequest) -> dict[str, Any]:
+async def decide(session: AgentSession, request: PermissionRequest) -> dict[str, Any]:
     """A rule's decision, else the human's (saving the rule a lasting answer asks
     for), else a deny saying why there is none."""
     tool = request.tool_name
     params = rule_check_params(request)
     if params is not None:
         try:
-            checked = await hive.call("rule/check", **params)
+            checked = await session.call("rule/check", **params)
         except HiveError as e:
             if e.kind != "method_not_found":  # a hub older than rules: ask
                 raise
             checked = None
         if checked is not None:
             return rule_decision(checked, tool)
-    record = await ask_and_wait(hive, request, hive.approve_wait_s())
+    record = await ask_and_wait(session, request, session.approve_wait_s())
     decision = human_decision(record, tool)
     if decision is None:
         return no_decision(record, tool, "nobody answered in time")
@@ -138,43 +141,43 @@ async def decide(hive: HiveMcp, request: PermissionRequest) -> dict[str, Any]:
         log.warning("allowed once: %s", e)
         rule = None
     if rule is not None:
-        why = await hive.save_rule(rule) if hive.save_rule else "no approver connection here"
+        save = session.save_rule
+        why = await save(rule) if save is not None else "no approver connection here"
         if why is not None:
             log.warning("allowed once: the rule %s was not saved: %s", rule["pattern"], why)
     return decision
 
 
-def register(hive: HiveMcp) -> None:
-    """Add the tool to ``hive.server``."""
+TOOLS = ToolTable()
 
-    @hive.server.tool(
-        name="approve",
-        description=(
-            "Claude Code's permission prompt tool (claude -p --permission-prompt-tool "
-            "mcp__hive-rpc__approve): asks the human, in their editor, whether a tool "
-            "may run, and returns Claude Code's decision JSON. Answer rules decide "
-            "first; no answer in time denies."
-        ),
-        structured_output=False,
+
+@TOOLS.tool(
+    name="approve",
+    description=(
+        "Claude Code's permission prompt tool (claude -p --permission-prompt-tool "
+        "mcp__hive-rpc__approve): asks the human, in their editor, whether a tool "
+        "may run, and returns Claude Code's decision JSON. Answer rules decide "
+        "first; no answer in time denies."
+    ),
+    structured_output=False,
+)
+async def approve(
+    ctx: Context,
+    tool_name: str,
+    input: dict[str, Any],
+    tool_use_id: str | None = None,
+) -> CallToolResult:
+    session = session_of(ctx)
+    request = PermissionRequest(
+        tool_name=tool_name,
+        tool_input=input,
+        session_id=session.identity.claude_session,
+        cwd=session.project_dir,
+        agent_id=session.agent(ctx),
     )
-    async def approve(
-        ctx: Context,
-        tool_name: str,
-        input: dict[str, Any],
-        tool_use_id: str | None = None,
-    ) -> CallToolResult:
-        request = PermissionRequest(
-            tool_name=tool_name,
-            tool_input=input,
-            session_id=hive.identity.claude_session,
-            cwd=hive.project_dir,
-            agent_id=hive.identity(ctx),
-        )
-        try:
-            decision = await decide(hive, request)
-        except Exception as e:  # fail closed: deny, saying what went wrong
-            problem = error_for("approve", e)  # logs a bug with its traceback
-            decision = no_decision(
-                None, tool_name, f"the human could not be asked ({problem.message})"
-            )
-        return reply(approve_reply(decision, input))
+    try:
+        decision = await decide(session, request)
+    except Exception as e:  # fail closed: deny, saying what went wrong
+        problem = error_for("approve", e)  # logs a bug with its traceback
+        decision = no_decision(None, tool_name, f"the human could not be asked ({problem.message})")
+    return reply(approve_reply(decision, input))

@@ -5,8 +5,9 @@ that it can intervene or end the dialogue.  The coordinator is the agent that
 called ``agora_create``; the hub names it in the dialogue's events and keeps the
 ones it should hear (``agora/news``: consensus, timeout, absent or unavailable
 participants, strangers' turns, aborts).  Here, every session that created a
-dialogue is remembered under its agent id, and one task long-polls ``agora/news``
-for those ids and sends each event to their sessions as a ``notifications/message``
+dialogue is remembered under its agent id, and the hub's one task (run by updates.py
+for all its sessions) long-polls ``agora/news`` while some are, and sends each event
+naming one of those ids to their sessions as a ``notifications/message``
 (level ``warning`` for trouble, ``info`` for an ending; logger ``hive-rpc.agora``;
 ``data`` the event, whose ``message`` says it in words).  A session that dispatched a
 turn is remembered the same way under the turn's sender, and told when that turn
@@ -22,6 +23,10 @@ whose entries name them too.
 Like resources.py, this reaches the SDK's private ``ServerSession._connection``
 (the connection to write to, with the exit stack that forgets it when the session
 ends); the logging calls are deprecated by the SDK, hence the warning filter.
+
+The poll asks for every coordinator's news and picks here: a poll naming the
+coordinators of the moment would move past the news of one remembered while it
+waits (``agora/news`` answers with the last event it looked at).
 """
 
 from __future__ import annotations
@@ -45,10 +50,13 @@ WAIT_S = 30.0
 """One long poll of ``agora/news``."""
 RETRY_S = 2.0
 """After a failed poll (the hub away), wait this long before the next."""
+SEND_BOUND_S = 2.0
+"""How long telling one session may take: the one task tells every session in turn,
+so a relay that stopped reading must not hold up the others."""
 
 
 class CoordinatorNews:
-    """The sessions of coordinators, and the task that tells them."""
+    """The sessions of coordinators, every session's, and the task that tells them."""
 
     def __init__(self, hive: HiveMcp) -> None:
         self.hive = hive
@@ -83,19 +91,15 @@ class CoordinatorNews:
                 del self._connections[coordinator]
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        """Long-poll ``agora/news`` while some coordinator has a session; tell it."""
+        """Long-poll ``agora/news`` while some coordinator has a session; tell it.  Run
+        by one task at a time (updates.py); a new one goes on from the last news seen."""
         task_status.started()
         while True:
             if not self._connections or self._since is None:
                 await self._changed.wait()
                 continue
             try:
-                got = await self.hive.call(
-                    "agora/news",
-                    since=self._since,
-                    coordinators=sorted(self._connections),
-                    wait_s=WAIT_S,
-                )
+                got = await self.hive.call("agora/news", since=self._since, wait_s=WAIT_S)
             except Exception as e:  # the hub is away or restarting: try again
                 log.debug("agora/news: %s", e)
                 await trio.sleep(RETRY_S)
@@ -110,7 +114,7 @@ class CoordinatorNews:
         for name in (event.get("coordinator"), event.get("sender")):
             conns += [c for c in self._connections.get(name or "", ()) if c not in conns]
         for conn in conns:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), trio.move_on_after(SEND_BOUND_S):
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
                 try:
                     await conn.log(level, event, LOGGER)

@@ -1,16 +1,19 @@
-"""MCP tool groups applied to a session: the server middleware that offers only the
-enabled groups' tools.  The table itself (``GROUPS``, ``parse_groups``) is
-core/tool_groups.py, re-exported here; a session's groups come from:
+"""MCP tool groups applied to a session: the server middleware (``offer``) that offers
+only the enabled groups' tools.  The table itself (``GROUPS``, ``parse_groups``) is
+core/tool_groups.py, re-exported here; a session's groups (``AgentSession.groups``)
+come from:
 
 * stdio: ``hive-rpc mcp --tools ask,agora`` (fixed for the session, sent by the relay
   in ``hive/openMcp``);
-* HTTP: the hub serves every session from one server, so each request names its own
-  groups, as it names its agent: ``?tools=ask,agora`` on the endpoint's URL or an
-  ``X-Hive-Tools`` header.
+* HTTP: the endpoint's sessions share the server's default session, so each request
+  names its own groups, as it names its agent: ``?tools=ask,agora`` on the endpoint's
+  URL or an ``X-Hive-Tools`` header.
 
 ``tools/list`` shows only the enabled groups' tools, and ``tools/call`` of any other
 tool is refused with JSON-RPC error -32602 naming the tool's group and how to enable
-it, rather than the SDK's bare "Unknown tool".  Resources are not grouped.
+it, rather than the SDK's bare "Unknown tool".  Resources are not grouped.  The list
+also shows the session's own figures in a description that says them
+(``AgentSession.descriptions``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from hive_rpc.core.tool_groups import (
     parse_groups,
     valid_names,
 )
+from hive_rpc.faces.mcp.session import session_of
 
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -42,6 +46,7 @@ __all__ = [
     "GROUP_OF",
     "INVALID_PARAMS",
     "ToolGroups",
+    "offer",
     "parse_groups",
     "valid_names",
 ]
@@ -58,7 +63,7 @@ def _refusal(message: str, data: Any = None) -> MCPError:
 
 
 class ToolGroups:
-    """The server middleware that offers only the enabled groups' tools.
+    """The tool groups a session offers.
 
     ``fixed``: the groups of every request (``hive-rpc mcp --tools``).  Without it,
     an HTTP request's ``X-Hive-Tools`` header or ``?tools=`` names them, else
@@ -81,28 +86,32 @@ class ToolGroups:
                     raise _refusal(f"X-Hive-Tools / ?tools=: {e}") from None
         return DEFAULT_GROUPS
 
-    async def __call__(
-        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
-    ) -> HandlerResult:
-        if ctx.method == "tools/call" and ctx.request_id is not None:
-            name = (ctx.params or {}).get("name")
-            group = GROUP_OF.get(name) if isinstance(name, str) else None
-            enabled = self.enabled(ctx)
-            if group is not None and group not in enabled:
-                wanted = _flag(enabled | {group})
-                raise _refusal(
-                    f"tool {name!r} is in the tool group {group!r}, which this server does "
-                    f"not offer (it offers: {_flag(enabled)}); enable it with "
-                    f"`hive-rpc mcp --tools {wanted}` (over HTTP: ?tools={wanted})",
-                    {"tool": name, "group": group, "enabled": sorted(enabled)},
-                )
-            return await call_next(ctx)
-        if ctx.method == "tools/list" and ctx.request_id is not None:
-            enabled = self.enabled(ctx)
-            result = await call_next(ctx)
-            if isinstance(result, dict) and isinstance(result.get("tools"), list):
-                result["tools"] = [
-                    t for t in result["tools"] if GROUP_OF.get(t.get("name")) in enabled
-                ]
-            return result
+
+async def offer(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """The server middleware: only the session's groups' tools are listed and called."""
+    if ctx.method == "tools/call" and ctx.request_id is not None:
+        name = (ctx.params or {}).get("name")
+        group = GROUP_OF.get(name) if isinstance(name, str) else None
+        enabled = session_of(ctx).groups.enabled(ctx)
+        if group is not None and group not in enabled:
+            wanted = _flag(enabled | {group})
+            raise _refusal(
+                f"tool {name!r} is in the tool group {group!r}, which this server does "
+                f"not offer (it offers: {_flag(enabled)}); enable it with "
+                f"`hive-rpc mcp --tools {wanted}` (over HTTP: ?tools={wanted})",
+                {"tool": name, "group": group, "enabled": sorted(enabled)},
+            )
         return await call_next(ctx)
+    if ctx.method == "tools/list" and ctx.request_id is not None:
+        session = session_of(ctx)
+        enabled = session.groups.enabled(ctx)
+        result = await call_next(ctx)
+        if isinstance(result, dict) and isinstance(result.get("tools"), list):
+            own = session.descriptions
+            result["tools"] = [
+                {**t, "description": own[t["name"]]} if t.get("name") in own else t
+                for t in result["tools"]
+                if GROUP_OF.get(t.get("name")) in enabled
+            ]
+        return result
+    return await call_next(ctx)

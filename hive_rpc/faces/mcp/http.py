@@ -3,7 +3,8 @@ HTTP at ``/mcp``, and the web face (``faces/web.py``: the activity stream at
 ``/activity``, the dashboard at ``/dashboard``), one hypercorn trio worker for both.
 
 For agents that prefer a URL to a stdio process, the same tools as ``hive-rpc mcp``,
-served in-process on the hub's own registry.  Secure by default, as the MCP
+served by the same server (the hub's one ``HiveMcp``, server.py) on the hub's own
+registry.  Secure by default, as the MCP
 specification asks of local servers:
 
 * it binds loopback addresses only (127.0.0.0/8, ::1, localhost) and refuses others;
@@ -40,7 +41,6 @@ from hypercorn.trio import serve
 from hypercorn.typing import ASGIFramework
 from mcp.server.transport_security import TransportSecuritySettings
 
-from hive_rpc.backends import LocalBackend
 from hive_rpc.faces.accept_loop import quiet_trio_accept_errors
 from hive_rpc.faces.mcp.server import HiveMcp
 from hive_rpc.faces.web import AGENT, CREDENTIAL, HUMAN, WebFace
@@ -255,7 +255,7 @@ async def serve_mcp_http(
     other requests get ``GRACEFUL_S`` to finish."""
     host, port = parse_bind(bind)
     token, token_file = load_token(data_dir, TOKEN_NAME)
-    hive = HiveMcp(LocalBackend(service))
+    hive = HiveMcp.for_hub(service)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=sorted({"127.0.0.1:*", "localhost:*", "[::1]:*", f"{_netloc(host)}:*"}),

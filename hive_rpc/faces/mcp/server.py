@@ -1,10 +1,18 @@
-"""``HiveMcp``: the MCP server for one backend.
+"""``HiveMcp``: the hub's one MCP server, for every agent session.
 
-The tools are written once, against a ``Backend`` with a single ``call(method,
-params)``.  Both MCP transports run in the hub on ``LocalBackend`` (the hub's service,
-in-process): the Streamable HTTP endpoint (``http.py``) and the session of each
-``hive-rpc mcp`` relay (``stdio.py``, one per agent session).  Either way the hub
-holds the prompt, so an answer outlives any client's tool-call timeout.
+The tools are plain functions written once, against a ``Backend`` with a single
+``call(method, params)``, and added once to one ``MCPServer`` per hub (``for_hub``).
+Both MCP transports run in the hub on ``LocalBackend`` (the hub's service,
+in-process) and share it: the Streamable HTTP endpoint (``http.py``) and the session
+of each ``hive-rpc mcp`` relay (``stdio.py``).  Either way the hub holds the prompt,
+so an answer outlives any client's tool-call timeout.
+
+What differs from one session to another (the agent it acts as, its tool groups, how
+long its blocking tools wait) is an ``AgentSession`` (session.py) that each request
+reads from its own context; what sessions are told without asking comes from the
+hub's one registry watcher (updates.py).  So a new agent session costs the hub a small
+object, not a server: building one took 40-90 ms and kept ~455 KiB, one registry
+watcher each (bench/mcp_session_cost.py).
 
 Two ways to wait, because MCP clients abort a tool that is silent for too long:
 
@@ -15,9 +23,10 @@ Two ways to wait, because MCP clients abort a tool that is silent for too long:
   ``PROGRESS_EVERY_S`` while waiting, and MCP cancellation of the call withdraws the
   prompt so the editors take it off the screen.
 
-Identity: every request acts as the agent ``Identity`` names.  ``poll``, ``await``,
-``cancel`` and the ``hive://asks/{ask_id}`` resource see only that agent's prompts;
-the coordinator tools (``respond``, ``list_pending``, ``await_ask``) see all.
+Identity: every request acts as the agent its session's ``Identity`` names.
+``poll``, ``await``, ``cancel`` and the ``hive://asks/{ask_id}`` resource see only
+that agent's prompts; the coordinator tools (``respond``, ``list_pending``,
+``await_ask``) see all.
 
 Groups: a session offers only the tool groups it was given (``groups.py``; ``ask`` by
 default), so an agent that only asks is not handed the Agora's tools.
@@ -28,28 +37,46 @@ so hosts can run polls and lists without asking the human.
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
 
 import trio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus
 
 from hive_rpc import __version__
-from hive_rpc.backends import Backend
-from hive_rpc.faces.mcp import agora_tools, approve_tool, prompt_tools, resources
+from hive_rpc.backends import Backend, LocalBackend
+from hive_rpc.faces.mcp import agora_tools, approve_tool, prompt_tools
 from hive_rpc.faces.mcp.approve_tool import SaveRule
 from hive_rpc.faces.mcp.coordinator_news import CoordinatorNews
-from hive_rpc.faces.mcp.groups import GROUP_OF, ToolGroups
-from hive_rpc.faces.mcp.hints import HINTS
+from hive_rpc.faces.mcp.groups import GROUP_OF, ToolGroups, offer
 from hive_rpc.faces.mcp.identity import Identity
+from hive_rpc.faces.mcp.resources import AskResources
+from hive_rpc.faces.mcp.session import (
+    APPROVE_TIMEOUT_S,
+    CLIENT_MARGIN_S,
+    HUMAN_INPUT_TIMEOUT_S,
+    PROGRESS_EVERY_S,
+    AgentSession,
+)
+from hive_rpc.faces.mcp.updates import HubUpdates, OpenWatch
 
-HUMAN_INPUT_TIMEOUT_S = 60.0
-PROGRESS_EVERY_S = 10.0
-APPROVE_TIMEOUT_S = 540.0
-"""How long ``approve`` waits for the human before it denies (as long as the
-permission hook waits by default)."""
-CLIENT_MARGIN_S = 2.0
-"""How long before the client's own tool timeout a blocking tool returns."""
+if TYPE_CHECKING:
+    from hive_rpc.service import HubService
+
+__all__ = [
+    "APPROVE_TIMEOUT_S",
+    "CLIENT_MARGIN_S",
+    "HUMAN_INPUT_TIMEOUT_S",
+    "INSTRUCTIONS",
+    "PROGRESS_EVERY_S",
+    "TABLES",
+    "AgentSession",
+    "HiveMcp",
+]
 
 INSTRUCTIONS = """\
 hive-rpc lets you ask the human a question without blocking.
@@ -59,10 +86,20 @@ An answer is never lost: it is kept until you collect it.  status "expired" mean
 nobody answered in time; it is not a "no".
 """
 
+TABLES = (prompt_tools.TOOLS, agora_tools.TOOLS, approve_tool.TOOLS)
+"""Every tool, in the order ``tools/list`` shows them."""
+_ungrouped = set().union(*(t.names() for t in TABLES)) - set(GROUP_OF)
+assert not _ungrouped, f"tools missing from mcp.groups.GROUPS: {sorted(_ungrouped)}"
+
 
 class HiveMcp:
-    """The MCPServer for one backend, plus the task that tells subscribers when
-    answers land (``run_updates``, to be started in the caller's nursery)."""
+    """The hub's MCP server: the tools, added once; the ``hive://asks`` resource and
+    its subscriptions, every session's; the coordinators' news; and the hub's one
+    registry watcher, run while some face serves (``run_updates``).
+
+    ``identity``, ``groups`` and the figures make the server's default session: the
+    HTTP endpoint's, and an in-process client's (``Client(hive.server)``).  A relayed
+    session gets its own (``session``)."""
 
     def __init__(
         self,
@@ -76,52 +113,91 @@ class HiveMcp:
         client_timeout_s: float | None = None,
         save_rule: SaveRule | None = None,
         project_dir: str | None = None,
+        open_watch: OpenWatch | None = None,
     ) -> None:
         self.backend = backend
-        self.identity = identity or Identity()
-        self.human_input_timeout_s = human_input_timeout_s
-        self.progress_every_s = progress_every_s
-        self.approve_timeout_s = approve_timeout_s
-        self.client_timeout_s = client_timeout_s
-        """The client's limit on one tool call, when known (Claude Code's
-        ``MCP_TOOL_TIMEOUT``): progress does not extend it, so a blocking tool
-        returns before it rather than be cut off."""
-        self.save_rule = save_rule
-        """Adds the rule of a lasting ``approve`` answer as an approver; None: the
-        answer allows once (approve_tool.py)."""
-        self.project_dir = project_dir
-        """The agent's project (Claude Code's ``CLAUDE_PROJECT_DIR``), which a
-        "this project" rule of ``approve`` covers."""
+        self.default = self.session(
+            identity or Identity(),
+            groups=groups,
+            human_input_timeout_s=human_input_timeout_s,
+            progress_every_s=progress_every_s,
+            approve_timeout_s=approve_timeout_s,
+            client_timeout_s=client_timeout_s,
+            save_rule=save_rule,
+            project_dir=project_dir,
+        )
         self.bus = InMemorySubscriptionBus()
-        self.groups = groups or ToolGroups()
-        self.server = MCPServer(
+        self.server: MCPServer[AgentSession] = MCPServer(
             "hive-rpc",
             version=__version__,
             instructions=INSTRUCTIONS,
             subscriptions=self.bus,
-            middleware=[self.groups],
+            middleware=[offer],
+            lifespan=self._default_session,
         )
+        for table in TABLES:
+            table.register(self.server)
+        self.resources = AskResources(self)
         self.news = CoordinatorNews(self)
-        prompt_tools.register(self)
-        agora_tools.register(self)
-        approve_tool.register(self)
-        self.resources = resources.AskResources(self)
-        ungrouped = resources.tool_names(self.server) - set(GROUP_OF)
-        assert not ungrouped, f"tools missing from mcp.groups.GROUPS: {sorted(ungrouped)}"
-        for tool in resources.tools(self.server):
-            tool.annotations = HINTS[tool.name]  # KeyError: a tool missing from hints.py
+        self.updates = HubUpdates(open_watch, self.resources.tell_closed, self.news)
+
+    @classmethod
+    def for_hub(cls, service: HubService) -> HiveMcp:
+        """The hub's one server, built on first use (in a worker thread, by stdio.py's
+        caller: ~40-90 ms of pydantic models for the tools)."""
+        with _BUILDING:
+            hive = _HUBS.get(service)
+            if hive is None:
+                hive = _HUBS[service] = cls(
+                    LocalBackend(service), open_watch=service.registry.watch
+                )
+            return hive
+
+    def session(
+        self,
+        identity: Identity,
+        *,
+        groups: ToolGroups | None = None,
+        human_input_timeout_s: float = HUMAN_INPUT_TIMEOUT_S,
+        progress_every_s: float = PROGRESS_EVERY_S,
+        approve_timeout_s: float = APPROVE_TIMEOUT_S,
+        client_timeout_s: float | None = None,
+        save_rule: SaveRule | None = None,
+        project_dir: str | None = None,
+    ) -> AgentSession:
+        """A session's settings (a relayed one's: stdio.session_hive)."""
+        descriptions = {}
+        if human_input_timeout_s != HUMAN_INPUT_TIMEOUT_S:
+            descriptions["request_human_input"] = prompt_tools.human_input_description(
+                human_input_timeout_s
+            )
+        return AgentSession(
+            self,
+            identity,
+            groups or ToolGroups(),
+            human_input_timeout_s=human_input_timeout_s,
+            progress_every_s=progress_every_s,
+            approve_timeout_s=approve_timeout_s,
+            client_timeout_s=client_timeout_s,
+            save_rule=save_rule,
+            project_dir=project_dir,
+            descriptions=descriptions,
+        )
+
+    @asynccontextmanager
+    async def _default_session(
+        self, server: MCPServer[AgentSession]
+    ) -> AsyncIterator[AgentSession]:
+        """The server's lifespan state: what a connection served without a session of
+        its own reads (session.py)."""
+        yield self.default
 
     def within_client(self, seconds: float) -> float:
-        """``seconds``, or less: what is left before the client's tool timeout (less
-        a margin) when that comes first.  A wait of this long ends in a result the
-        agent can use, where the client's timeout would end it in an error."""
-        if self.client_timeout_s is None:
-            return seconds
-        limit = max(self.client_timeout_s / 2, self.client_timeout_s - CLIENT_MARGIN_S)
-        return min(seconds, limit)
+        """The default session's ``AgentSession.within_client``."""
+        return self.default.within_client(seconds)
 
     def approve_wait_s(self) -> float:
-        return self.within_client(self.approve_timeout_s)
+        return self.default.approve_wait_s()
 
     async def call(self, method: str, **params: Any) -> Any:
         """The hub's ``method``, with the parameters that are not None, as the wire
@@ -133,8 +209,13 @@ class HiveMcp:
         )
 
     async def run_updates(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        """Tell subscribers of ``hive://asks/ID`` whenever a prompt is closed, and
-        dialogues' coordinators what they should act on (coordinator_news.py)."""
-        async with trio.open_nursery() as nursery:
-            await nursery.start(self.news.run)
-            await self.resources.run_updates(task_status=task_status)
+        """Take part, until cancelled, in telling subscribers of ``hive://asks/ID``
+        whenever a prompt is closed, and dialogues' coordinators what they should act
+        on: one watcher and one news poll for the hub, however many faces take part
+        (updates.py).  Every serving face runs this while it serves."""
+        await self.updates.take_part(task_status=task_status)
+
+
+_HUBS: weakref.WeakKeyDictionary[HubService, HiveMcp] = weakref.WeakKeyDictionary()
+_BUILDING = threading.Lock()
+"""Sessions' first builds run in worker threads: two at once must not build two."""

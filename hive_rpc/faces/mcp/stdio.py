@@ -5,9 +5,10 @@ neither the SDK nor trio, connects to the hub's socket and sends ``hive/openMcp`
 session's options; from the reply on, that connection carries the agent's MCP
 messages, one JSON-RPC message per line both ways, as MCP's stdio transport frames
 them.  This module serves them: the SDK's stdio transport over the socket stream
-instead of a process's stdin and stdout, and a ``HiveMcp`` on the hub's own service
-(``LocalBackend``), as the Streamable HTTP endpoint serves its sessions.  So the SDK's
-import is paid once, by the long-running hub, not by every agent session.
+instead of a process's stdin and stdout, and the hub's one ``HiveMcp`` (server.py),
+which also serves the Streamable HTTP endpoint, with this session's own
+``AgentSession`` as the state its requests read.  So the SDK's import and the tools'
+schemas are paid once, by the long-running hub, not by every agent session.
 
 What the stdio process read from its environment the relay sends as parameters:
 Claude Code's session id (the agent's name), its project dir (``approve``'s "this
@@ -29,9 +30,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import trio
+from mcp.server.runner import serve_dual_era_loop
 from mcp.server.stdio import stdio_server
 
-from hive_rpc.backends import LocalBackend
 from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.tool_groups import DEFAULT_GROUPS, parse_groups
 from hive_rpc.faces.mcp.approve_tool import hub_rules
@@ -41,6 +42,7 @@ from hive_rpc.faces.mcp.identity import Identity
 from hive_rpc.faces.mcp.prompt_tools import RESUMABLE as RESUMABLE
 from hive_rpc.faces.mcp.resources import lowlevel
 from hive_rpc.faces.mcp.server import HiveMcp
+from hive_rpc.faces.mcp.session import AgentSession
 from hive_rpc.protocol.framing import MAX_BODY_BYTES
 from hive_rpc.protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR, PEEK_BYTES, peek_id
 from hive_rpc.rpc_connection import FrameWriter
@@ -201,9 +203,11 @@ class _Writer:
         """Writes go straight to the socket."""
 
 
-def session_hive(service: HubService, params: Mapping[str, Any]) -> HiveMcp:
-    """The HiveMcp of one relayed session, from ``hive/openMcp``'s checked params;
-    InvalidParams for a tool group or agent name the hub does not know."""
+def session_hive(service: HubService, params: Mapping[str, Any]) -> AgentSession:
+    """The session of one relayed agent, from ``hive/openMcp``'s checked params, on the
+    hub's one server (built by the hub's first session: the caller runs this in a
+    worker thread); InvalidParams for a tool group or agent name the hub does not
+    know."""
     tools = params.get("tools")
     try:
         groups = parse_groups(",".join(map(str, tools))) if tools else DEFAULT_GROUPS
@@ -223,8 +227,7 @@ def session_hive(service: HubService, params: Mapping[str, Any]) -> HiveMcp:
         claude_session=params.get("claude_session"),
         suffix=params.get("suffix"),
     )
-    return HiveMcp(
-        LocalBackend(service),
+    return HiveMcp.for_hub(service).session(
         identity,
         groups=ToolGroups(groups),
         client_timeout_s=client_timeout_s({TOOL_TIMEOUT_ENV: timeout}) if timeout else None,
@@ -234,8 +237,11 @@ def session_hive(service: HubService, params: Mapping[str, Any]) -> HiveMcp:
     )
 
 
-async def serve_session(hive: HiveMcp, stream: trio.abc.Stream, first: bytes = b"") -> None:
-    """Serve MCP on ``stream`` until the relay closes it (or the hub stops)."""
+async def serve_session(session: AgentSession, stream: trio.abc.Stream, first: bytes = b"") -> None:
+    """Serve MCP on ``stream`` until the relay closes it (or the hub stops): the SDK's
+    serving loop, as ``Server.run`` runs it, but with ``session`` as the state every
+    request of this connection reads, in place of the server's own (session.py)."""
+    hive = session.hive
     low = lowlevel(hive.server)
     async with trio.open_nursery() as nursery:
         await nursery.start(hive.run_updates)
@@ -244,5 +250,11 @@ async def serve_session(hive: HiveMcp, stream: trio.abc.Stream, first: bytes = b
         reader = _LineReader(stream, first, writer)
         async with stdio_server(stdin=reader, stdout=writer) as (read, write):  # type: ignore[arg-type]
             answering = _Answering(read, reader, writer)
-            await low.run(answering, write, low.create_initialization_options())
+            await serve_dual_era_loop(
+                low,
+                answering,
+                write,
+                lifespan_state=session,
+                init_options=low.create_initialization_options(),
+            )
         nursery.cancel_scope.cancel()
