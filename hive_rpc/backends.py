@@ -22,8 +22,9 @@ import trio
 
 from hive_rpc.client import prove_approver
 from hive_rpc.hub_connection import HubConnection, HubUnreachable, open_hub_connection
+from hive_rpc.protocol.methods import METHODS
 from hive_rpc.registry import Watch
-from hive_rpc.service import METHODS, HubService
+from hive_rpc.service import HubService
 
 log = logging.getLogger(__name__)
 

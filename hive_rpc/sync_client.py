@@ -39,12 +39,14 @@ from hive_rpc.protocol.jsonrpc import (
     Response,
     RpcError,
 )
+from hive_rpc.protocol.methods import METHODS
 
 REPLY_MAX_BYTES = 256 << 20
 """As client.py: replies may be far larger than requests."""
 
-LONG_POLLS = frozenset({"hive/await", "hive/awaitAsk"})
-"""Methods that wait on purpose for their ``timeout_s``: a call's deadline adds it."""
+LONG_POLLS = frozenset(name for name, row in METHODS.items() if row.long_poll)
+"""Methods that wait on purpose for their ``timeout_s``: a call's deadline adds it (the
+method table's ``long_poll`` rows, read from protocol/methods.py, plain data)."""
 
 
 class SyncHubClient:

@@ -37,8 +37,8 @@ def test_every_required_parameter_is_required(method: str, name: str) -> None:
         ({"question": "q", "timeout_s": True}, "'timeout_s' must be a number, got bool"),
         ({"question": "q", "timeout_s": float("inf")}, "'timeout_s' must be a number"),
         ({"question": "q", "urgent": 1}, "'urgent' must be a boolean, got int"),
-        ({"question": "q", "choices": "a,b"}, "'choices' must be a array, got str"),
-        ({"question": "q", "schema": []}, "'schema' must be a object, got list"),
+        ({"question": "q", "choices": "a,b"}, "'choices' must be an array, got str"),
+        ({"question": "q", "schema": []}, "'schema' must be an object, got list"),
     ],
 )
 def test_types_are_checked(params: dict[str, Any], match: str) -> None:
@@ -86,8 +86,9 @@ def test_connection_scoped_rows_have_no_handler_and_take_no_params() -> None:
         "hive/subscribe", "hive/unsubscribe", "hive/offerDelivery", "hive/proveApprover",
         "hive/openMcp",
     }  # fmt: skip
-    assert all(METHODS[n].handler is None for n in scoped)
-    assert all(m.handler is not None for n, m in METHODS.items() if n not in scoped)
+    from hive_rpc.service import HANDLERS
+
+    assert set(HANDLERS) == set(METHODS) - scoped
     with pytest.raises(InvalidParams, match=r"unknown parameter 'x'; accepted: none"):
         check_params("hive/offerDelivery", {"x": 1})
 
@@ -104,14 +105,16 @@ async def test_the_service_refuses_a_connection_scoped_method() -> None:
                 await service.call(name, {})
 
 
-def test_a_method_is_declared_once() -> None:
-    from hive_rpc.service.table import method
+def test_a_method_is_handled_once() -> None:
+    from hive_rpc.service import HANDLERS
+    from hive_rpc.service.table import handles
 
     async def again(hub: object, p: dict[str, Any]) -> None:
         return None
 
-    with pytest.raises(ValueError, match="'hive/ask' is declared twice"):
-        method("hive/ask", params={}, doc="a second row")(again)
+    with pytest.raises(ValueError, match="'hive/ask' has a handler already"):
+        handles("hive/ask")(again)
+    assert HANDLERS["hive/ask"] is not again
     assert METHODS["hive/ask"].doc.startswith("Ask a question")
 
 

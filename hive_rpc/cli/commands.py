@@ -318,11 +318,11 @@ def cmd_event(args: argparse.Namespace) -> int:
 
 
 def method_table() -> dict[str, Any]:
-    """The hub's method table (``service.METHODS``) as JSON: what ``hive-rpc methods
+    """The hub's method table (protocol/methods.py, plain data) as JSON: what ``hive-rpc methods
     --json`` prints, so a client (the VS Code extension's tests) checks its protocol
     constants against the hub's own table, without a hub running."""
     from hive_rpc import __version__
-    from hive_rpc.service import METHODS
+    from hive_rpc.protocol.methods import METHODS
 
     return {
         "version": __version__,
@@ -336,6 +336,7 @@ def method_table() -> dict[str, Any]:
                 "doc": method.doc,
                 "notification_ok": method.notification_ok,
                 "retryable": method.retryable,
+                "long_poll": method.long_poll,
                 "epc": method.epc,
                 "scope": method.scope,
                 "faces": list(method.faces),

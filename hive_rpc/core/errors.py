@@ -1,8 +1,10 @@
 """Errors a person can act on, each carrying the JSON-RPC code it travels under.
 
-The codes live here (not in the protocol layer) so that every face, whether JSON-RPC,
-EPC or MCP, reports the same rule broken with the same number and the same words.
-Codes -32000..-32099 are JSON-RPC's range for server-defined errors.
+Every face, whether JSON-RPC, EPC, MCP or HTTP, reports the same rule broken with the
+same number and the same words.  The codes are those of protocol/methods.py's
+``ERRORS`` (with the HTTP status of each); tests/test_protocol_table.py holds each
+class here to its row.  Codes -32000..-32099 are JSON-RPC's range for server-defined
+errors.
 """
 
 from __future__ import annotations
@@ -223,8 +225,9 @@ class HubTimeout(HubUnreachable):
 
 class HubLost(HiveError):
     """What a face (``hive-rpc lsp``, ``epc``, ``mcp``) answers when the hub behind it
-    could not be reached for this request: -32603, since the face itself is fine and
-    the same request may succeed once the hub is back (the face reconnects)."""
+    could not be reached for this request: -32014, a server error of its own, not
+    -32603, so that a client tells a bug (report it) from a lost hub (the face
+    reconnects, and the same request may succeed once the hub is back)."""
 
-    code = -32603
+    code = -32014
     kind = "hub_unreachable"

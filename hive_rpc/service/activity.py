@@ -1,6 +1,7 @@
 """The activity stream's methods (docs/activity.md): an agent loop reports its task's
 outcome (``hive/reportResult``), and a client reads recent entries (``hive/activity``).
-Each handler is declared with its row (``@method``, table.py)."""
+Each handler is attached to its row by name (``@handles``; the rows are data in
+protocol/methods.py)."""
 
 from __future__ import annotations
 
@@ -9,22 +10,10 @@ from typing import Any
 from hive_rpc.activity import TASK_DOC
 from hive_rpc.core.errors import InvalidParams
 from hive_rpc.service.hub import HubService, acting_agent
-from hive_rpc.service.table import NUM, REQ_STR, STR, Param, method
+from hive_rpc.service.table import handles
 
 
-@method(
-    "hive/reportResult",
-    params={
-        "task_id": REQ_STR,
-        "outcome": REQ_STR,
-        "result": Param("any"),
-        "error": STR,
-        "agent_id": STR,
-        "in_reply_to": STR,
-    },
-    doc="An agent loop's outcome (success, failed, cancelled) under its task id.",
-    mcp=("task_report",),
-)
+@handles("hive/reportResult")
 async def report_result(hub: HubService, p: dict[str, Any]) -> Any:
     data = hub.activity.task_data(
         task_id=p["task_id"],
@@ -43,11 +32,7 @@ async def report_result(hub: HubService, p: dict[str, Any]) -> Any:
     return hub.activity.publish_task(data).record()
 
 
-@method(
-    "hive/activity",
-    params={"task_id": STR, "since": NUM, "limit": NUM},
-    doc="Recent activity entries (or those of one task id), oldest first.",
-)
+@handles("hive/activity")
 async def activity(hub: HubService, p: dict[str, Any]) -> Any:
     if p.get("task_id") is not None:
         entries = hub.activity.task(p["task_id"])

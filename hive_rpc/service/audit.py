@@ -5,7 +5,7 @@ stream (kind ``audit``), and listed by ``audit/list``.
 The hub records them itself: ``record_decisions`` follows the registry and records
 each permission prompt that closes, and ``rule/check`` records the rule it found
 (service/rules.py), so what an agent's hook says plays no part.  Each handler is
-declared with its row (``@method``, table.py)."""
+attached to its row by name (``@handles``; the rows are data in protocol/methods.py)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from hive_rpc.core.audit import (
 from hive_rpc.core.errors import InvalidParams
 from hive_rpc.registry import WATCH_BUFFER
 from hive_rpc.service.hub import HubService
-from hive_rpc.service.table import NUM, method
+from hive_rpc.service.table import handles
 from hive_rpc.store.base import PromptStore
 
 log = logging.getLogger(__name__)
@@ -160,13 +160,7 @@ async def _save(hub: HubService, unsaved: collections.OrderedDict[str, AuditEntr
         hub.registry.store_trouble("audit", None)
 
 
-@method(
-    "audit/list",
-    params={"since": NUM, "limit": NUM},
-    doc="Permission decisions (by a human or a rule) at or after since (Unix seconds), "
-    f"the newest limit (default {DEFAULT_LIMIT}, at most {MAX_LIMIT}), oldest first.",
-    retryable=True,
-)
+@handles("audit/list")
 async def list_entries(hub: HubService, p: dict[str, Any]) -> list[dict[str, Any]]:
     limit = p.get("limit")
     if limit is None:

@@ -3,8 +3,8 @@
 Every face (the editor socket's JSON-RPC, EPC for epc.el, MCP for agents, the
 dashboard) calls ``HubService.call(method, params)`` and gets a JSON-ready result or
 a ``HiveError`` with the code and words to send back.  ``call`` checks the params
-against the method's row (table.py) and runs the row's handler: there is no second
-list of handlers to keep in step with the table.
+against the method's row (protocol/methods.py) and runs the handler attached to that
+name (table.py ``HANDLERS``; a test holds them to the hub-scoped rows).
 
 Identity: a request that carries ``agent_id`` acts for that agent and sees, answers
 and cancels only its own prompts; a request without it acts as a coordinator (the
@@ -24,7 +24,7 @@ from hive_rpc.core.errors import MethodNotFound
 from hive_rpc.core.prompt import Prompt, check_name
 from hive_rpc.registry import Registry, Watch
 from hive_rpc.relay.emacs import DeliveryPeers
-from hive_rpc.service.table import METHODS, check_params
+from hive_rpc.service.table import HANDLERS, check_params
 
 if TYPE_CHECKING:
     from hive_rpc.agora import Agora
@@ -103,7 +103,7 @@ class HubService:
     async def call(self, method: str, params: dict[str, Any]) -> Any:
         """Check ``params`` and run ``method``.  Subscriptions belong to the transport."""
         check_params(method, params)
-        handler = METHODS[method].handler
+        handler = HANDLERS.get(method)
         if handler is None:
             raise MethodNotFound(f"{method} needs a streaming transport", method=method)
         return await handler(self, params)

@@ -14,24 +14,13 @@ from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.prompt import check_name
 from hive_rpc.core.terminal_text import strip_controls
 from hive_rpc.service.hub import HubService
-from hive_rpc.service.table import BOOL, REQ_STR, STR, method
+from hive_rpc.service.table import handles
 
 MAX_NOTICE_CHARS = 2000
 """A notice is a line or two; a longer one is refused, never cut."""
 
 
-@method(
-    "agent/notify",
-    params={
-        "agent_id": REQ_STR,
-        "message": REQ_STR,
-        "title": STR,
-        "type": STR,
-        "urgent": BOOL,
-        "cwd": STR,
-    },
-    doc="An agent's notice for the human (e.g. Claude Code's Notification): an activity entry.",
-)
+@handles("agent/notify")
 async def agent_notify(hub: HubService, p: dict[str, Any]) -> Any:
     agent = check_name(p["agent_id"], "agent_id")
     fields = {k: p[k] for k in ("message", "title", "type", "cwd") if p.get(k) is not None}

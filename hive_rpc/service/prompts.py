@@ -2,8 +2,9 @@
 up, wait for an ask, typing, defer, status; and the connection-scoped ``hive/subscribe``,
 ``hive/unsubscribe`` and ``hive/offerDelivery``, which streaming transports run.
 
-Each handler is declared with its row (``@method``, table.py) and takes the hub's
-service and the params its row has already checked.
+Each handler is attached to its row by name (``@handles``; the rows are data in
+protocol/methods.py) and takes the hub's service and the params its row has already
+checked.
 """
 
 from __future__ import annotations
@@ -24,17 +25,7 @@ from hive_rpc.relay.consent import CALLER, Caller, peer_of
 from hive_rpc.relay.proc import working_dir
 from hive_rpc.service.approver import APPROVER, require_approver
 from hive_rpc.service.hub import HubService, acting_agent
-from hive_rpc.service.table import (
-    BOOL,
-    NUM,
-    REQ_NUM,
-    REQ_STR,
-    SOCKET_ONLY,
-    STR,
-    Param,
-    connection_method,
-    method,
-)
+from hive_rpc.service.table import handles
 
 RECORD_OVERHEAD = 6 * (5 * limits.MAX_NAME_CHARS + 64) + 1024
 """Bytes a record's other fields (names, ids, times, answer-less status) can take
@@ -50,30 +41,7 @@ def _action(value: str | None) -> Action:
         ) from None
 
 
-@method(
-    "hive/ask",
-    params={
-        "question": REQ_STR,
-        "choices": Param("array"),
-        "schema": Param("object"),
-        "urgent": BOOL,
-        "timeout_s": NUM,
-        "agent_id": STR,
-        "task_id": STR,
-        "in_reply_to": STR,
-        "kind": STR,
-        "detail": STR,
-        "confirm": Param("array"),
-        "waits": BOOL,
-    },
-    doc="Ask a question; returns the pending prompt record at once.  confirm: "
-    '[{"choice", "text"}], choices every face asks the human to confirm, showing the '
-    "text, before sending them.  waits: the "
-    "asking process waits on this call for the answer, and the question is withdrawn "
-    "when that process ends.",
-    epc="ask",
-    mcp=("hivemind_ask_async", "hivemind_ask", "request_human_input"),
-)
+@handles("hive/ask")
 async def ask(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     agent = acting_agent(p)
     if agent is not None and reserved_agent(agent):
@@ -106,44 +74,18 @@ def _origin(caller: Caller | None) -> str | None:
     return home_relative(cwd, os.environ.get("HOME"))[: limits.MAX_NAME_CHARS]
 
 
-@method(
-    "hive/poll",
-    params={"id": REQ_STR, "agent_id": STR},
-    doc="The prompt record as it is now.",
-    retryable=True,
-    epc="poll",
-    mcp=("hivemind_poll",),
-)
+@handles("hive/poll")
 async def poll(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     return (await hub.registry.poll(p["id"], agent_id=acting_agent(p))).to_record()
 
 
-@method(
-    "hive/await",
-    params={"id": REQ_STR, "timeout_s": REQ_NUM, "agent_id": STR},
-    doc="Long-poll: the record once closed, or as it is when timeout_s runs out.",
-    retryable=True,
-    epc="await",
-    mcp=("hivemind_await",),
-)
+@handles("hive/await")
 async def await_(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     prompt = await hub.registry.wait(p["id"], timeout_s=p["timeout_s"], agent_id=acting_agent(p))
     return prompt.to_record()
 
 
-@method(
-    "hive/respond",
-    params={
-        "id": REQ_STR,
-        "answer": Param("any"),
-        "by": STR,
-        "action": STR,
-        "agent_id": STR,
-    },
-    doc="Answer a prompt (first answer wins).",
-    epc="respond",
-    mcp=("hivemind_respond",),
-)
+@handles("hive/respond")
 async def respond(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     agent = acting_agent(p)
     if not APPROVER.get():
@@ -166,13 +108,7 @@ async def respond(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     return prompt.to_record()
 
 
-@method(
-    "hive/cancel",
-    params={"id": REQ_STR, "by": STR, "agent_id": STR},
-    doc="Withdraw a pending prompt.",
-    epc="cancel",
-    mcp=("hivemind_cancel",),
-)
+@handles("hive/cancel")
 async def cancel(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     agent = acting_agent(p)
     prompt = await hub.registry.cancel(p["id"], by=p.get("by") or agent or HUMAN, agent_id=agent)
@@ -231,17 +167,7 @@ def _decode_cursor(value: str | None) -> tuple[float, str] | None:
     return created, prompt_id
 
 
-@method(
-    "hive/list",
-    params={"agent_id": STR, "limit": NUM, "cursor": STR, "expired_unseen": BOOL},
-    doc="Pending prompt records, oldest first; with limit or cursor, one page "
-    '{"prompts": [...], "next_cursor": ...}.  expired_unseen: instead, the prompts '
-    "that expired before any editor showed them and whose trace the human has not "
-    "cleared (hive/clearUnseen), oldest first.",
-    retryable=True,
-    epc="list",
-    mcp=("hivemind_list_pending",),
-)
+@handles("hive/list")
 async def list_(hub: HubService, p: dict[str, Any]) -> list[dict[str, Any]] | dict[str, Any]:
     """Without ``limit`` or ``cursor``: every pending record, as before paging
     existed, refused (LimitReached ``reply_bytes``) rather than built past the
@@ -279,12 +205,7 @@ async def list_(hub: HubService, p: dict[str, Any]) -> list[dict[str, Any]] | di
     }
 
 
-@method(
-    "hive/lookup",
-    params={"prefix": REQ_STR, "agent_id": STR},
-    doc="Prompt records whose id starts with prefix (4 characters or more), any status, "
-    "oldest first, at most 20: how a client takes an id prefix.",
-)
+@handles("hive/lookup")
 async def lookup(hub: HubService, p: dict[str, Any]) -> list[dict[str, Any]]:
     prefix = p["prefix"]
     if len(prefix) < MIN_ID_PREFIX:
@@ -295,13 +216,7 @@ async def lookup(hub: HubService, p: dict[str, Any]) -> list[dict[str, Any]]:
     return [x.to_record() for x in await hub.registry.find(prefix, agent_id=acting_agent(p))]
 
 
-@method(
-    "hive/awaitAsk",
-    params={"timeout_s": REQ_NUM, "exclude": Param("array")},
-    doc="Coordinators: wait for the oldest pending prompt not in exclude (null on timeout).",
-    retryable=True,
-    mcp=("hivemind_await_ask",),
-)
+@handles("hive/awaitAsk")
 async def await_ask(hub: HubService, p: dict[str, Any]) -> dict[str, Any] | None:
     exclude = p.get("exclude") or []
     if not all(isinstance(x, str) for x in exclude):
@@ -310,57 +225,7 @@ async def await_ask(hub: HubService, p: dict[str, Any]) -> dict[str, Any] | None
     return prompt.to_record() if prompt else None
 
 
-connection_method(
-    "hive/subscribe",
-    params={},
-    doc="Receive hive/prompt, hive/update and hive/dismiss notifications.",
-    faces=("socket", "lsp"),
-)
-connection_method(
-    "hive/unsubscribe", params={}, doc="Stop receiving notifications.", faces=("socket", "lsp")
-)
-connection_method(
-    "hive/offerDelivery",
-    params={},
-    doc="Make this connection a delivery peer (it types into Emacs buffers: hive/deliver, "
-    "hive/bufferState) until it closes.",
-    faces=SOCKET_ONLY,
-)
-connection_method(
-    "hive/proveApprover",
-    params={"token": REQ_STR},
-    doc="Prove this connection is an approver (it may answer permission prompts and "
-    "change answer rules) with the contents of the hub's approver token file "
-    "(hive/status: approver_token_file).",
-    faces=SOCKET_ONLY,
-)
-connection_method(
-    "hive/openMcp",
-    params={
-        "agent": STR,
-        "tools": Param("array"),
-        "human_input_timeout_s": NUM,
-        "progress_every_s": NUM,
-        "claude_session": STR,
-        "project_dir": STR,
-        "tool_timeout_ms": STR,
-        "suffix": STR,
-    },
-    doc="Turn this connection into one MCP session served by the hub (hive-rpc mcp, a "
-    "relay, sends it first): after the reply it carries MCP's JSON-RPC messages, one per "
-    "line, both ways. The params are the session's options: agent, tool groups, "
-    "request_human_input's countdown, the progress interval, and what the agent's "
-    "client set (Claude Code's session id, project dir, MCP_TOOL_TIMEOUT).",
-    faces=SOCKET_ONLY,
-)
-
-
-@method(
-    "hive/keep",
-    params={"id": REQ_STR, "agent_id": STR},
-    doc="The asker stops waiting on its call (asked with waits) but will collect the "
-    "answer later: the question is kept when the asking process ends.",
-)
+@handles("hive/keep")
 async def keep(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     prompt = await hub.registry.poll(p["id"], agent_id=acting_agent(p))  # its own only
     if hub.askers is not None:
@@ -368,49 +233,23 @@ async def keep(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     return prompt.to_record()
 
 
-@method(
-    "hive/typing",
-    params={"id": REQ_STR},
-    doc="The human started typing: stop the prompt's countdown.",
-    notification_ok=True,
-)
+@handles("hive/typing")
 async def typing(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     return (await hub.registry.typing(p["id"])).to_record()
 
 
-@method(
-    "hive/defer",
-    params={"id": REQ_STR},
-    doc="The human who had typed left the prompt unanswered (Escape, C-g, a closed form): "
-    "its countdown starts again, the whole timeout_s; nothing changes if nobody typed.",
-    notification_ok=True,
-)
+@handles("hive/defer")
 async def defer(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     return (await hub.registry.defer(p["id"])).to_record()
 
 
-@method(
-    "hive/shown",
-    params={"id": REQ_STR},
-    doc="An editor put the question before the human (opened it): an expiry after this "
-    "is 'shown, no answer', not unseen.  Only the human's credential says so "
-    "(hive/proveApprover).",
-    notification_ok=True,
-    epc="shown",
-)
+@handles("hive/shown")
 async def shown(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     require_approver(hub, "say that the human saw a question")
     return (await hub.registry.shown(p["id"])).to_record()
 
 
-@method(
-    "hive/clearUnseen",
-    params={"id": STR, "all": BOOL},
-    doc="The human saw that a question (id) or every question (all: true) expired "
-    "unseen: the trace comes down on every screen (hive/unseenCleared).  Only the "
-    "human's credential.",
-    epc="clear-unseen",
-)
+@handles("hive/clearUnseen")
 async def clear_unseen(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     require_approver(hub, "clear what expired unseen")
     if (p.get("id") is None) == (not p.get("all")):
@@ -419,7 +258,7 @@ async def clear_unseen(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     return {"cleared": len(cleared)}
 
 
-@method("hive/status", params={}, doc="The hub's paths, pid and counts.", retryable=True)
+@handles("hive/status")
 async def status(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     info, registry = hub.info, hub.registry
     degraded = registry.degraded_reason()

@@ -3,7 +3,8 @@ documents of kind ``rule`` so every hub sharing the store applies the same ones.
 
 ``rule/check`` is what a permission hook asks first: the rule that answers this
 tool use, or null (ask the human).  Rules answer permissions only, never an
-agent's question.  Each handler is declared with its row (``@method``, table.py)."""
+agent's question.  Each handler is attached to its row by name (``@handles``; the
+rows are data in protocol/methods.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from hive_rpc.core.rules import MAX_RULES, Rule, decide, new_rule
 from hive_rpc.service.approver import require_approver
 from hive_rpc.service.audit import new_rule_entry_id, trail
 from hive_rpc.service.hub import HubService
-from hive_rpc.service.table import REQ_STR, STR, Param, method
+from hive_rpc.service.table import handles
 
 RULE_DOC = "rule"
 """The store's document kind for rules."""
@@ -27,21 +28,7 @@ async def load_rules(hub: HubService) -> list[Rule]:
     return [Rule.from_record(body) for body in await hub.registry.store.documents(RULE_DOC)]
 
 
-@method(
-    "rule/add",
-    params={
-        "pattern": REQ_STR,
-        "decision": REQ_STR,
-        "scope": REQ_STR,
-        "where": STR,
-        "by": STR,
-        "from_prompt": STR,
-    },
-    doc="Add an answer rule for permission requests, in Claude Code's syntax "
-    "(Bash, Bash(npm test:*), mcp__server__tool): decision allow or deny, scope session "
-    "(where: the session id), project (where: the directory) or global. from_prompt: "
-    "the permission prompt whose lasting answer made it (the answer must agree).",
-)
+@handles("rule/add")
 async def add(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     require_approver(hub, "add an answer rule")
     rules = await load_rules(hub)
@@ -86,30 +73,19 @@ async def _check_from_prompt(hub: HubService, rule: Rule) -> None:
         )
 
 
-@method("rule/list", params={}, doc="Every answer rule, oldest first.", retryable=True)
+@handles("rule/list")
 async def list_rules(hub: HubService, p: dict[str, Any]) -> list[dict[str, Any]]:
     return [r.record() for r in sorted(await load_rules(hub), key=lambda r: r.created_at)]
 
 
-@method("rule/remove", params={"id": REQ_STR}, doc="Remove the answer rule with this id.")
+@handles("rule/remove")
 async def remove(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
     require_approver(hub, "remove an answer rule")
     removed = await hub.registry.store.delete_document(RULE_DOC, p["id"])
     return {"id": p["id"], "removed": removed}
 
 
-@method(
-    "rule/check",
-    params={
-        "tool_name": REQ_STR,
-        "tool_input": Param("object"),
-        "session_id": STR,
-        "project": STR,
-    },
-    doc="The rule that answers this tool use ({decision, rule}), or null: ask the human. "
-    "Deny wins over allow.  A rule found is a decision: recorded in the audit trail "
-    "(audit/list) before it is returned.",
-)
+@handles("rule/check")
 async def check(hub: HubService, p: dict[str, Any]) -> dict[str, Any] | None:
     started = hub.registry.now()
     tool_input = p.get("tool_input") or {}

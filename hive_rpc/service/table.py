@@ -1,14 +1,12 @@
-"""The method table: one row per hub method, and the parameter check every face shares.
+"""The method table's handlers, and the parameter check every face shares.
 
-A row (``Method``) holds everything about a method that more than one place needs:
-its name, its parameters, the words ``hive-rpc methods`` and protocol.md give it, the
-handler that runs it, and its flags.  A method is declared once, where its handler
-is written (``@method`` in ``prompts.py``, ``agora.py``, ``activity.py``; the
-connection-scoped ones, which no handler of the service runs, with
-``connection_method``).  What other modules need is derived from the rows instead
-of listing method names again: ``HubService.call`` (the handler), the retry set of
-``backends.RETRYABLE``, the EPC face's ``HUB_METHODS``, the notifications the editor
-socket takes, ``hive-rpc methods`` and which faces offer a method (``Method.faces``).
+The rows themselves are data in protocol/methods.py (``METHODS``: name, params, doc,
+flags), which imports nothing heavy, so a client reads them without loading trio or
+the registry.  Here each handler is attached to its row by name (``@handles``, as
+pygls attaches a feature to an lsprotocol method), into ``HANDLERS``; a name no row
+declares, a connection-scoped row or a second handler for one name is refused when
+the module loads, and tests/test_protocol_table.py checks that every hub-scoped row
+has one.
 
 Parameter checking lives here, once: each method names its parameters, their JSON
 types and which are required, and ``check_params`` refuses anything else, so that a
@@ -19,25 +17,55 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hive_rpc.core import limits
 from hive_rpc.core.errors import InvalidParams, MethodNotFound
+from hive_rpc.protocol.methods import (
+    BOOL,
+    LSP_NAMESPACE,
+    METHODS,
+    NUM,
+    REQ_NUM,
+    REQ_STR,
+    SOCKET_ONLY,
+    STR,
+    Face,
+    Method,
+    Param,
+    Scope,
+)
 
 if TYPE_CHECKING:
     from hive_rpc.service.hub import HubService
 
+__all__ = [
+    "BOOL",
+    "HANDLERS",
+    "LSP_NAMESPACE",
+    "METHODS",
+    "NUM",
+    "REQ_NUM",
+    "REQ_STR",
+    "SOCKET_ONLY",
+    "STR",
+    "Face",
+    "Handler",
+    "Method",
+    "Param",
+    "Scope",
+    "check_params",
+    "handles",
+]
+
 Handler = Callable[["HubService", dict[str, Any]], Awaitable[Any]]
 """Runs one method: the hub's service and the checked params in, a JSON-ready result out."""
 H = TypeVar("H", bound=Callable[..., Awaitable[Any]])
-"""What ``@method`` decorates: a handler, typed with its own narrower result."""
-Scope = Literal["hub", "connection"]
-Face = Literal["socket", "lsp", "epc", "mcp"]
+"""What ``@handles`` decorates: a handler, typed with its own narrower result."""
 
-SOCKET_ONLY: tuple[Face, ...] = ("socket",)
-LSP_NAMESPACE = "hive/"
-"""The names ``hive-rpc lsp`` forwards to the hub (faces/lsp_server.py takes it from here)."""
+HANDLERS: dict[str, Handler] = {}
+"""The handler of every hub-scoped row, by method name (filled as the service's
+modules load: hive_rpc.service imports them all)."""
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -47,108 +75,25 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "array": (list,),
     "any": (object,),
 }
+_ARTICLE = {"array": "an", "object": "an"}
+"""So that the words read "must be an array", not "a array"."""
 
 
-@dataclass(frozen=True)
-class Param:
-    type: str
-    required: bool = False
+def handles(name: str) -> Callable[[H], H]:
+    """Attach the decorated function as the handler of the row ``name``."""
+    row = METHODS.get(name)
+    if row is None:
+        raise ValueError(f"{name!r} is no row of the method table (protocol/methods.py)")
+    if row.scope == "connection":
+        raise ValueError(f"{name}: a connection-scoped row is run by its faces, not here")
 
-
-STR, NUM, BOOL = Param("string"), Param("number"), Param("boolean")
-REQ_STR, REQ_NUM = Param("string", True), Param("number", True)
-
-
-@dataclass(frozen=True)
-class Method:
-    """One row of the method table."""
-
-    name: str
-    params: dict[str, Param]
-    doc: str
-    handler: Handler | None = None
-    """What runs it; None for a connection-scoped method (the transport runs it)."""
-    notification_ok: bool = False
-    """May also be sent as a notification (``hive/typing``)."""
-    retryable: bool = False
-    """Safe to send again on a new connection after the hub went away (it changes
-    nothing): ``backends.RETRYABLE``."""
-    epc: str | None = None
-    """Its name over EPC (``hive-rpc epc``), if that face offers it."""
-    scope: Scope = "hub"
-    """``connection``: about the connection it arrives on (a subscription, a delivery
-    offer), so each streaming transport runs it itself; ``HubService.call`` refuses it."""
-    mcp: tuple[str, ...] = ()
-    """The MCP tools that offer it (faces/mcp/prompt_tools.py, agora_tools.py)."""
-    connection_faces: tuple[Face, ...] = ()
-    """For a connection-scoped method: the faces that implement it themselves."""
-
-    @property
-    def faces(self) -> tuple[Face, ...]:
-        """The faces that offer this method.  A hub-scoped method reaches every face
-        that forwards it: the editor socket all of them, ``hive-rpc lsp`` the
-        ``hive/`` namespace, EPC the rows with an EPC name, MCP the rows its tools
-        name.  A connection-scoped one only the faces that implement it."""
-        if self.scope == "connection":
-            return self.connection_faces
-        faces: list[Face] = ["socket"]
-        if self.name.startswith(LSP_NAMESPACE):
-            faces.append("lsp")
-        if self.epc is not None:
-            faces.append("epc")
-        if self.mcp:
-            faces.append("mcp")
-        return tuple(faces)
-
-
-METHODS: dict[str, Method] = {}
-"""Every method by name, in the order declared (``hive-rpc methods`` prints them so)."""
-
-
-def _add(row: Method) -> None:
-    if row.name in METHODS:
-        raise ValueError(f"method {row.name!r} is declared twice")
-    if (row.handler is None) != (row.scope == "connection"):
-        raise ValueError(f"{row.name}: a handler runs exactly the hub-scoped methods")
-    METHODS[row.name] = row
-
-
-def method(
-    name: str,
-    *,
-    params: dict[str, Param],
-    doc: str,
-    notification_ok: bool = False,
-    retryable: bool = False,
-    epc: str | None = None,
-    mcp: tuple[str, ...] = (),
-) -> Callable[[H], H]:
-    """Declare the hub method ``name`` with the handler it decorates: its one row."""
-
-    def declare(handler: H) -> H:
-        _add(
-            Method(
-                name,
-                params,
-                doc,
-                handler,
-                notification_ok=notification_ok,
-                retryable=retryable,
-                epc=epc,
-                mcp=mcp,
-            )
-        )
+    def attach(handler: H) -> H:
+        if name in HANDLERS:
+            raise ValueError(f"{name!r} has a handler already")
+        HANDLERS[name] = handler
         return handler
 
-    return declare
-
-
-def connection_method(
-    name: str, *, params: dict[str, Param], doc: str, faces: tuple[Face, ...]
-) -> None:
-    """Declare a connection-scoped method: checked here like any other, run by each of
-    ``faces`` itself (the service has no connection to subscribe or offer)."""
-    _add(Method(name, params, doc, scope="connection", connection_faces=faces))
+    return attach
 
 
 def _finite(value: float) -> bool:
@@ -191,7 +136,8 @@ def check_params(method: str, params: dict[str, Any]) -> dict[str, Any]:
             ok = ok and not isinstance(value, bool) and _finite(value)
         if not ok:
             raise InvalidParams(
-                f"{method}: parameter {name!r} must be a {param.type}, got {type(value).__name__}",
+                f"{method}: parameter {name!r} must be {_ARTICLE.get(param.type, 'a')} "
+                f"{param.type}, got {type(value).__name__}",
                 method=method,
                 param=name,
             )
