@@ -122,7 +122,11 @@ export const ServerNotifications = {
   health: new NotificationType<HealthParams>('hive/health'),
 } as const;
 
-/** The hub's own error codes (JSON-RPC `error.code`). */
+/**
+ * The hub's own error codes (JSON-RPC `error.code`), each named after its
+ * `data.kind`: the rows of hive_rpc/protocol/methods.py's `ERRORS` the extension
+ * acts on (tests/test_protocol_copies.py checks them against it).
+ */
 export const ErrorCode = {
   notFound: -32001,
   alreadyAnswered: -32002,
@@ -130,6 +134,10 @@ export const ErrorCode = {
   invalidAnswer: -32004,
   invalidParams: -32602,
   methodNotFound: -32601,
+  /** A bug in the hub, for that request only. */
+  internal: -32603,
+  /** `hive-rpc lsp` could not reach the hub for this request; it reconnects. */
+  hubUnreachable: -32014,
 } as const;
 
 /** `unknown`: in a dismiss after a hub restart, the new hub did not know the prompt. */
