@@ -8,29 +8,20 @@ session (docs/benchmarks.md).  Now it imports neither: it connects to the hub's 
 (starting a hub when none answers, as every client command does), sends ``hive/openMcp``
 with the session's options, and from the reply on pumps lines: the agent's MCP
 messages (newline-delimited JSON on stdin) to the hub, the hub's to stdout.  The hub
-serves the session with the SDK it has loaded once (faces/mcp/stdio.py).
+serves the session on its one MCP server (faces/mcp/stdio.py); it answers every line
+the relay passes, including those the relay cannot read (invalid JSON, nested too
+deep).
 
-Two threads and blocking sockets: the main thread reads stdin and writes to the hub;
-one reader thread per hub connection writes the hub's lines to stdout.  Lines pass
-unchanged; the relay reads just enough of each to keep the session alive across a
-restart of the hub:
-
-* the client's ``initialize``, ``notifications/initialized`` and (legacy protocol)
-  ``resources/subscribe``: when the hub goes away, the next message connects again
-  (starting a hub when allowed), opens a new session and replays them first,
-  swallowing the replies; the agent's name (its suffix is this process's) stays;
-* the requests in flight: those the lost hub will never answer are sent again to
-  the new one when that changes nothing (any but a tool call, and the tools the hub
-  names in ``hive/openMcp``'s reply: reads and withdrawals); a blocking ask the hub
-  names (``resume``) is sent again marked ``RESUMED_META``, and the new hub waits for
-  the question the lost call saved instead of asking it twice; the rest are
-  answered here: a
-  tool error (as a tool whose hub is lost reports it; ``approve``: its deny), or a
-  JSON-RPC error for a request that is no tool call, so the agent is never left
-  waiting.
+Two threads and blocking sockets (``Relay``): the main thread reads stdin and writes to
+the hub; one reader thread per hub connection writes the hub's lines to stdout.  Lines
+pass unchanged.  The only MCP the relay knows is in one place, ``KeptSession``: what
+it must keep and do so that the agent's session outlives a restart of the hub, which
+only the relay can, being the one party that lives as long as the agent's session
+(see there).  What it may send again is the hub's word (``hive/openMcp``'s reply).
 
 A line longer than ``MAX_LINE_BYTES`` is not sent: the agent gets a JSON-RPC error
-saying so.  Nothing but the MCP stream is written to stdout; errors go to stderr.
+saying so (the relay reads lines within that bound to bound its own memory).  Nothing
+but the MCP stream is written to stdout; errors go to stderr.
 """
 
 from __future__ import annotations
@@ -69,7 +60,6 @@ REPLAY_ID = "hive-rpc-relay-replay"
 """The id of a replayed ``initialize`` (and the prefix of replayed subscriptions'),
 whose replies the agent must not see."""
 HUB_LOST = -32603
-PARSE_ERROR = -32700
 """What a face answers when its hub could not be reached (core/errors.py HubLost)."""
 TOO_LARGE = -32600
 RESUMED_META = "hive-rpc/resumed"
@@ -82,6 +72,111 @@ its version."""
 def _key(msg_id: Any) -> str:
     """A request id as a dict key that tells ``1`` from ``"1"``."""
     return json.dumps(msg_id)
+
+
+class KeptSession:
+    """What the relay keeps of the agent's MCP session so that it outlives a restart of
+    the hub, and what it answers when no hub will: all the MCP this process knows.
+
+    Why here and not in the hub: a hub that stops takes its sessions with it, and the
+    new one knows nothing of them; the agent's client does not know a hub exists (to
+    it the relay is the server, and it will not say ``initialize`` twice).  So:
+
+    * the handshake (``initialize``, ``notifications/initialized``) and the legacy
+      protocol's ``resources/subscribe`` live in the session the hub lost: remembered
+      here, they are sent first on every new connection (``replay``), their replies
+      not passed on (``is_replay_reply``); the agent's name stays, its suffix being
+      this process's (``open_options``);
+    * the requests in flight when the hub went away are held only here: sent again to
+      the new hub when that changes nothing (any but a tool call, and the tools the hub
+      names in ``hive/openMcp``'s reply: reads and withdrawals), a blocking ask the hub
+      names (``resume``) marked ``RESUMED_META`` so that the new hub waits for the
+      question the lost call saved instead of asking it twice (``retry``);
+    * the rest, and any request no hub could be reached for, are answered here
+      (``lost_answer``), so the agent is never left waiting.
+
+    Not thread-safe: the Relay calls it under its lock."""
+
+    def __init__(self) -> None:
+        self._resend: frozenset[str] = frozenset()
+        """The tools the hub says may be called again on a new hub (``hive/openMcp``)."""
+        self._resume: frozenset[str] = frozenset()
+        """The blocking asks the hub says may be sent again marked ``RESUMED_META``:
+        the new hub waits for the question the lost call saved (prompt_tools.py)."""
+        self._initialize: dict[str, Any] | None = None
+        self._initialized: bytes | None = None
+        self._subscriptions: dict[str, dict[str, Any]] = {}
+        """The client's ``resources/subscribe`` requests by URI, replayed with
+        ``initialize`` (a legacy session's subscriptions live in its session)."""
+
+    def opened(self, reply: object) -> None:
+        """``hive/openMcp``'s reply: what the hub says may be sent again."""
+        if isinstance(reply, dict) and isinstance(reply.get("resend"), list):
+            self._resend = frozenset(map(str, reply["resend"]))
+        if isinstance(reply, dict) and isinstance(reply.get("resume"), list):
+            self._resume = frozenset(map(str, reply["resume"]))
+
+    def sent(self, msg: dict[str, Any], line: bytes) -> None:
+        """The agent's ``msg`` reached a hub: keep what a new hub must be told again."""
+        method = msg.get("method")
+        if method == "initialize":
+            self._initialize = msg
+        elif method == "notifications/initialized":
+            self._initialized = line
+        elif method in ("resources/subscribe", "resources/unsubscribe"):
+            params = msg.get("params")
+            uri = params.get("uri") if isinstance(params, dict) else None
+            if isinstance(uri, str) and method == "resources/subscribe":
+                self._subscriptions[uri] = msg
+            elif isinstance(uri, str):
+                self._subscriptions.pop(uri, None)
+
+    def replay(self) -> tuple[bytes, list[bytes]] | None:
+        """What a new connection is told first: the client's ``initialize`` (whose
+        reply is waited for), then the rest; None before the client's own."""
+        if self._initialize is None:
+            return None
+        first = _line({**self._initialize, "id": REPLAY_ID})
+        rest = [self._initialized] if self._initialized is not None else []
+        for n, subscribe in enumerate(self._subscriptions.values()):
+            rest.append(_line({**subscribe, "id": f"{REPLAY_ID}-{n}"}))
+        return first, rest
+
+    @staticmethod
+    def is_replay_reply(msg: dict[str, Any]) -> bool:
+        """A reply to a replayed message: the agent never asked it."""
+        msg_id = msg.get("id")
+        return isinstance(msg_id, str) and msg_id.startswith(REPLAY_ID)
+
+    def retry(self, request: dict[str, Any], line: bytes) -> bytes | None:
+        """The line to send a new hub for a request the lost one never answered, or
+        None when it must not be sent again (``lost_answer`` then)."""
+        call = _tool_call(request)
+        if call is not None and call.get("name") in self._resume:
+            return _resumed(request)
+        if call is None:
+            return None if request.get("method") == "initialize" else line
+        return line if call.get("name") in self._resend else None
+
+    @staticmethod
+    def lost_answer(request: dict[str, Any], text: str) -> dict[str, Any]:
+        """The answer to a request no hub will answer: a tool error for a tool call, as
+        a tool whose hub is lost says it (``approve``: its deny, since it fails
+        closed), else the JSON-RPC error of a lost hub."""
+        msg_id = request["id"]
+        call = _tool_call(request)
+        if call is None:
+            error = {"code": HUB_LOST, "message": text, "data": {"kind": "hub_unreachable"}}
+            return {"jsonrpc": "2.0", "id": msg_id, "error": error}
+        result: dict[str, Any]
+        if call.get("name") == "approve":
+            result = {"content": [{"type": "text", "text": _deny(call, text)}]}
+        else:
+            result = {"content": [{"type": "text", "text": text}], "isError": True}
+        meta = call.get("_meta")
+        if isinstance(meta, dict) and PROTOCOL_META in meta:
+            result["resultType"] = "complete"  # the per-request protocol (2026-07-28) wants it
+        return {"jsonrpc": "2.0", "id": msg_id, "result": result}
 
 
 class Relay:
@@ -109,16 +204,8 @@ class Relay:
         self._in_flight: dict[str, tuple[dict[str, Any], bytes, int | None]] = {}
         """Requests sent to the hub and not answered: key -> (the request, its line,
         the generation of the connection that took it; None while being sent)."""
-        self._resend: frozenset[str] = frozenset()
-        """The tools the hub says may be called again on a new hub (``hive/openMcp``)."""
-        self._resume: frozenset[str] = frozenset()
-        """The blocking asks the hub says may be sent again marked ``RESUMED_META``:
-        the new hub waits for the question the lost call saved (prompt_tools.py)."""
-        self._initialize: dict[str, Any] | None = None
-        self._initialized: bytes | None = None
-        self._subscriptions: dict[str, dict[str, Any]] = {}
-        """The client's ``resources/subscribe`` requests by URI, replayed with
-        ``initialize`` (a legacy session's subscriptions live in its session)."""
+        self._kept = KeptSession()
+        """What a new hub must be told again; guarded by the lock too."""
         self._replayed = threading.Event()
         self._closing = False
         self._readers: list[threading.Thread] = []
@@ -144,9 +231,8 @@ class Relay:
                 continue
             try:
                 msg = _parse(line)
-            except RecursionError:  # valid JSON, maybe; the hub's session drops it unanswered
-                self._write_error(peek_id(line), PARSE_ERROR, "JSON nested too deeply")
-                continue
+            except RecursionError:  # passed on unread: the hub's session answers it
+                msg = None
             self._forward(line, msg or {})
         self._close()
 
@@ -168,17 +254,9 @@ class Relay:
         sent = self._send(line, replay=method != "initialize")
         if request:
             self._track(msg, line, sent)
-        if method == "initialize" and isinstance(sent, tuple):
-            self._initialize = msg
-        elif method == "notifications/initialized":
-            self._initialized = line
-        elif method in ("resources/subscribe", "resources/unsubscribe"):
-            params = msg.get("params")
-            uri = params.get("uri") if isinstance(params, dict) else None
-            if isinstance(uri, str) and method == "resources/subscribe":
-                self._subscriptions[uri] = msg
-            elif isinstance(uri, str):
-                self._subscriptions.pop(uri, None)
+        if method != "initialize" or isinstance(sent, tuple):
+            with self._lock:
+                self._kept.sent(msg, line)
 
     def _send(
         self, line: bytes, *, replay: bool
@@ -257,7 +335,7 @@ class Relay:
             self._readers = [r for r in self._readers if r.is_alive()] + [reader]
             self._replayed.clear()
             reader.start()
-            if replay and self._initialize is not None:
+            if replay:
                 self._replay(conn)
             return conn, generation
 
@@ -278,26 +356,23 @@ class Relay:
         except BaseException:
             client.close()
             raise
-        if isinstance(opened, dict) and isinstance(opened.get("resend"), list):
-            self._resend = frozenset(map(str, opened["resend"]))
-        if isinstance(opened, dict) and isinstance(opened.get("resume"), list):
-            self._resume = frozenset(map(str, opened["resume"]))
+        self._kept.opened(opened)
         # From the reply on, the connection carries MCP lines (nothing came after it:
         # the hub speaks only when spoken to).
         return client.detach()
 
     def _replay(self, conn: socket_module.socket) -> None:
-        assert self._initialize is not None
-        again = {**self._initialize, "id": REPLAY_ID}
+        """Tell a new connection what the lost one knew (``KeptSession.replay``)."""
+        replay = self._kept.replay()
+        if replay is None:
+            return
+        first, rest = replay
         try:
-            conn.sendall(json.dumps(again).encode() + b"\n")
+            conn.sendall(first)
             if not self._replayed.wait(OPEN_TIMEOUT_S):
                 print("hive-rpc mcp: the hub did not answer initialize again", file=sys.stderr)
-            if self._initialized is not None:
-                conn.sendall(self._initialized)
-            for n, subscribe in enumerate(list(self._subscriptions.values())):
-                again = {**subscribe, "id": f"{REPLAY_ID}-{n}"}
-                conn.sendall(json.dumps(again).encode() + b"\n")
+            for line in rest:
+                conn.sendall(line)
         except OSError:
             pass  # the sender finds the connection lost and tries again
 
@@ -324,11 +399,10 @@ class Relay:
         except RecursionError:  # passed on unread, as any line the relay need not read
             msg = None
         if msg is not None and "method" not in msg and "id" in msg:
-            replayed = msg["id"]
-            if isinstance(replayed, str) and replayed.startswith(REPLAY_ID):
+            if KeptSession.is_replay_reply(msg):
                 if "error" in msg:
                     print(f"hive-rpc mcp: replayed: {msg['error']}", file=sys.stderr)
-                if replayed == REPLAY_ID:
+                if msg["id"] == REPLAY_ID:
                     self._replayed.set()
                 return
             with self._lock:
@@ -347,57 +421,28 @@ class Relay:
         if self._closing:
             return
         for request, line, _ in requests:
-            resumable = self._resumable(request)
-            if resumable:
-                line = _resumed(request)
-            if resumable or self._resendable(request):
+            with self._lock:
+                again = self._kept.retry(request, line)
+                if again is not None:
+                    self._in_flight[_key(request["id"])] = (request, again, None)
+            if again is not None:
                 # As the hub's own clients retry a read: on a new hub (started if
                 # allowed), in a new session that first replays initialize.
-                with self._lock:
-                    self._in_flight[_key(request["id"])] = (request, line, None)
-                self._track(request, line, self._send(line, replay=True))
+                self._track(request, again, self._send(again, replay=True))
             else:
                 self._answer_lost(request, "the hub went away during this call")
 
-    def _resendable(self, request: dict[str, Any]) -> bool:
-        """A request that changes nothing, so a new hub may have it again: any but a
-        tool call, and the tools the hub named (``hive/openMcp``: reads, withdrawals)."""
-        call = _tool_call(request)
-        if call is None:
-            return request.get("method") != "initialize"
-        return call.get("name") in self._resend
-
-    def _resumable(self, request: dict[str, Any]) -> bool:
-        """A blocking ask the hub named: sent again marked, it waits for its question."""
-        call = _tool_call(request)
-        return call is not None and call.get("name") in self._resume
-
     def _answer_lost(self, request: dict[str, Any], why: str, *, stopped: bool = False) -> None:
-        """Answer a request no hub will: a tool error for a tool call, as a tool whose
-        hub is lost says it (``approve``: its deny, since it fails closed), else the
-        JSON-RPC error of a lost hub.  A hub the human ``stopped`` on purpose is not
-        started again by the next call (hub_start.HubStopped): the advice says so."""
+        """Answer a request no hub will (``KeptSession.lost_answer``), saying what to
+        do.  A hub the human ``stopped`` on purpose is not started again by the next
+        call (hub_start.HubStopped): the advice says so."""
         if stopped:
             advice = "no call starts it again until the human does (nothing asked is lost)"
         elif self._start:
             advice = "a new hub starts with the next call: try again (nothing asked is lost)"
         else:
             advice = f"start one with `hive-rpc serve --socket {self._socket}` and try again"
-        text = f"{why}; {advice}"
-        msg_id = request["id"]
-        call = _tool_call(request)
-        if call is None:
-            self._write_error(msg_id, HUB_LOST, text, {"kind": "hub_unreachable"})
-            return
-        result: dict[str, Any]
-        if call.get("name") == "approve":
-            result = {"content": [{"type": "text", "text": _deny(call, text)}]}
-        else:
-            result = {"content": [{"type": "text", "text": text}], "isError": True}
-        meta = call.get("_meta")
-        if isinstance(meta, dict) and PROTOCOL_META in meta:
-            result["resultType"] = "complete"  # the per-request protocol (2026-07-28) wants it
-        self._write_message({"jsonrpc": "2.0", "id": msg_id, "result": result})
+        self._write_message(self._kept.lost_answer(request, f"{why}; {advice}"))
 
     # --- stdout ----------------------------------------------------------------------
 
@@ -428,6 +473,10 @@ def _tool_call(request: dict[str, Any]) -> dict[str, Any] | None:
         return None
     params = request.get("params")
     return params if isinstance(params, dict) else {}
+
+
+def _line(msg: dict[str, Any]) -> bytes:
+    return json.dumps(msg).encode() + b"\n"
 
 
 def _resumed(request: dict[str, Any]) -> bytes:
