@@ -36,6 +36,20 @@
 ;;       (lambda (record) (message "asked %s" (plist-get record :id)))))
 ;;
 ;; Results are the hub's prompt records as plists (:id :status :answer ...).
+;; Errors carry the hub's code, message and data, as on every other face:
+;; `hive-rpc-epc-error' turns what an errorback (or `condition-case' around
+;; `epc:call-sync') receives into the plist (:code :message :data), whose
+;; :code is one of the Errors table of docs/protocol.md and :data's :kind
+;; names the rule:
+;;
+;;   (deferred:$
+;;     (hive-rpc-epc-poll "0123456789abcdef")
+;;     (deferred:error it
+;;       (lambda (err)
+;;         (let ((refusal (hive-rpc-epc-error err)))
+;;           (message "%s (%s)" (plist-get refusal :message)
+;;                    (plist-get (plist-get refusal :data) :kind))))))
+;;
 ;; To answer questions as a human, use hive-rpc.el instead.
 
 ;;; Code:
@@ -115,6 +129,21 @@ Reuse the running one when it is alive."
 (defun hive-rpc-epc-call (method params)
   "Call METHOD with the plist PARAMS; return a deferred object of the result."
   (epc:call-deferred (hive-rpc-epc-start) method params))
+
+(defun hive-rpc-epc-error (err)
+  "The hub's error in ERR as a plist (:code CODE :message MESSAGE :data DATA).
+ERR is what an errorback of a `hive-rpc-epc-call' deferred receives, or
+the data `condition-case' binds around `epc:call-sync'.  `hive-rpc epc'
+sends every error as that plist; epc.el hands it on printed (with
+`format' \"%S\"), so it is read back here, as data only.  Return nil when
+ERR holds no such error (a lost connection, say)."
+  (cond
+   ((stringp err)
+    (when (string-prefix-p "(:code " err)
+      (let ((value (ignore-errors (car (read-from-string err)))))
+        (and (consp value) (integerp (plist-get value :code)) value))))
+   ((consp err)
+    (or (hive-rpc-epc-error (car err)) (hive-rpc-epc-error (cdr err))))))
 
 (defun hive-rpc-epc--as-agent (params)
   "PARAMS with :agent_id set from `hive-rpc-epc-agent-id' when that is set."

@@ -18,8 +18,11 @@ the argument list itself, ``(epc:call-deferred m 'ask '(:question "Deploy?" :cho
 of them, ``nil`` when empty).  ``echo`` returns its arguments unchanged without the
 hub: a connection check, and the workload of bench/epc_calls.py.
 
-A hub error becomes ``return-error`` with its message; an unknown method, a malformed
-frame or s-expression, an oversized frame becomes ``epc-error``.  Each call to the hub
+Errors carry the code, message and data every face sends (dispatch.py's tiers;
+protocol/methods.py's ``ERRORS``), as the plist ``(:code CODE :message MESSAGE :data
+DATA)`` (protocol/epc.py ``error_value``): a call's refusal (a hub error, a bug, bad
+arguments, not authenticated, overloaded) is ``return-error``; an unknown method, a
+malformed frame or s-expression, an oversized frame is ``epc-error``.  Each call to the hub
 runs in its own task, so an ``await`` does not hold up a ``poll`` sent meanwhile on
 the same connection; ``auth``, ``echo`` and ``methods`` are answered at once, and all
 replies ready after one read go out in one write.
@@ -37,11 +40,18 @@ from typing import Any
 import trio
 
 from hive_rpc.backends import Backend, open_remote_backend
-from hive_rpc.core.errors import HiveError
+from hive_rpc.core.errors import (
+    HiveError,
+    InternalError,
+    InvalidParams,
+    MethodNotFound,
+    NotAnApprover,
+)
 from hive_rpc.dispatch import dispatch
 from hive_rpc.faces.accept_loop import connection_cap, serve_bounded
 from hive_rpc.paths import EPC_TOKEN_NAME, load_token, private_dir
 from hive_rpc.protocol import epc
+from hive_rpc.protocol.jsonrpc import OVERLOADED
 from hive_rpc.rpc_connection import FrameWriter
 from hive_rpc.service import METHODS
 
@@ -86,6 +96,17 @@ def method_list() -> list[tuple[str, str, str]]:
         )
         out.append((name, f"({keys})", f"{spec.doc} (the hub's {hub_name})"))
     return out
+
+
+def _error(error: HiveError) -> dict[str, Any]:
+    """``error`` as this face sends it: its code, message and data, as a plist."""
+    return epc.error_value(error.code, error.message, error.data)
+
+
+def _not_authenticated(message: str) -> dict[str, Any]:
+    """-32013, as the socket refuses one who has not proved it may approve: an EPC
+    client proves it read the private data dir's ``epc-token`` (security.md)."""
+    return _error(NotAnApprover(message, lacks="epc_token", token_file=f"DATA_DIR/{TOKEN_NAME}"))
 
 
 class BadArguments(Exception):
@@ -164,10 +185,10 @@ class Connection:
         if isinstance(event, epc.EpcProtocolError):
             if event.fatal:
                 self._closing = True
-            return epc.encode_epc_error(event.uid, event.message)
+            return epc.encode_epc_error(event.uid, epc.error_value(event.code, event.message))
         if isinstance(event, epc.Methods):
             if not self._authenticated:
-                return epc.encode_return_error(event.uid, NOT_AUTHENTICATED)
+                return epc.encode_return_error(event.uid, _not_authenticated(NOT_AUTHENTICATED))
             return epc.encode_method_list(event.uid, method_list())
         if not isinstance(event, epc.Call):
             # We never call the peer, so a return or error from it answers nothing.
@@ -176,17 +197,24 @@ class Connection:
         if event.method == "auth":
             return self._auth(event)
         if not self._authenticated:
-            return epc.encode_return_error(event.uid, NOT_AUTHENTICATED)
+            return epc.encode_return_error(event.uid, _not_authenticated(NOT_AUTHENTICATED))
         if event.method == "echo":
             return self._echo(event)
         if event.method not in HUB_METHODS:
             names = ", ".join(["auth", "echo", *HUB_METHODS])
-            return epc.encode_epc_error(
-                event.uid, f"unknown method {event.method[:80]!r}; this server offers {names}"
+            unknown = MethodNotFound(
+                f"unknown method {event.method[:80]!r}; this server offers {names}",
+                method=event.method[:80],
             )
+            return epc.encode_epc_error(event.uid, _error(unknown))
         if self._in_flight >= MAX_IN_FLIGHT:
             return epc.encode_return_error(
-                event.uid, f"overloaded: {MAX_IN_FLIGHT} calls already running here"
+                event.uid,
+                epc.error_value(
+                    OVERLOADED,
+                    f"overloaded: {MAX_IN_FLIGHT} calls already running here",
+                    {"max": MAX_IN_FLIGHT},
+                ),
             )
         self._in_flight += 1
         nursery.start_soon(self._call, event)
@@ -205,7 +233,7 @@ class Connection:
         if self._auth_failures >= MAX_AUTH_FAILURES:
             self._closing = True  # after this reply, the connection is closed
         return epc.encode_return_error(
-            event.uid, "auth: wrong token; give the one in DATA_DIR/epc-token"
+            event.uid, _not_authenticated("auth: wrong token; give the one in DATA_DIR/epc-token")
         )
 
     @staticmethod
@@ -213,21 +241,37 @@ class Connection:
         try:
             return epc.encode_return(event.uid, event.args)
         except epc.EncodeError as e:  # readable but unprintable, e.g. the key in (:. 1)
-            return epc.encode_return_error(event.uid, f"echo: {e}")
+            return _return_error(event.uid, InvalidParams(f"echo: {e}"))
 
     async def _call(self, event: epc.Call) -> None:
+        hub_name = HUB_METHODS[event.method]
         try:
             try:
                 params = call_params(event.args)
-                result = await dispatch(self._backend.call, HUB_METHODS[event.method], params)
+                result = await dispatch(self._backend.call, hub_name, params)
                 reply = epc.encode_return(event.uid, result)
-            except (BadArguments, epc.EncodeError) as e:
-                reply = epc.encode_return_error(event.uid, f"{event.method}: {e}")
+            except BadArguments as e:
+                bad = InvalidParams(f"{event.method}: {e}", method=hub_name)
+                reply = _return_error(event.uid, bad)
+            except epc.EncodeError as e:  # a result with no EPC form: ours to fix
+                failed = InternalError(f"{event.method}: the result has no EPC form: {e}")
+                reply = _return_error(event.uid, failed)
             except HiveError as e:  # dispatch's tiers: a refusal, or a bug (logged)
-                reply = epc.encode_return_error(event.uid, f"{event.method}: {e.message}")
+                reply = _return_error(event.uid, e)
             await self._send(reply)
         finally:
             self._in_flight -= 1
+
+
+def _return_error(uid: int, error: HiveError) -> bytes:
+    """``return-error`` with ``error``'s code, message and data; without the data if
+    some fact in it has no EPC form (a NaN), so the refusal still arrives."""
+    try:
+        return epc.encode_return_error(uid, _error(error))
+    except epc.EncodeError:
+        return epc.encode_return_error(
+            uid, epc.error_value(error.code, error.message, {"kind": error.kind})
+        )
 
 
 async def serve_epc(
@@ -276,13 +320,13 @@ async def _refuse(stream: trio.SocketStream, cap: int) -> None:
                 events = decoder.receive_data(data)
                 if events:
                     uid = events[0].uid
-                    await stream.send_all(
-                        epc.encode_epc_error(
-                            uid,
-                            f"the EPC server serves {cap} connections at once, its limit "
-                            "(connections); close one and connect again",
-                        )
+                    full = epc.error_value(
+                        OVERLOADED,
+                        f"the EPC server serves {cap} connections at once, its limit "
+                        "(connections); close one and connect again",
+                        {"kind": "limit_reached", "limit": "connections", "max": cap},
                     )
+                    await stream.send_all(epc.encode_epc_error(uid, full))
                     return
 
 

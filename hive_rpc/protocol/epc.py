@@ -15,6 +15,14 @@ answered with ``epc-error``).  A frame whose header is not 6 hex digits breaks t
 stream: the error is ``fatal`` and the decoder refuses further input.  An oversized
 payload is skipped byte for byte and reported, and the stream stays in step.
 
+Errors: hive-rpc sends every error (``return-error`` for a call's refusal,
+``epc-error`` for a message it could not take) as JSON-RPC's error object written as a
+plist, ``(:code CODE :message MESSAGE :data DATA)`` (``error_value``), with the code and
+``data`` (``:kind`` naming the rule) every other face sends (protocol/methods.py,
+``ERRORS``).  epc.el hands an errorback the printed value (``(format "%S" ERR)``),
+which ``read`` turns back into the plist (hive-rpc-epc.el: ``hive-rpc-epc-error``);
+python-epc raises ``ReturnError``/``EPCError`` with it as a list.
+
 Nothing received is ever evaluated: ``protocol.sexp`` only reads data, and symbols
 are kept as names (strings), never interned or looked up.  Values map between Lisp
 and Python as that module's table says (plists are dicts, ``nil`` is None, ``t`` is
@@ -28,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hive_rpc.protocol import sexp
+from hive_rpc.protocol.jsonrpc import INVALID_REQUEST, MESSAGE_TOO_LARGE, PARSE_ERROR
 
 PROTOCOL_MAX_PAYLOAD = 0xFFFFFF
 MAX_PAYLOAD = 1 << 20
@@ -78,13 +87,23 @@ Message = Call | Return | ReturnError | EpcError | Methods
 
 class EpcProtocolError(Exception):
     """A frame or message to refuse with ``epc-error``; ``uid`` when it could be read.
-    ``fatal``: the stream lost its frame boundaries and must be closed."""
+    ``fatal``: the stream lost its frame boundaries and must be closed.  ``code``: the
+    JSON-RPC code of the same fault (-32700 unreadable, -32600 not a message of EPC's
+    shape, -32010 too large)."""
 
-    def __init__(self, message: str, *, uid: int | None = None, fatal: bool = False) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        uid: int | None = None,
+        fatal: bool = False,
+        code: int = PARSE_ERROR,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.uid = uid
         self.fatal = fatal
+        self.code = code
 
 
 EncodeError = sexp.PrintError
@@ -127,6 +146,15 @@ def encode_epc_error(uid: int | None, error: Any) -> bytes:
     return encode_payload(f"(epc-error {_uid(uid)} {to_sexp(error)})")
 
 
+def error_value(code: int, message: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An error as hive-rpc sends it over EPC: ``(:code CODE :message MESSAGE :data
+    DATA)``, JSON-RPC's error object as a plist (``:data`` left out when there is none)."""
+    value: dict[str, Any] = {"code": code, "message": message}
+    if data:
+        value["data"] = data
+    return value
+
+
 def encode_methods(uid: int) -> bytes:
     return encode_payload(f"(methods {uid})")
 
@@ -157,29 +185,39 @@ def parse_message(payload: bytes) -> Message:
         raise EpcProtocolError(f"malformed s-expression: {e}", uid=_guess_uid(text)) from None
     if not isinstance(form, list) or not isinstance(form[0], sexp.Symbol):
         raise EpcProtocolError(
-            "an EPC message is a list starting with its kind", uid=_guess_uid(text)
+            "an EPC message is a list starting with its kind",
+            uid=_guess_uid(text),
+            code=INVALID_REQUEST,
         )
     kind, rest = str(form[0]), form[1:]
     if kind == "epc-error" and len(rest) == 2 and rest[0] is None:
         # A peer's error about a frame whose UID it could not read.
         return EpcError(None, sexp.plain(rest[1]))
     if not rest or type(rest[0]) is not int:
-        raise EpcProtocolError(f"{kind[:40]}: the second element must be an integer UID")
+        raise EpcProtocolError(
+            f"{kind[:40]}: the second element must be an integer UID", code=INVALID_REQUEST
+        )
     uid, rest = rest[0], rest[1:]
     if kind == "call":
         if len(rest) != 2 or not isinstance(rest[0], str):
-            raise EpcProtocolError("call: want (call UID METHOD (ARGS...))", uid=uid)
+            raise EpcProtocolError(
+                "call: want (call UID METHOD (ARGS...))", uid=uid, code=INVALID_REQUEST
+            )
         args = rest[1]
         if args is not None and not isinstance(args, list | dict):
-            raise EpcProtocolError("call: the arguments must be a list", uid=uid)
+            raise EpcProtocolError(
+                "call: the arguments must be a list", uid=uid, code=INVALID_REQUEST
+            )
         return Call(uid, str.__str__(rest[0]), args)
     if kind == "methods":
         if rest:
-            raise EpcProtocolError("methods: want (methods UID)", uid=uid)
+            raise EpcProtocolError("methods: want (methods UID)", uid=uid, code=INVALID_REQUEST)
         return Methods(uid)
     if kind in ("return", "return-error", "epc-error"):
         if len(rest) != 1:
-            raise EpcProtocolError(f"{kind}: want ({kind} UID VALUE)", uid=uid)
+            raise EpcProtocolError(
+                f"{kind}: want ({kind} UID VALUE)", uid=uid, code=INVALID_REQUEST
+            )
         value = sexp.plain(rest[0])
         if kind == "return":
             return Return(uid, value)
@@ -190,6 +228,7 @@ def parse_message(payload: bytes) -> Message:
         f"unknown message kind {kind[:40]!r}; want call, return, return-error, epc-error "
         "or methods",
         uid=uid,
+        code=INVALID_REQUEST,
     )
 
 
@@ -248,6 +287,7 @@ class Decoder:
                 self._broken = EpcProtocolError(
                     f"a frame of {length} bytes {self.unread[1]}; closing the connection",
                     fatal=True,
+                    code=MESSAGE_TOO_LARGE,
                 )
                 return self._broken
             if length > self._max:
@@ -262,6 +302,7 @@ class Decoder:
                     f"message of {length} bytes is over the {self._max}-byte limit; "
                     "it was discarded",
                     uid=uid,
+                    code=MESSAGE_TOO_LARGE,
                 )
             if len(self._buf) < HEADER_BYTES + length:
                 return None
@@ -293,6 +334,7 @@ __all__ = [
     "encode_payload",
     "encode_return",
     "encode_return_error",
+    "error_value",
     "parse_message",
     "to_sexp",
 ]

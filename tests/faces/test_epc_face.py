@@ -247,15 +247,16 @@ async def test_a_large_frame_before_auth_is_refused_unread(
             await stream.send_all(start)
             (refused,) = await until_closed(stream)
         assert isinstance(refused, epc.EpcError), refused
-        assert "before auth" in refused.error, refused
-        assert "at most 4096 bytes" in refused.error, refused
+        assert refused.error["code"] == -32010, refused
+        assert "before auth" in refused.error["message"], refused
+        assert "at most 4096 bytes" in refused.error["message"], refused
         # Whole, it used to be parsed and answered "not authenticated".
         whole = epc.encode_payload('(call 8 list ("' + "x" * (64 << 10) + '"))')
         async with await trio.open_tcp_stream("127.0.0.1", port) as stream:
             await stream.send_all(whole)
             (refused,) = await until_closed(stream)
         assert isinstance(refused, epc.EpcError), refused
-        assert "before auth" in refused.error, refused
+        assert "before auth" in refused.error["message"], refused
         # A small call before auth is still told to authenticate, and auth then works,
         # and so does a call over 4096 bytes after it, in the same write.
         big_after_auth = epc.encode_call(3, "echo", ["y" * (64 << 10)])
@@ -336,7 +337,9 @@ async def test_malformed_input_gets_clear_errors_and_the_server_survives(
             ("EpcError", 5),
             ("Return", 6),
         ]
-        texts = [r.error for r in replies[:5]]
+        texts = [r.error["message"] for r in replies[:5]]
+        # each with the JSON-RPC code of the same fault: unreadable, or too large
+        assert [r.error["code"] for r in replies[:5]] == [-32700, -32700, -32700, -32600, -32010]
         assert "malformed s-expression" in texts[0]
         assert "exactly one s-expression" in texts[1]
         assert "not UTF-8" in texts[2]
@@ -353,7 +356,7 @@ async def test_malformed_input_gets_clear_errors_and_the_server_survives(
                     received += chunk
         (err,) = epc.Decoder().receive_data(received)
         assert isinstance(err, epc.EpcError)
-        assert "not 6 hex digits" in err.error
+        assert "not 6 hex digits" in err.error["message"]
 
         # other connections never noticed
         async with peer(port, hub_config) as agent:
@@ -426,9 +429,12 @@ async def test_epc_el_round_trip_in_emacs(
     (proc,) = result
     assert proc.returncode == 0, proc.stderr.decode()
     text = out_file.read_text()
-    # auth, then the answer and who gave it; the hub's error reached Lisp as an error
+    # auth, then the answer and who gave it; the hub's error reached Lisp as an error,
+    # with its code, message and data (printed by epc.el: hive-rpc-epc-error reads it)
     assert text.startswith('(t "yes" "human" "(')
-    assert "poll: no prompt '0123456789abcdef'" in text.replace("\\", "")
+    plain = text.replace("\\", "")
+    assert ":code -32001 :message \"no prompt '0123456789abcdef'\"" in plain
+    assert ':data (:kind "not_found" :id "0123456789abcdef")' in plain
 
 
 def _lisp_str(text: str) -> str:
@@ -579,7 +585,16 @@ async def test_a_connection_over_the_cap_gets_one_epc_error_and_a_slot_frees(
             (refused,) = await exchange(second, epc.encode_call(7, "auth", ["tok"]))
             assert type(refused).__name__ == "EpcError"
             assert refused.uid == 7
-            assert "serves 1 connections at once, its limit (connections)" in refused.error
+            assert (
+                "serves 1 connections at once, its limit (connections)"
+                in (refused.error["message"])
+            )
+            assert refused.error["code"] == -32011
+            assert refused.error["data"] == {
+                "kind": "limit_reached",
+                "limit": "connections",
+                "max": 1,
+            }
             assert await second.receive_some(10) == b""  # and closed
             await second.aclose()
             await first.aclose()

@@ -80,7 +80,12 @@ async def test_an_epc_connection_survives_a_failing_call(
                 )
                 failed = await exchange(stream, epc.encode_call(2, "list", []))
                 assert isinstance(failed, epc.ReturnError)
-                assert failed.error == f"list: internal error in hive/list: RuntimeError: {BOOM}"
+                assert failed.error["code"] == -32603
+                assert (
+                    failed.error["message"] == f"internal error in hive/list: RuntimeError: {BOOM}"
+                )
+                assert failed.error["data"]["kind"] == "internal"
+                assert failed.error["data"]["traceback"].rstrip().endswith(BOOM)
                 echoed = await exchange(stream, epc.encode_call(3, "echo", ["still here"]))
                 assert (type(echoed), echoed.value) == (epc.Return, ["still here"])
         nursery.cancel_scope.cancel()

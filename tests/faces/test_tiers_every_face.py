@@ -59,8 +59,9 @@ class Failure:
     """An error as a face put it on its wire.
 
     ``how`` is the wire's own sort of error: a JSON-RPC code; ``return-error`` or
-    ``epc-error`` (EPC); ``isError`` (an MCP tool's error result); ``(status, code)``
-    (the dashboard's HTTP status and its JSON body's code)."""
+    ``epc-error`` (EPC) with the code its plist carries; ``isError`` (an MCP tool's
+    error result); ``(status, code)`` (the dashboard's HTTP status and its JSON body's
+    code)."""
 
     how: object
     message: str
@@ -169,9 +170,15 @@ class EpcSession:
         try:
             return await self.agent.call(method, *args)
         except ReturnError as e:
-            return Failure("return-error", str(e.args[0]))
+            return self._failure("return-error", e.args[0])
         except EPCError as e:
-            return Failure("epc-error", str(e.args[0]))
+            return self._failure("epc-error", e.args[0])
+
+    @staticmethod
+    def _failure(how: str, error: Any) -> Failure:
+        """python-epc's error value: the plist (:code :message :data), as a list."""
+        plist = _plist(error)
+        return failure((how, plist["code"]), plist["message"], plist.get("data"))
 
     async def unknown_method(self) -> Failure:
         failed: Failure = await self._call("frobnicate")
@@ -184,6 +191,13 @@ class EpcSession:
     async def pending(self) -> Failure | list[str]:
         page = await self._call("list", {"limit": LIMIT})
         return page if isinstance(page, Failure) else [r["id"] for r in page["prompts"]]
+
+
+def _plist(value: Any) -> Any:
+    """A plist python-epc read (``[Symbol(':code'), -32001, ...]``) as a dict."""
+    if isinstance(value, list) and value and str(value[0]).startswith(":"):
+        return {str(k)[1:]: _plist(v) for k, v in zip(value[::2], value[1::2], strict=True)}
+    return value
 
 
 @asynccontextmanager
@@ -319,9 +333,13 @@ FACES: dict[str, Face] = {
     "lsp": Face(lsp_session, HUB_UNKNOWN, HUB_NOT_FOUND, HUB_BUG),
     "epc": Face(
         epc_session,
-        Tier("epc-error", "unknown method 'frobnicate'; this server offers .*list.*"),
-        Tier("return-error", f"poll: {NOT_FOUND}"),
-        Tier("return-error", f"list: {BUG}"),
+        Tier(
+            ("epc-error", -32601),
+            "unknown method 'frobnicate'; this server offers .*list.*",
+            "method_not_found",
+        ),
+        Tier(("return-error", -32001), NOT_FOUND, "not_found"),
+        Tier(("return-error", -32603), BUG, "internal", traced=True),
     ),
     # hive-rpc mcp relays to a session in the hub, whose tool calls the service
     # in-process, as over HTTP: the tool is named.
