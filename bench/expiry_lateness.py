@@ -27,7 +27,7 @@ from _common import percentile, print_machine, ratio, table, verdict
 
 from hive_rpc.core import limits
 from hive_rpc.core.prompt import Ask
-from hive_rpc.registry import open_registry
+from hive_rpc.runtime.registry import open_registry
 from hive_rpc.store import MemoryStore
 
 TARGET_P99_MS = 20.0

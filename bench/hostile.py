@@ -24,11 +24,11 @@ from typing import Any
 import trio
 from _common import hub_process, percentile, print_machine, ratio, short_tmp, table
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.core import limits
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.prompt import Ask
-from hive_rpc.registry import open_registry
+from hive_rpc.runtime.registry import open_registry
 from hive_rpc.service import HubService
 from hive_rpc.store.memory import MemoryStore
 

@@ -127,7 +127,7 @@ async def session_costs(n: int, sessions: int) -> None:
         config = HubConfig(socket=tmp / "hub.sock", data_dir=tmp / "data", store="memory")
         async with trio.open_nursery() as nursery:
             service: HubService = await nursery.start(run_hub, config)
-            from hive_rpc.backends import LocalBackend
+            from hive_rpc.faces.backends import LocalBackend
             from hive_rpc.faces.mcp import stdio
             from hive_rpc.faces.mcp.server import HiveMcp
 

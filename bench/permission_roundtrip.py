@@ -45,7 +45,7 @@ import trio
 from _common import hub_process, print_machine, ratio, short_tmp, table
 from cli_cold_start import FLOOR, writing_bytecode
 
-from hive_rpc.client import HubClient, prove_approver
+from hive_rpc.client.async_client import HubClient, prove_approver
 
 READ_STDIN = "import sys; sys.stdin.buffer.read()"
 

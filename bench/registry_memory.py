@@ -35,7 +35,7 @@ from _common import print_machine, ratio, rss_bytes, table, verdict
 
 from hive_rpc.core import limits
 from hive_rpc.core.prompt import Ask, Prompt, new_prompt
-from hive_rpc.registry import Registry, open_registry
+from hive_rpc.runtime.registry import Registry, open_registry
 from hive_rpc.store import MemoryStore
 
 TARGET_MB_PER_100K = 150.0

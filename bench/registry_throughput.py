@@ -52,7 +52,7 @@ from _common import print_machine, ratio, short_tmp, table, verdict
 import hive_rpc
 from hive_rpc.core import lifecycle
 from hive_rpc.core.prompt import Action, Ask, Prompt, Status, new_prompt
-from hive_rpc.registry import open_registry
+from hive_rpc.runtime.registry import open_registry
 from hive_rpc.store import MemoryStore, PromptStore, SqliteStore
 
 TARGET_PER_S = 20_000

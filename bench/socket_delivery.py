@@ -34,7 +34,7 @@ from typing import Any
 import trio
 from _common import percentile, print_machine, ratio, short_tmp, table, verdict
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.core.prompt import Ask, new_prompt
 from hive_rpc.hub import HubConfig, freeze_startup_objects, run_hub
 from hive_rpc.protocol.framing import Frame, FrameDecoder, encode_frame

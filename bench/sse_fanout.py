@@ -33,10 +33,10 @@ from typing import Any
 import trio
 from _common import percentile, print_machine, ratio, short_tmp, table
 
-from hive_rpc.activity import prompt_data
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.core.prompt import Ask, new_prompt
 from hive_rpc.hub import HubConfig, freeze_startup_objects, run_hub
+from hive_rpc.runtime.activity import prompt_data
 from hive_rpc.service import HubService
 
 SCRIPT = os.path.abspath(__file__)

@@ -22,7 +22,7 @@ from pathlib import Path
 import trio
 from _common import hub_process, percentile, print_machine, ratio, short_tmp, table
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 
 
 def free_port() -> int:

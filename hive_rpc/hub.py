@@ -18,14 +18,14 @@ from typing import Any, Protocol, cast
 
 import trio
 
-from hive_rpc import start_record
-from hive_rpc.activity import DEFAULT_TTL_S, TASK_DOC, ActivityLog
 from hive_rpc.agora import open_agora
+from hive_rpc.client import start_record
 from hive_rpc.core.dialogue import Dialogue
+from hive_rpc.core.errors import PromptUnreadable
 from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S
 from hive_rpc.faces.desktop_notify import run_desktop_notifications
 from hive_rpc.faces.editor_socket import bind_socket, remove_socket, serve_editor_socket
-from hive_rpc.paths import (
+from hive_rpc.host.paths import (
     DB_NAME,
     SOCKET_CHOICE,
     DataDirUnusable,
@@ -35,13 +35,14 @@ from hive_rpc.paths import (
     prepare_socket_dir,
     usable_data_dir,
 )
-from hive_rpc.registry import Registry, open_registry
+from hive_rpc.runtime.activity import DEFAULT_TTL_S, TASK_DOC, ActivityLog
+from hive_rpc.runtime.registry import Registry, open_registry
 from hive_rpc.service import HubInfo, HubService
 from hive_rpc.service.askers import Askers
 from hive_rpc.service.audit import AUDIT_DOC, record_decisions, trail
 from hive_rpc.store import MemoryStore, PromptStore, SqliteStore
 from hive_rpc.store.base import RETENTION_BATCH, SharedStore
-from hive_rpc.store.records import PromptUnreadable, UnreadableRecord, prompt_from_record
+from hive_rpc.store.records import UnreadableRecord, prompt_from_record
 
 log = logging.getLogger(__name__)
 

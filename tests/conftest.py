@@ -14,7 +14,7 @@ from cli_support import Shell
 from disk_support import mounted_tmpfs
 from nats_support import NATS_SERVER, NatsServer
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.hub import HubConfig, run_hub
 from hive_rpc.service import HubService
 

@@ -36,8 +36,8 @@ from typing import Any
 
 import trio
 
-from hive_rpc.client import connect_or_start
-from hive_rpc.paths import default_data_dir, default_socket
+from hive_rpc.client.async_client import connect_or_start
+from hive_rpc.host.paths import default_data_dir, default_socket
 
 
 async def _wait_for(question: str) -> tuple[str, int]:

@@ -24,7 +24,7 @@ from typing import Generic, TypeVar, cast
 
 import trio
 
-from hive_rpc.activity import ActivityLog, Entry
+from hive_rpc.runtime.activity import ActivityLog, Entry
 
 T = TypeVar("T")
 

@@ -403,7 +403,7 @@ variation selectors)."
                     "python3" nil nil nil "-c"
                     (concat "import sys, trio\n"
                             "from pathlib import Path\n"
-                            "from hive_rpc.client import HubClient\n"
+                            "from hive_rpc.client.async_client import HubClient\n"
                             "async def main():\n"
                             "    async with await HubClient.connect(Path(sys.argv[1])) as c:\n"
                             "        await c.call('hive/typing', {'id': sys.argv[2]})\n"
@@ -845,7 +845,7 @@ already serves this data dir"
 
 (defconst hive-rpc-tests--ask-permission
   "import sys, trio
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 async def ask():
     async with await HubClient.connect(sys.argv[1]) as c:
         print((await c.call('hive/ask', {'question': 'Claude Code wants to run Bash: make',

@@ -16,7 +16,7 @@ This module builds it (``open_agora``) and resolves a ling to its terminal
 (``default_target``).  Two settings are read from here when used, not from the
 module that defines them: ``HOLDOUT_CHECK_S`` (dialogues.py) and
 ``MAX_LING_REQUESTS_PER_PEER`` (core/limits.py), since tests change them here
-(tests/test_agora_lock.py, tests/test_relay_consent.py), as they did when the Agora
+(tests/agora/test_agora_lock.py, tests/relay/test_relay_consent.py), as they did when the Agora
 was one module.
 """
 
@@ -51,7 +51,7 @@ from hive_rpc.relay.zellij import ZellijTarget
 from hive_rpc.store.base import PromptStore
 
 if TYPE_CHECKING:
-    from hive_rpc.registry import Registry
+    from hive_rpc.runtime.registry import Registry
 
 
 def default_target(peers: DeliveryPeers) -> TargetFactory:

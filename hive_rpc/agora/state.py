@@ -26,7 +26,7 @@ from hive_rpc.relay.target import Target
 from hive_rpc.store.base import PromptStore
 
 if TYPE_CHECKING:
-    from hive_rpc.registry import Registry
+    from hive_rpc.runtime.registry import Registry
 
 log = logging.getLogger("hive_rpc.agora")
 

@@ -42,7 +42,7 @@ from hive_rpc.cli.exits import (
 from hive_rpc.cli.parser import build_parser
 from hive_rpc.core.errors import HiveError, HubUnreachable
 from hive_rpc.core.terminal_text import strip_controls
-from hive_rpc.paths import DataDirUnusable, InsecurePath, default_data_dir, default_socket
+from hive_rpc.host.paths import DataDirUnusable, InsecurePath, default_data_dir, default_socket
 
 __all__ = [
     "EXIT_BROKEN_PIPE",

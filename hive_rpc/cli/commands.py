@@ -2,7 +2,7 @@
 hub's socket, and ``methods``, which needs no hub at all.
 
 They run on the blocking client (sync_client.py) and import no trio, nothing of the
-hub, its faces or the MCP SDK (tests/test_cli_imports.py): a shell script calling
+hub, its faces or the MCP SDK (tests/cli/test_cli_imports.py): a shell script calling
 ``hive-rpc list`` in a loop pays for a socket round trip, not for an event loop or a
 server.  The service's constants are imported where used, for the same reason.
 """
@@ -25,10 +25,10 @@ from hive_rpc.cli.exits import (
 )
 from hive_rpc.cli.oneshot import client_for
 from hive_rpc.cli.render import describe, methods_text, print_json, table
+from hive_rpc.client.sync_client import SyncHubClient, prove_approver
 from hive_rpc.core.conventions import DEFAULT_AGENT, HUMAN, MIN_ID_PREFIX, human_only
 from hive_rpc.core.errors import HiveError, HubUnreachable, InvalidParams, NotAnApprover
 from hive_rpc.core.terminal_text import one_line, strip_controls
-from hive_rpc.sync_client import SyncHubClient, prove_approver
 
 WAIT_CHUNK_S = 600.0
 """``--wait`` long-polls in chunks of this many seconds."""

@@ -19,9 +19,9 @@ from typing import Any
 from hive_rpc.cli.exits import EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError
 from hive_rpc.cli.oneshot import client_for
 from hive_rpc.cli.render import print_json
+from hive_rpc.client.sync_client import SyncHubClient, prove_approver
 from hive_rpc.core.errors import NotAnApprover
 from hive_rpc.core.terminal_text import one_line
-from hive_rpc.sync_client import SyncHubClient, prove_approver
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhdw]?)")

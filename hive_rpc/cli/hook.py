@@ -14,7 +14,7 @@ Claude Code shows its own dialog.  It never allows by default, and it starts no 
 started now has no editor to show the question.
 
 It runs on the blocking client (sync_client.py) and imports no trio, nothing of
-the hub, its faces or the MCP SDK (tests/test_cli_imports.py): Claude Code waits on
+the hub, its faces or the MCP SDK (tests/cli/test_cli_imports.py): Claude Code waits on
 this process for every permission, so its start is most of what the human waits.
 """
 
@@ -32,6 +32,7 @@ from typing import Any
 
 from hive_rpc.cli.exits import EXIT_OK
 from hive_rpc.cli.parser import HOOK_TIMEOUT_S, HUB_TIMEOUT_S
+from hive_rpc.client.sync_client import SyncHubClient, prove_approver
 from hive_rpc.core import claude_code
 from hive_rpc.core.claude_code import (
     SESSION_ENV,
@@ -56,7 +57,6 @@ from hive_rpc.core.claude_transcript import SettledWatch
 from hive_rpc.core.errors import HiveError, HubTimeout
 from hive_rpc.core.prompt import Ask
 from hive_rpc.core.terminal_text import strip_controls
-from hive_rpc.sync_client import SyncHubClient, prove_approver
 
 CLAUDE_CODE_HOOK_TIMEOUT_S = 600.0
 """Claude Code's default timeout for a command hook (its hooks reference; measured on

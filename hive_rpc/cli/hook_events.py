@@ -46,11 +46,11 @@ from pathlib import Path
 from typing import Any
 
 from hive_rpc.cli.exits import EXIT_OK
+from hive_rpc.client.sync_client import SyncHubClient
 from hive_rpc.core.errors import HubTimeout
 from hive_rpc.core.ling import parent_of
 from hive_rpc.core.terminal_text import one_line, strip_controls
-from hive_rpc.paths import private_dir
-from hive_rpc.sync_client import SyncHubClient
+from hive_rpc.host.paths import private_dir
 
 BUDGET_S = 5.0
 """How long an event may take in all: below the ``"timeout": 10`` setup writes."""

@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from hive_rpc.client.sync_client import SyncHubClient
 from hive_rpc.core.claude_transcript import SettledWatch
 from hive_rpc.core.errors import HiveError
-from hive_rpc.sync_client import SyncHubClient
 
 POLL_S = 0.25
 """How often the transcript is read for new lines: Claude Code writes the result

@@ -15,8 +15,8 @@ import sys
 from hive_rpc.cli.exits import EXIT_OK
 from hive_rpc.cli.parser import HUB_TIMEOUT_S
 from hive_rpc.cli.render import print_json, status_text
+from hive_rpc.client.sync_client import SyncHubClient, connect_or_start
 from hive_rpc.core.errors import HubUnreachable
-from hive_rpc.sync_client import SyncHubClient, connect_or_start
 
 
 def hub_timeout(args: argparse.Namespace) -> float:

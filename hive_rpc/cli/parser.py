@@ -18,7 +18,7 @@ from typing import Any, cast
 
 from hive_rpc import __version__
 from hive_rpc.core.errors import InvalidParams
-from hive_rpc.paths import NotLoopback, parse_bind
+from hive_rpc.host.paths import NotLoopback, parse_bind
 
 HUB_TIMEOUT_S = 30.0
 """How long a command waits for the hub's answer to one call (``--hub-timeout``)."""
@@ -36,7 +36,7 @@ COMMANDS = (
     *("lsp", "ling"),
     *("event", "spawn", "hook", "setup", "rules", "audit", "status", "methods", "doctor"),
 )
-"""Every command's name: the parser builds only the one that runs (tests/test_cli_docs.py
+"""Every command's name: the parser builds only the one that runs (tests/cli/test_cli_docs.py
 checks this list against the whole parser)."""
 
 HEAVY_OPTIONS = ("serve", "mcp", "event")
@@ -236,7 +236,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     if wants["mcp"]:
         _mcp_options(p)
-    p.set_defaults(func="hive_rpc.mcp_relay:cmd_mcp")
+    p.set_defaults(func="hive_rpc.cli.mcp_relay:cmd_mcp")
 
     p = sub.add_parser(
         "epc",

@@ -21,13 +21,14 @@ from pathlib import Path
 
 import trio
 
-from hive_rpc import start_record
 from hive_rpc.cli.exits import EXIT_OK, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, CliError
 from hive_rpc.cli.render import print_json
-from hive_rpc.client import HubClient, HubUnreachable, start_and_connect
+from hive_rpc.client import start_record
+from hive_rpc.client.async_client import HubClient, start_and_connect
+from hive_rpc.client.hub_start import as_last_started
+from hive_rpc.core.errors import HubUnreachable
 from hive_rpc.core.terminal_text import strip_controls
-from hive_rpc.hub_start import as_last_started
-from hive_rpc.peercred import peer_pid
+from hive_rpc.host.peercred import peer_pid
 
 
 async def cmd_epc(args: argparse.Namespace) -> int:

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from hive_rpc.cli.exits import EXIT_OK, EXIT_REFUSED, CliError
-from hive_rpc.paths import EPC_TOKEN_NAME, approver_token_file, default_data_dir
+from hive_rpc.host.paths import EPC_TOKEN_NAME, approver_token_file, default_data_dir
 
 SERVER_NAME = "hive-rpc"
 """The MCP server's name, so its tools are ``mcp__hive-rpc__TOOL``."""

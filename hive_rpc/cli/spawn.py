@@ -33,7 +33,7 @@ import trio
 from hive_rpc.cli.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError
 from hive_rpc.cli.oneshot import hub_timeout
 from hive_rpc.cli.render import print_json
-from hive_rpc.client import HubClient, connect_or_start
+from hive_rpc.client.async_client import HubClient, connect_or_start
 from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.ling import check_ling_name, parent_of, short_name
 

@@ -18,7 +18,7 @@ from typing import Any
 import trio
 
 from hive_rpc.cli.exits import EXIT_REFUSED, CliError
-from hive_rpc.client import connect_or_start
+from hive_rpc.client.async_client import connect_or_start
 from hive_rpc.core.errors import HiveError
 
 

@@ -2,7 +2,7 @@
 
 Every face, whether JSON-RPC, EPC, MCP or HTTP, reports the same rule broken with the
 same number and the same words.  The codes are those of protocol/methods.py's
-``ERRORS`` (with the HTTP status of each); tests/test_protocol_table.py holds each
+``ERRORS`` (with the HTTP status of each); tests/service/test_protocol_table.py holds each
 class here to its row.  Codes -32000..-32099 are JSON-RPC's range for server-defined
 errors.
 """

@@ -16,9 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 # Re-exported: the hub's service reads them here (core/conventions.py says why they moved).
-from hive_rpc.core.conventions import DEFAULT_AGENT as DEFAULT_AGENT
-from hive_rpc.core.conventions import HUMAN as HUMAN
-from hive_rpc.core.conventions import MIN_ID_PREFIX as MIN_ID_PREFIX
+from hive_rpc.core.conventions import DEFAULT_AGENT
 from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.limits import MAX_CHOICES, MAX_NAME_CHARS, MAX_QUESTION_CHARS, LimitError
 from hive_rpc.core.schema import check_schema

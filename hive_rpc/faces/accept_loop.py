@@ -31,7 +31,7 @@ from typing import Any
 import trio
 
 from hive_rpc.core import limits
-from hive_rpc.peercred import peer_credentials
+from hive_rpc.host.peercred import peer_credentials
 from hive_rpc.relay.proc import stat
 
 log = logging.getLogger(__name__)

@@ -51,12 +51,12 @@ from jeepney.bus_messages import message_bus  # type: ignore[import-untyped]
 from jeepney.io.common import RouterClosed  # type: ignore[import-untyped]
 from jeepney.io.trio import open_dbus_connection  # type: ignore[import-untyped]
 
-from hive_rpc.activity import Entry
 from hive_rpc.core.conventions import asker_label
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.prompt import Kind, Prompt
 from hive_rpc.core.terminal_text import one_line, strip_controls
-from hive_rpc.registry import Watch
+from hive_rpc.runtime.activity import Entry
+from hive_rpc.runtime.registry import Watch
 from hive_rpc.service import HubService
 
 log = logging.getLogger(__name__)

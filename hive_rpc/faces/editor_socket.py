@@ -57,7 +57,6 @@ import trio
 
 from hive_rpc.core import limits
 from hive_rpc.core.errors import HiveError, InvalidParams
-from hive_rpc.dispatch import dispatch
 from hive_rpc.faces.accept_loop import (
     PROOF_WAIT_S,
     REFUSE_READ_S,
@@ -79,16 +78,17 @@ from hive_rpc.protocol.jsonrpc import (
     RpcError,
     parse_message,
 )
-from hive_rpc.registry import Watch
 from hive_rpc.relay.consent import CALLER, Caller, peer_pid
 from hive_rpc.relay.emacs import PeerClosed, PeerRefused, PeerTimeout
-from hive_rpc.rpc_connection import (
+from hive_rpc.rpc.connection import (
     RECEIVE_CHUNK,
     FrameWriter,
     RpcConnection,
     ThenStart,
     only_disconnects,
 )
+from hive_rpc.rpc.dispatch import dispatch
+from hive_rpc.runtime.registry import Watch
 from hive_rpc.service import METHODS, HubService, check_params
 from hive_rpc.service.approver import APPROVER, check_token
 
@@ -403,9 +403,10 @@ async def serve_mcp_session(
             params = check_params(MCP_OPEN, request.params)
             await _load_mcp_sessions()
             from hive_rpc.faces.mcp import stdio  # loaded above, off the trio thread
+            from hive_rpc.faces.mcp.prompt_tools import RESUMABLE
 
-            # Built off the trio thread: ~40 ms of pydantic models for the tools,
-            # which would stall every other client of the hub meanwhile.
+            # Off the trio thread: the first session builds the hub's one MCP server
+            # (tens of ms of pydantic models), which would stall every other client.
             hive = await trio.to_thread.run_sync(stdio.session_hive, service, params)
         except HiveError as e:
             await writer.send(endpoint.error(request.id, e.code, e.message, e.data))
@@ -413,7 +414,7 @@ async def serve_mcp_session(
         opened = {
             "opened": True,
             "resend": sorted(stdio.RESENDABLE),
-            "resume": sorted(stdio.RESUMABLE),
+            "resume": sorted(RESUMABLE),
         }
         await writer.send(endpoint.result(request.id, opened))
         sock = getattr(stream, "socket", None)  # a trio socket: what peer_pid reads

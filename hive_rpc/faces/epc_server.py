@@ -39,7 +39,6 @@ from typing import Any
 
 import trio
 
-from hive_rpc.backends import Backend, open_remote_backend
 from hive_rpc.core.errors import (
     HiveError,
     InternalError,
@@ -47,12 +46,13 @@ from hive_rpc.core.errors import (
     MethodNotFound,
     NotAnApprover,
 )
-from hive_rpc.dispatch import dispatch
 from hive_rpc.faces.accept_loop import connection_cap, serve_bounded
-from hive_rpc.paths import EPC_TOKEN_NAME, load_token, private_dir
+from hive_rpc.faces.backends import Backend, open_remote_backend
+from hive_rpc.host.paths import EPC_TOKEN_NAME, load_token, private_dir
 from hive_rpc.protocol import epc
 from hive_rpc.protocol.jsonrpc import OVERLOADED
-from hive_rpc.rpc_connection import FrameWriter
+from hive_rpc.rpc.connection import FrameWriter
+from hive_rpc.rpc.dispatch import dispatch
 from hive_rpc.service import METHODS
 
 log = logging.getLogger(__name__)

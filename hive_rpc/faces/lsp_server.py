@@ -47,13 +47,11 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from hive_rpc import __version__
-from hive_rpc.backends import RemoteBackend, open_remote_backend
-from hive_rpc.client import HubUnreachable
-from hive_rpc.core.errors import HiveError
+from hive_rpc.client.hub_connection import HubConnection
+from hive_rpc.core.errors import HiveError, HubUnreachable
 from hive_rpc.core.terminal_text import one_line
-from hive_rpc.dispatch import dispatch, error_for
+from hive_rpc.faces.backends import RemoteBackend, open_remote_backend
 from hive_rpc.faces.connection_scope import connection_handlers, refuse_elsewhere
-from hive_rpc.hub_connection import HubConnection
 from hive_rpc.protocol.framing import FrameDecoder, FramingError, Oversized
 from hive_rpc.protocol.jsonrpc import (
     MESSAGE_TOO_LARGE,
@@ -67,6 +65,7 @@ from hive_rpc.protocol.jsonrpc import (
     loads,
     parse_object,
 )
+from hive_rpc.rpc.dispatch import dispatch, error_for
 from hive_rpc.service import METHODS, check_params
 from hive_rpc.service.table import LSP_NAMESPACE
 

@@ -51,10 +51,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from hive_rpc.activity import ActivityLog, Entry
 from hive_rpc.core import limits
 from hive_rpc.core.errors import HiveError, MethodNotFound, NotAnApprover
-from hive_rpc.dispatch import dispatch, error_for
+from hive_rpc.rpc.dispatch import dispatch, error_for
+from hive_rpc.runtime.activity import ActivityLog, Entry
 from hive_rpc.service import HubService
 from hive_rpc.service.approver import APPROVER
 

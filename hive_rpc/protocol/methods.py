@@ -14,9 +14,9 @@ about 0.7 ms a class), importing nothing else: the one-shot CLI client
 the registry or a handler.  The handlers are attached by name in the service
 (service/table.py, ``@handles``); the parameter check is ``service.check_params``.
 The copies other languages keep (vscode-ext/src/protocol.ts, elisp/*.el) are held
-to this module by tests/test_protocol_copies.py, and core/errors.py's classes,
+to this module by tests/service/test_protocol_copies.py, and core/errors.py's classes,
 protocol/jsonrpc.py's codes and the dashboard's statuses by
-tests/test_protocol_table.py.
+tests/service/test_protocol_table.py.
 """
 
 from __future__ import annotations
@@ -528,7 +528,7 @@ PROMPT_RECORD: dict[str, Param] = {
 """The prompt record (``Prompt.to_record()``, docs/protocol.md "The prompt record"), in
 its order; times are float Unix seconds.  What ``hive/ask``, ``hive/poll`` and the
 other prompt methods return, and ``hive/prompt`` and ``hive/update`` carry.
-core/prompt.py's ``Prompt`` is what makes it; tests/test_protocol_table.py holds the two
+core/prompt.py's ``Prompt`` is what makes it; tests/service/test_protocol_table.py holds the two
 equal."""
 
 RECORD_VALUES: dict[str, tuple[str, ...]] = {

@@ -27,7 +27,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from hive_rpc.peercred import peer_pid
+from hive_rpc.host.peercred import peer_pid
 from hive_rpc.relay.emacs import DeliveryPeer, DeliveryPeers, PeerError
 from hive_rpc.relay.proc import runs_in_tty, stat
 from hive_rpc.relay.target import Target

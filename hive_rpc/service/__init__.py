@@ -22,7 +22,7 @@ from hive_rpc.service import rules
 from hive_rpc.service import notices
 
 # isort: on
-from hive_rpc.core.prompt import DEFAULT_AGENT, HUMAN, MIN_ID_PREFIX
+from hive_rpc.core.conventions import DEFAULT_AGENT, HUMAN, MIN_ID_PREFIX
 from hive_rpc.service.hub import HubInfo, HubService, acting_agent, dismissal
 from hive_rpc.service.prompts import RECORD_OVERHEAD
 from hive_rpc.service.table import HANDLERS, METHODS, Method, Param, check_params

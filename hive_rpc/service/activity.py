@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hive_rpc.activity import TASK_DOC
 from hive_rpc.core.errors import InvalidParams
+from hive_rpc.runtime.activity import TASK_DOC
 from hive_rpc.service.hub import HubService, acting_agent
 from hive_rpc.service.table import handles
 

@@ -37,8 +37,8 @@ from typing import Any
 import trio
 
 from hive_rpc.core.errors import HiveError
-from hive_rpc.registry import Registry
 from hive_rpc.relay.proc import stat
+from hive_rpc.runtime.registry import Registry
 from hive_rpc.store.base import PromptStore
 
 log = logging.getLogger(__name__)

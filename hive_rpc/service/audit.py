@@ -14,7 +14,6 @@ import logging
 import secrets
 from typing import Any
 
-from hive_rpc.activity import ActivityLog
 from hive_rpc.core.audit import (
     DEFAULT_LIMIT,
     MAX_ENTRIES,
@@ -26,7 +25,8 @@ from hive_rpc.core.audit import (
     to_prune,
 )
 from hive_rpc.core.errors import InvalidParams
-from hive_rpc.registry import WATCH_BUFFER
+from hive_rpc.runtime.activity import ActivityLog
+from hive_rpc.runtime.registry import WATCH_BUFFER
 from hive_rpc.service.hub import HubService
 from hive_rpc.service.table import handles
 from hive_rpc.store.base import PromptStore

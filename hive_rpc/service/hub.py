@@ -19,11 +19,11 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hive_rpc.activity import ActivityLog
 from hive_rpc.core.errors import MethodNotFound
 from hive_rpc.core.prompt import Prompt, check_name
-from hive_rpc.registry import Registry, Watch
 from hive_rpc.relay.emacs import DeliveryPeers
+from hive_rpc.runtime.activity import ActivityLog
+from hive_rpc.runtime.registry import Registry, Watch
 from hive_rpc.service.table import HANDLERS, check_params
 
 if TYPE_CHECKING:

@@ -17,12 +17,18 @@ from typing import Any
 from hive_rpc import __version__
 from hive_rpc.core import limits
 from hive_rpc.core.claude_code import home_relative
-from hive_rpc.core.conventions import RESERVED_AGENTS, human_only, reserved_agent
+from hive_rpc.core.conventions import (
+    HUMAN,
+    MIN_ID_PREFIX,
+    RESERVED_AGENTS,
+    human_only,
+    reserved_agent,
+)
 from hive_rpc.core.errors import InvalidParams, LimitReached, StoreUnavailable
-from hive_rpc.core.prompt import HUMAN, MIN_ID_PREFIX, Action, Ask, Kind, Prompt
-from hive_rpc.registry import MAX_UNSEEN, held_chars
+from hive_rpc.core.prompt import Action, Ask, Kind, Prompt
 from hive_rpc.relay.consent import CALLER, Caller, peer_of
 from hive_rpc.relay.proc import working_dir
+from hive_rpc.runtime.registry import MAX_UNSEEN, held_chars
 from hive_rpc.service.approver import APPROVER, require_approver
 from hive_rpc.service.hub import HubService, acting_agent
 from hive_rpc.service.table import handles

@@ -5,7 +5,7 @@ flags), which imports nothing heavy, so a client reads them without loading trio
 the registry.  Here each handler is attached to its row by name (``@handles``, as
 pygls attaches a feature to an lsprotocol method), into ``HANDLERS``; a name no row
 declares, a connection-scoped row or a second handler for one name is refused when
-the module loads, and tests/test_protocol_table.py checks that every hub-scoped row
+the module loads, and tests/service/test_protocol_table.py checks that every hub-scoped row
 has one.
 
 Parameter checking lives here, once: each method names its parameters, their JSON

@@ -6,9 +6,6 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
-from hive_rpc.core.errors import (
-    StoreWriteFailed as StoreWriteFailed,
-)  # its home before core/errors.py
 from hive_rpc.core.prompt import Prompt, Status
 
 RETENTION_BATCH = 500

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from hive_rpc.core.prompt import Status
-from hive_rpc.paths import DB_NAME, HubLock
+from hive_rpc.host.paths import DB_NAME, HubLock
 from hive_rpc.store.records import UnreadableRecord, decode_prompt
 from hive_rpc.store.sqlite import SCHEMA_VERSION, is_corruption, migrate
 

@@ -1,6 +1,6 @@
 """The distributed store: NATS JetStream key-value buckets shared by a team's hubs.
 
-nats-py is asyncio-only, so every call crosses ``hive_rpc.aio_bridge``: the client,
+nats-py is asyncio-only, so every call crosses ``hive_rpc.store.aio_bridge``: the client,
 its buckets and its subscriptions live on the bridge's asyncio thread and are
 touched only by the ``_aio_*`` coroutines below, which run there.
 
@@ -51,16 +51,11 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 from nats.js.kv import KV_DEL, KV_OP, KV_PURGE, KeyValue
 
-from hive_rpc.aio_bridge import AsyncioThread, open_asyncio_thread
-from hive_rpc.core.errors import StoreUnavailable
+from hive_rpc.core.errors import PromptUnreadable, StoreUnavailable
 from hive_rpc.core.prompt import Prompt, Status
+from hive_rpc.store.aio_bridge import AsyncioThread, open_asyncio_thread
 from hive_rpc.store.base import RETENTION_BATCH
-from hive_rpc.store.records import (
-    PromptUnreadable,
-    UnreadableRecord,
-    decode_prompt,
-    shared_record,
-)
+from hive_rpc.store.records import UnreadableRecord, decode_prompt, shared_record
 
 log = logging.getLogger(__name__)
 

@@ -19,9 +19,6 @@ from json.encoder import encode_basestring_ascii as _string
 from typing import Any
 
 from hive_rpc.core.completion import COMPLETION_FIELDS, completion
-from hive_rpc.core.errors import (
-    PromptUnreadable as PromptUnreadable,
-)  # its home before core/errors.py
 from hive_rpc.core.limits import record_problem
 from hive_rpc.core.prompt import Prompt, Status
 

@@ -41,15 +41,10 @@ from typing import Any
 
 import trio
 
+from hive_rpc.core.errors import PromptUnreadable, StoreWriteFailed
 from hive_rpc.core.prompt import Prompt, Status
-from hive_rpc.store.base import RETENTION_BATCH, StoreCorrupt, StoreWriteFailed
-from hive_rpc.store.records import (
-    ENCODE,
-    PromptUnreadable,
-    UnreadableRecord,
-    decode_prompt,
-    encode_prompt,
-)
+from hive_rpc.store.base import RETENTION_BATCH, StoreCorrupt
+from hive_rpc.store.records import ENCODE, UnreadableRecord, decode_prompt, encode_prompt
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import trio
 from claude_session import ClaudeHome
 
-from hive_rpc.client import HubClient, prove_approver
+from hive_rpc.client.async_client import HubClient, prove_approver
 from hive_rpc.protocol.jsonrpc import Notification
 
 

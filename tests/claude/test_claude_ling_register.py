@@ -21,7 +21,7 @@ from scripted_model import ModelRequest, scripted_model, text, tool_use
 from test_claude_agora import HIVE_RPC, TUI_ENV, prompts, since_prompt, tmux_server
 from waiting import logged
 
-from hive_rpc.client import HubClient, prove_approver
+from hive_rpc.client.async_client import HubClient, prove_approver
 from hive_rpc.hub import HubConfig
 from hive_rpc.relay.proc import stat
 from hive_rpc.service import HubService

@@ -25,7 +25,7 @@ from claude_session import claude_home
 from editor import next_prompt
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 

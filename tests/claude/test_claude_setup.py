@@ -36,7 +36,7 @@ from test_cli_spawn import LING, Tmux, ready, received, spawn, submissions
 from test_cli_spawn import tmux as tmux  # the fixture: a private tmux server
 from waiting import logged, until
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 

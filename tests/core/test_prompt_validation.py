@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from hive_rpc.core.conventions import DEFAULT_AGENT
 from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.prompt import (
-    DEFAULT_AGENT,
     DEFAULT_MAX_LIFETIME_S,
     MAX_CHOICES,
     MAX_QUESTION_CHARS,

@@ -19,7 +19,7 @@ import pytest
 import trio
 from test_emacs_lings import LingEmacs, keys, lisp_list, wait_until
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 

@@ -26,7 +26,7 @@ import trio
 from emacs_session import ELISP, new_tmux_session
 
 from hive_rpc.cli.exits import EXIT_REFUSED
-from hive_rpc.client import HubClient, prove_approver
+from hive_rpc.client.async_client import HubClient, prove_approver
 from hive_rpc.core.errors import HiveError
 from hive_rpc.hub import HubConfig
 from hive_rpc.relay.emacs import EmacsBufferTarget

@@ -17,9 +17,9 @@ import pytest
 import trio
 import trio.testing
 
-from hive_rpc.activity import INLINE_RESULT_BYTES, ActivityLog
 from hive_rpc.faces import web
 from hive_rpc.hub import HubConfig, run_hub
+from hive_rpc.runtime.activity import INLINE_RESULT_BYTES, ActivityLog
 from hive_rpc.service import HubService
 
 # httpx2 leaves its streaming generators to the garbage collector, which trio reports;

@@ -18,7 +18,7 @@ from test_epc_face import epc_server, peer
 from test_lsp import lsp
 from test_mcp import http_client, stdio_params, tool_error
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.core.errors import HiveError
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService

@@ -31,9 +31,9 @@ from cli_support import Shell
 from flood_support import flood
 from hook_process import permission_event, start_hook, stopped_at_exit
 
+from hive_rpc.client.sync_client import SyncHubClient, prove_approver
 from hive_rpc.core import limits
 from hive_rpc.faces.accept_loop import split_descriptors
-from hive_rpc.sync_client import SyncHubClient, prove_approver
 
 PER_PEER = 64
 """core/limits.py's connections_per_peer."""

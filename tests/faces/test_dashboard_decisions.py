@@ -14,7 +14,7 @@ import trio
 from chromium_page import needs_chromium, open_dashboard, run_in_chromium, start_dashboard, watch
 from test_audit import as_approver, hook_ask
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.hub import HubConfig
 
 pytestmark = needs_chromium

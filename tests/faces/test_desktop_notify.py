@@ -26,7 +26,7 @@ from jeepney.bus_messages import Monitoring, message_bus
 from jeepney.io.trio import open_dbus_router
 from waiting import until
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.faces.desktop_notify import run_desktop_notifications
 from hive_rpc.service import HubService
 

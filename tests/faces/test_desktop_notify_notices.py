@@ -16,7 +16,7 @@ from test_desktop_notify import desktop as desktop  # fixtures
 from test_desktop_notify import monitor as monitor
 from test_desktop_notify import notifier as notifier
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.faces.desktop_notify import run_desktop_notifications
 from hive_rpc.service import HubService
 

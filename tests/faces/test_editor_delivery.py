@@ -16,7 +16,7 @@ import pytest
 import trio
 import trio.testing
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.core.errors import HiveError
 from hive_rpc.faces.editor_socket import Session
 from hive_rpc.hub import HubConfig

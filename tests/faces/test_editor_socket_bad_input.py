@@ -23,7 +23,8 @@ from fuzzing import mutate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hive_rpc.client import HubClient, HubUnreachable
+from hive_rpc.client.async_client import HubClient
+from hive_rpc.core.errors import HubUnreachable
 from hive_rpc.hub import HubConfig, run_hub
 from hive_rpc.protocol.framing import (
     MAX_BODY_BYTES,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import trio
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.hub import HubConfig
 from hive_rpc.protocol.jsonrpc import Notification
 from hive_rpc.service import HubService

@@ -20,13 +20,13 @@ from typing import Any
 import pytest
 import trio
 
-from hive_rpc import rpc_connection
-from hive_rpc.client import HubClient, prove_approver
+from hive_rpc.client.async_client import HubClient, prove_approver
 from hive_rpc.core.errors import HiveError
 from hive_rpc.faces import accept_loop
 from hive_rpc.faces.editor_socket import bind_socket, serve_editor_socket
 from hive_rpc.protocol.framing import encode_frame
 from hive_rpc.protocol.jsonrpc import Endpoint
+from hive_rpc.rpc import connection as rpc_connection
 from hive_rpc.service import HubService
 
 

@@ -9,7 +9,7 @@ import stat
 import pytest
 import trio
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.core.errors import HiveError
 from hive_rpc.faces.editor_socket import SocketInUse
 from hive_rpc.hub import HubAlreadyRunning, HubConfig, run_hub

@@ -7,7 +7,7 @@ from __future__ import annotations
 import trio
 from test_lsp import lsp
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.hub import HubConfig
 from hive_rpc.protocol.framing import encode_frame
 from hive_rpc.protocol.jsonrpc import INVALID_PARAMS, ErrorResponse, Response, RpcError, dumps

@@ -15,7 +15,7 @@ import pytest
 import trio
 from test_epc_face import REPO, _elpa_dirs, _lisp_str
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.core.errors import HiveError
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService

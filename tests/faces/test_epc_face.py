@@ -19,7 +19,7 @@ from epc.client import EPCClient
 from epc.handler import EPCError, ReturnError
 from sexpdata import Symbol
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.hub import HubConfig
 from hive_rpc.protocol import epc
 from hive_rpc.service import HubService
@@ -561,7 +561,7 @@ async def test_a_connection_over_the_cap_gets_one_epc_error_and_a_slot_frees(
     """The EPC face shares the editor socket's accept loop (faces/accept_loop.py): at
     most ``max_connections`` at once; one more has its first call answered with an
     epc-error that says why, and is closed."""
-    from hive_rpc.backends import LocalBackend
+    from hive_rpc.faces.backends import LocalBackend
     from hive_rpc.faces.epc_server import serve_epc
 
     async def exchange(stream: trio.SocketStream, frame: bytes) -> list[Any]:

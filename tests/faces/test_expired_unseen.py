@@ -22,12 +22,12 @@ from cli_support import Shell
 from mcp import Client
 from test_mcp import stdio_params
 
-from hive_rpc.client import HubClient, prove_approver
+from hive_rpc.client.async_client import HubClient, prove_approver
 from hive_rpc.core.errors import InvalidParams, NotAnApprover
 from hive_rpc.core.prompt import Ask, Status
 from hive_rpc.faces.mcp.results import EXPIRED_MARKER, UNSEEN_TEXT
 from hive_rpc.hub import HubConfig
-from hive_rpc.registry import MAX_UNSEEN, open_registry
+from hive_rpc.runtime.registry import MAX_UNSEEN, open_registry
 from hive_rpc.service import HubService
 from hive_rpc.store import SqliteStore
 

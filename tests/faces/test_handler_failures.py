@@ -17,9 +17,9 @@ import pytest
 import trio
 import trio.testing
 
-from hive_rpc.backends import LocalBackend
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.core.errors import HiveError
+from hive_rpc.faces.backends import LocalBackend
 from hive_rpc.faces.epc_server import serve_epc
 from hive_rpc.faces.lsp_server import LspSession, build_server
 from hive_rpc.protocol import epc

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import trio
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.core import limits
 from hive_rpc.core.errors import HiveError
 from hive_rpc.hub import HubConfig

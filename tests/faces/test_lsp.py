@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import trio
 
-from hive_rpc.client import HubClient
-from hive_rpc.core.errors import HiveError
+from hive_rpc.client.async_client import HubClient
+from hive_rpc.core.errors import HiveError, StoreWriteFailed
 from hive_rpc.hub import HubConfig
 from hive_rpc.protocol.framing import encode_frame
 from hive_rpc.protocol.jsonrpc import (
@@ -27,7 +27,6 @@ from hive_rpc.protocol.jsonrpc import (
     dumps,
 )
 from hive_rpc.service import HubService
-from hive_rpc.store.base import StoreWriteFailed
 
 TIMEOUT_S = 20
 

@@ -24,10 +24,10 @@ from mcp.server.subscriptions import ResourceUpdated
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types import Implementation, ResourceUpdatedNotification
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.faces.mcp.results import EXPIRED_MARKER
+from hive_rpc.host.paths import NotLoopback, parse_bind
 from hive_rpc.hub import HubConfig, run_hub
-from hive_rpc.paths import NotLoopback, parse_bind
 from hive_rpc.service import HubService
 
 # The SDK's HTTP client leaves httpx2's SSE generators to the garbage collector, which
@@ -182,7 +182,7 @@ async def test_tools_are_listed_with_their_fixed_names(connect: Connect) -> None
 
 async def test_agora_tools(connect: Connect) -> None:
     """Dialogues, lings and events through MCP (delivery into real terminals is
-    tested in tests/test_agora.py; here nothing is registered, so nothing is typed)."""
+    tested in tests/agora/test_agora.py; here nothing is registered, so nothing is typed)."""
     with trio.fail_after(30):
         async with connect("main.a", tools="agora,lings,events") as c:
             await c.list_tools()

@@ -20,7 +20,7 @@ from mcp import Client
 from mcp_types import CallToolResult, Implementation
 from test_mcp import stdio_params
 
-from hive_rpc.client import HubClient, prove_approver
+from hive_rpc.client.async_client import HubClient, prove_approver
 from hive_rpc.core.claude_code import CHOICES
 from hive_rpc.faces.mcp.server import APPROVE_TIMEOUT_S
 from hive_rpc.hub import HubConfig, run_hub

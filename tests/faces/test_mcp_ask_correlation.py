@@ -9,7 +9,7 @@ import pytest
 import trio
 from test_mcp import Connect, connect, tool
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 

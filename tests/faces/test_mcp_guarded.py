@@ -12,8 +12,7 @@ import pytest
 from mcp import Client
 from mcp_types import CallToolResult, TextContent
 
-from hive_rpc.client import HubUnreachable
-from hive_rpc.core.errors import HiveError, InvalidAnswer, InvalidParams
+from hive_rpc.core.errors import HiveError, HubUnreachable, InvalidAnswer, InvalidParams
 from hive_rpc.faces.mcp.groups import ToolGroups
 from hive_rpc.faces.mcp.guarded import guarded
 from hive_rpc.faces.mcp.identity import Identity

@@ -21,9 +21,9 @@ import pytest
 import trio
 import trio.testing
 
-from hive_rpc.client import HubClient
+from hive_rpc.cli.mcp_relay import MAX_LINE_BYTES
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.hub import HubConfig
-from hive_rpc.mcp_relay import MAX_LINE_BYTES
 from hive_rpc.protocol.framing import encode_frame
 from hive_rpc.service import HubService
 from hive_rpc.service.askers import GONE

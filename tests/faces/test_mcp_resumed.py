@@ -13,7 +13,7 @@ import trio
 from mcp import Client, StdioServerParameters
 from test_mcp import stdio_params
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.faces.mcp.prompt_tools import RESUMED_META
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService

@@ -20,7 +20,7 @@ import pytest
 import trio
 from hook_process import permission_event, start_hook, stopped_at_exit
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.core import limits
 from hive_rpc.core.errors import LimitReached
 from hive_rpc.hub import HubConfig

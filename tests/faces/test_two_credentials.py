@@ -30,7 +30,7 @@ from test_mcp import http_client
 from test_relay_consent import registered, tmux
 from waiting import logged
 
-from hive_rpc.client import HubClient, prove_approver
+from hive_rpc.client.async_client import HubClient, prove_approver
 from hive_rpc.core.errors import HiveError
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService

@@ -16,7 +16,7 @@ from typing import Any
 
 import trio
 
-from hive_rpc.client import HubClient
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.hub import HubConfig
 from hive_rpc.protocol.jsonrpc import Endpoint, ErrorResponse, Request, Response
 from hive_rpc.relay.emacs import NO_EMACS, STRIKES

@@ -14,10 +14,10 @@ import trio.testing
 
 from hive_rpc.agora import open_agora
 from hive_rpc.core.ling import Ling
-from hive_rpc.registry import open_registry
 from hive_rpc.relay.emacs import DeliveryPeers
 from hive_rpc.relay.proc import process
 from hive_rpc.relay.target import TargetState
+from hive_rpc.runtime.registry import open_registry
 from hive_rpc.store import MemoryStore
 
 AGENT = process(os.getpid())

@@ -59,7 +59,7 @@ def test_full_disk_degrades_then_recovers(short_tmp: Path, small_disk: Path) -> 
         assert {p["id"] for p in sh.json("list")} == {soon, stays}
         assert sh.json("poll", soon)["status"] == "pending"
         # Not once per retry (the log is on the full disk too, so it may hold nothing:
-        # tests/registry/test_store_trouble.py checks "exactly once").
+        # tests/runtime/test_store_trouble.py checks "exactly once").
         log = (sh.data_dir / "hub.log").read_text(errors="replace")
         assert log.count("store: expire write failed") <= 1, log
 

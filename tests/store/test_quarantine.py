@@ -17,11 +17,11 @@ from cli_support import Shell
 from nats_support import NatsServer
 
 from hive_rpc import cli
+from hive_rpc.core.errors import PromptUnreadable
 from hive_rpc.core.prompt import Ask
-from hive_rpc.paths import DB_NAME, LOG_NAME
-from hive_rpc.registry import open_registry
+from hive_rpc.host.paths import DB_NAME, LOG_NAME
+from hive_rpc.runtime.registry import open_registry
 from hive_rpc.store import SqliteStore
-from hive_rpc.store.records import PromptUnreadable
 
 T0 = 1_800_000_000.0
 

@@ -20,8 +20,8 @@ import trio
 from nats_support import NATS_SERVER, NatsServer
 from waiting import logged
 
-from hive_rpc.activity import Entry
 from hive_rpc.hub import HubConfig, run_hub
+from hive_rpc.runtime.activity import Entry
 from hive_rpc.service import HubService
 
 pytestmark = pytest.mark.skipif(NATS_SERVER is None, reason="needs nats-server")

@@ -17,9 +17,9 @@ from nats_support import NatsServer
 from hive_rpc import cli
 from hive_rpc.core import lifecycle
 from hive_rpc.core.prompt import Action, Ask, Status, new_prompt
+from hive_rpc.host.paths import DB_NAME
 from hive_rpc.hub import RETENTION_EVERY_S, run_retention
-from hive_rpc.paths import DB_NAME
-from hive_rpc.registry import open_registry
+from hive_rpc.runtime.registry import open_registry
 from hive_rpc.store import MemoryStore, SqliteStore
 from hive_rpc.store.base import StoreCorrupt
 from hive_rpc.store.sqlite import SCHEMA_VERSION

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
-from hive_rpc.paths import HubLock
+from hive_rpc.host.paths import HubLock
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page

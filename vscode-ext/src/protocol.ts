@@ -125,7 +125,7 @@ export const ServerNotifications = {
 /**
  * The hub's own error codes (JSON-RPC `error.code`), each named after its
  * `data.kind`: the rows of hive_rpc/protocol/methods.py's `ERRORS` the extension
- * acts on (tests/test_protocol_copies.py checks them against it).
+ * acts on (tests/service/test_protocol_copies.py checks them against it).
  */
 export const ErrorCode = {
   notFound: -32001,

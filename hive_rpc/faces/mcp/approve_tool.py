@@ -30,6 +30,7 @@ import trio
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent
 
+from hive_rpc.client.hub_connection import HubUnreachable
 from hive_rpc.core.claude_code import (
     NoRule,
     PermissionRequest,
@@ -42,10 +43,9 @@ from hive_rpc.core.claude_code import (
     rule_decision,
 )
 from hive_rpc.core.errors import HiveError
-from hive_rpc.dispatch import error_for
 from hive_rpc.faces.mcp.session import AgentSession, session_of
 from hive_rpc.faces.mcp.tool_table import ToolTable
-from hive_rpc.hub_connection import HubUnreachable
+from hive_rpc.rpc.dispatch import error_for
 from hive_rpc.service.approver import APPROVER
 
 if TYPE_CHECKING:

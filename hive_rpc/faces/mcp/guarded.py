@@ -23,8 +23,8 @@ from typing import ParamSpec
 from mcp_types import CallToolResult
 
 from hive_rpc.core.errors import InternalError
-from hive_rpc.dispatch import error_for
 from hive_rpc.faces.mcp.results import failed
+from hive_rpc.rpc.dispatch import error_for
 
 P = ParamSpec("P")
 

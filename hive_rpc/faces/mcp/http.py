@@ -44,7 +44,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from hive_rpc.faces.accept_loop import quiet_trio_accept_errors
 from hive_rpc.faces.mcp.server import HiveMcp
 from hive_rpc.faces.web import AGENT, CREDENTIAL, HUMAN, WebFace
-from hive_rpc.paths import load_token, parse_bind
+from hive_rpc.host.paths import load_token, parse_bind
 from hive_rpc.service import HubService
 
 log = logging.getLogger(__name__)

@@ -16,6 +16,7 @@ import trio
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 
+from hive_rpc.client.hub_connection import HubUnreachable
 from hive_rpc.core.conventions import HUB_AGENT
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.prompt import Ask
@@ -39,7 +40,6 @@ from hive_rpc.faces.mcp.results import (
 )
 from hive_rpc.faces.mcp.session import HUMAN_INPUT_TIMEOUT_S, AgentSession, session_of
 from hive_rpc.faces.mcp.tool_table import ToolTable
-from hive_rpc.hub_connection import HubUnreachable
 
 log = logging.getLogger(__name__)
 

@@ -48,7 +48,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus
 
 from hive_rpc import __version__
-from hive_rpc.backends import Backend, LocalBackend
+from hive_rpc.faces.backends import Backend, LocalBackend
 from hive_rpc.faces.mcp import agora_tools, approve_tool, prompt_tools
 from hive_rpc.faces.mcp.approve_tool import SaveRule
 from hive_rpc.faces.mcp.coordinator_news import CoordinatorNews

@@ -39,13 +39,12 @@ from hive_rpc.faces.mcp.approve_tool import hub_rules
 from hive_rpc.faces.mcp.groups import ToolGroups
 from hive_rpc.faces.mcp.hints import HINTS
 from hive_rpc.faces.mcp.identity import Identity
-from hive_rpc.faces.mcp.prompt_tools import RESUMABLE as RESUMABLE
 from hive_rpc.faces.mcp.resources import lowlevel
 from hive_rpc.faces.mcp.server import HiveMcp
 from hive_rpc.faces.mcp.session import AgentSession
 from hive_rpc.protocol.framing import MAX_BODY_BYTES
 from hive_rpc.protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR, PEEK_BYTES, peek_id
-from hive_rpc.rpc_connection import FrameWriter
+from hive_rpc.rpc.connection import FrameWriter
 from hive_rpc.service import HubService
 
 log = logging.getLogger(__name__)

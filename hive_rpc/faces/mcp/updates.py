@@ -29,7 +29,7 @@ from typing import Any
 import trio
 
 from hive_rpc.faces.mcp.coordinator_news import CoordinatorNews
-from hive_rpc.registry import Watch
+from hive_rpc.runtime.registry import Watch
 
 log = logging.getLogger(__name__)
 
