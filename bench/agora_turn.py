@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import shutil
 import statistics
 import time
 from collections.abc import Awaitable, Callable
@@ -134,6 +135,9 @@ def main() -> None:
     ap.add_argument("--turns", type=int, default=200)
     args = ap.parse_args()
     print_machine()
+    if shutil.which("tmux") is None:
+        print("\n" + table(["step", "median ms"], [("tmux is not installed: not measured", "")]))
+        return
     with short_tmp() as tmp:
         samples, spawned = trio.run(run, args.turns, tmp)
     floor = statistics.median(samples["floor"])

@@ -22,6 +22,7 @@ and a parent's answer (``answer``) to the child."""
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 import trio
@@ -38,15 +39,34 @@ from hive_rpc.core.ling import (
     parent_of,
 )
 from hive_rpc.relay.delivery import Ticket
+from hive_rpc.relay.target import Target, TargetState
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """A ling's terminal as a dispatch checked it, handed on to the turn's delivery."""
+
+    ling: Ling
+    target: Target
+    """The target that checked, which keeps what it resolved (a tmux pane's id)."""
+    state: TargetState
 
 
 class AgoraDelivery(AgoraLings):
     """Typing into lings' terminals, and what becomes of it (see the module doc)."""
 
     async def _deliver(
-        self, name: str, text: str, *, dialogue_id: str | None = None, turn: int | None = None
+        self,
+        name: str,
+        text: str,
+        *,
+        dialogue_id: str | None = None,
+        turn: int | None = None,
+        seen: Seen | None = None,
     ) -> dict[str, Any]:
-        """Queue ``text`` for ling ``name``; its state once known or after the wait."""
+        """Queue ``text`` for ling ``name``; its state once known or after the wait.
+        ``seen``: its terminal as the caller has just checked it, which the relay
+        starts from instead of checking again (``Relay.submit``)."""
         ling = self._lings.get(name)
         if ling is None:
             delivery = {
@@ -56,14 +76,18 @@ class AgoraDelivery(AgoraLings):
             }
             await self._record_delivery(dialogue_id, turn, delivery)
             return delivery
-        try:
-            target = self._target(ling)
-        except ValueError as e:  # kept from before addresses were checked
-            delivery = {"state": "failed", "ling": name, "reason": str(e)}
-            await self._record_delivery(dialogue_id, turn, delivery)
-            return delivery
+        state = None
+        if seen is not None and seen.ling is ling:  # still the ling it checked
+            target, state = seen.target, seen.state
+        else:
+            try:
+                target = self._target(ling)
+            except ValueError as e:  # kept from before addresses were checked
+                delivery = {"state": "failed", "ling": name, "reason": str(e)}
+                await self._record_delivery(dialogue_id, turn, delivery)
+                return delivery
         ticket = self._relay.submit(
-            ling.name, target, text, agent=ling.agent, allow_shell=ling.allow_shell
+            ling.name, target, text, agent=ling.agent, allow_shell=ling.allow_shell, seen=state
         )
         queued = trio.Event()
         self._nursery.start_soon(self._report_holds, ticket, dialogue_id, turn, queued)

@@ -13,7 +13,7 @@ from typing import Any
 import trio
 
 from hive_rpc import agora as package
-from hive_rpc.agora.delivery import AgoraDelivery
+from hive_rpc.agora.delivery import AgoraDelivery, Seen
 from hive_rpc.core import dialogue as dlg
 from hive_rpc.core import messages
 from hive_rpc.core.errors import (
@@ -98,22 +98,31 @@ class Agora(AgoraDelivery):
                 self._emit("agora/not-a-participant", dialogue_id=dialogue_id, name=e.data["name"])
                 raise
 
-        # The terminals are checked outside the lock: a check may wait HOLDOUT_CHECK_S
-        # on a silent Emacs, and the lock is every dialogue's.  Who to check is read
-        # from the turn as it would be taken now; the turn is then taken for real on
-        # the dialogue as it is after the check (another turn may have come meanwhile).
+        # One pass: the turn is taken once, and the terminals are checked outside the
+        # lock (a check may wait HOLDOUT_CHECK_S on a silent Emacs, and the lock is
+        # every dialogue's): those that alone stand between the dialogue and
+        # consensus, and the receiver, whose state its delivery then starts from
+        # rather than checking its terminal again.  Should another turn have come
+        # meanwhile, the turn is taken again on the dialogue as it is now.
         async with self._lock:
-            would_be, _, _ = take()
-        found = await self._gone(dlg.holdouts(would_be))
-        async with self._lock:
+            base = self._get(dialogue_id)
             d, turn, rejoined = take()
+        found, seen = await self._gone(dlg.holdouts(d), receiver=to)
+        async with self._lock:
+            if self._dialogues.get(dialogue_id) is not base:
+                d, turn, rejoined = take()
             gone = {name: why for name, why in found.items() if name in dlg.holdouts(d)}
             d, outcome = dlg.conclude(dlg.mark_absent(d, list(gone)), now=self._now())
             if outcome is not dlg.Outcome.RELAY:
                 d = dlg.with_delivery(
                     d, turn.number, {"state": "not-relayed", "reason": f"dialogue {outcome}"}
                 )
-            await self._save(d)
+                await self._save(d)
+            else:
+                # Written once, with its delivery (``_record_delivery``), as soon as
+                # that is known or the dispatch's wait is over; until then the turn is
+                # the dialogue's in memory, so the next turn follows it.
+                self._dialogues[d.id] = d
         if rejoined:
             self._emit(
                 "agora/participant-rejoined", dialogue_id=d.id, turn=turn.number, ling=sender
@@ -144,7 +153,7 @@ class Agora(AgoraDelivery):
             return result
         self._emit("agora/turn-dispatched", dialogue_id=d.id, turn=turn.number, to=to)
         text = messages.agora_turn(d, turn)
-        delivery = await self._deliver(to, text, dialogue_id=d.id, turn=turn.number)
+        delivery = await self._deliver(to, text, dialogue_id=d.id, turn=turn.number, seen=seen)
         result["delivery"] = delivery
         now = self._dialogues.get(d.id, d)
         if delivery["state"] == "failed" or delivery["state"] == "not-relayed":
@@ -154,12 +163,16 @@ class Agora(AgoraDelivery):
         result["report"] = _dispatch_report(now, turn, delivery)
         return result
 
-    async def _gone(self, names: tuple[str, ...]) -> dict[str, str]:
+    async def _gone(
+        self, names: tuple[str, ...], *, receiver: str
+    ) -> tuple[dict[str, str], Seen | None]:
         """Which of the lings ``names`` cannot be reached now, and why: not
         registered, its terminal gone, or its approved agent gone (exited, another
-        program now, or a shell typed into without --allow-shell).  Checked at
-        once, each within ``HOLDOUT_CHECK_S``."""
+        program now, or a shell typed into without --allow-shell); and what the
+        terminal of ``receiver`` (checked too, whether among ``names`` or not)
+        showed, for its delivery.  Checked at once, each within ``HOLDOUT_CHECK_S``."""
         gone: dict[str, str] = {}
+        seen: list[Seen] = []
 
         async def check(name: str) -> None:
             ling = self._lings.get(name)
@@ -173,6 +186,8 @@ class Agora(AgoraDelivery):
                 return
             with trio.move_on_after(package.HOLDOUT_CHECK_S):
                 state = await target.check()
+                if name == receiver:
+                    seen.append(Seen(ling, target, state))
                 if not state.alive:
                     gone[name] = state.reason or "its terminal is gone"
                 else:
@@ -180,11 +195,11 @@ class Agora(AgoraDelivery):
                     if judged.action == REFUSE:
                         gone[name] = judged.reason
 
-        if names:
-            async with trio.open_nursery() as nursery:
-                for name in names:
-                    nursery.start_soon(check, name)
-        return {name: gone[name] for name in names if name in gone}
+        async with trio.open_nursery() as nursery:
+            for name in dict.fromkeys((*names, receiver)):
+                nursery.start_soon(check, name)
+        found = {name: gone[name] for name in names if name in gone}
+        return found, seen[0] if seen else None
 
 
 def _dispatch_report(d: dlg.Dialogue, turn: dlg.Turn, delivery: dict[str, Any]) -> str:

@@ -11,18 +11,22 @@ For each message a lane:
 1. makes the text safe with ``text.prepare`` (the relay never types unprepared
    text; a message too large or empty fails here, typing nothing);
 2. waits for the rate limit (a deadline on the trio clock, not a poll);
-3. calls ``target.check()``: a dead target fails the message at once; a target
-   showing a dialog is held: checked again every ``hold_retry_s``, up to
-   ``hold_attempts`` checks, then the message fails, untyped, because typing would
-   answer the dialog; so is one whose input holds text the human typed and has not
-   sent (``text.draft_in``, or the target's own ``draft``): pasted after it and
-   submitted, the message and the human's half-written prompt would reach the agent
-   as one prompt, sent before the human was done; and the ticket's ``agent``, the
-   process the human approved as the ling's agent (core/ling.py ``verdict``), must
-   be the leader of the terminal's foreground process group: while another program
-   holds it (``sleep``, ``less``, a REPL, the shell) the message is held like a
-   dialog; an agent that has exited, runs another program now, or a terminal that
-   cannot say what holds its foreground, fails it at once, untyped;
+3. calls ``target.check()`` (or, for a message taken up at once by an idle lane,
+   starts from the state its sender has just checked: ``submit``'s ``seen``, so a
+   turn checks its terminal once): a dead target fails the message at once; a target
+   showing a dialog is held: checked again as soon as its screen changes where the
+   target can say so (``target.Watchable``: tmux), and every ``hold_retry_s`` on a
+   schedule, up to ``hold_attempts`` scheduled checks, then the message fails,
+   untyped, because typing would answer the dialog; so is one whose input holds text
+   the human typed and has not sent (``text.draft_in``, or the target's own
+   ``draft``): pasted after it and submitted, the message and the human's
+   half-written prompt would reach the agent as one prompt, sent before the human
+   was done; and the ticket's ``agent``, the process the human approved as the
+   ling's agent (core/ling.py ``verdict``), must be the leader of the terminal's
+   foreground process group: while another program holds it (``sleep``, ``less``, a
+   REPL, the shell) the message is held like a dialog; an agent that has exited,
+   runs another program now, or a terminal that cannot say what holds its
+   foreground, fails it at once, untyped;
 4. types it with ``target.type_text``.
 
 Every outcome is a ``DeliveryResult`` on the message's ``Ticket``, a failure with
@@ -37,6 +41,7 @@ still waiting is finished with "the relay stopped", so no waiter hangs.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable
@@ -47,7 +52,7 @@ import trio
 from hive_rpc.core.ling import HOLD, REFUSE, Agent, Proc, register_again, verdict
 from hive_rpc.relay.line_discipline import reads_lines
 from hive_rpc.relay.proc import process
-from hive_rpc.relay.target import DeliveryError, Target
+from hive_rpc.relay.target import Changes, DeliveryError, Target, TargetState, Watchable
 from hive_rpc.relay.text import dialog_in, draft_in, fits_terminal, prepare, starting_in
 
 STOPPED = "the relay stopped before this message was typed"
@@ -62,7 +67,17 @@ HOLDS = ("foreground", "dialog", "starting", "draft")
 """What holds a message (``Ticket.hold_cause``): another program leads the terminal's
 foreground; a dialog shows; the program is still starting; the human's unsent text."""
 HOLD_RETRY_S = 2.0
-"""How often a terminal showing a dialog is checked again."""
+"""How often a terminal holding a message is checked again on the relay's schedule.
+A terminal that says when its screen changes (tmux: ``Watchable``) is also checked
+as soon as it has changed, so a hold that clears (the dialog answered, the draft
+sent) is seen at once; the schedule is left for what shows no change on screen
+(which process holds the foreground, in /proc) and for the terminals that cannot
+say (Emacs buffers, Zellij panes)."""
+SETTLE_S = 0.05
+"""A terminal that changed while a message was held is checked once its screen has
+not changed for this long..."""
+SETTLE_MAX_S = 0.2
+"""...or once it has changed for this long without settling (a spinner)."""
 HOLD_ATTEMPTS = 300
 """How many checks a message waits through while a dialog shows: 10 minutes at
 ``HOLD_RETRY_S``.  The dialog is the human's (Claude Code's permission dialog waits
@@ -79,7 +94,10 @@ class DeliveryResult:
     reason: str
     """Empty when delivered; else why not, in words a person can act on."""
     attempts: int
-    """How many times the target was checked (0: the text was refused first)."""
+    """How many times the target was checked (0: the text was refused first): the
+    first check, one every ``hold_retry_s`` while held, and one each time a watched
+    terminal changed meanwhile; not the look taken as the watch begins.  The hold
+    limit (``hold_attempts``) counts the checks on the schedule alone."""
     address: str | None
     """The target's new address when ``check`` re-resolved it, else None."""
     finished_at: float
@@ -118,6 +136,9 @@ class Ticket:
     changes (a dialog answered, then the human typing)."""
     done: trio.Event = field(default_factory=trio.Event)
     result: DeliveryResult | None = None
+    seen: TargetState | None = None
+    """What the sender's own check of the target has just shown, taken for the
+    lane's first check when nothing was ahead of the message (``Relay.submit``)."""
 
     def hold(self, why: str, cause: str) -> None:
         """Held for ``why`` (``cause``: one of ``HOLDS``); ``held_changed`` fires when
@@ -155,6 +176,8 @@ class _Lane:
     send: trio.MemorySendChannel[Ticket]
     receive: trio.MemoryReceiveChannel[Ticket]
     next_allowed: float = -math.inf
+    busy: bool = False
+    """A message is being delivered (checked, held, typed)."""
 
 
 class Relay:
@@ -193,11 +216,19 @@ class Relay:
         *,
         agent: Agent | None,
         allow_shell: bool = False,
+        seen: TargetState | None = None,
     ) -> Ticket:
         """Queue ``text`` for ``target`` behind earlier messages to ``key``; at once.
-        It is typed only while ``agent`` holds the target's foreground."""
+        It is typed only while ``agent`` holds the target's foreground.
+
+        ``seen``: what ``target.check()`` returned to the caller just now.  When no
+        message is ahead of this one and the rate limit does not make it wait, the
+        lane takes it for its first check instead of checking again: nothing was
+        typed into the terminal since.  Otherwise it is dropped."""
         ticket = Ticket(key=key, target=target, text=text, agent=agent, allow_shell=allow_shell)
         lane = self._lanes.get(key)
+        if lane is None or (not lane.busy and lane.receive.statistics().current_buffer_used == 0):
+            ticket.seen = seen
         if lane is None:
             send, receive = trio.open_memory_channel[Ticket](math.inf)
             lane = _Lane(key=key, send=send, receive=receive)
@@ -243,8 +274,10 @@ class Relay:
                     if lane.receive.statistics().current_buffer_used == 0:
                         return
                     continue
+                lane.busy = True
                 current._finish(await self._deliver(lane, current))
                 current = None
+                lane.busy = False
         finally:
             if self._lanes.get(lane.key) is lane:
                 del self._lanes[lane.key]
@@ -264,84 +297,102 @@ class Relay:
             text = prepare(ticket.text)
         except ValueError as exc:
             return _failed(str(exc), attempts=0, cause=REFUSED)
+        seen, ticket.seen = ticket.seen, None
+        if lane.next_allowed > trio.current_time():
+            seen = None  # seen before the wait: check again after it
         await trio.sleep_until(lane.next_allowed)
         attempts = 0
         address: str | None = None
         bound: Agent | None = None
-        try:
-            while True:
-                attempts += 1
-                state = await ticket.target.check()
-                address = state.address or address
-                if not state.alive:
-                    reason = state.reason or f"the {ticket.target.kind} target is gone"
-                    return _failed(reason, attempts, address, bound, cause=GONE)
-                agent = bound or ticket.agent
-                judged = verdict(
-                    agent,
-                    self.processes(agent.pid) if agent is not None else None,
-                    state.foreground,
-                    kind=ticket.target.kind,
-                    name=ticket.key,
-                    allow_shell=ticket.allow_shell,
-                    no_foreground=state.no_foreground,
-                )
-                bound = judged.bound or bound
-                if judged.action == REFUSE:
-                    return _failed(judged.reason, attempts, address, bound, cause=GONE)
-                dialog = dialog_in(state.tail, cursor_line=state.cursor_line)
-                starting = starting_in(state.command, state.tail)
-                draft = state.draft
-                if draft is None:
-                    draft = draft_in(state.tail, cursor_line=state.cursor_line)
-                if judged.action == HOLD:
-                    held, cause = judged.reason, "foreground"
-                    why = judged.reason.rpartition("; it is typed once")[0] or judged.reason
-                elif dialog is not None:
-                    held = f"the terminal shows {dialog}; it is typed once that is answered"
-                    why, cause = f"the pane shows a dialog ({dialog})", "dialog"
-                elif starting is not None:
-                    held = f"{starting}; it is typed once the program is ready"
-                    why, cause = starting, "starting"
-                elif draft:
-                    held = (
-                        f"the human is typing in {ticket.key} (unsent text in its input); "
-                        "it is typed once they send or clear it"
-                    )
-                    why = f"the human's unsent text stayed in {ticket.key}'s input"
-                    cause = "draft"
-                else:
-                    ticket.held = ticket.hold_cause = None
-                    break
-                ticket.hold(held, cause)
-                if attempts >= self.hold_attempts:
-                    again = ""
-                    if judged.action == HOLD and ticket.agent is not None:
-                        again = f"; if the agent was restarted, {_again(ticket)}"
-                    return _failed(
-                        f"{why}; not typed into; tried {attempts} times{again}",
-                        attempts,
-                        address,
-                        bound,
-                        cause=HELD,
-                    )
-                await trio.sleep(self.hold_retry_s)
-            # What the terminal takes whole: a program reading whole lines
-            # gets at most 4,095 bytes, the kernel drops the rest (line_discipline.py).
-            program = state.foreground
-            whole = reads_lines(program.pid) if program is not None else None
-            too_long = fits_terminal(text, reads_lines=whole)
-            if too_long is not None:
-                return _failed(too_long, attempts, address, bound, cause=REFUSED)
+        due = trio.current_time()  # when the check on the schedule is due
+        scheduled = 1  # checks on the schedule so far (the first is one)
+        look = False  # the look taken as the watch begins: not counted as a check
+        changes: Changes | None = None
+        async with contextlib.AsyncExitStack() as watching:
             try:
-                await ticket.target.type_text(text)
-            finally:
-                lane.next_allowed = trio.current_time() + self.min_interval_s
-        except DeliveryError as exc:
-            return _failed(exc.message, attempts, address, bound, cause=ERROR)
-        except Exception as exc:  # a broken target must not end the lane
-            why = f"unexpected error from the target: {exc!r}"
-            return _failed(why, attempts, address, bound, cause=ERROR)
+                while True:
+                    if not look:
+                        attempts += 1
+                    look = False
+                    state, seen = seen or await ticket.target.check(), None
+                    address = state.address or address
+                    if not state.alive:
+                        reason = state.reason or f"the {ticket.target.kind} target is gone"
+                        return _failed(reason, attempts, address, bound, cause=GONE)
+                    agent = bound or ticket.agent
+                    judged = verdict(
+                        agent,
+                        self.processes(agent.pid) if agent is not None else None,
+                        state.foreground,
+                        kind=ticket.target.kind,
+                        name=ticket.key,
+                        allow_shell=ticket.allow_shell,
+                        no_foreground=state.no_foreground,
+                    )
+                    bound = judged.bound or bound
+                    if judged.action == REFUSE:
+                        return _failed(judged.reason, attempts, address, bound, cause=GONE)
+                    dialog = dialog_in(state.tail, cursor_line=state.cursor_line)
+                    starting = starting_in(state.command, state.tail)
+                    draft = state.draft
+                    if draft is None:
+                        draft = draft_in(state.tail, cursor_line=state.cursor_line)
+                    if judged.action == HOLD:
+                        held, cause = judged.reason, "foreground"
+                        why = judged.reason.rpartition("; it is typed once")[0] or judged.reason
+                    elif dialog is not None:
+                        held = f"the terminal shows {dialog}; it is typed once that is answered"
+                        why, cause = f"the pane shows a dialog ({dialog})", "dialog"
+                    elif starting is not None:
+                        held = f"{starting}; it is typed once the program is ready"
+                        why, cause = starting, "starting"
+                    elif draft:
+                        held = (
+                            f"the human is typing in {ticket.key} (unsent text in its input); "
+                            "it is typed once they send or clear it"
+                        )
+                        why = f"the human's unsent text stayed in {ticket.key}'s input"
+                        cause = "draft"
+                    else:
+                        ticket.held = ticket.hold_cause = None
+                        break
+                    ticket.hold(held, cause)
+                    if scheduled >= self.hold_attempts:
+                        again = ""
+                        if judged.action == HOLD and ticket.agent is not None:
+                            again = f"; if the agent was restarted, {_again(ticket)}"
+                        return _failed(
+                            f"{why}; not typed into; tried {attempts} times{again}",
+                            attempts,
+                            address,
+                            bound,
+                            cause=HELD,
+                        )
+                    if changes is None and isinstance(ticket.target, Watchable):
+                        # Follow the terminal from now on, and look once more, since
+                        # a change before the watch began is not reported.
+                        changes = await watching.enter_async_context(ticket.target.watch())
+                        look = True
+                        continue
+                    due += self.hold_retry_s
+                    if not await _changed_before(due, changes):
+                        scheduled += 1
+                # What the terminal takes whole: a program reading whole lines
+                # gets at most 4,095 bytes, the kernel drops the rest (line_discipline.py).
+                program = state.foreground
+                whole = reads_lines(program.pid) if program is not None else None
+                too_long = fits_terminal(text, reads_lines=whole)
+                if too_long is not None:
+                    return _failed(too_long, attempts, address, bound, cause=REFUSED)
+                try:
+                    await ticket.target.type_text(text)
+                finally:
+                    lane.next_allowed = trio.current_time() + self.min_interval_s
+            except DeliveryError as exc:
+                return _failed(exc.message, attempts, address, bound, cause=ERROR)
+            except Exception as exc:  # a broken target must not end the lane
+                why = f"unexpected error from the target: {exc!r}"
+                return _failed(why, attempts, address, bound, cause=ERROR)
         return DeliveryResult(
             delivered=True,
             reason="",
@@ -350,6 +401,30 @@ class Relay:
             finished_at=time.time(),
             agent=bound,
         )
+
+
+async def _changed_before(due: float, changes: Changes | None) -> bool:
+    """Wait for the terminal to change (``changes``, where it can say so), and then
+    for its screen to settle, or for ``due``, whichever comes first; True when the
+    change came first.
+
+    The screen has settled once it stayed unchanged for ``SETTLE_S`` (a program
+    redraws in several writes: checked in the middle of one, a dialog half erased
+    could pass for gone), or after ``SETTLE_MAX_S`` of changes (a spinner never
+    settles)."""
+    with trio.move_on_at(due):
+        if changes is None:
+            await trio.sleep_forever()
+        else:
+            await changes.changed()
+        with trio.move_on_after(SETTLE_MAX_S):
+            while True:
+                with trio.move_on_after(SETTLE_S) as quiet:
+                    await changes.changed()
+                if quiet.cancelled_caught:
+                    break
+        return True
+    return False
 
 
 def _again(ticket: Ticket) -> str:

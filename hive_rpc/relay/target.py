@@ -13,8 +13,9 @@ submits it with Enter.
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from hive_rpc.core.ling import Proc
 
@@ -83,6 +84,26 @@ class Target(Protocol):
         ...
 
 
+class Changes(Protocol):
+    """A terminal's changes, followed (``Watchable.watch``)."""
+
+    async def changed(self) -> None:
+        """Return once the terminal shows something new since this last returned
+        (or since the watch began)."""
+        ...
+
+
+@runtime_checkable
+class Watchable(Protocol):
+    """A target that can say when its screen changes (tmux, through a control-mode
+    client), so that a message held on what it shows is checked again as soon as
+    that may have cleared, not on a schedule."""
+
+    def watch(self) -> AbstractAsyncContextManager[Changes]:
+        """Follow the terminal's changes while the block runs."""
+        ...
+
+
 def cannot_run(program: str, exc: OSError) -> str:
     """Why ``program`` could not be started, in words a person can act on."""
     if isinstance(exc, FileNotFoundError):
@@ -90,4 +111,4 @@ def cannot_run(program: str, exc: OSError) -> str:
     return f"cannot run {program}: {exc.strerror or exc}"
 
 
-__all__ = ["DeliveryError", "Target", "TargetState", "cannot_run"]
+__all__ = ["Changes", "DeliveryError", "Target", "TargetState", "Watchable", "cannot_run"]

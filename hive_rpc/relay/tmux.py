@@ -1,13 +1,16 @@
 """A tmux pane as a relay target, driven through the ``tmux`` command line.
 
 Every call is one ``tmux`` process started with an argv list (no shell), so nothing
-in a message or an address is ever parsed by a shell.  The text travels on the stdin
+in a message or an address is ever parsed by a shell; where one call needs several
+tmux commands they are chained in that process (``;`` as an argument of its own),
+since a process start is most of what a call costs: ``check`` is two processes,
+typing one.  The text travels on the stdin
 of ``tmux load-buffer``, not in argv, and is pasted with ``paste-buffer -p``: tmux
 wraps it in bracketed-paste markers when the program in the pane asked for them
 (Claude Code does), so a multi-line message arrives as one paste rather than as
 lines each submitted by its newline.  ``-r`` keeps newlines as LF instead of tmux's
-default CR, which a program without bracketed paste would take as Enter.  One
-``send-keys Enter`` then submits it.
+default CR, which a program without bracketed paste would take as Enter.  A
+``send-keys Enter`` chained after the paste then submits it.
 
 Addresses are what ``tmux -t`` accepts: a pane id (``%3``) or a target spec
 (``work:w.0``).  A spec names whichever pane is there now, and that is what the
@@ -25,9 +28,11 @@ the relay types only while the ling's approved agent holds the pane,
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 import uuid
+from collections.abc import AsyncIterator
 
 import trio
 
@@ -36,6 +41,8 @@ from hive_rpc.relay.target import DeliveryError, TargetState, cannot_run
 
 TAIL_LINES = 40
 """How many lines (history included) ``check`` reads for dialog detection."""
+WATCH_EXIT_S = 2.0
+"""How long a control-mode client may take to end once its input is closed."""
 
 
 def find_tmux() -> str | None:
@@ -59,6 +66,9 @@ class TmuxTarget:
         """The pane id (``%12``) the last ``check`` resolved the address to."""
         self.tty: str | None = None
         """The pane's terminal device (``/dev/pts/3``) as the last ``check`` saw it."""
+        self.session: str | None = None
+        """The id (``$2``) of the pane's session as the last ``check`` saw it, which
+        ``watch`` attaches to."""
 
     def __repr__(self) -> str:
         return f"TmuxTarget({self.address!r}, socket={self.socket!r})"
@@ -86,14 +96,15 @@ class TmuxTarget:
             "-t",
             self.address,
             "#{pane_id}\t#{pane_dead}\t#{pane_current_command}\t#{pane_tty}"
-            "\t#{cursor_y}\t#{pane_height}\t#{pane_pid}",
+            "\t#{cursor_y}\t#{pane_height}\t#{pane_pid}\t#{session_id}",
         )
         if found.returncode != 0:
             return self._gone(found)
-        pane_id, dead, command, tty, cursor_y, height, pane_pid = (
-            [*found.stdout.decode("utf-8", "replace").rstrip("\n").split("\t"), *[""] * 7]
-        )[:7]
+        pane_id, dead, command, tty, cursor_y, height, pane_pid, session = (
+            [*found.stdout.decode("utf-8", "replace").rstrip("\n").split("\t"), *[""] * 8]
+        )[:8]
         self.tty = tty or None
+        self.session = session if session.startswith("$") else None
         captured, tail, cursor_line = await self._capture(cursor_y, height)
         if captured.returncode != 0:
             return self._gone(captured)
@@ -162,33 +173,134 @@ class TmuxTarget:
 
     async def type_text(self, text: str) -> None:
         """Paste ``text`` into the pane the last ``check`` found (else the address)
-        and press Enter; DeliveryError with tmux's message when a step fails."""
+        and press Enter, in one tmux process (the three commands chained, as
+        ``_capture`` chains its own); DeliveryError with tmux's message when a step
+        fails.  tmux skips the commands after one that fails, so a paste that fails
+        leaves the buffer behind: it is deleted then, which also tells that the paste
+        was the step that failed."""
         pane = self.pane or self.address
         buffer = f"hive-rpc-{uuid.uuid4().hex}"
         try:
-            await self._run("load-buffer", "-b", buffer, "-", stdin=text.encode("utf-8"))
-            try:
-                await self._run("paste-buffer", "-p", "-d", "-r", "-b", buffer, "-t", pane)
-            except DeliveryError:
-                # -d deletes the buffer only after a paste; don't leave the text behind.
-                await self._tmux("delete-buffer", "-b", buffer)
-                raise
-            await self._run("send-keys", "-t", pane, "Enter")
+            done = await self._tmux(
+                "load-buffer", "-b", buffer, "-",
+                ";", "paste-buffer", "-p", "-d", "-r", "-b", buffer, "-t", pane,
+                ";", "send-keys", "-t", pane, "Enter",
+                stdin=text.encode("utf-8"),
+            )  # fmt: skip
+            if done.returncode == 0:
+                return
+            left = await self._tmux("delete-buffer", "-b", buffer)
         except OSError as exc:
             raise DeliveryError(cannot_run("tmux", exc)) from None
+        step = "paste-buffer" if left.returncode == 0 else "load-buffer or send-keys"
+        raise DeliveryError(f"tmux {step} failed for {self.address}: {_stderr(done)}")
 
-    async def _run(self, *args: str, stdin: bytes = b"") -> None:
-        done = await self._tmux(*args, stdin=stdin)
-        if done.returncode != 0:
-            raise DeliveryError(f"tmux {args[0]} failed for {self.address}: {_stderr(done)}")
+    @contextlib.asynccontextmanager
+    async def watch(self) -> AsyncIterator[PaneChanges]:
+        """Follow the output of the pane the last ``check`` found while the block
+        runs: ``changed()`` of what it yields returns once the pane has shown
+        something new.  The relay holds a message in this block (a dialog, the
+        human's draft) and checks again as soon as the pane changes.
+
+        A control-mode client follows it (tmux 3.2 or newer: ``tmux -C
+        attach-session -t SESSION -f ignore-size,read-only``), which tmux sends a
+        ``%output %PANE ...`` line whenever a pane of that session writes.  It is
+        attached to the session by its id (``$2``), never to the pane, which would
+        make the pane's window the session's current one in front of the human;
+        ``ignore-size`` keeps it out of the windows' sizes and ``read-only`` keeps
+        its input out of the panes.  At the end of the block its stdin closes, which
+        ends it.  Where it cannot be started (no pane found yet, an older tmux, tmux
+        gone) ``changed()`` never returns, and the relay's own schedule checks again.
+        """
+        changes = PaneChanges(self.pane or "")
+        if self.pane is None or self.session is None:
+            yield changes
+            return
+        attach = ["-C", "attach-session", "-t", self.session, "-f", "ignore-size,read-only"]
+        try:
+            process = await trio.lowlevel.open_process(
+                [*self._argv(), *attach],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        except OSError:
+            yield changes
+            return
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_follow, process, changes)
+                yield changes
+                nursery.cancel_scope.cancel()
+        finally:
+            with trio.CancelScope(shield=True):
+                with trio.move_on_after(WATCH_EXIT_S):
+                    if process.stdin is not None:
+                        await process.stdin.aclose()  # tmux -C ends at the end of its input
+                    await process.wait()
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+
+    def _argv(self) -> list[str]:
+        return ["tmux"] if self.socket is None else ["tmux", "-S", self.socket]
 
     async def _tmux(self, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
-        argv = ["tmux"]
-        if self.socket is not None:
-            argv += ["-S", self.socket]
         return await trio.run_process(
-            [*argv, *args], stdin=stdin, capture_stdout=True, capture_stderr=True, check=False
+            [*self._argv(), *args],
+            stdin=stdin,
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
         )
+
+
+class PaneChanges:
+    """What a control-mode client has seen of one pane (``TmuxTarget.watch``)."""
+
+    def __init__(self, pane: str) -> None:
+        self.pane = pane
+        self.outputs = 0
+        """``%output`` notifications of the pane so far."""
+        self._seen = 0
+        self._came = trio.Event()
+        self.ended = False
+        """The client has ended (tmux gone, the session closed): no more changes."""
+
+    def note(self) -> None:
+        self.outputs += 1
+        self._came.set()
+        self._came = trio.Event()
+
+    async def changed(self) -> None:
+        """Return once the pane has written since this last returned (or since the
+        watch began); never, once the client has ended."""
+        while self.outputs == self._seen:
+            await self._came.wait()
+        self._seen = self.outputs
+
+
+async def _follow(process: trio.Process, changes: PaneChanges) -> None:
+    """Read the control-mode client's lines; each ``%output`` of the pane is a change.
+    The pane's bytes themselves are not needed (``check`` reads the screen)."""
+    assert process.stdout is not None
+    prefix = f"%output {changes.pane} ".encode()
+    pending = b""
+    try:
+        while True:
+            chunk = await process.stdout.receive_some(65536)
+            if not chunk:
+                return
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            if any(line.startswith(prefix) for line in lines):
+                changes.note()
+            if any(line.startswith(b"%exit") for line in lines):
+                return
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        return
+    finally:
+        changes.ended = True
 
 
 def _stderr(done: subprocess.CompletedProcess[bytes]) -> str:
@@ -196,4 +308,4 @@ def _stderr(done: subprocess.CompletedProcess[bytes]) -> str:
     return message or f"exit status {done.returncode}"
 
 
-__all__ = ["TAIL_LINES", "TmuxTarget", "find_tmux"]
+__all__ = ["TAIL_LINES", "WATCH_EXIT_S", "PaneChanges", "TmuxTarget", "find_tmux"]
