@@ -41,6 +41,7 @@ from hive_rpc.client.hub_start import HubStopped
 from hive_rpc.client.sync_client import connect_or_start
 from hive_rpc.core.errors import HiveError, HubUnreachable
 from hive_rpc.protocol.jsonrpc import peek_id
+from hive_rpc.protocol.methods import CODES
 
 MCP_OPEN = "hive/openMcp"
 SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
@@ -59,8 +60,9 @@ CLOSE_GRACE_S = 5.0
 REPLAY_ID = "hive-rpc-relay-replay"
 """The id of a replayed ``initialize`` (and the prefix of replayed subscriptions'),
 whose replies the agent must not see."""
-HUB_LOST = -32603
-"""What a face answers when its hub could not be reached (core/errors.py HubLost)."""
+HUB_LOST = CODES["hub_unreachable"]
+"""What a face answers when its hub could not be reached (core/errors.py HubLost):
+not -32603, which says the hub has a bug."""
 TOO_LARGE = -32600
 RESUMED_META = "hive-rpc/resumed"
 """The mark of a blocking ask sent again (faces/mcp/prompt_tools.py reads it)."""

@@ -53,6 +53,7 @@ from starlette.routing import Route
 
 from hive_rpc.core import limits
 from hive_rpc.core.errors import HiveError, MethodNotFound, NotAnApprover
+from hive_rpc.protocol.methods import ERRORS
 from hive_rpc.rpc.dispatch import dispatch, error_for
 from hive_rpc.runtime.activity import ActivityLog, Entry
 from hive_rpc.service import HubService
@@ -79,19 +80,9 @@ CREDENTIAL = "hive_rpc.credential"
 """The ASGI scope key where the Guard says whose credential a request carries."""
 AGENT, HUMAN = "agent", "human"
 
-HTTP_STATUS = {
-    -32001: 404,
-    -32002: 409,
-    -32003: 409,
-    -32004: 400,
-    -32602: 400,
-    -32601: 404,
-    -32007: 503,
-    -32012: 503,
-    -32013: 403,  # not an approver: the agent's credential (docs/security.md)
-    -32603: 500,
-}
-"""A hub error's JSON-RPC code -> the HTTP status of the API's answer (others: 400)."""
+HTTP_STATUS = {e.code: e.http for e in ERRORS}
+"""A hub error's JSON-RPC code -> the HTTP status of the API's answer (the method
+table's ``ERRORS``; a code it lacks: 400)."""
 
 ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 

@@ -298,7 +298,7 @@ async def test_open_mcp_is_only_a_connections_first_message(
 def test_the_relay_module_is_plain_python() -> None:
     """No trio, no SDK, no face in the relay's own imports (the import test checks the
     process; this, the source)."""
-    source = (Path(__file__).parents[2] / "hive_rpc" / "mcp_relay.py").read_text()
+    source = (Path(__file__).parents[2] / "hive_rpc" / "cli" / "mcp_relay.py").read_text()
     for heavy in ("import trio", "from mcp", "import mcp", "hive_rpc.faces"):
         assert heavy not in source
 
