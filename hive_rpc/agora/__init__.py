@@ -13,11 +13,7 @@ One object, ``Agora``, built in layers, one module each, lowest first:
 - dialogues.py: dialogues, and the turns dispatched in them.
 
 This module builds it (``open_agora``) and resolves a ling to its terminal
-(``default_target``).  Two settings are read from here when used, not from the
-module that defines them: ``HOLDOUT_CHECK_S`` (dialogues.py) and
-``MAX_LING_REQUESTS_PER_PEER`` (core/limits.py), since tests change them here
-(tests/agora/test_agora_lock.py, tests/relay/test_relay_consent.py), as they did when the Agora
-was one module.
+(``default_target``).
 """
 
 from __future__ import annotations
@@ -27,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from hive_rpc.agora.dialogues import HOLDOUT_CHECK_S, Agora
+from hive_rpc.agora.dialogues import Agora
 from hive_rpc.agora.events import EDITOR_EVENTS, MAX_NEWS_WAIT_S, NEWS_EVENTS, WARN_EVENTS
 from hive_rpc.agora.lings import APPROVE, CONSENT_LINE_CHARS, CONSENT_TAIL_LINES, DENY
 from hive_rpc.agora.state import (
@@ -41,7 +37,7 @@ from hive_rpc.agora.state import (
     STORE_RETRY_MIN_S,
     TargetFactory,
 )
-from hive_rpc.core.limits import MAX_LING_REQUESTS, MAX_LING_REQUESTS_PER_PEER
+from hive_rpc.core.limits import MAX_LING_REQUESTS
 from hive_rpc.core.ling import Ling
 from hive_rpc.relay.delivery import Relay
 from hive_rpc.relay.emacs import DeliveryPeers, EmacsBufferTarget
@@ -110,11 +106,9 @@ __all__ = [
     "DISPATCH_WAIT_S",
     "EDITOR_EVENTS",
     "EVENT_LOG",
-    "HOLDOUT_CHECK_S",
     "LING",
     "LING_REQUEST",
     "MAX_LING_REQUESTS",
-    "MAX_LING_REQUESTS_PER_PEER",
     "MAX_NEWS_WAIT_S",
     "NEWS_EVENTS",
     "STORE_RETRY_MAX_S",

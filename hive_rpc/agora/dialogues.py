@@ -12,7 +12,6 @@ from typing import Any
 
 import trio
 
-from hive_rpc import agora as package
 from hive_rpc.agora.delivery import AgoraDelivery, Seen
 from hive_rpc.core import dialogue as dlg
 from hive_rpc.core import messages
@@ -184,7 +183,7 @@ class Agora(AgoraDelivery):
             except ValueError as e:
                 gone[name] = str(e)
                 return
-            with trio.move_on_after(package.HOLDOUT_CHECK_S):
+            with trio.move_on_after(HOLDOUT_CHECK_S):
                 state = await target.check()
                 if name == receiver:
                     seen.append(Seen(ling, target, state))

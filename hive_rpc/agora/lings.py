@@ -17,7 +17,6 @@ from typing import Any
 
 import trio
 
-from hive_rpc import agora as package
 from hive_rpc.agora.events import AgoraEvents
 from hive_rpc.agora.state import LING, LING_REQUEST, log
 from hive_rpc.core.conventions import HUB_AGENT
@@ -27,7 +26,7 @@ from hive_rpc.core.errors import (
     LimitReached,
     LingNotFound,
 )
-from hive_rpc.core.limits import MAX_LING_REQUESTS
+from hive_rpc.core.limits import MAX_LING_REQUESTS, MAX_LING_REQUESTS_PER_PEER
 from hive_rpc.core.ling import (
     TYPE,
     Agent,
@@ -133,7 +132,7 @@ class AgoraLings(AgoraEvents):
                 "this hub cannot ask the human to approve a ling; register it from "
                 "inside its terminal (hive-rpc ling register NAME --tmux, run in the pane)"
             )
-        per_peer = package.MAX_LING_REQUESTS_PER_PEER
+        per_peer = MAX_LING_REQUESTS_PER_PEER
         if ling.name not in self._requests and len(self._requests) >= MAX_LING_REQUESTS:
             raise LimitReached(
                 f"{MAX_LING_REQUESTS} ling registrations already wait for the human's "

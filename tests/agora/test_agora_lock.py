@@ -10,8 +10,7 @@ import pytest
 import trio
 import trio.testing
 
-from hive_rpc import agora as agora_module
-from hive_rpc.agora import open_agora
+from hive_rpc.agora import dialogues, open_agora
 from hive_rpc.core.ling import Ling
 from hive_rpc.relay.emacs import DeliveryPeers
 from hive_rpc.relay.proc import process
@@ -44,7 +43,7 @@ class Terminal:
 async def test_a_silent_terminal_holds_up_no_other_dialogue(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(agora_module, "HOLDOUT_CHECK_S", 3600.0)
+    monkeypatch.setattr(dialogues, "HOLDOUT_CHECK_S", 3600.0)
     silent = trio.Event()
     answers = trio.Event()
     answers.set()

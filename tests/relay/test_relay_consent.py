@@ -22,7 +22,7 @@ from mcp import Client, StdioServerParameters
 from test_agora import LING, Pane, approve, lings, open_pane, text_of, tmux_server
 from waiting import logged
 
-from hive_rpc import agora
+from hive_rpc.agora import lings as ling_module
 from hive_rpc.client.async_client import HubClient
 from hive_rpc.core.errors import HiveError
 from hive_rpc.hub import HubConfig
@@ -377,7 +377,7 @@ async def test_requests_waiting_for_the_human_are_capped(
     from hive_rpc.core.limits import MAX_LING_REQUESTS
 
     # The cap of all requests; one peer's own cap has its test below.
-    monkeypatch.setattr(agora, "MAX_LING_REQUESTS_PER_PEER", MAX_LING_REQUESTS)
+    monkeypatch.setattr(ling_module, "MAX_LING_REQUESTS_PER_PEER", MAX_LING_REQUESTS)
 
     for n in range(MAX_LING_REQUESTS):
         asked = await ask(client, f"spam{n}", "%99@/nonexistent/tmux.sock", agent_id="sneaky")
