@@ -11,10 +11,9 @@ and ``hive-rpc epc``, processes of their own).
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -23,7 +22,6 @@ import trio
 from hive_rpc.client.async_client import prove_approver
 from hive_rpc.client.hub_connection import HubConnection, HubUnreachable, open_hub_connection
 from hive_rpc.protocol.methods import METHODS
-from hive_rpc.runtime.registry import Watch
 from hive_rpc.service import HubService
 
 log = logging.getLogger(__name__)
@@ -33,10 +31,6 @@ class Backend(Protocol):
     """What the tools need from the hub."""
 
     async def call(self, method: str, params: dict[str, Any]) -> Any: ...
-
-    def closed_prompts(self) -> AbstractAsyncContextManager[AsyncIterator[str]]:
-        """Ids of prompts as they are answered, expire or are cancelled."""
-        ...
 
 
 class LocalBackend:
@@ -49,17 +43,6 @@ class LocalBackend:
 
     async def call(self, method: str, params: dict[str, Any]) -> Any:
         return await self.service.call(method, params)
-
-    @asynccontextmanager
-    async def closed_prompts(self) -> AsyncIterator[AsyncIterator[str]]:
-        with self.service.registry.watch() as watch:
-            yield _closed_ids(watch)
-
-
-async def _closed_ids(watch: Watch) -> AsyncIterator[str]:
-    async for change in watch:
-        if not change.prompt.is_pending:
-            yield change.prompt.id
 
 
 RETRYABLE = frozenset(name for name, method in METHODS.items() if method.retryable)
@@ -93,7 +76,6 @@ class RemoteBackend:
         self._nursery = nursery
         self._conn: HubConnection | None = None
         self._connect_lock = trio.Lock()
-        self._connected = trio.Event()
 
     @property
     def nursery(self) -> trio.Nursery:
@@ -114,8 +96,6 @@ class RemoteBackend:
                     why = await prove_approver(self._conn.call)
                     if why is not None:
                         log.warning("not an approver (permission prompts refused): %s", why)
-                self._connected.set()
-                self._connected = trio.Event()
             return self._conn
 
     async def _hold(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
@@ -139,28 +119,6 @@ class RemoteBackend:
         if self._start:
             return "a new hub starts with the next call: try again (nothing asked is lost)"
         return f"start one with `hive-rpc serve --socket {self._socket}` and try again"
-
-    @asynccontextmanager
-    async def closed_prompts(self) -> AsyncIterator[AsyncIterator[str]]:
-        async with contextlib.aclosing(self._closed_ids()) as ids:
-            yield ids
-
-    async def _closed_ids(self) -> AsyncGenerator[str]:
-        """Resubscribes on every new connection; while there is none, waits until a
-        tool call makes one."""
-        while True:
-            conn = self._conn
-            if conn is None or conn.lost:
-                # Not reconnecting from here: a hub stopped on purpose stays stopped
-                # until the agent's next tool call needs one.
-                await self._connected.wait()
-                continue
-            async with conn.notifications() as notes:
-                with contextlib.suppress(HubUnreachable):
-                    await conn.call("hive/subscribe", {})
-                async for note in notes:
-                    if note.method == "hive/dismiss":
-                        yield str(note.params["id"])
 
 
 @asynccontextmanager

@@ -43,9 +43,6 @@ class NoHub:
     async def call(self, method: str, params: dict[str, Any]) -> Any:
         raise AssertionError(f"{method} called")
 
-    def closed_prompts(self) -> Any:
-        raise AssertionError("closed_prompts called")
-
 
 async def test_blocking_tools_return_before_mcp_tool_timeout(
     hub: HubService, hub_config: HubConfig

@@ -4,8 +4,6 @@ hub call raises something unexpected, in a real (in-memory) MCP session."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -91,14 +89,6 @@ class FlakyBackend:
         if self.calls == 1:
             raise RuntimeError("injected bug")
         return {"id": "p1", "status": "pending"}
-
-    @asynccontextmanager
-    async def closed_prompts(self) -> AsyncIterator[AsyncIterator[str]]:
-        async def none() -> AsyncIterator[str]:
-            return
-            yield
-
-        yield none()
 
 
 async def test_an_unexpected_exception_is_that_calls_error_and_the_session_goes_on(
