@@ -61,6 +61,13 @@ class Collected(Generic[T]):
         self._more.set()
         self._more = trio.Event()
 
+    async def at_least(self, n: int, *, within_s: float) -> list[T]:
+        """The items once there are ``n`` of them (or more)."""
+        with trio.fail_after(within_s):
+            while len(self.items) < n:
+                await self._more.wait()
+        return self.items
+
     async def first(self, wanted: Callable[[T], bool], *, within_s: float) -> T:
         """The first item ``wanted`` accepts, already given or still to come."""
         with trio.fail_after(within_s):

@@ -60,6 +60,23 @@ def new_tmux_session(name: str, root: Path, cols: int, rows: int, argv: list[str
     )
 
 
+def log_calls(function: str, log: Path, value: str = "t") -> str:
+    """Lisp for a session's settings: each time ``function`` returns, append ``value``
+    (a form, evaluated then) as a line to ``log``.  Emacs is another process with no
+    event a test can follow, so a test that something did *not* happen waits for
+    this line (``logged_calls``): proof that Emacs went past the point where it would
+    have happened, and what it saw there."""
+    return (
+        f"(advice-add '{function} :after (lambda (&rest _) (write-region"
+        f' (format "%S\\n" {value}) nil {json.dumps(str(log))} t (quote silent))))'
+    )
+
+
+def logged_calls(log: Path) -> list[str]:
+    """The lines ``log_calls`` wrote so far, oldest first."""
+    return log.read_text().splitlines() if log.exists() else []
+
+
 class TmuxEmacs:
     """An `emacs -nw` in a detached tmux session (``name``) and the hub socket it
     uses (``socket``): reading the screen, typing, waiting, and the CLI."""

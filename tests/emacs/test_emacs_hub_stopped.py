@@ -21,13 +21,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from emacs_session import new_tmux_session
+from emacs_session import log_calls, logged_calls, new_tmux_session
 from test_emacs_lifecycle import LoneEmacs, _gone
 
 pytestmark = pytest.mark.skipif(
@@ -80,7 +80,8 @@ class HumanAndEmacs(LoneEmacs):
 
     def serve_in_terminal(self, *args: str) -> None:
         """``hive-rpc serve ARGS`` in the foreground of a terminal, as a person runs it."""
-        self.terminal = f"{self.name or 'hive-stop'}-term"
+        # Its own name: two runs of these tests share the tmux server.
+        self.terminal = f"hive-stop-{uuid.uuid4().hex[:8]}-term"
         env = [f"{k}={v}" for k, v in self.shell_env.items() if k in ("PATH", *self.env)]
         command = ["env", "-u", "HIVE_RPC_SOCKET", "-u", "HIVE_RPC_DATA_DIR", *env]
         command += [sys.executable, "-m", "hive_rpc", "serve", *args]
@@ -153,7 +154,9 @@ def test_a_hub_the_human_stopped_stays_stopped(human: HumanAndEmacs, how: str) -
         hub = _serve_with_http(human, port)
     asked = human.run("ask", "Still there?", "--agent", "stopper")
     assert asked.returncode == 0, asked.stderr
-    human.start()
+    # Each reconnect try writes whether Emacs runs a hub of its own after it.
+    tries = human.root / "reconnects.log"
+    human.start(log_calls("hive-rpc--reconnect", tries, "(process-live-p hive-rpc--hub-process)"))
     _emacs_connected(human)
 
     if how == "Ctrl-C":
@@ -166,11 +169,13 @@ def test_a_hub_the_human_stopped_stays_stopped(human: HumanAndEmacs, how: str) -
     assert "M-x hive-rpc-start-hub" in human.screen()
     assert human.hub_pid() is None
 
-    # The scenario's pause, not a wait for a result: the human goes to a shell to
-    # start it again, which takes a few seconds, more than Emacs's reconnect interval
-    # (2 s, in which it used to start a hub on the defaults).  Then `serve --http`
-    # starts a hub (not "already running"), and the dashboard is there.
-    time.sleep(5)
+    # The human goes to a shell to start it again, which takes a few seconds: two of
+    # Emacs's reconnect tries (2 s apart; each used to start a hub on the defaults)
+    # go by, and neither starts a hub.  Then `serve --http` starts a hub (not
+    # "already running"), and the dashboard is there.
+    before = len(logged_calls(tries))
+    human.wait_until(lambda: len(logged_calls(tries)) >= before + 2, "two reconnect tries")
+    assert set(logged_calls(tries)[before:]) == {"nil"}, logged_calls(tries)
     assert human.hub_pid() is None
     again = _serve_with_http(human, port)
     assert again != hub

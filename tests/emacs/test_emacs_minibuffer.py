@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from emacs_session import FAST, ORIGIN, EmacsSession, running, tag
+from emacs_session import FAST, ORIGIN, EmacsSession, log_calls, logged_calls, running, tag
 
 pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
@@ -22,9 +22,15 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+CHECKS = "ask-queued.log"
+"""Where Emacs writes, each time it has looked whether a queued question may open by
+itself (``hive-rpc--ask-queued``), how many were queued then."""
+
+
 @pytest.fixture
 def emacs(short_tmp: Path) -> Iterator[EmacsSession]:
-    yield from running(EmacsSession(short_tmp, FAST))
+    checks = log_calls("hive-rpc--ask-queued", short_tmp / CHECKS, "(length (hive-rpc--queue))")
+    yield from running(EmacsSession(short_tmp, FAST + checks))
 
 
 def test_answer_typed_in_the_minibuffer_reaches_the_agent(emacs: EmacsSession) -> None:
@@ -42,7 +48,12 @@ def test_prompt_waits_for_the_users_own_read_string(emacs: EmacsSession) -> None
     emacs.wait_for(lambda _: emacs.minibuffer().startswith("Other:"))
     prompt_id = emacs.ask("Rebase onto main?", "--agent", "claude-1")
     emacs.wait_for(lambda screen: "hive:1" in screen)
-    time.sleep(1)  # several idle periods: the hive prompt must still wait its turn
+    # Emacs looked whether the question may open with it queued, and let it wait (had
+    # it opened, that look would not have returned: the prompt shows instead).
+    emacs.wait_until(
+        lambda: "1" in logged_calls(emacs.root / CHECKS) or "Rebase" in emacs.minibuffer(),
+        "Emacs to look at the queued question",
+    )
     assert emacs.minibuffer().startswith("Other:")
     assert "Rebase onto main? (C-c" not in emacs.minibuffer()  # only announced
     emacs.keys("mine", "Enter")
@@ -254,9 +265,14 @@ def test_one_c_g_leaves_the_whole_queue_and_keeps_the_draft(emacs: EmacsSession)
     emacs.wait_for(lambda _: emacs.minibuffer().rstrip().endswith(": half an ans"))
     emacs.keys("C-g")
     emacs.wait_for(lambda _: "deferred; 3 questions are pending" in emacs.minibuffer())
-    time.sleep(2)  # ten times the idle delay of these tests: none may open by itself
+    # None opens by itself: a question asked after them opens by itself, alone, and
+    # once it is answered the deferred ones still wait.
+    late = emacs.ask("Question 4?", "--agent", "late")
+    emacs.wait_prompt(f"{tag('late')} Question 4? (C-c")
+    emacs.keys("four", "Enter")
+    emacs.wait_for(lambda _: emacs.cli("poll", late).returncode == 0)
+    emacs.wait_for(lambda screen: "hive:3" in screen and "Question 4" not in emacs.minibuffer())
     assert f"{tag('q')} Question" not in emacs.minibuffer()
-    assert "hive:3" in emacs.screen()
     assert all(emacs.cli("poll", i).returncode == 8 for i in ids)
     emacs.keys("M-x", "hive-rpc-answer-next", "Enter")
     emacs.wait_prompt(f"{tag('q')} Question 1? (C-c")
