@@ -47,11 +47,15 @@ from scripted_model import (
     text,
     tool_use,
 )
+from waiting import Collected, logged
 
 from hive_rpc.core import dialogue as dlg
 from hive_rpc.core import messages
 from hive_rpc.hub import HubConfig
+from hive_rpc.relay.emacs import EmacsBufferTarget
+from hive_rpc.relay.target import TargetState
 from hive_rpc.relay.text import CLAUDE_CODE_STARTING
+from hive_rpc.relay.tmux import TmuxTarget
 from hive_rpc.service import HubService
 
 HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
@@ -167,6 +171,14 @@ class Tmux:
             time.sleep(0.2)
         return screen
 
+    def wait_for_all(self, pane: str, done: Callable[[str], bool], timeout: float = 60) -> str:
+        """The pane's screen once ``done`` holds of it (polled, as ``wait_for``)."""
+        deadline = time.monotonic() + timeout
+        while not done(screen := self.screen(pane)):
+            assert time.monotonic() < deadline, f"pane {pane} never got there:\n{screen}"
+            time.sleep(0.2)
+        return screen
+
     def submit(self, pane: str, words: str) -> None:
         """Type ``words`` as a human does, and Enter."""
         self.wait_for(pane, "? for shortcuts")
@@ -240,6 +252,32 @@ async def until(
     while not done(found := await hub.call(method, params)):  # noqa: ASYNC110 (no event)
         await trio.sleep(0.2)
     return found
+
+
+def looks(monkeypatch: pytest.MonkeyPatch, terminal: str) -> Collected[TargetState]:
+    """Every look the hub takes at a terminal of kind ``terminal`` from now on (its
+    target's ``check``), as each returns.  The relay reports a hold once (``relay/held``),
+    not each look at it; a look that finds the turn free is followed by the typing, not
+    by another look, so two looks after the hold prove it was held on, twice."""
+    target = TmuxTarget if terminal == "tmux" else EmacsBufferTarget
+    seen: Collected[TargetState] = Collected()
+    check = target.check
+
+    async def counted(self: Any) -> TargetState:
+        state = await check(self)
+        seen.append(state)
+        return state
+
+    monkeypatch.setattr(target, "check", counted)
+    return seen
+
+
+async def held_on(hub: HubService, seen: Collected[TargetState]) -> None:
+    """Once the turn is reported held, the relay looks at the terminal twice more (as
+    it starts following it, then when it changes or on its schedule, every 2 s) and
+    holds it again each time."""
+    await logged(hub.activity, lambda e: e.event == "relay/held", within_s=60)
+    await seen.at_least(len(seen.items) + 2, within_s=30)
 
 
 def dump(agents: list[Agent], tmux: Tmux) -> str:
@@ -631,6 +669,7 @@ async def test_a_relay_waits_while_claude_codes_own_dialog_shows(
     claude_root: Path,
     kind: str,
     terminal: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The TUI shows one of its own dialogs, where Enter picks the highlighted answer:
     "Do you want to proceed?" for a Bash command (Enter: Yes), or the menu of the
@@ -656,13 +695,14 @@ async def test_a_relay_waits_while_claude_codes_own_dialog_shows(
             press = await spawn_in_emacs(tmux, agent, hub, hub_config)
         await trio.to_thread.run_sync(tmux.submit, agent.pane, "do it")
         await trio.to_thread.run_sync(tmux.wait_for, agent.pane, dialog.shows)
+        seen = looks(monkeypatch, terminal)
         d = await hub.call("agora/create", {"topic": TOPIC, "participants": ["main.x", "main.c"]})
         turn = await hub.call(
             "agora/dispatch",
             {"dialogue_id": d["id"], "from": "main.x", "to": "main.c", "signal": "propose",
              "message": PROPOSAL},
         )  # fmt: skip
-        await trio.sleep(3)  # held on: the relay checks the pane again every 2 s
+        await held_on(hub, seen)
         held = tmux.screen(agent.pane)
         assert turn["delivery"]["state"] == "queued", (turn, dump([agent], tmux))
         reason = turn["delivery"]["reason"]  # the sender is told why
@@ -834,7 +874,12 @@ def types_slowly(type_one: Callable[[str], object], words: str) -> None:
 
 @pytest.mark.parametrize("terminal", ["tmux", pytest.param("vterm", marks=needs_vterm)])
 async def test_a_relay_never_takes_the_humans_draft(
-    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path, terminal: str
+    hub: HubService,
+    hub_config: HubConfig,
+    claude_bin: Path,
+    claude_root: Path,
+    terminal: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The human has typed half a prompt into Claude Code's input box (no Enter) when a
     turn is relayed. Pasted after the draft and submitted, the two went to the model
@@ -860,13 +905,14 @@ async def test_a_relay_never_takes_the_humans_draft(
         await trio.to_thread.run_sync(tmux.wait_for, agent.pane, "? for shortcuts")
         await trio.to_thread.run_sync(types_slowly, type_one, DRAFT)
         await trio.to_thread.run_sync(tmux.wait_for, agent.pane, DRAFT)
+        seen = looks(monkeypatch, terminal)
         d = await hub.call("agora/create", {"topic": TOPIC, "participants": ["main.x", "main.c"]})
         turn = await hub.call(
             "agora/dispatch",
             {"dialogue_id": d["id"], "from": "main.x", "to": "main.c", "signal": "propose",
              "message": PROPOSAL},
         )  # fmt: skip
-        await trio.sleep(3)  # held on: the relay checks the input again every 2 s
+        await held_on(hub, seen)
         assert turn["delivery"]["state"] == "queued", (turn, dump([agent], tmux))
         # The turn's delivery says what holds it now. A screen read while Claude Code
         # redraws its input box can miss the box for that one read ("starting", held
@@ -901,8 +947,10 @@ async def test_a_relay_never_takes_the_humans_draft(
             )  # fmt: skip
             while len(model.requests) < 2:  # noqa: ASYNC110 (the model's requests: polled)
                 await trio.sleep(0.2)
+            # The model's reply to each prompt is on the screen: Claude Code is done
+            # with the turn, and sent the model nothing after it.
             await trio.to_thread.run_sync(
-                lambda: tmux.wait_for(agent.pane, "Noted.") and time.sleep(1)
+                lambda: tmux.wait_for_all(agent.pane, lambda s: s.count("Noted.") >= 2)
             )
         status = await hub.call("agora/status", {"dialogue_id": d["id"]})
         context = dump([agent], tmux)

@@ -19,6 +19,7 @@ from claude_session import ClaudeHome, claude_home
 from editor import claude_running, human_editor, next_prompt
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
 from test_claude_permission_hook import install_hook
+from waiting import until
 
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
@@ -34,6 +35,8 @@ APPROVED_RUN = (
     APPROVE,
 )
 """``claude`` asked to make the file, the approve tool deciding its permissions."""
+STANDS_ASIDE = f"this run's --permission-prompt-tool {APPROVE} decides; printing no decision"
+"""What ``hive-rpc hook claude-code`` says in such a run, where it stands aside."""
 
 
 def register(claude: ClaudeHome, socket: Path) -> None:
@@ -155,12 +158,20 @@ async def test_with_the_hook_installed_too_the_human_is_asked_once(
     with scripted_model(script) as model:
         claude = claude_home(claude_bin, claude_root, model.base_url)
         register(claude, hub_config.socket)
-        install_hook(claude, hub_config.socket, "--timeout", "60")
+        # What the hook says (its stderr) goes to a file: the test's proof that it ran.
+        said = claude_root / "hook-stderr"
+        install_hook(claude, hub_config.socket, "--timeout", "60", "2>>", str(said))
         async with human_editor(hub_config.socket) as human:
             with trio.fail_after(120):
                 async with claude_running(claude, *APPROVED_RUN) as runs:
                     note = await next_prompt(human)
-                    await trio.sleep(3)  # as a human takes a moment: both could ask by then
+                    # Before the human answers, the hook has run and stood aside (a
+                    # file another process writes: polled).
+                    await until(
+                        lambda: said.exists() and STANDS_ASIDE in said.read_text(),
+                        "the hook to stand aside",
+                        within_s=60,
+                    )
                     await human.call("hive/respond", {"id": note.params["id"], "answer": "allow"})
             assert await human.call("hive/list", {}) == []
             others = [n.params for n in human.notifications if n.method == "hive/prompt"]
