@@ -12,10 +12,12 @@ Modules, in the order a request meets them:
 * ``server``: ``HiveMcp``, the hub's one MCPServer over one ``Backend``;
 * ``prompt_tools`` (the ``hivemind_*`` tools and request_human_input),
   ``agora_tools`` (dialogues, lings, events, task outcomes) and ``approve_tool``:
-  plain functions listed in a ``tool_table.ToolTable``, each wrapped by
-  ``guarded.guarded``, which turns the hub's refusals into tool errors in the tools'
-  own words;
-* ``results``: the tools' structured results;
+  plain functions listed in a ``tool_table.ToolTable`` (a tool's name is its
+  function's; its hints and its names for the hub's parameters are declared with
+  it), each wrapped by ``guarded.guarded``;
+* ``results``: the tools' structured results, and ``tool_error``, the one place a
+  failure becomes a tool error (in the tool's words, with its code and kind, as
+  ``tool_errors`` puts it on the wire);
 * ``resources``: ``hive://asks/{ask_id}`` and its subscriptions, and the only file
   that touches the SDK's private attributes;
 * ``updates`` with ``coordinator_news``: the hub's one registry watcher and news

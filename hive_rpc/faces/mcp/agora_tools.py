@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 
-from hive_rpc.faces.mcp.guarded import guarded
+from hive_rpc.faces.mcp.hints import ADDS, ENDS, READS
 from hive_rpc.faces.mcp.results import (
     AgoraList,
     AgoraResult,
@@ -25,7 +25,6 @@ TOOLS = ToolTable()
 
 
 @TOOLS.tool(
-    name="agora_create",
     description=(
         "Start an Agora dialogue: a topic and two or more participants (ling names "
         "such as main.feature.auth). Each turn you dispatch is typed into the "
@@ -35,8 +34,8 @@ TOOLS = ToolTable()
         "(notifications/message, logger hive-rpc.agora) and name you on the "
         "hub's activity stream."
     ),
+    hints=ADDS,
 )
-@guarded
 async def agora_create(
     ctx: Context, topic: str, participants: list[str], max_turns: int | None = None
 ) -> Annotated[CallToolResult, AgoraResult]:
@@ -53,7 +52,6 @@ async def agora_create(
 
 
 @TOOLS.tool(
-    name="agora_dispatch",
     description=(
         "Take your turn in a dialogue: signal is propose, counter, approve, no-change "
         "or defer. sender is your ling name (default: your agent id, as given to "
@@ -63,8 +61,9 @@ async def agora_create(
         "queued that fails later is told to you (in your terminal, and to this "
         "session as a log message)."
     ),
+    hints=ADDS,
+    words={"from": "sender"},
 )
-@guarded
 async def agora_dispatch(
     ctx: Context,
     dialogue_id: str,
@@ -89,8 +88,7 @@ async def agora_dispatch(
     return agora_ok(r, text)
 
 
-@TOOLS.tool(name="agora_status", description="A dialogue with its turns, stances and events.")
-@guarded
+@TOOLS.tool(description="A dialogue with its turns, stances and events.", hints=READS)
 async def agora_status(ctx: Context, dialogue_id: str) -> Annotated[CallToolResult, AgoraResult]:
     session = session_of(ctx)
     d = await session.call("agora/status", dialogue_id=dialogue_id)
@@ -105,10 +103,8 @@ async def agora_status(ctx: Context, dialogue_id: str) -> Annotated[CallToolResu
 
 
 @TOOLS.tool(
-    name="agora_abort",
-    description="End a dialogue by hand (status aborted); it takes no more turns.",
+    description="End a dialogue by hand (status aborted); it takes no more turns.", hints=ENDS
 )
-@guarded
 async def agora_abort(
     ctx: Context, dialogue_id: str, reason: str | None = None
 ) -> Annotated[CallToolResult, AgoraResult]:
@@ -117,8 +113,7 @@ async def agora_abort(
     return agora_ok(d, f"{d['id']} aborted after {d['turn_count']} turns: {d['end_reason']}")
 
 
-@TOOLS.tool(name="agora_list", description="Dialogues, oldest first (filter by status).")
-@guarded
+@TOOLS.tool(description="Dialogues, oldest first (filter by status).", hints=READS)
 async def agora_list(
     ctx: Context,
     status: Literal["active", "paused", "consensus", "timeout", "aborted"] | None = None,
@@ -130,7 +125,6 @@ async def agora_list(
 
 
 @TOOLS.tool(
-    name="ling_register",
     description=(
         "Ask to register the terminal an agent runs in, so turns and events can be "
         "typed into it: kind tmux (address: pane such as %3), zellij (SESSION:PANE_ID) "
@@ -138,8 +132,8 @@ async def agora_list(
         "reports to main.feature. The ling is pending until the human approves "
         "(state: pending, prompt_id); nothing is typed into a shell."
     ),
+    hints=ADDS,
 )
-@guarded
 async def ling_register(
     ctx: Context,
     name: str,
@@ -165,8 +159,7 @@ async def ling_register(
     return agora_ok(r, f"ling {r['name']} is {r['kind']} {r['address']}")
 
 
-@TOOLS.tool(name="ling_list", description="Registered lings; check=true tests each terminal.")
-@guarded
+@TOOLS.tool(description="Registered lings; check=true tests each terminal.", hints=READS)
 async def ling_list(ctx: Context, check: bool = False) -> Annotated[CallToolResult, AgoraList]:
     session = session_of(ctx)
     items = await session.call("ling/list", check=check)
@@ -178,8 +171,7 @@ async def ling_list(ctx: Context, check: bool = False) -> Annotated[CallToolResu
     return ok(AgoraList(count=len(items), items=items), "\n".join(lines) or "none")
 
 
-@TOOLS.tool(name="ling_remove", description="Forget a registered ling.")
-@guarded
+@TOOLS.tool(description="Forget a registered ling.", hints=ENDS)
 async def ling_remove(ctx: Context, name: str) -> Annotated[CallToolResult, AgoraResult]:
     session = session_of(ctx)
     r = await session.call("ling/remove", name=name)
@@ -187,7 +179,6 @@ async def ling_remove(ctx: Context, name: str) -> Annotated[CallToolResult, Agor
 
 
 @TOOLS.tool(
-    name="report_to_parent",
     description=(
         "Children: tell your parent (your ling name minus its last part) something: "
         "kind child-complete, child-question, child-note, pr-status (with review: "
@@ -195,8 +186,9 @@ async def ling_remove(ctx: Context, name: str) -> Annotated[CallToolResult, Agor
         "merge) or ci-status. It is typed into the parent's terminal; a question "
         "tells the parent how to answer_question you."
     ),
+    hints=ADDS,
+    words={"from": "sender"},
 )
-@guarded
 async def report_to_parent(
     ctx: Context,
     kind: Literal[
@@ -226,13 +218,13 @@ async def report_to_parent(
 
 
 @TOOLS.tool(
-    name="answer_question",
     description=(
         "Parents: answer a child's [QUESTION ...]: the message is typed into the "
         "child's terminal (agent is the child's ling name, as the question says)."
     ),
+    hints=ADDS,
+    words={"from": "sender"},
 )
-@guarded
 async def answer_question(
     ctx: Context,
     agent: str,
@@ -245,15 +237,14 @@ async def answer_question(
 
 
 @TOOLS.tool(
-    name="task_report",
     description=(
         "Publish the outcome of your task under its task_id (success, failed or "
         "cancelled, with a result or an error), so whoever waits for that task "
         "(a dashboard, an editor, another agent watching the activity stream) "
         "gets it. Use the task_id you were given, or the one you asked under."
     ),
+    hints=ADDS,
 )
-@guarded
 async def task_report(
     ctx: Context,
     task_id: str,

@@ -43,6 +43,7 @@ from hive_rpc.core.claude_code import (
     rule_decision,
 )
 from hive_rpc.core.errors import HiveError
+from hive_rpc.faces.mcp.hints import ADDS
 from hive_rpc.faces.mcp.session import AgentSession, session_of
 from hive_rpc.faces.mcp.tool_table import ToolTable
 from hive_rpc.rpc.dispatch import error_for
@@ -152,14 +153,15 @@ TOOLS = ToolTable()
 
 
 @TOOLS.tool(
-    name="approve",
     description=(
         "Claude Code's permission prompt tool (claude -p --permission-prompt-tool "
         "mcp__hive-rpc__approve): asks the human, in their editor, whether a tool "
         "may run, and returns Claude Code's decision JSON. Answer rules decide "
         "first; no answer in time denies."
     ),
+    hints=ADDS,
     structured_output=False,
+    guard=False,
 )
 async def approve(
     ctx: Context,

@@ -18,9 +18,9 @@ from mcp_types import CallToolResult
 
 from hive_rpc.client.hub_connection import HubUnreachable
 from hive_rpc.core.conventions import HUB_AGENT
-from hive_rpc.core.errors import HiveError
+from hive_rpc.core.errors import HiveError, NotAnApprover
 from hive_rpc.core.prompt import Ask
-from hive_rpc.faces.mcp.guarded import guarded
+from hive_rpc.faces.mcp.hints import ADDS, READS, WITHDRAWS
 from hive_rpc.faces.mcp.results import (
     ASKED_NEXT,
     EXPIRED_MARKER,
@@ -32,7 +32,6 @@ from hive_rpc.faces.mcp.results import (
     PendingList,
     ask_state,
     describe,
-    failed,
     ok,
     pending_ask,
     state_result,
@@ -114,11 +113,6 @@ async def wait_closed(
 RESUMED_META = "hive-rpc/resumed"
 """Set in ``_meta`` by ``hive-rpc mcp`` on a blocking ask it sends again to a new hub,
 the hub it had called having gone away before answering (mcp_relay.py)."""
-RESUMABLE = frozenset({"hivemind_ask", "request_human_input"})
-"""The blocking asks a relay sends again, marked ``RESUMED_META``, when their hub went
-away: the question was saved before the wait began, so the new hub most likely holds
-it still, pending; the call then waits for that one instead of asking the human the
-same thing twice (and is answered what the human answers there)."""
 
 
 async def ask_once(session: AgentSession, ctx: Context, ask: Ask) -> dict[str, Any]:
@@ -150,15 +144,15 @@ TOOLS = ToolTable()
 
 
 @TOOLS.tool(
-    name="hivemind_ask_async",
     description="Ask the human a question without blocking. Returns an ask_id at once; "
     "keep working and collect the answer with hivemind_poll or hivemind_await. "
     "options: answers to pick from; schema: a flat elicitation schema for a "
     "structured answer; timeout_s: countdown, stopped when the human starts typing; "
     "task_id: the task this ask belongs to; in_reply_to: the ask or task it follows "
     "up (both returned, and carried by the ask's activity entries).",
+    hints=ADDS,
+    words={"choices": "options"},
 )
-@guarded
 async def hivemind_ask_async(
     ctx: Context,
     question: str,
@@ -198,22 +192,22 @@ async def hivemind_ask_async(
 
 
 @TOOLS.tool(
-    name="hivemind_poll",
     description="The state of one of your asks: pending, responded (with decision, "
     "by, action), expired (nobody answered in time: not a no) or cancelled.",
+    hints=READS,
+    words={"id": "ask_id"},
 )
-@guarded
 async def hivemind_poll(ctx: Context, ask_id: str) -> Annotated[CallToolResult, AskState]:
     session = session_of(ctx)
     return state_result(await session.call("hive/poll", id=ask_id, agent_id=session.agent(ctx)))
 
 
 @TOOLS.tool(
-    name="hivemind_await",
     description="Wait up to timeout_s seconds for the answer to one of your asks; "
     "returns early when it comes. Sends progress notifications while waiting.",
+    hints=READS,
+    words={"id": "ask_id"},
 )
-@guarded
 async def hivemind_await(
     ctx: Context, ask_id: str, timeout_s: float = 60.0
 ) -> Annotated[CallToolResult, AskState]:
@@ -229,12 +223,12 @@ async def hivemind_await(
 
 
 @TOOLS.tool(
-    name="hivemind_respond",
     description="Coordinators: answer any pending ask on the human's behalf. "
     "decision is one of the ask's options, an object matching its schema, or "
     "free text; action decline or cancel carries no decision.",
+    hints=ADDS,
+    words={"id": "ask_id", "answer": "decision", "choices": "options"},
 )
-@guarded
 async def hivemind_respond(
     ctx: Context,
     ask_id: str,
@@ -244,10 +238,11 @@ async def hivemind_respond(
     session = session_of(ctx)
     asked = await session.call("hive/poll", id=ask_id)
     if asked.get("agent_id") == HUB_AGENT:
-        return failed(
+        raise NotAnApprover(
             f"ask {ask_id} is the hub's own question to the human (may a "
             "terminal be typed into?); only the human answers it, in an "
-            "editor, the dashboard or the CLI"
+            "editor, the dashboard or the CLI",
+            id=ask_id,
         )
     record = await session.call(
         "hive/respond", id=ask_id, answer=decision, by=session.agent(ctx), action=action
@@ -257,22 +252,21 @@ async def hivemind_respond(
 
 
 @TOOLS.tool(
-    name="hivemind_cancel",
     description="Withdraw one of your pending asks; editors take it off the screen.",
+    hints=WITHDRAWS,
+    words={"id": "ask_id"},
 )
-@guarded
 async def hivemind_cancel(ctx: Context, ask_id: str) -> Annotated[CallToolResult, AskState]:
     session = session_of(ctx)
     return state_result(await session.call("hive/cancel", id=ask_id, agent_id=session.agent(ctx)))
 
 
 @TOOLS.tool(
-    name="hivemind_list_pending",
     description="Coordinators: pending asks from every agent, oldest first, one "
     "page of at most `limit` (default 100, at most 1000); when next_cursor is set, "
     "pass it as `cursor` for the next page.",
+    hints=READS,
 )
-@guarded
 async def hivemind_list_pending(
     ctx: Context, limit: int = 100, cursor: str | None = None
 ) -> Annotated[CallToolResult, PendingList]:
@@ -286,13 +280,12 @@ async def hivemind_list_pending(
 
 
 @TOOLS.tool(
-    name="hivemind_await_ask",
     description="Coordinators: block until any agent asks (or timeout_s runs out) "
     "and return that ask; answer it with hivemind_respond. exclude: ask_ids "
     "already seen. timeout_ms: the same wait in milliseconds (the seed's name), "
     "used when timeout_s is not given. Sends progress notifications while waiting.",
+    hints=READS,
 )
-@guarded
 async def hivemind_await_ask(
     ctx: Context,
     timeout_s: float | None = None,
@@ -315,12 +308,13 @@ async def hivemind_await_ask(
 
 
 @TOOLS.tool(
-    name="hivemind_ask",
     description="deprecated: use hivemind_ask_async + hivemind_poll. Asks and blocks "
     "until the human answers or timeout_s runs out, sending progress notifications "
     "while it waits; cancelling the call withdraws the question.",
+    hints=ADDS,
+    resumable=True,
+    words={"choices": "options"},
 )
-@guarded
 async def hivemind_ask(
     ctx: Context,
     question: str,
@@ -353,8 +347,12 @@ def human_input_description(timeout_s: float) -> str:
     )
 
 
-@TOOLS.tool(name="request_human_input", description=human_input_description(HUMAN_INPUT_TIMEOUT_S))
-@guarded
+@TOOLS.tool(
+    description=human_input_description(HUMAN_INPUT_TIMEOUT_S),
+    hints=ADDS,
+    resumable=True,
+    words={"question": "prompt"},
+)
 async def request_human_input(ctx: Context, prompt: str) -> Annotated[CallToolResult, HumanInput]:
     session = session_of(ctx)
     agent = session.agent(ctx)
@@ -378,3 +376,10 @@ async def request_human_input(ctx: Context, prompt: str) -> Annotated[CallToolRe
     # The sentinel stays the whole first text (clients compare it); an unseen
     # expiry is said beside it.
     return ok(result, result.answer, *([UNSEEN_TEXT] if result.unseen else []))
+
+
+RESUMABLE = frozenset(spec.name for spec in TOOLS.specs if spec.resumable)
+"""The blocking asks a relay sends again, marked ``RESUMED_META``, when their hub went
+away: the question was saved before the wait began, so the new hub most likely holds
+it still, pending; the call then waits for that one instead of asking the human the
+same thing twice (and is answered what the human answers there)."""

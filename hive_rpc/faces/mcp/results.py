@@ -1,13 +1,22 @@
 """What the MCP tools return: structured results (pydantic models, so that each
-tool's output schema is listed) with a line of text for the agent to read."""
+tool's output schema is listed) with a line of text for the agent to read; and, in
+one place (``tool_error``), what they return for a failure: the hub's error in the
+tool's own words, with its code and ``data.kind`` (tool_errors.py)."""
 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field, WithJsonSchema
+
+from hive_rpc.faces.mcp.tool_errors import error_result
+
+if TYPE_CHECKING:
+    from hive_rpc.core.errors import HiveError
 
 EXPIRED_MARKER = ":timeout->what-would-rich-hickey-do"
 """What ``request_human_input`` returns when nobody answered: Calva Backseat Driver's
@@ -115,8 +124,41 @@ def ok(model: BaseModel, text: str, *more: str) -> CallToolResult:
     )
 
 
-def failed(message: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+Words = Mapping[str, str]
+"""A tool's names for the hub's parameters it fills, hub's -> tool's
+(``agora_dispatch``: ``{"from": "sender"}``), declared beside the tool
+(``ToolTable.tool``'s ``words``)."""
+
+
+def tool_error(error: HiveError, tool: str, words: Words) -> CallToolResult:
+    """``error`` as ``tool``'s error result: the hub's sentence and data in the tool's
+    words, its code and kind as they are.
+
+    Going by the error's data, never by guessing from the sentence: ``data.method``
+    (the hub's method, which check_params names) becomes the tool; ``data.param`` and
+    the data's other keys name the hub's parameters the sentence is about, each
+    renamed as ``words`` says, in the sentence and in the data; ``data.action``
+    with ``param`` answer is a decline or cancel that carried one.  A traceback stays
+    in the hub's log (the bug's sentence names the tool and the exception)."""
+    data = dict(error.data)
+    data.pop("traceback", None)
+    method = data.pop("method", None)
+    message = error.message
+    if isinstance(method, str) and method != tool:
+        message = message.replace(method, tool)
+    param = data.get("param")
+    action = data.get("action")
+    if param == "answer" and isinstance(action, str) and action != "accept" and "answer" in words:
+        message = f"a {action} carries no {words['answer']}; leave {words['answer']} out"
+    else:
+        named = {str(key) for key in data} | ({param} if isinstance(param, str) else set())
+        for hub_name in sorted(named & set(words)):
+            message = re.sub(rf"\b{re.escape(hub_name)}\b", words[hub_name], message)
+    if isinstance(param, str):
+        data["param"] = words.get(param, param)
+    data = {words.get(key, key): value for key, value in data.items()}
+    data["tool"] = tool
+    return CallToolResult.model_validate(error_result(error.code, message, data))
 
 
 def agora_ok(record: dict[str, Any], text: str) -> CallToolResult:

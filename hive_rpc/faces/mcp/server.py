@@ -31,8 +31,9 @@ that agent's prompts; the coordinator tools (``respond``, ``list_pending``,
 Groups: a session offers only the tool groups it was given (``groups.py``; ``ask`` by
 default), so an agent that only asks is not handed the Agora's tools.
 
-Hints: each tool carries MCP annotations saying whether it only reads (``hints.py``),
-so hosts can run polls and lists without asking the human.
+Hints: each tool carries MCP annotations saying whether it only reads (``hints.py``,
+named where the tool is declared), so hosts can run polls and lists without asking the
+human.
 """
 
 from __future__ import annotations
@@ -168,8 +169,8 @@ class HiveMcp:
         """A session's settings (a relayed one's: stdio.session_hive)."""
         descriptions = {}
         if human_input_timeout_s != HUMAN_INPUT_TIMEOUT_S:
-            descriptions["request_human_input"] = prompt_tools.human_input_description(
-                human_input_timeout_s
+            descriptions[prompt_tools.request_human_input.__name__] = (
+                prompt_tools.human_input_description(human_input_timeout_s)
             )
         return AgentSession(
             self,

@@ -37,10 +37,9 @@ from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.tool_groups import DEFAULT_GROUPS, parse_groups
 from hive_rpc.faces.mcp.approve_tool import hub_rules
 from hive_rpc.faces.mcp.groups import ToolGroups
-from hive_rpc.faces.mcp.hints import HINTS
 from hive_rpc.faces.mcp.identity import Identity
 from hive_rpc.faces.mcp.resources import lowlevel
-from hive_rpc.faces.mcp.server import HiveMcp
+from hive_rpc.faces.mcp.server import TABLES, HiveMcp
 from hive_rpc.faces.mcp.session import AgentSession
 from hive_rpc.protocol.framing import MAX_BODY_BYTES
 from hive_rpc.protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR, PEEK_BYTES, peek_id
@@ -50,7 +49,9 @@ from hive_rpc.service import HubService
 log = logging.getLogger(__name__)
 
 TOOL_TIMEOUT_ENV = "MCP_TOOL_TIMEOUT"
-RESENDABLE = frozenset(name for name, hint in HINTS.items() if hint.idempotent_hint)
+RESENDABLE = frozenset(
+    spec.name for table in TABLES for spec in table.specs if spec.hints.idempotent_hint
+)
 """The tools a relay may call again on a new hub when the one it called went away
 before answering (``hive/openMcp``'s reply names them): doing them twice changes nothing
 more (hints.py), as the method table's ``retryable`` rows for the socket."""

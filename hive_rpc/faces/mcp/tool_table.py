@@ -1,6 +1,13 @@
 """The tools as data: each tool module lists its module-level functions in a
-``ToolTable`` with their names and descriptions, and the hub's one server adds them
-once (server.py).
+``ToolTable``, and the hub's one server adds them once (server.py).
+
+A tool is declared once, by its function: the function's name is the tool's name
+(the only place in the face that spells it), and its declaration says the rest, its
+description, its hints (hints.py), and ``words``, its names for the hub's parameters
+it fills (``{"from": "sender"}``), by which its errors speak of its own parameters
+(results.tool_error).  The method table's ``mcp`` column (protocol/methods.py) names
+the tools again, as data a client reads without this package; a test holds the two
+to agree (tests/faces/test_mcp_errors.py).
 
 The tools used to be closures made by a ``register(hive)`` per module, for every agent
 session, so that each could reach its session's settings; now a tool reads them from
@@ -9,15 +16,15 @@ its request (``session.session_of(ctx)``), and is a plain function a test can ca
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hive_rpc.faces.mcp.hints import HINTS
+from hive_rpc.faces.mcp.guarded import guarded
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
-    from mcp_types import CallToolResult
+    from mcp_types import CallToolResult, ToolAnnotations
 
 Tool = TypeVar("Tool", bound="Callable[..., Awaitable[CallToolResult]]")
 
@@ -25,11 +32,19 @@ Tool = TypeVar("Tool", bound="Callable[..., Awaitable[CallToolResult]]")
 @dataclass(frozen=True)
 class ToolSpec:
     fn: Callable[..., Awaitable[CallToolResult]]
+    """The function as declared (the server adds it guarded)."""
     name: str
     description: str
+    hints: ToolAnnotations
+    words: Mapping[str, str] = field(default_factory=dict)
+    """The hub's parameter names this tool calls otherwise: hub's -> tool's."""
     structured_output: bool | None = None
     """None: from the return annotation (``Annotated[CallToolResult, Model]`` lists
     ``Model`` as the output schema); False: none (``approve``, approve_tool.py)."""
+    guard: bool = True
+    """Added wrapped by ``guarded`` (False: ``approve``, which fails closed itself)."""
+    resumable: bool = False
+    """A blocking ask a relay sends again when its hub went away (prompt_tools.RESUMABLE)."""
 
 
 class ToolTable:
@@ -39,12 +54,30 @@ class ToolTable:
         self.specs: list[ToolSpec] = []
 
     def tool(
-        self, name: str, description: str, *, structured_output: bool | None = None
+        self,
+        description: str,
+        *,
+        hints: ToolAnnotations,
+        words: Mapping[str, str] | None = None,
+        structured_output: bool | None = None,
+        guard: bool = True,
+        resumable: bool = False,
     ) -> Callable[[Tool], Tool]:
-        """List the decorated function as the tool ``name``; the function is unchanged."""
+        """List the decorated function as a tool named as the function; the function
+        is unchanged."""
 
         def add(fn: Tool) -> Tool:
-            self.specs.append(ToolSpec(fn, name, description, structured_output))
+            spec = ToolSpec(
+                fn,
+                fn.__name__,
+                description,
+                hints,
+                dict(words or {}),
+                structured_output,
+                guard,
+                resumable,
+            )
+            self.specs.append(spec)
             return fn
 
         return add
@@ -53,13 +86,13 @@ class ToolTable:
         return {spec.name for spec in self.specs}
 
     def register(self, server: MCPServer[Any]) -> None:
-        """Add the tools to ``server``, each with its hints (a KeyError for a tool
-        missing from hints.py: a new tool is classified on purpose)."""
+        """Add the tools to ``server``, each with its hints, guarded."""
         for spec in self.specs:
+            fn = guarded(spec.fn, name=spec.name, words=spec.words) if spec.guard else spec.fn
             server.add_tool(
-                spec.fn,
+                fn,
                 name=spec.name,
                 description=spec.description,
-                annotations=HINTS[spec.name],
+                annotations=spec.hints,
                 structured_output=spec.structured_output,
             )
