@@ -42,6 +42,7 @@ from hive_rpc.client.sync_client import connect_or_start
 from hive_rpc.core.errors import HiveError, HubUnreachable
 from hive_rpc.protocol.jsonrpc import peek_id
 from hive_rpc.protocol.methods import CODES
+from hive_rpc.protocol.tool_errors import error_result
 
 MCP_OPEN = "hive/openMcp"
 SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
@@ -174,7 +175,8 @@ class KeptSession:
         if call.get("name") == "approve":
             result = {"content": [{"type": "text", "text": _deny(call, text)}]}
         else:
-            result = {"content": [{"type": "text", "text": text}], "isError": True}
+            data = {"kind": "hub_unreachable", "tool": str(call.get("name"))}
+            result = error_result(HUB_LOST, text, data)
         meta = call.get("_meta")
         if isinstance(meta, dict) and PROTOCOL_META in meta:
             result["resultType"] = "complete"  # the per-request protocol (2026-07-28) wants it

@@ -420,6 +420,7 @@ def take_turn(
                 f"({', '.join(d.participants)})",
                 dialogue_id=d.id,
                 name=name,
+                param=role,
                 event="agora/not-a-participant",
             )
     if sender == to:

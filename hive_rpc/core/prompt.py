@@ -245,7 +245,7 @@ def new_prompt(
     question, choices, schema, urgent = ask.question, ask.choices, ask.schema, ask.urgent
     timeout_s = ask.timeout_s
     if not isinstance(question, str) or not question.strip():
-        raise InvalidParams("question must be a non-empty string")
+        raise InvalidParams("question must be a non-empty string", param="question")
     if len(question) > MAX_QUESTION_CHARS:
         raise LimitError(
             "question", "question_chars", f"longer than {MAX_QUESTION_CHARS:,} characters"

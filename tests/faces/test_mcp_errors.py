@@ -168,11 +168,6 @@ async def test_the_hubs_own_question_is_refused_with_a_code(
     assert error["data"]["ask_id"] == prompt
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/dialogue.py's NotAParticipant carries no data.param (its role, from or "
-    "to): the face cannot tell which of its parameters the sentence is about",
-)
 async def test_a_sender_who_is_no_participant_is_named_sender(
     http_hub: HubService, hub_config: HubConfig
 ) -> None:
@@ -198,10 +193,6 @@ async def test_a_sender_who_is_no_participant_is_named_sender(
     assert text.startswith("sender 'main.zz' is not a participant"), text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/prompt.py's 'question must be a non-empty string' carries no data.param",
-)
 async def test_an_empty_prompt_is_named_prompt(http_hub: HubService, hub_config: HubConfig) -> None:
     with trio.fail_after(TIMEOUT_S):
         async with session(http_hub, hub_config, "http") as c:
@@ -247,11 +238,6 @@ def test_a_bug_is_internal_and_its_traceback_stays_in_the_hubs_log() -> None:
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cli/mcp_relay.py's KeptSession.lost_answer writes the text alone: it should "
-    "build its tool error with faces/mcp/tool_errors.py's error_result",
-)
 async def test_a_tool_call_with_the_hub_stopped_is_hub_unreachable(hub_config: HubConfig) -> None:
     """``hive-rpc mcp --no-start``, its hub stopped between two calls: the relay
     answers the call itself, -32014 hub_unreachable (a bug would be -32603)."""

@@ -17,7 +17,7 @@ Modules, in the order a request meets them:
   it), each wrapped by ``guarded.guarded``;
 * ``results``: the tools' structured results, and ``tool_error``, the one place a
   failure becomes a tool error (in the tool's words, with its code and kind, as
-  ``tool_errors`` puts it on the wire);
+  protocol/tool_errors.py puts it on the wire);
 * ``resources``: ``hive://asks/{ask_id}`` and its subscriptions, and the only file
   that touches the SDK's private attributes;
 * ``updates`` with ``coordinator_news``: the hub's one registry watcher and news

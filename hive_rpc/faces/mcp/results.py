@@ -1,7 +1,7 @@
 """What the MCP tools return: structured results (pydantic models, so that each
 tool's output schema is listed) with a line of text for the agent to read; and, in
 one place (``tool_error``), what they return for a failure: the hub's error in the
-tool's own words, with its code and ``data.kind`` (tool_errors.py)."""
+tool's own words, with its code and ``data.kind`` (protocol/tool_errors.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field, WithJsonSchema
 
-from hive_rpc.faces.mcp.tool_errors import error_result
+from hive_rpc.protocol.tool_errors import error_result
 
 if TYPE_CHECKING:
     from hive_rpc.core.errors import HiveError

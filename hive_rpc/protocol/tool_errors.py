@@ -1,5 +1,5 @@
 """A tool error as MCP puts it on the wire, JSON-RPC's error object inside: what every
-face renders for a failure (issue 28 section 2), here as a ``CallToolResult``.
+face renders for a failure, here as a ``CallToolResult``.
 
 One text block, the sentence for the model to read, and ``structuredContent.error``
 holding ``{"code", "message", "data"}`` with ``data.kind``, the same code and kind the
@@ -10,8 +10,8 @@ MCP clients do not check an error result against the tool's output schema (the S
 2.3 client skips it for ``isError``), so every tool can carry it.
 
 Plain dicts, importing nothing: ``hive-rpc mcp`` (cli/mcp_relay.py), a relay that
-loads no SDK, can answer a call no hub will answer in the same shape; results.py
-builds the SDK's ``CallToolResult`` from it.
+loads no SDK and no face, can answer a call no hub will answer in the same shape;
+faces/mcp/results.py builds the SDK's ``CallToolResult`` from it.
 """
 
 from __future__ import annotations
