@@ -27,17 +27,27 @@
 ;;
 ;; Each time `hive-rpc-mode' connects, this file offers Emacs to the
 ;; hub as a delivery peer (`hive/offerDelivery'), unless
-;; `hive-rpc-ling-offer-delivery' is nil.  It then answers two
+;; `hive-rpc-ling-offer-delivery' is nil.  It then answers four
 ;; requests from the hub:
 ;;
-;;   hive/bufferState {buffer}       -> {exists, alive, mode, tail, pid,
-;;                                       draft}
-;;   hive/deliver     {buffer, text} -> {delivered: true}
+;;   hive/bufferState   {buffer}       -> {exists, alive, mode, tail,
+;;                                         pid, draft}
+;;   hive/deliver       {buffer, text} -> {delivered: true}
+;;   hive/watchBuffer   {buffer}       -> {watching: true}
+;;   hive/unwatchBuffer {buffer}       -> {watching: BOOL}
 ;;
 ;; The text is typed as data, as one paste where the terminal supports
 ;; it, then submitted with Enter.  Control characters other than
 ;; newline and tab are stripped first, and nothing that comes from the
 ;; network is ever evaluated.
+;;
+;; While the hub holds a turn for a buffer (a dialog on its screen,
+;; the human's draft in its input), it watches the buffer: a
+;; buffer-local `after-change-functions' hook then sends the hub
+;; `hive/bufferChanged' shortly after the buffer changes (one
+;; notification for a burst of output), and `kill-buffer-hook' sends
+;; it as the buffer is killed, so the turn goes in as soon as the hold
+;; clears.
 ;;
 ;; `hive-rpc-register-ling' registers the terminal in the current
 ;; buffer with the hub under a ling name; `hive-rpc-unregister-ling'
@@ -204,6 +214,79 @@ after TEXT is sent."
       ('comint
        (hive-rpc-ling--comint-send text)))))
 
+(defconst hive-rpc-ling--watch-delay 0.05
+  "Seconds a watched buffer's changes gather before the hub is told.
+A burst of output (a redraw, a line written in pieces) then sends
+one `hive/bufferChanged', not one per change.")
+
+(defvar-local hive-rpc-ling--watches nil
+  "The hub's watches of this buffer: a list of (CONNECTION . NAME).
+One entry per `hive/watchBuffer' not yet undone by a
+`hive/unwatchBuffer'; NAME is the buffer's name as the hub gave it.")
+(put 'hive-rpc-ling--watches 'permanent-local t)
+
+(defvar-local hive-rpc-ling--watch-timer nil
+  "The timer that tells the hub of this buffer's changes, or nil.")
+(put 'hive-rpc-ling--watch-timer 'permanent-local t)
+
+(defun hive-rpc-ling--changed (&rest _)
+  "Tell the hub, shortly, that the current buffer changed.
+Run from `after-change-functions' in a watched buffer.  A change
+while the timer is pending adds nothing: one notification goes for
+all the changes of `hive-rpc-ling--watch-delay' seconds."
+  (unless hive-rpc-ling--watch-timer
+    (setq hive-rpc-ling--watch-timer
+          (run-at-time hive-rpc-ling--watch-delay nil
+                       #'hive-rpc-ling--tell-changed (current-buffer)))))
+(put 'hive-rpc-ling--changed 'permanent-local-hook t)
+
+(defun hive-rpc-ling--tell-changed (buffer)
+  "Send `hive/bufferChanged' for BUFFER to the connections watching it.
+The watches of connections that have closed are dropped, and the
+hooks with the last of them."
+  (when (buffer-live-p buffer)
+    (with-current-buffer buffer
+      (setq hive-rpc-ling--watch-timer nil)
+      (setq hive-rpc-ling--watches
+            (cl-remove-if-not #'hive-rpc-ling--running-p hive-rpc-ling--watches
+                              :key #'car))
+      (if hive-rpc-ling--watches
+          (hive-rpc-ling--notify hive-rpc-ling--watches)
+        (hive-rpc-ling--stop-watching)))))
+
+(defun hive-rpc-ling--running-p (connection)
+  "Return non-nil if CONNECTION is a connection still running."
+  (and connection (jsonrpc-running-p connection)))
+
+(defun hive-rpc-ling--notify (watches)
+  "Send `hive/bufferChanged' once per connection and name of WATCHES."
+  (dolist (watch (cl-remove-duplicates watches :test #'hive-rpc-ling--same-watch-p))
+    (let ((conn (car watch)))
+      (when (hive-rpc-ling--running-p conn)
+        (jsonrpc-notify conn 'hive/bufferChanged (list :buffer (cdr watch)))))))
+
+(defun hive-rpc-ling--same-watch-p (a b)
+  "Return non-nil if the watches A and B are one connection's of one name."
+  (and (eq (car a) (car b)) (equal (cdr a) (cdr b))))
+
+(defun hive-rpc-ling--killed ()
+  "Tell the hub that the current buffer, which it watches, is being killed.
+Sent once the buffer is gone, from a timer: the hub's next
+`hive/bufferState' then finds no buffer."
+  (let ((watches hive-rpc-ling--watches))
+    (hive-rpc-ling--stop-watching)
+    (run-at-time 0 nil #'hive-rpc-ling--notify watches)))
+(put 'hive-rpc-ling--killed 'permanent-local-hook t)
+
+(defun hive-rpc-ling--stop-watching ()
+  "Forget the hub's watches of the current buffer; remove its hooks."
+  (when hive-rpc-ling--watch-timer
+    (cancel-timer hive-rpc-ling--watch-timer))
+  (setq hive-rpc-ling--watches nil
+        hive-rpc-ling--watch-timer nil)
+  (remove-hook 'after-change-functions #'hive-rpc-ling--changed t)
+  (remove-hook 'kill-buffer-hook #'hive-rpc-ling--killed t))
+
 (defun hive-rpc-ling--check-offer ()
   "Refuse the hub's request unless `hive-rpc-ling-offer-delivery' is set."
   (unless hive-rpc-ling-offer-delivery
@@ -308,6 +391,43 @@ is (:delivered t)."
       (error (hive-rpc-ling--refuse "typing into buffer %s failed: %s"
                                     name (error-message-string err))))
     (list :delivered t)))
+
+(cl-defmethod hive-rpc-handle-request
+  (connection (_method (eql 'hive/watchBuffer)) params)
+  "Follow the buffer named in PARAMS for the hub on CONNECTION.
+From now until a `hive/unwatchBuffer' undoes this watch, a change
+to the buffer sends `hive/bufferChanged' (once for the changes of
+`hive-rpc-ling--watch-delay' seconds), and so does killing it.
+The hub watches a buffer while it holds a turn for it.  The result
+is (:watching t)."
+  (hive-rpc-ling--check-offer)
+  (let* ((name (hive-rpc-ling--string-param params :buffer 'hive/watchBuffer))
+         (buffer (get-buffer name)))
+    (unless (buffer-live-p buffer)
+      (hive-rpc-ling--refuse "no buffer named %s in this Emacs" name))
+    (with-current-buffer buffer
+      (push (cons connection name) hive-rpc-ling--watches)
+      (add-hook 'after-change-functions #'hive-rpc-ling--changed nil t)
+      (add-hook 'kill-buffer-hook #'hive-rpc-ling--killed nil t))
+    (list :watching t)))
+
+(cl-defmethod hive-rpc-handle-request
+  (connection (_method (eql 'hive/unwatchBuffer)) params)
+  "Undo one `hive/watchBuffer' by CONNECTION of the buffer named in PARAMS.
+The hooks go with the buffer's last watch.  The result says
+whether the buffer is still watched: (:watching t) or
+\(:watching :json-false); a buffer that is gone is watched no more."
+  (let* ((name (hive-rpc-ling--string-param params :buffer 'hive/unwatchBuffer))
+         (buffer (get-buffer name)))
+    (if (not (buffer-live-p buffer))
+        (list :watching :json-false)
+      (with-current-buffer buffer
+        (let ((watch (cl-find (cons connection name) hive-rpc-ling--watches
+                              :test #'hive-rpc-ling--same-watch-p)))
+          (setq hive-rpc-ling--watches (delq watch hive-rpc-ling--watches)))
+        (unless hive-rpc-ling--watches
+          (hive-rpc-ling--stop-watching))
+        (list :watching (if hive-rpc-ling--watches t :json-false))))))
 
 
 ;;; Commands

@@ -18,6 +18,7 @@
 
 (require 'ert)
 (require 'comint)
+(require 'seq)
 (require 'hive-rpc)
 (require 'hive-rpc-ling)
 (require 'hive-rpc-tests)
@@ -209,6 +210,134 @@ Return (result . VALUE), or (error CODE MESSAGE) when refused."
                    (list 'error -32020
                          (format "the process in buffer %s has exited"
                                  (buffer-name buffer)))))))
+
+;; The hub's watch of a buffer.  A stand-in connection (a symbol) takes
+;; the notifications: `jsonrpc-notify' and `jsonrpc-running-p' are
+;; replaced for the test's extent.
+
+(defvar hive-rpc-ling-tests--sent nil
+  "The (CONNECTION METHOD PARAMS) sent by `jsonrpc-notify', newest first.")
+
+(defun hive-rpc-ling-tests--call-with-notes (fn)
+  "Call FN with `jsonrpc-notify' recording in `hive-rpc-ling-tests--sent'.
+Only the connections `hub' and `other' run."
+  (let ((hive-rpc-ling-tests--sent nil))
+    (cl-letf (((symbol-function 'jsonrpc-notify)
+               (lambda (conn method params)
+                 (push (list conn method params) hive-rpc-ling-tests--sent)))
+              ((symbol-function 'jsonrpc-running-p)
+               (lambda (conn) (memq conn '(hub other)))))
+      (funcall fn))))
+
+(defmacro hive-rpc-ling-tests--with-notes (&rest body)
+  "Run BODY recording the notifications sent to the hub."
+  (declare (indent 0) (debug (body)))
+  `(hive-rpc-ling-tests--call-with-notes (lambda () ,@body)))
+
+(defun hive-rpc-ling-tests--watch (conn method buffer)
+  "Answer CONN's request METHOD (watch or unwatch) of BUFFER."
+  (condition-case err
+      (hive-rpc--request-dispatch conn method (list :buffer (buffer-name buffer)))
+    (jsonrpc-error (list 'error (alist-get 'jsonrpc-error-code (cdr err))))))
+
+(defun hive-rpc-ling-tests--changes ()
+  "Return the notes sent, oldest first, once the current buffer's are sent.
+That is once its gathering timer has run: no other is pending then,
+so nothing more is sent for the changes made so far."
+  (hive-rpc-tests--wait-for (lambda () (null hive-rpc-ling--watch-timer)))
+  (reverse hive-rpc-ling-tests--sent))
+
+(ert-deftest hive-rpc-ling-tests-watch-tells-a-burst-of-changes-once ()
+  "Send one `hive/bufferChanged' for a burst of changes, and none unwatched."
+  (hive-rpc-ling-tests--with-notes
+    (with-temp-buffer
+      (rename-buffer "*watched*" t)
+      (let ((name (buffer-name)))
+        (should (equal (hive-rpc-ling-tests--watch 'hub 'hive/watchBuffer (current-buffer))
+                       '(:watching t)))
+        (should (memq #'hive-rpc-ling--changed after-change-functions))
+        (dotimes (i 20) (insert (format "output %d\n" i)))
+        (should (equal (hive-rpc-ling-tests--changes)
+                       `((hub hive/bufferChanged (:buffer ,name)))))
+        (setq hive-rpc-ling-tests--sent nil)
+        (insert "more")
+        (should (equal (hive-rpc-ling-tests--changes)
+                       `((hub hive/bufferChanged (:buffer ,name)))))
+        (setq hive-rpc-ling-tests--sent nil)
+        (should (equal (hive-rpc-ling-tests--watch 'hub 'hive/unwatchBuffer (current-buffer))
+                       '(:watching :json-false)))
+        (should-not (memq #'hive-rpc-ling--changed after-change-functions))
+        (should-not (memq #'hive-rpc-ling--killed kill-buffer-hook))
+        (insert "unwatched")
+        (should-not hive-rpc-ling--watch-timer)))))
+
+(ert-deftest hive-rpc-ling-tests-each-watch-is-undone-once ()
+  "Keep following a buffer until each of its watches is undone."
+  (hive-rpc-ling-tests--with-notes
+    (with-temp-buffer
+      (let ((name (buffer-name)))
+        (hive-rpc-ling-tests--watch 'hub 'hive/watchBuffer (current-buffer))
+        (hive-rpc-ling-tests--watch 'hub 'hive/watchBuffer (current-buffer))
+        (hive-rpc-ling-tests--watch 'other 'hive/watchBuffer (current-buffer))
+        (insert "x")
+        ;; One note per connection, however many watches it holds.
+        (should (seq-set-equal-p (hive-rpc-ling-tests--changes)
+                                 `((hub hive/bufferChanged (:buffer ,name))
+                                   (other hive/bufferChanged (:buffer ,name)))))
+        (should (= (length hive-rpc-ling-tests--sent) 2))
+        (should (equal (hive-rpc-ling-tests--watch 'other 'hive/unwatchBuffer (current-buffer))
+                       '(:watching t)))
+        (should (equal (hive-rpc-ling-tests--watch 'hub 'hive/unwatchBuffer (current-buffer))
+                       '(:watching t)))
+        (setq hive-rpc-ling-tests--sent nil)
+        (insert "y")
+        (should (equal (hive-rpc-ling-tests--changes)
+                       `((hub hive/bufferChanged (:buffer ,name)))))
+        (should (equal (hive-rpc-ling-tests--watch 'hub 'hive/unwatchBuffer (current-buffer))
+                       '(:watching :json-false)))
+        ;; One more unwatch than watches: nothing to undo, no error.
+        (should (equal (hive-rpc-ling-tests--watch 'hub 'hive/unwatchBuffer (current-buffer))
+                       '(:watching :json-false)))))))
+
+(ert-deftest hive-rpc-ling-tests-watch-tells-a-kill ()
+  "Tell the hub a watched buffer was killed, once it is gone."
+  (hive-rpc-ling-tests--with-notes
+    (let* ((buffer (generate-new-buffer "*watched kill*"))
+           (name (buffer-name buffer)))
+      (hive-rpc-ling-tests--watch 'hub 'hive/watchBuffer buffer)
+      (with-current-buffer buffer (insert "last words"))
+      (kill-buffer buffer)
+      ;; Sent from a timer, the one left: the buffer's own went with it.
+      (hive-rpc-tests--wait-for (lambda () hive-rpc-ling-tests--sent))
+      (should (equal hive-rpc-ling-tests--sent
+                     `((hub hive/bufferChanged (:buffer ,name)))))
+      ;; Its unwatch, after: the buffer is gone, so it is watched no more.
+      (should (equal (hive-rpc-ling-tests--request 'hive/unwatchBuffer :buffer name)
+                     '(result :watching :json-false))))))
+
+(ert-deftest hive-rpc-ling-tests-watch-drops-closed-connections ()
+  "Drop the watches of a connection that closed, and the hooks with the last."
+  (hive-rpc-ling-tests--with-notes
+    (with-temp-buffer
+      (hive-rpc-ling-tests--watch 'gone 'hive/watchBuffer (current-buffer))
+      (insert "x")
+      (should hive-rpc-ling--watch-timer)
+      (should (equal (hive-rpc-ling-tests--changes) nil))
+      (should-not hive-rpc-ling--watches)
+      (should-not (memq #'hive-rpc-ling--changed after-change-functions)))))
+
+(ert-deftest hive-rpc-ling-tests-watch-refusals ()
+  "Refuse to watch a missing buffer, or any when delivery is off."
+  (should (equal (hive-rpc-ling-tests--request 'hive/watchBuffer :buffer "no such buffer")
+                 '(error -32020 "no buffer named no such buffer in this Emacs")))
+  (should (equal (car (cdr (hive-rpc-ling-tests--request 'hive/watchBuffer :buffer 7)))
+                 -32602))
+  (with-temp-buffer
+    (let ((hive-rpc-ling-offer-delivery nil))
+      (should (equal (car (hive-rpc-ling-tests--request
+                           'hive/watchBuffer :buffer (buffer-name)))
+                     'error)))
+    (should-not hive-rpc-ling--watches)))
 
 (ert-deftest hive-rpc-ling-tests-offer-delivery-off ()
   "Refuse the hub's requests when delivery is turned off."

@@ -8,10 +8,12 @@ and beside them the store's health), ``hive/offerDelivery``, who the caller is, 
 whether it proved to be an approver (``hive/proveApprover``, service/approver.py).
 
 The hub may also send requests to a client (``Session.request``): an Emacs that
-called ``hive/offerDelivery`` is asked ``hive/bufferState`` and ``hive/deliver`` by
-the relay.  The hub's ids are strings ``"hub-N"``, unique per connection; responses
-are matched to their waiter by id, a response nobody waits for is dropped, and when
-the connection ends every waiter fails with ``PeerClosed``.
+called ``hive/offerDelivery`` is asked ``hive/bufferState``, ``hive/deliver``,
+``hive/watchBuffer`` and ``hive/unwatchBuffer`` by the relay, and its
+``hive/bufferChanged`` notifications go to whoever watches that buffer
+(``DeliveryPeers.changed``).  The hub's ids are strings ``"hub-N"``, unique per
+connection; responses are matched to their waiter by id, a response nobody waits for
+is dropped, and when the connection ends every waiter fails with ``PeerClosed``.
 
 Bad input stays with the connection that sent it: a bad message gets its JSON-RPC
 error and the connection carries on; a broken frame gets one error and the
@@ -209,6 +211,12 @@ class Session:
             self._service.delivery_peers.add(self)
         return {"offered": True}
 
+    def _buffer_changed(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A buffer of this Emacs that the relay watches changed: the held turn is
+        checked again (relay/emacs.py ``watch``)."""
+        self._service.delivery_peers.changed(self, params["buffer"])
+        return {"noted": True}
+
     def _unsubscribe(self, _params: dict[str, Any]) -> dict[str, Any]:
         was = self._subscription is not None
         if self._subscription is not None:
@@ -241,6 +249,13 @@ class Session:
         spec = METHODS.get(note.method)
         if spec is None or not spec.notification_ok:
             return  # JSON-RPC: a notification is never answered, even when wrong
+        own = _CONNECTION_METHODS.get(note.method)
+        if own is not None:  # about this connection (hive/bufferChanged): run here, at once
+            try:
+                own(self, check_params(note.method, note.params))
+            except HiveError as e:
+                log.debug("notification %s refused: %s", note.method, e.message)
+            return
         self._conn.nursery.start_soon(self._run_notification, note)
 
     async def _run_notification(self, note: Notification) -> None:
@@ -307,6 +322,7 @@ _CONNECTION_METHODS = connection_handlers(
     "socket",
     {
         "hive/offerDelivery": Session._offer_delivery,
+        "hive/bufferChanged": Session._buffer_changed,
         "hive/proveApprover": Session._prove_approver,
         "hive/subscribe": Session._subscribe,
         "hive/unsubscribe": Session._unsubscribe,

@@ -244,6 +244,15 @@ _ROWS: tuple[Method, ...] = (
         connection_faces=SOCKET_ONLY,
     ),
     Method(
+        "hive/bufferChanged",
+        params={"buffer": REQ_STR},
+        doc="A delivery peer's buffer that the hub watches (hive/watchBuffer) changed, or "
+        "is being killed: the relay checks it again at once for the turn it holds there.",
+        notification_ok=True,
+        scope="connection",
+        connection_faces=SOCKET_ONLY,
+    ),
+    Method(
         "hive/proveApprover",
         params={"token": REQ_STR},
         doc="Prove this connection is an approver (it may answer permission prompts and "
@@ -633,6 +642,18 @@ HUB_REQUESTS: dict[str, HubMessage] = {
             "hive/deliver",
             {"buffer": REQ_STR, "text": REQ_STR},
             "To a delivery peer: type the text into the buffer and press Enter.",
+        ),
+        HubMessage(
+            "hive/watchBuffer",
+            {"buffer": REQ_STR},
+            "To a delivery peer: send hive/bufferChanged when the buffer changes (a burst "
+            "of changes, once), and when it is killed, until hive/unwatchBuffer; while the "
+            "relay holds a turn for the buffer.  Each watch is undone by one unwatch.",
+        ),
+        HubMessage(
+            "hive/unwatchBuffer",
+            {"buffer": REQ_STR},
+            "To a delivery peer: undo one hive/watchBuffer of the buffer.",
         ),
     )
 }

@@ -15,7 +15,7 @@ For each message a lane:
    starts from the state its sender has just checked: ``submit``'s ``seen``, so a
    turn checks its terminal once): a dead target fails the message at once; a target
    showing a dialog is held: checked again as soon as its screen changes where the
-   target can say so (``target.Watchable``: tmux), and every ``hold_retry_s`` on a
+   target can say so (``target.Watchable``: tmux, Emacs buffers), and every ``hold_retry_s`` on a
    schedule, up to ``hold_attempts`` scheduled checks, then the message fails,
    untyped, because typing would answer the dialog; so is one whose input holds text
    the human typed and has not sent (``text.draft_in``, or the target's own
@@ -68,11 +68,11 @@ HOLDS = ("foreground", "dialog", "starting", "draft")
 foreground; a dialog shows; the program is still starting; the human's unsent text."""
 HOLD_RETRY_S = 2.0
 """How often a terminal holding a message is checked again on the relay's schedule.
-A terminal that says when its screen changes (tmux: ``Watchable``) is also checked
-as soon as it has changed, so a hold that clears (the dialog answered, the draft
-sent) is seen at once; the schedule is left for what shows no change on screen
-(which process holds the foreground, in /proc) and for the terminals that cannot
-say (Emacs buffers, Zellij panes)."""
+A terminal that says when its screen changes (``Watchable``: tmux, Emacs buffers) is
+also checked as soon as it has changed, so a hold that clears (the dialog answered,
+the draft sent) is seen at once; the schedule is left for what shows no change on
+screen (which process holds the foreground, in /proc) and for the terminals that
+cannot say (Zellij panes, an Emacs package older than ``hive/watchBuffer``)."""
 SETTLE_S = 0.05
 """A terminal that changed while a message was held is checked once its screen has
 not changed for this long..."""

@@ -4,13 +4,16 @@ An Emacs running ``hive-rpc-mode`` calls ``hive/offerDelivery`` on the editor so
 its connection then joins the hub's ``DeliveryPeers``.  An ``emacs-buffer`` ling
 (vterm, eat, term or comint, which covers Claude Code inside Emacs) is reached by
 asking the peers, in turn, for its buffer: the hub sends the peer a request, Emacs
-answers it.  Two requests travel from hub to Emacs:
+answers it.  Four requests travel from hub to Emacs, and one notification back:
 
     hive/bufferState  {"buffer": NAME}
         -> {"exists": bool, "alive": bool, "mode": str | null, "tail": str,
             "pid": int | null, "draft": str | null}
     hive/deliver      {"buffer": NAME, "text": TEXT}
         -> {"delivered": true}            (or an error whose message says why)
+    hive/watchBuffer  {"buffer": NAME}    -> {"watching": true}
+    hive/unwatchBuffer {"buffer": NAME}   -> {"watching": bool}
+    hive/bufferChanged {"buffer": NAME}   (Emacs to hub, while watched)
 
 Rules: ``check`` never raises; the peer that has the buffer is remembered and asked
 first next time, alone; the others are asked all at once, each with a short timeout,
@@ -25,12 +28,20 @@ null from an Emacs package older than this; ``type_text`` is sent once and never
 timeout may mean the text was typed, and typing it twice is worse than reporting a
 doubt).  The text is data: Emacs types it, strips control characters again, and
 evaluates nothing.
+
+While the relay holds a turn for a buffer (a dialog shows, the human has a draft),
+``watch`` asks the Emacs that has it to follow it: a buffer-local change hook there
+sends ``hive/bufferChanged`` a moment after the buffer changes (a burst of output
+sends one) or as it is killed, and the editor socket hands that to ``DeliveryPeers
+.changed``, which wakes the held turn, so it is checked again at once, not on the
+relay's schedule.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any, Protocol
 
 import trio
@@ -96,6 +107,8 @@ class DeliveryPeers:
         self._peers: dict[DeliveryPeer, None] = {}
         self._offers = 0
         self._strikes: dict[DeliveryPeer, int] = {}
+        self._watches: dict[tuple[DeliveryPeer, str], set[BufferChanges]] = {}
+        """Who follows each buffer of each peer (``following``)."""
 
     def add(self, peer: DeliveryPeer) -> None:
         if peer not in self._peers:
@@ -103,9 +116,35 @@ class DeliveryPeers:
         self._peers[peer] = None
 
     def remove(self, peer: DeliveryPeer) -> None:
-        """Forget ``peer``; no error if it was not there."""
+        """Forget ``peer``; no error if it was not there.  Whoever follows one of its
+        buffers is woken: the next check finds the buffer gone with it."""
         self._peers.pop(peer, None)
         self._strikes.pop(peer, None)
+        for (owner, _buffer), watchers in list(self._watches.items()):
+            if owner is peer:
+                for changes in watchers:
+                    changes.note()
+
+    @contextlib.contextmanager
+    def following(self, peer: DeliveryPeer, buffer: str, changes: BufferChanges) -> Iterator[None]:
+        """While the block runs, what ``peer`` says of ``buffer`` (``changed``) is
+        noted in ``changes``."""
+        key = (peer, buffer)
+        self._watches.setdefault(key, set()).add(changes)
+        try:
+            yield
+        finally:
+            watchers = self._watches.get(key)
+            if watchers is not None:
+                watchers.discard(changes)
+                if not watchers:
+                    del self._watches[key]
+
+    def changed(self, peer: DeliveryPeer, buffer: str) -> None:
+        """``peer`` says its ``buffer`` changed (``hive/bufferChanged``): wake whoever
+        follows it.  Nothing, from a peer or of a buffer nobody follows."""
+        for changes in self._watches.get((peer, buffer), ()):
+            changes.note()
 
     def answered(self, peer: DeliveryPeer) -> None:
         """``peer`` answered a request: its strikes start again."""
@@ -131,6 +170,29 @@ class DeliveryPeers:
 
     def statistics(self) -> dict[str, int]:
         return {"peers": len(self._peers), "offers": self._offers}
+
+
+class BufferChanges:
+    """What an Emacs has said of one buffer's changes (``EmacsBufferTarget.watch``)."""
+
+    def __init__(self, buffer: str) -> None:
+        self.buffer = buffer
+        self.reports = 0
+        """Changes reported so far (``hive/bufferChanged``, or the peer gone)."""
+        self._seen = 0
+        self._came = trio.Event()
+
+    def note(self) -> None:
+        self.reports += 1
+        self._came.set()
+        self._came = trio.Event()
+
+    async def changed(self) -> None:
+        """Return once the buffer has changed since this last returned (or since the
+        watch began); never, where its Emacs does not follow it."""
+        while self.reports == self._seen:
+            await self._came.wait()
+        self._seen = self.reports
 
 
 def _state_of(reply: Any) -> dict[str, Any] | None:
@@ -280,12 +342,50 @@ class EmacsBufferTarget:
         if not (isinstance(reply, dict) and reply.get("delivered") is True):
             raise DeliveryError(f"Emacs gave an unexpected reply to hive/deliver: {reply!r:.200}")
 
+    @contextlib.asynccontextmanager
+    async def watch(self) -> AsyncIterator[BufferChanges]:
+        """Follow the buffer in the Emacs the last ``check`` found it in while the
+        block runs: ``changed()`` of what it yields returns once that Emacs has said
+        the buffer changed (or was killed, or the Emacs went away).  The relay holds
+        a message in this block (a dialog, the human's draft) and checks again as
+        soon as the buffer changes.
+
+        The block begins once Emacs has answered ``hive/watchBuffer``, so no change
+        after it is missed, and ends with ``hive/unwatchBuffer`` (bounded, shielded:
+        a silent Emacs holds the relay up for ``check_timeout`` at most).  Where the
+        watch cannot be had (no Emacs found yet, an Emacs package older than this
+        refuses the method, or the buffer is gone) ``changed()`` returns only if
+        that Emacs goes away, and the relay's own schedule checks again.
+        """
+        name, peer = self.address, self._peer
+        changes = BufferChanges(name)
+        if peer is None or peer not in self._peers:
+            yield changes
+            return
+        with self._peers.following(peer, name, changes):
+            watching = True
+            try:
+                await peer.request("hive/watchBuffer", {"buffer": name}, self._check_timeout)
+            except PeerRefused:
+                watching = False
+            except PeerError:  # a timeout may have set the watch: undone below
+                pass
+            try:
+                yield changes
+            finally:
+                if watching:
+                    with trio.CancelScope(shield=True), contextlib.suppress(PeerError):
+                        await peer.request(
+                            "hive/unwatchBuffer", {"buffer": name}, self._check_timeout
+                        )
+
 
 __all__ = [
     "CHECK_TIMEOUT_S",
     "DELIVER_TIMEOUT_S",
     "NO_EMACS",
     "STRIKES",
+    "BufferChanges",
     "DeliveryPeer",
     "DeliveryPeers",
     "EmacsBufferTarget",
