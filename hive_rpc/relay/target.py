@@ -96,8 +96,9 @@ class Changes(Protocol):
 @runtime_checkable
 class Watchable(Protocol):
     """A target that can say when its screen changes (tmux, through a control-mode
-    client), so that a message held on what it shows is checked again as soon as
-    that may have cleared, not on a schedule."""
+    client; an Emacs buffer, through its after-change hook and ``hive/bufferChanged``),
+    so that a message held on what it shows is checked again as soon as that may
+    have cleared, not on a schedule."""
 
     def watch(self) -> AbstractAsyncContextManager[Changes]:
         """Follow the terminal's changes while the block runs."""

@@ -16,7 +16,10 @@ import pytest
 import trio
 from cli_support import Shell
 
-from hive_rpc import cli, client
+from hive_rpc import cli
+from hive_rpc.client import async_client as client
+from hive_rpc.client import hub_start
+from hive_rpc.core.errors import HubUnreachable
 from hive_rpc.host.paths import LOG_NAME
 
 
@@ -128,19 +131,19 @@ def test_the_cause_comes_from_this_start_only(tmp_path: Path) -> None:
     log = tmp_path / LOG_NAME
     log.write_text("hive-rpc: an old hub's failure\n")
     offset = log.stat().st_size
-    assert client.start_failure_cause(log, offset) is None
+    assert hub_start.start_failure_cause(log, offset) is None
     with log.open("a") as f:
         f.write(
             "2026-11-24 05:12:44,493 hive_rpc.hub INFO starting\n"
             "2026-11-24 05:12:44,494 hive_rpc.store ERROR the disk is full\n"
             "2026-11-24 05:12:44,495 hive_rpc.hub INFO shutting down\n"
         )
-    assert client.start_failure_cause(log, offset) == (
+    assert hub_start.start_failure_cause(log, offset) == (
         "2026-11-24 05:12:44,494 hive_rpc.store ERROR the disk is full"
     )
     with log.open("a") as f:
         f.write("Traceback (most recent call last):\n  ...\nOSError: [Errno 28] no space\n")
-    assert client.start_failure_cause(log, offset) == "OSError: [Errno 28] no space"
+    assert hub_start.start_failure_cause(log, offset) == "OSError: [Errno 28] no space"
 
 
 async def test_a_hub_that_never_comes_up_does_not_hang_its_starter(
@@ -160,7 +163,7 @@ async def test_a_hub_that_never_comes_up_does_not_hang_its_starter(
     monkeypatch.setattr(client, "START_TIMEOUT_S", 3.0)
     data_dir = short_tmp / "data"
     try:
-        with trio.fail_after(60), pytest.raises(client.HubUnreachable) as raised:
+        with trio.fail_after(60), pytest.raises(HubUnreachable) as raised:
             await client.connect_or_start(short_tmp / "hub.sock", data_dir)
         message = str(raised.value)
         assert "did not come up within 3 s" in message

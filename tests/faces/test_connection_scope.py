@@ -22,7 +22,7 @@ def test_each_face_runs_exactly_the_rows_that_name_it() -> None:
     assert set(lsp_server._CONNECTION_METHODS) == own("lsp")
     assert own("socket") == {
         "hive/subscribe", "hive/unsubscribe", "hive/offerDelivery", "hive/proveApprover",
-        "hive/openMcp",
+        "hive/openMcp", "hive/bufferChanged",
     }  # fmt: skip
 
 

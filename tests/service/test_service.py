@@ -84,7 +84,7 @@ def test_connection_scoped_rows_have_no_handler_and_take_no_params() -> None:
     scoped = {n for n, m in METHODS.items() if m.scope == "connection"}
     assert scoped == {
         "hive/subscribe", "hive/unsubscribe", "hive/offerDelivery", "hive/proveApprover",
-        "hive/openMcp",
+        "hive/openMcp", "hive/bufferChanged",
     }  # fmt: skip
     from hive_rpc.service import HANDLERS
 
