@@ -42,7 +42,7 @@ import threading
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import trio
 from mcp.server.mcpserver import MCPServer
@@ -51,7 +51,6 @@ from mcp.server.subscriptions import InMemorySubscriptionBus
 from hive_rpc import __version__
 from hive_rpc.faces.backends import Backend, LocalBackend
 from hive_rpc.faces.mcp import agora_tools, approve_tool, prompt_tools
-from hive_rpc.faces.mcp.approve_tool import SaveRule
 from hive_rpc.faces.mcp.coordinator_news import CoordinatorNews
 from hive_rpc.faces.mcp.groups import GROUP_OF, ToolGroups, offer
 from hive_rpc.faces.mcp.identity import Identity
@@ -62,6 +61,7 @@ from hive_rpc.faces.mcp.session import (
     HUMAN_INPUT_TIMEOUT_S,
     PROGRESS_EVERY_S,
     AgentSession,
+    SessionSettings,
 )
 from hive_rpc.faces.mcp.updates import HubUpdates, OpenWatch
 
@@ -108,25 +108,11 @@ class HiveMcp:
         identity: Identity | None = None,
         *,
         groups: ToolGroups | None = None,
-        human_input_timeout_s: float = HUMAN_INPUT_TIMEOUT_S,
-        progress_every_s: float = PROGRESS_EVERY_S,
-        approve_timeout_s: float = APPROVE_TIMEOUT_S,
-        client_timeout_s: float | None = None,
-        save_rule: SaveRule | None = None,
-        project_dir: str | None = None,
         open_watch: OpenWatch | None = None,
+        **settings: Unpack[SessionSettings],
     ) -> None:
         self.backend = backend
-        self.default = self.session(
-            identity or Identity(),
-            groups=groups,
-            human_input_timeout_s=human_input_timeout_s,
-            progress_every_s=progress_every_s,
-            approve_timeout_s=approve_timeout_s,
-            client_timeout_s=client_timeout_s,
-            save_rule=save_rule,
-            project_dir=project_dir,
-        )
+        self.default = self.session(identity or Identity(), groups=groups, **settings)
         self.bus = InMemorySubscriptionBus()
         self.server: MCPServer[AgentSession] = MCPServer(
             "hive-rpc",
@@ -159,30 +145,17 @@ class HiveMcp:
         identity: Identity,
         *,
         groups: ToolGroups | None = None,
-        human_input_timeout_s: float = HUMAN_INPUT_TIMEOUT_S,
-        progress_every_s: float = PROGRESS_EVERY_S,
-        approve_timeout_s: float = APPROVE_TIMEOUT_S,
-        client_timeout_s: float | None = None,
-        save_rule: SaveRule | None = None,
-        project_dir: str | None = None,
+        **settings: Unpack[SessionSettings],
     ) -> AgentSession:
         """A session's settings (a relayed one's: stdio.session_hive)."""
         descriptions = {}
-        if human_input_timeout_s != HUMAN_INPUT_TIMEOUT_S:
+        human_input_s = settings.get("human_input_timeout_s", HUMAN_INPUT_TIMEOUT_S)
+        if human_input_s != HUMAN_INPUT_TIMEOUT_S:
             descriptions[prompt_tools.request_human_input.__name__] = (
-                prompt_tools.human_input_description(human_input_timeout_s)
+                prompt_tools.human_input_description(human_input_s)
             )
         return AgentSession(
-            self,
-            identity,
-            groups or ToolGroups(),
-            human_input_timeout_s=human_input_timeout_s,
-            progress_every_s=progress_every_s,
-            approve_timeout_s=approve_timeout_s,
-            client_timeout_s=client_timeout_s,
-            save_rule=save_rule,
-            project_dir=project_dir,
-            descriptions=descriptions,
+            self, identity, groups or ToolGroups(), descriptions=descriptions, **settings
         )
 
     @asynccontextmanager

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -38,6 +38,19 @@ APPROVE_TIMEOUT_S = 540.0
 permission hook waits by default)."""
 CLIENT_MARGIN_S = 2.0
 """How long before the client's own tool timeout a blocking tool returns."""
+
+
+class SessionSettings(TypedDict, total=False):
+    """The figures and hooks a session may be given (``HiveMcp(...)`` for the default
+    one, ``HiveMcp.session`` for a relayed one), named once for both; each is the
+    ``AgentSession`` field of that name, whose default and meaning stand there."""
+
+    human_input_timeout_s: float
+    progress_every_s: float
+    approve_timeout_s: float
+    client_timeout_s: float | None
+    save_rule: SaveRule | None
+    project_dir: str | None
 
 
 @dataclass(eq=False)
