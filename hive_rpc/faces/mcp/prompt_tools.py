@@ -191,6 +191,13 @@ async def hivemind_ask_async(
     )
 
 
+async def _own_ask(ctx: Context, method: str, ask_id: str) -> CallToolResult:
+    """``method`` on one of the caller's own asks, as its state (given the agent, the
+    hub acts on that agent's asks only)."""
+    session = session_of(ctx)
+    return state_result(await session.call(method, id=ask_id, agent_id=session.agent(ctx)))
+
+
 @TOOLS.tool(
     description="The state of one of your asks: pending, responded (with decision, "
     "by, action), expired (nobody answered in time: not a no) or cancelled.",
@@ -198,8 +205,7 @@ async def hivemind_ask_async(
     words={"id": "ask_id"},
 )
 async def hivemind_poll(ctx: Context, ask_id: str) -> Annotated[CallToolResult, AskState]:
-    session = session_of(ctx)
-    return state_result(await session.call("hive/poll", id=ask_id, agent_id=session.agent(ctx)))
+    return await _own_ask(ctx, "hive/poll", ask_id)
 
 
 @TOOLS.tool(
@@ -257,8 +263,7 @@ async def hivemind_respond(
     words={"id": "ask_id"},
 )
 async def hivemind_cancel(ctx: Context, ask_id: str) -> Annotated[CallToolResult, AskState]:
-    session = session_of(ctx)
-    return state_result(await session.call("hive/cancel", id=ask_id, agent_id=session.agent(ctx)))
+    return await _own_ask(ctx, "hive/cancel", ask_id)
 
 
 @TOOLS.tool(
