@@ -47,7 +47,7 @@ from typing import Any, Protocol
 import trio
 
 from hive_rpc.relay.proc import foreground, foreground_command, process
-from hive_rpc.relay.target import DeliveryError, TargetState
+from hive_rpc.relay.target import ChangeCount, DeliveryError, TargetState
 
 log = logging.getLogger(__name__)
 
@@ -172,27 +172,13 @@ class DeliveryPeers:
         return {"peers": len(self._peers), "offers": self._offers}
 
 
-class BufferChanges:
-    """What an Emacs has said of one buffer's changes (``EmacsBufferTarget.watch``)."""
+class BufferChanges(ChangeCount):
+    """What an Emacs has said of one buffer's changes (``EmacsBufferTarget.watch``):
+    a change noted for each ``hive/bufferChanged``, or the peer gone."""
 
     def __init__(self, buffer: str) -> None:
+        super().__init__()
         self.buffer = buffer
-        self.reports = 0
-        """Changes reported so far (``hive/bufferChanged``, or the peer gone)."""
-        self._seen = 0
-        self._came = trio.Event()
-
-    def note(self) -> None:
-        self.reports += 1
-        self._came.set()
-        self._came = trio.Event()
-
-    async def changed(self) -> None:
-        """Return once the buffer has changed since this last returned (or since the
-        watch began); never, where its Emacs does not follow it."""
-        while self.reports == self._seen:
-            await self._came.wait()
-        self._seen = self.reports
 
 
 def _state_of(reply: Any) -> dict[str, Any] | None:

@@ -17,6 +17,8 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+import trio
+
 from hive_rpc.core.ling import Proc
 
 
@@ -93,6 +95,30 @@ class Changes(Protocol):
         ...
 
 
+class ChangeCount:
+    """``Changes`` as they are reported to it (``note``): what tmux's and Emacs's
+    watches yield, which differ only in who reports (a control-mode client's
+    ``%output`` lines; an Emacs's ``hive/bufferChanged``)."""
+
+    def __init__(self) -> None:
+        self.noted = 0
+        """Changes reported so far."""
+        self._seen = 0
+        self._came = trio.Event()
+
+    def note(self) -> None:
+        self.noted += 1
+        self._came.set()
+        self._came = trio.Event()
+
+    async def changed(self) -> None:
+        """Return once a change has been reported since this last returned (or since
+        the count began); never, where nothing reports."""
+        while self.noted == self._seen:
+            await self._came.wait()
+        self._seen = self.noted
+
+
 @runtime_checkable
 class Watchable(Protocol):
     """A target that can say when its screen changes (tmux, through a control-mode
@@ -112,4 +138,12 @@ def cannot_run(program: str, exc: OSError) -> str:
     return f"cannot run {program}: {exc.strerror or exc}"
 
 
-__all__ = ["Changes", "DeliveryError", "Target", "TargetState", "Watchable", "cannot_run"]
+__all__ = [
+    "ChangeCount",
+    "Changes",
+    "DeliveryError",
+    "Target",
+    "TargetState",
+    "Watchable",
+    "cannot_run",
+]

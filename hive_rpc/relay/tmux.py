@@ -37,7 +37,7 @@ from collections.abc import AsyncIterator
 import trio
 
 from hive_rpc.relay.proc import foreground, process
-from hive_rpc.relay.target import DeliveryError, TargetState, cannot_run
+from hive_rpc.relay.target import ChangeCount, DeliveryError, TargetState, cannot_run
 
 TAIL_LINES = 40
 """How many lines (history included) ``check`` reads for dialog detection."""
@@ -255,29 +255,15 @@ class TmuxTarget:
         )
 
 
-class PaneChanges:
-    """What a control-mode client has seen of one pane (``TmuxTarget.watch``)."""
+class PaneChanges(ChangeCount):
+    """What a control-mode client has seen of one pane (``TmuxTarget.watch``): a
+    change noted for each ``%output`` notification of the pane."""
 
     def __init__(self, pane: str) -> None:
+        super().__init__()
         self.pane = pane
-        self.outputs = 0
-        """``%output`` notifications of the pane so far."""
-        self._seen = 0
-        self._came = trio.Event()
         self.ended = False
         """The client has ended (tmux gone, the session closed): no more changes."""
-
-    def note(self) -> None:
-        self.outputs += 1
-        self._came.set()
-        self._came = trio.Event()
-
-    async def changed(self) -> None:
-        """Return once the pane has written since this last returned (or since the
-        watch began); never, once the client has ended."""
-        while self.outputs == self._seen:
-            await self._came.wait()
-        self._seen = self.outputs
 
 
 async def _follow(process: trio.Process, changes: PaneChanges) -> None:

@@ -121,7 +121,7 @@ async def test_a_buffer_change_wakes_the_watch_and_the_watch_ends_with_an_unwatc
                 await emacs.notify("hive/bufferChanged", {"buffer": "*another*"})
                 await emacs.notify("hive/bufferChanged", {"buffer": BUFFER})
                 await changes.changed()
-                assert changes.reports == 1  # the other buffer's note woke nothing
+                assert changes.noted == 1  # the other buffer's note woke nothing
             await emacs.asked("hive/unwatchBuffer")
             assert emacs.methods == ["hive/bufferState", "hive/watchBuffer", "hive/unwatchBuffer"]
 
@@ -164,8 +164,8 @@ def test_only_the_peer_that_has_the_buffer_wakes_its_watch() -> None:
     with peers.following(mine, BUFFER, changes):  # type: ignore[arg-type]
         peers.changed(other, BUFFER)  # type: ignore[arg-type]
         peers.changed(mine, "*another*")  # type: ignore[arg-type]
-        assert changes.reports == 0
+        assert changes.noted == 0
         peers.changed(mine, BUFFER)  # type: ignore[arg-type]
-        assert changes.reports == 1
+        assert changes.noted == 1
     peers.changed(mine, BUFFER)  # type: ignore[arg-type]
-    assert changes.reports == 1  # followed no more
+    assert changes.noted == 1  # followed no more
