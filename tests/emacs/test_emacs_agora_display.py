@@ -2,19 +2,22 @@
 in a ling's buffer says so in that buffer's header line (from the hub's ``hive/agora``),
 without selecting anything; once the draft is cleared the turn is typed and the line
 goes.  A real `emacs -nw` under tmux, a comint buffer registered with
-M-x hive-rpc-register-ling, the in-process hub (test_emacs_lings.py's fixtures)."""
+M-x hive-rpc-register-ling, the in-process hub (test_emacs_lings.py's steps, conftest.py's
+``ling_emacs``)."""
 
 from __future__ import annotations
 
-import json
 import shutil
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
-from test_emacs_lings import LingEmacs, keys, lisp_list, wait_until
+from test_emacs_lings import (
+    COMINT_LING,
+    LingEmacs,
+    comint_ling_with_a_draft,
+    keys,
+    wait_until,
+)
 
-from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 
 pytestmark = pytest.mark.skipif(
@@ -22,46 +25,17 @@ pytestmark = pytest.mark.skipif(
     reason="needs emacs and tmux",
 )
 
-BUFFER, LING = "*rec comint*", "rec-comint"
 HELD = "hive: a turn for this ling waits: the human is typing in rec-comint"
-
-
-@pytest.fixture
-async def ling_emacs(
-    hub: HubService, hub_config: HubConfig, short_tmp: Path
-) -> AsyncIterator[LingEmacs]:
-    emacs = LingEmacs(short_tmp, hub_config.socket)
-    try:
-        yield emacs
-    finally:
-        emacs.close()
 
 
 async def test_a_turn_held_on_the_draft_shows_in_the_lings_header_line(
     hub: HubService, ling_emacs: LingEmacs
 ) -> None:
-    command = ling_emacs.recorder_command("comint")
-    ling_emacs.start(
-        f'(make-comint-in-buffer "rec" "{BUFFER}" {json.dumps(command[0])} nil'
-        f' {lisp_list(command[1:])}) (switch-to-buffer "{BUFFER}")',
-        load_path=[],
-    )
-    await wait_until(lambda: len(hub.delivery_peers) == 1, "Emacs to offer delivery", ling_emacs)
-    await wait_until(lambda: "recorder ready" in ling_emacs.screen(), "the recorder", ling_emacs)
-    keys(ling_emacs, "M-x", "hive-rpc-register-ling", "Enter")
-    await wait_until(
-        lambda: f"Ling name (default {LING}):" in ling_emacs.screen(), "the prompt", ling_emacs
-    )
-    keys(ling_emacs, "Enter")
-    await wait_until(
-        lambda: f"ling {LING} is buffer {BUFFER}" in ling_emacs.screen(), "registered", ling_emacs
-    )
-    keys(ling_emacs, "-l", "half a thought")  # the human's draft, not sent
-    await wait_until(lambda: "half a thought" in ling_emacs.screen(), "the draft", ling_emacs)
-    d = await hub.call("agora/create", {"topic": "Ship?", "participants": ["main", LING]})
+    await comint_ling_with_a_draft(hub, ling_emacs)
+    d = await hub.call("agora/create", {"topic": "Ship?", "participants": ["main", COMINT_LING]})
     turn = await hub.call(
         "agora/dispatch",
-        {"dialogue_id": d["id"], "from": "main", "to": LING, "signal": "propose",
+        {"dialogue_id": d["id"], "from": "main", "to": COMINT_LING, "signal": "propose",
          "message": "Ship it today."},
     )  # fmt: skip
     assert turn["delivery"]["state"] == "queued", turn

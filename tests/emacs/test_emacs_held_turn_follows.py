@@ -9,15 +9,19 @@ test_emacs_agora_tells.py."""
 
 from __future__ import annotations
 
-import json
 import shutil
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 import trio
 from test_emacs_agora_tells import editor, sent
-from test_emacs_lings import LingEmacs, keys, lisp_list, wait_until
+from test_emacs_lings import (
+    COMINT,
+    COMINT_LING,
+    LingEmacs,
+    comint_ling_with_a_draft,
+    keys,
+    wait_until,
+)
 
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
@@ -27,19 +31,8 @@ pytestmark = pytest.mark.skipif(
     reason="needs emacs and tmux",
 )
 
-BUFFER, LING = "*rec comint*", "rec-comint"
+BUFFER, LING = COMINT, COMINT_LING
 AN_HOUR = 3600.0
-
-
-@pytest.fixture
-async def ling_emacs(
-    hub: HubService, hub_config: HubConfig, short_tmp: Path
-) -> AsyncIterator[LingEmacs]:
-    emacs = LingEmacs(short_tmp, hub_config.socket)
-    try:
-        yield emacs
-    finally:
-        emacs.close()
 
 
 async def test_a_turn_held_on_a_draft_goes_in_once_the_draft_is_cleared(
@@ -47,27 +40,7 @@ async def test_a_turn_held_on_a_draft_goes_in_once_the_draft_is_cleared(
 ) -> None:
     assert hub.agora is not None
     hub.agora._relay.hold_retry_s = AN_HOUR  # only the buffer's change can release it
-    command = ling_emacs.recorder_command("comint")
-    ling_emacs.start(
-        f'(make-comint-in-buffer "rec" "{BUFFER}" {json.dumps(command[0])} nil'
-        f' {lisp_list(command[1:])}) (switch-to-buffer "{BUFFER}")',
-        load_path=[],
-    )
-    # The screen and the hub's peers are another process's state: polled.
-    await wait_until(lambda: len(hub.delivery_peers) == 1, "Emacs to offer delivery", ling_emacs)
-    await wait_until(lambda: "recorder ready" in ling_emacs.screen(), "the recorder", ling_emacs)
-    keys(ling_emacs, "M-x", "hive-rpc-register-ling", "Enter")
-    await wait_until(
-        lambda: f"Ling name (default {LING}):" in ling_emacs.screen(), "the prompt", ling_emacs
-    )
-    keys(ling_emacs, "Enter")
-    await wait_until(
-        lambda: f"ling {LING} is buffer {BUFFER}" in ling_emacs.screen(),
-        "the confirmation",
-        ling_emacs,
-    )
-    keys(ling_emacs, "-l", "half a thought")  # the human's draft, not sent
-    await wait_until(lambda: "half a thought" in ling_emacs.screen(), "the draft", ling_emacs)
+    await comint_ling_with_a_draft(hub, ling_emacs)
 
     async with editor(hub_config) as seen:
         d = await hub.call("agora/create", {"topic": "Ship?", "participants": ["main", LING]})

@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,7 +28,6 @@ from emacs_session import ELISP, new_tmux_session
 from hive_rpc.cli.exits import EXIT_REFUSED
 from hive_rpc.client.async_client import HubClient, prove_approver
 from hive_rpc.core.errors import HiveError
-from hive_rpc.hub import HubConfig
 from hive_rpc.relay.emacs import EmacsBufferTarget
 from hive_rpc.relay.target import DeliveryError, TargetState
 from hive_rpc.service import HubService
@@ -141,17 +140,6 @@ async def check_until(
     return state
 
 
-@pytest.fixture
-async def ling_emacs(
-    hub: HubService, hub_config: HubConfig, short_tmp: Path
-) -> AsyncIterator[LingEmacs]:
-    emacs = LingEmacs(short_tmp, hub_config.socket)
-    try:
-        yield emacs
-    finally:
-        emacs.close()
-
-
 def lisp_list(words: list[str]) -> str:
     return " ".join(json.dumps(w) for w in words)
 
@@ -225,25 +213,58 @@ def keys(emacs: LingEmacs, *keys: str) -> None:
     subprocess.run(["tmux", "send-keys", "-t", emacs.name, *keys], check=True)
 
 
+COMINT, COMINT_LING = "*rec comint*", "rec-comint"
+"""The comint buffer ``show_comint_recorder`` makes, and the ling name Emacs offers
+for it."""
+
+
+async def show_comint_recorder(hub: HubService, emacs: LingEmacs) -> None:
+    """Start ``emacs`` showing ``COMINT``, a comint buffer running the recorder (its
+    record: ``comint``); return once that Emacs offers delivery and the recorder is
+    ready."""
+    command = emacs.recorder_command("comint")
+    emacs.start(
+        f'(make-comint-in-buffer "rec" "{COMINT}" {json.dumps(command[0])} nil'
+        f' {lisp_list(command[1:])}) (switch-to-buffer "{COMINT}")',
+        load_path=[],
+    )
+    # The screen and the hub's peers are another process's state: polled.
+    await wait_until(lambda: len(hub.delivery_peers) == 1, "Emacs to offer delivery", emacs)
+    await wait_until(lambda: "recorder ready" in emacs.screen(), "the recorder", emacs)
+
+
+async def register_shown_buffer(emacs: LingEmacs, default_name: str) -> None:
+    """M-x hive-rpc-register-ling in the buffer shown, taking the name it offers."""
+    keys(emacs, "M-x", "hive-rpc-register-ling", "Enter")
+    await wait_until(
+        lambda: f"Ling name (default {default_name}):" in emacs.screen(), "the prompt", emacs
+    )
+    keys(emacs, "Enter")
+
+
+async def comint_ling_with_a_draft(hub: HubService, emacs: LingEmacs) -> None:
+    """``COMINT`` registered from Emacs as ling ``COMINT_LING`` (confirmed in the echo
+    area), the human's draft "half a thought" typed in it and not sent: what a turn
+    for that ling is held on."""
+    await show_comint_recorder(hub, emacs)
+    await register_shown_buffer(emacs, COMINT_LING)
+    await wait_until(
+        lambda: f"ling {COMINT_LING} is buffer {COMINT}" in emacs.screen(),
+        "the confirmation",
+        emacs,
+    )
+    keys(emacs, "-l", "half a thought")  # the human's draft, not sent
+    await wait_until(lambda: "half a thought" in emacs.screen(), "the draft", emacs)
+
+
 async def test_register_and_unregister_ling_from_emacs(
     hub: HubService, ling_emacs: LingEmacs
 ) -> None:
     """M-x hive-rpc-register-ling in a terminal buffer registers it with the hub under a
     name derived from the buffer's; an Agora turn dispatched to that ling is typed into
     the buffer; M-x hive-rpc-unregister-ling removes it."""
-    command = ling_emacs.recorder_command("comint")
-    ling_emacs.start(
-        f'(make-comint-in-buffer "rec" "*rec comint*" {json.dumps(command[0])} nil'
-        f' {lisp_list(command[1:])}) (switch-to-buffer "*rec comint*")',
-        load_path=[],
-    )
-    await wait_until(lambda: len(hub.delivery_peers) == 1, "Emacs to offer delivery", ling_emacs)
-    await wait_until(lambda: "recorder ready" in ling_emacs.screen(), "the recorder", ling_emacs)
-    keys(ling_emacs, "M-x", "hive-rpc-register-ling", "Enter")
-    await wait_until(
-        lambda: "Ling name (default rec-comint):" in ling_emacs.screen(), "the prompt", ling_emacs
-    )
-    keys(ling_emacs, "Enter")
+    await show_comint_recorder(hub, ling_emacs)
+    await register_shown_buffer(ling_emacs, COMINT_LING)
 
     async def lings() -> list[tuple[str, str, str]]:
         return [(r["name"], r["kind"], r["address"]) for r in await hub.call("ling/list", {})]
@@ -481,14 +502,7 @@ async def test_a_turn_waits_while_the_human_types_in_a_comint_buffer(
     then is held, ``queued`` because the human is typing, and nothing is typed: the
     draft stays as it was. Once the human sends it (RET), the turn follows, as an
     input of its own."""
-    command = ling_emacs.recorder_command("comint")
-    ling_emacs.start(
-        f'(make-comint-in-buffer "rec" "*rec comint*" {json.dumps(command[0])} nil'
-        f' {lisp_list(command[1:])}) (switch-to-buffer "*rec comint*")',
-        load_path=[],
-    )
-    await wait_until(lambda: len(hub.delivery_peers) == 1, "Emacs to offer delivery", ling_emacs)
-    await wait_until(lambda: "recorder ready" in ling_emacs.screen(), "the recorder", ling_emacs)
+    await show_comint_recorder(hub, ling_emacs)
     assert hub.agora is not None
     await hub.agora.register("rec", "emacs-buffer", "*rec comint*", owner=True)
     keys(ling_emacs, "-l", "half typed")
