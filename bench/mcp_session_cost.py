@@ -38,6 +38,7 @@ from typing import Any
 import trio
 import trio.testing
 from _common import print_machine, ratio, short_tmp, table
+from mcp_cold_start import INITIALIZE, INITIALIZED, line
 
 from hive_rpc.hub import HubConfig, run_hub
 from hive_rpc.protocol.framing import Frame, FrameDecoder, encode_frame
@@ -102,23 +103,12 @@ async def open_session(socket: Path, agent: str) -> trio.SocketStream:
         frame = decoder.next_event()
     assert isinstance(frame, Frame), frame
     assert b'"opened"' in frame.body, frame.body
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "bench", "version": "0"},
-        },
-    }
-    await stream.send_all(json.dumps(initialize).encode() + b"\n")
+    await stream.send_all(line(INITIALIZE))
     got = b""
     while not got.endswith(b"\n"):
         got += await stream.receive_some(65536)
     assert b'"result"' in got, got
-    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    await stream.send_all(json.dumps(initialized).encode() + b"\n")
+    await stream.send_all(line(INITIALIZED))
     return stream
 
 
