@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from hive_rpc.core.errors import HiveError
 from hive_rpc.protocol.methods import (
@@ -23,6 +24,9 @@ from hive_rpc.protocol.methods import (
     PROMPT_RECORD,
     RECORD_VALUES,
 )
+
+if TYPE_CHECKING:
+    from hive_rpc.core.prompt import Prompt
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTOCOL_MD = (ROOT / "docs" / "protocol.md").read_text()
@@ -63,17 +67,25 @@ def test_the_rows_are_named_once_each() -> None:
     assert all(row.name == name for name, row in METHODS.items())
 
 
-def test_the_prompt_record_is_what_prompt_makes() -> None:
-    from hive_rpc.core.prompt import Action, ExpiryReason, Kind, Prompt, Status
+def _prompt(**fields: Any) -> Prompt:
+    """A prompt with every required field, and ``fields``."""
+    from hive_rpc.core.prompt import Prompt
 
-    record = Prompt(
+    return Prompt(
         id="0123456789abcdef",
         agent_id="a",
         question="q?",
         created_at=1.0,
         deadline_at=2.0,
         max_deadline_at=3.0,
-    ).to_record()
+        **fields,
+    )
+
+
+def test_the_prompt_record_is_what_prompt_makes() -> None:
+    from hive_rpc.core.prompt import Action, ExpiryReason, Kind, Status
+
+    record = _prompt().to_record()
     assert list(record) == list(PROMPT_RECORD)
     assert {
         "status": tuple(s.value for s in Status),
@@ -89,19 +101,10 @@ def test_the_prompt_record_is_what_prompt_makes() -> None:
 
 
 def test_the_dismissal_is_what_the_hub_sends() -> None:
-    from hive_rpc.core.prompt import Prompt, Status
+    from hive_rpc.core.prompt import Status
     from hive_rpc.service import dismissal
 
-    prompt = Prompt(
-        id="0123456789abcdef",
-        agent_id="a",
-        question="q?",
-        created_at=1.0,
-        deadline_at=2.0,
-        max_deadline_at=3.0,
-        status=Status.EXPIRED,
-    )
-    assert list(dismissal(prompt)) == list(DISMISSAL)
+    assert list(dismissal(_prompt(status=Status.EXPIRED))) == list(DISMISSAL)
     assert NOTIFICATIONS["hive/dismiss"].params is DISMISSAL
     assert NOTIFICATIONS["hive/prompt"].params is PROMPT_RECORD
 
