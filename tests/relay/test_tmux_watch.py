@@ -10,12 +10,12 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import trio
-from test_tmux import Tmux, pasted, until
+from test_agora_tells import LINE_LING
+from test_tmux import Tmux, pasted, tmux, until
 
 from hive_rpc.agora import open_agora
 from hive_rpc.relay.delivery import Relay
@@ -31,16 +31,7 @@ pytestmark = pytest.mark.skipif(
 AN_HOUR = 3600.0
 
 
-@pytest.fixture
-async def tmux(short_tmp: Path) -> AsyncIterator[Tmux]:
-    """A private tmux server, as test_tmux.py's fixture."""
-    server = Tmux(socket=str(short_tmp / "tmux.sock"), dir=short_tmp)
-    await server.run("new-session", "-d", "-s", "keeper", "sleep", "600")
-    try:
-        yield server
-    finally:
-        with trio.CancelScope(shield=True), trio.move_on_after(10):
-            await server.run("kill-server")
+__all__ = ["tmux"]  # test_tmux's fixture, for pytest to find here
 
 
 async def clients(tmux: Tmux) -> list[str] | None:
@@ -79,17 +70,6 @@ async def test_a_turn_held_by_a_dialog_goes_in_when_the_dialog_is_answered(tmux:
     assert result.attempts >= 2  # the first, then the one the change asked for
     assert await ling.wait_for(1) == [pasted("your turn")]
     assert await clients(tmux) is None  # the watch ended with the hold
-
-
-LINE_LING = (
-    "import sys\n"
-    "record = open(sys.argv[1], 'a', buffering=1)\n"
-    "record.write('ready\\n')\n"
-    "while True:\n"
-    "    record.write(input('ling> ') + '\\n')\n"
-)
-"""A ling reading whole lines at a ``ling> `` prompt, echoing what is typed: what the
-human types and has not sent shows on the cursor's line (their draft)."""
 
 
 async def test_an_agora_turn_held_on_the_humans_draft_goes_in_when_it_is_sent(

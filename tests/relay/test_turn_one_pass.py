@@ -10,15 +10,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 import trio
 import trio.testing
 from test_delivery import AGENT, AGENT_PROC, ALIVE, DIALOG, FakeTarget
-from test_tmux import Tmux, pasted
+from test_tmux import Tmux, pasted, tmux
 
 from hive_rpc.agora import DIALOGUE, open_agora
 from hive_rpc.core import dialogue as dlg
@@ -47,16 +46,7 @@ def commands(argv: Sequence[str]) -> list[str]:
     return [args[0]] + [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == ";"]
 
 
-@pytest.fixture
-async def tmux(short_tmp: Path) -> AsyncIterator[Tmux]:
-    """A private tmux server, as test_tmux.py's fixture."""
-    server = Tmux(socket=str(short_tmp / "tmux.sock"), dir=short_tmp)
-    await server.run("new-session", "-d", "-s", "keeper", "sleep", "600")
-    try:
-        yield server
-    finally:
-        with trio.CancelScope(shield=True), trio.move_on_after(10):
-            await server.run("kill-server")
+__all__ = ["tmux"]  # test_tmux's fixture, for pytest to find here
 
 
 @pytest.mark.skipif(find_tmux() is None, reason="tmux is not installed")
