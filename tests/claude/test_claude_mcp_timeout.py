@@ -141,7 +141,11 @@ async def test_progress_does_not_extend_claude_codes_timeout_and_the_question_is
     )
     assert (note.method, note.params["id"]) == ("hive/dismiss", prompt["id"])
     assert note.params["status"] == "cancelled"
-    assert note.params["by"] == prompt["agent_id"]
+    # Withdrawn by the call's cancellation (the agent), or, when Claude Code ends its
+    # MCP server before the hub has acted on that cancellation, by the asker's end:
+    # both are this asker taking its question back, and which comes first is the
+    # machine's scheduling.
+    assert note.params["by"] in (prompt["agent_id"], "the asker stopped waiting")
 
 
 async def test_claude_killed_mid_call_withdraws_the_question(

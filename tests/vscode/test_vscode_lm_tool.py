@@ -100,9 +100,17 @@ def invoke(window: Window, tool_input: dict[str, Any]) -> Path:
 
 
 def result_of(window: Window, path: Path) -> dict[str, Any]:
-    window.wait(path.exists, "the probe to write what invokeTool returned")
-    got: dict[str, Any] = json.loads(path.read_text())
-    return got
+    """What the probe wrote, once it is all there: the file exists before its text
+    does (the probe writes it in place)."""
+
+    def written() -> dict[str, Any] | None:
+        try:
+            got: dict[str, Any] = json.loads(path.read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+        return got
+
+    return window.wait(written, "the probe to write what invokeTool returned")
 
 
 def only_pending(hub: Hub) -> dict[str, Any]:
