@@ -19,14 +19,15 @@ from typing import Any
 import pytest
 import trio
 from mcp import Client
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from test_mcp import http_client, stdio_params
 
 from hive_rpc.core.errors import HiveError, HubUnreachable, InternalError
-from hive_rpc.core.tool_groups import COMPOSITE_TOOLS, GROUP_OF
+from hive_rpc.core.tool_groups import GROUP_NAMES
 from hive_rpc.faces.mcp.guarded import refusal
-from hive_rpc.faces.mcp.server import TABLES
-from hive_rpc.faces.mcp.tool_table import ToolSpec
+from hive_rpc.faces.mcp.tool_table import ToolSpec, ToolTable
+from hive_rpc.faces.mcp.tools import COMPOSITE_TOOLS, GROUP_OF, TABLES
+from hive_rpc.faces.mcp.tools import GROUPS as TOOLS_OF
 from hive_rpc.hub import HubConfig, run_hub
 from hive_rpc.protocol.methods import CODES, METHODS, PROMPT_RECORD
 from hive_rpc.service import HubService
@@ -274,6 +275,21 @@ def test_the_method_tables_mcp_column_is_the_tool_tables() -> None:
     assert set(named) == declared - COMPOSITE_TOOLS
     assert declared >= COMPOSITE_TOOLS
     assert set(GROUP_OF) == declared
+
+
+def test_each_group_is_read_from_its_tools_declarations() -> None:
+    """core/tool_groups.py names the groups (``hive-rpc mcp`` loads no tool); each
+    tool declares its group, and every group named there holds some tool, so neither
+    list can name a group the other lacks."""
+    assert {spec.name: spec.group for spec in specs()} == GROUP_OF
+    assert tuple(TOOLS_OF) == GROUP_NAMES
+    assert all(TOOLS_OF.values()), {g: t for g, t in TOOLS_OF.items() if not t}
+    assert sorted(t for tools in TOOLS_OF.values() for t in tools) == sorted(GROUP_OF)
+
+
+def test_a_tool_declared_in_an_unknown_group_fails_at_its_declaration() -> None:
+    with pytest.raises(ValueError, match="unknown tool group 'nope'; valid: ask, "):
+        ToolTable().tool("d", group="nope", hints=ToolAnnotations())
 
 
 def test_a_tools_name_is_its_functions_and_each_is_declared_once() -> None:

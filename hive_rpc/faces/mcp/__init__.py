@@ -6,8 +6,10 @@ Modules, in the order a request meets them:
 
 * ``session``: what one agent session's requests act with (``AgentSession``), read
   from the request's context;
-* ``groups``: which tool groups a session offers (the table is core/tool_groups.py,
-  which ``hive-rpc mcp`` checks ``--tools`` with and loads no SDK);
+* ``groups``: which tool groups a session offers (the groups' names are
+  core/tool_groups.py, which ``hive-rpc mcp`` checks ``--tools`` with and loads no
+  SDK; each tool names its group where it is declared, and ``tools`` derives each
+  group's tools and lists every ``ToolTable``);
 * ``identity``: which agent a request acts as;
 * ``server``: ``HiveMcp``, the hub's one MCPServer over one ``Backend``;
 * ``prompt_tools`` (the ``hivemind_*`` tools and request_human_input),

@@ -25,6 +25,7 @@ TOOLS = ToolTable()
 
 
 @TOOLS.tool(
+    group="agora",
     description=(
         "Start an Agora dialogue: a topic and two or more participants (ling names "
         "such as main.feature.auth). Each turn you dispatch is typed into the "
@@ -52,6 +53,7 @@ async def agora_create(
 
 
 @TOOLS.tool(
+    group="agora",
     description=(
         "Take your turn in a dialogue: signal is propose, counter, approve, no-change "
         "or defer. sender is your ling name (default: your agent id, as given to "
@@ -88,7 +90,9 @@ async def agora_dispatch(
     return agora_ok(r, text)
 
 
-@TOOLS.tool(description="A dialogue with its turns, stances and events.", hints=READS)
+@TOOLS.tool(
+    group="agora", description="A dialogue with its turns, stances and events.", hints=READS
+)
 async def agora_status(ctx: Context, dialogue_id: str) -> Annotated[CallToolResult, AgoraResult]:
     session = session_of(ctx)
     d = await session.call("agora/status", dialogue_id=dialogue_id)
@@ -103,7 +107,9 @@ async def agora_status(ctx: Context, dialogue_id: str) -> Annotated[CallToolResu
 
 
 @TOOLS.tool(
-    description="End a dialogue by hand (status aborted); it takes no more turns.", hints=ENDS
+    group="agora",
+    description="End a dialogue by hand (status aborted); it takes no more turns.",
+    hints=ENDS,
 )
 async def agora_abort(
     ctx: Context, dialogue_id: str, reason: str | None = None
@@ -113,7 +119,7 @@ async def agora_abort(
     return agora_ok(d, f"{d['id']} aborted after {d['turn_count']} turns: {d['end_reason']}")
 
 
-@TOOLS.tool(description="Dialogues, oldest first (filter by status).", hints=READS)
+@TOOLS.tool(group="agora", description="Dialogues, oldest first (filter by status).", hints=READS)
 async def agora_list(
     ctx: Context,
     status: Literal["active", "paused", "consensus", "timeout", "aborted"] | None = None,
@@ -125,6 +131,7 @@ async def agora_list(
 
 
 @TOOLS.tool(
+    group="lings",
     description=(
         "Ask to register the terminal an agent runs in, so turns and events can be "
         "typed into it: kind tmux (address: pane such as %3), zellij (SESSION:PANE_ID) "
@@ -159,7 +166,9 @@ async def ling_register(
     return agora_ok(r, f"ling {r['name']} is {r['kind']} {r['address']}")
 
 
-@TOOLS.tool(description="Registered lings; check=true tests each terminal.", hints=READS)
+@TOOLS.tool(
+    group="lings", description="Registered lings; check=true tests each terminal.", hints=READS
+)
 async def ling_list(ctx: Context, check: bool = False) -> Annotated[CallToolResult, AgoraList]:
     session = session_of(ctx)
     items = await session.call("ling/list", check=check)
@@ -171,7 +180,7 @@ async def ling_list(ctx: Context, check: bool = False) -> Annotated[CallToolResu
     return ok(AgoraList(count=len(items), items=items), "\n".join(lines) or "none")
 
 
-@TOOLS.tool(description="Forget a registered ling.", hints=ENDS)
+@TOOLS.tool(group="lings", description="Forget a registered ling.", hints=ENDS)
 async def ling_remove(ctx: Context, name: str) -> Annotated[CallToolResult, AgoraResult]:
     session = session_of(ctx)
     r = await session.call("ling/remove", name=name)
@@ -179,6 +188,7 @@ async def ling_remove(ctx: Context, name: str) -> Annotated[CallToolResult, Agor
 
 
 @TOOLS.tool(
+    group="events",
     description=(
         "Children: tell your parent (your ling name minus its last part) something: "
         "kind child-complete, child-question, child-note, pr-status (with review: "
@@ -218,6 +228,7 @@ async def report_to_parent(
 
 
 @TOOLS.tool(
+    group="events",
     description=(
         "Parents: answer a child's [QUESTION ...]: the message is typed into the "
         "child's terminal (agent is the child's ling name, as the question says)."
@@ -237,6 +248,7 @@ async def answer_question(
 
 
 @TOOLS.tool(
+    group="tasks",
     description=(
         "Publish the outcome of your task under its task_id (success, failed or "
         "cancelled, with a result or an error), so whoever waits for that task "

@@ -153,6 +153,7 @@ TOOLS = ToolTable()
 
 
 @TOOLS.tool(
+    group="permissions",
     description=(
         "Claude Code's permission prompt tool (claude -p --permission-prompt-tool "
         "mcp__hive-rpc__approve): asks the human, in their editor, whether a tool "
@@ -162,6 +163,7 @@ TOOLS = ToolTable()
     hints=ADDS,
     structured_output=False,
     guard=False,
+    composite=True,
 )
 async def approve(
     ctx: Context,

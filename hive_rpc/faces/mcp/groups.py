@@ -1,6 +1,7 @@
 """MCP tool groups applied to a session: the server middleware (``offer``) that offers
-only the enabled groups' tools.  The table itself (``GROUPS``, ``parse_groups``) is
-core/tool_groups.py, re-exported here; a session's groups (``AgentSession.groups``)
+only the enabled groups' tools.  The groups' names and their parser are
+core/tool_groups.py, each group's tools are read from the tools' declarations
+(tools.py), both re-exported here; a session's groups (``AgentSession.groups``)
 come from:
 
 * stdio: ``hive-rpc mcp --tools ask,agora`` (fixed for the session, sent by the relay
@@ -20,16 +21,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hive_rpc.core.tool_groups import (
-    ALL,
-    COMPOSITE_TOOLS,
-    DEFAULT_GROUPS,
-    GROUP_OF,
-    GROUPS,
-    parse_groups,
-    valid_names,
-)
+from hive_rpc.core.tool_groups import ALL, DEFAULT_GROUPS, GROUP_NAMES, parse_groups, valid_names
 from hive_rpc.faces.mcp.session import session_of
+from hive_rpc.faces.mcp.tools import COMPOSITE_TOOLS, GROUP_OF, GROUPS
 
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -43,6 +37,7 @@ __all__ = [
     "COMPOSITE_TOOLS",
     "DEFAULT_GROUPS",
     "GROUPS",
+    "GROUP_NAMES",
     "GROUP_OF",
     "INVALID_PARAMS",
     "ToolGroups",
@@ -53,7 +48,7 @@ __all__ = [
 
 
 def _flag(groups: frozenset[str]) -> str:
-    return ",".join(g for g in GROUPS if g in groups)
+    return ",".join(g for g in GROUP_NAMES if g in groups)
 
 
 def _refusal(message: str, data: Any = None) -> MCPError:

@@ -144,6 +144,7 @@ TOOLS = ToolTable()
 
 
 @TOOLS.tool(
+    group="ask",
     description="Ask the human a question without blocking. Returns an ask_id at once; "
     "keep working and collect the answer with hivemind_poll or hivemind_await. "
     "options: answers to pick from; schema: a flat elicitation schema for a "
@@ -199,6 +200,7 @@ async def _own_ask(ctx: Context, method: str, ask_id: str) -> CallToolResult:
 
 
 @TOOLS.tool(
+    group="ask",
     description="The state of one of your asks: pending, responded (with decision, "
     "by, action), expired (nobody answered in time: not a no) or cancelled.",
     hints=READS,
@@ -209,6 +211,7 @@ async def hivemind_poll(ctx: Context, ask_id: str) -> Annotated[CallToolResult, 
 
 
 @TOOLS.tool(
+    group="ask",
     description="Wait up to timeout_s seconds for the answer to one of your asks; "
     "returns early when it comes. Sends progress notifications while waiting.",
     hints=READS,
@@ -229,6 +232,7 @@ async def hivemind_await(
 
 
 @TOOLS.tool(
+    group="coordinator",
     description="Coordinators: answer any pending ask on the human's behalf. "
     "decision is one of the ask's options, an object matching its schema, or "
     "free text; action decline or cancel carries no decision.",
@@ -258,6 +262,7 @@ async def hivemind_respond(
 
 
 @TOOLS.tool(
+    group="ask",
     description="Withdraw one of your pending asks; editors take it off the screen.",
     hints=WITHDRAWS,
     words={"id": "ask_id"},
@@ -267,6 +272,7 @@ async def hivemind_cancel(ctx: Context, ask_id: str) -> Annotated[CallToolResult
 
 
 @TOOLS.tool(
+    group="coordinator",
     description="Coordinators: pending asks from every agent, oldest first, one "
     "page of at most `limit` (default 100, at most 1000); when next_cursor is set, "
     "pass it as `cursor` for the next page.",
@@ -285,6 +291,7 @@ async def hivemind_list_pending(
 
 
 @TOOLS.tool(
+    group="coordinator",
     description="Coordinators: block until any agent asks (or timeout_s runs out) "
     "and return that ask; answer it with hivemind_respond. exclude: ask_ids "
     "already seen. timeout_ms: the same wait in milliseconds (the seed's name), "
@@ -313,6 +320,7 @@ async def hivemind_await_ask(
 
 
 @TOOLS.tool(
+    group="ask",
     description="deprecated: use hivemind_ask_async + hivemind_poll. Asks and blocks "
     "until the human answers or timeout_s runs out, sending progress notifications "
     "while it waits; cancelling the call withdraws the question.",
@@ -353,6 +361,7 @@ def human_input_description(timeout_s: float) -> str:
 
 
 @TOOLS.tool(
+    group="ask",
     description=human_input_description(HUMAN_INPUT_TIMEOUT_S),
     hints=ADDS,
     resumable=True,

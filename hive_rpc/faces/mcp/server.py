@@ -50,9 +50,9 @@ from mcp.server.subscriptions import InMemorySubscriptionBus
 
 from hive_rpc import __version__
 from hive_rpc.faces.backends import Backend, LocalBackend
-from hive_rpc.faces.mcp import agora_tools, approve_tool, prompt_tools
+from hive_rpc.faces.mcp import prompt_tools
 from hive_rpc.faces.mcp.coordinator_news import CoordinatorNews
-from hive_rpc.faces.mcp.groups import GROUP_OF, ToolGroups, offer
+from hive_rpc.faces.mcp.groups import ToolGroups, offer
 from hive_rpc.faces.mcp.identity import Identity
 from hive_rpc.faces.mcp.resources import AskResources
 from hive_rpc.faces.mcp.session import (
@@ -63,6 +63,7 @@ from hive_rpc.faces.mcp.session import (
     AgentSession,
     SessionSettings,
 )
+from hive_rpc.faces.mcp.tools import TABLES
 from hive_rpc.faces.mcp.updates import HubUpdates, OpenWatch
 
 if TYPE_CHECKING:
@@ -86,11 +87,6 @@ working, then hivemind_poll(ask_id) (or hivemind_await(ask_id, timeout_s) to wai
 An answer is never lost: it is kept until you collect it.  status "expired" means
 nobody answered in time; it is not a "no".
 """
-
-TABLES = (prompt_tools.TOOLS, agora_tools.TOOLS, approve_tool.TOOLS)
-"""Every tool, in the order ``tools/list`` shows them."""
-_ungrouped = set().union(*(t.names() for t in TABLES)) - set(GROUP_OF)
-assert not _ungrouped, f"tools missing from mcp.groups.GROUPS: {sorted(_ungrouped)}"
 
 
 class HiveMcp:

@@ -3,11 +3,13 @@
 
 A tool is declared once, by its function: the function's name is the tool's name
 (the only place in the face that spells it), and its declaration says the rest, its
+group (core/tool_groups.py names the groups; tools.py derives what each holds), its
 description, its hints (hints.py), and ``words``, its names for the hub's parameters
 it fills (``{"from": "sender"}``), by which its errors speak of its own parameters
 (results.tool_error).  The method table's ``mcp`` column (protocol/methods.py) names
 the tools again, as data a client reads without this package; a test holds the two
-to agree (tests/faces/test_mcp_errors.py).
+to agree (tests/faces/test_mcp_errors.py), as it holds every tool not named there to
+be declared ``composite``.
 
 The tools used to be closures made by a ``register(hive)`` per module, for every agent
 session, so that each could reach its session's settings; now a tool reads them from
@@ -20,6 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from hive_rpc.core.tool_groups import GROUP_NAMES
 from hive_rpc.faces.mcp.guarded import guarded
 
 if TYPE_CHECKING:
@@ -34,6 +37,8 @@ class ToolSpec:
     fn: Callable[..., Awaitable[CallToolResult]]
     """The function as declared (the server adds it guarded)."""
     name: str
+    group: str
+    """Its tool group (core/tool_groups.py): a session offers it when that is enabled."""
     description: str
     hints: ToolAnnotations
     words: Mapping[str, str] = field(default_factory=dict)
@@ -45,6 +50,9 @@ class ToolSpec:
     """Added wrapped by ``guarded`` (False: ``approve``, which fails closed itself)."""
     resumable: bool = False
     """A blocking ask a relay sends again when its hub went away (prompt_tools.RESUMABLE)."""
+    composite: bool = False
+    """Runs several methods (``approve``: rule/check, hive/ask, hive/await, rule/add), so
+    no one row of the method table names it in its ``mcp`` column."""
 
 
 class ToolTable:
@@ -57,25 +65,31 @@ class ToolTable:
         self,
         description: str,
         *,
+        group: str,
         hints: ToolAnnotations,
         words: Mapping[str, str] | None = None,
         structured_output: bool | None = None,
         guard: bool = True,
         resumable: bool = False,
+        composite: bool = False,
     ) -> Callable[[Tool], Tool]:
         """List the decorated function as a tool named as the function; the function
-        is unchanged."""
+        is unchanged.  An unknown ``group`` fails at import, not when a session asks."""
+        if group not in GROUP_NAMES:
+            raise ValueError(f"unknown tool group {group!r}; valid: {', '.join(GROUP_NAMES)}")
 
         def add(fn: Tool) -> Tool:
             spec = ToolSpec(
                 fn,
                 fn.__name__,
+                group,
                 description,
                 hints,
                 dict(words or {}),
                 structured_output,
                 guard,
                 resumable,
+                composite,
             )
             self.specs.append(spec)
             return fn
