@@ -23,7 +23,7 @@ import os
 import select
 import socket as socket_module
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +44,12 @@ from hive_rpc.protocol.methods import METHODS
 REPLY_MAX_BYTES = 256 << 20
 """As client.py: replies may be far larger than requests."""
 
-LONG_POLLS = frozenset(name for name, row in METHODS.items() if row.long_poll)
-"""Methods that wait on purpose for their ``timeout_s``: a call's deadline adds it (the
-method table's ``long_poll`` rows, read from protocol/methods.py, plain data)."""
+LONG_POLLS: Mapping[str, str] = {
+    name: row.long_poll for name, row in METHODS.items() if row.long_poll is not None
+}
+"""Methods that wait on purpose -> the parameter saying how long (``timeout_s``,
+``wait_s``): a call's deadline adds its value (the method table's ``long_poll``
+column, read from protocol/methods.py, plain data)."""
 
 
 class SyncHubClient:
@@ -196,9 +199,12 @@ def _approvers_only(reply: ErrorResponse) -> bool:
 
 
 def call_limit(timeout_s: float, method: str, params: dict[str, Any] | None) -> float:
-    """How long a call may take: ``timeout_s``, plus the ``timeout_s`` a long poll
-    asks the hub to wait (both clients)."""
-    waits = (params or {}).get("timeout_s") if method in LONG_POLLS else None
+    """How long a call may take: ``timeout_s``, plus what a long poll asks the hub to
+    wait (its ``LONG_POLLS`` parameter: ``hive/await``'s ``timeout_s``,
+    ``agora/news``'s ``wait_s``), so that the client does not give up on a call
+    that is still waiting as asked (both clients)."""
+    param = LONG_POLLS.get(method)
+    waits = (params or {}).get(param) if param is not None else None
     if isinstance(waits, int | float) and not isinstance(waits, bool):
         return timeout_s + max(0.0, float(waits))
     return timeout_s

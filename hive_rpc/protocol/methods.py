@@ -4,9 +4,9 @@ One table, which the hub and its clients follow (lsprotocol's model for LSP): a
 method's row holds its name, its parameters with their JSON types, the words
 ``hive-rpc methods`` and protocol.md give it, and its flags (which faces offer it,
 under which EPC name and MCP tools, whether a face may send it again after a
-reconnect, whether it waits on purpose); the notifications and requests the hub
-sends, with their params; the prompt record's fields; the error codes, each with the
-rule it names (``data.kind``) and its HTTP status.
+reconnect, which parameter says how long it waits on purpose); the notifications
+and requests the hub sends, with their params; the prompt record's fields; the error
+codes, each with the rule it names (``data.kind``) and its HTTP status.
 
 Plain data, its records ``protocol/frozen.py``'s (no ``dataclasses``, no named tuples:
 about 0.7 ms a class), importing nothing else: the one-shot CLI client
@@ -77,9 +77,10 @@ class Method(Frozen):
     retryable: bool
     """Safe to send again on a new connection after the hub went away (it changes
     nothing): ``backends.RETRYABLE``."""
-    long_poll: bool
-    """Waits on purpose for its ``timeout_s``: a client's deadline for the call adds
-    it (``sync_client.LONG_POLLS``)."""
+    long_poll: str | None
+    """The parameter saying how long it waits on purpose (``timeout_s``, ``wait_s``), if
+    it is a long poll: a client's deadline for the call adds that parameter's value
+    (``sync_client.LONG_POLLS``)."""
     epc: str | None
     """Its name over EPC (``hive-rpc epc``), if that face offers it."""
     scope: Scope
@@ -98,7 +99,7 @@ class Method(Frozen):
         doc: str,
         notification_ok: bool = False,
         retryable: bool = False,
-        long_poll: bool = False,
+        long_poll: str | None = None,
         epc: str | None = None,
         scope: Scope = "hub",
         mcp: tuple[str, ...] = (),
@@ -109,6 +110,8 @@ class Method(Frozen):
         init_field(self, "doc", doc)
         init_field(self, "notification_ok", notification_ok)
         init_field(self, "retryable", retryable)
+        if long_poll is not None and getattr(params.get(long_poll), "type", None) != "number":
+            raise ValueError(f"{name}: long_poll {long_poll!r} is not one of its number params")
         init_field(self, "long_poll", long_poll)
         init_field(self, "epc", epc)
         init_field(self, "scope", scope)
@@ -172,7 +175,7 @@ _ROWS: tuple[Method, ...] = (
         params={"id": REQ_STR, "timeout_s": REQ_NUM, "agent_id": STR},
         doc="Long-poll: the record once closed, or as it is when timeout_s runs out.",
         retryable=True,
-        long_poll=True,
+        long_poll="timeout_s",
         epc="await",
         mcp=("hivemind_await",),
     ),
@@ -218,7 +221,7 @@ _ROWS: tuple[Method, ...] = (
         params={"timeout_s": REQ_NUM, "exclude": Param("array")},
         doc="Coordinators: wait for the oldest pending prompt not in exclude (null on timeout).",
         retryable=True,
-        long_poll=True,
+        long_poll="timeout_s",
         mcp=("hivemind_await_ask",),
     ),
     Method(
@@ -371,6 +374,7 @@ _ROWS: tuple[Method, ...] = (
         "its message in words) after since, waiting up to wait_s (at most 60) for some: "
         "{events, last}; ask again with since=last. coordinators also picks the events "
         "naming one of them as the sender of a turn that could not be delivered.",
+        long_poll="wait_s",
     ),
     Method(
         "ling/register",

@@ -32,11 +32,14 @@ def test_methods_json_is_the_service_table_without_a_hub(tmp_path: Path) -> None
         }
         assert row["notification_ok"] is method.notification_ok
         assert row["retryable"] is method.retryable
+        assert row["long_poll"] == method.long_poll
         assert row["epc"] == method.epc
         assert row["scope"] == method.scope
         assert row["faces"] == list(method.faces)
         assert row["mcp"] == list(method.mcp)
     assert table["methods"][0]["params"]["question"] == {"type": "string", "required": True}
+    waits = {m["name"]: m["long_poll"] for m in table["methods"] if m["long_poll"]}
+    assert waits["agora/news"] == "wait_s"
     assert not (tmp_path / "none.sock").exists(), "methods started a hub"
 
 
@@ -86,10 +89,31 @@ def test_client_commands_import_neither_the_hub_nor_a_face(tmp_path: Path) -> No
 
 
 def test_the_clients_long_polls_are_the_tables_waiting_methods() -> None:
-    """client.py cannot import the method table (a client command loads no hub), so
-    its list of methods that wait for their own ``timeout_s`` is checked here: the
-    retryable rows that take a ``timeout_s`` (a read that waits), nothing else."""
+    """The one-shot client reads the method table's ``long_poll`` column (plain data,
+    no hub): each method that waits on purpose, with the parameter that says how
+    long, whatever that parameter is called (``agora/news`` names it ``wait_s``)."""
     from hive_rpc.client.sync_client import LONG_POLLS
 
+    assert LONG_POLLS == {
+        "hive/await": "timeout_s",
+        "hive/awaitAsk": "timeout_s",
+        "agora/news": "wait_s",
+    }
+    # every retryable read that takes a timeout_s is among them
     waiting = {n for n, row in METHODS.items() if row.retryable and "timeout_s" in row.params}
-    assert LONG_POLLS == waiting == {"hive/await", "hive/awaitAsk"}
+    assert waiting <= set(LONG_POLLS)
+
+
+def test_a_calls_deadline_adds_what_its_long_poll_asks_the_hub_to_wait() -> None:
+    """A client must not give up on a call the hub is still waiting on as asked:
+    ``agora/news`` waits its ``wait_s`` as ``hive/await`` waits its ``timeout_s``."""
+    from hive_rpc.client.sync_client import call_limit
+
+    assert call_limit(5.0, "hive/await", {"id": "x", "timeout_s": 10}) == 15.0
+    assert call_limit(5.0, "agora/news", {"since": 0, "wait_s": 30}) == 35.0
+    # the other parameter, a method that does not wait, a bad value: no more time
+    assert call_limit(5.0, "agora/news", {"timeout_s": 30}) == 5.0
+    assert call_limit(5.0, "hive/list", {"timeout_s": 30}) == 5.0
+    assert call_limit(5.0, "hive/await", {"timeout_s": True}) == 5.0
+    assert call_limit(5.0, "hive/await", {"timeout_s": -1}) == 5.0
+    assert call_limit(5.0, "agora/news", None) == 5.0

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from hive_rpc.core.errors import HiveError
 from hive_rpc.protocol.methods import (
     CODES,
@@ -21,8 +23,10 @@ from hive_rpc.protocol.methods import (
     HUB_REQUESTS,
     METHODS,
     NOTIFICATIONS,
+    NUM,
     PROMPT_RECORD,
     RECORD_VALUES,
+    Method,
 )
 
 if TYPE_CHECKING:
@@ -188,6 +192,12 @@ def test_the_clients_long_polls_and_retries_are_the_tables() -> None:
     from hive_rpc.client.sync_client import LONG_POLLS
     from hive_rpc.faces.backends import RETRYABLE
 
-    assert {n for n, m in METHODS.items() if m.long_poll} == LONG_POLLS
+    assert {n: m.long_poll for n, m in METHODS.items() if m.long_poll} == LONG_POLLS
     assert {n for n, m in METHODS.items() if m.retryable} == RETRYABLE
-    assert LONG_POLLS <= RETRYABLE
+    for name, param in LONG_POLLS.items():
+        assert METHODS[name].params[param].type == "number", name
+
+
+def test_a_long_poll_names_one_of_its_number_params() -> None:
+    with pytest.raises(ValueError, match="long_poll 'wait_s' is not one of its number params"):
+        Method("x/wait", params={"timeout_s": NUM}, doc="d", long_poll="wait_s")
