@@ -5,6 +5,7 @@ and over Streamable HTTP against the hub, in both protocol modes the SDK speaks
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import stat
@@ -576,24 +577,38 @@ async def test_request_human_input(hub: HubService, hub_config: HubConfig, mode:
             await editor.next_notification()  # its hive/prompt
             assert (await editor.next_notification()).method == "hive/dismiss"
 
-            # the human types at once, then takes 3 s (past the 2 s countdown): typing stopped it
-            async def typing_human(answer: str, delay: float) -> None:
-                note = await editor.next_notification()
-                await editor.notify("hive/typing", {"id": note.params["id"]})
-                await trio.sleep(delay)
-                await editor.call("hive/respond", {"id": note.params["id"], "answer": answer})
+            # The human types at once, and answers only once the hub's clock has passed
+            # the 2 s countdown: typing stopped it.  The proof that the clock went past
+            # is a question the editor asks after the typing with the same countdown:
+            # its deadline comes after the first one's old deadline, and it expires.
+            async def typing_human(answer: str, *, past_the_countdown: bool) -> None:
+                shown = await editor.next_notification()
+                assert shown.method == "hive/prompt"
+                first = shown.params["id"]
+                await editor.notify("hive/typing", {"id": first})
+                if past_the_countdown:
+                    typed = await editor.next_notification()  # the hub took the typing
+                    assert (typed.method, typed.params["id"]) == ("hive/update", first)
+                    clock = await editor.call("hive/ask", {"question": "tick", "timeout_s": 2})
+                    done = await editor.call("hive/await", {"id": clock["id"], "timeout_s": 20})
+                    assert done["status"] == "expired", done
+                    assert (await editor.call("hive/poll", {"id": first}))["status"] == "pending"
+                    methods = [(await editor.next_notification()).method for _ in range(2)]
+                    assert methods == ["hive/prompt", "hive/dismiss"]  # the clock question's
+                await editor.call("hive/respond", {"id": first, "answer": answer})
 
             got: dict[str, Any] = {}
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(typing_human, "take the left branch", 3)
+                nursery.start_soon(
+                    functools.partial(typing_human, "take the left branch", past_the_countdown=True)
+                )
                 got.update(await ask("which branch?"))
             assert (got["answer"], got["timed_out"]) == ("take the left branch", False)
-            assert (await editor.next_notification()).method == "hive/update"  # the typing
             assert (await editor.next_notification()).method == "hive/dismiss"
 
             # a blank answer counts as no answer
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(typing_human, "   ", 0)
+                nursery.start_soon(functools.partial(typing_human, "   ", past_the_countdown=False))
                 got = await ask("say something")
             assert (got["answer"], got["timed_out"], got["status"]) == (
                 EXPIRED_MARKER,
