@@ -20,7 +20,7 @@
  */
 import * as vscode from 'vscode';
 import type { HubClient } from './hubClient';
-import { ErrorCode, Requests } from './protocol';
+import { ErrorCode, Requests, ServerNotifications } from './protocol';
 import type { AskParams, PromptRecord } from './protocol';
 
 /** The tool's name, as contributed in package.json (`languageModelTools`). */
@@ -38,6 +38,13 @@ const AWAIT_CHUNK_S = 3600;
  * starting, or it is being restarted) before it tells the model it cannot ask.
  */
 export const CONNECT_WAIT_MS = 30_000;
+/**
+ * After the sidecar lost its hub (-32014), the longest wait before `hive/await`
+ * is sent again: `hive-rpc lsp` reconnects by itself and says so with
+ * `hive/connection`, which ends the wait sooner, but a sidecar without a
+ * subscription says nothing.
+ */
+export const HUB_RETRY_MS = 5_000;
 /** The error the model gets when there is no sidecar to ask through. */
 export const NO_SIDECAR =
   'the Hive sidecar is not running, so the human cannot be asked (see "Hive: Show Sidecar Log" in VS Code)';
@@ -212,6 +219,15 @@ async function askAndWait(
         if (code === ErrorCode.notFound) {
           return NO_ANSWER; // the hub no longer knows it
         }
+        if (code === ErrorCode.hubUnreachable) {
+          // The sidecar lost its hub and reconnects: the prompt is kept in the hub's
+          // store, so wait for the hub (or a new sidecar), then ask after it again.
+          log(`${TOOL_NAME}: waiting for ${id} again once the hub is back: ${String(err)}`);
+          if ((await hubBack(hub, token)) === 'cancelled') {
+            throw cancelled();
+          }
+          continue;
+        }
         if (code !== undefined && !CONNECTION_LOST.has(code as number)) {
           throw err;
         }
@@ -232,4 +248,36 @@ async function askAndWait(
   } finally {
     onCancel.dispose();
   }
+}
+
+/**
+ * Resolves when the sidecar says it has its hub again (`hive/connection`), when a
+ * new sidecar starts, or after `HUB_RETRY_MS`, whichever comes first; or, on the
+ * token's cancellation, with 'cancelled'. It leaves no listener or timer behind
+ * (a timer left running would keep VS Code's extension host busy for nothing).
+ */
+function hubBack(hub: ToolHub, token: vscode.CancellationToken): Promise<'back' | 'cancelled'> {
+  if (token.isCancellationRequested) {
+    return Promise.resolve('cancelled');
+  }
+  return new Promise((resolve) => {
+    const listeners: vscode.Disposable[] = [];
+    const end = (how: 'back' | 'cancelled'): void => {
+      clearTimeout(timer);
+      for (const l of listeners.splice(0)) {
+        l.dispose();
+      }
+      resolve(how);
+    };
+    const timer = setTimeout(() => end('back'), HUB_RETRY_MS);
+    listeners.push(
+      hub.onNotification(ServerNotifications.connection, (p) => {
+        if (p.connected === true) {
+          end('back');
+        }
+      }),
+      token.onCancellationRequested(() => end('cancelled')),
+    );
+    void hub.whenConnected(true).then(() => end('back'));
+  });
 }

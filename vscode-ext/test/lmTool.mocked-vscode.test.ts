@@ -1,9 +1,9 @@
 /**
  * src/lmTool.ts's logic with the `vscode` module MOCKED and a fake language
  * model API: input checks, what it asks the hub, the answer or the sentinel,
- * cancellation withdrawing the question, a sidecar restart waited out, and no
- * tool where the API is missing. tests/vscode/test_vscode_lm_tool.py invokes
- * the registered tool in a real editor.
+ * cancellation withdrawing the question, a sidecar restart and a hub lost behind
+ * the sidecar (-32014) waited out, and no tool where the API is missing.
+ * tests/vscode/test_vscode_lm_tool.py invokes the registered tool in a real editor.
  */
 import './register-vscode-mock';
 import assert from 'node:assert/strict';
@@ -20,7 +20,8 @@ import {
   toolAskParams,
 } from '../src/lmTool';
 import type { HumanInputInput, LanguageModelTool } from '../src/lmTool';
-import { Clock, FakeHub, record, settle } from './helpers';
+import { ErrorCode } from '../src/protocol';
+import { Clock, FakeHub, record, rpcError, settle } from './helpers';
 import { EventEmitter } from './vscode-mock';
 
 class CancelledError extends Error {}
@@ -194,6 +195,51 @@ describe('request_human_input (language-model tool)', () => {
     assert.equal(w.fake.sent('hive/await').length, 2);
     w.close({ status: 'responded', action: 'accept', answer: 'after restart' });
     assert.deepEqual(texts(await pending), ['after restart']);
+  });
+
+  test('a hub lost behind the sidecar (-32014) is waited out, not an error', async () => {
+    const { api, registered } = fakeApi();
+    const w = world();
+    const lines: string[] = [];
+    registerHumanInputTool(w.hub, (l) => lines.push(l), api);
+    const pending = registered.get(TOOL_NAME)!.invoke({ input: { prompt: 'Q?' } }, tokenSource().token);
+    await settle();
+    w.fail(rpcError(ErrorCode.hubUnreachable, 'lost the hub: connection closed'));
+    await settle();
+    assert.equal(w.fake.sent('hive/await').length, 1, 'not sent again while the hub is away');
+    w.fake.emit('hive/connection', { connected: false, message: 'lost the hub; retrying in 1s' });
+    await settle();
+    assert.equal(w.fake.sent('hive/await').length, 1);
+    w.fake.emit('hive/connection', { connected: true, message: '' });
+    await settle();
+    assert.equal(w.fake.sent('hive/await').length, 2, 'asked again once the hub is back');
+    w.close({ status: 'responded', action: 'accept', answer: 'after the hub came back' });
+    assert.deepEqual(texts(await pending), ['after the hub came back']);
+    assert.ok(lines.some((l) => l.includes(`waiting for ${w.asked.id} again once the hub is back`)), lines.join('\n'));
+  });
+
+  test('cancelling while the hub is away withdraws the question', async () => {
+    const { api, registered } = fakeApi();
+    const w = world();
+    registerHumanInputTool(w.hub, () => undefined, api);
+    const source = tokenSource();
+    const pending = registered.get(TOOL_NAME)!.invoke({ input: { prompt: 'Q?' } }, source.token);
+    await settle();
+    w.fail(rpcError(ErrorCode.hubUnreachable, 'lost the hub'));
+    await settle();
+    source.cancel();
+    await assert.rejects(pending, CancelledError);
+    assert.deepEqual(w.fake.sent('hive/cancel')[0].params, { id: w.asked.id, agent_id: TOOL_AGENT_ID });
+  });
+
+  test('another error of the hub still fails the call', async () => {
+    const { api, registered } = fakeApi();
+    const w = world();
+    registerHumanInputTool(w.hub, () => undefined, api);
+    const pending = registered.get(TOOL_NAME)!.invoke({ input: { prompt: 'Q?' } }, tokenSource().token);
+    await settle();
+    w.fail(rpcError(ErrorCode.internal, 'boom'));
+    await assert.rejects(pending, /boom/);
   });
 
   test('a name another extension holds: not offered, and activation goes on', () => {
