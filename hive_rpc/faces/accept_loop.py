@@ -114,6 +114,45 @@ class _Acceptor:
             return stream
 
 
+@dataclass(frozen=True, slots=True)
+class ServeStatistics:
+    open: int
+    """Connections being served now."""
+    accepted: int
+    """Connections served since the server started (the refused aside)."""
+    refused: int
+    """Connections over the cap, told why and closed."""
+
+
+class Served:
+    """What a server on ``serve_bounded`` serves: ``statistics()``, and
+    ``wait_open(at_most)``, the moment the server has seen enough connections end.
+
+    Why an event: a client of a server at its cap that closes a connection to make
+    room may connect again only once the server has seen the close (the close
+    travels through the kernel and the handler's task), and without one it could
+    only try, be refused, and try again."""
+
+    def __init__(self) -> None:
+        self._open = self._accepted = self._refused = 0
+        self._changed = trio.Event()
+
+    def statistics(self) -> ServeStatistics:
+        return ServeStatistics(open=self._open, accepted=self._accepted, refused=self._refused)
+
+    async def wait_open(self, at_most: int) -> None:
+        """Return once at most ``at_most`` connections are open."""
+        while self._open > at_most:
+            await self._changed.wait()
+
+    def _count(self, *, opened: int = 0, refused: int = 0) -> None:
+        self._open += opened
+        self._accepted += max(opened, 0)
+        self._refused += refused
+        self._changed.set()
+        self._changed = trio.Event()
+
+
 async def serve_bounded(
     listener: trio.abc.Listener[Any],
     handle: Callable[[Any], Awaitable[object]],
@@ -121,30 +160,32 @@ async def serve_bounded(
     cap: int,
     refuse: Callable[[Any, int], Awaitable[object]],
     name: str,
+    served: Served | None = None,
     task_status: Any = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Accept from ``listener`` until cancelled; run ``handle(stream)`` for each
     connection, at most ``cap`` at once, and ``refuse(stream, cap)`` for the rest.
-    ``handle`` owns its stream (it closes it); ``name`` says whose accept failed."""
-    live = 0
-    acceptor = _Acceptor(listener, name, lambda: live)
+    ``handle`` owns its stream (it closes it); ``name`` says whose accept failed;
+    ``served`` counts what is served, for whoever watches (``Served``)."""
+    counts = served if served is not None else Served()
+    acceptor = _Acceptor(listener, name, lambda: counts.statistics().open)
 
     async def run(stream: Any) -> None:
-        nonlocal live
         try:
             await handle(stream)
         finally:
-            live -= 1
+            counts._count(opened=-1)
             acceptor.closed_one()
 
     async with trio.open_nursery() as nursery:
         task_status.started()
         while True:
             stream = await acceptor.accept()
-            if live >= cap:
+            if counts.statistics().open >= cap:
+                counts._count(refused=1)
                 nursery.start_soon(refuse, stream, cap)
                 continue
-            live += 1
+            counts._count(opened=1)
             nursery.start_soon(run, stream)
 
 
@@ -401,6 +442,8 @@ __all__ = [
     "RESERVE_METHODS",
     "Admission",
     "QuietAcceptErrors",
+    "ServeStatistics",
+    "Served",
     "Ticket",
     "connection_cap",
     "peer_key",

@@ -46,7 +46,7 @@ from hive_rpc.core.errors import (
     MethodNotFound,
     NotAnApprover,
 )
-from hive_rpc.faces.accept_loop import connection_cap, serve_bounded
+from hive_rpc.faces.accept_loop import Served, connection_cap, serve_bounded
 from hive_rpc.faces.backends import Backend, open_remote_backend
 from hive_rpc.host.paths import EPC_TOKEN_NAME, load_token, private_dir
 from hive_rpc.protocol import epc
@@ -280,10 +280,13 @@ async def serve_epc(
     *,
     port: int = 0,
     max_connections: int | None = None,
+    served: Served | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve EPC on 127.0.0.1 until cancelled, at most ``max_connections`` (default
-    ``connection_cap()``) at once; ``started`` with the port."""
+    ``connection_cap()``) at once; ``started`` with the port.  ``served`` counts the
+    connections open, accepted and refused, and wakes whoever waits for one to end
+    (``Served.wait_open``)."""
     (listener,) = await trio.open_tcp_listeners(port, host=HOST)
     bound: int = listener.socket.getsockname()[1]
 
@@ -305,6 +308,7 @@ async def serve_epc(
                 cap=max_connections or connection_cap(),
                 refuse=_refuse,
                 name="EPC",
+                served=served,
             )
         )
         task_status.started(bound)

@@ -560,7 +560,9 @@ async def test_a_connection_over_the_cap_gets_one_epc_error_and_a_slot_frees(
 ) -> None:
     """The EPC face shares the editor socket's accept loop (faces/accept_loop.py): at
     most ``max_connections`` at once; one more has its first call answered with an
-    epc-error that says why, and is closed."""
+    epc-error that says why, and is closed; once the server has seen a connection
+    close (``Served.wait_open``), the next one is served."""
+    from hive_rpc.faces.accept_loop import Served, ServeStatistics
     from hive_rpc.faces.backends import LocalBackend
     from hive_rpc.faces.epc_server import serve_epc
 
@@ -571,9 +573,10 @@ async def test_a_connection_over_the_cap_gets_one_epc_error_and_a_slot_frees(
             pass
         return got
 
+    served = Served()
     async with trio.open_nursery() as nursery:
         port = await nursery.start(
-            functools.partial(serve_epc, LocalBackend(hub), "tok", max_connections=1)
+            functools.partial(serve_epc, LocalBackend(hub), "tok", max_connections=1, served=served)
         )
         with trio.fail_after(30):
             first = await trio.open_tcp_stream("127.0.0.1", port)
@@ -597,12 +600,12 @@ async def test_a_connection_over_the_cap_gets_one_epc_error_and_a_slot_frees(
             }
             assert await second.receive_some(10) == b""  # and closed
             await second.aclose()
+            assert served.statistics() == ServeStatistics(open=1, accepted=1, refused=1)
             await first.aclose()
-            while True:  # a slot is free once the server has seen the close
-                third = await trio.open_tcp_stream("127.0.0.1", port)
-                (reply,) = await exchange(third, epc.encode_call(2, "auth", ["tok"]))
-                await third.aclose()
-                if type(reply).__name__ == "Return":
-                    break
-                await trio.sleep(0.05)
+            await served.wait_open(0)  # the server has seen the close: the slot is free
+            third = await trio.open_tcp_stream("127.0.0.1", port)
+            (reply,) = await exchange(third, epc.encode_call(2, "auth", ["tok"]))
+            await third.aclose()
+            assert type(reply).__name__ == "Return", reply
+            assert served.statistics().accepted == 2
         nursery.cancel_scope.cancel()
