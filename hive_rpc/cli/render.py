@@ -122,6 +122,8 @@ def methods_text(table_json: dict[str, Any]) -> str:
             f"{name}{'' if p['required'] else '?'}: {p['type']}" for name, p in m["params"].items()
         )
         flags = [f for f in ("notification_ok", "retryable") if m[f]]
+        if m.get("long_poll"):
+            flags.append(f"long_poll: {m['long_poll']}")
         if m.get("scope") == "connection":
             flags.append(f"connection: {', '.join(m['faces'])}")
         if m["epc"]:

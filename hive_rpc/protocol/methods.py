@@ -375,6 +375,7 @@ _ROWS: tuple[Method, ...] = (
         "{events, last}; ask again with since=last. coordinators also picks the events "
         "naming one of them as the sender of a turn that could not be delivered.",
         long_poll="wait_s",
+        retryable=True,
     ),
     Method(
         "ling/register",
