@@ -400,7 +400,13 @@ async def serve_admitted(
 class QuietAcceptErrors(logging.Filter):
     """For ``trio.serve_listeners``'s logger: its "accept returned EMFILE" error, with a
     traceback, ten times a second while descriptors are short, becomes one warning
-    line per ``every_s`` (saying how many were folded in); other records pass."""
+    line per ``every_s`` (saying how many were folded in); other records pass.
+
+    At debug level each folded retry is still one short line (``RETRY_LINE``: the
+    count since the warning, no traceback), so that whoever debugs a hub short of
+    descriptors sees it retry, and a test sees the retries the warning stands for."""
+
+    RETRY_LINE = "accept failed again ({}), folded into the warning above: {} since it"
 
     def __init__(self, every_s: float = 60.0) -> None:
         super().__init__()
@@ -409,19 +415,27 @@ class QuietAcceptErrors(logging.Filter):
         self._folded = 0
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not record.getMessage().startswith("accept returned"):
+        said = record.getMessage()
+        if not said.startswith("accept returned"):
             return True
         now = time.monotonic()
         if now - self._last < self.every_s:
             self._folded += 1
-            return False
-        record.msg = f"{record.getMessage()} ({self._folded} more like it since the last)"
-        record.args = None
-        record.exc_info = None
-        record.exc_text = None
-        record.levelno, record.levelname = logging.WARNING, "WARNING"
+            if not logging.getLogger(record.name).isEnabledFor(logging.DEBUG):
+                return False
+            why = said.removeprefix("accept returned ").split(" ", 1)[0]
+            _plain(record, self.RETRY_LINE.format(why, self._folded), logging.DEBUG)
+            return True
+        _plain(record, f"{said} ({self._folded} more like it since the last)", logging.WARNING)
         self._last, self._folded = now, 0
         return True
+
+
+def _plain(record: logging.LogRecord, message: str, level: int) -> None:
+    """``record`` says ``message`` at ``level``, without its traceback."""
+    record.msg, record.args = message, None
+    record.exc_info = record.exc_text = None
+    record.levelno, record.levelname = level, logging.getLevelName(level)
 
 
 TRIO_ACCEPT_LOGGER = "trio.serve_listeners"
