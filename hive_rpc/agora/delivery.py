@@ -134,21 +134,33 @@ class AgoraDelivery(AgoraLings):
         event (``relay/held``, on the activity stream), and once the dispatch has
         reported the turn ``queued``, the reason in the turn's delivery
         (``agora/status``), so a hold that changes (the dialog answered, and now the
-        human is typing) says what holds it now."""
+        human is typing) says what holds it now.  A hold that lasts is told again
+        (``relay/still-held``) each time the checks that found it have doubled since
+        it was last told (2, 4, 8 ... checks for a hold found by the first): enough
+        for a watcher to see the relay still looking (a 10-minute hold makes 8 such
+        events, not its 300 checks), few enough not to flood the stream."""
         reported: str | None = None
+        told_at = 0  # ``ticket.attempts`` when the hold was last told
         while not ticket.done.is_set():
-            changed = ticket.held_changed
+            checked = ticket.checked
+            facts = {"ling": ticket.key, "dialogue_id": dialogue_id, "turn": turn}
             if ticket.held is not None and ticket.held != reported:
-                reported = ticket.held
-                why = f"held: {reported}"
+                reported, told_at = ticket.held, ticket.attempts
                 self._emit(
-                    "relay/held", ling=ticket.key, dialogue_id=dialogue_id, turn=turn,
-                    reason=why, hold=ticket.hold_cause,
-                    message=f"not yet typed into {ticket.key}: {reported}",
+                    "relay/held", **facts, reason=f"held: {reported}", hold=ticket.hold_cause,
+                    attempts=told_at, message=f"not yet typed into {ticket.key}: {reported}",
                 )  # fmt: skip
                 if queued.is_set():
                     await self._on_its_own(lambda: self._note_hold(ticket, dialogue_id, turn))
-            await changed.wait()
+            elif ticket.held is not None and ticket.attempts >= 2 * max(told_at, 1):
+                told_at = ticket.attempts
+                self._emit(
+                    "relay/still-held", **facts, reason=f"held: {reported}",
+                    hold=ticket.hold_cause, attempts=told_at,
+                    message=f"still not typed into {ticket.key} after {told_at} checks: "
+                    f"{reported}",
+                )  # fmt: skip
+            await checked.wait()
 
     async def _note_hold(self, ticket: Ticket, dialogue_id: str | None, turn: int | None) -> None:
         """The turn's delivery, while still ``queued``, says what holds it now."""

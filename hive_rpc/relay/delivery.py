@@ -134,6 +134,12 @@ class Ticket:
     """Set, and replaced by a new one, each time ``held`` takes a new reason (and set
     once the ticket is done), so the sender's side can report a hold as it begins or
     changes (a dialog answered, then the human typing)."""
+    attempts: int = 0
+    """How many times the target was checked so far (``DeliveryResult.attempts``)."""
+    checked: trio.Event = field(default_factory=trio.Event)
+    """Set, and replaced by a new one, after each check that holds the message (and
+    once the ticket is done), so the sender's side can tell that a hold lasts: the
+    Agora's ``relay/still-held``."""
     done: trio.Event = field(default_factory=trio.Event)
     result: DeliveryResult | None = None
     seen: TargetState | None = None
@@ -148,6 +154,8 @@ class Ticket:
             self.held, self.hold_cause = why, cause
             changed, self.held_changed = self.held_changed, trio.Event()
             changed.set()
+        checked, self.checked = self.checked, trio.Event()
+        checked.set()
 
     async def wait(self) -> DeliveryResult:
         """The result, once there is one."""
@@ -160,6 +168,7 @@ class Ticket:
             self.result = result
             self.done.set()
             self.held_changed.set()  # whoever follows the holds: there are no more
+            self.checked.set()
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,6 +322,7 @@ class Relay:
                 while True:
                     if not look:
                         attempts += 1
+                        ticket.attempts = attempts
                     look = False
                     state, seen = seen or await ticket.target.check(), None
                     address = state.address or address
