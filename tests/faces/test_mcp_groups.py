@@ -18,7 +18,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from hive_rpc.faces.mcp.groups import GROUPS
+from hive_rpc.faces.mcp.tools import GROUPS
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hive_rpc.faces.mcp.groups import GROUP_OF
+from hive_rpc.faces.mcp.tools import GROUP_OF
 from hive_rpc.service import METHODS
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

@@ -63,7 +63,7 @@ def test_null_optional_parameters_are_absent() -> None:
 def test_every_mcp_tool_is_named_by_the_rows_it_calls() -> None:
     """``Method.mcp`` is what the MCP face offers of each method: every tool there is
     (faces/mcp/groups.py), each named once, but the few that run several methods."""
-    from hive_rpc.faces.mcp.groups import COMPOSITE_TOOLS, GROUP_OF
+    from hive_rpc.faces.mcp.tools import COMPOSITE_TOOLS, GROUP_OF
 
     named = [tool for m in METHODS.values() for tool in m.mcp]
     assert sorted(named) == sorted(set(GROUP_OF) - COMPOSITE_TOOLS)

@@ -1,7 +1,7 @@
 """MCP tool groups applied to a session: the server middleware (``offer``) that offers
 only the enabled groups' tools.  The groups' names and their parser are
 core/tool_groups.py, each group's tools are read from the tools' declarations
-(tools.py), both re-exported here; a session's groups (``AgentSession.groups``)
+(tools.py); a session's groups (``AgentSession.groups``)
 come from:
 
 * stdio: ``hive-rpc mcp --tools ask,agora`` (fixed for the session, sent by the relay
@@ -21,30 +21,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hive_rpc.core.tool_groups import ALL, DEFAULT_GROUPS, GROUP_NAMES, parse_groups, valid_names
+from hive_rpc.core.tool_groups import DEFAULT_GROUPS, GROUP_NAMES, parse_groups
 from hive_rpc.faces.mcp.session import session_of
-from hive_rpc.faces.mcp.tools import COMPOSITE_TOOLS, GROUP_OF, GROUPS
+from hive_rpc.faces.mcp.tools import GROUP_OF
+from hive_rpc.protocol.jsonrpc import INVALID_PARAMS
 
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
     from mcp.shared.exceptions import MCPError
-
-INVALID_PARAMS = -32602
-"""JSON-RPC's code for bad parameters: what MCP answers for a tool it does not offer."""
-
-__all__ = [
-    "ALL",
-    "COMPOSITE_TOOLS",
-    "DEFAULT_GROUPS",
-    "GROUPS",
-    "GROUP_NAMES",
-    "GROUP_OF",
-    "INVALID_PARAMS",
-    "ToolGroups",
-    "offer",
-    "parse_groups",
-    "valid_names",
-]
 
 
 def _flag(groups: frozenset[str]) -> str:
