@@ -310,7 +310,6 @@ class Relay:
         if lane.next_allowed > trio.current_time():
             seen = None  # seen before the wait: check again after it
         await trio.sleep_until(lane.next_allowed)
-        attempts = 0
         address: str | None = None
         bound: Agent | None = None
         due = trio.current_time()  # when the check on the schedule is due
@@ -321,14 +320,13 @@ class Relay:
             try:
                 while True:
                     if not look:
-                        attempts += 1
-                        ticket.attempts = attempts
+                        ticket.attempts += 1
                     look = False
                     state, seen = seen or await ticket.target.check(), None
                     address = state.address or address
                     if not state.alive:
                         reason = state.reason or f"the {ticket.target.kind} target is gone"
-                        return _failed(reason, attempts, address, bound, cause=GONE)
+                        return _failed(reason, ticket.attempts, address, bound, cause=GONE)
                     agent = bound or ticket.agent
                     judged = verdict(
                         agent,
@@ -341,7 +339,7 @@ class Relay:
                     )
                     bound = judged.bound or bound
                     if judged.action == REFUSE:
-                        return _failed(judged.reason, attempts, address, bound, cause=GONE)
+                        return _failed(judged.reason, ticket.attempts, address, bound, cause=GONE)
                     dialog = dialog_in(state.tail, cursor_line=state.cursor_line)
                     starting = starting_in(state.command, state.tail)
                     draft = state.draft
@@ -372,8 +370,8 @@ class Relay:
                         if judged.action == HOLD and ticket.agent is not None:
                             again = f"; if the agent was restarted, {_again(ticket)}"
                         return _failed(
-                            f"{why}; not typed into; tried {attempts} times{again}",
-                            attempts,
+                            f"{why}; not typed into; tried {ticket.attempts} times{again}",
+                            ticket.attempts,
                             address,
                             bound,
                             cause=HELD,
@@ -393,20 +391,20 @@ class Relay:
                 whole = reads_lines(program.pid) if program is not None else None
                 too_long = fits_terminal(text, reads_lines=whole)
                 if too_long is not None:
-                    return _failed(too_long, attempts, address, bound, cause=REFUSED)
+                    return _failed(too_long, ticket.attempts, address, bound, cause=REFUSED)
                 try:
                     await ticket.target.type_text(text)
                 finally:
                     lane.next_allowed = trio.current_time() + self.min_interval_s
             except DeliveryError as exc:
-                return _failed(exc.message, attempts, address, bound, cause=ERROR)
+                return _failed(exc.message, ticket.attempts, address, bound, cause=ERROR)
             except Exception as exc:  # a broken target must not end the lane
                 why = f"unexpected error from the target: {exc!r}"
-                return _failed(why, attempts, address, bound, cause=ERROR)
+                return _failed(why, ticket.attempts, address, bound, cause=ERROR)
         return DeliveryResult(
             delivered=True,
             reason="",
-            attempts=attempts,
+            attempts=ticket.attempts,
             address=address,
             finished_at=time.time(),
             agent=bound,
