@@ -25,8 +25,12 @@ holds the checkpoint lock, and a starved worker holds it long.  So two rules mak
 bound hold whatever the load: writers wait (a trio wait, not a blocked thread) once
 they are ``CHECKPOINT_LAG`` checkpoints' worth of commits ahead of a running
 checkpoint, and when a checkpoint finds the log at ``BACKSTOP_PAGES`` or more, the
-next write first rewinds it (``wal_checkpoint(TRUNCATE)``, short: the frames are
-already copied).
+log is rewound (``wal_checkpoint(TRUNCATE)``, short: the frames are already copied)
+on the trio thread at once, before the next checkpoint can take SQLite's checkpoint
+lock.  (The rewind once waited for the next write, which raced the next checkpoint:
+a TRUNCATE that finds the lock held reports "busy" and does nothing, so under load
+the log grew past the bound.)  A rewind that is refused (another process reading)
+is tried again after the next checkpoint.
 """
 
 from __future__ import annotations
@@ -150,7 +154,13 @@ class SqliteStore:
 
     kind = "sqlite"
 
-    def __init__(self, path: Path, *, checkpoint_every: int = CHECKPOINT_EVERY) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        checkpoint_every: int = CHECKPOINT_EVERY,
+        backstop_pages: int = BACKSTOP_PAGES,
+    ) -> None:
         """Open (or create) the file and bring its schema up to date.
 
         Raises ``StoreCorrupt`` naming ``hive-rpc doctor`` when the file is damaged,
@@ -158,6 +168,7 @@ class SqliteStore:
         self.path = path
         self.where = f"SQLite at {path}"
         self.checkpoint_every = checkpoint_every
+        self.backstop_pages = backstop_pages
         self.checkpoints = 0
         self.schema_version_found = 0
         """The file's schema version before this hub migrated it (tests, doctor)."""
@@ -165,7 +176,6 @@ class SqliteStore:
         self._checkpoint_due = trio.Event()
         self._checkpoint_done = trio.Event()
         self._checkpointing = False
-        self._rewind_due = False
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._db = sqlite3.connect(path, isolation_level=None)
         try:
@@ -198,12 +208,6 @@ class SqliteStore:
         """One committed statement; a refused write (full disk ...) becomes
         ``StoreWriteFailed``, which every face reports as -32007.  Callers await
         ``_room_to_write`` first."""
-        if self._rewind_due:
-            self._rewind_due = False
-            try:
-                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            except sqlite3.Error as e:  # the worker's next checkpoint tries again
-                log.debug("rewinding the WAL failed: %s", e)
         try:
             cur = self._db.execute(sql, params)
         except sqlite3.IntegrityError:
@@ -212,6 +216,18 @@ class SqliteStore:
             raise StoreWriteFailed(self.where, str(e)) from None
         self._committed()
         return cur
+
+    def _rewind(self) -> None:
+        """Rewind the log to its start; called between two checkpoints, so no
+        connection of this hub holds the checkpoint lock.  Refused (another process
+        reading, or holding the lock), it is tried after the next checkpoint."""
+        try:
+            busy, _log, _copied = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error as e:
+            log.debug("rewinding the WAL failed: %s", e)
+            return
+        if busy:
+            log.debug("rewinding the WAL: busy, tried again after the next checkpoint")
 
     async def run_checkpoints(
         self,
@@ -224,7 +240,7 @@ class SqliteStore:
         A checkpoint that fails (a full disk) is reported to ``trouble`` and tried
         again at the next one due: it never ends the hub."""
         checkpointer = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._db.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_PAGES}")
+        self._db.execute(f"PRAGMA wal_autocheckpoint={self.backstop_pages}")
 
         def passive() -> int:
             """The checkpoint; returns the log's size in pages."""
@@ -253,8 +269,8 @@ class SqliteStore:
                     continue
                 finally:
                     self._checkpoint_done.set()
-                if log_pages >= BACKSTOP_PAGES:
-                    self._rewind_due = True
+                if log_pages >= self.backstop_pages:
+                    self._rewind()
                 if trouble is not None:
                     trouble("checkpoint", None)
                 self.checkpoints += 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 import stat
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -168,6 +169,34 @@ async def test_sqlite_writers_far_ahead_of_a_checkpoint_not_yet_started_go_on(
         nursery.cancel_scope.cancel()
     await s.aclose()
     assert s.checkpoints >= 1
+
+
+async def test_sqlite_log_found_over_the_backstop_is_rewound_before_the_next_checkpoint(
+    short_tmp: Path,
+) -> None:
+    """A checkpoint that finds the log at the backstop rewinds it at once.  The rewind
+    once waited for the next write, which raced the next checkpoint: a TRUNCATE that
+    finds the checkpoint lock held reports busy and does nothing, and on a loaded CI
+    machine the log outgrew its bound (CI of stop 35)."""
+    s = SqliteStore(short_tmp / "db", checkpoint_every=5, backstop_pages=1)
+    wal = short_tmp / "db-wal"
+    checkpointed = trio.Event()
+
+    def trouble(what: str, error: Exception | None) -> None:
+        assert (what, error) == ("checkpoint", None)
+        checkpointed.set()
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(partial(s.run_checkpoints, trouble=trouble))
+        for i in range(5):
+            await s.insert(prompt(i))
+        assert wal.stat().st_size > 0
+        with trio.fail_after(10):
+            await checkpointed.wait()
+        assert wal.stat().st_size == 0  # no write came after: the checkpoint rewound it
+        nursery.cancel_scope.cancel()
+    await s.aclose()
+    assert s.checkpoints == 1
 
 
 async def test_sqlite_wal_stays_bounded_under_sustained_writes(short_tmp: Path) -> None:
