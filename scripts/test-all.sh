@@ -74,6 +74,28 @@ elif [ "$cc_status" -ne 0 ]; then
 else
     echo "$cc_said"
 fi
+echo "== Codex CLI and Gemini CLI for the real-agent tests (tests/agents)"
+# The same pattern again, one variable each.
+cx_status=0
+cx_said="$(bash scripts/install-codex.sh)" || cx_status=$?
+if [ "$cx_status" -eq 3 ]; then
+    echo "Codex CLI not installed, its real-agent tests will skip: $cx_said"
+    export HIVE_CODEX_UNAVAILABLE="$cx_said"
+elif [ "$cx_status" -ne 0 ]; then
+    exit "$cx_status"
+else
+    echo "$cx_said"
+fi
+gm_status=0
+gm_said="$(bash scripts/install-gemini-cli.sh)" || gm_status=$?
+if [ "$gm_status" -eq 3 ]; then
+    echo "Gemini CLI not installed, its real-agent tests will skip: $gm_said"
+    export HIVE_GEMINI_UNAVAILABLE="$gm_said"
+elif [ "$gm_status" -ne 0 ]; then
+    exit "$gm_status"
+else
+    echo "$gm_said"
+fi
 echo "== pytest"
 # Two files at a time (pytest-xdist): most tests wait on real editors, browsers and
 # servers rather than compute, and a module's fixtures (one code-server, one hub)
