@@ -23,6 +23,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.subscriptions import ResourceUpdated
 from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp_support import initialize_request
 from mcp_types import Implementation, ResourceUpdatedNotification
 
 from hive_rpc.client.async_client import HubClient
@@ -655,20 +656,10 @@ async def test_stdio_server_survives_a_hub_crash(short_tmp: Path, mode: str) -> 
 
 
 async def raw_post(url: str, headers: dict[str, str]) -> httpx2.Response:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"},
-        },
-    }
     async with httpx2.AsyncClient() as http:
         return await http.post(
             url,
-            json=body,
+            json=initialize_request("raw", "1"),
             headers={"Accept": "application/json, text/event-stream", **headers},
         )
 

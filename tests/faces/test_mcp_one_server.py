@@ -16,10 +16,10 @@ import pytest
 import trio
 import trio.testing
 from mcp.server.mcpserver import MCPServer
+from mcp_support import INITIALIZED, initialize_params, open_mcp, receive_line
 
 from hive_rpc.faces.mcp.server import HiveMcp
 from hive_rpc.hub import HubConfig
-from hive_rpc.protocol.framing import Frame, FrameDecoder, encode_frame
 from hive_rpc.service import HubService
 
 SESSIONS = 5
@@ -36,42 +36,18 @@ class Session:
 
     @classmethod
     async def open(cls, config: HubConfig, agent: str, tools: list[str]) -> Session:
-        stream = await trio.open_unix_socket(str(config.socket))
-        body = {"jsonrpc": "2.0", "id": 1, "method": "hive/openMcp", "params": {}}
-        body["params"] = {"agent": agent, "tools": tools}
-        await stream.send_all(encode_frame(json.dumps(body).encode()))
-        decoder, frame = FrameDecoder(), None
-        while frame is None:
-            chunk = await stream.receive_some(1 << 16)
-            assert chunk, "the hub closed the connection"
-            decoder.receive_data(chunk)
-            frame = decoder.next_event()
-        assert isinstance(frame, Frame)
-        assert json.loads(frame.body)["result"]["opened"] is True
+        stream, reply = await open_mcp(config, {"agent": agent, "tools": tools})
+        assert reply["result"]["opened"] is True
         session = cls(stream)
-        await session.request(
-            "initialize",
-            {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "relayed", "version": "0"},
-            },
-        )
-        await session.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await session.request("initialize", initialize_params("relayed"))
+        await session.send(INITIALIZED)
         return session
 
     async def send(self, msg: dict[str, Any]) -> None:
         await self.stream.send_all(json.dumps(msg).encode() + b"\n")
 
     async def receive(self) -> dict[str, Any]:
-        while (end := self._buf.find(b"\n")) < 0:
-            chunk = await self.stream.receive_some(1 << 16)
-            assert chunk, "the hub closed the session"
-            self._buf += chunk
-        line = bytes(self._buf[: end + 1])
-        del self._buf[: end + 1]
-        msg: dict[str, Any] = json.loads(line)
-        return msg
+        return await receive_line(self.stream, self._buf, "the hub closed the session")
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         """The result of ``method``; notifications read meanwhile go to ``notes``."""

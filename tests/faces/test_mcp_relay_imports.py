@@ -16,6 +16,7 @@ import subprocess
 import sys
 
 from cli_support import Shell
+from mcp_support import initialize_request
 
 HEAVY = ("trio", "mcp", "mcp_types", "pydantic", "jeepney", "hive_rpc.hub", "hive_rpc.faces")
 """Modules a relay never needs: the event loop, the SDK and its models, D-Bus, the hub."""
@@ -29,16 +30,7 @@ from hive_rpc.cli import main
 sys.exit(main(sys.argv[2:]))
 """
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "probe", "version": "0"},
-    },
-}
+INITIALIZE = initialize_request("probe")
 
 
 def _mcp_session_imports(sh: Shell) -> tuple[dict[str, object], list[str]]:

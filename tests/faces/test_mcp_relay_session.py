@@ -20,25 +20,15 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
+from mcp_support import INITIALIZED, initialize_request, open_mcp, receive_line
 
 from hive_rpc.cli.mcp_relay import MAX_LINE_BYTES
 from hive_rpc.client.async_client import HubClient
 from hive_rpc.hub import HubConfig
-from hive_rpc.protocol.framing import encode_frame
 from hive_rpc.service import HubService
 from hive_rpc.service.askers import GONE
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "relayed", "version": "0"},
-    },
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+INITIALIZE = initialize_request("relayed")
 
 
 def tool_call(msg_id: int, name: str, **arguments: Any) -> dict[str, Any]:
@@ -60,14 +50,7 @@ class Relay:
 
     async def receive(self) -> dict[str, Any]:
         assert self.proc.stdout is not None
-        while (end := self._buf.find(b"\n")) < 0:
-            chunk = await self.proc.stdout.receive_some(1 << 16)
-            assert chunk, "the relay closed its stdout"
-            self._buf += chunk
-        line = bytes(self._buf[: end + 1])
-        del self._buf[: end + 1]
-        msg: dict[str, Any] = json.loads(line)
-        return msg
+        return await receive_line(self.proc.stdout, self._buf, "the relay closed its stdout")
 
     async def start_session(self) -> dict[str, Any]:
         await self.send(INITIALIZE)
@@ -210,30 +193,11 @@ async def test_an_agent_that_goes_away_withdraws_its_blocking_ask(
         assert gone.params["by"] == "leaver"
 
 
-async def raw_open(config: HubConfig, params: dict[str, Any]) -> tuple[trio.SocketStream, Any]:
-    """A socket connection whose first message is ``hive/openMcp``, and the reply."""
-    stream = await trio.open_unix_socket(str(config.socket))
-    body = {"jsonrpc": "2.0", "id": 1, "method": "hive/openMcp", "params": params}
-    await stream.send_all(encode_frame(json.dumps(body).encode()))
-    data = b""
-    while b"\r\n\r\n" not in data or len(data) < _frame_end(data):
-        chunk = await stream.receive_some(1 << 16)
-        assert chunk, data
-        data += chunk
-    return stream, json.loads(data[data.index(b"\r\n\r\n") + 4 : _frame_end(data)])
-
-
-def _frame_end(data: bytes) -> int:
-    head, _, _ = data.partition(b"\r\n\r\n")
-    length = int(head.split(b":")[1])
-    return len(head) + 4 + length
-
-
 async def test_open_mcp_turns_the_connection_into_mcp_lines(
     hub: HubService, hub_config: HubConfig
 ) -> None:
     with trio.fail_after(30):
-        stream, reply = await raw_open(hub_config, {"agent": "raw", "tools": ["ask"]})
+        stream, reply = await open_mcp(hub_config, {"agent": "raw", "tools": ["ask"]})
         async with stream:
             assert reply["result"]["opened"] is True
             assert "hivemind_poll" in reply["result"]["resend"]  # reads may be sent again
@@ -252,7 +216,7 @@ async def test_the_session_answers_a_line_too_long_to_read_with_its_id(
     which refuses such lines itself): it was dropped with a log line, and the call
     waited for ever.  Now the error carries the id read from the line's start."""
     with trio.fail_after(60):
-        stream, reply = await raw_open(hub_config, {"agent": "raw", "tools": ["ask"]})
+        stream, reply = await open_mcp(hub_config, {"agent": "raw", "tools": ["ask"]})
         async with stream:
             assert reply["result"]["opened"] is True
             await stream.send_all(json.dumps(INITIALIZE).encode() + b"\n")
@@ -279,7 +243,7 @@ async def test_open_mcp_refuses_what_it_cannot_serve(
     hub: HubService, hub_config: HubConfig
 ) -> None:
     with trio.fail_after(30):
-        stream, reply = await raw_open(hub_config, {"tools": ["ask", "nonsense"]})
+        stream, reply = await open_mcp(hub_config, {"tools": ["ask", "nonsense"]})
         async with stream:
             assert reply["error"]["code"] == -32602
             assert "unknown tool group 'nonsense'" in reply["error"]["message"]
