@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -58,20 +59,18 @@ async def run_hook(
     )
 
 
-async def hook_with_human(
+async def hook_meanwhile(
     config: HubConfig,
     home: Path,
     human: HubClient,
-    answer: dict[str, Any] | None,
+    stdin: bytes,
+    meanwhile: Callable[[dict[str, Any]], Awaitable[None]],
     *extra: str,
-    event: dict[str, Any] | None = None,
 ) -> tuple[subprocess.CompletedProcess[bytes], dict[str, Any]]:
-    """Run the hook on ``event`` (default: ``permission_request``) while ``human``
-    (subscribed) waits for its prompt and answers it with ``answer`` (hive/respond
-    params), or only starts typing when None."""
+    """Run the hook on ``stdin``; once ``human`` (subscribed) is sent its prompt, run
+    ``meanwhile(prompt)`` while the hook waits (an editor's answer, the terminal's),
+    and return what the hook did with the prompt it asked."""
     done: list[subprocess.CompletedProcess[bytes]] = []
-    stdin = json.dumps(event or permission_request(home)).encode()
-    assert await prove_approver(human.call) is None  # a permission prompt wants one
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
 
@@ -83,11 +82,31 @@ async def hook_with_human(
             while note.method != "hive/prompt":  # the previous prompt's dismiss, updates
                 note = await human.next_notification()
             prompt: dict[str, Any] = note.params
-            if answer is None:
-                await human.call("hive/typing", {"id": prompt["id"]})
-            else:
-                await human.call("hive/respond", {"id": prompt["id"], **answer})
+            await meanwhile(prompt)
     return done[0], prompt
+
+
+async def hook_with_human(
+    config: HubConfig,
+    home: Path,
+    human: HubClient,
+    answer: dict[str, Any] | None,
+    *extra: str,
+    event: dict[str, Any] | None = None,
+) -> tuple[subprocess.CompletedProcess[bytes], dict[str, Any]]:
+    """Run the hook on ``event`` (default: ``permission_request``) while ``human``
+    (subscribed) waits for its prompt and answers it with ``answer`` (hive/respond
+    params), or only starts typing when None."""
+    stdin = json.dumps(event or permission_request(home)).encode()
+    assert await prove_approver(human.call) is None  # a permission prompt wants one
+
+    async def reply(prompt: dict[str, Any]) -> None:
+        if answer is None:
+            await human.call("hive/typing", {"id": prompt["id"]})
+        else:
+            await human.call("hive/respond", {"id": prompt["id"], **answer})
+
+    return await hook_meanwhile(config, home, human, stdin, reply, *extra)
 
 
 async def test_allow_from_the_editor_prints_the_allow_decision(
@@ -391,23 +410,19 @@ async def test_a_request_answered_in_the_terminal_is_withdrawn_from_the_editors(
     now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
     call = {"type": "assistant", "message": {"content": [use]}, "timestamp": now}
     transcript.write_text(json.dumps(call) + "\n")
-    done: list[subprocess.CompletedProcess[bytes]] = []
-    with trio.fail_after(30):
-        async with trio.open_nursery() as nursery:
 
-            async def hook() -> None:
-                done.append(await run_hook(hub_config, short_tmp, json.dumps(event).encode()))
+    async def answered_in_the_terminal(prompt: dict[str, Any]) -> None:
+        with transcript.open("a") as f:
+            at = datetime.now(UTC).isoformat().replace("+00:00", "Z")  # after the hook's start
+            answer = {"type": "user", "message": {"content": [result]}, "timestamp": at}
+            f.write(json.dumps(answer) + "\n")
 
-            nursery.start_soon(hook)
-            note = await client.next_notification()
-            while note.method != "hive/prompt":
-                note = await client.next_notification()
-            with transcript.open("a") as f:
-                at = datetime.now(UTC).isoformat().replace("+00:00", "Z")  # after the hook's start
-                answer = {"type": "user", "message": {"content": [result]}, "timestamp": at}
-                f.write(json.dumps(answer) + "\n")
-    assert (done[0].returncode, done[0].stdout) == (0, b"")
-    record = await client.call("hive/poll", {"id": note.params["id"]})
+    stdin = json.dumps(event).encode()
+    done, prompt = await hook_meanwhile(
+        hub_config, short_tmp, client, stdin, answered_in_the_terminal
+    )
+    assert (done.returncode, done.stdout) == (0, b"")
+    record = await client.call("hive/poll", {"id": prompt["id"]})
     assert (record["status"], record["by"]) == ("cancelled", "the terminal")
 
 
@@ -425,25 +440,21 @@ async def test_a_transcript_written_after_the_hook_started_is_watched(
     use = {"type": "tool_use", "id": "toolu_8", "name": event["tool_name"],
            "input": event["tool_input"]}  # fmt: skip
     result = {"type": "tool_result", "tool_use_id": "toolu_8", "content": "answered"}
-    done: list[subprocess.CompletedProcess[bytes]] = []
-    with trio.fail_after(30):
-        async with trio.open_nursery() as nursery:
 
-            async def hook() -> None:
-                done.append(await run_hook(hub_config, short_tmp, json.dumps(event).encode()))
+    async def answered_in_the_terminal(prompt: dict[str, Any]) -> None:
+        transcript.parent.mkdir()
+        with transcript.open("a") as f:
+            for line in ({"type": "assistant", "message": {"content": [use]}},
+                         {"type": "user", "message": {"content": [result]}}):  # fmt: skip
+                at = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+                f.write(json.dumps({**line, "timestamp": at}) + "\n")
 
-            nursery.start_soon(hook)
-            note = await client.next_notification()
-            while note.method != "hive/prompt":
-                note = await client.next_notification()
-            transcript.parent.mkdir()
-            with transcript.open("a") as f:
-                for line in ({"type": "assistant", "message": {"content": [use]}},
-                             {"type": "user", "message": {"content": [result]}}):  # fmt: skip
-                    at = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-                    f.write(json.dumps({**line, "timestamp": at}) + "\n")
-    assert (done[0].returncode, done[0].stdout) == (0, b"")
-    record = await client.call("hive/poll", {"id": note.params["id"]})
+    stdin = json.dumps(event).encode()
+    done, prompt = await hook_meanwhile(
+        hub_config, short_tmp, client, stdin, answered_in_the_terminal
+    )
+    assert (done.returncode, done.stdout) == (0, b"")
+    record = await client.call("hive/poll", {"id": prompt["id"]})
     assert (record["status"], record["by"]) == ("cancelled", "the terminal")
 
 
