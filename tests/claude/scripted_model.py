@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import trio
+
 Block = dict[str, Any]
 """One content block of a reply: ``text(...)`` or ``tool_use(...)``."""
 
@@ -108,6 +110,10 @@ class ScriptedModel:
     errors: list[str] = field(default_factory=list)
     port: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _recorded: threading.Condition = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._recorded = threading.Condition(self._lock)
 
     @property
     def base_url(self) -> str:
@@ -117,7 +123,28 @@ class ScriptedModel:
         with self._lock:
             request = ModelRequest(body, len(self.requests))
             self.requests.append(request)
+            self._recorded.notify_all()
             return request
+
+    async def request_where(
+        self, wanted: Callable[[ModelRequest], bool], *, within_s: float
+    ) -> ModelRequest:
+        """The first request recorded (earlier or later) that ``wanted`` accepts, as
+        soon as the server records it: the agent runs in another process, and the
+        server's thread tells each request it records (no poll)."""
+
+        def found() -> ModelRequest | None:
+            return next((r for r in self.requests if wanted(r)), None)
+
+        def wait() -> ModelRequest:
+            with self._recorded:
+                if not self._recorded.wait_for(found, timeout=within_s):
+                    raise AssertionError(f"no such model request within {within_s:g} s")
+                request = found()
+                assert request is not None
+                return request
+
+        return await trio.to_thread.run_sync(wait, abandon_on_cancel=True)
 
 
 def _sse(event: str, data: dict[str, Any]) -> bytes:

@@ -52,6 +52,7 @@ from waiting import logged
 from hive_rpc.core import dialogue as dlg
 from hive_rpc.core import messages
 from hive_rpc.hub import HubConfig
+from hive_rpc.runtime.activity import Entry
 from hive_rpc.service import HubService
 
 HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
@@ -241,13 +242,31 @@ def spawn(tmux: Tmux, agent: Agent, hub_config: HubConfig, *claude_args: str) ->
     agent.pane = json.loads(done.stdout)["pane"]
 
 
-async def until(
-    hub: HubService, method: str, params: dict[str, Any], done: Callable[[Any], Any]
-) -> Any:
-    """``method``'s result once ``done`` holds of it (the hub's own state: polled)."""
-    while not done(found := await hub.call(method, params)):  # noqa: ASYNC110 (no event)
-        await trio.sleep(0.2)
-    return found
+DIALOGUE_STOPS = {"agora/consensus", "agora/aborted", "agora/max-turns-reached", "agora/paused"}
+"""The events of a dialogue that leaves ``active``, each told after it is saved."""
+
+
+async def stopped(hub: HubService, dialogue_id: str | None = None, *, within_s: float) -> Entry:
+    """The event of dialogue ``dialogue_id`` (any, if None) leaving ``active``."""
+    return await logged(
+        hub.activity,
+        lambda e: e.event in DIALOGUE_STOPS and dialogue_id in (None, e.key),
+        within_s=within_s,
+    )
+
+
+async def typed_or_failed(
+    hub: HubService, dialogue_id: str, turn: int, *, within_s: float
+) -> Entry:
+    """The relay's word on turn ``turn`` of ``dialogue_id``: typed, or failed."""
+
+    def wanted(e: Entry) -> bool:
+        if e.event not in ("relay/delivered", "relay/failed"):
+            return False
+        facts = e.data["event_facts"]
+        return (facts["dialogue_id"], facts["turn"]) == (dialogue_id, turn)
+
+    return await logged(hub.activity, wanted, within_s=within_s)
 
 
 async def held_on(hub: HubService) -> None:
@@ -382,12 +401,12 @@ async def test_two_claude_code_tuis_reach_consensus_through_relays(
         ]
         await trio.to_thread.run_sync(tmux.submit, a.pane, "Open an Agora dialogue with main.b")
         with trio.fail_after(120):
-            found = await until(hub, "agora/list", {}, lambda x: x and x[0]["status"] != "active")
+            await stopped(hub, within_s=120)
+            found = await hub.call("agora/list", {})
             await trio.to_thread.run_sync(tmux.wait_for, a.pane, "Consensus.")  # A's last reply
-            while not any(  # noqa: ASYNC110 (another process's requests)
-                ENDED in paste for paste in pastes(b.model.requests[-1])
-            ):
-                await trio.sleep(0.1)
+            await b.model.request_where(
+                lambda r: any(ENDED in paste for paste in pastes(r)), within_s=120
+            )
         d = await hub.call("agora/status", {"dialogue_id": found[0]["id"]})
         context = dump(agents, tmux)
 
@@ -698,10 +717,7 @@ async def test_a_relay_waits_while_claude_codes_own_dialog_shows(
             press(key)
             await trio.sleep(0.3)
         with trio.fail_after(30):
-            await until(
-                hub, "agora/status", {"dialogue_id": d["id"]},
-                lambda x: x["turns"][0]["delivery"]["state"] != "queued",
-            )  # fmt: skip
+            await typed_or_failed(hub, d["id"], 1, within_s=30)
             typed.set()
             await trio.to_thread.run_sync(tmux.wait_for, agent.pane, "Read the turn.")
         status = await hub.call("agora/status", {"dialogue_id": d["id"]})
@@ -819,9 +835,8 @@ async def test_claude_code_in_an_emacs_vterm_buffer_gets_the_turn(
              "message": PROPOSAL},
         )  # fmt: skip
         with trio.fail_after(60):
-            d = await until(
-                hub, "agora/status", {"dialogue_id": d["id"]}, lambda x: x["status"] != "active"
-            )
+            await stopped(hub, d["id"], within_s=60)
+            d = await hub.call("agora/status", {"dialogue_id": d["id"]})
             await trio.to_thread.run_sync(tmux.wait_for, agent.pane, "Approved.")
         context = dump([agent], tmux)
 
@@ -918,12 +933,8 @@ async def test_a_relay_never_takes_the_humans_draft(
 
         press("Enter")  # the human sends their prompt
         with trio.fail_after(30):
-            await until(
-                hub, "agora/status", {"dialogue_id": d["id"]},
-                lambda x: x["turns"][0]["delivery"]["state"] != "queued",
-            )  # fmt: skip
-            while len(model.requests) < 2:  # noqa: ASYNC110 (the model's requests: polled)
-                await trio.sleep(0.2)
+            await typed_or_failed(hub, d["id"], 1, within_s=30)
+            await model.request_where(lambda r: r.index == 1, within_s=30)
             # The model's reply to each prompt is on the screen: Claude Code is done
             # with the turn, and sent the model nothing after it.
             await trio.to_thread.run_sync(

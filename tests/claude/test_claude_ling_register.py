@@ -86,9 +86,6 @@ async def test_claude_code_registers_its_own_pane_from_its_bash_tool(
         sent = await hub.call("agent/answer", {"agent": "main.c", "message": "ok, go on"})
         assert sent["delivery"]["state"] == "delivered", sent
 
-        async def answered() -> None:
-            while "[ANSWER from main] ok, go on" not in prompts(model.requests[-1]):  # noqa: ASYNC110
-                await trio.sleep(0.2)
-
-        with trio.fail_after(60):
-            await answered()
+        await model.request_where(
+            lambda r: "[ANSWER from main] ok, go on" in prompts(r), within_s=60
+        )
