@@ -146,7 +146,10 @@ class TmuxTarget:
         With ``-J`` a wrapped line comes back as one, so the cursor's row cannot be
         counted from the bottom of the capture.  Instead one tmux command captures up
         to the cursor's row (``-E``: the cursor's line is the last), prints a marker
-        line, and captures the rows below it.
+        line, and captures the rows below it.  That row comes from the
+        ``display-message`` before, a process of its own: tmux 3.3 (Debian 12's) reads
+        ``-S``/``-E`` as plain numbers, so ``-E '#{cursor_y}'`` cannot put the two
+        in one process (``tests/relay/test_turn_one_pass.py`` counts them).
         """
         head = ["capture-pane", "-p", "-e", "-J", "-t", self.address, "-S", f"-{TAIL_LINES}"]
         if not (cursor_y.isdigit() and height.isdigit()):  # an older tmux: no cursor
