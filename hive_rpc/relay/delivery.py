@@ -71,8 +71,9 @@ HOLD_RETRY_S = 2.0
 A terminal that says when its screen changes (``Watchable``: tmux, Emacs buffers) is
 also checked as soon as it has changed, so a hold that clears (the dialog answered,
 the draft sent) is seen at once; the schedule is left for what shows no change on
-screen (which process holds the foreground, in /proc) and for the terminals that
-cannot say (Zellij panes, an Emacs package older than ``hive/watchBuffer``)."""
+screen (which process holds the foreground, in /proc) and for an Emacs package
+older than ``hive/watchBuffer``, which cannot say.  (A Zellij pane is never held: its
+CLI names no process, so the relay refuses it at the first check, see zellij.py.)"""
 SETTLE_S = 0.05
 """A terminal that changed while a message was held is checked once its screen has
 not changed for this long..."""
