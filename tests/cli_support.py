@@ -14,6 +14,19 @@ from pathlib import Path
 from typing import Any
 
 
+def exited(pid: int) -> bool:
+    """Whether process ``pid`` has exited.  A zombie has: only its parent may reap
+    it, and a hub started in the background is no child of the test."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except (OSError, IndexError):
+        return True
+
+
 class Shell:
     """Runs ``hive-rpc`` with a private socket and data dir; kills the hub afterwards."""
 

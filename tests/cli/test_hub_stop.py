@@ -15,28 +15,15 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
-from cli_support import Shell
+from cli_support import Shell, exited
 from mcp import Client, StdioServerParameters
 
 from hive_rpc import cli
 from hive_rpc.client.start_record import record_path
-
-
-def _gone(pid: int) -> bool:
-    """Whether process ``pid`` has exited (a zombie has: only its parent may reap it)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
-    except (OSError, IndexError):
-        return True
 
 
 def _status(sh: Shell) -> dict[str, Any] | None:
@@ -113,7 +100,7 @@ def test_stop_waits_until_the_hub_is_gone_and_loses_nothing(sh: Shell) -> None:
     stopped = sh.run("stop")
     assert stopped.returncode == cli.EXIT_OK, stopped.stderr
     assert stopped.stdout == f"hive-rpc: stopped the hub on {sh.socket} (pid {pid})\n"
-    assert _gone(pid)
+    assert exited(pid)
     assert not sh.socket.exists()
     assert json.loads(record_path(sh.socket).read_text())["stopped_by"] == "hive-rpc stop"
     _refused_as_stopped(sh.run("list"))
@@ -131,7 +118,7 @@ def test_restart_stops_a_running_hub_and_starts_it_with_its_options(sh: Shell) -
     lines = done.stdout.splitlines()
     assert lines[0] == f"hive-rpc: stopped the hub on {sh.socket} (pid {before['pid']})"
     assert lines[1].startswith(f"hive-rpc: listening on {sh.socket} (pid ")
-    assert _gone(before["pid"])
+    assert exited(before["pid"])
     after = _status(sh)
     assert after is not None
     assert after["pid"] != before["pid"]

@@ -27,8 +27,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_support import exited
 from emacs_session import log_calls, logged_calls, new_tmux_session
-from test_emacs_lifecycle import LoneEmacs, _gone
+from test_emacs_lifecycle import LoneEmacs
 
 pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
@@ -107,10 +108,7 @@ def human(short_tmp: Path) -> Iterator[HumanAndEmacs]:
         yield session
     finally:
         session.close()
-        pid = session.hub_pid()
-        if pid is not None:
-            os.kill(pid, signal.SIGKILL)
-            session.wait_until(lambda: _gone(pid), f"hub {pid} exits")
+        session.stop_hub(signal.SIGKILL)
 
 
 def _serve_with_http(human: HumanAndEmacs, port: int) -> int:
@@ -163,7 +161,7 @@ def test_a_hub_the_human_stopped_stays_stopped(human: HumanAndEmacs, how: str) -
         human.keys_to(human.terminal, "C-c")
     else:
         os.kill(hub, signal.SIGTERM)
-    human.wait_until(lambda: _gone(hub), "the stopped hub exits")
+    human.wait_until(lambda: exited(hub), "the stopped hub exits")
     # Emacs says it leaves the hub stopped, and how to start it; and it started none.
     human.wait_for(lambda screen: "stopped on purpose" in screen, timeout=20)
     assert "M-x hive-rpc-start-hub" in human.screen()
@@ -193,7 +191,7 @@ def test_a_crashed_hub_comes_back_with_its_options(human: HumanAndEmacs) -> None
     _emacs_connected(human)
 
     os.kill(hub, signal.SIGKILL)  # a crash: no clean shutdown, no mark
-    human.wait_until(lambda: _gone(hub), "the killed hub is gone")
+    human.wait_until(lambda: exited(hub), "the killed hub is gone")
     human.wait_until(
         lambda: human.hub_pid() not in (None, hub), "Emacs starts the hub again", timeout=60
     )
@@ -210,7 +208,7 @@ def test_hive_rpc_stop_then_start_hub_from_emacs(human: HumanAndEmacs) -> None:
     assert asked.returncode == 0, asked.stderr
     stopped = human.run("stop")
     assert stopped.returncode == 0, stopped.stderr
-    assert _gone(hub)
+    assert exited(hub)
 
     human.start()
     human.wait_for(lambda screen: "stopped on purpose" in screen, timeout=20)

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_support import exited
 from emacs_session import ELISP, TmuxEmacs, new_tmux_session, tag
 
 pytestmark = pytest.mark.skipif(
@@ -99,17 +100,13 @@ class LoneEmacs(TmuxEmacs):
     def close(self) -> None:
         self.kill_tmux()
 
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    # A zombie is gone for our purposes; it is reaped by whoever is its parent.
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
-    except (OSError, IndexError):
-        return True
+    def stop_hub(self, sig: int) -> None:
+        """Send ``sig`` to the hub this Emacs started, if one runs, and wait until it
+        has exited: the hub outlives Emacs by design, so a test must stop its own."""
+        pid = self.hub_pid()
+        if pid is not None:
+            os.kill(pid, sig)
+            self.wait_until(lambda: exited(pid), f"hub {pid} exits")
 
 
 @pytest.fixture
@@ -119,11 +116,7 @@ def lone(short_tmp: Path) -> Iterator[LoneEmacs]:
         yield session
     finally:
         session.close()
-        # The hub outlives Emacs by design: stop the one this test made.
-        pid = session.hub_pid()
-        if pid is not None:
-            os.kill(pid, signal.SIGTERM)
-            session.wait_until(lambda: _gone(pid), f"hub {pid} exits")
+        session.stop_hub(signal.SIGTERM)
 
 
 def _started_hub(lone: LoneEmacs) -> int:
@@ -165,7 +158,7 @@ def test_hub_outlives_emacs_killed(lone: LoneEmacs, end: str) -> None:
         # The terminal goes away (a closed window, a dropped ssh): Emacs gets
         # SIGHUP and exits, taking its child processes with it.
         lone.close()
-    lone.wait_until(lambda: _gone(emacs), "Emacs is gone")
+    lone.wait_until(lambda: exited(emacs), "Emacs is gone")
     done = lone.cli("status")
     assert done.returncode == 0, done.stderr
     assert lone.hub_pid() == hub
