@@ -9,12 +9,11 @@ dialogue is ``paused``, and editors and the coordinator are told, in words.
 from __future__ import annotations
 
 import shutil
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 import trio
+from test_agora_tells import Notes, editor
 from test_emacs_lings import (
     COMINT,
     COMINT_LING,
@@ -24,7 +23,6 @@ from test_emacs_lings import (
     wait_until,
 )
 
-from hive_rpc.client.async_client import HubClient
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 
@@ -36,27 +34,13 @@ pytestmark = pytest.mark.skipif(
 BUFFER, LING = COMINT, COMINT_LING
 
 
-@asynccontextmanager
-async def editor(config: HubConfig) -> AsyncIterator[list[dict[str, Any]]]:
-    """A subscribed editor connection: the params of each ``hive/agora`` it is sent."""
-    got: list[dict[str, Any]] = []
-    async with await HubClient.connect(config.socket) as conn, trio.open_nursery() as nursery:
-        await conn.call("hive/subscribe", {})
-
-        async def read() -> None:
-            while True:
-                note = await conn.next_notification()
-                if note.method == "hive/agora":
-                    got.append(dict(note.params or {}))
-
-        nursery.start_soon(read)
-        yield got
-        nursery.cancel_scope.cancel()
-
-
-async def sent(notes: list[dict[str, Any]], event: str, emacs: LingEmacs) -> dict[str, Any]:
-    await wait_until(lambda: any(n["event"] == event for n in notes), event, emacs)
-    return next(n for n in notes if n["event"] == event)
+async def sent(notes: Notes, event: str, emacs: LingEmacs) -> dict[str, Any]:
+    """The first ``hive/agora`` notification of ``event``; past 20 seconds, fail
+    with the screen (what Emacs showed says why it never came)."""
+    try:
+        return await notes.first(lambda n: n["event"] == event, within_s=20)
+    except trio.TooSlowError:
+        pytest.fail(f"timed out waiting for {event}; the screen was:\n{emacs.screen()}")
 
 
 async def test_a_turn_held_on_a_draft_then_its_buffer_closed_is_told(
