@@ -7,13 +7,14 @@ Claude Code is in tests/claude/test_claude_agora.py."""
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
 import trio.testing
 
-from hive_rpc.agora import open_agora
-from hive_rpc.core.ling import Ling
+from hive_rpc.agora import Agora, open_agora
 from hive_rpc.relay.emacs import DeliveryPeers
 from hive_rpc.relay.proc import process
 from hive_rpc.relay.target import TargetState
@@ -54,23 +55,31 @@ class Terminal:
         self.typed.append(text)
 
 
+@asynccontextmanager
+async def agora_typing_into(
+    terminal: Terminal, on_event: Callable[[dict[str, Any]], None]
+) -> AsyncIterator[tuple[Agora, trio.Nursery]]:
+    """An Agora on a memory store whose lings all type into ``terminal``, with ling
+    ``b`` registered there and each event given to ``on_event``; also the nursery its
+    relay runs in, cancelled when the block ends (the relay would go on checking)."""
+    store = MemoryStore()
+    async with open_registry(store, epoch=EPOCH) as registry, trio.open_nursery() as nursery:
+        agora = await open_agora(
+            store, registry.now, DeliveryPeers(), nursery, target=lambda ling: terminal,
+            registry=registry, dispatch_wait_s=5,
+        )  # fmt: skip
+        agora.on_event = lambda event, dialogue: on_event(event)
+        await agora.register("b", "tmux", "%1", owner=True)
+        yield agora, nursery
+        nursery.cancel_scope.cancel()
+
+
 async def test_each_reason_a_turn_is_held_for_is_an_event_and_its_status(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    store = MemoryStore()
     terminal = Terminal()
     events: list[dict[str, Any]] = []
-
-    def target(ling: Ling) -> Any:
-        return terminal
-
-    async with open_registry(store, epoch=EPOCH) as registry, trio.open_nursery() as nursery:
-        agora = await open_agora(
-            store, registry.now, DeliveryPeers(), nursery, target=target,
-            registry=registry, dispatch_wait_s=5,
-        )  # fmt: skip
-        agora.on_event = lambda event, dialogue: events.append(event)
-        await agora.register("b", "tmux", "%1", owner=True)
+    async with agora_typing_into(terminal, events.append) as (agora, _):
         d = await agora.create("topic", ["a", "b"])
         sent = await agora.dispatch(d["id"], sender="a", to="b", signal="propose", message="go")
         assert sent["delivery"] == {"state": "queued", "ling": "b", "reason": DIALOG}
@@ -94,7 +103,6 @@ async def test_each_reason_a_turn_is_held_for_is_an_event_and_its_status(
         assert agora.status(d["id"])["turns"][0]["delivery"]["state"] == "delivered"
         assert len(terminal.typed) == 1
         assert len(holds()) == 2
-        nursery.cancel_scope.cancel()
 
 
 async def test_a_delivery_held_only_briefly_is_still_an_event(
@@ -102,24 +110,16 @@ async def test_a_delivery_held_only_briefly_is_still_an_event(
 ) -> None:
     """Held, then typed within the dispatch's wait: the dispatch says ``delivered``,
     and the activity stream still shows the human was typing when it came."""
-    store = MemoryStore()
     terminal = Terminal()
     terminal.screen = BOX.format("half a prompt")
     events: list[dict[str, Any]] = []
-    async with open_registry(store, epoch=EPOCH) as registry, trio.open_nursery() as nursery:
-        agora = await open_agora(
-            store, registry.now, DeliveryPeers(), nursery, target=lambda ling: terminal,
-            registry=registry, dispatch_wait_s=5,
-        )  # fmt: skip
-        agora.on_event = lambda event, dialogue: events.append(event)
-        await agora.register("b", "tmux", "%1", owner=True)
+    async with agora_typing_into(terminal, events.append) as (agora, nursery):
         nursery.start_soon(_send_after, terminal, 2.5)
         answered = await agora.answer("b", "yes", "a")
         assert answered["delivery"]["state"] == "delivered"
         assert [(e["event"], e["ling"], e["reason"]) for e in events if "reason" in e][:1] == [
             ("relay/held", "b", TYPING)
         ]
-        nursery.cancel_scope.cancel()
 
 
 async def _send_after(terminal: Terminal, seconds: float) -> None:

@@ -10,14 +10,10 @@ from typing import Any
 
 import trio
 import trio.testing
-from test_holds_reported import BOX, DIALOG, EPOCH, Terminal
+from test_holds_reported import BOX, DIALOG, Terminal, agora_typing_into
 from waiting import Collected
 
-from hive_rpc.agora import open_agora
 from hive_rpc.relay.delivery import HOLD_ATTEMPTS
-from hive_rpc.relay.emacs import DeliveryPeers
-from hive_rpc.runtime.registry import open_registry
-from hive_rpc.store import MemoryStore
 
 
 async def test_a_lasting_hold_is_told_at_doubling_checks_until_it_fails(
@@ -27,16 +23,9 @@ async def test_a_lasting_hold_is_told_at_doubling_checks_until_it_fails(
     the turn fails untyped): ``relay/held`` once, at the first check, then
     ``relay/still-held`` after 2, 4, 8 ... 256 checks, each with the reason and the
     count, and nothing is typed."""
-    store = MemoryStore()
     terminal = Terminal()
     events: Collected[dict[str, Any]] = Collected()
-    async with open_registry(store, epoch=EPOCH) as registry, trio.open_nursery() as nursery:
-        agora = await open_agora(
-            store, registry.now, DeliveryPeers(), nursery, target=lambda ling: terminal,
-            registry=registry, dispatch_wait_s=5,
-        )  # fmt: skip
-        agora.on_event = lambda event, dialogue: events.append(event)
-        await agora.register("b", "tmux", "%1", owner=True)
+    async with agora_typing_into(terminal, events.append) as (agora, _):
         d = await agora.create("topic", ["a", "b"])
         await agora.dispatch(d["id"], sender="a", to="b", signal="propose", message="go")
         still = await events.first(lambda e: e["event"] == "relay/still-held", within_s=60)
@@ -48,7 +37,6 @@ async def test_a_lasting_hold_is_told_at_doubling_checks_until_it_fails(
         )  # fmt: skip
         failed = await events.first(lambda e: e["event"] == "relay/failed", within_s=3600)
         told = [(e["event"], e["attempts"]) for e in events.items if "attempts" in e]
-        nursery.cancel_scope.cancel()
 
     assert failed["cause"] == "held"
     assert told == [("relay/held", 1)] + [("relay/still-held", 2**n) for n in range(1, 9)]
@@ -61,16 +49,9 @@ async def test_a_new_reason_is_held_and_the_doubling_starts_from_it(
 ) -> None:
     """The dialog answered, the human types: ``relay/held`` says so at once, and the
     next ``relay/still-held`` comes once the checks have doubled since then."""
-    store = MemoryStore()
     terminal = Terminal()
     events: Collected[dict[str, Any]] = Collected()
-    async with open_registry(store, epoch=EPOCH) as registry, trio.open_nursery() as nursery:
-        agora = await open_agora(
-            store, registry.now, DeliveryPeers(), nursery, target=lambda ling: terminal,
-            registry=registry, dispatch_wait_s=5,
-        )  # fmt: skip
-        agora.on_event = lambda event, dialogue: events.append(event)
-        await agora.register("b", "tmux", "%1", owner=True)
+    async with agora_typing_into(terminal, events.append) as (agora, _):
         await agora.answer("b", "yes", "a")
         await events.first(lambda e: e.get("attempts") == 4, within_s=60)
         terminal.screen = BOX.format("half a prompt")
@@ -78,7 +59,6 @@ async def test_a_new_reason_is_held_and_the_doubling_starts_from_it(
         after = await events.first(
             lambda e: e.get("hold") == "draft" and e["event"] == "relay/still-held", within_s=60
         )
-        nursery.cancel_scope.cancel()
 
     assert typing["event"] == "relay/held"
     assert after["attempts"] == 2 * typing["attempts"]
