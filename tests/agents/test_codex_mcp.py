@@ -1,0 +1,291 @@
+"""The real Codex CLI (0.171.0) as the MCP client of ``hive-rpc mcp`` and as the caller of
+``hive-rpc hook claude-code`` (issue 29), offline: ``codex exec`` against the scripted
+Responses API server, the config written by hand (agent_homes.write_codex_config, which
+``hive-rpc setup codex`` will replace).
+
+Facts these tests hold (for the setup step):
+
+- Config: ``~/.codex/config.toml`` with ``model_provider = "scripted"`` and
+  ``[model_providers.scripted]`` ``base_url = "http://127.0.0.1:PORT/v1"``,
+  ``wire_api = "responses"``, ``env_key = VAR`` (the bearer token). The MCP server is
+  ``[mcp_servers."hive-rpc"]`` ``command``, ``args``, ``env``; its tools reach the model
+  as one ``namespace`` tool named ``mcp__hive_rpc`` (the dash becomes an underscore), the
+  server's instructions as the namespace's description, and the model calls them as
+  ``function_call`` items with ``namespace = "mcp__hive_rpc"``, ``name = TOOL``.
+- ``codex exec`` runs with approval "never": an MCP call fails unless the server entry
+  sets ``default_tools_approval_mode = "approve"``.
+- What the model gets back from an MCP tool is the tool's structuredContent as JSON,
+  after a ``Wall time: S seconds`` and an ``Output:`` line (not the text content).
+- The hub sees the session as agent ``codex-mcp-client-XXXXXX`` (the MCP clientInfo
+  name plus hive-rpc's suffix), with the project directory as its origin.
+- The server gets a stripped environment: HOME, PATH, TMPDIR, LANG,
+  SHELL, TERM and a few certificate variables, plus the entry's ``env`` table; not
+  HIVE_RPC_SOCKET, not XDG_RUNTIME_DIR, not the provider's key. So the registration
+  must name the socket (``--socket``) or put it in ``env``.
+- The PermissionRequest hook (``[[hooks.PermissionRequest]]`` ``matcher``, then
+  ``[[hooks.PermissionRequest.hooks]]`` ``type = "command"``, ``command``, ``timeout``)
+  fires in ``codex exec`` only with ``--approve-for-me`` (approval "on-request", the
+  workspace-write sandbox): ``-c approval_policy="on-request"`` and the config key are
+  overridden to "never" by exec, and "untrusted" is refused at start. Without the
+  hook's decision the approval goes to the automatic reviewer, which calls the model
+  provider. A hook that was never trusted (the TUI's ``/hooks``) is skipped without a
+  word; headless there is no TUI, hence ``--dangerously-bypass-hook-trust`` here
+  (Codex keeps trust as ``[hooks.state."KEY"] trusted_hash`` in config.toml, which
+  ``codex app-server``'s hooks/list and config/batchWrite can set).
+- The hook's stdin is Claude Code's: ``tool_name`` ``"Bash"``, ``tool_input``
+  ``{"command", "description"}`` (the model's justification), ``session_id``, ``cwd``,
+  ``permission_mode`` ``"default"``; the hook gets Codex's full environment (the
+  provider's key too).
+- Codex refuses to create its helper binaries (the ``codex-linux-sandbox`` alias its
+  sandbox execs) when its home is under the temp dir, and then every sandboxed command
+  fails; the tests give it a private TMPDIR."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+import trio
+from agent_homes import (
+    AgentHome,
+    Codex,
+    env_recording,
+    hive_rpc_hook,
+    hive_rpc_mcp,
+    recorded_env,
+    write_codex_config,
+)
+from editor import human_editor, next_prompt
+from scripted_responses import (
+    ResponsesRequest,
+    function_call,
+    in_turns,
+    message,
+    output_text,
+    scripted_responses,
+)
+
+from hive_rpc.hub import HubConfig
+from hive_rpc.service import HubService
+
+NAMESPACE = "mcp__hive_rpc"
+QUESTION = "Which database should the cache use?"
+
+
+def ended_first(run: subprocess.CompletedProcess[str], asked: bool) -> None:
+    """Codex exited before the human was asked: fail now, with what it said, rather
+    than wait for a question that cannot come."""
+    assert asked, f"codex exec ended ({run.returncode}) before asking:\n{run.stderr}"
+
+
+def mcp_result(request: ResponsesRequest, call: dict[str, Any]) -> dict[str, Any]:
+    """The structured result Codex gave the model for the MCP ``call``: the JSON after
+    its ``Output:`` line."""
+    output = request.output_for(call)
+    assert output is not None, f"no function_call_output for {call['call_id']}"
+    said = output_text(output)
+    assert said.startswith("Wall time: "), said
+    _, found, body = said.partition("Output:\n")
+    assert found, said
+    data: dict[str, Any] = json.loads(body)
+    return data
+
+
+async def test_codex_asks_async_and_polls_the_answer(
+    hub: HubService, hub_config: HubConfig, codex_bin: Path, agent_home: AgentHome
+) -> None:
+    """``codex exec``: the model asks with ``hivemind_ask_async``, the question reaches
+    the hub's editors, the human answers, and the model's poll brings the answer back
+    in the next request's function_call_output."""
+    answered = threading.Event()
+    ask = function_call("hivemind_ask_async", {"question": QUESTION}, namespace=NAMESPACE)
+    seen: dict[str, Any] = {}
+
+    def first(request: ResponsesRequest) -> list[dict[str, Any]]:
+        offered = request.namespace(NAMESPACE)
+        assert offered is not None, request.tool_names
+        seen["instructions"] = offered.get("description", "")
+        assert f"{NAMESPACE}.hivemind_poll" in request.tool_names
+        return [ask]
+
+    def poll(request: ResponsesRequest) -> list[dict[str, Any]]:
+        seen["asked"] = mcp_result(request, ask)
+        assert answered.wait(40), "the human never answered"
+        seen["poll"] = function_call(
+            "hivemind_poll", {"ask_id": seen["asked"]["ask_id"]}, namespace=NAMESPACE
+        )
+        return [seen["poll"]]
+
+    def done(request: ResponsesRequest) -> list[dict[str, Any]]:
+        seen["answer"] = mcp_result(request, seen["poll"])
+        return [message(f"The human chose {seen['answer']['decision']}.")]
+
+    with scripted_responses(in_turns(first, poll, done)) as model:
+        codex = Codex(codex_bin, agent_home)
+        write_codex_config(
+            agent_home, base_url=model.base_url, mcp_command=hive_rpc_mcp(hub_config.socket)
+        )
+        async with human_editor(hub_config.socket, approver=False) as human:
+            async with trio.open_nursery() as nursery:
+                runs: list[Any] = []
+
+                async def run() -> None:
+                    runs.append(await trio.to_thread.run_sync(codex.exec, "Ask the human."))
+                    ended_first(runs[0], answered.is_set())
+
+                nursery.start_soon(run)
+                with trio.fail_after(50):
+                    note = await next_prompt(human)
+                prompt = note.params
+                await human.call("hive/respond", {"id": prompt["id"], "answer": "Postgres"})
+                answered.set()
+            assert await human.call("hive/list", {}) == []
+
+    done_run = runs[0]
+    assert model.errors == [], model.errors
+    assert done_run.returncode == 0, done_run.stderr
+    assert "The human chose Postgres." in done_run.stdout
+    assert prompt["question"] == QUESTION
+    assert prompt["agent_id"].startswith("codex-mcp-client-"), prompt["agent_id"]
+    assert prompt["origin"] == str(agent_home.project)
+    asked = seen["asked"]
+    assert asked["ask_id"] == prompt["id"]
+    assert asked["status"] == "pending"
+    answer = seen["answer"]
+    assert answer["ask_id"] == prompt["id"]
+    assert answer["status"] == "responded"
+    assert answer["decision"] == "Postgres"
+    # The server's instructions reach the model as the namespace's description.
+    assert "hive-rpc lets you ask the human" in seen["instructions"]
+    # Codex's own request headers: the provider's key as the bearer token.
+    assert model.requests[0].headers["authorization"] == "Bearer sk-hive-rpc-tests"
+
+
+async def test_codex_starts_the_mcp_server_with_a_stripped_environment(
+    hub: HubService, hub_config: HubConfig, codex_bin: Path, agent_home: AgentHome
+) -> None:
+    """What ``hive-rpc mcp`` gets from Codex: not the variables hive-rpc reads to find
+    its hub (HIVE_RPC_SOCKET, XDG_RUNTIME_DIR), only the entry's ``env`` table on top
+    of a short list. The server is given the test hub's socket (a server that cannot
+    reach a hub starts one, which would outlive the test)."""
+    saw = agent_home.root / "mcp-env"
+    with scripted_responses(in_turns([message("nothing to do")])) as model:
+        codex = Codex(
+            codex_bin,
+            agent_home,
+            extra_env={
+                "HIVE_RPC_SOCKET": str(agent_home.root / "hub.sock"),
+                "XDG_RUNTIME_DIR": str(agent_home.root),
+                "HIVE_RPC_TESTS_MARKER": "from-the-agent",
+            },
+        )
+        write_codex_config(
+            agent_home,
+            base_url=model.base_url,
+            mcp_command=env_recording(saw, hive_rpc_mcp(hub_config.socket)),
+            mcp_env={"MCP_TOOL_TIMEOUT": "600000"},
+        )
+        done = await trio.to_thread.run_sync(codex.exec, "Do nothing.")
+    assert model.errors == [], model.errors
+    assert done.returncode == 0, done.stderr
+    assert "could not create PATH aliases" not in done.stderr
+    env = recorded_env(saw)
+    assert env["MCP_TOOL_TIMEOUT"] == "600000"
+    assert env["HOME"] == str(agent_home.home)
+    for stripped in ("HIVE_RPC_SOCKET", "XDG_RUNTIME_DIR", "HIVE_RPC_TESTS_MARKER"):
+        assert stripped not in env, env
+    assert "HIVE_RPC_TESTS_CODEX_KEY" not in env
+    assert not any(name.startswith("CODEX_") for name in env), env
+    assert "PATH" in env
+
+
+async def permission_round(
+    hub_config: HubConfig, codex_bin: Path, agent_home: AgentHome, answer: dict[str, Any]
+) -> tuple[Any, ResponsesRequest, dict[str, Any], dict[str, Any], Path]:
+    """``codex exec --approve-for-me`` whose model asks to run ``touch FILE`` outside
+    the sandbox (``require_escalated``), ``hive-rpc hook claude-code`` as the
+    PermissionRequest hook, and the human answering from an approver editor with
+    ``answer`` (hive/respond params). Returns the run, the last model request, the
+    prompt, the call, and the file."""
+    target = agent_home.project / "made-by-codex"
+    asked = threading.Event()
+    touch = function_call(
+        "exec_command",
+        {
+            "cmd": f"touch {target}",
+            "sandbox_permissions": "require_escalated",
+            "justification": "Make the file",
+        },
+    )
+    with scripted_responses(in_turns([touch], [message("done")])) as model:
+        codex = Codex(codex_bin, agent_home)
+        write_codex_config(
+            agent_home,
+            base_url=model.base_url,
+            hook=hive_rpc_hook(hub_config.socket, "--timeout", "60"),
+        )
+        async with human_editor(hub_config.socket) as human:
+            async with trio.open_nursery() as nursery:
+                runs: list[Any] = []
+
+                async def run() -> None:
+                    runs.append(
+                        await trio.to_thread.run_sync(
+                            lambda: codex.exec(
+                                # Headless, the TUI's /hooks (where a hook is trusted)
+                                # cannot be used: trust is bypassed for this run.
+                                "--dangerously-bypass-hook-trust",
+                                # The only exec mode whose approvals reach the hook.
+                                "--approve-for-me",
+                                "Make the file.",
+                            )
+                        )
+                    )
+                    ended_first(runs[0], asked.is_set())
+
+                nursery.start_soon(run)
+                with trio.fail_after(50):
+                    note = await next_prompt(human)
+                prompt: dict[str, Any] = note.params
+                asked.set()
+                await human.call("hive/respond", {"id": prompt["id"], **answer})
+            assert await human.call("hive/list", {}) == []
+    assert model.errors == [], model.errors
+    assert len(model.requests) == 2, "the automatic reviewer was asked too"
+    return runs[0], model.requests[-1], prompt, touch, target
+
+
+async def test_codex_permission_hook_allow_runs_the_command(
+    hub: HubService, hub_config: HubConfig, codex_bin: Path, agent_home: AgentHome
+) -> None:
+    done, last, prompt, touch, target = await permission_round(
+        hub_config, codex_bin, agent_home, {"answer": "allow"}
+    )
+    assert done.returncode == 0, done.stderr
+    assert target.exists()
+    output = last.output_for(touch)
+    assert output is not None
+    assert "Process exited with code 0" in output_text(output)
+    assert prompt["kind"] == "permission"
+    assert json.loads(prompt["detail"])["command"] == f"touch {target}"
+    # The hook reads Codex's stdin as Claude Code's: it names the agent Claude Code,
+    # and makes its agent id from Codex's session id.
+    assert prompt["agent_id"].startswith("claude-code-"), prompt["agent_id"]
+    assert prompt["question"].startswith(f"Claude Code in {agent_home.project} "), prompt
+    assert prompt["question"].endswith(f"wants to run Bash: touch {target}"), prompt
+
+
+async def test_codex_permission_hook_deny_reaches_the_model_and_nothing_runs(
+    hub: HubService, hub_config: HubConfig, codex_bin: Path, agent_home: AgentHome
+) -> None:
+    done, last, _, touch, target = await permission_round(
+        hub_config, codex_bin, agent_home, {"answer": "deny", "by": "emacs"}
+    )
+    assert done.returncode == 0, done.stderr
+    assert not target.exists()
+    output = last.output_for(touch)
+    assert output is not None
+    assert "The human denied this Bash request from hive-rpc (emacs)." in output_text(output)
