@@ -70,22 +70,17 @@ def read_token(service: HubService) -> str:
     return Path(str(service.info.token_file)).read_text().strip()
 
 
+def mcp_argv(config: HubConfig, *extra: str) -> list[str]:
+    """``hive-rpc mcp``'s arguments after the interpreter, on ``config``'s socket
+    and data dir."""
+    where = ["--socket", str(config.socket), "--data-dir", str(config.data_dir)]
+    return ["-m", "hive_rpc", "mcp", *where, *extra]
+
+
 def stdio_params(config: HubConfig, *extra: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m",
-            "hive_rpc",
-            "mcp",
-            "--socket",
-            str(config.socket),
-            "--data-dir",
-            str(config.data_dir),
-            "--no-start",
-            *extra,
-        ],
-        env=dict(os.environ),
-    )
+    """An MCP stdio server relaying to the test's hub, which it must not start."""
+    args = mcp_argv(config, "--no-start", *extra)
+    return StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
 
 
 @asynccontextmanager
@@ -621,23 +616,10 @@ async def test_request_human_input(hub: HubService, hub_config: HubConfig, mode:
 async def test_stdio_server_survives_a_hub_crash(short_tmp: Path, mode: str) -> None:
     """The agent's MCP process started the hub itself; the hub is killed; the next
     call starts a new one and finds the prompt still there."""
-    socket, data = short_tmp / "run" / "hub.sock", short_tmp / "data"
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m",
-            "hive_rpc",
-            "mcp",
-            "--socket",
-            str(socket),
-            "--data-dir",
-            str(data),
-            "--agent",
-            "survivor",
-        ],
-        env=dict(os.environ),
-    )
-    lock = socket.with_name("hub.sock.lock")
+    config = HubConfig(socket=short_tmp / "run" / "hub.sock", data_dir=short_tmp / "data")
+    args = mcp_argv(config, "--agent", "survivor")
+    params = StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
+    lock = config.socket.with_name("hub.sock.lock")
     try:
         with trio.fail_after(60):
             async with Client(params, mode=mode) as agent:  # type: ignore[arg-type]

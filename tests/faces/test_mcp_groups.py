@@ -4,7 +4,6 @@ was given, ``ask`` by default."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -14,9 +13,10 @@ from pathlib import Path
 import httpx2
 import pytest
 import trio
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from test_mcp import mcp_argv, stdio_params
 
 from hive_rpc.faces.mcp.tools import GROUPS
 from hive_rpc.hub import HubConfig
@@ -34,27 +34,9 @@ def tools_of(*groups: str) -> set[str]:
     return {tool for group in groups for tool in GROUPS[group]}
 
 
-def mcp_argv(config: HubConfig, *extra: str) -> list[str]:
-    return [
-        "-m",
-        "hive_rpc",
-        "mcp",
-        "--socket",
-        str(config.socket),
-        "--data-dir",
-        str(config.data_dir),
-        "--no-start",
-        "--agent",
-        "grouped",
-        *extra,
-    ]
-
-
 @asynccontextmanager
 async def stdio(config: HubConfig, *extra: str, mode: str = "legacy") -> AsyncIterator[Client]:
-    params = StdioServerParameters(
-        command=sys.executable, args=mcp_argv(config, *extra), env=dict(os.environ)
-    )
+    params = stdio_params(config, "--agent", "grouped", *extra)
     async with Client(params, mode=mode) as client:
         yield client
 
@@ -113,7 +95,10 @@ async def test_a_tool_outside_the_groups_is_refused_saying_how_to_enable_it(
 def test_an_unknown_group_names_the_valid_ones(short_tmp: Path) -> None:
     config = HubConfig(socket=short_tmp / "hub.sock", data_dir=short_tmp / "data")
     done = subprocess.run(
-        [sys.executable, *mcp_argv(config, "--tools", "ask,agroa")],
+        [
+            sys.executable,
+            *mcp_argv(config, "--no-start", "--agent", "grouped", "--tools", "ask,agroa"),
+        ],
         capture_output=True,
         text=True,
         timeout=60,
