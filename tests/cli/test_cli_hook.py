@@ -388,15 +388,56 @@ async def test_a_question_nobody_answers_in_time_prints_nothing_and_is_withdrawn
     assert record["status"] == "cancelled"
 
 
+def transcript_lines(event: dict[str, Any], tool_use_id: str) -> list[dict[str, Any]]:
+    """The lines Claude Code writes to the session's transcript for ``event``'s tool
+    (2.1.328's): the call, then its result once answered in the terminal."""
+    use = {"type": "tool_use", "id": tool_use_id, "name": event["tool_name"],
+           "input": event["tool_input"]}  # fmt: skip
+    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": "answered"}
+    return [
+        {"type": "assistant", "message": {"content": [use]}},
+        {"type": "user", "message": {"content": [result]}},
+    ]
+
+
+def append_stamped(transcript: Path, *lines: dict[str, Any]) -> None:
+    """Append ``lines`` to ``transcript``, each stamped with the time it is written,
+    as Claude Code stamps its lines (the hook reads only what comes after its start)."""
+    with transcript.open("a") as f:
+        for line in lines:
+            at = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+            f.write(json.dumps({**line, "timestamp": at}) + "\n")
+
+
+async def assert_withdrawn_by_the_terminal(
+    config: HubConfig,
+    home: Path,
+    human: HubClient,
+    event: dict[str, Any],
+    answer_in_the_terminal: Callable[[], None],
+) -> None:
+    """Run the hook on ``event``, answer in the terminal once its prompt is out, and
+    check that the hook printed nothing and withdrew its prompt, answered there."""
+
+    async def meanwhile(prompt: dict[str, Any]) -> None:
+        answer_in_the_terminal()
+
+    stdin = json.dumps(event).encode()
+    done, prompt = await hook_meanwhile(config, home, human, stdin, meanwhile)
+    assert (done.returncode, done.stdout) == (0, b"")
+    record = await human.call("hive/poll", {"id": prompt["id"]})
+    assert (record["status"], record["by"]) == ("cancelled", "the terminal")
+
+
 @pytest.mark.parametrize("kind", ["question", "permission"])
 async def test_a_request_answered_in_the_terminal_is_withdrawn_from_the_editors(
     hub: HubService, client: HubClient, hub_config: HubConfig, short_tmp: Path, kind: str
 ) -> None:
     """Claude Code shows its own menu or dialog while the hook waits and takes the
     first answer; it writes the call, then its result once answered there, to the
-    session's transcript (2.1.328's lines); the hook withdraws its prompt then, so no
-    editor goes on asking what the terminal answered. A permission's result comes
-    once the tool ran (or was refused)."""
+    session's transcript; the hook withdraws its prompt then, so no editor goes on
+    asking what the terminal answered. A permission's result comes once the tool ran
+    (or was refused)."""
     await client.call("hive/subscribe", {})
     if kind == "question":
         event = claude_question(short_tmp, DATABASE)
@@ -404,26 +445,11 @@ async def test_a_request_answered_in_the_terminal_is_withdrawn_from_the_editors(
         event = permission_request(short_tmp)
     transcript = short_tmp / "transcript.jsonl"
     event["transcript_path"] = str(transcript)
-    use = {"type": "tool_use", "id": "toolu_7", "name": event["tool_name"],
-           "input": event["tool_input"]}  # fmt: skip
-    result = {"type": "tool_result", "tool_use_id": "toolu_7", "content": "answered"}
-    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-    call = {"type": "assistant", "message": {"content": [use]}, "timestamp": now}
-    transcript.write_text(json.dumps(call) + "\n")
-
-    async def answered_in_the_terminal(prompt: dict[str, Any]) -> None:
-        with transcript.open("a") as f:
-            at = datetime.now(UTC).isoformat().replace("+00:00", "Z")  # after the hook's start
-            answer = {"type": "user", "message": {"content": [result]}, "timestamp": at}
-            f.write(json.dumps(answer) + "\n")
-
-    stdin = json.dumps(event).encode()
-    done, prompt = await hook_meanwhile(
-        hub_config, short_tmp, client, stdin, answered_in_the_terminal
+    call, answer = transcript_lines(event, "toolu_7")
+    append_stamped(transcript, call)
+    await assert_withdrawn_by_the_terminal(
+        hub_config, short_tmp, client, event, lambda: append_stamped(transcript, answer)
     )
-    assert (done.returncode, done.stdout) == (0, b"")
-    record = await client.call("hive/poll", {"id": prompt["id"]})
-    assert (record["status"], record["by"]) == ("cancelled", "the terminal")
 
 
 async def test_a_transcript_written_after_the_hook_started_is_watched(
@@ -437,25 +463,12 @@ async def test_a_transcript_written_after_the_hook_started_is_watched(
     event = permission_request(short_tmp)
     transcript = short_tmp / "later" / "transcript.jsonl"
     event["transcript_path"] = str(transcript)
-    use = {"type": "tool_use", "id": "toolu_8", "name": event["tool_name"],
-           "input": event["tool_input"]}  # fmt: skip
-    result = {"type": "tool_result", "tool_use_id": "toolu_8", "content": "answered"}
 
-    async def answered_in_the_terminal(prompt: dict[str, Any]) -> None:
+    def call_and_answer() -> None:
         transcript.parent.mkdir()
-        with transcript.open("a") as f:
-            for line in ({"type": "assistant", "message": {"content": [use]}},
-                         {"type": "user", "message": {"content": [result]}}):  # fmt: skip
-                at = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-                f.write(json.dumps({**line, "timestamp": at}) + "\n")
+        append_stamped(transcript, *transcript_lines(event, "toolu_8"))
 
-    stdin = json.dumps(event).encode()
-    done, prompt = await hook_meanwhile(
-        hub_config, short_tmp, client, stdin, answered_in_the_terminal
-    )
-    assert (done.returncode, done.stdout) == (0, b"")
-    record = await client.call("hive/poll", {"id": prompt["id"]})
-    assert (record["status"], record["by"]) == ("cancelled", "the terminal")
+    await assert_withdrawn_by_the_terminal(hub_config, short_tmp, client, event, call_and_answer)
 
 
 async def test_rules_never_answer_a_question(
