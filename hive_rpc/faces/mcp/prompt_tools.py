@@ -32,6 +32,7 @@ from hive_rpc.faces.mcp.results import (
     PendingList,
     ask_state,
     describe,
+    next_step,
     ok,
     pending_ask,
     state_result,
@@ -386,9 +387,11 @@ async def request_human_input(ctx: Context, prompt: str) -> Annotated[CallToolRe
         status=record["status"],
         ask_id=record["id"],
         unseen=unseen(record),
+        action=record["action"],
+        next_step=next_step(record),
     )
-    # The sentinel stays the whole first text (clients compare it); an unseen
-    # expiry is said beside it.
+    # The answer or the marker stays the whole first text (clients compare it); the
+    # status line follows it (ok), then what an unseen expiry means.
     return ok(result, result.answer, *([UNSEEN_TEXT] if result.unseen else []))
 
 

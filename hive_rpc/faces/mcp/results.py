@@ -1,5 +1,8 @@
 """What the MCP tools return: structured results (pydantic models, so that each
-tool's output schema is listed) with a line of text for the agent to read; and, in
+tool's output schema is listed) with a line of text for the agent to read, and after
+it a second line, written by ``ok`` alone from the result (``Result.said``), saying
+the status, the ask id and the next step, since some clients (Gemini CLI) hand their
+model only the text and others (Claude Code) only the structured result; and, in
 one place (``tool_error``), what they return for a failure: the hub's error in the
 tool's own words, with its code and ``data.kind`` (protocol/tool_errors.py)."""
 
@@ -31,12 +34,37 @@ schema checkers (MCP Inspector ``--strict``) flag as an untyped property."""
 NEXT_STEP = Field(
     None,
     description="what to do next, when there is something to do: the same advice as "
-    "the text line, here because some clients (Claude Code) hand their model only "
-    "the structured result",
+    "the text's status line, here because some clients (Claude Code) hand their "
+    "model only the structured result",
 )
 
 
-class Asked(BaseModel):
+class Result(BaseModel):
+    """A tool's structured result; ``said`` is what of it the text must say besides
+    the tool's own sentence, so that a client that shows its model only the text
+    (Gemini CLI) loses nothing the structured result tells."""
+
+    def said(self) -> str | None:
+        return None
+
+
+def status_line(
+    status: str, ask_id: str | None, next_step: str | None, *, action: str | None = None
+) -> str:
+    """The words every result about an ask ends its text with, in one place: the
+    status, the action of an answer that is not one, the ask id, and the next step
+    ("none" once there is nothing to do: the answer is there).  A model that reads only
+    text finds in it what to poll and when."""
+    words = [f"status: {status}"]
+    if action is not None and action != "accept":
+        words.append(f"action: {action}")
+    if ask_id is not None:
+        words.append(f"ask_id: {ask_id}")
+    words.append(f"next step: {next_step or 'none, the answer is above'}")
+    return "; ".join(words)
+
+
+class Asked(Result):
     ask_id: str
     status: str
     next_step: str | None = NEXT_STEP
@@ -45,8 +73,11 @@ class Asked(BaseModel):
         None, description="the ask or task this one follows up, as given"
     )
 
+    def said(self) -> str:
+        return status_line(self.status, self.ask_id, self.next_step)
 
-class AskState(BaseModel):
+
+class AskState(Result):
     ask_id: str
     status: str = Field(description="pending, responded, expired or cancelled")
     question: str
@@ -67,6 +98,9 @@ class AskState(BaseModel):
     )
     next_step: str | None = NEXT_STEP
 
+    def said(self) -> str:
+        return status_line(self.status, self.ask_id, self.next_step, action=self.action)
+
 
 class PendingAsk(BaseModel):
     ask_id: str
@@ -79,16 +113,42 @@ class PendingAsk(BaseModel):
     deadline_at: float
 
 
-class PendingList(BaseModel):
+class PendingList(Result):
     count: int
     prompts: list[PendingAsk]
     next_cursor: str | None = None
     """More pending asks follow: pass it as ``cursor`` for the next page."""
 
+    def said(self) -> str:
+        more = (
+            f", or call hivemind_list_pending with cursor {self.next_cursor} for the next page"
+            if self.next_cursor is not None
+            else ""
+        )
+        if not self.prompts:
+            return f"status: {self.count} pending; next step: none, nothing waits for an answer"
+        return (
+            f"status: {self.count} pending on this page; next step: answer one with "
+            f"hivemind_respond and its ask_id (each line above starts with it){more}"
+        )
 
-class AwaitedAsk(BaseModel):
+
+class AwaitedAsk(Result):
     timed_out: bool
     ask: PendingAsk | None = None
+
+    def said(self) -> str:
+        if self.ask is None:
+            return (
+                "status: timed out, nobody asked; next step: call hivemind_await_ask "
+                "again to keep waiting"
+            )
+        return status_line(
+            "pending",
+            self.ask.ask_id,
+            "answer it with hivemind_respond and this ask_id, or pass the ask_id in "
+            "exclude to hivemind_await_ask for the next ask",
+        )
 
 
 class AgoraResult(BaseModel):
@@ -102,12 +162,21 @@ class AgoraList(BaseModel):
     items: list[dict[str, Any]]
 
 
-class HumanInput(BaseModel):
+class HumanInput(Result):
     answer: str = Field(description=f"the human's answer, or {EXPIRED_MARKER!r}")
     timed_out: bool
     status: str
     ask_id: str
     unseen: bool = Field(False, description="it expired before any editor showed it to the human")
+    action: str | None = Field(
+        None,
+        description="for status responded: accept, decline or cancel (the human "
+        "dismissed it); null otherwise",
+    )
+    next_step: str | None = NEXT_STEP
+
+    def said(self) -> str:
+        return status_line(self.status, self.ask_id, self.next_step, action=self.action)
 
 
 UNSEEN_TEXT = (
@@ -118,8 +187,13 @@ UNSEEN_TEXT = (
 
 
 def ok(model: BaseModel, text: str, *more: str) -> CallToolResult:
+    """``model`` as the structured result; as text, ``text`` first (the whole of it:
+    ``request_human_input``'s answer or marker, which clients compare), then what the
+    model says of its status (``Result.said``), then ``more``."""
+    said = model.said() if isinstance(model, Result) else None
+    texts = (text, *([said] if said is not None else []), *more)
     return CallToolResult(
-        content=[TextContent(type="text", text=t) for t in (text, *more)],
+        content=[TextContent(type="text", text=t) for t in texts],
         structured_content=model.model_dump(mode="json", by_alias=True),
     )
 
@@ -175,15 +249,38 @@ ASKED_NEXT = "keep working; collect the answer later with hivemind_poll or hivem
 """Said with every new ask: the model need not wait for the human."""
 
 NEXT_BY_STATUS = {
-    "pending": "nobody has answered yet: keep working and poll again later",
+    "pending": "nobody has answered yet, the question is kept: keep working and poll "
+    "again later with hivemind_poll (or wait with hivemind_await)",
     "expired": "nobody answered in time, which is not a no: decide without the human or ask again",
+    "cancelled": "the question was withdrawn, so no answer will come: decide without "
+    "the human or ask again",
 }
 UNSEEN_NEXT = (
     "the human never saw it: ask again (urgent if it matters, with a longer timeout_s) "
     "or decide without the human"
 )
-"""What an ask's state tells the agent to do next; an answered or withdrawn ask needs
-no advice."""
+NO_ANSWER_NEXT = {
+    "decline": "the human declined to answer, which is not a no: decide without the human",
+    "cancel": "the human dismissed the question, which is not a no: decide without the human",
+}
+BLANK_NEXT = "the answer was blank, which is not a no: decide without the human or ask again"
+
+
+def next_step(record: dict[str, Any]) -> str | None:
+    """What an ask's record tells the agent to do next, for every tool that returns
+    one; None once the human answered (the answer is the news)."""
+    status = record["status"]
+    if status == "expired" and unseen(record):
+        return UNSEEN_NEXT
+    if status != "responded":
+        return NEXT_BY_STATUS.get(status)
+    action = record["action"]
+    if action != "accept":
+        return NO_ANSWER_NEXT.get(action, NO_ANSWER_NEXT["cancel"])
+    answer = record["answer"]
+    if isinstance(answer, str) and answer.strip() == "":
+        return BLANK_NEXT
+    return None
 
 
 def ask_state(record: dict[str, Any]) -> AskState:
@@ -199,7 +296,7 @@ def ask_state(record: dict[str, Any]) -> AskState:
         expired=record["expired"],
         expiry_reason=record["expiry_reason"],
         unseen=never_seen,
-        next_step=UNSEEN_NEXT if never_seen else NEXT_BY_STATUS.get(record["status"]),
+        next_step=next_step(record),
     )
 
 
