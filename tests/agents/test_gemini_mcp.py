@@ -1,0 +1,178 @@
+"""The real Gemini CLI (0.61.0) as the MCP client of ``hive-rpc mcp`` (issue 29),
+offline: ``gemini -p`` (headless) against the scripted Gemini API server, the config
+written by hand (agent_homes.write_gemini_config, which ``hive-rpc setup gemini`` will
+replace).
+
+Facts these tests hold (for the setup step):
+
+- Config: ``~/.gemini/settings.json`` ``mcpServers`` ``{"hive-rpc": {"command", "args",
+  "trust": true}}``, with ``security.auth.selectedType = "gemini-api-key"``; the model
+  is reached through ``GOOGLE_GEMINI_BASE_URL`` with ``GEMINI_API_KEY``. Headless,
+  Gemini CLI also refuses an untrusted folder (exit 55): ``~/.gemini/trustedFolders.json``
+  ``{PROJECT: "TRUST_FOLDER"}`` (or ``GEMINI_CLI_TRUST_WORKSPACE=true``, or
+  ``--skip-trust``).
+- The tools reach the model as function declarations named ``mcp_hive-rpc_TOOL``, and
+  the server's instructions inside the first user turn ("The following are
+  instructions provided by the tool server 'hive-rpc'"). Headless, an untrusted server's
+  tools are not declared at all.
+- Gemini CLI waits for its MCP servers before its first model request.
+- What the model gets back from an MCP tool is the tool's text content (not its
+  structuredContent), each text item wrapped in its own ``<untrusted_context>`` lines,
+  as the ``functionResponse``'s ``response.output``.
+- The hub sees the session as agent ``gemini-cli-mcp-client-XXXXXX``.
+- The server inherits Gemini CLI's environment (HIVE_RPC_SOCKET and XDG_RUNTIME_DIR
+  too), less the variables that look like secrets (GEMINI_API_KEY is dropped), plus
+  ``GEMINI_CLI=1``.
+- Each run makes a side call first, ``:generateContent`` asking the model router for
+  JSON (``{"reasoning", "model_choice": "flash"|"pro"}``)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+import trio
+from agent_homes import (
+    AgentHome,
+    Gemini,
+    env_recording,
+    hive_rpc_mcp,
+    recorded_env,
+    write_gemini_config,
+)
+from editor import human_editor, next_prompt
+from scripted_gemini import GeminiRequest, function_call, in_turns, scripted_gemini, text
+
+from hive_rpc.hub import HubConfig
+from hive_rpc.service import HubService
+
+PREFIX = "mcp_hive-rpc_"
+QUESTION = "Which database should the cache use?"
+
+
+def tool_output(request: GeminiRequest, name: str) -> str:
+    """The last ``functionResponse`` for the tool ``name``: its ``output``."""
+    found = [r for r in request.function_responses() if r.get("name") == name]
+    assert found, f"no functionResponse for {name}: {request.function_responses()}"
+    output: str = found[-1]["response"]["output"]
+    return output
+
+
+def unwrapped(output: str) -> list[str]:
+    """The texts inside Gemini CLI's ``<untrusted_context>`` wrapping: one block per
+    text content item of the tool's result, joined by newlines."""
+    block = r"<untrusted_context>\n(.*?)\n</untrusted_context>"
+    assert re.fullmatch(f"{block}(?:\\n{block})*", output, re.S), output
+    return re.findall(block, output, re.S)
+
+
+async def test_gemini_asks_async_and_polls_the_answer(
+    hub: HubService, hub_config: HubConfig, gemini_bin: Path, agent_home: AgentHome
+) -> None:
+    """``gemini -p``: the model asks with ``hivemind_ask_async``, the question reaches
+    the hub's editors, the human answers, and the model's poll brings the answer back
+    in the next request's functionResponse, as the tool's text."""
+    answered = threading.Event()
+    seen: dict[str, Any] = {}
+
+    def first(request: GeminiRequest) -> list[dict[str, Any]]:
+        assert f"{PREFIX}hivemind_poll" in request.function_names, request.function_names
+        seen["first"] = request
+        return [function_call(f"{PREFIX}hivemind_ask_async", {"question": QUESTION})]
+
+    def poll(request: GeminiRequest) -> list[dict[str, Any]]:
+        seen["asked"] = unwrapped(tool_output(request, f"{PREFIX}hivemind_ask_async"))
+        match = re.search(r"ask_id (\w+)", seen["asked"][0])
+        assert match, seen["asked"]
+        assert answered.wait(40), "the human never answered"
+        return [function_call(f"{PREFIX}hivemind_poll", {"ask_id": match.group(1)})]
+
+    def done(request: GeminiRequest) -> list[dict[str, Any]]:
+        seen["answer"] = unwrapped(tool_output(request, f"{PREFIX}hivemind_poll"))
+        return [text("The human answered.")]
+
+    with scripted_gemini(in_turns(first, poll, done)) as model:
+        gemini = Gemini(gemini_bin, agent_home, model.base_url)
+        write_gemini_config(agent_home, mcp_command=hive_rpc_mcp(hub_config.socket))
+        async with human_editor(hub_config.socket, approver=False) as human:
+            async with trio.open_nursery() as nursery:
+                runs: list[subprocess.CompletedProcess[str]] = []
+
+                async def run() -> None:
+                    runs.append(await trio.to_thread.run_sync(gemini.run, "-p", "Ask."))
+                    assert answered.is_set(), f"gemini ended before asking:\n{runs[0].stderr}"
+
+                nursery.start_soon(run)
+                with trio.fail_after(50):
+                    note = await next_prompt(human)
+                prompt = note.params
+                await human.call("hive/respond", {"id": prompt["id"], "answer": "Postgres"})
+                answered.set()
+            assert await human.call("hive/list", {}) == []
+
+    done_run = runs[0]
+    assert model.errors == [], model.errors
+    assert done_run.returncode == 0, done_run.stderr
+    assert "The human answered." in done_run.stdout
+    assert prompt["question"] == QUESTION
+    assert prompt["agent_id"].startswith("gemini-cli-mcp-client-"), prompt["agent_id"]
+    assert prompt["origin"] == str(agent_home.project)
+    assert seen["asked"][0].startswith(f"Asked (ask_id {prompt['id']}, pending)."), seen
+    # The model reads the answer as text (the first text item of the poll's result).
+    assert seen["answer"][0] == "answer from human: Postgres", seen["answer"]
+    # The server's instructions reach the model inside the first user turn.
+    first_request: GeminiRequest = seen["first"]
+    assert any("hive-rpc lets you ask the human" in t for t in first_request.user_texts())
+    # The model router's side call came first, and got JSON.
+    assert model.side_calls, "no router call"
+
+
+async def test_gemini_starts_the_mcp_server_with_its_environment(
+    hub: HubService, hub_config: HubConfig, gemini_bin: Path, agent_home: AgentHome
+) -> None:
+    """What ``hive-rpc mcp`` gets from Gemini CLI: its environment, HIVE_RPC_SOCKET and
+    XDG_RUNTIME_DIR included, without the API key. One turn: the server is started
+    before the first model request."""
+    saw = agent_home.root / "mcp-env"
+    with scripted_gemini(in_turns([text("nothing to do")])) as model:
+        gemini = Gemini(
+            gemini_bin,
+            agent_home,
+            model.base_url,
+            extra_env={
+                "HIVE_RPC_SOCKET": str(hub_config.socket),
+                "XDG_RUNTIME_DIR": str(agent_home.root),
+            },
+        )
+        write_gemini_config(
+            agent_home, mcp_command=env_recording(saw, hive_rpc_mcp(hub_config.socket))
+        )
+        done = await trio.to_thread.run_sync(gemini.run, "-p", "Do nothing.")
+    assert model.errors == [], model.errors
+    assert done.returncode == 0, done.stderr
+    assert any(name.startswith(PREFIX) for name in model.requests[0].function_names)
+    env = recorded_env(saw)
+    assert env["HIVE_RPC_SOCKET"] == str(hub_config.socket)
+    assert env["XDG_RUNTIME_DIR"] == str(agent_home.root)
+    assert env["HOME"] == str(agent_home.home)
+    assert env["GEMINI_CLI"] == "1"
+    assert "GEMINI_API_KEY" not in env
+
+
+async def test_gemini_headless_offers_no_tools_of_an_untrusted_server(
+    hub: HubService, hub_config: HubConfig, gemini_bin: Path, agent_home: AgentHome
+) -> None:
+    """Without ``"trust": true`` a headless Gemini CLI declares none of hive-rpc's tools
+    to the model: ``hive-rpc setup gemini`` must write the trust."""
+    with scripted_gemini(in_turns([text("nothing to do")])) as model:
+        gemini = Gemini(gemini_bin, agent_home, model.base_url)
+        write_gemini_config(agent_home, mcp_command=hive_rpc_mcp(hub_config.socket), trust=False)
+        done = await trio.to_thread.run_sync(gemini.run, "-p", "Do nothing.")
+    assert model.errors == [], model.errors
+    assert done.returncode == 0, done.stderr
+    names = model.requests[0].function_names
+    assert names, "no function declared at all"
+    assert not any(name.startswith(PREFIX) for name in names), names
