@@ -5,8 +5,9 @@ Responses API server, the config written by hand (agent_homes.write_codex_config
 
 Facts these tests hold (for the setup step):
 
-- Config: ``~/.codex/config.toml`` with ``model_provider = "scripted"`` and
-  ``[model_providers.scripted]`` ``base_url = "http://127.0.0.1:PORT/v1"``,
+- Config: ``~/.codex/config.toml`` (``$CODEX_HOME/config.toml`` when CODEX_HOME is
+  set: it moves the config and all of Codex's state) with
+  ``model_provider = "scripted"`` and ``[model_providers.scripted]`` ``base_url = "http://127.0.0.1:PORT/v1"``,
   ``wire_api = "responses"``, ``env_key = VAR`` (the bearer token). The MCP server is
   ``[mcp_servers."hive-rpc"]`` ``command``, ``args``, ``env``; its tools reach the model
   as one ``namespace`` tool named ``mcp__hive_rpc`` (the dash becomes an underscore), the
@@ -14,6 +15,11 @@ Facts these tests hold (for the setup step):
   ``function_call`` items with ``namespace = "mcp__hive_rpc"``, ``name = TOOL``.
 - ``codex exec`` runs with approval "never": an MCP call fails unless the server entry
   sets ``default_tools_approval_mode = "approve"``.
+- Codex sends its first model request without waiting for an MCP server that takes
+  more than about a second to start (measured with a server delayed by 1.5 s: no
+  ``mcp__hive_rpc`` in the first request), unless the entry sets ``required = true``
+  (then it waits up to ``startup_timeout_sec``, default 10, and ends if the server
+  fails). ``hive-rpc mcp`` on a busy machine needs it.
 - What the model gets back from an MCP tool is the tool's structuredContent as JSON,
   after a ``Wall time: S seconds`` and an ``Output:`` line (not the text content).
 - The hub sees the session as agent ``codex-mcp-client-XXXXXX`` (the MCP clientInfo
@@ -30,8 +36,9 @@ Facts these tests hold (for the setup step):
   hook's decision the approval goes to the automatic reviewer, which calls the model
   provider. A hook that was never trusted (the TUI's ``/hooks``) is skipped without a
   word; headless there is no TUI, hence ``--dangerously-bypass-hook-trust`` here
-  (Codex keeps trust as ``[hooks.state."KEY"] trusted_hash`` in config.toml, which
-  ``codex app-server``'s hooks/list and config/batchWrite can set).
+  (not measured here: others report that Codex keeps trust as
+  ``[hooks.state."KEY"] trusted_hash`` in config.toml, and that ``codex app-server``'s
+  hooks/list and config/batchWrite set it).
 - The hook's stdin is Claude Code's: ``tool_name`` ``"Bash"``, ``tool_input``
   ``{"command", "description"}`` (the model's justification), ``session_id``, ``cwd``,
   ``permission_mode`` ``"default"``; the hook gets Codex's full environment (the
