@@ -17,6 +17,11 @@ died and came back as a SQLite hub on the same socket would silently leave the
 shared store; with the data dir's record it comes back on NATS, or, when NATS is
 down, fails to start and says why (``client.start_and_connect`` quotes its log).
 
+The record also names the socket the hub listens on (``socket``).  The data dir is
+found from HOME alone, the runtime dir is not: a client whose host stripped
+``XDG_RUNTIME_DIR`` reads the data dir's record to find the user's hub rather than
+start a second one (``paths.recorded_socket``, which checks that the socket is ours).
+
 A hub stopped on purpose (SIGINT, SIGTERM, ``hive-rpc stop``) is marked stopped in
 the record beside its socket (``stopped_at``, ``stopped_by``): an autostart does not
 start it again (hub_start.HubStopped), until an explicit start (``serve``,
@@ -37,11 +42,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hive_rpc.host.paths import DATA_DIR_CHOICE, SOCKET_CHOICE, cannot_write, default_data_dir
+from hive_rpc.host.paths import (
+    DATA_DIR_CHOICE,
+    SOCKET_CHOICE,
+    START_RECORD_NAME,
+    cannot_write,
+    default_data_dir,
+)
 
 SUFFIX = ".start.json"
-DATA_DIR_NAME = "hub.start.json"
-"""The copy of the record in the data dir, read when the socket's is missing."""
+DATA_DIR_NAME = START_RECORD_NAME
+"""The copy of the record in the data dir, read when the socket's is missing, and by
+a client that cannot see the runtime dir (``paths.recorded_socket``)."""
 MAX_BYTES = 64 << 10
 """A record is a few hundred bytes; anything larger is not ours."""
 
@@ -115,15 +127,22 @@ def write(socket: Path, record: StartRecord) -> list[str]:
     in_data_dir = (record.data_dir / DATA_DIR_NAME, "the data dir", DATA_DIR_CHOICE)
     for path, what, choice in (beside_socket, in_data_dir):
         try:
-            _write(path, record)
+            _write(path, record, socket)
         except OSError as e:
             why = cannot_write(path.parent, e, what, choice)
             problems.append(f"cannot write {path.name}: {why}")
     return problems
 
 
-def _write(path: Path, record: StartRecord) -> None:
-    _write_body(path, {"data_dir": os.fspath(record.data_dir), "serve_args": record.serve_args})
+def _write(path: Path, record: StartRecord, socket: Path) -> None:
+    _write_body(
+        path,
+        {
+            "data_dir": os.fspath(record.data_dir),
+            "serve_args": record.serve_args,
+            "socket": os.fspath(socket.absolute()),
+        },
+    )
 
 
 def _write_body(path: Path, body: dict[str, Any]) -> None:

@@ -15,6 +15,14 @@ login session, ``/run/user/UID``, when that directory is there and ours; and wit
 elsewhere are carried by the environment only: docs/mcp.md shows the ``env`` block
 for such hosts (and an autostart still finds the data dir a hub on the same socket
 last used: start_record.py).
+
+One value set elsewhere is found without the environment: a runtime dir other than
+``/run/user/UID`` (no systemd, a container, WSL), where the user's hub then listens.
+The data dir is found from HOME alone, and the hub's start record in it names the
+socket it listens on; a client given neither ``HIVE_RPC_SOCKET`` nor
+``XDG_RUNTIME_DIR``, whose own default finds no hub, goes there when that is safe
+(``recorded_socket``: our private directories, our socket, our hub answering), rather
+than start a second hub where no editor looks.
 """
 
 from __future__ import annotations
@@ -32,6 +40,9 @@ SOCKET_NAME = "hub.sock"
 DB_NAME = "prompts.sqlite3"
 LOG_NAME = "hub.log"
 APPROVER_TOKEN_NAME = "approver-token"
+START_RECORD_NAME = "hub.start.json"
+"""The hub's start record in the data dir (client/start_record.py): how it was started
+and the socket it listens on, which ``recorded_socket`` reads."""
 EPC_TOKEN_NAME = "epc-token"
 """The EPC face's token file in the data dir (``hive-rpc epc``): a client that read it
 passes ``auth`` and, through that face, answers as an approver."""
@@ -129,8 +140,103 @@ def runtime_dir() -> Path:
 
 
 def default_socket() -> Path:
+    """``$HIVE_RPC_SOCKET``, else ``runtime_dir()/hub.sock``; but when neither that
+    variable nor ``XDG_RUNTIME_DIR`` is set and no hub answers there, the socket the
+    data dir's start record names, if ``recorded_socket`` finds it safe: the user's
+    hub under a runtime dir this environment does not name (the module's docstring)."""
     env = os.environ.get(SOCKET_ENV)
-    return Path(env) if env else runtime_dir() / SOCKET_NAME
+    if env:
+        return Path(env)
+    computed = runtime_dir() / SOCKET_NAME
+    if os.environ.get("XDG_RUNTIME_DIR") or not _nothing_listens(computed):
+        return computed
+    return recorded_socket(default_data_dir()) or computed
+
+
+RECORD_MAX_BYTES = 64 << 10
+"""A start record is a few hundred bytes; anything larger is not ours."""
+PROBE_TIMEOUT_S = 2.0
+"""How long a connect may wait (a hub too busy to accept) when we only ask whether
+one is there."""
+
+
+def recorded_socket(data_dir: Path) -> Path | None:
+    """The socket that the start record in ``data_dir`` names, if a hub of ours
+    answers there and no other user could have named it or put it there; else None.
+
+    Another local user must not redirect us (our questions, our approver token) to a
+    socket of theirs.  So: the data dir is a private directory of ours (0700, not a
+    symlink), which only we can write into; the record is a regular file of ours,
+    private (not followed if a symlink); the socket's directory is a private directory
+    of ours, so nobody else can put or swap a socket in it; the socket is ours; and
+    the process accepting on it runs as us (``SO_PEERCRED``; the client checks that
+    again on its own connect, ``SyncHubClient.connect``)."""
+    if not _own_private_dir(data_dir):
+        return None
+    found = _recorded_path(data_dir / START_RECORD_NAME)
+    if found is None or not _own_private_dir(found.parent):
+        return None
+    try:
+        st = found.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.getuid():
+        return None
+    return found if _our_hub_answers(found) else None
+
+
+def _recorded_path(record: Path) -> Path | None:
+    """The absolute ``socket`` of the record at ``record``, if that is a private
+    regular file of ours holding one."""
+    try:
+        fd = os.open(record, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+            return None
+        raw = f.read(RECORD_MAX_BYTES + 1)
+    import json  # here, not at the top: a one-shot command's start (docs/benchmarks.md)
+
+    try:
+        body = json.loads(raw) if len(raw) <= RECORD_MAX_BYTES else None
+    except ValueError:
+        return None
+    path = body.get("socket") if isinstance(body, dict) else None
+    if not isinstance(path, str) or not os.path.isabs(path):
+        return None
+    return Path(path)
+
+
+def _nothing_listens(path: Path) -> bool:
+    """No process accepts on ``path``: no socket there, or a stale one.  A hub busy
+    enough not to accept, or a socket we may not reach, is not nothing."""
+    import socket  # here, not at the top: a one-shot command's start (docs/benchmarks.md)
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(PROBE_TIMEOUT_S)
+        try:
+            probe.connect(os.fspath(path))
+        except OSError as e:
+            return e.errno in (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK)
+    return False
+
+
+def _our_hub_answers(path: Path) -> bool:
+    """A process of ours accepts on ``path``, as the kernel says."""
+    import socket  # here, not at the top: a one-shot command's start (docs/benchmarks.md)
+
+    from hive_rpc.host.peercred import peer_credentials
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(PROBE_TIMEOUT_S)
+        try:
+            probe.connect(os.fspath(path))
+        except OSError:
+            return False
+        peer = peer_credentials(probe)
+    return peer is None or peer.uid == os.getuid()
 
 
 def default_data_dir() -> Path:
