@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from hive_rpc.hub import HubConfig
+
 SESSION = "3f2a9c1d-5b7e-4c1a-9d2f-0e8b6a4c2d10"
 """The Claude Code session the events come from (its agent: claude-code-3f2a9c1d)."""
 
@@ -46,6 +48,22 @@ def start_hook(
             stderr=subprocess.PIPE,
             env={**os.environ, "HOME": str(home)},
         )  # fmt: skip
+
+
+def start_permission_hook(
+    config: HubConfig, home: Path, tool_name: str, tool_input: dict[str, Any]
+) -> subprocess.Popen[bytes]:
+    """The hook asking ``config``'s hub whether ``tool_name`` may run in ``home/app``."""
+    event = permission_event(home, tool_name, tool_input)
+    return start_hook(event, socket=config.socket, data_dir=config.data_dir, home=home)
+
+
+def decision_of(hook: subprocess.Popen[bytes], *, timeout_s: float) -> Any:
+    """The decision ``hook`` printed for Claude Code, once it has exited (with 0: a
+    hook fails safe, so any other status is the test's failure, its stderr said)."""
+    out, err = hook.communicate(timeout=timeout_s)
+    assert hook.returncode == 0, err
+    return json.loads(out)["hookSpecificOutput"]["decision"]
 
 
 @contextmanager

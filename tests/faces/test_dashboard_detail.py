@@ -8,14 +8,12 @@ Nothing of the agent's text becomes HTML."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
-import hook_process
 import trio
 from chromium_page import needs_chromium, open_dashboard, run_in_chromium, start_dashboard, watch
-from hook_process import permission_event, stopped_at_exit
+from hook_process import decision_of, start_permission_hook, stopped_at_exit
 
 from hive_rpc.hub import HubConfig
 
@@ -25,24 +23,19 @@ TOOL_INPUT = {"command": COMMAND, "description": "Run the tests"}
 pytestmark = needs_chromium
 
 
-def start_hook(config: HubConfig, home: Path) -> subprocess.Popen[bytes]:
-    event = permission_event(home, "Bash", TOOL_INPUT)
-    return hook_process.start_hook(event, socket=config.socket, data_dir=config.data_dir, home=home)
-
-
 async def test_a_permission_shows_the_whole_tool_input_as_text_before_the_answers(
     hub_config: HubConfig, nursery: trio.Nursery, tmp_path: Path
 ) -> None:
     dashboard = await start_dashboard(hub_config, nursery, tmp_path)
 
     def scenario() -> None:
-        with stopped_at_exit(start_hook(hub_config, tmp_path)) as hook:
+        with stopped_at_exit(
+            start_permission_hook(hub_config, tmp_path, "Bash", TOOL_INPUT)
+        ) as hook:
             run_in_chromium(drive)
             # Denied on the page: the hook prints the human's deny for Claude Code.
-            printed, _ = hook.communicate(timeout=30)
-            assert hook.returncode == 0
-            decision = json.loads(printed)["hookSpecificOutput"]["decision"]
-            assert decision["behavior"] == "deny", printed
+            decision = decision_of(hook, timeout_s=30)
+            assert decision["behavior"] == "deny", decision
 
     def drive(page: Any) -> None:
         seen = watch(page)

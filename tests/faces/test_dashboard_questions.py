@@ -9,15 +9,13 @@ and its answer reaches the real hook."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
-import hook_process
 import trio
 from ask_user_question import DATABASE, FEATURES
 from chromium_page import needs_chromium, open_dashboard, run_in_chromium, start_dashboard, watch
-from hook_process import permission_event, stopped_at_exit
+from hook_process import decision_of, start_permission_hook, stopped_at_exit
 from test_dashboard_browser import cli, cli_ask
 
 from hive_rpc.core.claude_questions import parse_questions, questions_schema
@@ -65,28 +63,23 @@ async def test_options_with_descriptions_checkboxes_and_an_answer_of_ones_own(
     assert record["by"] == "dashboard"
 
 
-def start_hook(config: HubConfig, home: Path) -> subprocess.Popen[bytes]:
-    event = permission_event(home, "AskUserQuestion", {"questions": [FEATURES, DATABASE]})
-    return hook_process.start_hook(event, socket=config.socket, data_dir=config.data_dir, home=home)
-
-
 async def test_claude_codes_question_is_answered_on_the_page_and_reaches_the_hook(
     hub_config: HubConfig, nursery: trio.Nursery, tmp_path: Path
 ) -> None:
     dashboard = await start_dashboard(hub_config, nursery, tmp_path)
 
     def scenario() -> None:
-        with stopped_at_exit(start_hook(hub_config, tmp_path)) as hook:
+        questions = {"questions": [FEATURES, DATABASE]}
+        hook = start_permission_hook(hub_config, tmp_path, "AskUserQuestion", questions)
+        with stopped_at_exit(hook):
             run_in_chromium(drive)
-            printed, _ = hook.communicate(timeout=30)
-            assert hook.returncode == 0
-            decision = json.loads(printed)["hookSpecificOutput"]["decision"]
-            assert decision["behavior"] == "allow", printed
+            decision = decision_of(hook, timeout_s=30)
+            assert decision["behavior"] == "allow", decision
             answers = decision["updatedInput"]["answers"]
             assert answers == {
                 FEATURES["question"]: "Alpha, Gamma",
                 DATABASE["question"]: "MariaDB, why not?",
-            }, printed
+            }, decision
 
     def drive(page: Any) -> None:
         open_dashboard(page, dashboard)

@@ -16,10 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import hook_process
 import trio
 from chromium_page import needs_chromium, open_dashboard, run_in_chromium, start_dashboard, watch
-from hook_process import permission_event, stopped_at_exit
+from hook_process import decision_of, start_permission_hook, stopped_at_exit
 
 from hive_rpc.hub import HubConfig
 
@@ -29,13 +28,6 @@ RULE = (
     "This answer saves a rule: allow Bash(npm test), for every later request in this "
     "project (~/app). Matching requests then run without asking you."
 )
-
-
-def start_hook(
-    config: HubConfig, home: Path, tool: str, tool_input: dict[str, Any]
-) -> subprocess.Popen[bytes]:
-    event = permission_event(home, tool, tool_input)
-    return hook_process.start_hook(event, socket=config.socket, data_dir=config.data_dir, home=home)
 
 
 def rules(config: HubConfig) -> list[dict[str, Any]]:
@@ -58,12 +50,11 @@ async def test_always_allow_shows_its_rule_and_sends_only_from_the_confirmation(
 
     def scenario() -> None:
         with stopped_at_exit(
-            start_hook(hub_config, tmp_path, "Bash", {"command": "npm test"})
+            start_permission_hook(hub_config, tmp_path, "Bash", {"command": "npm test"})
         ) as hook:
             run_in_chromium(lambda page: drive(page, hook))
-            printed, _ = hook.communicate(timeout=30)
-        assert hook.returncode == 0
-        assert json.loads(printed)["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+            decision = decision_of(hook, timeout_s=30)
+        assert decision == {"behavior": "allow"}
         saved = rules(hub_config)
         assert [(r["pattern"], r["scope"], r["decision"]) for r in saved] == [
             ("Bash(npm test)", "project", "allow")
@@ -113,11 +104,10 @@ async def test_an_edit_request_shows_as_a_diff(
     }
 
     def scenario() -> None:
-        with stopped_at_exit(start_hook(hub_config, tmp_path, "Edit", edit)) as hook:
+        with stopped_at_exit(start_permission_hook(hub_config, tmp_path, "Edit", edit)) as hook:
             run_in_chromium(drive)
-            printed, _ = hook.communicate(timeout=30)
-        decision = json.loads(printed)["hookSpecificOutput"]["decision"]
-        assert decision["behavior"] == "deny", printed
+            decision = decision_of(hook, timeout_s=30)
+        assert decision["behavior"] == "deny", decision
 
     def drive(page: Any) -> None:
         seen = watch(page)
