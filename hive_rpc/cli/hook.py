@@ -1,5 +1,8 @@
-"""``hive-rpc hook claude-code``: Claude Code's permission requests, answered by the
-human from an editor.
+"""``hive-rpc hook AGENT``: an agent's permission requests, answered by the human from
+an editor.  AGENT is ``claude-code``, ``codex`` or ``gemini`` (core/agents.py, a table:
+what the question calls the agent, which event and decision format, how it fails).
+Codex's ``PermissionRequest`` is Claude Code's, so both take the path described
+below; Gemini CLI's ``BeforeTool`` takes ``gemini_hook``.
 
 Claude Code runs a hook command with one JSON object on stdin and reads its decision
 from stdout (docs/claude-code.md cites the fields).  For ``PermissionRequest`` a
@@ -34,6 +37,7 @@ from hive_rpc.cli.exits import EXIT_OK
 from hive_rpc.cli.parser import HOOK_TIMEOUT_S, HUB_TIMEOUT_S
 from hive_rpc.client.sync_client import SyncHubClient, prove_approver
 from hive_rpc.core import claude_code
+from hive_rpc.core.agents import AGENTS, CLAUDE_CODE, GEMINI_EVENTS, Agent, process_agent
 from hive_rpc.core.claude_code import (
     SESSION_ENV,
     NoRule,
@@ -86,17 +90,41 @@ def read_event(raw: bytes) -> dict[str, Any]:
     return event
 
 
-def agent_id(event: Mapping[str, Any]) -> str:
-    """The asking agent: one per Claude Code session, so sessions are told apart, and
-    the same one its MCP server names (core/claude_code.py)."""
+def agent_id(event: Mapping[str, Any], agent: Agent = CLAUDE_CODE) -> str:
+    """The asking agent, the same one its MCP server names.  Claude Code: one per
+    session, from the session id both are given (core/claude_code.py).  Codex and
+    Gemini give their MCP server no session id: the agent is their process, the
+    nearest ancestor of this hook with the agent's name, which is the hub's choice
+    for their MCP sessions too (faces/mcp/identity.py); without /proc, or run by no
+    such process, the session's first 8 characters."""
     session = event.get("session_id")
-    return session_agent(session if isinstance(session, str) else None)
+    session = session if isinstance(session, str) else None
+    if agent is CLAUDE_CODE:
+        return session_agent(session)
+    from hive_rpc.host.agent_process import agent_ancestor
+
+    pid = agent_ancestor(os.getpid(), agent.process_names)
+    if pid is not None:
+        return process_agent(agent, pid)
+    return f"{agent.name}-{(session or 'unknown')[:8]}"
 
 
-def permission_ask(event: Mapping[str, Any], *, timeout_s: float, home: str | None) -> Ask:
+def request_of(event: Mapping[str, Any], agent: Agent = CLAUDE_CODE) -> PermissionRequest:
+    """The permission request of ``agent``'s hook event."""
+    asking = None if agent is CLAUDE_CODE else agent_id(event, agent)
+    return PermissionRequest.from_hook_event(event, agent_id=asking, display=agent.display)
+
+
+def permission_ask(
+    event: Mapping[str, Any],
+    *,
+    timeout_s: float,
+    home: str | None,
+    agent: Agent = CLAUDE_CODE,
+) -> Ask:
     """The question a PermissionRequest event becomes (core/claude_code.py says how;
     the MCP tool ``approve`` asks the same)."""
-    request = PermissionRequest.from_hook_event(event)
+    request = request_of(event, agent)
     return claude_code.permission_ask(request, timeout_s=timeout_s, home=home)
 
 
@@ -222,12 +250,17 @@ def transcript_watch(event: Mapping[str, Any], socket: Path, agent: str) -> Watc
 
 
 def ask_permission(
-    client: SyncHubClient, event: Mapping[str, Any], timeout_s: float, socket: Path
+    client: SyncHubClient,
+    event: Mapping[str, Any],
+    timeout_s: float,
+    socket: Path,
+    agent: Agent = CLAUDE_CODE,
 ) -> dict[str, Any]:
     """The permission question, asked and waited for up to ``timeout_s`` (or until
-    answered in Claude Code's own dialog: ``transcript_watch``)."""
-    ask = permission_ask(event, timeout_s=timeout_s, home=os.environ.get("HOME"))
-    watching = transcript_watch(event, socket, ask.agent_id)
+    answered in Claude Code's own dialog: ``transcript_watch``; Claude Code's
+    transcript format only)."""
+    ask = permission_ask(event, timeout_s=timeout_s, home=os.environ.get("HOME"), agent=agent)
+    watching = transcript_watch(event, socket, ask.agent_id) if agent is CLAUDE_CODE else None
     return ask_human(client, ask, time.monotonic() + timeout_s, watching)
 
 
@@ -255,22 +288,91 @@ def answer_questions(
     return decision_output({"behavior": "allow", "updatedInput": updated})
 
 
-def decide_permission(
-    client: SyncHubClient, event: Mapping[str, Any], timeout_s: float, socket: Path
+def decide(
+    client: SyncHubClient,
+    event: Mapping[str, Any],
+    timeout_s: float,
+    socket: Path,
+    agent: Agent = CLAUDE_CODE,
 ) -> dict[str, Any] | None:
-    """A rule's decision, else the human's (saving a rule for a lasting answer); the
-    hook's output, or None."""
-    request = PermissionRequest.from_hook_event(event)
+    """A rule's decision, else the human's (saving a rule for a lasting answer), as
+    Claude Code's ``decision`` (``behavior``, ``message``), or None."""
+    request = request_of(event, agent)
     tool = request.tool_name or "tool"
     checked = check_rules(client, request)
     if checked is not None:
-        return decision_output(rule_decision(checked, tool))
-    record = ask_permission(client, event, timeout_s, socket)
+        return rule_decision(checked, tool)
+    record = ask_permission(client, event, timeout_s, socket, agent)
     decision = human_decision(record, tool)
     if decision is None:
         return None
     remember(client, request, record)
-    return decision_output(decision)
+    return decision
+
+
+def decide_permission(
+    client: SyncHubClient,
+    event: Mapping[str, Any],
+    timeout_s: float,
+    socket: Path,
+    agent: Agent = CLAUDE_CODE,
+) -> dict[str, Any] | None:
+    """``decide``'s decision as the PermissionRequest hook's output, or None."""
+    decision = decide(client, event, timeout_s, socket, agent)
+    return None if decision is None else decision_output(decision)
+
+
+GEMINI_EVENT = "BeforeTool"
+"""The one Gemini CLI event ``hive-rpc hook gemini`` answers."""
+GATE_MESSAGE = (
+    "hive-rpc (hook gemini --gate) denied this {tool} request: {why}. Nothing runs "
+    "unasked in gate mode; ask again once the human is there."
+)
+"""The reason Gemini's model reads when the gate had no decision from the human."""
+
+
+def gemini_output(decision: Mapping[str, Any]) -> dict[str, Any]:
+    """A decision (``behavior``, ``message``) as Gemini CLI's BeforeTool output: a deny
+    is ``{"decision": "deny", "reason": ...}`` and the model reads "Tool execution
+    blocked: REASON" (read in Gemini CLI 0.61.0's evaluateBeforeToolHook); an allow
+    lets the call go on to Gemini's own policy check, which still asks the human in
+    its terminal unless the tool is allowed there (yolo mode, a trusted server)."""
+    if decision.get("behavior") == "allow":
+        return {"decision": "allow"}
+    return {"decision": "deny", "reason": str(decision.get("message") or "denied")}
+
+
+def gemini_hook(event: Mapping[str, Any] | None, args: argparse.Namespace, agent: Agent) -> int:
+    """Gemini CLI's ``BeforeTool``: the human decides as for any permission request.
+    Without a decision (hub down, nobody answered, a decline, any error) it prints
+    nothing, so Gemini goes on to its own confirmation, unless ``--gate``: then it
+    denies (yolo mode has no confirmation to fall back on; core/agents.py)."""
+    gate = bool(getattr(args, "gate", False)) or agent.fails_closed
+    tool = str((event or {}).get("tool_name") or "tool")
+    why = "the event could not be read"
+    decision = None
+    if event is not None and event.get("hook_event_name") != GEMINI_EVENT:
+        return EXIT_OK
+    if event is not None:
+        deadline = time.monotonic() + args.timeout
+        try:
+            connect_s = max(0.1, min(HUB_TIMEOUT_S, args.timeout))
+            with (
+                SyncHubClient.connect(Path(args.socket), timeout_s=connect_s) as client,
+                client.giving_up_at(deadline),
+            ):
+                client.timeout_s = HUB_TIMEOUT_S
+                decision = decide(client, event, args.timeout, Path(args.socket), agent)
+            why = "no decision from the human (none in time, a decline)"
+        except Exception as e:
+            why = f"the hub could not be asked ({strip_controls(str(e))})"
+    if decision is None and gate:
+        decision = {"behavior": "deny", "message": GATE_MESSAGE.format(tool=tool, why=why)}
+    if decision is None:
+        _say(f"{why}; printing no decision, so Gemini CLI goes on to its own confirmation")
+        return EXIT_OK
+    print(json.dumps(gemini_output(decision)), flush=True)
+    return EXIT_OK
 
 
 def _say(why: str) -> None:
@@ -280,13 +382,21 @@ def _say(why: str) -> None:
 def cmd_hook(args: argparse.Namespace) -> int:
     """Always exit 0: Claude Code treats other codes as a hook failure, and the only
     safe outcome of a failure is its own dialog, which printing nothing gives."""
+    agent = AGENTS[getattr(args, "hook_command", None) or CLAUDE_CODE.name]
     raw = sys.stdin.buffer.read()
     try:
         event = read_event(raw)
     except NotAHookEvent as e:
+        if agent.events == GEMINI_EVENTS:
+            _say(str(e))
+            return gemini_hook(None, args, agent)
         _say(f"{e}; printing no decision")
         return EXIT_OK
+    if agent.events == GEMINI_EVENTS:
+        return gemini_hook(event, args, agent)
     if event["hook_event_name"] != "PermissionRequest":
+        if agent is not CLAUDE_CODE:
+            return EXIT_OK  # Stop, Notification ...: Claude Code's lings only
         from hive_rpc.cli.hook_events import other_event  # not loaded for a permission
 
         return other_event(event, args)
@@ -305,10 +415,10 @@ def cmd_hook(args: argparse.Namespace) -> int:
             client.giving_up_at(deadline),
         ):
             client.timeout_s = HUB_TIMEOUT_S
-            if event.get("tool_name") == TOOL_NAME:
+            if event.get("tool_name") == TOOL_NAME and agent is CLAUDE_CODE:
                 output = answer_questions(client, event, args.timeout, Path(args.socket))
             else:
-                output = decide_permission(client, event, args.timeout, Path(args.socket))
+                output = decide_permission(client, event, args.timeout, Path(args.socket), agent)
     except Exception as e:  # fail safe: any error leaves the decision to Claude Code
         _say(f"{e}; printing no decision, so Claude Code asks itself")
         return EXIT_OK

@@ -339,22 +339,30 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("program", nargs="*", metavar="COMMAND", help="what to run there, after --")
     p.set_defaults(func="hive_rpc.cli.spawn:cmd_spawn")
 
-    p = sub.add_parser("hook", help="an agent's hook command: Claude Code's permission requests")
+    p = sub.add_parser("hook", help="an agent's hook command: its permission requests")
     hooks = p.add_subparsers(dest="hook_command", required=True, metavar="AGENT")
-    q = hooks.add_parser(
-        "claude-code",
-        parents=[common],
-        help="read a Claude Code hook's JSON on stdin; ask the human for a PermissionRequest",
-    )
-    q.add_argument(
-        "--timeout",
-        type=_seconds,
-        default=HOOK_TIMEOUT_S,
-        metavar="SECONDS",
-        help=f"how long to wait for the human (default {HOOK_TIMEOUT_S:g}: below Claude Code's "
-        "600 s hook timeout); then print nothing, so Claude Code asks itself",
-    )
-    q.set_defaults(func="hive_rpc.cli.hook:cmd_hook")
+    for agent, helps in (
+        ("claude-code", "read a Claude Code hook's JSON on stdin; ask the human for a PermissionRequest"),  # noqa: E501
+        ("codex", "read a Codex hook's JSON on stdin; ask the human for a PermissionRequest"),
+        ("gemini", "read a Gemini CLI BeforeTool hook's JSON on stdin; ask the human"),
+    ):  # fmt: skip
+        q = hooks.add_parser(agent, parents=[common], help=helps)
+        q.add_argument(
+            "--timeout",
+            type=_seconds,
+            default=HOOK_TIMEOUT_S,
+            metavar="SECONDS",
+            help=f"how long to wait for the human (default {HOOK_TIMEOUT_S:g}: below Claude "
+            "Code's 600 s hook timeout); then print nothing, so the agent asks itself",
+        )
+        if agent == "gemini":
+            q.add_argument(
+                "--gate",
+                action="store_true",
+                help="fail closed, for --approval-mode yolo: deny when the hub is down or "
+                "nobody answers (default: print nothing, so Gemini CLI confirms itself)",
+            )
+        q.set_defaults(func="hive_rpc.cli.hook:cmd_hook")
 
     p = sub.add_parser(
         "setup", help="register the hub with an agent: Claude Code's MCP server and hooks"

@@ -94,18 +94,30 @@ class PermissionRequest:
     """Claude Code's working directory: the project a ``project`` rule covers."""
     agent_id: str | None = None
     """The asking agent, when known otherwise than by the session (an MCP client
-    named by ``--agent``); else the session's."""
+    named by ``--agent``, a Codex or Gemini process: core/agents.py); else the
+    session's."""
+    display: str = "Claude Code"
+    """The agent as the question names it (core/agents.py's ``Agent.display``)."""
 
     @classmethod
-    def from_hook_event(cls, event: Mapping[str, Any]) -> PermissionRequest:
+    def from_hook_event(
+        cls,
+        event: Mapping[str, Any],
+        *,
+        agent_id: str | None = None,
+        display: str = "Claude Code",
+    ) -> PermissionRequest:
         """A ``PermissionRequest`` hook event (``tool_name``, ``tool_input``,
-        ``session_id``, ``cwd``)."""
+        ``session_id``, ``cwd``; Codex's is the same, Gemini's ``BeforeTool`` too),
+        from the agent ``display`` names, acting as ``agent_id`` when given."""
         session, cwd = event.get("session_id"), event.get("cwd")
         return cls(
             tool_name=str(event.get("tool_name") or ""),
             tool_input=event.get("tool_input", {}),
             session_id=session if isinstance(session, str) else None,
             cwd=cwd if isinstance(cwd, str) else None,
+            agent_id=agent_id,
+            display=display,
         )
 
     @property
@@ -144,7 +156,7 @@ def permission_ask(request: PermissionRequest, *, timeout_s: float, home: str | 
     where = one_line(home_relative(request.cwd or "?", home))
     session = one_line((request.session_id or "?")[:4])
     verb = "run" if tool == "Bash" else "use"
-    head = f"Claude Code in {where} (session {session}) wants to {verb} {tool}: "
+    head = f"{one_line(request.display)} in {where} (session {session}) wants to {verb} {tool}: "
     head += summary(request.tool_input)
     detail = json.dumps(request.tool_input, indent=2, ensure_ascii=False)
     if len(detail) > MAX_QUESTION_CHARS:
@@ -271,7 +283,7 @@ def rule_text(request: PermissionRequest, scope: str, home: str | None) -> str:
         where = f"every later request in this project ({project})"
     else:
         session = one_line(rule["where"][:8])
-        where = f"every later request in this Claude Code session ({session}\u2026)"
+        where = f"every later request in this {request.display} session ({session}\u2026)"
     return (
         f"This answer saves a rule: allow {pattern}, for {where}. "
         "Matching requests then run without asking you."

@@ -6,8 +6,11 @@ import secrets
 
 from mcp.server.mcpserver import Context
 
+from hive_rpc.core.agents import of_mcp_client, process_agent
 from hive_rpc.core.claude_code import CLIENT_NAME, session_agent
 from hive_rpc.core.prompt import check_name
+from hive_rpc.host.agent_process import agent_ancestor
+from hive_rpc.relay.consent import CALLER
 
 
 class Identity:
@@ -17,7 +20,12 @@ class Identity:
     ``X-Hive-Agent`` header or ``?agent=NAME`` in the URL; on stdio, when the client
     is Claude Code and gave its session id (``claude_session``, from
     ``CLAUDE_CODE_SESSION_ID``), the agent its hooks name too (core/claude_code.py);
-    else the client's own name (``clientInfo.name``) plus a suffix that is per
+    on stdio, when the client is Codex or Gemini CLI (core/agents.py) and the relay
+    process (its ``SO_PEERCRED`` pid, ``CALLER``) runs under that agent's process,
+    ``codex-PID`` / ``gemini-PID`` of that process, the id ``hive-rpc hook codex`` /
+    ``gemini`` finds from its own ancestry: what the kernel says, not the names the
+    client chose, so one Codex is one agent for its MCP asks and its hook's
+    permission requests; else the client's own name (``clientInfo.name``) plus a suffix that is per
     session on stdio (``suffix``: the relay's, one ``hive-rpc mcp`` process is one
     session, kept when it reconnects to a new hub) and the session id on stateful
     HTTP.
@@ -33,6 +41,8 @@ class Identity:
         self.fixed = check_name(fixed, "agent") if fixed is not None else None
         self.suffix = suffix or secrets.token_hex(3)
         self.claude_session = claude_session or None
+        self._process: str | None = None
+        """The process-derived agent, once looked up ("" when there is none)."""
 
     def __call__(self, ctx: Context) -> str:
         if self.fixed is not None:
@@ -47,6 +57,18 @@ class Identity:
         if request is None:
             if client == CLIENT_NAME and self.claude_session is not None:
                 return session_agent(self.claude_session)
-            return f"{client}-{self.suffix}"
+            return self._process_agent(client) or f"{client}-{self.suffix}"
         session = request.headers.get("mcp-session-id")
         return f"{client}-{session[:8]}" if session else client
+
+    def _process_agent(self, client: str) -> str | None:
+        """``codex-PID`` for a Codex or Gemini client run by that agent's process (read
+        once per session: a connection's peer is fixed at ``connect``), or None."""
+        agent = of_mcp_client(client)
+        caller = CALLER.get()
+        if agent is None or caller is None or caller.pid is None:
+            return None
+        if self._process is None:
+            pid = agent_ancestor(caller.pid, agent.process_names)
+            self._process = "" if pid is None else process_agent(agent, pid)
+        return self._process or None

@@ -1,0 +1,74 @@
+"""The agents whose hook runs ``hive-rpc hook AGENT``, as data: what the human reads,
+which event format the hook reads, which decision format it prints, and how it fails.
+
+Claude Code, Codex and Gemini CLI each run a command hook with one JSON object on
+stdin and read a decision from stdout, but not the same JSON: Codex's
+``PermissionRequest`` is Claude Code's, field for field (measured on Codex 0.171.0,
+tests/agents/test_codex_mcp.py); Gemini CLI has no permission-request event, only
+``BeforeTool``, which may deny (the model reads the reason) but whose allow does not
+skip Gemini's own confirmation (measured on 0.61.0, docs/research.md).
+
+Which agent a session is (one id for its MCP asks and its hook's questions): Claude
+Code names its session to both (``CLAUDE_CODE_SESSION_ID`` and the event's
+``session_id``, core/claude_code.py).  Codex and Gemini give their MCP server no
+session id, so the id there comes from the agent's process, which the hub reads from
+the kernel: both ``hive-rpc mcp`` and the hook are descendants of that one process
+(host/agent_process.py), and ``process_agent`` names it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CLAUDE_EVENTS = "claude-code"
+"""Event format: Claude Code's ``PermissionRequest`` (``tool_name``, ``tool_input``,
+``session_id``, ``cwd``); its decision ``hookSpecificOutput.decision.behavior``."""
+GEMINI_EVENTS = "gemini"
+"""Event format: Gemini CLI's ``BeforeTool`` (the same fields); its decision a
+top-level ``{"decision": "deny", "reason": ...}``."""
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One agent a hook command serves."""
+
+    name: str
+    """``hive-rpc hook NAME``, and the prefix of its agent ids."""
+    display: str
+    """How the human's question names it: "Codex in ~/app (session 01a2) wants ..."."""
+    events: str
+    """The event format its hook reads and the decision format it prints
+    (``CLAUDE_EVENTS`` or ``GEMINI_EVENTS``)."""
+    fails_closed: bool
+    """Whether the hook denies when it has no decision (hub down, nobody answered).
+    False for every agent by default: the agent's own dialog then asks, and a hook
+    never answers for the human.  ``hive-rpc hook gemini --gate`` turns it on (yolo
+    mode has no dialog of its own to fall back on)."""
+    mcp_client: str | None
+    """Its MCP client's ``clientInfo.name``, whose sessions take the process id."""
+    process_names: tuple[str, ...]
+    """The ``comm`` of the agent's own process (``/proc/PID/stat``, at most 15
+    characters), the nearest ancestor of that name being the agent."""
+
+
+CLAUDE_CODE = Agent(
+    "claude-code", "Claude Code", CLAUDE_EVENTS, False, None, ("claude",)
+)  # fmt: skip
+CODEX = Agent("codex", "Codex", CLAUDE_EVENTS, False, "codex-mcp-client", ("codex",))
+GEMINI = Agent(
+    "gemini", "Gemini CLI", GEMINI_EVENTS, False, "gemini-cli-mcp-client", ("gemini", "node")
+)  # fmt: skip
+
+AGENTS: dict[str, Agent] = {a.name: a for a in (CLAUDE_CODE, CODEX, GEMINI)}
+"""Every agent ``hive-rpc hook`` serves, by name."""
+
+
+def of_mcp_client(client_name: str) -> Agent | None:
+    """The agent whose MCP client says ``client_name`` in its initialize, or None."""
+    return next((a for a in AGENTS.values() if a.mcp_client == client_name), None)
+
+
+def process_agent(agent: Agent, pid: int) -> str:
+    """The agent id of the agent process ``pid``: ``codex-4242``.  The same for the
+    hook and the MCP server that one Codex runs, and for all its sessions."""
+    return f"{agent.name}-{pid}"

@@ -1,0 +1,43 @@
+"""Which agent process a process runs under, as /proc says (Linux; elsewhere None).
+
+An agent (Codex, Gemini CLI) starts its MCP server (``hive-rpc mcp``) and runs its
+hooks as its own descendants, maybe through a shell.  The nearest ancestor whose
+``comm`` is the agent's is then one process for both, whatever names the agent's
+clients chose: the hub finds it from an MCP connection's ``SO_PEERCRED`` pid, and the
+hook from its own parent.  Plain ``os``, so the hook that imports it stays light."""
+
+from __future__ import annotations
+
+MAX_DEPTH = 32
+"""How far up the walk goes: a loop in what /proc says (a reused pid) ends here."""
+
+
+def parent_and_comm(pid: int) -> tuple[int, str] | None:
+    """``/proc/PID/stat``'s ppid and comm, or None when the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    head, sep, rest = raw.rpartition(")")  # comm may itself hold ") "
+    fields = rest.split()
+    if not sep or "(" not in head or len(fields) < 2:
+        return None
+    try:
+        return int(fields[1]), head.partition("(")[2]
+    except ValueError:
+        return None
+
+
+def agent_ancestor(pid: int, names: tuple[str, ...]) -> int | None:
+    """The nearest process from ``pid`` up (``pid`` itself excluded) whose comm is one
+    of ``names``, or None when none is (not run by that agent, or no /proc)."""
+    for _ in range(MAX_DEPTH):
+        found = parent_and_comm(pid)
+        if found is None or found[0] <= 1:
+            return None
+        pid = found[0]
+        up = parent_and_comm(pid)
+        if up is not None and up[1] in names:
+            return pid
+    return None
