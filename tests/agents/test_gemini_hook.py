@@ -1,0 +1,110 @@
+"""``hive-rpc hook gemini`` as the real Gemini CLI's (0.61.0) ``BeforeTool`` hook, in
+yolo mode (``--approval-mode yolo``: Gemini asks nobody itself): the human's deny reaches
+the model as "Tool execution blocked: REASON" and nothing runs, an allow runs the tool;
+with the hub down, ``--gate`` denies and the default leaves the call to Gemini's own
+flow (in yolo: it runs).  Settings written by hand until ``hive-rpc setup gemini``
+registers the hook: ``hooks.BeforeTool`` ``[{"matcher", "hooks": [{"type": "command",
+"command", "timeout" (ms)}]}]`` in ~/.gemini/settings.json."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from agent_homes import HIVE_RPC, AgentHome, Gemini, write_gemini_config
+from editor import human_editor, next_prompt
+from scripted_gemini import GeminiRequest, function_call, in_turns, scripted_gemini, text
+
+from hive_rpc.hub import HubConfig
+from hive_rpc.service import HubService
+
+SHELL = "run_shell_command"
+
+
+def with_hook(agent: AgentHome, socket: Path, *extra: str) -> None:
+    """``hive-rpc hook gemini`` registered as a BeforeTool hook for every tool."""
+    path = write_gemini_config(agent)
+    settings = json.loads(path.read_text())
+    command = " ".join([str(HIVE_RPC), "hook", "gemini", "--socket", str(socket), *extra])
+    hook = {"type": "command", "command": command, "timeout": 90000}
+    settings["hooks"] = {"BeforeTool": [{"matcher": "*", "hooks": [hook]}]}
+    path.write_text(json.dumps(settings, indent=2))
+
+
+def shell_output(request: GeminiRequest) -> str:
+    found = [r for r in request.function_responses() if r.get("name") == SHELL]
+    assert found, request.function_responses()
+    return json.dumps(found[-1]["response"])
+
+
+def touch_script(target: Path) -> Any:
+    return in_turns([function_call(SHELL, {"command": f"touch {target}"})], [text("done")])
+
+
+@pytest.mark.parametrize("answer", ["allow", "deny"])
+async def test_gemini_before_tool_asks_the_human(
+    hub: HubService, hub_config: HubConfig, gemini_bin: Path, agent_home: AgentHome, answer: str
+) -> None:
+    target = agent_home.project / "made-by-gemini"
+    asked = threading.Event()
+    with scripted_gemini(touch_script(target)) as model:
+        gemini = Gemini(gemini_bin, agent_home, model.base_url)
+        with_hook(agent_home, hub_config.socket, "--gate", "--timeout", "60")
+        async with human_editor(hub_config.socket) as human:
+            runs: list[subprocess.CompletedProcess[str]] = []
+            async with trio.open_nursery() as nursery:
+
+                async def run() -> None:
+                    runs.append(
+                        await trio.to_thread.run_sync(
+                            gemini.run, "--approval-mode", "yolo", "-p", "Make the file."
+                        )
+                    )
+                    assert asked.is_set(), f"gemini ended first:\n{runs[0].stderr}"
+
+                nursery.start_soon(run)
+                with trio.fail_after(50):
+                    prompt = (await next_prompt(human)).params
+                asked.set()
+                await human.call(
+                    "hive/respond", {"id": prompt["id"], "answer": answer, "by": "emacs"}
+                )
+    assert model.errors == [], model.errors
+    assert runs[0].returncode == 0, runs[0].stderr
+    assert prompt["question"].startswith(f"Gemini CLI in {agent_home.project} (session "), prompt
+    # The Gemini process the hook runs under (the id its MCP sessions take too).
+    assert re.fullmatch(r"gemini-\d+", prompt["agent_id"]), prompt["agent_id"]
+    said = shell_output(model.requests[-1])
+    if answer == "allow":
+        assert target.exists(), said
+    else:
+        assert not target.exists()
+        assert "Tool execution blocked" in said, said
+        assert f"The human denied this {SHELL} request from hive-rpc (emacs)." in said, said
+
+
+@pytest.mark.parametrize("gate", [True, False])
+async def test_gemini_hub_down(
+    hub_config: HubConfig, gemini_bin: Path, agent_home: AgentHome, gate: bool
+) -> None:
+    """No hub: ``--gate`` denies (fails closed); without it Gemini's own flow decides,
+    which in yolo runs the tool."""
+    target = agent_home.project / "made-by-gemini"
+    with scripted_gemini(touch_script(target)) as model:
+        gemini = Gemini(gemini_bin, agent_home, model.base_url)
+        with_hook(agent_home, hub_config.socket, *(["--gate"] if gate else []))
+        done = await trio.to_thread.run_sync(
+            gemini.run, "--approval-mode", "yolo", "-p", "Make the file."
+        )
+    assert model.errors == [], model.errors
+    assert done.returncode == 0, done.stderr
+    said = shell_output(model.requests[-1])
+    assert target.exists() is not gate, said
+    if gate:
+        assert "hook gemini --gate" in said, said
