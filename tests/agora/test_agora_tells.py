@@ -206,6 +206,18 @@ async def test_a_turn_held_on_the_humans_draft_is_sent_to_subscribed_editors(
         await register(hub, client, B, pane)
         keys = ["tmux", "-S", str(socket), "send-keys", "-t", pane.id]
         await trio.run_process([*keys, "-l", "half a thought"])  # the human's draft
+
+        async def draft_shown() -> bool:
+            screen = await trio.run_process(
+                ["tmux", "-S", str(socket), "capture-pane", "-p", "-t", pane.id],
+                capture_stdout=True,
+            )
+            return "ling> half a thought" in screen.stdout.decode()
+
+        # The draft is on the pane's screen before the turn comes (tmux's screen, in
+        # another process: polled).  Dispatched earlier, on a loaded machine, the
+        # relay once found no draft yet and typed the turn (CI of stop 36's check).
+        await until(draft_shown, "the draft on the pane's screen", within_s=20)
         async with editor(hub_config) as seen:
             d = await client.call("agora/create", {"topic": "Queue?", "participants": [A, B]})
             async with trio.open_nursery() as nursery:
@@ -228,7 +240,13 @@ async def test_a_turn_held_on_the_humans_draft_is_sent_to_subscribed_editors(
                 typed = await until_note(seen, event("relay/delivered", ling=B))
             assert (typed["turn"], typed["was_held"]) == (1, True)
             assert typed["message"] == f"typed into {B} once no longer held"
-        lines = record.read_text().splitlines()
+        # Typed is not yet read: the ling writes its lines in its own time (another
+        # process's file: polled).
+        lines = await until(
+            lambda: (got := record.read_text().splitlines())[3:] and got,
+            "the ling's record of both lines",
+            within_s=20,
+        )
         assert lines[:2] == ["ready", "half a thought"]  # the human's line, whole and first
         assert "AGORA DIALOGUE CONTEXT" in lines[3]
 
