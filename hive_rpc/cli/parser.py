@@ -44,6 +44,29 @@ HEAVY_OPTIONS = ("serve", "mcp", "event")
 need not load (the hub, the faces; the event kinds of core/messages.py, 17 ms)."""
 
 
+def _setup_remove(q: argparse.ArgumentParser) -> None:
+    q.add_argument(
+        "--remove",
+        action="store_true",
+        help="take hive-rpc's entries out of the files instead (a backup first)",
+    )
+
+
+def _setup_hub_options(q: argparse.ArgumentParser) -> None:
+    q.add_argument(
+        "--socket",
+        dest="hub_socket",
+        type=Path,
+        help="a hub socket to write into the commands (default: none, each finds the default)",
+    )
+    q.add_argument(
+        "--data-dir",
+        dest="hub_data_dir",
+        type=Path,
+        help="a hub data dir to write into the commands (also where the approver token is)",
+    )
+
+
 def _store(text: str) -> str:
     """argparse type: ``sqlite``, ``memory`` or a NATS URL."""
     if text in ("sqlite", "memory") or text.startswith(("nats://", "tls://")):
@@ -365,7 +388,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         q.set_defaults(func="hive_rpc.cli.hook:cmd_hook")
 
     p = sub.add_parser(
-        "setup", help="register the hub with an agent: Claude Code's MCP server and hooks"
+        "setup",
+        help="register the hub with an agent (Claude Code, Codex, Gemini CLI): MCP server, hooks",
     )
     agents = p.add_subparsers(dest="agent", required=True, metavar="AGENT")
     q = agents.add_parser(
@@ -388,24 +412,27 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     q.add_argument(
         "--print", action="store_true", help="print the JSON it would write; write nothing"
     )
+    _setup_remove(q)
     q.add_argument(
         "--no-sandbox",
         action="store_true",
         help="leave Claude Code's sandbox as it is (default: turn it on where it works here)",
     )
-    q.add_argument(
-        "--socket",
-        dest="hub_socket",
-        type=Path,
-        help="a hub socket to write into the commands (default: none, each finds the default)",
-    )
-    q.add_argument(
-        "--data-dir",
-        dest="hub_data_dir",
-        type=Path,
-        help="a hub data dir to write into the commands (also where the approver token is)",
-    )
+    _setup_hub_options(q)
     q.set_defaults(func="hive_rpc.cli.setup:cmd_setup")
+    for agent, config, syntax in (
+        ("codex", "$CODEX_HOME/config.toml (default ~/.codex)", "TOML"),
+        ("gemini", "~/.gemini/settings.json", "JSON"),
+    ):
+        q = agents.add_parser(
+            agent, help=f"merge the MCP server and the permission hook into {config}"
+        )
+        q.add_argument(
+            "--print", action="store_true", help=f"print the {syntax} it would write; write nothing"
+        )
+        _setup_remove(q)
+        _setup_hub_options(q)
+        q.set_defaults(func="hive_rpc.cli.setup:cmd_setup")
 
     p = sub.add_parser(
         "rules", help="answer rules: permission requests a rule allows or denies for you"

@@ -29,23 +29,28 @@ own environment, whose ``PATH`` may lack ``hive-rpc``.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import os
 import shlex
 import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hive_rpc.cli.exits import EXIT_OK, EXIT_REFUSED, CliError
+from hive_rpc.cli.setup.files import (
+    SERVER_NAME,
+    Unmergeable,
+    hive_rpc_command,
+    hub_options,
+    json_text,
+    read_json_object,
+    report,
+    runs_hook,
+    write_text,
+)
 from hive_rpc.host.paths import EPC_TOKEN_NAME, approver_token_file, default_data_dir
-
-SERVER_NAME = "hive-rpc"
-"""The MCP server's name, so its tools are ``mcp__hive-rpc__TOOL``."""
 
 PERMISSION_TIMEOUT_S = 600
 """The PermissionRequest hook's ``timeout``: Claude Code's own default for a command
@@ -64,10 +69,6 @@ HOOK_EVENTS: dict[str, tuple[str | None, int]] = {
     "SessionEnd": (None, EVENT_TIMEOUT_S),
 }
 """Each hook event: its matcher (None: the event takes none) and the hook's timeout."""
-
-
-class Unmergeable(Exception):
-    """A file whose hive-rpc part has a shape setup will not guess about."""
 
 
 @dataclass(frozen=True)
@@ -94,28 +95,6 @@ class Change:
         return enabled(self.after) is True and enabled(self.before) is not True
 
 
-def hive_rpc_command() -> list[str]:
-    """The installed ``hive-rpc``, absolute: the script beside this interpreter (a
-    virtualenv's ``bin``), else the one on PATH, else ``python -m hive_rpc``."""
-    beside = Path(sys.executable).parent / "hive-rpc"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return [str(beside.absolute())]
-    found = shutil.which("hive-rpc")
-    if found:
-        return [str(Path(found).absolute())]
-    return [str(Path(sys.executable).absolute()), "-m", "hive_rpc"]
-
-
-def hub_options(socket: Path | None, data_dir: Path | None) -> list[str]:
-    """The hub options given to setup, passed on to every command it writes."""
-    words = []
-    if socket is not None:
-        words += ["--socket", str(socket.absolute())]
-    if data_dir is not None:
-        words += ["--data-dir", str(data_dir.absolute())]
-    return words
-
-
 def mcp_entry(command: Sequence[str], options: Sequence[str]) -> dict[str, Any]:
     """The server entry as ``claude mcp add hive-rpc -- COMMAND mcp`` writes it."""
     return {
@@ -128,16 +107,7 @@ def mcp_entry(command: Sequence[str], options: Sequence[str]) -> dict[str, Any]:
 
 def is_our_hook(hook: object) -> bool:
     """A hook entry that runs ``hive-rpc hook claude-code`` (any path, any options)."""
-    if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
-        return False
-    try:
-        words = shlex.split(hook["command"])
-    except ValueError:
-        return False
-    runs_us = any(w.endswith("hive-rpc") or w == "hive_rpc" for w in words[:3])
-    return runs_us and any(
-        w == "hook" and words[i + 1 : i + 2] == ["claude-code"] for i, w in enumerate(words)
-    )
+    return isinstance(hook, dict) and runs_hook(hook.get("command"), "claude-code")
 
 
 def merge_hooks(hooks: dict[str, Any], command: str) -> dict[str, Any]:
@@ -261,30 +231,70 @@ def merge_servers(config: dict[str, Any], entry: dict[str, Any]) -> dict[str, An
     return {**config, "mcpServers": {**servers, SERVER_NAME: entry}}
 
 
-def read_json_object(path: Path) -> dict[str, Any] | None:
-    """The JSON object in ``path``, None when there is no such file; a CliError naming
-    the file when it is anything else, so nothing gets written over it."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as e:
-        raise CliError(f"cannot read {path}: {e}; nothing was changed", EXIT_REFUSED) from None
-    if not text.strip():
-        return {}
-    try:
-        value = json.loads(text)
-    except ValueError as e:
-        raise CliError(
-            f"{path} is not valid JSON ({e}); fix it or move it away and run this again "
-            "(nothing was changed)",
-            EXIT_REFUSED,
-        ) from None
-    if not isinstance(value, dict):
-        raise CliError(
-            f"{path} holds JSON that is not an object; nothing was changed", EXIT_REFUSED
+def _without(holder: dict[str, Any], key: str, drop: Sequence[object], what: str) -> dict[str, Any]:
+    """``holder`` with the items of ``drop`` taken out of its list ``key`` (the key
+    too when that empties the list)."""
+    items = holder.get(key)
+    if items is None:
+        return holder
+    if not isinstance(items, list):
+        raise Unmergeable(f'"{what}" is not a list')
+    kept = [x for x in items if x not in drop]
+    if kept == items:
+        return holder
+    rest = {k: v for k, v in holder.items() if k != key}
+    return {**rest, key: kept} if kept else rest
+
+
+def remove_servers(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` without ``mcpServers.hive-rpc`` (nor an ``mcpServers`` it emptied)."""
+    servers = config.get("mcpServers")
+    if not isinstance(servers, dict) or SERVER_NAME not in servers:
+        return config
+    rest = {k: v for k, v in config.items() if k != "mcpServers"}
+    kept = {k: v for k, v in servers.items() if k != SERVER_NAME}
+    return {**rest, "mcpServers": kept} if kept else rest
+
+
+def remove_settings(settings: dict[str, Any], deny: Sequence[str]) -> dict[str, Any]:
+    """``settings`` without what ``merge_settings`` added: hive-rpc's hooks (groups,
+    events and ``hooks`` they emptied too), its allow and deny rules, its
+    ``enabledMcpjsonServers`` entry.  The sandbox setting stays: setup cannot tell
+    whether the user wants it."""
+    after = dict(settings)
+    hooks = settings.get("hooks")
+    if isinstance(hooks, dict):
+        kept_hooks: dict[str, Any] = {}
+        for event, groups in hooks.items():
+            if event not in HOOK_EVENTS or not isinstance(groups, list):
+                kept_hooks[event] = groups
+                continue
+            kept = []
+            for group in groups:
+                if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                    entries = [h for h in group["hooks"] if not is_our_hook(h)]
+                    if entries != group["hooks"]:
+                        if entries:
+                            kept.append({**group, "hooks": entries})
+                        continue
+                kept.append(group)
+            if kept or not groups:
+                kept_hooks[event] = kept
+        if kept_hooks != hooks:
+            after = {k: v for k, v in after.items() if k != "hooks"}
+            if kept_hooks:
+                after["hooks"] = kept_hooks
+    permissions = settings.get("permissions")
+    if isinstance(permissions, dict):
+        kept_permissions = _without(
+            permissions, "allow", [f"mcp__{SERVER_NAME}"], "permissions.allow"
         )
-    return value
+        kept_permissions = _without(kept_permissions, "deny", deny, "permissions.deny")
+        if kept_permissions != permissions:
+            after = {k: v for k, v in after.items() if k != "permissions"}
+            if kept_permissions:
+                after["permissions"] = kept_permissions
+    return _without(after, "enabledMcpjsonServers", [SERVER_NAME], "enabledMcpjsonServers")
 
 
 def _merged(path: Path, before: dict[str, Any] | None, merge: Any) -> dict[str, Any]:
@@ -303,8 +313,10 @@ def plan(
     options: Sequence[str],
     secret_files: Sequence[Path],
     sandbox: bool = False,
+    removing: bool = False,
 ) -> list[Change]:
-    """Every file setup would write, merged, checked before any is written."""
+    """Every file setup would write, merged (or, ``removing``, with hive-rpc's entries
+    taken out), checked before any is written."""
     hook = shlex.join([*command, "hook", "claude-code", *options])
     deny = deny_rules(secret_files)
     entry = mcp_entry(command, options)
@@ -315,6 +327,20 @@ def plan(
     settings_path = settings_path / "settings.json"
     servers_before = read_json_object(servers_path)
     settings_before = read_json_object(settings_path)
+    if removing:
+        return [
+            Change(
+                servers_path,
+                servers_before,
+                _merged(servers_path, servers_before, remove_servers),
+                private=private,
+            ),
+            Change(
+                settings_path,
+                settings_before,
+                _merged(settings_path, settings_before, lambda s: remove_settings(s, deny)),
+            ),
+        ]
     return [
         Change(
             servers_path,
@@ -336,43 +362,9 @@ def plan(
     ]
 
 
-def backup_path(path: Path, content: bytes) -> Path:
-    """Where the content a file held before setup is kept: named by its hash, so the
-    same content is backed up once however often setup runs."""
-    digest = hashlib.sha256(content).hexdigest()[:12]
-    return path.with_name(f"{path.name}.hive-rpc-{digest}.bak")
-
-
 def write(change: Change) -> Path | None:
-    """Write one changed file (a backup of the old one first, then an atomic
-    replace keeping its mode); the backup's path, or None for a new file."""
-    path = change.path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    mode = 0o600 if change.private else 0o644
-    if path.exists():
-        old = path.read_bytes()
-        mode = path.stat().st_mode & 0o777
-        backup = backup_path(path, old)
-        if not backup.exists():
-            fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-            with os.fdopen(fd, "wb") as f:
-                f.write(old)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps(change.after, indent=2, ensure_ascii=False) + "\n")
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    return backup
-
-
-async def cmd_setup(args: argparse.Namespace) -> int:
-    """Files only, no hub: nothing here waits, so it runs as plain code."""
-    return setup(args)
+    """Write one changed file; the backup's path, or None for a new file."""
+    return write_text(change.path, json_text(change.after), private=change.private)
 
 
 def setup(args: argparse.Namespace) -> int:
@@ -380,7 +372,7 @@ def setup(args: argparse.Namespace) -> int:
         raise CliError(f"no setup for {args.agent}", EXIT_REFUSED)
     project = Path(args.project).absolute() if args.project is not None else None
     data_dir = args.hub_data_dir or default_data_dir()
-    missing = None if args.no_sandbox else sandbox_missing()
+    missing = None if args.no_sandbox or args.remove else sandbox_missing()
     changes = plan(
         project=project,
         home=Path.home(),
@@ -388,9 +380,15 @@ def setup(args: argparse.Namespace) -> int:
         options=hub_options(args.hub_socket, args.hub_data_dir),
         secret_files=approver_files(data_dir.absolute()),
         sandbox=not args.no_sandbox and missing is None,
+        removing=args.remove,
     )
     if args.print:
         print(json.dumps({str(c.path): c.after for c in changes}, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if args.remove:
+        for change in changes:
+            changed = change.changed and change.before is not None
+            report(change.path, changed, write(change) if changed else None, removing=True)
         return EXIT_OK
     for change in changes:
         if not change.changed:

@@ -1,0 +1,263 @@
+"""``hive-rpc setup codex [--print] [--remove]``: register the hub with the Codex CLI in
+``$CODEX_HOME/config.toml`` (default ``~/.codex/config.toml``), merged into what the
+user has with tomlkit, so their comments, order and other tables stay as they were.
+
+What it writes, each line measured with Codex 0.171.0 (tests/agents/test_codex_mcp.py):
+
+- ``[mcp_servers."hive-rpc"]``: the absolute ``hive-rpc mcp`` plus the hub options,
+  since Codex starts its servers with a stripped environment (no HIVE_RPC_SOCKET, no
+  XDG_RUNTIME_DIR); ``default_tools_approval_mode = "approve"`` (``codex exec`` runs
+  with approval "never", which fails every call that needs approval);
+  ``required = true`` (else Codex sends its first model request before a server
+  slower than about a second to start is up, and the model sees no hive-rpc tools);
+  ``startup_timeout_sec``; ``tool_timeout_sec`` with ``env.MCP_TOOL_TIMEOUT`` (ms)
+  saying the same, because progress does not extend Codex's limit and ``hive-rpc
+  mcp`` reads that variable to return ``pending`` before the call is cut;
+- ``[[hooks.PermissionRequest]]`` matching every tool, whose command hook runs
+  ``hive-rpc hook codex`` with a timeout long enough for a human.
+
+Codex runs a hook only once the user has trusted it in its TUI (``/hooks``); a
+headless ``codex exec`` skips an untrusted one without a word.  Setup cannot trust
+it for them (the trust is Codex's record of the user's consent), so it says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+from tomlkit.toml_document import TOMLDocument
+
+from hive_rpc.cli.exits import EXIT_OK
+from hive_rpc.cli.setup.files import (
+    SERVER_NAME,
+    Unmergeable,
+    hive_rpc_command,
+    hub_options,
+    read_text,
+    refused,
+    report,
+    runs_hook,
+    write_text,
+)
+
+TOOL_TIMEOUT_S = 600
+"""``tool_timeout_sec``: Codex's limit on one MCP call (its default, 60 s, is short
+for a human); ``MCP_TOOL_TIMEOUT`` says the same in ms to ``hive-rpc mcp``."""
+STARTUP_TIMEOUT_S = 60
+"""``startup_timeout_sec``: ``hive-rpc mcp`` may start the hub first."""
+HOOK_TIMEOUT_S = 600
+"""The PermissionRequest hook's ``timeout``: time for a human; the hook's own
+budget stays below it."""
+HOOK_EVENT = "PermissionRequest"
+TRUST_STEP = (
+    "one step is yours: start codex, type /hooks and trust hive-rpc's PermissionRequest "
+    "hook (Codex skips a hook never trusted without a word; until then it asks itself)"
+)
+
+
+def config_path() -> Path:
+    """Codex's config: ``$CODEX_HOME`` moves it (and all of Codex's state)."""
+    home = os.environ.get("CODEX_HOME")
+    return (Path(home) if home else Path.home() / ".codex") / "config.toml"
+
+
+@dataclass(frozen=True)
+class Change:
+    """config.toml as setup would leave it."""
+
+    path: Path
+    before: str | None
+    after: str
+    changed: bool
+
+
+def parse(path: Path, text: str | None) -> TOMLDocument:
+    """The file as a tomlkit document; refused (nothing written) when not TOML."""
+    try:
+        return tomlkit.parse(text or "")
+    except TOMLKitError as e:
+        raise refused(path, f"is not valid TOML ({e})") from None
+
+
+def _table(parent: Any, key: str, what: str, *, create: bool) -> Any:
+    """``parent[key]``, a table (made as a super-table when missing and ``create``)."""
+    if key not in parent:
+        if not create:
+            return None
+        parent[key] = tomlkit.table(is_super_table=True)
+    found = parent[key]
+    if not isinstance(found, dict):
+        raise Unmergeable(f"{what} is not a table")
+    return found
+
+
+def _timeout(entry: Any, key: str, default: int) -> int:
+    """The user's own value of ``key`` in the entry when it is a positive number."""
+    value = entry.get(key) if entry is not None else None
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return int(value)
+    return default
+
+
+def merge_server(doc: TOMLDocument, command: Sequence[str], options: Sequence[str]) -> None:
+    """Set ``mcp_servers."hive-rpc"`` in place: an entry already there keeps its other
+    keys, its comments and its own timeouts (the env variable follows the timeout)."""
+    servers = _table(doc, "mcp_servers", '"mcp_servers"', create=True)
+    entry = servers.get(SERVER_NAME)
+    if entry is not None and not isinstance(entry, dict):
+        raise Unmergeable(f'"mcp_servers.{SERVER_NAME}" is not a table')
+    if entry is None:
+        entry = tomlkit.table()
+        servers[SERVER_NAME] = entry
+        entry = servers[SERVER_NAME]
+    tool_timeout = _timeout(entry, "tool_timeout_sec", TOOL_TIMEOUT_S)
+    wanted: dict[str, Any] = {
+        "command": command[0],
+        "args": [*command[1:], "mcp", *options],
+        # codex exec's approval is "never": a call needing approval fails.
+        "default_tools_approval_mode": "approve",
+        # Wait for the server before the first model request.
+        "required": True,
+        "startup_timeout_sec": _timeout(entry, "startup_timeout_sec", STARTUP_TIMEOUT_S),
+        "tool_timeout_sec": tool_timeout,
+    }
+    for key, value in wanted.items():
+        if entry.get(key) != value:
+            entry[key] = value
+    env = _table(entry, "env", f'"mcp_servers.{SERVER_NAME}.env"', create=False)
+    created = env is None
+    if env is None:
+        entry["env"] = tomlkit.table()
+        env = entry["env"]
+    if env.get("MCP_TOOL_TIMEOUT") != str(tool_timeout * 1000):
+        env["MCP_TOOL_TIMEOUT"] = str(tool_timeout * 1000)
+    if created:
+        env.add(tomlkit.nl())  # a blank line before whatever table follows
+
+
+def _groups(doc: TOMLDocument, *, create: bool) -> Any:
+    hooks = _table(doc, "hooks", '"hooks"', create=create)
+    if hooks is None:
+        return None
+    if HOOK_EVENT not in hooks:
+        if not create:
+            return None
+        hooks[HOOK_EVENT] = tomlkit.aot()
+    groups = hooks[HOOK_EVENT]
+    if not isinstance(groups, list):
+        raise Unmergeable(f'"hooks.{HOOK_EVENT}" is not an array of tables')
+    return groups
+
+
+def _our_hooks(group: Any) -> list[int]:
+    """Where in ``group``'s hooks ``hive-rpc hook codex`` stands."""
+    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+        return []
+    return [
+        i
+        for i, hook in enumerate(group["hooks"])
+        if isinstance(hook, dict) and runs_hook(hook.get("command"), "codex")
+    ]
+
+
+def merge_hook(doc: TOMLDocument, hook_command: str) -> None:
+    """One ``hive-rpc hook codex`` PermissionRequest hook: one already there is updated
+    where it stands (in the user's matcher group), duplicates dropped; else a group of
+    its own matching every tool.  Other hooks stay as they are."""
+    groups = _groups(doc, create=True)
+    wanted = {"type": "command", "command": hook_command, "timeout": HOOK_TIMEOUT_S}
+    placed = False
+    for group in list(groups):
+        ours = _our_hooks(group)
+        for i in reversed(ours):
+            if placed or i != ours[0]:
+                del group["hooks"][i]
+        if ours and not placed:
+            hook = group["hooks"][ours[0]]
+            for key, value in wanted.items():
+                if hook.get(key) != value:
+                    hook[key] = value
+            placed = True
+        if isinstance(group, dict) and group.get("hooks") == []:
+            groups.remove(group)
+    if not placed:
+        group = tomlkit.table()
+        group["matcher"] = "*"
+        inner = tomlkit.aot()
+        hook = tomlkit.table()
+        hook.update(wanted)
+        hook.add(tomlkit.nl())
+        inner.append(hook)
+        group["hooks"] = inner
+        groups.append(group)
+
+
+def remove(doc: TOMLDocument) -> None:
+    """Take out what ``merge_server`` and ``merge_hook`` put in (an emptied
+    ``mcp_servers``, hook group, event or ``hooks`` table goes too)."""
+    servers = _table(doc, "mcp_servers", '"mcp_servers"', create=False)
+    if servers is not None and SERVER_NAME in servers:
+        del servers[SERVER_NAME]
+        if not servers:
+            del doc["mcp_servers"]
+    groups = _groups(doc, create=False)
+    if groups is None:
+        return
+    for group in list(groups):
+        for i in reversed(_our_hooks(group)):
+            del group["hooks"][i]
+        if isinstance(group, dict) and group.get("hooks") == []:
+            groups.remove(group)
+    if not groups:
+        del doc["hooks"][HOOK_EVENT]
+        if not doc["hooks"]:
+            del doc["hooks"]
+
+
+def plan(
+    path: Path, *, command: Sequence[str], options: Sequence[str], removing: bool = False
+) -> Change:
+    """config.toml merged (or with hive-rpc's entries removed), checked before
+    anything is written."""
+    before = read_text(path)
+    doc = parse(path, before)
+    old = doc.unwrap()
+    try:
+        if removing:
+            remove(doc)
+        else:
+            merge_server(doc, command, options)
+            merge_hook(doc, shlex.join([*command, "hook", "codex", *options]))
+    except Unmergeable as e:
+        raise refused(path, f"cannot be merged: {e}") from None
+    after = doc.as_string()
+    if removing:
+        after = after.rstrip("\n") + "\n" if after.strip() else ""
+    changed = doc.unwrap() != old or (before is None and not removing)
+    return Change(path, before, after, changed)
+
+
+def setup(args: argparse.Namespace) -> int:
+    change = plan(
+        config_path(),
+        command=hive_rpc_command(),
+        options=hub_options(args.hub_socket, args.hub_data_dir),
+        removing=args.remove,
+    )
+    if args.print:
+        print(f"# {change.path}")
+        print(change.after, end="")
+        return EXIT_OK
+    backup = write_text(change.path, change.after) if change.changed else None
+    report(change.path, change.changed, backup, removing=args.remove)
+    if not args.remove:
+        print(f"{change.path}: {TRUST_STEP}")
+    return EXIT_OK

@@ -1,0 +1,205 @@
+"""``hive-rpc setup codex``: the real command with a scratch ``CODEX_HOME``, its
+config.toml read back.  It merges into the user's file keeping their comments and
+order, changes nothing when run again, ``--remove`` gives back the user's own file,
+a file that is not TOML (or whose tables have another shape) is refused and left
+alone, and ``--print`` writes nothing.  That Codex itself runs what it writes is
+tests/agents/test_codex_mcp.py's part."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
+
+USERS = """\
+# my Codex settings
+model = "o3"  # the one I like
+
+[mcp_servers.other]
+command = "other-server"   # keep me
+
+[[hooks.PermissionRequest]]
+matcher = "Bash"
+
+[[hooks.PermissionRequest.hooks]]
+type = "command"
+command = "my-own-hook"
+"""
+
+
+def setup(codex_home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HIVE_RPC_", "CODEX_"))}
+    return subprocess.run(
+        [str(HIVE_RPC), "setup", "codex", *args],
+        env={**env, "CODEX_HOME": str(codex_home), "HOME": str(codex_home.parent)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def read(path: Path) -> dict[str, Any]:
+    return tomllib.loads(path.read_text())
+
+
+@pytest.fixture
+def codex_home(tmp_path: Path) -> Path:
+    home = tmp_path / "codex"
+    home.mkdir()
+    return home
+
+
+def test_a_new_config_gets_the_server_and_the_hook(codex_home: Path) -> None:
+    done = setup(codex_home, "--socket", "/run/hub.sock", "--data-dir", "/var/hub")
+    assert done.returncode == 0, done.stderr
+    config = codex_home / "config.toml"
+    options = ["--socket", "/run/hub.sock", "--data-dir", "/var/hub"]
+    assert read(config) == {
+        "mcp_servers": {
+            "hive-rpc": {
+                "command": str(HIVE_RPC),
+                "args": ["mcp", *options],
+                "default_tools_approval_mode": "approve",
+                "required": True,
+                "startup_timeout_sec": 60,
+                "tool_timeout_sec": 600,
+                "env": {"MCP_TOOL_TIMEOUT": "600000"},
+            }
+        },
+        "hooks": {
+            "PermissionRequest": [
+                {
+                    "matcher": "*",
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": shlex.join([str(HIVE_RPC), "hook", "codex", *options]),
+                            "timeout": 600,
+                        }
+                    ],
+                }
+            ]
+        },
+    }
+    assert done.stdout.splitlines()[0] == f"{config}: written"
+    assert "/hooks" in done.stdout  # the one step left to the user: trust the hook
+
+
+def test_merges_keeping_comments_then_remove_gives_the_file_back(codex_home: Path) -> None:
+    config = codex_home / "config.toml"
+    config.write_text(USERS)
+    done = setup(codex_home)
+    assert done.returncode == 0, done.stderr
+    text = config.read_text()
+    assert text.startswith(USERS.split("[[hooks")[0])  # comments, order, other server
+    assert 'command = "my-own-hook"' in text
+    merged = read(config)
+    assert merged["model"] == "o3"
+    assert merged["mcp_servers"]["other"] == {"command": "other-server"}
+    assert merged["mcp_servers"]["hive-rpc"]["args"] == ["mcp"]
+    groups = merged["hooks"]["PermissionRequest"]
+    assert groups[0] == {
+        "matcher": "Bash",
+        "hooks": [{"type": "command", "command": "my-own-hook"}],
+    }
+    assert groups[1]["hooks"][0]["command"] == f"{HIVE_RPC} hook codex"
+    backups = list(codex_home.glob("config.toml.hive-rpc-*.bak"))
+    assert [b.read_text() for b in backups] == [USERS]
+    assert f"(the old one is in {backups[0]})" in done.stdout
+
+    again = setup(codex_home)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines()[0] == f"{config}: already set up"
+    assert config.read_text() == text
+    assert len(list(codex_home.glob("*.bak"))) == 1
+
+    removed = setup(codex_home, "--remove")
+    assert removed.returncode == 0, removed.stderr
+    assert config.read_text() == USERS
+    assert "hive-rpc's entries removed" in removed.stdout
+    once_more = setup(codex_home, "--remove")
+    assert once_more.stdout.strip() == f"{config}: nothing of hive-rpc's there"
+
+
+def test_an_existing_entry_is_updated_where_it_stands(codex_home: Path) -> None:
+    """The user's own timeout is kept (and MCP_TOOL_TIMEOUT follows it), their other
+    keys and env too; an old hook of ours in their group is updated there, a second
+    one dropped."""
+    config = codex_home / "config.toml"
+    config.write_text(
+        '[mcp_servers."hive-rpc"]\n'
+        'command = "hive-rpc"  # old\n'
+        "tool_timeout_sec = 1800\n"
+        "enabled = true\n"
+        '[mcp_servers."hive-rpc".env]\n'
+        'MINE = "1"\n\n'
+        "[[hooks.PermissionRequest]]\n"
+        'matcher = "Bash"\n'
+        "[[hooks.PermissionRequest.hooks]]\n"
+        'type = "command"\n'
+        'command = "hive-rpc hook codex"\n'
+        "[[hooks.PermissionRequest]]\n"
+        'matcher = "*"\n'
+        "[[hooks.PermissionRequest.hooks]]\n"
+        'type = "command"\n'
+        'command = "/old/bin/hive-rpc hook codex --timeout 5"\n'
+    )
+    done = setup(codex_home)
+    assert done.returncode == 0, done.stderr
+    merged = read(config)
+    entry = merged["mcp_servers"]["hive-rpc"]
+    assert entry["command"] == str(HIVE_RPC)
+    assert entry["tool_timeout_sec"] == 1800
+    assert entry["enabled"] is True
+    assert entry["env"] == {"MINE": "1", "MCP_TOOL_TIMEOUT": "1800000"}
+    assert merged["hooks"]["PermissionRequest"] == [
+        {
+            "matcher": "Bash",
+            "hooks": [{"type": "command", "command": f"{HIVE_RPC} hook codex", "timeout": 600}],
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("model = \n", "is not valid TOML"),
+        ("mcp_servers = 3\n", 'cannot be merged: "mcp_servers" is not a table'),
+        ("[hooks]\nPermissionRequest = 1\n", '"hooks.PermissionRequest" is not an array'),
+    ],
+)
+def test_a_file_it_cannot_merge_is_refused_and_left_alone(
+    codex_home: Path, text: str, said: str
+) -> None:
+    config = codex_home / "config.toml"
+    config.write_text(text)
+    for args in ((), ("--remove",)):
+        done = setup(codex_home, *args)
+        assert done.returncode == 1
+        assert f"{config} " in done.stderr
+        assert said in done.stderr
+        assert "nothing was changed" in done.stderr
+        assert config.read_text() == text
+    assert list(codex_home.iterdir()) == [config]
+
+
+def test_print_writes_nothing(codex_home: Path) -> None:
+    config = codex_home / "config.toml"
+    config.write_text(USERS)
+    done = setup(codex_home, "--print")
+    assert done.returncode == 0, done.stderr
+    head, _, printed = done.stdout.partition("\n")
+    assert head == f"# {config}"
+    assert printed.startswith(USERS.split("[[hooks")[0])
+    assert tomllib.loads(printed)["mcp_servers"]["hive-rpc"]["required"] is True
+    assert config.read_text() == USERS
+    assert list(codex_home.iterdir()) == [config]

@@ -1,0 +1,198 @@
+"""``hive-rpc setup gemini``: the real command with a scratch ``GEMINI_CLI_HOME``, its
+settings.json read back.  It merges into the user's settings (other servers, hooks
+and keys kept), changes nothing when run again, ``--remove`` gives back the user's
+settings, a file that is not a JSON object is refused and left alone (Gemini CLI's
+comments included), and ``--print`` writes nothing.  That Gemini CLI itself runs
+what it writes is tests/agents/test_gemini_mcp.py's part."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
+USERS: dict[str, Any] = {
+    "security": {"auth": {"selectedType": "gemini-api-key"}},
+    "mcpServers": {"other": {"command": "other-server"}},
+    "hooks": {
+        "BeforeTool": [
+            {"matcher": "write_file", "hooks": [{"type": "command", "command": "my-own-hook"}]}
+        ]
+    },
+}
+
+
+def setup(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HIVE_RPC_", "GEMINI_"))}
+    return subprocess.run(
+        [str(HIVE_RPC), "setup", "gemini", *args],
+        env={**env, "HOME": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def read(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path
+
+
+def settings_of(home: Path) -> Path:
+    return home / ".gemini" / "settings.json"
+
+
+def test_a_new_file_gets_the_server_and_the_hook(home: Path) -> None:
+    done = setup(home, "--socket", "/run/hub.sock")
+    assert done.returncode == 0, done.stderr
+    path = settings_of(home)
+    assert read(path) == {
+        "mcpServers": {
+            "hive-rpc": {
+                "command": str(HIVE_RPC),
+                "args": ["mcp", "--socket", "/run/hub.sock"],
+                "trust": True,
+                "timeout": 600000,
+                "env": {"MCP_TOOL_TIMEOUT": "600000"},
+            }
+        },
+        "hooks": {
+            "BeforeTool": [
+                {
+                    "matcher": "*",
+                    "hooks": [
+                        {
+                            "name": "hive-rpc",
+                            "type": "command",
+                            "command": f"{HIVE_RPC} hook gemini --socket /run/hub.sock",
+                            "timeout": 600000,
+                        }
+                    ],
+                }
+            ]
+        },
+    }
+    assert done.stdout.splitlines()[0] == f"{path}: written"
+    assert "trust" in done.stdout.splitlines()[1]  # the folder trust left to the user
+    assert not (home / ".gemini" / "trustedFolders.json").exists()
+
+
+def test_gemini_cli_home_moves_the_file(home: Path) -> None:
+    elsewhere = home / "elsewhere"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HIVE_RPC_", "GEMINI_"))}
+    done = subprocess.run(
+        [str(HIVE_RPC), "setup", "gemini"],
+        env={**env, "HOME": str(home), "GEMINI_CLI_HOME": str(elsewhere)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "hive-rpc" in read(settings_of(elsewhere))["mcpServers"]
+    assert not settings_of(home).exists()
+
+
+def test_merges_into_the_users_settings_then_remove_gives_them_back(home: Path) -> None:
+    path = settings_of(home)
+    path.parent.mkdir()
+    original = json.dumps(USERS, indent=4)
+    path.write_text(original)
+    done = setup(home)
+    assert done.returncode == 0, done.stderr
+    merged = read(path)
+    assert merged["security"] == USERS["security"]
+    assert merged["mcpServers"]["other"] == USERS["mcpServers"]["other"]
+    assert merged["mcpServers"]["hive-rpc"]["trust"] is True
+    groups = merged["hooks"]["BeforeTool"]
+    assert groups[0] == USERS["hooks"]["BeforeTool"][0]
+    assert groups[1]["hooks"][0]["command"] == f"{HIVE_RPC} hook gemini"
+    backups = list(path.parent.glob("settings.json.hive-rpc-*.bak"))
+    assert [b.read_text() for b in backups] == [original]
+
+    text = path.read_text()
+    again = setup(home)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines()[0] == f"{path}: already set up"
+    assert path.read_text() == text
+    assert len(backups) == len(list(path.parent.glob("*.bak")))
+
+    removed = setup(home, "--remove")
+    assert removed.returncode == 0, removed.stderr
+    assert read(path) == USERS
+    assert "hive-rpc's entries removed" in removed.stdout
+
+
+def test_an_existing_entry_keeps_the_users_timeout_and_env(home: Path) -> None:
+    path = settings_of(home)
+    path.parent.mkdir()
+    old_hook = {"type": "command", "command": "/old/hive-rpc hook gemini"}
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "hive-rpc": {"command": "hive-rpc", "timeout": 1200000, "env": {"MINE": "1"}}
+                },
+                "hooks": {
+                    "BeforeTool": [
+                        {"matcher": "run_shell_command", "hooks": [old_hook]},
+                        {"matcher": "*", "hooks": [old_hook]},
+                    ]
+                },
+            }
+        )
+    )
+    done = setup(home)
+    assert done.returncode == 0, done.stderr
+    merged = read(path)
+    entry = merged["mcpServers"]["hive-rpc"]
+    assert entry["timeout"] == 1200000
+    assert entry["env"] == {"MINE": "1", "MCP_TOOL_TIMEOUT": "1200000"}
+    hook = {
+        "type": "command",
+        "command": f"{HIVE_RPC} hook gemini",
+        "name": "hive-rpc",
+        "timeout": 600000,
+    }
+    assert merged["hooks"]["BeforeTool"] == [{"matcher": "run_shell_command", "hooks": [hook]}]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('// Gemini CLI reads comments\n{"mcpServers": {}}', "is not valid JSON"),
+        ("[1, 2]", "holds JSON that is not an object"),
+        ('{"hooks": {"BeforeTool": {}}}', 'cannot be merged: "hooks.BeforeTool" is not a list'),
+        ('{"mcpServers": []}', 'cannot be merged: "mcpServers" is not an object'),
+    ],
+)
+def test_a_file_it_cannot_merge_is_refused_and_left_alone(home: Path, text: str, said: str) -> None:
+    path = settings_of(home)
+    path.parent.mkdir()
+    path.write_text(text)
+    done = setup(home)
+    assert done.returncode == 1
+    assert f"{path} {said}" in done.stderr
+    assert "nothing was changed" in done.stderr
+    assert path.read_text() == text
+    assert list(path.parent.iterdir()) == [path]
+
+
+def test_print_writes_nothing(home: Path) -> None:
+    done = setup(home, "--print")
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    assert list(printed) == [str(settings_of(home))]
+    assert printed[str(settings_of(home))]["mcpServers"]["hive-rpc"]["trust"] is True
+    assert not (home / ".gemini").exists()
