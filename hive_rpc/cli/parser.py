@@ -30,11 +30,15 @@ HOOK_TIMEOUT_S = 540.0
 """How long the hook waits for the human by default: below Claude Code's own limit
 (hook.py CLAUDE_CODE_HOOK_TIMEOUT_S), so the hook withdraws its question and exits
 before it is killed."""
+ACP_TIMEOUT_S = 120.0
+"""How long ``hive-rpc acp`` waits for an editor's answer to a permission request by
+default; then ``--unanswered`` decides (an ACP client sets no limit of its own)."""
 
 COMMANDS = (
     *("serve", "stop", "restart", "ask", "poll", "answer", "list", "cancel", "mcp", "epc"),
     *("lsp", "ling"),
-    *("event", "spawn", "hook", "setup", "rules", "audit", "status", "methods", "doctor"),
+    *("event", "spawn", "hook", "acp", "setup", "rules", "audit", "status", "methods"),
+    "doctor",
 )
 """Every command's name: the parser builds only the one that runs (tests/cli/test_cli_docs.py
 checks this list against the whole parser)."""
@@ -386,6 +390,41 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                 "nobody answers (default: print nothing, so Gemini CLI confirms itself)",
             )
         q.set_defaults(func="hive_rpc.cli.hook:cmd_hook")
+
+    p = sub.add_parser(
+        "acp",
+        parents=[common],
+        help="run an ACP agent (Gemini CLI's --acp ...) for an ACP client, its permission "
+        "requests asked in the editors (docs/acp.md)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=ACP_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"how long an editor has to answer a permission request (default {ACP_TIMEOUT_S:g})",
+    )
+    p.add_argument(
+        "--unanswered",
+        choices=("client", "deny"),
+        default="client",
+        help="a request no editor answered (no hub, none in time, a decline): the ACP "
+        "client's own dialog asks (client, the default) or the agent is refused (deny)",
+    )
+    p.add_argument(
+        "--agent",
+        dest="agent_id",
+        type=_agent_name,
+        help="the agent id its prompts and its MCP server use (default: the agent "
+        "program's name plus a random suffix)",
+    )
+    p.add_argument(
+        "--no-mcp", action="store_true", help="add no hive-rpc MCP server to the agent's sessions"
+    )
+    p.add_argument(
+        "agent", nargs=argparse.REMAINDER, metavar="-- AGENT [ARGS]", help="the agent's command"
+    )
+    p.set_defaults(func="hive_rpc.cli.acp:cmd_acp")
 
     p = sub.add_parser(
         "setup",
