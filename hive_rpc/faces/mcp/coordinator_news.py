@@ -40,6 +40,8 @@ from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from hive_rpc.faces.mcp.resources import LegacySessions
+
 if TYPE_CHECKING:
     from hive_rpc.faces.mcp.server import HiveMcp
 
@@ -60,7 +62,8 @@ class CoordinatorNews:
 
     def __init__(self, hive: HiveMcp) -> None:
         self.hive = hive
-        self._connections: dict[str, set[Any]] = {}
+        self._connections = LegacySessions()
+        """Coordinators' sessions by agent id."""
         self._changed = trio.Event()
         self._since: int | None = None
         """The last news seen; None until the first coordinator comes."""
@@ -75,20 +78,10 @@ class CoordinatorNews:
             return False
         if self._since is None:  # older news is not this process's to tell
             self._since = (await self.hive.call("agora/news", since=0))["last"]
-        connections = self._connections.setdefault(coordinator, set())
-        if conn not in connections:
-            connections.add(conn)
-            conn.exit_stack.callback(lambda: self._forget(coordinator, conn))
+        if self._connections.add(coordinator, conn):
             self._changed.set()
             self._changed = trio.Event()
         return True
-
-    def _forget(self, coordinator: str, conn: Any) -> None:
-        connections = self._connections.get(coordinator)
-        if connections is not None:
-            connections.discard(conn)
-            if not connections:
-                del self._connections[coordinator]
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Long-poll ``agora/news`` while some coordinator has a session; tell it.  Run
@@ -112,7 +105,7 @@ class CoordinatorNews:
         level = "warning" if event.get("level") == "warn" else "info"
         conns: list[Any] = []
         for name in (event.get("coordinator"), event.get("sender")):
-            conns += [c for c in self._connections.get(name or "", ()) if c not in conns]
+            conns += [c for c in self._connections.get(name or "") if c not in conns]
         for conn in conns:
             with warnings.catch_warnings(), trio.move_on_after(SEND_BOUND_S):
                 warnings.simplefilter("ignore", MCPDeprecationWarning)

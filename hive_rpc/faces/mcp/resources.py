@@ -20,6 +20,7 @@ against mcp 2.3.0; check them when the SDK is upgraded):
 from __future__ import annotations
 
 import logging
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -49,6 +50,38 @@ def lowlevel(server: MCPServer) -> Server[Any]:
     return server._lowlevel_server
 
 
+class LegacySessions:
+    """Legacy sessions' connections (``ServerSession._connection``: see above) under
+    a key, a resource URI here, a coordinator in coordinator_news.py.  Each is
+    forgotten when its session ends, by its exit stack, and a key left with none is
+    dropped: both tables are every session's, and live as long as the hub."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[str, set[Any]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._by_key)
+
+    def get(self, key: str) -> AbstractSet[Any]:
+        return self._by_key.get(key, frozenset())
+
+    def add(self, key: str, conn: Any) -> bool:
+        """Keep ``conn`` under ``key`` until its session ends; False if it was."""
+        conns = self._by_key.setdefault(key, set())
+        if conn in conns:
+            return False
+        conns.add(conn)
+        conn.exit_stack.callback(lambda: self.discard(key, conn))
+        return True
+
+    def discard(self, key: str, conn: Any) -> None:
+        conns = self._by_key.get(key)
+        if conns is not None:
+            conns.discard(conn)
+            if not conns:
+                del self._by_key[key]
+
+
 async def ask_resource(ask_id: str, ctx: Context) -> dict[str, Any]:
     """``hive://asks/{ask_id}``: the ask's record, if it is the session's agent's."""
     session = session_of(ctx)
@@ -67,8 +100,8 @@ class AskResources:
 
     def __init__(self, hive: HiveMcp) -> None:
         self.hive = hive
-        self._subscribers: dict[str, set[Any]] = {}
-        """Legacy subscribers' connections by URI, every session's."""
+        self._subscribers = LegacySessions()
+        """Legacy subscribers' connections by URI."""
         hive.server.resource(
             ASK_URI,
             name="ask",
@@ -83,30 +116,19 @@ class AskResources:
         )
 
     async def _subscribe(self, ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
-        conn, uri = ctx.session._connection, str(params.uri)
-        subscribers = self._subscribers.setdefault(uri, set())
-        if conn not in subscribers:
-            subscribers.add(conn)
-            conn.exit_stack.callback(lambda: self._forget(uri, conn))
+        self._subscribers.add(str(params.uri), ctx.session._connection)
         return EmptyResult()
 
     async def _unsubscribe(self, ctx: Any, params: UnsubscribeRequestParams) -> EmptyResult:
-        self._forget(str(params.uri), ctx.session._connection)
+        self._subscribers.discard(str(params.uri), ctx.session._connection)
         return EmptyResult()
-
-    def _forget(self, uri: str, conn: Any) -> None:
-        subscribers = self._subscribers.get(uri)
-        if subscribers is not None:
-            subscribers.discard(conn)
-            if not subscribers:
-                del self._subscribers[uri]
 
     async def tell_closed(self, ask_id: str) -> None:
         """Send notifications/resources/updated for ``hive://asks/ID``, closed: to its
         legacy subscribers directly (each within ``SEND_BOUND_S``), and through the
         subscription bus to modern ``subscriptions/listen`` streams."""
         uri = ASK_URI.format(ask_id=ask_id)
-        for conn in list(self._subscribers.get(uri, ())):
+        for conn in list(self._subscribers.get(uri)):
             with trio.move_on_after(SEND_BOUND_S):
                 try:
                     await conn.send_resource_updated(uri)
