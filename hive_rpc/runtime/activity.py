@@ -153,26 +153,13 @@ class ActivityLog:
     def prompt_changed(self, event: str, prompt: Prompt) -> Entry:
         return self.publish("prompt", event, prompt.id, prompt_data(prompt))
 
-    def report_task(
-        self,
-        *,
-        task_id: str,
-        outcome: str,
-        result: Any = None,
-        error: str | None = None,
-        agent_id: str | None = None,
-        in_reply_to: str | None = None,
-    ) -> Entry:
-        """An agent loop's outcome under its task id (``hive/reportResult``)."""
-        data = self.task_data(
-            task_id=task_id,
-            outcome=outcome,
-            result=result,
-            error=error,
-            agent_id=agent_id,
-            in_reply_to=in_reply_to,
-        )
-        return self.publish_task(data)
+    def report_task(self, **fields: Any) -> Entry:
+        """An agent loop's outcome under its task id, logged at once: ``task_data``'s
+        fields, checked, then ``publish_task``.  ``hive/reportResult`` takes the two
+        steps itself, to save the report in the store in between
+        (service/activity.py); this one step is for a log with no store to save
+        the report in first (the log's own tests)."""
+        return self.publish_task(self.task_data(**fields))
 
     def publish_task(self, data: dict[str, Any]) -> Entry:
         """Log a task report made by ``task_data`` (once the store has it)."""
