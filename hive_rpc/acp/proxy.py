@@ -306,7 +306,10 @@ async def run_proxy(
             async def agent_side() -> None:
                 assert process.stdout is not None
                 await proxy.from_agent(nursery, process.stdout)
-                await process.wait()
+                # nothing more can reach the client: an agent that closed its stdout
+                # and stays is stopped as one whose client went
+                with trio.move_on_after(STOP_GRACE_S):
+                    await process.wait()
                 nursery.cancel_scope.cancel()
 
             nursery.start_soon(client_side)

@@ -1,0 +1,73 @@
+"""``hive-rpc acp`` as the ACP client runs it: a real process.  Told to stop
+(SIGTERM, as a client ending it does), it ends the agent's whole process group, a
+child that ignores SIGTERM included; an agent that cannot start, or none named, is
+said on stderr with its exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import trio
+from cli_support import exited
+from waiting import until
+
+STUBBORN = """
+import json, signal, subprocess, sys
+signal.signal(signal.SIGTERM, signal.SIG_IGN)  # inherited by the child too
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1e6)"])
+print(json.dumps({"jsonrpc": "2.0", "method": "x/pids", "params": [child.pid]}), flush=True)
+sys.stdin.read()
+"""
+"""An agent, and a child of it, that ignore SIGTERM; it names the child on stdout."""
+
+
+def acp(short_tmp: Path, *agent: str) -> list[str]:
+    where = ["--socket", str(short_tmp / "none.sock"), "--data-dir", str(short_tmp / "d")]
+    return [sys.executable, "-m", "hive_rpc", "acp", *where, "--", *agent]
+
+
+async def test_sigterm_ends_the_agents_whole_group_even_what_ignores_it(short_tmp: Path) -> None:
+    with trio.fail_after(60):
+        proxy = await trio.lowlevel.open_process(
+            acp(short_tmp, sys.executable, "-c", STUBBORN),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        assert proxy.stdout is not None
+        line = b""
+        while not line.endswith(b"\n"):
+            line += await proxy.stdout.receive_some()
+        [child] = json.loads(line)["params"]
+        agent = os.getpgid(child)  # the agent leads the group its child is in
+        assert agent != os.getpgid(0)
+        proxy.send_signal(signal.SIGTERM)
+        assert await proxy.wait() == 0
+        # outside this process, no event to follow: polled (tests/waiting.py)
+        await until(lambda: exited(agent) and exited(child), "the agent's group", within_s=20)
+
+
+async def test_an_agent_that_cannot_start_is_said_with_exit_127(short_tmp: Path) -> None:
+    with trio.fail_after(30):
+        done = await trio.run_process(
+            acp(short_tmp, str(short_tmp / "no-such-agent")),
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
+    assert done.returncode == 127
+    assert b"hive-rpc acp: cannot start " in done.stderr
+    assert b"no-such-agent" in done.stderr
+
+
+async def test_no_agent_named_is_a_usage_error(short_tmp: Path) -> None:
+    with trio.fail_after(30):
+        done = await trio.run_process(
+            acp(short_tmp), capture_stdout=True, capture_stderr=True, check=False
+        )
+    assert done.returncode == 2
+    assert b"name the agent after --" in done.stderr
