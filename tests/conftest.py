@@ -3,15 +3,13 @@ bytes), and a real hub served in-process on a real Unix socket."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 import trio
 from cli_support import Shell
-from disk_support import mounted_tmpfs
+from disk_support import mounted_tmpfs, short_tmp_dir
 from nats_support import NATS_SERVER, NatsServer
 
 from hive_rpc.client.async_client import HubClient
@@ -21,11 +19,8 @@ from hive_rpc.service import HubService
 
 @pytest.fixture
 def short_tmp() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="hv-", dir="/tmp"))
-    try:
+    with short_tmp_dir("hv-") as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

@@ -1,12 +1,16 @@
-"""A real full file system for the tests of a full disk: a small tmpfs mounted for the
-test (root or CAP_SYS_ADMIN, as on CI; skipped, saying why, otherwise), and a file
-that fills it to the last byte."""
+"""Directories for tests: a short private one under /tmp (a Unix socket's path is
+capped at 108 bytes, which pytest's own temp dirs can pass), and a real full file
+system for the tests of a full disk: a small tmpfs mounted for the test (root or
+CAP_SYS_ADMIN, as on CI; skipped, saying why, otherwise), and a file that fills it
+to the last byte."""
 
 from __future__ import annotations
 
 import errno
 import os
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,6 +18,16 @@ from pathlib import Path
 import pytest
 
 DISK_SIZE = "4m"
+
+
+@contextmanager
+def short_tmp_dir(prefix: str) -> Iterator[Path]:
+    """A new directory ``/tmp/<prefix>...`` for the block, then removed with all in it."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 @contextmanager

@@ -17,12 +17,12 @@ import re
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from disk_support import short_tmp_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE_FILES = ["pyproject.toml", "README.md", "LICENSE"]
@@ -54,11 +54,8 @@ def _interpreters() -> list[str]:
 
 @pytest.fixture
 def home() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="hv-readme-", dir="/tmp"))
-    try:
+    with short_tmp_dir("hv-readme-") as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.mark.slow

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from disk_support import short_tmp_dir
 from vscode_session import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -70,11 +70,8 @@ def browser(code_server_bin: Path) -> Iterator[Browser]:
 @pytest.fixture(scope="module")
 def vscode_root() -> Iterator[Path]:
     """A short private directory (Unix socket paths are capped at 108 bytes)."""
-    path = Path(tempfile.mkdtemp(prefix="hvc-", dir="/tmp"))
-    try:
+    with short_tmp_dir("hvc-") as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
