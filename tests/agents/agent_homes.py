@@ -7,10 +7,12 @@ Why a private HOME: Codex keeps its config, sessions and state databases in
 ``~/.codex/``, Gemini CLI its settings and trusted folders in ``~/.gemini/``; the tests
 must neither read the machine's nor leave anything there.
 
-The config is written by one function per agent (``write_codex_config``,
-``write_gemini_config``), by hand, as a user following research.md would write it: the
-step that adds ``hive-rpc setup codex|gemini`` replaces those two functions and nothing
-else."""
+The test's own part of the config (the scripted model provider, Gemini's API-key auth
+and trusted folder) is written by hand (``write_codex_config``, ``write_gemini_config``
+with no server); hive-rpc's part by ``hive-rpc setup codex|gemini`` run as a process
+(``run_setup``), merging into it as into a user's file.  The two functions still take
+a server and a hook for test_codex_hook.py and test_gemini_hook.py, which write theirs
+by hand."""
 
 from __future__ import annotations
 
@@ -71,9 +73,23 @@ def recorded_env(path: Path) -> dict[str, str]:
     return {name: value for name, _, value in pairs}
 
 
-def hive_rpc_hook(socket: Path, *extra: str) -> str:
-    """``hive-rpc hook claude-code`` as one shell command line, with the hub's socket."""
-    return " ".join([str(HIVE_RPC), "hook", "claude-code", "--socket", str(socket), *extra])
+def run_setup(agent: AgentHome, which: str, socket: Path, *extra: str) -> Path:
+    """``hive-rpc setup WHICH --socket SOCKET`` in the agent's private HOME, as a user
+    runs it (a process, its own environment less the agents' variables); fails the
+    test unless it exits 0.  Returns the file it wrote."""
+    done = subprocess.run(
+        [str(HIVE_RPC), "setup", which, "--socket", str(socket), *extra],
+        cwd=agent.project,
+        env=agent.base_env("CODEX_", "GEMINI_"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    path = Path(done.stdout.split(":", 1)[0])
+    assert path.is_file(), done.stdout
+    return path
 
 
 def _toml_string(value: str) -> str:

@@ -1,7 +1,9 @@
 """The real Codex CLI (0.171.0) as the MCP client of ``hive-rpc mcp`` and as the caller of
-``hive-rpc hook claude-code`` (issue 29), offline: ``codex exec`` against the scripted
-Responses API server, the config written by hand (agent_homes.write_codex_config, which
-``hive-rpc setup codex`` will replace).
+``hive-rpc hook codex`` (issue 29), offline: ``codex exec`` against the scripted
+Responses API server.  The scripted model provider is the test's (written by hand,
+agent_homes.write_codex_config); the server and the hook are what ``hive-rpc setup
+codex`` merges in, run as a process (agent_homes.run_setup): these tests prove its
+entries work with the real program.
 
 Facts these tests hold (for the setup step):
 
@@ -22,8 +24,9 @@ Facts these tests hold (for the setup step):
   fails). ``hive-rpc mcp`` on a busy machine needs it.
 - What the model gets back from an MCP tool is the tool's structuredContent as JSON,
   after a ``Wall time: S seconds`` and an ``Output:`` line (not the text content).
-- The hub sees the session as agent ``codex-mcp-client-XXXXXX`` (the MCP clientInfo
-  name plus hive-rpc's suffix), with the project directory as its origin.
+- The hub sees the session as agent ``codex-PID``, the Codex process (Codex gives
+  its MCP server no session id; core/agents.py), with the project directory as its
+  origin.
 - The server gets a stripped environment: HOME, PATH, TMPDIR, LANG,
   SHELL, TERM and a few certificate variables, plus the entry's ``env`` table; not
   HIVE_RPC_SOCKET, not XDG_RUNTIME_DIR, not the provider's key. So the registration
@@ -50,19 +53,20 @@ Facts these tests hold (for the setup step):
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import threading
 from pathlib import Path
 from typing import Any
 
+import tomlkit
 import trio
 from agent_homes import (
     AgentHome,
     Codex,
     env_recording,
-    hive_rpc_hook,
-    hive_rpc_mcp,
     recorded_env,
+    run_setup,
     write_codex_config,
 )
 from editor import human_editor, next_prompt
@@ -86,6 +90,15 @@ def ended_first(run: subprocess.CompletedProcess[str], asked: bool) -> None:
     """Codex exited before the human was asked: fail now, with what it said, rather
     than wait for a question that cannot come."""
     assert asked, f"codex exec ended ({run.returncode}) before asking:\n{run.stderr}"
+
+
+def set_up(agent: AgentHome, base_url: str, socket: Path) -> Path:
+    """The user's config.toml (the scripted provider), then ``hive-rpc setup codex``
+    merged into it with the test hub's socket.  Returns the file."""
+    write_codex_config(agent, base_url=base_url)
+    path = run_setup(agent, "codex", socket)
+    assert path == agent.home / ".codex" / "config.toml"
+    return path
 
 
 def mcp_result(request: ResponsesRequest, call: dict[str, Any]) -> dict[str, Any]:
@@ -132,9 +145,7 @@ async def test_codex_asks_async_and_polls_the_answer(
 
     with scripted_responses(in_turns(first, poll, done)) as model:
         codex = Codex(codex_bin, agent_home)
-        write_codex_config(
-            agent_home, base_url=model.base_url, mcp_command=hive_rpc_mcp(hub_config.socket)
-        )
+        set_up(agent_home, model.base_url, hub_config.socket)
         async with human_editor(hub_config.socket, approver=False) as human:
             async with trio.open_nursery() as nursery:
                 runs: list[Any] = []
@@ -156,7 +167,7 @@ async def test_codex_asks_async_and_polls_the_answer(
     assert done_run.returncode == 0, done_run.stderr
     assert "The human chose Postgres." in done_run.stdout
     assert prompt["question"] == QUESTION
-    assert prompt["agent_id"].startswith("codex-mcp-client-"), prompt["agent_id"]
+    assert re.fullmatch(r"codex-\d+", prompt["agent_id"]), prompt["agent_id"]
     assert prompt["origin"] == str(agent_home.project)
     asked = seen["asked"]
     assert asked["ask_id"] == prompt["id"]
@@ -175,9 +186,11 @@ async def test_codex_starts_the_mcp_server_with_a_stripped_environment(
     hub: HubService, hub_config: HubConfig, codex_bin: Path, agent_home: AgentHome
 ) -> None:
     """What ``hive-rpc mcp`` gets from Codex: not the variables hive-rpc reads to find
-    its hub (HIVE_RPC_SOCKET, XDG_RUNTIME_DIR), only the entry's ``env`` table on top
-    of a short list. The server is given the test hub's socket (a server that cannot
-    reach a hub starts one, which would outlive the test)."""
+    its hub (HIVE_RPC_SOCKET, XDG_RUNTIME_DIR), only the entry's ``env`` table (setup's
+    MCP_TOOL_TIMEOUT, matching its tool_timeout_sec) on top of a short list.  The
+    setup's command is run through a shell that records the environment; it names the
+    test hub's socket (a server that cannot reach a hub starts one, which would
+    outlive the test)."""
     saw = agent_home.root / "mcp-env"
     with scripted_responses(in_turns([message("nothing to do")])) as model:
         codex = Codex(
@@ -189,12 +202,13 @@ async def test_codex_starts_the_mcp_server_with_a_stripped_environment(
                 "HIVE_RPC_TESTS_MARKER": "from-the-agent",
             },
         )
-        write_codex_config(
-            agent_home,
-            base_url=model.base_url,
-            mcp_command=env_recording(saw, hive_rpc_mcp(hub_config.socket)),
-            mcp_env={"MCP_TOOL_TIMEOUT": "600000"},
-        )
+        path = set_up(agent_home, model.base_url, hub_config.socket)
+        config = tomlkit.parse(path.read_text())
+        entry: Any = config["mcp_servers"]["hive-rpc"]  # type: ignore[index]
+        assert entry["tool_timeout_sec"] == 600
+        wrapped = env_recording(saw, [entry["command"], *entry["args"]])
+        entry["command"], entry["args"] = wrapped[0], wrapped[1:]
+        path.write_text(tomlkit.dumps(config))
         done = await trio.to_thread.run_sync(codex.exec, "Do nothing.")
     assert model.errors == [], model.errors
     assert done.returncode == 0, done.stderr
@@ -213,7 +227,7 @@ async def permission_round(
     hub_config: HubConfig, codex_bin: Path, agent_home: AgentHome, answer: dict[str, Any]
 ) -> tuple[Any, ResponsesRequest, dict[str, Any], dict[str, Any], Path]:
     """``codex exec --approve-for-me`` whose model asks to run ``touch FILE`` outside
-    the sandbox (``require_escalated``), ``hive-rpc hook claude-code`` as the
+    the sandbox (``require_escalated``), setup's ``hive-rpc hook codex`` as the
     PermissionRequest hook, and the human answering from an approver editor with
     ``answer`` (hive/respond params). Returns the run, the last model request, the
     prompt, the call, and the file."""
@@ -229,11 +243,7 @@ async def permission_round(
     )
     with scripted_responses(in_turns([touch], [message("done")])) as model:
         codex = Codex(codex_bin, agent_home)
-        write_codex_config(
-            agent_home,
-            base_url=model.base_url,
-            hook=hive_rpc_hook(hub_config.socket, "--timeout", "60"),
-        )
+        set_up(agent_home, model.base_url, hub_config.socket)
         async with human_editor(hub_config.socket) as human:
             async with trio.open_nursery() as nursery:
                 runs: list[Any] = []
@@ -242,8 +252,9 @@ async def permission_round(
                     runs.append(
                         await trio.to_thread.run_sync(
                             lambda: codex.exec(
-                                # Headless, the TUI's /hooks (where a hook is trusted)
-                                # cannot be used: trust is bypassed for this run.
+                                # Headless, the TUI's /hooks (where a hook is trusted:
+                                # the one step setup leaves to the user) cannot be
+                                # used: trust is bypassed for this run.
                                 "--dangerously-bypass-hook-trust",
                                 # The only exec mode whose approvals reach the hook.
                                 "--approve-for-me",
@@ -278,10 +289,10 @@ async def test_codex_permission_hook_allow_runs_the_command(
     assert "Process exited with code 0" in output_text(output)
     assert prompt["kind"] == "permission"
     assert json.loads(prompt["detail"])["command"] == f"touch {target}"
-    # The hook reads Codex's stdin as Claude Code's: it names the agent Claude Code,
-    # and makes its agent id from Codex's session id.
-    assert prompt["agent_id"].startswith("claude-code-"), prompt["agent_id"]
-    assert prompt["question"].startswith(f"Claude Code in {agent_home.project} "), prompt
+    # setup registered ``hook codex``: the question names Codex, the agent is the
+    # Codex process (core/agents.py).
+    assert re.fullmatch(r"codex-\d+", prompt["agent_id"]), prompt["agent_id"]
+    assert prompt["question"].startswith(f"Codex in {agent_home.project} "), prompt
     assert prompt["question"].endswith(f"wants to run Bash: touch {target}"), prompt
 
 

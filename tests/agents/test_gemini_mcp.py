@@ -1,7 +1,10 @@
 """The real Gemini CLI (0.61.0) as the MCP client of ``hive-rpc mcp`` (issue 29),
-offline: ``gemini -p`` (headless) against the scripted Gemini API server, the config
-written by hand (agent_homes.write_gemini_config, which ``hive-rpc setup gemini`` will
-replace).
+offline: ``gemini -p`` (headless) against the scripted Gemini API server.  The API-key
+auth and the trusted project folder are the test's (written by hand,
+agent_homes.write_gemini_config); the server and the BeforeTool hook are what
+``hive-rpc setup gemini`` merges in, run as a process (agent_homes.run_setup): these
+tests prove its entries work with the real program, and that its hook leaves
+hive-rpc's own tools alone (the human is asked the question, not about it).
 
 Facts these tests hold (for the setup step):
 
@@ -19,7 +22,8 @@ Facts these tests hold (for the setup step):
 - What the model gets back from an MCP tool is the tool's text content (not its
   structuredContent), each text item wrapped in its own ``<untrusted_context>`` lines,
   as the ``functionResponse``'s ``response.output``.
-- The hub sees the session as agent ``gemini-cli-mcp-client-XXXXXX``.
+- The hub sees the session as agent ``gemini-PID``, the Gemini CLI process
+  (core/agents.py).
 - The server inherits Gemini CLI's environment (HIVE_RPC_SOCKET and XDG_RUNTIME_DIR
   too), less the variables that look like secrets (GEMINI_API_KEY is dropped), plus
   ``GEMINI_CLI=1``.
@@ -28,9 +32,11 @@ Facts these tests hold (for the setup step):
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +45,8 @@ from agent_homes import (
     AgentHome,
     Gemini,
     env_recording,
-    hive_rpc_mcp,
     recorded_env,
+    run_setup,
     write_gemini_config,
 )
 from editor import human_editor, next_prompt
@@ -51,6 +57,22 @@ from hive_rpc.service import HubService
 
 PREFIX = "mcp_hive-rpc_"
 QUESTION = "Which database should the cache use?"
+
+
+def set_up(agent: AgentHome, socket: Path) -> Path:
+    """The user's settings (API-key auth, the project trusted), then ``hive-rpc setup
+    gemini`` merged into them with the test hub's socket.  Returns settings.json."""
+    write_gemini_config(agent)
+    path = run_setup(agent, "gemini", socket)
+    assert path == agent.home / ".gemini" / "settings.json"
+    return path
+
+
+def edit_server(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Change setup's ``hive-rpc`` entry in settings.json in place."""
+    settings = json.loads(path.read_text())
+    change(settings["mcpServers"]["hive-rpc"])
+    path.write_text(json.dumps(settings, indent=2))
 
 
 def tool_output(request: GeminiRequest, name: str) -> str:
@@ -96,7 +118,7 @@ async def test_gemini_asks_async_and_polls_the_answer(
 
     with scripted_gemini(in_turns(first, poll, done)) as model:
         gemini = Gemini(gemini_bin, agent_home, model.base_url)
-        write_gemini_config(agent_home, mcp_command=hive_rpc_mcp(hub_config.socket))
+        set_up(agent_home, hub_config.socket)
         async with human_editor(hub_config.socket, approver=False) as human:
             async with trio.open_nursery() as nursery:
                 runs: list[subprocess.CompletedProcess[str]] = []
@@ -118,7 +140,7 @@ async def test_gemini_asks_async_and_polls_the_answer(
     assert done_run.returncode == 0, done_run.stderr
     assert "The human answered." in done_run.stdout
     assert prompt["question"] == QUESTION
-    assert prompt["agent_id"].startswith("gemini-cli-mcp-client-"), prompt["agent_id"]
+    assert re.fullmatch(r"gemini-\d+", prompt["agent_id"]), prompt["agent_id"]
     assert prompt["origin"] == str(agent_home.project)
     assert seen["asked"][0].startswith(f"Asked (ask_id {prompt['id']}, pending)."), seen
     # The model reads the answer as text (the first text item of the poll's result).
@@ -134,8 +156,10 @@ async def test_gemini_starts_the_mcp_server_with_its_environment(
     hub: HubService, hub_config: HubConfig, gemini_bin: Path, agent_home: AgentHome
 ) -> None:
     """What ``hive-rpc mcp`` gets from Gemini CLI: its environment, HIVE_RPC_SOCKET and
-    XDG_RUNTIME_DIR included, without the API key. One turn: the server is started
-    before the first model request."""
+    XDG_RUNTIME_DIR included, without the API key, plus the entry's ``env`` (setup's
+    MCP_TOOL_TIMEOUT, matching its ``timeout``). One turn: the server is started
+    before the first model request. Setup's command is run through a shell that
+    records the environment."""
     saw = agent_home.root / "mcp-env"
     with scripted_gemini(in_turns([text("nothing to do")])) as model:
         gemini = Gemini(
@@ -147,9 +171,14 @@ async def test_gemini_starts_the_mcp_server_with_its_environment(
                 "XDG_RUNTIME_DIR": str(agent_home.root),
             },
         )
-        write_gemini_config(
-            agent_home, mcp_command=env_recording(saw, hive_rpc_mcp(hub_config.socket))
-        )
+        path = set_up(agent_home, hub_config.socket)
+
+        def record(entry: dict[str, Any]) -> None:
+            assert entry["timeout"] == 600000
+            wrapped = env_recording(saw, [entry["command"], *entry["args"]])
+            entry["command"], entry["args"] = wrapped[0], wrapped[1:]
+
+        edit_server(path, record)
         done = await trio.to_thread.run_sync(gemini.run, "-p", "Do nothing.")
     assert model.errors == [], model.errors
     assert done.returncode == 0, done.stderr
@@ -159,6 +188,7 @@ async def test_gemini_starts_the_mcp_server_with_its_environment(
     assert env["XDG_RUNTIME_DIR"] == str(agent_home.root)
     assert env["HOME"] == str(agent_home.home)
     assert env["GEMINI_CLI"] == "1"
+    assert env["MCP_TOOL_TIMEOUT"] == "600000"
     assert "GEMINI_API_KEY" not in env
 
 
@@ -166,10 +196,10 @@ async def test_gemini_headless_offers_no_tools_of_an_untrusted_server(
     hub: HubService, hub_config: HubConfig, gemini_bin: Path, agent_home: AgentHome
 ) -> None:
     """Without ``"trust": true`` a headless Gemini CLI declares none of hive-rpc's tools
-    to the model: ``hive-rpc setup gemini`` must write the trust."""
+    to the model: why ``hive-rpc setup gemini`` writes the trust (taken out here)."""
     with scripted_gemini(in_turns([text("nothing to do")])) as model:
         gemini = Gemini(gemini_bin, agent_home, model.base_url)
-        write_gemini_config(agent_home, mcp_command=hive_rpc_mcp(hub_config.socket), trust=False)
+        edit_server(set_up(agent_home, hub_config.socket), lambda entry: entry.pop("trust"))
         done = await trio.to_thread.run_sync(gemini.run, "-p", "Do nothing.")
     assert model.errors == [], model.errors
     assert done.returncode == 0, done.stderr

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from hive_rpc.cli.setup.gemini import HOOK_MATCHER
 
 HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
 USERS: dict[str, Any] = {
@@ -70,7 +73,7 @@ def test_a_new_file_gets_the_server_and_the_hook(home: Path) -> None:
         "hooks": {
             "BeforeTool": [
                 {
-                    "matcher": "*",
+                    "matcher": HOOK_MATCHER,
                     "hooks": [
                         {
                             "name": "hive-rpc",
@@ -196,3 +199,23 @@ def test_print_writes_nothing(home: Path) -> None:
     assert list(printed) == [str(settings_of(home))]
     assert printed[str(settings_of(home))]["mcpServers"]["hive-rpc"]["trust"] is True
     assert not (home / ".gemini").exists()
+
+
+@pytest.mark.parametrize(
+    ("tool", "asked"),
+    [
+        ("run_shell_command", True),
+        ("write_file", True),
+        ("replace", True),
+        ("web_fetch", True),
+        ("mcp_github_create_issue", True),
+        ("read_file", False),
+        ("grep_search", False),
+        ("mcp_hive-rpc_hivemind_ask", False),
+        ("mcp_hive-rpc_hivemind_poll", False),
+    ],
+)
+def test_the_hook_asks_about_tools_that_act_not_reads_nor_our_own(tool: str, asked: bool) -> None:
+    """Gemini CLI tests the matcher as a JavaScript RegExp (``new RegExp(m).test(name)``);
+    this one means the same in Python's ``re.search``."""
+    assert bool(re.search(HOOK_MATCHER, tool)) is asked

@@ -10,9 +10,10 @@ hooks' format read in its settings schema and hook registry):
   server's tools); ``timeout`` in ms (Gemini's limit on one call, 10 min by default,
   written out) and ``env.MCP_TOOL_TIMEOUT`` saying the same, so ``hive-rpc mcp``
   returns ``pending`` before the call is cut;
-- ``hooks.BeforeTool``: a group matching every tool whose command hook (named
-  ``hive-rpc``, timeout in ms) runs ``hive-rpc hook gemini``: Gemini CLI has no
-  permission-request hook, and a BeforeTool hook may deny the call.
+- ``hooks.BeforeTool``: a group matching the tools that run, write or fetch
+  (HOOK_MATCHER) whose command hook (named ``hive-rpc``, timeout in ms) runs
+  ``hive-rpc hook gemini``: Gemini CLI has no permission-request hook, and a
+  BeforeTool hook may deny the call.
 
 Gemini CLI also runs hooks and offers tools only in a folder the user trusted
 (``trustedFolders.json``): that consent is the user's to give in Gemini CLI, so setup
@@ -50,6 +51,12 @@ TOOL_TIMEOUT_MS = 600_000
 HOOK_TIMEOUT_MS = 600_000
 """The BeforeTool hook's ``timeout`` (ms; Gemini's default is 60 s, short for a human)."""
 HOOK_EVENT = "BeforeTool"
+HOOK_MATCHER = r"^(run_shell_command|write_file|replace|web_fetch)$|^mcp_(?!hive-rpc_)"
+"""The tools the hook asks about: a JavaScript regex Gemini CLI tests against the tool's
+name (0.61.0's hook planner).  The built-in ones that run, write or fetch, and other
+servers' MCP tools; not the read-only ones (a question per file read would drown the
+human) nor hive-rpc's own tools (asking the human whether the agent may ask the
+human).  A group of the user's with another matcher is left as it is."""
 HOOK_NAME = "hive-rpc"
 """The hook's ``name``: how Gemini CLI's ``/hooks`` lists and disables it."""
 TRUST_STEP = (
@@ -105,7 +112,7 @@ def is_our_hook(hook: object) -> bool:
 
 def merge_hook(settings: dict[str, Any], hook_command: str) -> dict[str, Any]:
     """One ``hive-rpc hook gemini`` BeforeTool hook: one already there is updated
-    where it stands, duplicates dropped; else a group of its own matching every tool."""
+    where it stands, duplicates dropped; else a group of its own (HOOK_MATCHER)."""
     hooks = _object(settings, "hooks", "hooks")
     groups = hooks.get(HOOK_EVENT, [])
     if not isinstance(groups, list):
@@ -132,7 +139,7 @@ def merge_hook(settings: dict[str, Any], hook_command: str) -> dict[str, Any]:
         if entries:
             merged.append({**group, "hooks": entries})
     if not placed:
-        merged.append({"matcher": "*", "hooks": [ours]})
+        merged.append({"matcher": HOOK_MATCHER, "hooks": [ours]})
     return {**settings, "hooks": {**hooks, HOOK_EVENT: merged}}
 
 
