@@ -10,5 +10,6 @@ ends with the proxy (docs/acp.md).
 
 ``wire`` reads and rewrites the protocol's lines and ``permission`` turns a request into
 a hub question and an answer into ACP's outcome, both pure; ``proxy`` is the trio part
-that moves the lines and owns the agent's process group.
+that moves the lines and owns the agent's process group; ``guard`` ends that group
+should the proxy be killed first.
 """

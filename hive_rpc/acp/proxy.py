@@ -26,6 +26,7 @@ from typing import Any
 import trio
 
 from hive_rpc.acp import wire
+from hive_rpc.acp.guard import DONE
 from hive_rpc.acp.permission import (
     AcpPermission,
     NotAPermissionRequest,
@@ -104,7 +105,7 @@ class Proxy:
     asking: dict[str, set[trio.CancelScope]] = field(default_factory=lambda: defaultdict(set))
     """Per session, the permission requests being asked: a ``session/cancel`` ends them."""
 
-    async def from_client(self, nursery: trio.Nursery, stream: trio.abc.ReceiveStream) -> None:
+    async def from_client(self, stream: trio.abc.ReceiveStream) -> None:
         """Client to agent, until the client's end closes; then the agent's stdin."""
         lines = wire.Lines()
         async for data in stream:
@@ -186,10 +187,8 @@ class Proxy:
             await self.to_client.send(line)  # as it came: the client's own dialog asks
         else:
             reject = deny_option(permission)
-            reply = wire.cancelled if reject is None else None
-            await self.to_agent.send(
-                reply(request_id) if reply else wire.selected(request_id, str(reject))
-            )
+            refusal = wire.cancelled(request_id) if reject is None else None
+            await self.to_agent.send(refusal or wire.selected(request_id, str(reject)))
 
     async def decide(self, permission: AcpPermission) -> str | None:
         """The option a rule or the human selects, or None (no hub, no answer in time,
@@ -278,6 +277,33 @@ async def stop_agent(process: trio.Process) -> bool:
     return told
 
 
+async def open_guard(pgid: int) -> trio.Process | None:
+    """The guard that ends the agent's group should this process die first (killed
+    with SIGKILL: guard.py), in a session of its own; None, said, if it cannot start."""
+    try:
+        return await trio.lowlevel.open_process(
+            [sys.executable, "-m", "hive_rpc.acp.guard", str(pgid)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,  # it must not hold the client's pipes open
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError as e:
+        say(f"no guard for the agent's process group ({e}): killed, this proxy leaves it")
+        return None
+
+
+async def release_guard(guard: trio.Process | None) -> None:
+    """Tell the guard the group is ended (``done``), and let it exit."""
+    if guard is None or guard.stdin is None:
+        return
+    with trio.CancelScope(shield=True), trio.move_on_after(CLEANUP_S):
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            await guard.stdin.send_all(DONE + b"\n")
+            await guard.stdin.aclose()
+        await guard.wait()
+
+
 async def run_proxy(
     config: ProxyConfig,
     client_in: trio.abc.ReceiveStream,
@@ -293,12 +319,13 @@ async def run_proxy(
     )
     assert process.stdin is not None
     assert process.stdout is not None
+    guard = await open_guard(process.pid)
     proxy = Proxy(config, Writer(client_out), Writer(process.stdin))
     try:
         async with trio.open_nursery() as nursery:
 
             async def client_side() -> None:
-                await proxy.from_client(nursery, client_in)
+                await proxy.from_client(client_in)
                 with trio.move_on_after(STOP_GRACE_S):  # a closed stdin asks it to go
                     await process.wait()
                 nursery.cancel_scope.cancel()
@@ -316,6 +343,7 @@ async def run_proxy(
             nursery.start_soon(agent_side)
     finally:
         told = await stop_agent(process)
+        await release_guard(guard)
         await proxy.to_client.close()
     code = process.returncode or 0
     if told:

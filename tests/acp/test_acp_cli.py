@@ -1,6 +1,7 @@
 """``hive-rpc acp`` as the ACP client runs it: a real process.  Told to stop
-(SIGTERM, as a client ending it does), it ends the agent's whole process group, a
-child that ignores SIGTERM included; an agent that cannot start, or none named, is
+(SIGTERM), it ends the agent's whole process group, a child that ignores SIGTERM
+included; killed (SIGKILL, as Emacs and Zed end what they started), its guard does;
+an agent that cannot start, or none named, is
 said on stderr with its exit code."""
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ print(json.dumps({"jsonrpc": "2.0", "method": "x/pids", "params": [child.pid]}),
 sys.stdin.read()
 """
 """An agent, and a child of it, that ignore SIGTERM; it names the child on stdout."""
+PARENT = STUBBORN.replace("signal.signal(signal.SIGTERM, signal.SIG_IGN)", "")
+"""An agent that starts a child and exits when its stdin ends, leaving the child."""
 
 
 def acp(short_tmp: Path, *agent: str) -> list[str]:
@@ -31,18 +34,31 @@ def acp(short_tmp: Path, *agent: str) -> list[str]:
     return [sys.executable, "-m", "hive_rpc", "acp", *where, "--", *agent]
 
 
+async def started(argv: list[str]) -> tuple[trio.Process, int]:
+    """The proxy running ``argv``'s agent, and the pid of the agent's child."""
+    proxy = await trio.lowlevel.open_process(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proxy.stdout is not None
+    line = b""
+    while not line.endswith(b"\n"):
+        line += await proxy.stdout.receive_some()
+    [child] = json.loads(line)["params"]
+    return proxy, child
+
+
+async def test_a_proxy_killed_with_sigkill_still_ends_the_agents_group(short_tmp: Path) -> None:
+    """As Emacs's delete-process kills it: the guard ends the group."""
+    with trio.fail_after(60):
+        proxy, child = await started(acp(short_tmp, sys.executable, "-c", PARENT))
+        agent = os.getpgid(child)
+        proxy.kill()
+        assert await proxy.wait() == -signal.SIGKILL
+        # outside this process, no event to follow: polled (tests/waiting.py)
+        await until(lambda: exited(agent) and exited(child), "the agent's group", within_s=20)
+
+
 async def test_sigterm_ends_the_agents_whole_group_even_what_ignores_it(short_tmp: Path) -> None:
     with trio.fail_after(60):
-        proxy = await trio.lowlevel.open_process(
-            acp(short_tmp, sys.executable, "-c", STUBBORN),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
-        assert proxy.stdout is not None
-        line = b""
-        while not line.endswith(b"\n"):
-            line += await proxy.stdout.receive_some()
-        [child] = json.loads(line)["params"]
+        proxy, child = await started(acp(short_tmp, sys.executable, "-c", STUBBORN))
         agent = os.getpgid(child)  # the agent leads the group its child is in
         assert agent != os.getpgid(0)
         proxy.send_signal(signal.SIGTERM)
