@@ -72,9 +72,15 @@ class Client:
         return line + b"\n"
 
 
+ENTRY = {"name": "hive-rpc", "command": "/opt/hive-rpc", "args": ["mcp"], "env": []}
+
+
 @asynccontextmanager
 async def proxied(
-    socket: Path, unanswered: Unanswered = "client", argv: list[str] | None = None
+    socket: Path,
+    unanswered: Unanswered = "client",
+    argv: list[str] | None = None,
+    mcp_entry: dict[str, Any] | None = None,
 ) -> AsyncIterator[Client]:
     """A proxy running the echo agent (or ``argv``); closes the client's end on exit
     and waits for the proxy to end."""
@@ -87,7 +93,7 @@ async def proxied(
         agent_id="echo-1",
         timeout_s=60,
         unanswered=unanswered,
-        mcp_entry=None,
+        mcp_entry=mcp_entry,
     )
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
@@ -114,6 +120,27 @@ async def test_bad_lines_pass_both_ways_unchanged_and_are_named_on_stderr(
     err = capsys.readouterr().err
     assert "passed on a line from the client that is not JSON" in err
     assert "passed on a line from the agent that is a JSON list, not a JSON-RPC object" in err
+
+
+async def test_session_new_and_load_get_the_mcp_server_other_requests_pass_as_they_are(
+    short_tmp: Path,
+) -> None:
+    def request(request_id: int, method: str, **params: Any) -> bytes:
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        return json.dumps(message).encode() + b"\n"
+
+    own = {"name": "own", "command": "/bin/true", "args": [], "env": []}
+    async with proxied(short_tmp / "none.sock", mcp_entry=ENTRY) as client:
+        await client.write(request(1, "session/new", cwd="/src", mcpServers=[own]))
+        await client.write(request(2, "session/load", sessionId="s", cwd="/src", mcpServers=[]))
+        prompt = request(3, "session/prompt", sessionId="s", prompt=[])
+        await client.write(prompt)
+        new = json.loads(await client.line())
+        load = json.loads(await client.line())
+        same = await client.line()
+    assert new["params"]["mcpServers"] == [own, ENTRY]
+    assert load["params"]["mcpServers"] == [ENTRY]
+    assert same == prompt
 
 
 async def test_without_a_hub_the_request_goes_to_the_client_as_it_came(short_tmp: Path) -> None:
