@@ -256,6 +256,16 @@ def buffer_text(emacs: EmacsSession, buffer: str) -> str:
     return line.split("TEXT<", 1)[1].rsplit(">", 1)[0]
 
 
+def yes_then_no_in_a_hurry(emacs: EmacsSession) -> None:
+    """`yes RET`, then `no RET` 0.15 s later: a human typing ahead of what Emacs
+    shows, whose second keys the tests follow."""
+    emacs.type("yes", pace=0.05)
+    emacs.keys("Enter")
+    time.sleep(0.15)
+    emacs.type("no", pace=0.05)
+    emacs.keys("Enter")
+
+
 def test_yes_ret_no_ret_answers_the_first_and_types_into_the_second(
     emacs_defaults: EmacsSession,
 ) -> None:
@@ -271,11 +281,7 @@ def test_yes_ret_no_ret_answers_the_first_and_types_into_the_second(
     emacs.wait_for(lambda screen: "hive:2" in screen)
     emacs.answer_next()
     emacs.wait_prompt(f"{tag('deployer')} Deploy? [yes / no]")
-    emacs.type("yes", pace=0.05)
-    emacs.keys("Enter")
-    time.sleep(0.15)
-    emacs.type("no", pace=0.05)
-    emacs.keys("Enter")
+    yes_then_no_in_a_hurry(emacs)
     emacs.wait_until(lambda: emacs.record(first)["answer"] == "yes", "the first answer")
     emacs.wait_for(lambda _: emacs.minibuffer().rstrip().endswith("?: details): no"))
     assert f"{tag('migrator')} Migrate? [yes / no]" in emacs.minibuffer()
@@ -309,11 +315,7 @@ def test_keys_typed_after_the_last_answer_are_dropped(
         emacs.eval('(pop-to-buffer "*hive-rpc*")')
         emacs.keys("M-<", "Enter")
     emacs.wait_prompt(f"{tag('deployer')} Deploy? [yes / no]")
-    emacs.type("yes", pace=0.05)
-    emacs.keys("Enter")
-    time.sleep(0.15)
-    emacs.type("no", pace=0.05)
-    emacs.keys("Enter")
+    yes_then_no_in_a_hurry(emacs)
     emacs.wait_until(lambda: emacs.record(prompt_id)["answer"] == "yes", "the answer")
     emacs.wait_for(lambda _: "hive-rpc: dropped 3 keys typed after your answer" in emacs.screen())
     if where == "comint":
