@@ -182,16 +182,17 @@ def detail(permission: AcpPermission) -> str:
 
 
 def question(permission: AcpPermission, *, agent: str, cwd: str | None, home: str | None) -> str:
-    """The head line: which agent, where, which session, wants to do what."""
+    """The head line: which agent, where, which session, wants to use which tool (as
+    rules name it, and as the hub's audit trail reads it from this line:
+    core/audit.py), and the tool call's title."""
     where = one_line(home_relative(cwd, home)) if cwd else "?"
     session = one_line(permission.session_id[:8])
-    kind = permission.text("kind")
-    verb = f"wants to {one_line(kind)}" if kind and kind != "other" else "wants to use a tool"
     title = one_line(permission.text("title") or "")
     if len(title) > TITLE_CHARS:
         title = title[: TITLE_CHARS - 1] + "\u2026"
-    head = f"{one_line(agent)} in {where} (session {session}) {verb}: {title or '(no title)'}"
-    return head + SEE_DETAIL
+    tool = one_line(tool_name(permission))[:CHOICE_CHARS]
+    head = f"{one_line(agent)} in {where} (session {session}) wants to use {tool}: "
+    return head + (title or "(no title)") + SEE_DETAIL
 
 
 def permission_ask(
@@ -239,14 +240,19 @@ def _first_of(permission: AcpPermission, kinds: Sequence[str]) -> str | None:
     return None
 
 
+def tool_name(permission: AcpPermission) -> str:
+    """The tool as rules and the question name it: the tool call's ``name``, else its
+    ACP ``kind`` (``execute``, ``edit`` ...), else ``other``."""
+    return permission.text("name") or permission.text("kind") or "other"
+
+
 def rule_request(permission: AcpPermission, *, agent: str, cwd: str | None) -> PermissionRequest:
-    """The request as the hub's rules see it: the tool is the tool call's ``name``,
-    else its ``kind``; its input is ``rawInput`` (none from Gemini: then only a rule
-    for the whole tool can match); the ACP session and its cwd scope the rules."""
-    tool = permission.text("name") or permission.text("kind") or "other"
+    """The request as the hub's rules see it: the tool is ``tool_name``; its input is
+    ``rawInput`` (none from Gemini: then only a rule for the whole tool can match);
+    the ACP session and its cwd scope the rules."""
     raw = permission.tool_call.get("rawInput")
     return PermissionRequest(
-        tool_name=tool,
+        tool_name=tool_name(permission),
         tool_input=raw if isinstance(raw, dict) else {},
         session_id=permission.session_id,
         cwd=cwd,

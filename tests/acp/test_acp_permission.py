@@ -47,7 +47,7 @@ def test_the_question_shows_the_content_not_only_the_title() -> None:
         permission, agent="gemini-ab12cd", cwd="/home/me/src/app", home="/home/me", timeout_s=60
     )
     assert ask.question == (
-        "gemini-ab12cd in ~/src/app (session 4f1c2a9e) wants to execute: Shell (see detail)"
+        "gemini-ab12cd in ~/src/app (session 4f1c2a9e) wants to use execute: Shell (see detail)"
     )
     assert ask.detail == f"title: Shell\n\nkind: execute\n\n{COMMAND}"
     assert ask.kind == "permission"

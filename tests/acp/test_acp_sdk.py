@@ -110,12 +110,20 @@ async def test_allow_from_the_editor_reaches_the_agent_as_allow_once(
     assert run.client_events("stop") == [{"event": "stop", "stopReason": "end_turn"}]
     # what the human saw: the command itself, not only the title "Shell"
     assert prompt["question"] == (
-        f"{AGENT} in ~/src/app (session sess-4f1) wants to execute: Shell (see detail)"
+        f"{AGENT} in ~/src/app (session sess-4f1) wants to use execute: Shell (see detail)"
     )
     assert prompt["detail"] == f"title: Shell\n\nkind: execute\n\n{COMMAND}"
     assert prompt["choices"] == ["Allow", "Allow always", "Reject"]
     assert prompt["kind"] == "permission"
     assert prompt["agent_id"] == AGENT
+    # the hub's audit trail names the tool and the option the human picked
+    (entry,) = await client.call("audit/list", {})
+    assert (entry["tool"], entry["summary"]) == ("execute", "Shell (see detail)")
+    assert (entry["prompt_id"], entry["answer"], entry["agent_id"]) == (
+        prompt["id"],
+        "Allow",
+        AGENT,
+    )
 
 
 async def test_reject_from_the_editor_reaches_the_agent_as_its_reject_option(
