@@ -206,3 +206,57 @@ async def test_gemini_headless_offers_no_tools_of_an_untrusted_server(
     names = model.requests[0].function_names
     assert names, "no function declared at all"
     assert not any(name.startswith(PREFIX) for name in names), names
+
+
+async def test_setups_hook_asks_about_a_shell_command_and_not_about_its_own_tools(
+    hub: HubService, hub_config: HubConfig, gemini_bin: Path, agent_home: AgentHome
+) -> None:
+    """Setup's BeforeTool matcher, as the real Gemini CLI tests it: the model asks the
+    human through MCP (no permission question about that call), then runs ``touch``;
+    that one is put to the human, whose deny reaches the model and nothing runs.
+    Yolo mode, so Gemini's own confirmation does not wait for a terminal."""
+    target = agent_home.project / "made-by-gemini"
+    shell = "run_shell_command"
+    script = in_turns(
+        [function_call(f"{PREFIX}hivemind_ask_async", {"question": QUESTION})],
+        [function_call(shell, {"command": f"touch {target}"})],
+        [text("done")],
+    )
+    with scripted_gemini(script) as model:
+        gemini = Gemini(gemini_bin, agent_home, model.base_url)
+        set_up(agent_home, hub_config.socket)
+        async with human_editor(hub_config.socket) as human:
+            prompts: list[dict[str, Any]] = []
+            runs: list[subprocess.CompletedProcess[str]] = []
+            async with trio.open_nursery() as nursery:
+
+                async def run() -> None:
+                    runs.append(
+                        await trio.to_thread.run_sync(
+                            gemini.run, "--approval-mode", "yolo", "-p", "Ask, then touch."
+                        )
+                    )
+                    assert len(prompts) == 2, f"gemini ended first:\n{runs[0].stderr}"
+
+                nursery.start_soon(run)
+                with trio.fail_after(50):
+                    prompts.append((await next_prompt(human)).params)
+                with trio.fail_after(50):
+                    prompts.append((await next_prompt(human)).params)
+                await human.call(
+                    "hive/respond", {"id": prompts[1]["id"], "answer": "deny", "by": "emacs"}
+                )
+            await human.call("hive/cancel", {"id": prompts[0]["id"]})
+    assert model.errors == [], model.errors
+    assert runs[0].returncode == 0, runs[0].stderr
+    question, permission = prompts
+    assert question["question"] == QUESTION
+    assert question.get("kind") != "permission"
+    assert permission["kind"] == "permission"
+    assert permission["question"].startswith(f"Gemini CLI in {agent_home.project} ")
+    assert f"wants to use {shell}: touch {target}" in permission["question"]
+    assert not target.exists()
+    said = json.dumps(
+        [r for r in model.requests[-1].function_responses() if r.get("name") == shell]
+    )
+    assert "Tool execution blocked" in said, said
