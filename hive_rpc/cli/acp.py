@@ -28,10 +28,30 @@ def agent_argv(words: list[str]) -> list[str]:
     return words[1:] if words[:1] == ["--"] else words
 
 
+RUNNERS = frozenset(("node", "npx", "bunx", "bun", "deno", "uvx", "python", "python3", "env"))
+"""Programs that run the agent rather than being it (``npx @google/gemini-cli``)."""
+
+
+def agent_name(argv: list[str]) -> str:
+    """The agent program's name: the first word that is neither a runner, an option
+    nor a ``VAR=value``, without its path, npm scope, version or script suffix
+    (``npx @google/gemini-cli@latest --acp``: ``gemini-cli``)."""
+    for word in argv:
+        if word.startswith("-") or ("=" in word and not word.startswith("@")):
+            continue
+        name = word[1:].partition("/")[2] if word.startswith("@") else Path(word).name
+        name = name.split("@")[0]
+        if name.endswith((".js", ".mjs", ".cjs", ".ts", ".py")):
+            name = name.rsplit(".", 1)[0]
+        if name and name not in RUNNERS:
+            return name[:64]
+    return Path(argv[0]).name[:64] or "acp"
+
+
 def default_agent_id(argv: list[str]) -> str:
-    """The agent id of this run: the agent program's name plus a random suffix, one
-    per proxy (its sessions share it), as ``hive-rpc mcp`` names a client."""
-    return f"{Path(argv[0]).name or 'acp'}-{secrets.token_hex(3)}"
+    """The agent id of this run: the agent's name plus a random suffix, one per proxy
+    (its sessions share it), as ``hive-rpc mcp`` names a client."""
+    return f"{agent_name(argv)}-{secrets.token_hex(3)}"
 
 
 def mcp_command() -> tuple[str, list[str]]:

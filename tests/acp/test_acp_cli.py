@@ -13,9 +13,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import trio
 from cli_support import exited
 from waiting import until
+
+from hive_rpc.cli.acp import agent_name
 
 STUBBORN = """
 import json, signal, subprocess, sys
@@ -87,3 +90,21 @@ async def test_no_agent_named_is_a_usage_error(short_tmp: Path) -> None:
         )
     assert done.returncode == 2
     assert b"name the agent after --" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "name"),
+    [
+        (["gemini", "--acp"], "gemini"),
+        (["/usr/local/bin/gemini", "--acp"], "gemini"),
+        (["npx", "@google/gemini-cli@0.61.0", "--acp"], "gemini-cli"),
+        (["npx", "-y", "@zed-industries/claude-code-acp"], "claude-code-acp"),
+        (["node", "/src/agents/scripted_agent.mjs", "report"], "scripted_agent"),
+        (["env", "GEMINI_API_KEY=x", "goose", "acp"], "goose"),
+        (["node"], "node"),
+    ],
+)
+def test_the_default_agent_id_is_named_after_the_agent_not_its_runner(
+    argv: list[str], name: str
+) -> None:
+    assert agent_name(argv) == name
