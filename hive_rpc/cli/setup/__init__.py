@@ -14,13 +14,13 @@ __all__ = ["HOOK_EVENTS", "cmd_setup"]
 async def cmd_setup(args: argparse.Namespace) -> int:
     """Files only, no hub: nothing here waits, so each runs as plain code."""
     if args.agent == "codex":
-        from hive_rpc.cli.setup import codex
+        from hive_rpc.cli.setup.codex import setup as codex_setup
 
-        return codex.setup(args)
+        return codex_setup(args)
     if args.agent == "gemini":
-        from hive_rpc.cli.setup import gemini
+        from hive_rpc.cli.setup.gemini import setup as gemini_setup
 
-        return gemini.setup(args)
-    from hive_rpc.cli.setup import claude_code
+        return gemini_setup(args)
+    from hive_rpc.cli.setup.claude_code import setup as claude_code_setup
 
-    return claude_code.setup(args)
+    return claude_code_setup(args)
