@@ -96,6 +96,17 @@ elif [ "$gm_status" -ne 0 ]; then
 else
     echo "$gm_said"
 fi
+echo "== the ACP SDK for the hive-rpc acp tests (tests/acp)"
+acp_status=0
+acp_said="$(bash scripts/install-acp-sdk.sh)" || acp_status=$?
+if [ "$acp_status" -eq 3 ]; then
+    echo "ACP SDK not installed, the hive-rpc acp end-to-end tests will skip: $acp_said"
+    export HIVE_ACP_SDK_UNAVAILABLE="$acp_said"
+elif [ "$acp_status" -ne 0 ]; then
+    exit "$acp_status"
+else
+    echo "$acp_said"
+fi
 echo "== pytest"
 # Two files at a time (pytest-xdist): most tests wait on real editors, browsers and
 # servers rather than compute, and a module's fixtures (one code-server, one hub)

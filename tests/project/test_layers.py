@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"runtime"},  # the registry and the activity stream: trio state
     {"agora"},  # dialogues between agents
     {"service"},  # the method table's handlers
-    {"faces"},  # the ways in: sockets, LSP, EPC, MCP, HTTP
+    {"faces", "acp"},  # the ways in: sockets, LSP, EPC, MCP, HTTP; the ACP proxy
     {"hub"},  # the hub, assembled
     {"cli"},  # the commands
     {"__main__"},
