@@ -1,8 +1,11 @@
-# Shared by scripts/install-claude-code.sh and scripts/install-code-server.sh (sourced,
-# not run): the steps of a cached, atomic install from the npm registry.
+# Shared by the scripts/install-*.sh that install from the npm registry (sourced, not
+# run): the steps of a cached, atomic install.
 #
 # The caller sets NAME (for messages), VERSION, TARGET (the install directory) and BIN
-# (the executable printed on success), then calls, in order:
+# (the executable printed on success). A plain npm package (install-claude-code.sh,
+# install-codex.sh, install-gemini-cli.sh, install-acp-sdk.sh) then calls
+# npm_tool_install, which does all of it; one that needs more (install-code-server.sh)
+# calls the steps itself, in order:
 #   install_begin       returns (exit 0, BIN printed) if TARGET is already whole;
 #                       otherwise takes the lock and makes WORK, a temporary directory
 #                       next to TARGET that is removed unless install_done renames it;
@@ -67,4 +70,35 @@ install_done() {
     trap - EXIT
     say "$NAME $VERSION in $TARGET"
     echo "$BIN"
+}
+
+# The whole install of one pinned npm package (PACKAGE@VERSION into TARGET/node_modules),
+# checked before it is declared whole: CHECK... runs in WORK with HOME=WORK/.check (the
+# agents write to their HOME; it is removed after) and its output must match the grep
+# pattern EXPECTED, else exit 1. Usage: npm_tool_install PACKAGE EXPECTED CHECK...
+npm_tool_install() {
+    local package="$1" expected="$2" said tool
+    shift 2
+    command -v flock >/dev/null 2>&1 || { say "missing flock (apt-get install util-linux)"; exit 1; }
+    install_begin
+    for tool in node npm; do
+        if ! command -v "$tool" >/dev/null 2>&1; then
+            say "missing $tool (apt-get install nodejs npm)"
+            exit 1
+        fi
+    done
+    require_registry "$package@$VERSION"
+    export npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false
+
+    say "npm install $package@$VERSION into $WORK"
+    (cd "$WORK" && echo '{"private": true}' >package.json &&
+        npm --no-audit --no-fund --loglevel=error install "$package@$VERSION" >&2)
+
+    said="$(cd "$WORK" && HOME="$WORK/.check" "$@" 2>&1 || true)"
+    rm -rf "$WORK/.check"
+    if ! echo "$said" | grep -q "$expected"; then
+        say "the installed $package does not pass its check ($*): it said ${said:-nothing}"
+        exit 1
+    fi
+    install_done
 }

@@ -6,8 +6,8 @@
 #
 # Where: $HIVE_ACP_SDK_HOME, default ${XDG_CACHE_HOME:-$HOME/.cache}/hive-rpc/acp-sdk-2.4.0.
 # Idempotent (a marker written last says the install is whole), atomic (built in a
-# temporary directory and renamed into place), under a lock: the steps shared with
-# scripts/install-claude-code.sh, in scripts/cached-npm-install.sh.
+# temporary directory and renamed into place), under a lock: npm_tool_install in
+# scripts/cached-npm-install.sh, shared with the other install-*.sh.
 #
 # Prints the install directory on stdout (its node_modules holds the SDK: the tests set
 # NODE_PATH to it); progress goes to stderr.
@@ -22,26 +22,6 @@ BIN="$TARGET"
 # shellcheck source=scripts/cached-npm-install.sh
 . "$(dirname "${BASH_SOURCE[0]}")/cached-npm-install.sh"
 
-command -v flock >/dev/null 2>&1 || { say "missing flock (apt-get install util-linux)"; exit 1; }
-install_begin
-for tool in node npm; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        say "missing $tool (apt-get install nodejs npm)"
-        exit 1
-    fi
-done
-require_registry "@agentclientprotocol/sdk@$VERSION"
-export npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false
-
-say "npm install @agentclientprotocol/sdk@$VERSION into $WORK"
-(cd "$WORK" && echo '{"private": true}' >package.json &&
-    npm --no-audit --no-fund --loglevel=error install "@agentclientprotocol/sdk@$VERSION" >&2)
-
-# Check it before declaring it whole: Node loads it and it has both sides.
-said="$(cd "$WORK" && node --input-type=module -e \
-    'import * as acp from "@agentclientprotocol/sdk"; console.log(typeof acp.client, typeof acp.agent)' 2>&1 || true)"
-if [ "$said" != "function function" ]; then
-    say "the installed SDK does not load; node said: ${said:-nothing}"
-    exit 1
-fi
-install_done
+# Node loads it and it has both sides.
+npm_tool_install @agentclientprotocol/sdk '^function function$' node --input-type=module -e \
+    'import * as acp from "@agentclientprotocol/sdk"; console.log(typeof acp.client, typeof acp.agent)'

@@ -6,8 +6,8 @@
 #
 # Where: $HIVE_GEMINI_CLI_HOME, default ${XDG_CACHE_HOME:-$HOME/.cache}/hive-rpc/gemini-cli-0.61.0.
 # Idempotent (a marker written last says the install is whole), atomic (built in a
-# temporary directory and renamed into place), under a lock: the steps shared with
-# scripts/install-claude-code.sh, in scripts/cached-npm-install.sh.
+# temporary directory and renamed into place), under a lock: npm_tool_install in
+# scripts/cached-npm-install.sh, shared with the other install-*.sh.
 #
 # Prints the path of the `gemini` executable on stdout (progress goes to stderr).
 # Exit codes: 0 installed; 3 the npm registry is unreachable (the reason on stdout and
@@ -21,26 +21,4 @@ BIN="$TARGET/node_modules/.bin/gemini"
 # shellcheck source=scripts/cached-npm-install.sh
 . "$(dirname "${BASH_SOURCE[0]}")/cached-npm-install.sh"
 
-command -v flock >/dev/null 2>&1 || { say "missing flock (apt-get install util-linux)"; exit 1; }
-install_begin
-for tool in node npm; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        say "missing $tool (apt-get install nodejs npm)"
-        exit 1
-    fi
-done
-require_registry "@google/gemini-cli@$VERSION"
-export npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false
-
-say "npm install @google/gemini-cli@$VERSION into $WORK"
-(cd "$WORK" && echo '{"private": true}' >package.json &&
-    npm --no-audit --no-fund --loglevel=error install "@google/gemini-cli@$VERSION" >&2)
-
-# Check it before declaring it whole (with a HOME of its own: it writes there).
-said="$(HOME="$WORK/.check" "$WORK/node_modules/.bin/gemini" --version 2>&1 || true)"
-rm -rf "$WORK/.check"
-if ! echo "$said" | grep -q "^$VERSION\$"; then
-    say "the installed gemini does not run; --version said: ${said:-nothing}"
-    exit 1
-fi
-install_done
+npm_tool_install @google/gemini-cli "^$VERSION\$" node_modules/.bin/gemini --version
