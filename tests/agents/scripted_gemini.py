@@ -13,20 +13,19 @@ retries them until it is killed. This server answers the turns with the parts th
 ``script`` returns, answers each side call with ``SIDE_ANSWER`` as JSON text, and
 records both, so a test can read exactly what reached the model.
 
-A plain threaded ``http.server``, as tests/claude/scripted_model.py: it runs beside trio
-tests, and a script may block (e.g. until the human has answered) without holding up
-other calls."""
+The server itself, shared with tests/claude/scripted_model.py, is tests/scripted_http.py."""
 
 from __future__ import annotations
 
 import itertools
 import json
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from scripted_http import ScriptedHandler, ScriptedServer, serving
 
 Part = dict[str, Any]
 """One part of the model's reply: ``text(...)`` or ``function_call(...)``."""
@@ -119,15 +118,11 @@ class GeminiRequest:
 
 
 @dataclass
-class ScriptedGemini:
-    """The server's state: the script, and every request recorded."""
+class ScriptedGemini(ScriptedServer[GeminiRequest, Part]):
+    """The server's state: the script, and every request recorded (the turns in
+    ``requests``, the side calls in ``side_calls``)."""
 
-    script: Script
-    requests: list[GeminiRequest] = field(default_factory=list)
     side_calls: list[GeminiRequest] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    port: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def base_url(self) -> str:
@@ -155,39 +150,25 @@ def reply(parts: list[Part], model: str) -> dict[str, Any]:
 
 
 def _handler(server: ScriptedGemini) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass  # the recorded requests are the log
-
-        def _reply(self, status: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(ScriptedHandler):
         def _error(self, status: int, message: str) -> None:
             # The API's error shape; a 400 is not retried (a 5xx or 429 would be).
             state = "INVALID_ARGUMENT" if status == 400 else "NOT_FOUND"
-            self._reply(status, {"error": {"code": status, "message": message, "status": state}})
+            self.send_json(status, {"error": {"code": status, "message": message, "status": state}})
 
         def do_GET(self) -> None:
             self._error(404, self.path)
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("content-length", "0"))
-            body = json.loads(self.rfile.read(length) or b"{}")
+            body = self.read_json()
             path = self.path.partition("?")[0]
             method = path.rpartition(":")[2]
             if method == "countTokens":
-                self._reply(200, {"totalTokens": 10})
+                self.send_json(200, {"totalTokens": 10})
                 return
             if method == "generateContent":
                 side = server.record(path, body, side=True)
-                self._reply(200, reply([text(json.dumps(SIDE_ANSWER))], side.model))
+                self.send_json(200, reply([text(json.dumps(SIDE_ANSWER))], side.model))
                 return
             if method != "streamGenerateContent":
                 self._error(404, path)
@@ -199,15 +180,8 @@ def _handler(server: ScriptedGemini) -> type[BaseHTTPRequestHandler]:
                 server.errors.append(f"request {request.index}: {exc!r}")
                 self._error(400, repr(exc))
                 return
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("cache-control", "no-cache")
-            self.send_header("connection", "close")
-            self.end_headers()
             data = json.dumps(reply(parts, request.model))
-            self.wfile.write(f"data: {data}\r\n\r\n".encode())
-            self.wfile.flush()
-            self.close_connection = True
+            self.send_events([f"data: {data}\r\n\r\n".encode()])
 
     return Handler
 
@@ -216,14 +190,5 @@ def _handler(server: ScriptedGemini) -> type[BaseHTTPRequestHandler]:
 def scripted_gemini(script: Script) -> Iterator[ScriptedGemini]:
     """Serve ``script`` on a free loopback port for the ``with`` block."""
     state = ScriptedGemini(script)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    server.daemon_threads = True
-    state.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, name="scripted-gemini", daemon=True)
-    thread.start()
-    try:
+    with serving(_handler(state), "scripted-gemini") as state.port:
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)

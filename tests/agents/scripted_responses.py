@@ -12,20 +12,19 @@ body, so a test can read exactly what reached the model: the prompt, the tools o
 (MCP tools arrive grouped in a ``namespace`` tool, e.g. ``mcp__hive_rpc``) and each
 ``function_call_output`` Codex sent back.
 
-A plain threaded ``http.server``, as tests/claude/scripted_model.py: it runs beside trio
-tests, and a script may block (e.g. until the human has answered) without holding up
-other calls."""
+The server itself, shared with tests/claude/scripted_model.py, is tests/scripted_http.py."""
 
 from __future__ import annotations
 
 import itertools
 import json
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from scripted_http import ScriptedHandler, ScriptedServer, serving
 
 Item = dict[str, Any]
 """One output item of a reply: ``message(...)`` or ``function_call(...)``."""
@@ -142,14 +141,8 @@ def output_text(output: dict[str, Any]) -> str:
 
 
 @dataclass
-class ScriptedResponses:
+class ScriptedResponses(ScriptedServer[ResponsesRequest, Item]):
     """The server's state: the script, and every request recorded."""
-
-    script: Script
-    requests: list[ResponsesRequest] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    port: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def base_url(self) -> str:
@@ -192,29 +185,15 @@ def stream_events(items: list[Item], model: str) -> Iterator[bytes]:
 
 
 def _handler(server: ScriptedResponses) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass  # the recorded requests are the log
-
-        def _reply(self, status: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(ScriptedHandler):
         def _not_found(self) -> None:
-            self._reply(404, {"error": {"type": "not_found", "message": self.path}})
+            self.send_json(404, {"error": {"type": "not_found", "message": self.path}})
 
         def do_GET(self) -> None:
             self._not_found()
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("content-length", "0"))
-            body = json.loads(self.rfile.read(length) or b"{}")
+            body = self.read_json()
             if self.path.partition("?")[0] != "/v1/responses":
                 self._not_found()
                 return
@@ -225,17 +204,11 @@ def _handler(server: ScriptedResponses) -> type[BaseHTTPRequestHandler]:
                 # The test reads it. A 400, not a 5xx: Codex retries a 5xx (stream
                 # errors too) with backoff, and ends the turn on a 400.
                 server.errors.append(f"request {request.index}: {exc!r}")
-                self._reply(400, {"error": {"type": "invalid_request_error", "message": repr(exc)}})
+                self.send_json(
+                    400, {"error": {"type": "invalid_request_error", "message": repr(exc)}}
+                )
                 return
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("cache-control", "no-cache")
-            self.send_header("connection", "close")
-            self.end_headers()
-            for chunk in stream_events(items, body.get("model", "scripted")):
-                self.wfile.write(chunk)
-                self.wfile.flush()
-            self.close_connection = True
+            self.send_events(stream_events(items, body.get("model", "scripted")))
 
     return Handler
 
@@ -244,14 +217,5 @@ def _handler(server: ScriptedResponses) -> type[BaseHTTPRequestHandler]:
 def scripted_responses(script: Script) -> Iterator[ScriptedResponses]:
     """Serve ``script`` on a free loopback port for the ``with`` block."""
     state = ScriptedResponses(script)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    server.daemon_threads = True
-    state.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, name="scripted-responses", daemon=True)
-    thread.start()
-    try:
+    with serving(_handler(state), "scripted-responses") as state.port:
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)

@@ -9,8 +9,8 @@ it (text, or ``tool_use`` blocks) and records every request body, so a test can 
 exactly what reached the model: the user turns and the tool results Claude Code sent
 back. ``POST /v1/messages/count_tokens`` gets a fixed count.
 
-A plain threaded ``http.server``: it runs beside trio tests and sync tests alike, and a
-script may block (e.g. until the human has answered) without holding up other calls."""
+The server itself, shared with the Codex and Gemini CLI ones in tests/agents/, is
+tests/scripted_http.py."""
 
 from __future__ import annotations
 
@@ -20,10 +20,11 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import trio
+from scripted_http import ScriptedHandler, ScriptedServer, serving
 
 Block = dict[str, Any]
 """One content block of a reply: ``text(...)`` or ``tool_use(...)``."""
@@ -102,14 +103,9 @@ def result_text(result: dict[str, Any]) -> str:
 
 
 @dataclass
-class ScriptedModel:
+class ScriptedModel(ScriptedServer[ModelRequest, Block]):
     """The server's state: the script, and every request recorded."""
 
-    script: Script
-    requests: list[ModelRequest] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    port: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock)
     _recorded: threading.Condition = field(init=False)
 
     def __post_init__(self) -> None:
@@ -197,39 +193,25 @@ def stream_events(blocks: list[Block], model: str) -> Iterator[bytes]:
 
 
 def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass  # the recorded requests are the log
-
-        def _reply(self, status: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(ScriptedHandler):
         def do_HEAD(self) -> None:
             self.send_response(200)
             self.send_header("content-length", "0")
             self.end_headers()
 
         def do_GET(self) -> None:
-            self._reply(
+            self.send_json(
                 404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}}
             )
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("content-length", "0"))
-            body = json.loads(self.rfile.read(length) or b"{}")
+            body = self.read_json()
             path = self.path.partition("?")[0]
             if path == "/v1/messages/count_tokens":
-                self._reply(200, {"input_tokens": 100})
+                self.send_json(200, {"input_tokens": 100})
                 return
             if path != "/v1/messages":
-                self._reply(
+                self.send_json(
                     404, {"type": "error", "error": {"type": "not_found_error", "message": path}}
                 )
                 return
@@ -240,7 +222,7 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
                 # The test reads it. A 400, not a 5xx: Claude Code retries a 5xx with
                 # backoff for minutes, and ends the run at once on a 400.
                 model.errors.append(f"request {request.index}: {exc!r}")
-                self._reply(
+                self.send_json(
                     400,
                     {
                         "type": "error",
@@ -250,7 +232,7 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
                 return
             if not body.get("stream"):
                 stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
-                self._reply(
+                self.send_json(
                     200,
                     {
                         "id": f"msg_scripted_{next(_ids):04d}",
@@ -264,15 +246,7 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
                     },
                 )
                 return
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("cache-control", "no-cache")
-            self.send_header("connection", "close")
-            self.end_headers()
-            for chunk in stream_events(blocks, body.get("model", "scripted")):
-                self.wfile.write(chunk)
-                self.wfile.flush()
-            self.close_connection = True
+            self.send_events(stream_events(blocks, body.get("model", "scripted")))
 
     return Handler
 
@@ -281,14 +255,5 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
 def scripted_model(script: Script) -> Iterator[ScriptedModel]:
     """Serve ``script`` on a free loopback port for the ``with`` block."""
     model = ScriptedModel(script)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(model))
-    server.daemon_threads = True
-    model.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, name="scripted-model", daemon=True)
-    thread.start()
-    try:
+    with serving(_handler(model), "scripted-model") as model.port:
         yield model
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
