@@ -13,6 +13,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
+
 
 def exited(pid: int) -> bool:
     """Whether process ``pid`` has exited.  A zombie has: only its parent may reap
@@ -25,6 +27,30 @@ def exited(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
     except (OSError, IndexError):
         return True
+
+
+def run_setup(
+    agent: str,
+    *args: str,
+    home: Path,
+    cwd: Path | None = None,
+    hidden: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``hive-rpc setup AGENT ARGS`` as installed (the console script), run as a user
+    whose HOME is ``home``: without the test run's own ``HIVE_RPC_*`` variables nor those
+    that start with a prefix in ``hidden`` (the agent's own, which would point setup at
+    the real user's files), with ``env`` on top."""
+    kept = {k: v for k, v in os.environ.items() if not k.startswith(("HIVE_RPC_", *hidden))}
+    return subprocess.run(
+        [str(HIVE_RPC), "setup", agent, *args],
+        cwd=cwd,
+        env={**kept, "HOME": str(home), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 class Shell:

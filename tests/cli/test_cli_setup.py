@@ -10,33 +10,22 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import HIVE_RPC, run_setup
 
 from hive_rpc.cli.setup import HOOK_EVENTS
 
-HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
 EVENTS = ["PermissionRequest", "Notification", "Stop", "SubagentStop", "SessionEnd"]
 
 
 def setup(
     home: Path, cwd: Path, *args: str, path: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HIVE_RPC_", "XDG_"))}
-    if path is not None:
-        env["PATH"] = path
-    return subprocess.run(
-        [str(HIVE_RPC), "setup", "claude-code", *args],
-        cwd=cwd,
-        env={**env, "HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    env = None if path is None else {"PATH": path}
+    return run_setup("claude-code", *args, home=home, cwd=cwd, hidden=("XDG_",), env=env)
 
 
 def read(path: Path) -> Any:

@@ -6,13 +6,12 @@ setting up itself is tests/cli/test_cli_setup.py's."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
+from cli_support import run_setup
+
 MCP = {"mcpServers": {"other": {"type": "stdio", "command": "other", "args": [], "env": {}}}}
 SETTINGS: dict[str, Any] = {
     "model": "opus",
@@ -22,16 +21,7 @@ SETTINGS: dict[str, Any] = {
 
 
 def setup(home: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HIVE_RPC_", "XDG_"))}
-    return subprocess.run(
-        [str(HIVE_RPC), "setup", "claude-code", *args],
-        cwd=cwd,
-        env={**env, "HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_setup("claude-code", *args, home=home, cwd=cwd, hidden=("XDG_",))
 
 
 def read(path: Path) -> Any:

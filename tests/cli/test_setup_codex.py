@@ -7,17 +7,14 @@ tests/agents/test_codex_mcp.py's part."""
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
+from cli_support import HIVE_RPC, run_setup
 
 USERS = """\
 # my Codex settings
@@ -36,14 +33,12 @@ command = "my-own-hook"
 
 
 def setup(codex_home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HIVE_RPC_", "CODEX_"))}
-    return subprocess.run(
-        [str(HIVE_RPC), "setup", "codex", *args],
-        env={**env, "CODEX_HOME": str(codex_home), "HOME": str(codex_home.parent)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    return run_setup(
+        "codex",
+        *args,
+        home=codex_home.parent,
+        hidden=("CODEX_",),
+        env={"CODEX_HOME": str(codex_home)},
     )
 
 

@@ -8,18 +8,16 @@ what it writes is tests/agents/test_gemini_mcp.py's part."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import HIVE_RPC, run_setup
 
 from hive_rpc.cli.setup.gemini import HOOK_MATCHER
 
-HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
 USERS: dict[str, Any] = {
     "security": {"auth": {"selectedType": "gemini-api-key"}},
     "mcpServers": {"other": {"command": "other-server"}},
@@ -32,15 +30,7 @@ USERS: dict[str, Any] = {
 
 
 def setup(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HIVE_RPC_", "GEMINI_"))}
-    return subprocess.run(
-        [str(HIVE_RPC), "setup", "gemini", *args],
-        env={**env, "HOME": str(root)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_setup("gemini", *args, home=root, hidden=("GEMINI_",))
 
 
 def read(path: Path) -> Any:
@@ -93,14 +83,8 @@ def test_a_new_file_gets_the_server_and_the_hook(home: Path) -> None:
 
 def test_gemini_cli_home_moves_the_file(home: Path) -> None:
     elsewhere = home / "elsewhere"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HIVE_RPC_", "GEMINI_"))}
-    done = subprocess.run(
-        [str(HIVE_RPC), "setup", "gemini"],
-        env={**env, "HOME": str(home), "GEMINI_CLI_HOME": str(elsewhere)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    done = run_setup(
+        "gemini", home=home, hidden=("GEMINI_",), env={"GEMINI_CLI_HOME": str(elsewhere)}
     )
     assert done.returncode == 0, done.stderr
     assert "hive-rpc" in read(settings_of(elsewhere))["mcpServers"]
