@@ -9,16 +9,41 @@ a script may block (e.g. until the human has answered) without holding up other 
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
-RequestT = TypeVar("RequestT")
+
+class Numbered(Protocol):
+    @property
+    def index(self) -> int: ...
+
+
+RequestT = TypeVar("RequestT", bound=Numbered)
 PartT = TypeVar("PartT")
+
+
+def in_turns(
+    *turns: Sequence[PartT] | Callable[[RequestT], list[PartT]],
+) -> Callable[[RequestT], list[PartT]]:
+    """A script that serves ``turns`` in order, one per request: each a list of the
+    reply's parts, or a script called with the request (to read it, or to wait for the
+    human). A request after the last turn is an error (the test sees it in ``errors``)."""
+    served = itertools.count()
+
+    def script(request: RequestT) -> list[PartT]:
+        turn = next(served)
+        if turn >= len(turns):
+            raise AssertionError(f"request {request.index} after the script's last turn")
+        step = turns[turn]
+        return step(request) if callable(step) else list(step)
+
+    return script
 
 
 @dataclass

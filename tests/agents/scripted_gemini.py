@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+import scripted_http
 from scripted_http import ScriptedHandler, ScriptedServer, serving
 
 Part = dict[str, Any]
@@ -60,16 +61,7 @@ def in_turns(*turns: Sequence[Part] | Script) -> Script:
     """A script that serves ``turns`` in order, one per turn request: each a list of
     parts, or a script called with the request. A request after the last turn is an
     error (the test sees it in ``errors``)."""
-    served = itertools.count()
-
-    def script(request: GeminiRequest) -> list[Part]:
-        turn = next(served)
-        if turn >= len(turns):
-            raise AssertionError(f"request {request.index} after the script's last turn")
-        step = turns[turn]
-        return step(request) if callable(step) else list(step)
-
-    return script
+    return scripted_http.in_turns(*turns)
 
 
 @dataclass

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+import scripted_http
 from scripted_http import ScriptedHandler, ScriptedServer, serving
 
 Item = dict[str, Any]
@@ -65,16 +66,7 @@ def in_turns(*turns: Sequence[Item] | Script) -> Script:
     """A script that serves ``turns`` in order, one per request: each a list of items,
     or a script called with the request (to read it, or to wait for the human). A
     request after the last turn is an error (the test sees it in ``errors``)."""
-    served = itertools.count()
-
-    def script(request: ResponsesRequest) -> list[Item]:
-        turn = next(served)
-        if turn >= len(turns):
-            raise AssertionError(f"request {request.index} after the script's last turn")
-        step = turns[turn]
-        return step(request) if callable(step) else list(step)
-
-    return script
+    return scripted_http.in_turns(*turns)
 
 
 @dataclass
