@@ -42,9 +42,11 @@ from hive_rpc.cli.exits import EXIT_OK, EXIT_REFUSED, CliError
 from hive_rpc.cli.setup.files import (
     SERVER_NAME,
     Unmergeable,
+    drop_hooks,
     hive_rpc_command,
     hub_options,
     json_text,
+    place_hook,
     read_json_object,
     report,
     runs_hook,
@@ -120,24 +122,7 @@ def merge_hooks(hooks: dict[str, Any], command: str) -> dict[str, Any]:
         groups = merged.get(event, [])
         if not isinstance(groups, list):
             raise Unmergeable(f'"hooks.{event}" is not a list')
-        placed = False
-        kept = []
-        for group in groups:
-            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-                kept.append(group)
-                continue
-            entries = []
-            for hook in group["hooks"]:
-                if not is_our_hook(hook):
-                    entries.append(hook)
-                elif not placed:
-                    entries.append({**hook, **ours})
-                    placed = True
-            if entries:
-                kept.append({**group, "hooks": entries})
-        if not placed:
-            kept.append({**({"matcher": matcher} if matcher else {}), "hooks": [ours]})
-        merged[event] = kept
+        merged[event] = place_hook(groups, ours, is_our_hook, matcher)
     return merged
 
 
@@ -269,15 +254,7 @@ def remove_settings(settings: dict[str, Any], deny: Sequence[str]) -> dict[str, 
             if event not in HOOK_EVENTS or not isinstance(groups, list):
                 kept_hooks[event] = groups
                 continue
-            kept = []
-            for group in groups:
-                if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                    entries = [h for h in group["hooks"] if not is_our_hook(h)]
-                    if entries != group["hooks"]:
-                        if entries:
-                            kept.append({**group, "hooks": entries})
-                        continue
-                kept.append(group)
+            kept = drop_hooks(groups, is_our_hook)
             if kept or not groups:
                 kept_hooks[event] = kept
         if kept_hooks != hooks:

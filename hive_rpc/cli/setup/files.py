@@ -21,6 +21,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,52 @@ def runs_hook(command: object, agent: str) -> bool:
     return runs_us and any(
         w == "hook" and words[i + 1 : i + 2] == [agent] for i, w in enumerate(words)
     )
+
+
+def place_hook(
+    groups: list[Any],
+    ours: dict[str, Any],
+    is_ours: Callable[[object], bool],
+    matcher: str | None,
+) -> list[Any]:
+    """A hook event's matcher groups (Claude Code's and Gemini CLI's settings share the
+    shape ``[{"matcher": ..., "hooks": [...]}]``) with one hook of ours: one already
+    there is updated where it stands (in the user's group, under the user's matcher),
+    duplicates are dropped, and without one ``ours`` is added in a group of its own
+    under ``matcher`` (None: no matcher).  Other hooks are left as they are."""
+    placed = False
+    kept = []
+    for group in groups:
+        if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+            kept.append(group)
+            continue
+        entries = []
+        for hook in group["hooks"]:
+            if not is_ours(hook):
+                entries.append(hook)
+            elif not placed:
+                entries.append({**hook, **ours})
+                placed = True
+        if entries:
+            kept.append({**group, "hooks": entries})
+    if not placed:
+        kept.append({**({"matcher": matcher} if matcher else {}), "hooks": [ours]})
+    return kept
+
+
+def drop_hooks(groups: list[Any], is_ours: Callable[[object], bool]) -> list[Any]:
+    """The matcher groups without our hooks (``--remove``); a group that held only
+    ours goes, one that held none is kept as it was."""
+    kept = []
+    for group in groups:
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+            entries = [h for h in group["hooks"] if not is_ours(h)]
+            if entries != group["hooks"]:
+                if entries:
+                    kept.append({**group, "hooks": entries})
+                continue
+        kept.append(group)
+    return kept
 
 
 def read_text(path: Path) -> str | None:

@@ -35,9 +35,11 @@ from hive_rpc.cli.exits import EXIT_OK
 from hive_rpc.cli.setup.files import (
     SERVER_NAME,
     Unmergeable,
+    drop_hooks,
     hive_rpc_command,
     hub_options,
     json_text,
+    place_hook,
     read_json_object,
     refused,
     report,
@@ -123,23 +125,7 @@ def merge_hook(settings: dict[str, Any], hook_command: str) -> dict[str, Any]:
         "command": hook_command,
         "timeout": HOOK_TIMEOUT_MS,
     }
-    placed = False
-    merged = []
-    for group in groups:
-        if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-            merged.append(group)
-            continue
-        entries = []
-        for hook in group["hooks"]:
-            if not is_our_hook(hook):
-                entries.append(hook)
-            elif not placed:
-                entries.append({**hook, **ours})
-                placed = True
-        if entries:
-            merged.append({**group, "hooks": entries})
-    if not placed:
-        merged.append({"matcher": HOOK_MATCHER, "hooks": [ours]})
+    merged = place_hook(groups, ours, is_our_hook, HOOK_MATCHER)
     return {**settings, "hooks": {**hooks, HOOK_EVENT: merged}}
 
 
@@ -157,15 +143,7 @@ def remove(settings: dict[str, Any]) -> dict[str, Any]:
     hooks = _object(settings, "hooks", "hooks")
     groups = hooks.get(HOOK_EVENT)
     if isinstance(groups, list):
-        kept = []
-        for group in groups:
-            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                entries = [h for h in group["hooks"] if not is_our_hook(h)]
-                if entries != group["hooks"]:
-                    if entries:
-                        kept.append({**group, "hooks": entries})
-                    continue
-            kept.append(group)
+        kept = drop_hooks(groups, is_our_hook)
         hooks = {**hooks, HOOK_EVENT: kept}
         if not kept:
             del hooks[HOOK_EVENT]
