@@ -12,32 +12,44 @@ MAX_DEPTH = 32
 """How far up the walk goes: a loop in what /proc says (a reused pid) ends here."""
 
 
-def parent_and_comm(pid: int) -> tuple[int, str] | None:
-    """``/proc/PID/stat``'s ppid and comm, or None when the process is gone."""
+def stat_fields(pid: int) -> tuple[str, list[str]] | None:
+    """``/proc/PID/stat`` as its comm and the fields after it (``[0]`` is field 3,
+    the state), or None when the process is gone or the line is not one.  The one
+    parser of that line (``relay/proc.stat`` reads its own fields from it)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             raw = f.read().decode("utf-8", "replace")
     except OSError:
         return None
-    head, sep, rest = raw.rpartition(")")  # comm may itself hold ") "
-    fields = rest.split()
-    if not sep or "(" not in head or len(fields) < 2:
+    # comm is in parentheses and may itself contain ") ": split at the last one.
+    head, sep, rest = raw.rpartition(")")
+    if not sep or "(" not in head:
         return None
+    return head.partition("(")[2], rest.split()
+
+
+def parent_and_comm(pid: int) -> tuple[int, str] | None:
+    """``/proc/PID/stat``'s ppid and comm, or None when the process is gone."""
+    found = stat_fields(pid)
+    if found is None or len(found[1]) < 2:
+        return None
+    comm, fields = found
     try:
-        return int(fields[1]), head.partition("(")[2]
+        return int(fields[1]), comm
     except ValueError:
         return None
 
 
 def agent_ancestor(pid: int, names: tuple[str, ...]) -> int | None:
     """The nearest process from ``pid`` up (``pid`` itself excluded) whose comm is one
-    of ``names``, or None when none is (not run by that agent, or no /proc)."""
+    of ``names``, or None when none is (not run by that agent, or no /proc).  Each
+    process on the way is read once: its line gives its comm and its parent."""
+    found = parent_and_comm(pid)
     for _ in range(MAX_DEPTH):
-        found = parent_and_comm(pid)
         if found is None or found[0] <= 1:
             return None
         pid = found[0]
-        up = parent_and_comm(pid)
-        if up is not None and up[1] in names:
+        found = parent_and_comm(pid)
+        if found is not None and found[1] in names:
             return pid
     return None

@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass
 
 from hive_rpc.core.ling import Proc
+from hive_rpc.host.agent_process import stat_fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,20 +40,14 @@ class ProcStat:
 
 def stat(pid: int) -> ProcStat | None:
     """``/proc/PID/stat`` read, or None when the process is gone or unreadable."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read().decode("utf-8", "replace")
-    except OSError:
+    found = stat_fields(pid)
+    if found is None or len(found[1]) < 20:
         return None
-    # comm is in parentheses and may itself contain ") ": split at the last one.
-    head, sep, rest = raw.rpartition(")")
-    fields = rest.split()
-    if not sep or "(" not in head or len(fields) < 20:
-        return None
+    comm, fields = found
     try:
         return ProcStat(
             pid=pid,
-            comm=head.partition("(")[2],
+            comm=comm,
             pgrp=int(fields[2]),
             tty_nr=int(fields[4]),
             tpgid=int(fields[5]),
