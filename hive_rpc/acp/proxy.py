@@ -37,8 +37,8 @@ from hive_rpc.acp.permission import (
     rule_option,
     rule_params,
 )
-from hive_rpc.client.async_client import HubClient, prove_approver
-from hive_rpc.core.errors import HiveError, HubUnreachable
+from hive_rpc.client.async_client import HubClient, ask_until_closed, prove_approver
+from hive_rpc.core.errors import HiveError
 from hive_rpc.core.prompt import Ask
 from hive_rpc.core.terminal_text import strip_controls
 
@@ -47,7 +47,7 @@ STOP_GRACE_S = 5.0
 """How long the agent has to exit after its stdin closed, or after SIGTERM, before its
 process group is killed."""
 CLEANUP_S = 5.0
-"""How long withdrawing an unanswered question may take once the wait is over."""
+"""How long telling the guard the group is ended may take once the proxy ends."""
 HUB_CALL_S = 30.0
 """How long one hub call may take (the long wait for the human aside)."""
 
@@ -232,28 +232,12 @@ async def check_rules(hub: HubClient, params: dict[str, Any]) -> dict[str, Any] 
 
 
 async def ask_and_wait(hub: HubClient, ask: Ask, wait_s: float) -> dict[str, Any]:
-    """Ask and wait up to ``wait_s`` for the question to close; the prompt's record.
-    A question still pending when the wait ends, however it ends (time is up, the
-    turn was cancelled, the proxy is ending), is withdrawn, so no editor keeps showing
-    it; and it ``waits``, so the hub withdraws it too if this connection is lost."""
-    # The proxy is the human's tool, run outside the agent's sandbox: proved, its
-    # question finds the room the hub keeps for the human's tools (as the hook's).
+    """The question asked and waited for (``ask_until_closed``: withdrawn if still
+    pending when the wait ends).  The proxy is the human's tool, run outside the
+    agent's sandbox: proved, its question finds the room the hub keeps for the
+    human's tools (as the hook's)."""
     await prove_approver(hub.call)
-    record: dict[str, Any] = await hub.call("hive/ask", {**ask.params(), "waits": True})
-    try:
-        with trio.move_on_after(wait_s):
-            while record["status"] == "pending":
-                params = {"id": record["id"], "timeout_s": wait_s, "agent_id": ask.agent_id}
-                record = await hub.call("hive/await", params)
-    finally:
-        if record["status"] == "pending":
-            with (
-                trio.CancelScope(shield=True),
-                trio.move_on_after(CLEANUP_S),
-                contextlib.suppress(HiveError, HubUnreachable, OSError, trio.BrokenResourceError),
-            ):
-                await hub.call("hive/cancel", {"id": record["id"], "agent_id": ask.agent_id})
-    return record
+    return await ask_until_closed(hub.call, ask, wait_s)
 
 
 def kill_group(pgid: int, sig: signal.Signals) -> None:

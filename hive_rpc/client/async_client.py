@@ -13,6 +13,7 @@ polling), then connect.
 from __future__ import annotations
 
 import collections
+import contextlib
 import errno
 import os
 from collections.abc import Awaitable, Callable
@@ -39,6 +40,7 @@ from hive_rpc.core.errors import (
     HubTimeout,  # re-exported: callers catch them here
     HubUnreachable,
 )
+from hive_rpc.core.prompt import Ask
 from hive_rpc.host.paths import LOG_NAME, InsecurePath
 from hive_rpc.protocol.jsonrpc import ErrorResponse, Notification, Response, RpcError
 from hive_rpc.rpc.connection import RpcConnection
@@ -155,6 +157,42 @@ async def prove_approver(call: Callable[[str, dict[str, Any]], Awaitable[Any]]) 
     except HiveError as e:
         return e.message
     return None
+
+
+WITHDRAW_S = 5.0
+"""How long withdrawing an unanswered question may take once the wait is over."""
+
+
+async def ask_until_closed(
+    call: Callable[[str, dict[str, Any]], Awaitable[Any]],
+    ask: Ask,
+    wait_s: float,
+    *,
+    by: str | None = None,
+) -> dict[str, Any]:
+    """Ask ``ask`` and wait up to ``wait_s`` for it to close; the prompt's record,
+    still ``pending`` when the time ran out.  A question still pending when the wait
+    ends, however it ends (time is up, the caller was cancelled or is ending), is
+    withdrawn (``by``, when given, says who withdrew it), so no editor keeps showing
+    it; and it ``waits``, so the hub withdraws it too if the connection is lost.  A
+    withdrawal that fails (the hub went away meanwhile) is left at that: the record
+    is the answer.  What the approve tool and the ACP proxy both do."""
+    record: dict[str, Any] = await call("hive/ask", {**ask.params(), "waits": True})
+    try:
+        with trio.move_on_after(wait_s):
+            while record["status"] == "pending":
+                params = {"id": record["id"], "timeout_s": wait_s, "agent_id": ask.agent_id}
+                record = await call("hive/await", params)
+    finally:
+        if record["status"] == "pending":
+            withdraw = {"id": record["id"], "agent_id": ask.agent_id}
+            with (
+                trio.CancelScope(shield=True),
+                trio.move_on_after(WITHDRAW_S),
+                contextlib.suppress(HiveError, OSError, trio.BrokenResourceError),
+            ):
+                await call("hive/cancel", withdraw if by is None else {**withdraw, "by": by})
+    return record
 
 
 def hub_closed(why: str) -> HubUnreachable:

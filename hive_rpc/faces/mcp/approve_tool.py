@@ -20,17 +20,15 @@ bug all deny; nothing is ever allowed by default.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-import trio
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent
 
-from hive_rpc.client.hub_connection import HubUnreachable
+from hive_rpc.client.async_client import ask_until_closed
 from hive_rpc.core.claude_code import (
     NoRule,
     PermissionRequest,
@@ -58,9 +56,6 @@ SaveRule = Callable[[dict[str, Any]], Awaitable[str | None]]
 """Adds an answer rule as an approver (``rule/add`` wants one); None once saved, else
 why it was not.  The agent's own session is never an approver (service/approver.py),
 so the entry point gives a way that is, used for this only (``hub_rules``)."""
-
-CLEANUP_S = 5.0
-"""How long withdrawing an unanswered question may take once the wait is over."""
 
 
 def hub_rules(service: HubService) -> SaveRule:
@@ -93,29 +88,15 @@ def reply(text: str) -> CallToolResult:
 async def ask_and_wait(
     session: AgentSession, request: PermissionRequest, wait_s: float
 ) -> dict[str, Any]:
-    """Ask the permission question and wait up to ``wait_s`` for it to close; the
-    prompt's record, still ``pending`` when the time ran out.  A question still
-    pending when the wait ends, however it ends (the time is up, Claude Code
-    cancelled the call or went away), is withdrawn, so no editor keeps showing it."""
+    """Ask the permission question and wait up to ``wait_s`` for it to close
+    (``ask_until_closed``: withdrawn, by the agent, if still pending when the wait
+    ends, as when Claude Code cancelled the call or went away)."""
     ask = permission_ask(request, timeout_s=wait_s, home=os.environ.get("HOME"))
-    record: dict[str, Any] = await session.call("hive/ask", **ask.params(), waits=True)
-    try:
-        with trio.move_on_after(wait_s):
-            while record["status"] == "pending":
-                record = await session.call(
-                    "hive/await", id=record["id"], timeout_s=wait_s, agent_id=ask.agent_id
-                )
-    finally:
-        if record["status"] == "pending":
-            with (
-                trio.CancelScope(shield=True),
-                trio.move_on_after(CLEANUP_S),
-                contextlib.suppress(HiveError, HubUnreachable),
-            ):
-                await session.call(
-                    "hive/cancel", id=record["id"], agent_id=ask.agent_id, by=ask.agent_id
-                )
-    return record
+
+    async def call(method: str, params: dict[str, Any]) -> Any:
+        return await session.call(method, **params)
+
+    return await ask_until_closed(call, ask, wait_s, by=ask.agent_id)
 
 
 async def decide(session: AgentSession, request: PermissionRequest) -> dict[str, Any]:
