@@ -49,64 +49,31 @@ fi
     npm ci --no-audit --no-fund --loglevel=error
     HIVE_PYTHON="$PWD/../.venv/bin/python" npm test
 )
+# The real programs the tests drive come from the npm registry, cached between runs
+# (scripts/install-*.sh print the path). Only an unreachable registry (exit 3) makes
+# their tests skip, with the reason in VARIABLE (printed here and by pytest); any other
+# failure to install fails the run.
+cached_install() {  # SCRIPT VARIABLE WHAT
+    local status=0 said
+    said="$(bash "scripts/$1")" || status=$?
+    if [ "$status" -eq 3 ]; then
+        echo "$3 not installed, its tests will skip: $said"
+        export "$2=$said"
+    elif [ "$status" -ne 0 ]; then
+        exit "$status"
+    else
+        echo "$said"
+    fi
+}
 echo "== code-server for the real-editor tests (tests/vscode: the .vsix npm test packaged)"
-# Cached between runs. Only an unreachable npm registry makes those tests skip (with the
-# reason printed here and by pytest); any other failure to install fails the run.
-cs_status=0
-cs_said="$(bash scripts/install-code-server.sh)" || cs_status=$?
-if [ "$cs_status" -eq 3 ]; then
-    echo "code-server not installed, the real-editor tests will skip: $cs_said"
-    export HIVE_CODE_SERVER_UNAVAILABLE="$cs_said"
-elif [ "$cs_status" -ne 0 ]; then
-    exit "$cs_status"
-else
-    echo "$cs_said"
-fi
+cached_install install-code-server.sh HIVE_CODE_SERVER_UNAVAILABLE code-server
 echo "== Claude Code for the real-agent tests (tests/claude)"
-# The same pattern: cached, and only an unreachable npm registry makes those tests skip.
-cc_status=0
-cc_said="$(bash scripts/install-claude-code.sh)" || cc_status=$?
-if [ "$cc_status" -eq 3 ]; then
-    echo "Claude Code not installed, the real-agent tests will skip: $cc_said"
-    export HIVE_CLAUDE_CODE_UNAVAILABLE="$cc_said"
-elif [ "$cc_status" -ne 0 ]; then
-    exit "$cc_status"
-else
-    echo "$cc_said"
-fi
+cached_install install-claude-code.sh HIVE_CLAUDE_CODE_UNAVAILABLE "Claude Code"
 echo "== Codex CLI and Gemini CLI for the real-agent tests (tests/agents)"
-# The same pattern again, one variable each.
-cx_status=0
-cx_said="$(bash scripts/install-codex.sh)" || cx_status=$?
-if [ "$cx_status" -eq 3 ]; then
-    echo "Codex CLI not installed, its real-agent tests will skip: $cx_said"
-    export HIVE_CODEX_UNAVAILABLE="$cx_said"
-elif [ "$cx_status" -ne 0 ]; then
-    exit "$cx_status"
-else
-    echo "$cx_said"
-fi
-gm_status=0
-gm_said="$(bash scripts/install-gemini-cli.sh)" || gm_status=$?
-if [ "$gm_status" -eq 3 ]; then
-    echo "Gemini CLI not installed, its real-agent tests will skip: $gm_said"
-    export HIVE_GEMINI_UNAVAILABLE="$gm_said"
-elif [ "$gm_status" -ne 0 ]; then
-    exit "$gm_status"
-else
-    echo "$gm_said"
-fi
+cached_install install-codex.sh HIVE_CODEX_UNAVAILABLE "Codex CLI"
+cached_install install-gemini-cli.sh HIVE_GEMINI_UNAVAILABLE "Gemini CLI"
 echo "== the ACP SDK for the hive-rpc acp tests (tests/acp)"
-acp_status=0
-acp_said="$(bash scripts/install-acp-sdk.sh)" || acp_status=$?
-if [ "$acp_status" -eq 3 ]; then
-    echo "ACP SDK not installed, the hive-rpc acp end-to-end tests will skip: $acp_said"
-    export HIVE_ACP_SDK_UNAVAILABLE="$acp_said"
-elif [ "$acp_status" -ne 0 ]; then
-    exit "$acp_status"
-else
-    echo "$acp_said"
-fi
+cached_install install-acp-sdk.sh HIVE_ACP_SDK_UNAVAILABLE "ACP SDK"
 echo "== pytest"
 # Two files at a time (pytest-xdist): most tests wait on real editors, browsers and
 # servers rather than compute, and a module's fixtures (one code-server, one hub)
