@@ -120,6 +120,19 @@ Each record is the hub's JSON object as a plist.")
   :documentation "A JSON-RPC connection to the hive_rpc hub.
 Its slots hold what the hub told Emacs over this connection.")
 
+(cl-defmethod jsonrpc-connection-send :around ((connection hive-rpc-connection) &rest _)
+  "Send on CONNECTION; a hub that died unseen is left to the sentinel.
+A write into a hub that died before Emacs read its socket's end
+fails (\"no longer connected to pipe\"), and Emacs marks the process
+dead.  Its sentinel then fails the requests in flight with
+`hive-rpc-error-hub-died', so an answer is kept for the next hub,
+not lost in an error signalled at the human's key."
+  (condition-case err
+      (cl-call-next-method)
+    (error
+     (when (process-live-p (jsonrpc--process connection))
+       (signal (car err) (cdr err))))))
+
 (defvar hive-rpc--connection nil
   "The session's `hive-rpc-connection', or nil while the mode is off.
 It stays after the hub went away, holding the prompts that hub

@@ -713,6 +713,37 @@ already serves this data dir"
                 (< (plist-get polled :deadline_at) (plist-get polled :max_deadline_at))))))
       (should-not hive-rpc--deferred))))
 
+;; The hub dies between the human's key and Emacs reading the socket's end:
+;; the write meets a closed socket (EPIPE, and SIGPIPE, which an
+;; interactive Emacs ignores and a batch one dies of unless its parent
+;; ignores it: scripts/test-elisp.sh does).  Stopping the connection's
+;; input keeps Emacs from seeing the end first, so the write is the first
+;; to meet it, every run.
+(ert-deftest hive-rpc-tests-answer-as-the-hub-dies-is-kept ()
+  "An answer sent into a hub that just died is kept, with no error, and sent later."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub (:store "sqlite")
+    (hive-rpc-tests--connect)
+    (let ((id (hive-rpc-tests--ask "Ship it?" "--timeout" "300"))
+          (proc (jsonrpc--process hive-rpc--connection))
+          (said nil))
+      (hive-rpc-tests--arrived id)
+      (stop-process proc)
+      (hive-rpc-tests--stop-hub)
+      (cl-letf (((symbol-function 'message)
+                 (lambda (fmt &rest args)
+                   (when fmt (push (apply #'format-message fmt args) said)))))
+        (hive-rpc--respond id "yes"))
+      (should (hive-rpc--in-outbox-p id))
+      (should-not (seq-find (lambda (s) (string-match-p "no longer connected" s)) said))
+      (continue-process proc)
+      (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'dead)))
+      (should (hive-rpc--in-outbox-p id))
+      (hive-rpc-tests--start-hub "sqlite")
+      (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'connected)))
+      (hive-rpc-tests--wait-for (lambda () (null hive-rpc--outbox)))
+      (should (equal (hive-rpc-tests--cli "poll" id) '(0 . "yes"))))))
+
 (defun hive-rpc-tests--polled (id)
   "The hub's record of prompt ID, as `hive-rpc poll --json' prints it."
   (json-parse-string (cdr (hive-rpc-tests--cli "poll" id "--json"))
