@@ -91,28 +91,28 @@ def read_event(raw: bytes) -> dict[str, Any]:
 
 
 def agent_id(event: Mapping[str, Any], agent: Agent = CLAUDE_CODE) -> str:
-    """The asking agent, the same one its MCP server names.  Claude Code: one per
-    session, from the session id both are given (core/claude_code.py).  Codex and
-    Gemini give their MCP server no session id: the agent is their process, the
+    """The asking agent, the same one its MCP server names: the agent's process, the
     nearest ancestor of this hook with the agent's name, which is the hub's choice
-    for their MCP sessions too (faces/mcp/identity.py); without /proc, or run by no
-    such process, the session's first 8 characters."""
+    for its MCP sessions too (faces/mcp/identity.py, core/agents.py).  Without /proc,
+    or run by no such process: Claude Code's session (core/claude_code.py), or the
+    session's first 8 characters."""
     session = event.get("session_id")
     session = session if isinstance(session, str) else None
-    if agent is CLAUDE_CODE:
-        return session_agent(session)
     from hive_rpc.host.agent_process import agent_ancestor
 
     pid = agent_ancestor(os.getpid(), agent.process_names)
     if pid is not None:
         return process_agent(agent, pid)
+    if agent is CLAUDE_CODE:
+        return session_agent(session)
     return f"{agent.name}-{(session or 'unknown')[:8]}"
 
 
 def request_of(event: Mapping[str, Any], agent: Agent = CLAUDE_CODE) -> PermissionRequest:
     """The permission request of ``agent``'s hook event."""
-    asking = None if agent is CLAUDE_CODE else agent_id(event, agent)
-    return PermissionRequest.from_hook_event(event, agent_id=asking, display=agent.display)
+    return PermissionRequest.from_hook_event(
+        event, agent_id=agent_id(event, agent), display=agent.display
+    )
 
 
 def permission_ask(

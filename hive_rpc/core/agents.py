@@ -8,12 +8,14 @@ tests/agents/test_codex_mcp.py); Gemini CLI has no permission-request event, onl
 ``BeforeTool``, which may deny (the model reads the reason) but whose allow does not
 skip Gemini's own confirmation (measured on 0.61.0, docs/research.md).
 
-Which agent a session is (one id for its MCP asks and its hook's questions): Claude
-Code names its session to both (``CLAUDE_CODE_SESSION_ID`` and the event's
-``session_id``, core/claude_code.py).  Codex and Gemini give their MCP server no
-session id, so the id there comes from the agent's process, which the hub reads from
-the kernel: both ``hive-rpc mcp`` and the hook are descendants of that one process
-(host/agent_process.py), and ``process_agent`` names it.
+Which agent asks (one id for its MCP asks and its hook's questions): the agent's
+process, which the hub reads from the kernel: ``hive-rpc mcp`` and the hook are both
+descendants of that one process (host/agent_process.py), and ``process_agent`` names
+it.  Not a session id: Codex and Gemini give their MCP server none, and Claude Code's
+changes under its hooks at ``/clear`` while its MCP server keeps the first one
+(``CLAUDE_CODE_SESSION_ID``, measured on 2.1.328), so one Claude Code in one
+terminal showed as two agents.  The session id is the fallback where /proc says
+nothing (core/claude_code.py ``session_agent``).
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ class Agent:
 
 
 CLAUDE_CODE = Agent(
-    "claude-code", "Claude Code", CLAUDE_EVENTS, False, None, ("claude",)
+    "claude-code", "Claude Code", CLAUDE_EVENTS, False, "claude-code", ("claude",)
 )  # fmt: skip
 CODEX = Agent("codex", "Codex", CLAUDE_EVENTS, False, "codex-mcp-client", ("codex",))
 GEMINI = Agent(
@@ -70,5 +72,6 @@ def of_mcp_client(client_name: str) -> Agent | None:
 
 def process_agent(agent: Agent, pid: int) -> str:
     """The agent id of the agent process ``pid``: ``codex-4242``.  The same for the
-    hook and the MCP server that one Codex runs, and for all its sessions."""
+    hook and the MCP server that one Codex (or Claude Code) runs, and for all its
+    sessions."""
     return f"{agent.name}-{pid}"

@@ -9,6 +9,7 @@ Claude Code's "timed out" error, and the question leaves the editors."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -98,9 +99,10 @@ async def test_allow_from_the_editor_runs_the_command(
     assert not result.get("is_error"), result
     assert prompt["kind"] == "permission"
     assert prompt["question"].endswith(f"wants to run Bash: touch {target}")
-    # the session's agent, as its hooks name it (core/claude_code.py)
-    assert len(prompt["agent_id"]) == len("claude-code-") + 8
-    assert f"(session {prompt['agent_id'][12:16]})" in prompt["question"]
+    # the Claude Code process's agent, as its hooks name it (core/agents.py), and
+    # the session's first characters in the question
+    assert re.fullmatch(r"claude-code-\d+", prompt["agent_id"]), prompt["agent_id"]
+    assert re.search(r"\(session [0-9a-f]{4}\)", prompt["question"]), prompt["question"]
 
 
 async def test_deny_from_the_editor_reaches_the_model(

@@ -54,6 +54,6 @@ async def test_a_session_of_claude_code_leaves_one_entry_per_decision(
     )  # fmt: skip
     assert (by_rule["tool"], by_rule["summary"]) == ("Bash", command)
     assert by_rule["session_id"] == rule["where"]
-    assert by_rule["session_id"].startswith(prompt["agent_id"].removeprefix("claude-code-"))
+    assert f"(session {by_rule['session_id'][:4]})" in prompt["question"]
     assert by_rule["project"] == str(claude_root / "project")
     assert f"from prompt {prompt['id']}" in await cli(hub_config, "rules", "list")

@@ -8,6 +8,7 @@ deny: no file, and the denial message reaches the model as the tool's result."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -84,10 +85,12 @@ async def test_allow_from_the_editor_runs_the_command(
         hub_config, claude_bin, claude_root, {"answer": "allow"}
     )
     assert done.returncode == 0, done.stderr
-    assert prompt["question"] == (
-        f"Claude Code in {claude_root / 'project'} (session {prompt['agent_id'][12:16]}) "
-        f"wants to run Bash: touch {target}"
-    )
+    assert re.fullmatch(
+        rf"Claude Code in {re.escape(str(claude_root / 'project'))} \(session [0-9a-f]{{4}}\) "
+        rf"wants to run Bash: {re.escape(f'touch {target}')}",
+        prompt["question"],
+    ), prompt["question"]
+    assert re.fullmatch(r"claude-code-\d+", prompt["agent_id"]), prompt["agent_id"]
     assert json.loads(prompt["detail"])["command"] == f"touch {target}"
     assert prompt["kind"] == "permission"
     assert prompt["urgent"] is True
@@ -191,16 +194,17 @@ class Tui:
 
 
 @contextmanager
-def claude_tui(claude: ClaudeHome, root: Path) -> Iterator[Tui]:
+def claude_tui(claude: ClaudeHome, root: Path, *extra: str) -> Iterator[Tui]:
     """``claude --permission-mode default`` (the TUI's own default, auto, runs
-    ``touch`` with no dialog and no hook) in a 160x45 tmux pane."""
+    ``touch`` with no dialog and no hook), with ``extra`` arguments, in a 160x45 tmux
+    pane."""
     env = claude.env()
     tui = Tui(root / "tmux.sock")
     subprocess.run(
         ["tmux", "-S", str(tui.socket), "-f", "/dev/null", "new-session", "-d",
          "-x", "160", "-y", "45", "-c", str(claude.project),
          "env", *[f"{k}={env[k]}" for k in TUI_ENV if k in env], "TERM=xterm-256color",
-         str(claude.claude), "--permission-mode", "default"],
+         str(claude.claude), "--permission-mode", "default", *extra],
         check=True,
     )  # fmt: skip
     try:

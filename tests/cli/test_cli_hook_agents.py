@@ -14,7 +14,7 @@ from typing import Any
 import trio
 
 from hive_rpc.cli.hook import gemini_output, permission_ask
-from hive_rpc.core.agents import AGENTS, CODEX, GEMINI, of_mcp_client
+from hive_rpc.core.agents import AGENTS, CLAUDE_CODE, CODEX, GEMINI, of_mcp_client
 from hive_rpc.host.agent_process import agent_ancestor, parent_and_comm
 from hive_rpc.hub import HubConfig
 
@@ -49,7 +49,7 @@ def test_every_agent_has_a_display_name_an_event_format_and_fails_safe() -> None
     assert not any(a.fails_closed for a in AGENTS.values())
     assert of_mcp_client("codex-mcp-client") is CODEX
     assert of_mcp_client("gemini-cli-mcp-client") is GEMINI
-    assert of_mcp_client("claude-code") is None
+    assert of_mcp_client("claude-code") is CLAUDE_CODE
 
 
 def test_the_codex_question_names_codex_and_a_codex_agent(short_tmp: Path) -> None:

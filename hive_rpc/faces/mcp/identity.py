@@ -18,17 +18,18 @@ class Identity:
 
     In order: a fixed name (``hive-rpc mcp --agent NAME``); on HTTP, the
     ``X-Hive-Agent`` header or ``?agent=NAME`` in the URL; on stdio, when the client
-    is Claude Code and gave its session id (``claude_session``, from
-    ``CLAUDE_CODE_SESSION_ID``), the agent its hooks name too (core/claude_code.py);
-    on stdio, when the client is Codex or Gemini CLI (core/agents.py) and the relay
-    process (its ``SO_PEERCRED`` pid, ``CALLER``) runs under that agent's process,
-    ``codex-PID`` / ``gemini-PID`` of that process, the id ``hive-rpc hook codex`` /
-    ``gemini`` finds from its own ancestry: what the kernel says, not the names the
-    client chose, so one Codex is one agent for its MCP asks and its hook's
-    permission requests; else the client's own name (``clientInfo.name``) plus a suffix that is per
-    session on stdio (``suffix``: the relay's, one ``hive-rpc mcp`` process is one
-    session, kept when it reconnects to a new hub) and the session id on stateful
-    HTTP.
+    is Claude Code, Codex or Gemini CLI (core/agents.py) and the relay process (its
+    ``SO_PEERCRED`` pid, ``CALLER``) runs under that agent's process,
+    ``claude-code-PID`` / ``codex-PID`` / ``gemini-PID`` of that process, the id
+    ``hive-rpc hook AGENT`` finds from its own ancestry: what the kernel says, not the
+    names the client chose, so one agent process is one agent for its MCP asks and its
+    hook's permission requests, across Claude Code's ``/clear``; on stdio, when the
+    client is Claude Code run by no process /proc shows and gave its session id
+    (``claude_session``, from ``CLAUDE_CODE_SESSION_ID``), the agent its hooks name
+    then (core/claude_code.py); else the client's own name (``clientInfo.name``) plus
+    a suffix that is per session on stdio (``suffix``: the relay's, one ``hive-rpc
+    mcp`` process is one session, kept when it reconnects to a new hub) and the
+    session id on stateful HTTP.
     """
 
     def __init__(
@@ -55,14 +56,17 @@ class Identity:
         params = ctx.session.client_params
         client = params.client_info.name if params is not None else "agent"
         if request is None:
+            process = self._process_agent(client)
+            if process is not None:
+                return process
             if client == CLIENT_NAME and self.claude_session is not None:
                 return session_agent(self.claude_session)
-            return self._process_agent(client) or f"{client}-{self.suffix}"
+            return f"{client}-{self.suffix}"
         session = request.headers.get("mcp-session-id")
         return f"{client}-{session[:8]}" if session else client
 
     def _process_agent(self, client: str) -> str | None:
-        """``codex-PID`` for a Codex or Gemini client run by that agent's process (read
+        """``codex-PID`` for an agent's MCP client run by that agent's process (read
         once per session: a connection's peer is fixed at ``connect``), or None."""
         agent = of_mcp_client(client)
         caller = CALLER.get()
