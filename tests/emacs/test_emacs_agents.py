@@ -229,8 +229,8 @@ def test_a_codex_permission_denied_in_emacs_reaches_the_model_and_nothing_runs(
     assert f"permission: Codex in {agent_home.project} (session " in asked, asked
     assert "[allow / allow for this session / always allow in this project / deny]" in asked
     assert not target.exists()
-    # One request to the reviewer-less model after the hook's answer: no automatic
-    # review was asked for.
+    # The hook's answer was the decision: Codex's automatic reviewer, which asks the
+    # model provider, was not asked (it would be a third request).
     assert len(model.requests) == 2
     output = model.requests[1].output_for(touch)
     assert output is not None
