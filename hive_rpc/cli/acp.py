@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import secrets
 import signal
 import sys
 from pathlib import Path
@@ -21,6 +20,7 @@ import trio
 from hive_rpc.acp import wire
 from hive_rpc.acp.proxy import ProxyConfig, run_proxy, say
 from hive_rpc.cli.exits import EXIT_USAGE
+from hive_rpc.core.agents import name_suffix
 
 
 def agent_argv(words: list[str]) -> list[str]:
@@ -51,7 +51,7 @@ def agent_name(argv: list[str]) -> str:
 def default_agent_id(argv: list[str]) -> str:
     """The agent id of this run: the agent's name plus a random suffix, one per proxy
     (its sessions share it), as ``hive-rpc mcp`` names a client."""
-    return f"{agent_name(argv)}-{secrets.token_hex(3)}"
+    return f"{agent_name(argv)}-{name_suffix()}"
 
 
 def mcp_command() -> tuple[str, list[str]]:

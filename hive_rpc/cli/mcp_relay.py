@@ -30,7 +30,6 @@ import argparse
 import contextlib
 import json
 import os
-import secrets
 import socket as socket_module
 import sys
 import threading
@@ -39,6 +38,7 @@ from typing import Any, BinaryIO
 
 from hive_rpc.client.hub_start import HubStopped
 from hive_rpc.client.sync_client import connect_or_start
+from hive_rpc.core.agents import name_suffix
 from hive_rpc.core.errors import HiveError, HubUnreachable
 from hive_rpc.protocol.jsonrpc import peek_id
 from hive_rpc.protocol.methods import CODES
@@ -525,7 +525,7 @@ def open_options(args: argparse.Namespace, environ: dict[str, str]) -> dict[str,
         "claude_session": environ.get(SESSION_ENV) or None,
         "project_dir": environ.get(PROJECT_ENV) or os.getcwd(),
         "tool_timeout_ms": environ.get(TOOL_TIMEOUT_ENV) or None,
-        "suffix": secrets.token_hex(3),
+        "suffix": name_suffix(),
     }
     return {k: v for k, v in options.items() if v is not None}
 

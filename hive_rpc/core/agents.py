@@ -20,6 +20,7 @@ nothing (core/claude_code.py ``session_agent``).
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 
 CLAUDE_EVENTS = "claude-code"
@@ -75,3 +76,32 @@ def process_agent(agent: Agent, pid: int) -> str:
     hook and the MCP server that one Codex (or Claude Code) runs, and for all its
     sessions."""
     return f"{agent.name}-{pid}"
+
+
+MAX_PID = 4_194_304
+"""The largest pid Linux gives (``pid_max``'s ceiling, 2**22): at most 7 digits, so
+the 8 characters of a session id (``session_agent``) never read as a pid."""
+
+
+def name_suffix() -> str:
+    """A random suffix making a client's name an agent id of its own (``codex-e26ee0``):
+    6 hex digits, never all decimal, so that ``codex-`` plus it never reads as a
+    process's id (``claimed_process``) that the hub would refuse."""
+    suffix = secrets.token_hex(3)
+    return "x" + suffix[1:] if suffix.isdigit() else suffix
+
+
+def claimed_process(name: str) -> tuple[Agent, int] | None:
+    """The agent and pid an agent id names when it has ``process_agent``'s form
+    (``codex-51007``), or None for any other name.  Such an id is a claim the hub checks
+    against the kernel (service/hub.py ``acting_agent``): only the process and its
+    descendants may act as it."""
+    for agent in AGENTS.values():
+        digits = name.removeprefix(agent.name + "-")
+        if digits == name or not (digits.isascii() and digits.isdigit()):
+            continue
+        if digits.startswith("0") or len(digits) > len(str(MAX_PID)):
+            return None
+        pid = int(digits)
+        return (agent, pid) if pid <= MAX_PID else None
+    return None

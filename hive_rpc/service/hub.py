@@ -19,8 +19,11 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hive_rpc.core.errors import MethodNotFound
+from hive_rpc.core.agents import claimed_process
+from hive_rpc.core.errors import InvalidParams, MethodNotFound
 from hive_rpc.core.prompt import Prompt, check_name
+from hive_rpc.host.agent_process import agent_ancestor
+from hive_rpc.relay.consent import CALLER, Caller
 from hive_rpc.relay.emacs import DeliveryPeers
 from hive_rpc.runtime.activity import ActivityLog
 from hive_rpc.runtime.registry import Registry, Watch
@@ -34,9 +37,42 @@ if TYPE_CHECKING:
 
 def acting_agent(p: dict[str, Any]) -> str | None:
     """The agent a request acts for, or None for a coordinator.  Blank is refused, not
-    read as "everyone": an agent that lost its name must not see others' prompts."""
+    read as "everyone": an agent that lost its name must not see others' prompts.  An
+    id naming an agent's process (``codex-51007``) is the hub's own name for that
+    process's sessions and hook: only a connection that runs under that process may
+    act as it (``check_process_claim``)."""
     value = p.get("agent_id")
-    return None if value is None else check_name(value, "agent_id")
+    if value is None:
+        return None
+    name = check_name(value, "agent_id")
+    check_process_claim(name, CALLER.get())
+    return name
+
+
+def check_process_claim(name: str, caller: Caller | None) -> None:
+    """Refuse ``name`` when it names an agent's process (core/agents.py
+    ``claimed_process``) that the caller does not run under: its ``SO_PEERCRED`` pid's
+    nearest ancestor of the agent's name must be that pid, which is how the hub names
+    an MCP session and how ``hive-rpc hook`` finds it.  Checked on every request, as
+    a process that outlived its agent is then no longer under it."""
+    claim = claimed_process(name)
+    if claim is None:
+        return
+    agent, pid = claim
+    shown = f"agent_id {name[:80]!r} names {agent.display}'s process {pid}"
+    if caller is None or caller.pid is None:
+        raise InvalidParams(
+            f"{shown}, which the hub can check only for a client of its Unix socket; "
+            "ask there, or under a name of your own",
+            param="agent_id",
+        )
+    if agent_ancestor(caller.pid, agent.process_names) != pid:
+        raise InvalidParams(
+            f"{shown}, and this client (pid {caller.pid}) does not run under it: only "
+            f"that {agent.display} and what it runs may act as it; ask under a name of "
+            "your own",
+            param="agent_id",
+        )
 
 
 @dataclass

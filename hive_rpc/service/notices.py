@@ -13,7 +13,8 @@ from typing import Any
 from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.prompt import check_name
 from hive_rpc.core.terminal_text import strip_controls
-from hive_rpc.service.hub import HubService
+from hive_rpc.relay.consent import CALLER
+from hive_rpc.service.hub import HubService, check_process_claim
 from hive_rpc.service.table import handles
 
 MAX_NOTICE_CHARS = 2000
@@ -23,6 +24,7 @@ MAX_NOTICE_CHARS = 2000
 @handles("agent/notify")
 async def agent_notify(hub: HubService, p: dict[str, Any]) -> Any:
     agent = check_name(p["agent_id"], "agent_id")
+    check_process_claim(agent, CALLER.get())
     fields = {k: p[k] for k in ("message", "title", "type", "cwd") if p.get(k) is not None}
     for key, value in fields.items():
         if len(value) > MAX_NOTICE_CHARS:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import secrets
-
 from mcp.server.mcpserver import Context
 
-from hive_rpc.core.agents import of_mcp_client, process_agent
+from hive_rpc.core.agents import name_suffix, of_mcp_client, process_agent
 from hive_rpc.core.claude_code import CLIENT_NAME, session_agent
 from hive_rpc.core.prompt import check_name
 from hive_rpc.host.agent_process import agent_ancestor
@@ -40,7 +38,7 @@ class Identity:
         suffix: str | None = None,
     ) -> None:
         self.fixed = check_name(fixed, "agent") if fixed is not None else None
-        self.suffix = suffix or secrets.token_hex(3)
+        self.suffix = suffix or name_suffix()
         self.claude_session = claude_session or None
         self._process: str | None = None
         """The process-derived agent, once looked up ("" when there is none)."""
