@@ -1,0 +1,540 @@
+"""The real Codex CLI (0.171.0) as a human uses it: its interactive TUI in a tmux pane,
+with the config ``hive-rpc setup codex`` wrote (run as a process, agent_homes.run_setup)
+and the scripted model (scripted_responses.py); and Codex's MCP client cutting a long
+call at ``tool_timeout_sec`` (issue 29).
+
+What the tests hold, measured here:
+
+- **Trust, as a human gives it.** The TUI opens on "Hooks need review / 1 hook is new
+  or changed" (``1. Review hooks``, ``2. Trust all and continue``, ``3. Continue
+  without trusting (hooks won't run)``; "enter confirm · esc skip") once its required
+  MCP server is up, for a hook never trusted; keys typed in its first moment are
+  discarded (``choose_at_start``).  Either way works: Down, Down, Enter (``3.``), then
+  ``/hooks`` Enter shows the events table with the cursor on ``PermissionRequest``
+  ("t trust all · enter review · esc close"); Enter shows the hook ("Trust     New
+  hook - review required"); ``t`` trusts it ("Trust     Trusted"); Esc, Esc,
+  ``/quit`` Enter.  Or Down, Enter on the first screen (``2. Trust all and
+  continue``).  Codex then writes
+  into config.toml ``[hooks.state."<config.toml's path>:permission_request:0:0"]``
+  ``trusted_hash = "sha256:<64 hex>"`` (group 0, hook 0 of PermissionRequest), and
+  adds ``[tui] screen_reader_detection_done = true``.  ``hive-rpc setup codex`` run
+  again with the same options changes nothing ("already set up", the same bytes), so
+  the trust stays; a later ``codex exec --approve-for-me`` runs the hook without
+  ``--dangerously-bypass-hook-trust``.  (Setup run with other options changes the
+  hook's command: the TUI then says "Unnamed hook · modified", "Modified since last
+  trusted - review required", and the hook is skipped until trusted again: Codex's
+  consent covers the command; measured by hand.)
+- **The TUI's own settings.** ``--no-daemon``: without it the TUI starts a shared
+  background app server (``~/.codex/packages/app-server-daemon/.../codex app-server
+  --listen unix:// --managed-daemon``) that runs the MCP servers and outlives the TUI;
+  the test would leave it running.  ``-a on-request``: in this project directory (no
+  git repository, nothing chosen in ``/permissions``) the TUI's policy is "Granular"
+  with ``sandbox_approval: false``, so a command asking to leave the sandbox is refused
+  to the model with no dialog and no hook.  Nothing else comes first: no login (the
+  provider's key is in the environment), no folder trust, no model choice.  The TUI
+  also asks the model for a title after the first prompt (a request whose user text
+  asks for "a concise, single-line task title"), which the scripted model answers.
+- **While the hook waits** the TUI shows "Working (Ns • esc to interrupt) · Running
+  hook" and no dialog of its own (Claude Code draws its own at once).  Esc interrupts
+  the turn ("Conversation interrupted"): Codex ends the hook, and its question leaves
+  the editors ("cancelled by the asker stopped waiting").
+- **The hub down.** A hook with no hub prints nothing; Codex then shows its own
+  dialog: "Would you like to run the following command?", "Reason: <justification>",
+  "$ <command>", "1. Yes, proceed (y)", "2. Yes, and don't ask again for commands that
+  start with `...` (p)", "3. No, and tell Codex what to do differently (esc)".  A hub
+  stopped on purpose before Codex starts is another matter: setup's server is
+  ``required``, ``hive-rpc mcp`` will not start a hub stopped on purpose, and the TUI
+  exits at once ("required MCP servers failed to initialize: hive-rpc: handshaking
+  with MCP server failed"), so the test stops the hub once Codex runs.
+- **The tool timeout.** At ``tool_timeout_sec`` Codex sends the server
+  ``notifications/cancelled`` (``{"requestId": N, "reason": "MCP request cancelled by
+  caller"}``) and gives the model ``tool call failed for `hive-rpc/hivemind_ask` ...
+  timed out awaiting tools/call after 3s``; ``hive-rpc mcp`` withdraws the question
+  (by the agent), so a later ``hivemind_poll`` of its id reads ``cancelled``: nothing
+  is left to collect.  With ``MCP_TOOL_TIMEOUT`` matching (setup writes both, and
+  keeps a ``tool_timeout_sec`` of the user's), the call returns ``pending`` 2 s
+  before the cut, Codex sends no cancellation, the question stays, and the model's
+  ``hivemind_poll`` collects the human's later answer.  The ``tools/call`` Codex sends
+  carries ``_meta`` with ``sessionId``, ``threadId`` and ``x-codex-turn-metadata``
+  (its ``session_id``, ``turn_id``, ``sandbox_mode``).
+
+The screen is another process's, with no event to follow: the tests poll tmux's
+``capture-pane`` with a deadline (waiting.until), and press a key only once the screen
+shows what the key is for."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomlkit
+import trio
+from agent_homes import AgentHome, Codex, run_setup, write_codex_config
+from cli_support import Shell
+from editor import human_editor, next_prompt
+from scripted_responses import (
+    Item,
+    ResponsesRequest,
+    Script,
+    function_call,
+    in_turns,
+    message,
+    output_text,
+    scripted_responses,
+)
+from test_codex_mcp import mcp_result
+from waiting import until
+
+from hive_rpc.hub import HubConfig
+from hive_rpc.service import HubService
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+
+NAMESPACE = "mcp__hive_rpc"
+QUESTION = "Which database should the cache use?"
+SCREEN_S = 60
+"""How long a screen may take to come (Codex starting its MCP server, on a busy
+machine)."""
+MARK = "\u203a"
+"""U+203A, Codex's mark before the prompt line and before the chosen option."""
+REVIEW = "Hooks need review"
+READY = "Ask Codex to do anything"
+DIALOG = "Would you like to run the following command?"
+TITLE = "single-line task title"
+"""In the TUI's own request for a title, after the first prompt."""
+
+
+@dataclass
+class CodexTui:
+    """The interactive ``codex`` in the only pane of a private tmux server."""
+
+    socket: Path
+
+    def tmux(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["tmux", "-S", str(self.socket), *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "0").stdout
+
+    async def shows(self, words: str) -> str:
+        """The screen once it shows ``words`` (polled: see the module's docstring)."""
+
+        async def look() -> str | None:
+            screen = await trio.to_thread.run_sync(self.screen)
+            return screen if words in screen else None
+
+        try:
+            return await until(look, f"{words!r} on Codex's screen", within_s=SCREEN_S)
+        except AssertionError as e:
+            raise AssertionError(f"{e}; the screen:\n{self.screen()}") from None
+
+    def keys(self, *keys: str) -> None:
+        """Keys by tmux's names (``Enter``, ``Escape``, ``Down``, ``t``)."""
+        self.tmux("send-keys", "-t", "0", *keys)
+
+    async def type_in(self, words: str) -> None:
+        """``words`` typed into the prompt, then Enter once the prompt shows them
+        (Enter in the same burst as the typing is taken as part of a paste)."""
+        self.tmux("send-keys", "-t", "0", "-l", words)
+        await self.shows(f"{MARK} {words}")
+        self.keys("Enter")
+
+    async def exited(self) -> None:
+        """Codex has exited (its pane is dead: kept, see ``codex_tui``)."""
+
+        async def gone() -> bool:
+            done = await trio.to_thread.run_sync(
+                self.tmux, "display-message", "-p", "-t", "0", "#{pane_dead}"
+            )
+            return done.stdout.strip() == "1"
+
+        await until(gone, "codex to exit", within_s=SCREEN_S)
+
+
+@contextmanager
+def codex_tui(codex: Codex, root: Path) -> Iterator[CodexTui]:
+    """``codex --no-daemon -a on-request`` (see the module's docstring) in a 160x45
+    pane, its environment Codex's (agent_homes.Codex.env), TERM xterm-256color."""
+    tui = CodexTui(root / "tmux.sock")
+    env = {k: v for k, v in codex.env().items() if not k.startswith("TMUX")}
+    subprocess.run(
+        ["tmux", "-S", str(tui.socket), "-f", "/dev/null", "new-session", "-d",
+         "-x", "160", "-y", "45", "-c", str(codex.agent.project),
+         "env", "TERM=xterm-256color", str(codex.codex), "--no-daemon", "-a", "on-request",
+         # An exit keeps its last screen (and says "Pane is dead"), for the failure.
+         ";", "set-option", "-t", "0", "remain-on-exit", "on"],
+        env=env,
+        check=True,
+    )  # fmt: skip
+    try:
+        yield tui
+    finally:
+        tui.tmux("kill-server")
+
+
+MOVED_S = 2.0
+"""How long a Down or Up on the first screen may take to move its cursor before it
+is taken as discarded and pressed again (``choose_at_start``)."""
+
+
+async def choose_at_start(tui: CodexTui, number: int) -> None:
+    """Option ``number`` of the first screen ("Hooks need review"), chosen with the
+    arrow keys and Enter.  Codex discards what is typed in the first moment the screen
+    shows (so typed-ahead keys cannot answer a trust question; an Esc then even made
+    it exit: "Error: timed out discarding buffered terminal input"), and nothing on
+    the screen says when that moment is over.  So the cursor is steered: an arrow
+    key, then the screen looked at; a key that moved nothing within ``MOVED_S`` is
+    pressed again, and a late one that went too far is undone by the other arrow.
+    Enter only once the cursor is seen on the option, so input is taken by then."""
+    await tui.shows(REVIEW)
+    with trio.fail_after(SCREEN_S):
+        while True:
+            screen = await trio.to_thread.run_sync(tui.screen)
+            cursor = re.search(rf"^{MARK} (\d)\. ", screen, re.MULTILINE)
+            assert cursor is not None, screen
+            at = int(cursor.group(1))
+            if at == number:
+                break
+            tui.keys("Down" if at < number else "Up")
+
+            async def moved(at: int = at) -> bool:
+                now = await trio.to_thread.run_sync(tui.screen)
+                return re.search(rf"^{MARK} {at}\. ", now, re.MULTILINE) is None
+
+            with trio.move_on_after(MOVED_S):
+                await until(moved, "the cursor to move", within_s=SCREEN_S)
+    tui.keys("Enter")
+
+
+def making_files(project: Path) -> Script:
+    """The model: for the prompt ``make NAME``, ``touch PROJECT/NAME`` outside the
+    sandbox, then "made NAME" once its output came back; a title for the TUI's own
+    title request."""
+
+    def script(request: ResponsesRequest) -> list[Item]:
+        texts = request.user_texts()
+        if any(TITLE in t for t in texts):
+            return [message("Make a file")]
+        name = [t for t in texts if t.startswith("make ")][-1].split()[-1]
+        calls = [
+            i
+            for i in request.input
+            if i.get("type") == "function_call" and str(project / name) in i.get("arguments", "")
+        ]
+        if calls and request.output_for(calls[-1]) is not None:
+            return [message(f"made {name}")]
+        return [
+            function_call(
+                "exec_command",
+                {
+                    "cmd": f"touch {project / name}",
+                    "sandbox_permissions": "require_escalated",
+                    "justification": "Make the file",
+                },
+            )
+        ]
+
+    return script
+
+
+def set_up(agent: AgentHome, base_url: str, socket: Path) -> Path:
+    """The user's config.toml (the scripted provider), then ``hive-rpc setup codex``
+    merged into it.  Returns the file."""
+    write_codex_config(agent, base_url=base_url)
+    return run_setup(agent, "codex", socket)
+
+
+async def test_a_hook_trusted_in_hooks_runs_without_the_bypass_and_setup_again_keeps_it(
+    hub: HubService, hub_config: HubConfig, codex_bin: Path, agent_home: AgentHome
+) -> None:
+    """The human trusts the hook with the keys of the module's docstring and quits;
+    the trust is in config.toml; setup run again leaves the file as it was; and
+    ``codex exec --approve-for-me`` (no bypass) asks the editor, whose allow runs the
+    command."""
+    target = agent_home.project / "trusted"
+    with scripted_responses(making_files(agent_home.project)) as model:
+        codex = Codex(codex_bin, agent_home)
+        path = set_up(agent_home, model.base_url, hub_config.socket)
+        with codex_tui(codex, agent_home.root) as tui:
+            await choose_at_start(tui, 3)  # continue without trusting: /hooks
+            await tui.shows(READY)
+            await tui.type_in("/hooks")
+            listed = await tui.shows("t trust all · enter review · esc close")
+            assert re.search(rf"{MARK} PermissionRequest +1 +0 +1 ", listed), listed
+            tui.keys("Enter")
+            await tui.shows("Trust     New hook - review required")
+            tui.keys("t")
+            detail = await tui.shows("Trust     Trusted")
+            assert "hive-rpc hook codex" in detail
+            tui.keys("Escape")
+            listed = await tui.shows("enter details · esc close")
+            assert re.search(r"PermissionRequest +1 +1 ", listed), listed
+            tui.keys("Escape")
+            await tui.shows(READY)
+            await tui.type_in("/quit")
+            await tui.exited()
+        trusted = path.read_text()
+        state: Any = tomlkit.parse(trusted)["hooks"]["state"]  # type: ignore[index]
+        assert list(state) == [f"{path}:permission_request:0:0"], trusted
+        trust = state[f"{path}:permission_request:0:0"]["trusted_hash"]
+        assert re.fullmatch(r"sha256:[0-9a-f]{64}", trust), trusted
+
+        backups = sorted(path.parent.glob("config.toml.hive-rpc-*.bak"))
+        assert run_setup(agent_home, "codex", hub_config.socket) == path
+        # "already set up": nothing written, no new backup
+        assert path.read_text() == trusted
+        assert sorted(path.parent.glob("config.toml.hive-rpc-*.bak")) == backups
+
+        async with human_editor(hub_config.socket) as human:
+            runs: list[subprocess.CompletedProcess[str]] = []
+            async with trio.open_nursery() as nursery:
+
+                async def run() -> None:
+                    runs.append(
+                        await trio.to_thread.run_sync(
+                            lambda: codex.exec("--approve-for-me", f"make {target.name}")
+                        )
+                    )
+
+                nursery.start_soon(run)
+                with trio.fail_after(50):
+                    prompt = (await next_prompt(human)).params
+                await human.call("hive/respond", {"id": prompt["id"], "answer": "allow"})
+    assert model.errors == [], model.errors
+    assert runs[0].returncode == 0, runs[0].stderr
+    assert "hook: PermissionRequest Completed" in runs[0].stderr
+    assert target.exists()
+    assert prompt["kind"] == "permission"
+    assert prompt["question"].endswith(f"wants to run Bash: touch {target}"), prompt
+    # the automatic reviewer was not asked: only the touch and the answer to it
+    assert len(model.requests) == 2
+
+
+async def trust_all_at_start(tui: CodexTui) -> None:
+    """The first screen's ``2. Trust all and continue``, as a human picks it."""
+    await choose_at_start(tui, 2)
+    await tui.shows(READY)
+
+
+async def test_the_tui_asks_the_editor_and_with_the_hub_down_shows_its_own_dialog(
+    sh: Shell, codex_bin: Path, agent_home: AgentHome
+) -> None:
+    """One TUI session, the hook trusted at start: the editor's allow runs the first
+    command; then the hub is stopped (``hive-rpc stop``, as a user stops it), and the
+    second command's request, the hook having no hub to ask, comes to Codex's own
+    dialog, where the human's ``y`` runs it."""
+    first, second = agent_home.project / "first", agent_home.project / "second"
+    started = sh.run("serve", "--detach")
+    assert started.returncode == 0, started.stderr
+    with scripted_responses(making_files(agent_home.project)) as model:
+        codex = Codex(codex_bin, agent_home)
+        set_up(agent_home, model.base_url, sh.socket)
+        with codex_tui(codex, agent_home.root) as tui:
+            await trust_all_at_start(tui)
+            async with human_editor(sh.socket) as human:
+                await tui.type_in(f"make {first.name}")
+                with trio.fail_after(SCREEN_S):
+                    prompt = (await next_prompt(human)).params
+                await human.call("hive/respond", {"id": prompt["id"], "answer": "allow"})
+                await tui.shows(f"made {first.name}")
+            assert first.exists()
+            assert prompt["question"].endswith(f"wants to run Bash: touch {first}"), prompt
+
+            stopped = sh.run("stop")
+            assert stopped.returncode == 0, stopped.stderr
+            await tui.type_in(f"make {second.name}")
+            dialog = await tui.shows(DIALOG)
+            assert f"$ touch {second}" in dialog
+            assert "Reason: Make the file" in dialog
+            assert not second.exists()
+            tui.keys("y")  # 1. Yes, proceed (y)
+            await tui.shows(f"made {second.name}")
+    assert second.exists()
+    assert model.errors == [], model.errors
+
+
+async def test_while_nobody_answers_the_tui_waits_on_the_hook_and_esc_withdraws_it(
+    hub: HubService, hub_config: HubConfig, codex_bin: Path, agent_home: AgentHome
+) -> None:
+    """The editor shows the question and nobody answers: Codex shows no dialog of its
+    own meanwhile, only "Running hook"; the human's Esc in the terminal interrupts the
+    turn, Codex ends the hook, and the question leaves the editor."""
+    target = agent_home.project / "waited"
+    with scripted_responses(making_files(agent_home.project)) as model:
+        codex = Codex(codex_bin, agent_home)
+        set_up(agent_home, model.base_url, hub_config.socket)
+        with codex_tui(codex, agent_home.root) as tui:
+            await trust_all_at_start(tui)
+            async with human_editor(hub_config.socket) as human:
+                await tui.type_in(f"make {target.name}")
+                with trio.fail_after(SCREEN_S):
+                    prompt = (await next_prompt(human)).params
+                waiting = await tui.shows("Running hook")
+                tui.keys("Escape")
+                await tui.shows("Conversation interrupted")
+                with trio.fail_after(SCREEN_S):
+                    dismissed = await human.next_notification()
+                    while dismissed.method != "hive/dismiss":
+                        dismissed = await human.next_notification()
+    assert model.errors == [], model.errors
+    assert DIALOG not in waiting
+    assert "esc to interrupt" in waiting
+    assert not target.exists()
+    assert dismissed.params["id"] == prompt["id"]
+    assert (dismissed.params["status"], dismissed.params["by"]) == (
+        "cancelled",
+        "the asker stopped waiting",
+    )
+
+
+def wire_recorded(path: Path, wire: Path, tool_timeout_s: int | None = None) -> dict[str, Any]:
+    """The hive-rpc server entry of setup's ``path`` run through a shell that copies
+    what Codex sends it to ``wire`` (``tee``), and given ``tool_timeout_s`` by hand
+    when set (as a user edits it).  Returns the entry as it now stands."""
+    doc = tomlkit.parse(path.read_text())
+    entry: Any = doc["mcp_servers"]["hive-rpc"]  # type: ignore[index]
+    command = [entry["command"], *entry["args"]]
+    entry["command"] = "/bin/sh"
+    entry["args"] = ["-c", f'tee "{wire}" | "$0" "$@"', *command]
+    if tool_timeout_s is not None:
+        entry["tool_timeout_sec"] = tool_timeout_s
+    path.write_text(tomlkit.dumps(doc))
+    return dict(entry.unwrap())
+
+
+def sent(wire: Path) -> list[dict[str, Any]]:
+    """The JSON-RPC messages Codex sent its MCP server, in order."""
+    return [json.loads(line) for line in wire.read_text().splitlines() if line.strip()]
+
+
+async def test_a_call_cut_by_tool_timeout_sec_is_cancelled_and_its_question_withdrawn(
+    hub: HubService, hub_config: HubConfig, codex_bin: Path, agent_home: AgentHome
+) -> None:
+    """``tool_timeout_sec`` set to 3 by hand after setup (``MCP_TOOL_TIMEOUT`` left at
+    setup's 600000, so ``hive-rpc mcp`` does not know the limit): the blocking
+    ``hivemind_ask`` is cut at 3 s, Codex sends ``notifications/cancelled``, the model
+    reads Codex's error, the question leaves the editor (withdrawn by the agent), and
+    the model's next call, a ``hivemind_poll`` of its id, finds it cancelled."""
+    wire = agent_home.root / "wire"
+    ask = function_call("hivemind_ask", {"question": QUESTION}, namespace=NAMESPACE)
+    withdrawn = threading.Event()
+    seen: dict[str, Any] = {}
+
+    def cut(request: ResponsesRequest) -> list[Item]:
+        seen["cut"] = output_text(request.output_for(ask) or {})
+        assert withdrawn.wait(40), "the question was never withdrawn"
+        seen["poll"] = function_call(
+            "hivemind_poll", {"ask_id": seen["ask_id"]}, namespace=NAMESPACE
+        )
+        return [seen["poll"]]
+
+    def polled(request: ResponsesRequest) -> list[Item]:
+        seen["polled"] = mcp_result(request, seen["poll"])
+        return [message("done")]
+
+    with scripted_responses(in_turns([ask], cut, polled)) as model:
+        codex = Codex(codex_bin, agent_home)
+        path = set_up(agent_home, model.base_url, hub_config.socket)
+        entry = wire_recorded(path, wire, tool_timeout_s=3)
+        assert entry["env"]["MCP_TOOL_TIMEOUT"] == "600000"
+        async with human_editor(hub_config.socket, approver=False) as human:
+            runs: list[subprocess.CompletedProcess[str]] = []
+            async with trio.open_nursery() as nursery:
+
+                async def run() -> None:
+                    runs.append(await trio.to_thread.run_sync(codex.exec, "Ask."))
+                    assert withdrawn.is_set(), f"codex ended first:\n{runs[0].stderr}"
+
+                nursery.start_soon(run)
+                with trio.fail_after(50):
+                    prompt = (await next_prompt(human)).params
+                    seen["ask_id"] = prompt["id"]
+                    note = await human.next_notification()
+                    while note.method != "hive/dismiss":
+                        note = await human.next_notification()
+                withdrawn.set()
+    assert model.errors == [], model.errors
+    assert runs[0].returncode == 0, runs[0].stderr
+    assert "tool call failed for `hive-rpc/hivemind_ask`" in seen["cut"], seen["cut"]
+    assert "timed out awaiting tools/call after 3s" in seen["cut"], seen["cut"]
+    messages = sent(wire)
+    (call,) = [m for m in messages if m.get("params", {}).get("name") == "hivemind_ask"]
+    assert {"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": call["id"], "reason": "MCP request cancelled by caller"},
+            } in messages  # fmt: skip
+    # Codex names its session in every call's _meta (not read by hive-rpc today).
+    assert call["params"]["_meta"]["sessionId"]
+    assert note.params["id"] == prompt["id"]
+    assert (note.params["status"], note.params["by"]) == ("cancelled", prompt["agent_id"])
+    assert seen["polled"]["status"] == "cancelled"
+
+
+async def test_with_the_timeouts_matched_a_long_ask_comes_back_pending_and_is_collected(
+    hub: HubService, hub_config: HubConfig, codex_bin: Path, agent_home: AgentHome
+) -> None:
+    """``tool_timeout_sec`` set to 4 by hand, then setup run again: it keeps the 4 and
+    sets ``MCP_TOOL_TIMEOUT`` to 4000, so ``hivemind_ask`` returns ``pending`` before
+    Codex's limit; Codex cancels nothing, the question stays in the editor, the human
+    answers it after the call returned, and the model's ``hivemind_poll`` collects the
+    answer."""
+    wire = agent_home.root / "wire"
+    ask = function_call("hivemind_ask", {"question": QUESTION}, namespace=NAMESPACE)
+    returned, answered = threading.Event(), threading.Event()
+    seen: dict[str, Any] = {}
+
+    def pending(request: ResponsesRequest) -> list[Item]:
+        seen["asked"] = mcp_result(request, ask)
+        returned.set()
+        assert answered.wait(40), "the human never answered"
+        seen["poll"] = function_call(
+            "hivemind_poll", {"ask_id": seen["asked"]["ask_id"]}, namespace=NAMESPACE
+        )
+        return [seen["poll"]]
+
+    def collected(request: ResponsesRequest) -> list[Item]:
+        seen["answer"] = mcp_result(request, seen["poll"])
+        return [message("done")]
+
+    with scripted_responses(in_turns([ask], pending, collected)) as model:
+        codex = Codex(codex_bin, agent_home)
+        path = set_up(agent_home, model.base_url, hub_config.socket)
+        doc: Any = tomlkit.parse(path.read_text())
+        doc["mcp_servers"]["hive-rpc"]["tool_timeout_sec"] = 4
+        path.write_text(tomlkit.dumps(doc))
+        run_setup(agent_home, "codex", hub_config.socket)
+        entry = wire_recorded(path, wire)
+        assert (entry["tool_timeout_sec"], entry["env"]["MCP_TOOL_TIMEOUT"]) == (4, "4000")
+        async with human_editor(hub_config.socket, approver=False) as human:
+            runs: list[subprocess.CompletedProcess[str]] = []
+            async with trio.open_nursery() as nursery:
+
+                async def run() -> None:
+                    runs.append(await trio.to_thread.run_sync(codex.exec, "Ask."))
+                    assert answered.is_set(), f"codex ended first:\n{runs[0].stderr}"
+
+                nursery.start_soon(run)
+                with trio.fail_after(50):
+                    prompt = (await next_prompt(human)).params
+                    await trio.to_thread.run_sync(returned.wait, 40)
+                await human.call("hive/respond", {"id": prompt["id"], "answer": "Postgres"})
+                answered.set()
+    assert model.errors == [], model.errors
+    assert runs[0].returncode == 0, runs[0].stderr
+    assert (seen["asked"]["status"], seen["asked"]["ask_id"]) == ("pending", prompt["id"])
+    assert (seen["answer"]["status"], seen["answer"]["decision"]) == ("responded", "Postgres")
+    assert not [m for m in sent(wire) if m.get("method") == "notifications/cancelled"]
