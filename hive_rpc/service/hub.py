@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from hive_rpc.core.agents import claimed_process
 from hive_rpc.core.errors import InvalidParams, MethodNotFound
 from hive_rpc.core.prompt import Prompt, check_name
-from hive_rpc.host.agent_process import agent_ancestor
+from hive_rpc.host.agent_process import agent_ancestor, parent_and_comm
 from hive_rpc.relay.consent import CALLER, Caller
 from hive_rpc.relay.emacs import DeliveryPeers
 from hive_rpc.runtime.activity import ActivityLog
@@ -50,15 +50,21 @@ def acting_agent(p: dict[str, Any]) -> str | None:
 
 
 def check_process_claim(name: str, caller: Caller | None) -> None:
-    """Refuse ``name`` when it names an agent's process (core/agents.py
-    ``claimed_process``) that the caller does not run under: its ``SO_PEERCRED`` pid's
-    nearest ancestor of the agent's name must be that pid, which is how the hub names
-    an MCP session and how ``hive-rpc hook`` finds it.  Checked on every request, as
-    a process that outlived its agent is then no longer under it."""
+    """Refuse ``name`` when it names a living agent process (core/agents.py
+    ``claimed_process``: ``codex-51007`` while pid 51007 is a ``codex``) that the
+    caller does not run under: its ``SO_PEERCRED`` pid's nearest ancestor of the
+    agent's name must be that pid, which is how the hub names an MCP session and how
+    ``hive-rpc hook`` finds it.  A name of that form whose pid is no such process
+    (``codex-2``, a user's second Codex) is a name like any other.  Checked on every
+    request: a process that outlived its agent is no longer under it, and an agent
+    that starts under a pid someone named takes the name over."""
     claim = claimed_process(name)
     if claim is None:
         return
     agent, pid = claim
+    found = parent_and_comm(pid)
+    if found is None or found[1] not in agent.process_names:
+        return
     shown = f"agent_id {name[:80]!r} names {agent.display}'s process {pid}"
     if caller is None or caller.pid is None:
         raise InvalidParams(
