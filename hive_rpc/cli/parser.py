@@ -471,6 +471,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         )
         _setup_remove(q)
         _setup_hub_options(q)
+        if agent == "gemini":
+            q.add_argument(
+                "--gate",
+                action="store_true",
+                help="for --approval-mode yolo: ask about every tool but hive-rpc's and "
+                "deny what the human did not allow (hook gemini --gate)",
+            )
         q.set_defaults(func="hive_rpc.cli.setup:cmd_setup")
 
     p = sub.add_parser(

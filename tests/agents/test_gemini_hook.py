@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import trio
-from agent_homes import HIVE_RPC, AgentHome, Gemini, write_gemini_config
+from agent_homes import HIVE_RPC, AgentHome, Gemini, run_setup, write_gemini_config
 from editor import human_editor, next_prompt
 from scripted_gemini import GeminiRequest, function_call, in_turns, scripted_gemini, text
 
@@ -108,3 +108,39 @@ async def test_gemini_hub_down(
     assert target.exists() is not gate, said
     if gate:
         assert "hook gemini --gate" in said, said
+
+
+async def test_setups_gate_asks_about_a_tool_no_list_names(
+    hub: HubService, hub_config: HubConfig, gemini_bin: Path, agent_home: AgentHome
+) -> None:
+    """``hive-rpc setup gemini --gate`` in yolo mode: the model's ``read_file`` (a tool
+    setup's default matcher leaves to Gemini, which in yolo runs it unasked) is put to
+    the human, whose deny keeps the file's words from the model."""
+    secret = agent_home.project / "notes.txt"
+    secret.write_text("the launch code is 0000\n")
+    script = in_turns([function_call("read_file", {"file_path": str(secret)})], [text("done")])
+    with scripted_gemini(script) as model:
+        gemini = Gemini(gemini_bin, agent_home, model.base_url)
+        write_gemini_config(agent_home)
+        run_setup(agent_home, "gemini", hub_config.socket, "--gate")
+        async with human_editor(hub_config.socket) as human:
+            runs: list[subprocess.CompletedProcess[str]] = []
+            async with trio.open_nursery() as nursery:
+
+                async def run() -> None:
+                    runs.append(
+                        await trio.to_thread.run_sync(
+                            gemini.run, "--approval-mode", "yolo", "-p", "Read the notes."
+                        )
+                    )
+
+                nursery.start_soon(run)
+                with trio.fail_after(50):
+                    prompt = (await next_prompt(human)).params
+                await human.call("hive/respond", {"id": prompt["id"], "answer": "deny"})
+    assert model.errors == [], model.errors
+    assert runs[0].returncode == 0, runs[0].stderr
+    assert f"wants to use read_file: {secret}" in prompt["question"], prompt["question"]
+    said = json.dumps(model.requests[-1].function_responses())
+    assert "Tool execution blocked" in said, said
+    assert "launch code" not in said

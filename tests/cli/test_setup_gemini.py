@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from cli_support import HIVE_RPC, run_setup
 
-from hive_rpc.cli.setup.gemini import HOOK_MATCHER
+from hive_rpc.cli.setup.gemini import GATE_MATCHER, HOOK_MATCHER
 
 USERS: dict[str, Any] = {
     "security": {"auth": {"selectedType": "gemini-api-key"}},
@@ -203,3 +203,57 @@ def test_the_hook_asks_about_tools_that_act_not_reads_nor_our_own(tool: str, ask
     """Gemini CLI tests the matcher as a JavaScript RegExp (``new RegExp(m).test(name)``);
     this one means the same in Python's ``re.search``."""
     assert bool(re.search(HOOK_MATCHER, tool)) is asked
+
+
+@pytest.mark.parametrize(
+    "tool",
+    ["run_shell_command", "read_file", "grep_search", "a_tool_added_later", "mcp_github_x"],
+)
+def test_the_gate_asks_about_every_tool_but_ours(tool: str) -> None:
+    """In yolo mode the hook is all that asks: a tool a list of names left out (a new
+    built-in, ``read_file``) would run unasked."""
+    assert re.search(GATE_MATCHER, tool)
+    assert not re.search(GATE_MATCHER, "mcp_hive-rpc_request_human_input")
+
+
+def our_group(path: Path) -> dict[str, Any]:
+    (group,) = [
+        g for g in read(path)["hooks"]["BeforeTool"]
+        if any("hook gemini" in h["command"] for h in g["hooks"])
+    ]  # fmt: skip
+    return group
+
+
+def test_gate_writes_the_gated_hook_for_every_tool_and_keeps_it(home: Path) -> None:
+    path = settings_of(home)
+    plain = setup(home)
+    assert plain.returncode == 0, plain.stderr
+    assert our_group(path)["matcher"] == HOOK_MATCHER
+    gate = setup(home, "--gate")
+    assert gate.returncode == 0, gate.stderr
+    group = our_group(path)
+    assert group["matcher"] == GATE_MATCHER
+    assert group["hooks"][0]["command"] == f"{HIVE_RPC} hook gemini --gate"
+    assert "denied when the hub is down" in gate.stdout
+    # Run again without --gate (to move the socket, say): the gate stays; dropping it
+    # would let a yolo Gemini run every tool unasked.
+    again = setup(home, "--socket", "/run/other.sock")
+    assert again.returncode == 0, again.stderr
+    group = our_group(path)
+    assert (group["matcher"], group["hooks"][0]["command"]) == (
+        GATE_MATCHER, f"{HIVE_RPC} hook gemini --socket /run/other.sock --gate"
+    )  # fmt: skip
+    assert "denied when the hub is down" in again.stdout
+    assert setup(home, "--remove").returncode == 0
+    assert "hooks" not in read(path)
+
+
+def test_the_users_own_matcher_is_kept_under_the_gate(home: Path) -> None:
+    path = settings_of(home)
+    path.parent.mkdir()
+    mine = {"matcher": "run_shell_command", "hooks": [{"command": f"{HIVE_RPC} hook gemini"}]}
+    path.write_text(json.dumps({"hooks": {"BeforeTool": [mine]}}))
+    assert setup(home, "--gate").returncode == 0
+    group = our_group(path)
+    assert group["matcher"] == "run_shell_command"
+    assert group["hooks"][0]["command"] == f"{HIVE_RPC} hook gemini --gate"

@@ -13,7 +13,10 @@ hooks' format read in its settings schema and hook registry):
 - ``hooks.BeforeTool``: a group matching the tools that run, write or fetch
   (HOOK_MATCHER) whose command hook (named ``hive-rpc``, timeout in ms) runs
   ``hive-rpc hook gemini``: Gemini CLI has no permission-request hook, and a
-  BeforeTool hook may deny the call.
+  BeforeTool hook may deny the call.  With ``--gate`` (for ``--approval-mode yolo``,
+  where Gemini asks nobody) the group matches every tool but hive-rpc's own
+  (GATE_MATCHER) and the hook is ``hook gemini --gate``, which denies what the
+  human did not allow.
 
 Gemini CLI also runs hooks and offers tools only in a folder the user trusted
 (``trustedFolders.json``): that consent is the user's to give in Gemini CLI, so setup
@@ -59,6 +62,17 @@ name (0.61.0's hook planner).  The built-in ones that run, write or fetch, and o
 servers' MCP tools; not the read-only ones (a question per file read would drown the
 human) nor hive-rpc's own tools (asking the human whether the agent may ask the
 human).  A group of the user's with another matcher is left as it is."""
+GATE_MATCHER = r"^(?!mcp_hive-rpc_)"
+"""The gate's matcher: every tool but hive-rpc's own.  In yolo mode the hook is the
+only one asked, so a list of names would let any tool it does not name run unasked
+(a new or renamed built-in, ``read_file``): what is not matched is not gated."""
+SETUP_MATCHERS = (HOOK_MATCHER, GATE_MATCHER)
+"""The matchers setup writes: a group of ours under one of them follows ``--gate``;
+a matcher of the user's own is theirs to keep."""
+GATE_STEP = (
+    "gate: every tool but hive-rpc's (read-only ones too) asks you first and is denied "
+    "when the hub is down or nobody answers; it is for gemini --approval-mode yolo"
+)
 HOOK_NAME = "hive-rpc"
 """The hook's ``name``: how Gemini CLI's ``/hooks`` lists and disables it."""
 TRUST_STEP = (
@@ -112,9 +126,12 @@ def is_our_hook(hook: object) -> bool:
     return isinstance(hook, dict) and runs_hook(hook.get("command"), "gemini")
 
 
-def merge_hook(settings: dict[str, Any], hook_command: str) -> dict[str, Any]:
+def merge_hook(
+    settings: dict[str, Any], hook_command: str, matcher: str = HOOK_MATCHER
+) -> dict[str, Any]:
     """One ``hive-rpc hook gemini`` BeforeTool hook: one already there is updated
-    where it stands, duplicates dropped; else a group of its own (HOOK_MATCHER)."""
+    where it stands, duplicates dropped, its group's matcher set to ``matcher`` when
+    setup wrote the one it has; else a group of its own under ``matcher``."""
     hooks = _object(settings, "hooks", "hooks")
     groups = hooks.get(HOOK_EVENT, [])
     if not isinstance(groups, list):
@@ -125,8 +142,29 @@ def merge_hook(settings: dict[str, Any], hook_command: str) -> dict[str, Any]:
         "command": hook_command,
         "timeout": HOOK_TIMEOUT_MS,
     }
-    merged = place_hook(groups, ours, is_our_hook, HOOK_MATCHER)
+    merged = [
+        {**group, "matcher": matcher}
+        if isinstance(group, dict)
+        and group.get("matcher") in SETUP_MATCHERS
+        and any(is_our_hook(hook) for hook in group["hooks"])
+        else group
+        for group in place_hook(groups, ours, is_our_hook, matcher)
+    ]
     return {**settings, "hooks": {**hooks, HOOK_EVENT: merged}}
+
+
+def gated(settings: dict[str, Any]) -> bool:
+    """Whether a ``hook gemini`` hook already there runs with ``--gate``: setup run
+    again keeps the gate, as dropping it would let a yolo Gemini run tools unasked
+    (``--remove`` then setup again takes it off)."""
+    hooks = settings.get("hooks")
+    groups = hooks.get(HOOK_EVENT) if isinstance(hooks, dict) else None
+    return isinstance(groups, list) and any(
+        is_our_hook(hook) and "--gate" in shlex.split(hook["command"])
+        for group in groups
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for hook in group["hooks"]
+    )
 
 
 def remove(settings: dict[str, Any]) -> dict[str, Any]:
@@ -155,7 +193,12 @@ def remove(settings: dict[str, Any]) -> dict[str, Any]:
 
 
 def plan(
-    path: Path, *, command: Sequence[str], options: Sequence[str], removing: bool = False
+    path: Path,
+    *,
+    command: Sequence[str],
+    options: Sequence[str],
+    removing: bool = False,
+    gate: bool = False,
 ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """settings.json as it is and as setup would leave it, checked before anything
     is written."""
@@ -164,8 +207,10 @@ def plan(
         if removing:
             after = remove(before or {})
         else:
-            hook = shlex.join([*command, "hook", "gemini", *options])
-            after = merge_hook(merge_server(before or {}, command, options), hook)
+            gate = gate or gated(before or {})
+            hook = shlex.join([*command, "hook", "gemini", *options, *(["--gate"] * gate)])
+            matcher = GATE_MATCHER if gate else HOOK_MATCHER
+            after = merge_hook(merge_server(before or {}, command, options), hook, matcher)
     except Unmergeable as e:
         raise refused(path, f"cannot be merged: {e}") from None
     return before, after
@@ -178,6 +223,7 @@ def setup(args: argparse.Namespace) -> int:
         command=hive_rpc_command(),
         options=hub_options(args.hub_socket, args.hub_data_dir),
         removing=args.remove,
+        gate=args.gate,
     )
     if args.print:
         print(json.dumps({str(path): after}, indent=2, ensure_ascii=False))
@@ -187,4 +233,6 @@ def setup(args: argparse.Namespace) -> int:
     report(path, changed, backup, removing=args.remove)
     if not args.remove:
         print(f"{path}: {TRUST_STEP}")
+        if gated(after):
+            print(f"{path}: {GATE_STEP}")
     return EXIT_OK
