@@ -77,6 +77,18 @@ async def tmux(socket: str, *args: str) -> str:
     return done.stdout.decode().strip()
 
 
+async def running(socket: str, pane: str, program: str) -> None:
+    """Until the pane's foreground program is ``program``.  ``new-session`` returns
+    before the pane's shell has run it: a ling registered then approves that moment's
+    process (tmux's own fork, before its exec), which the relay rightly refuses once
+    ``sh`` runs there ("runs another program now", seen in a CI run).  Polled: tmux
+    says when a pane's program changes to no one outside it."""
+    with trio.fail_after(30):
+        shown = "#{pane_current_command}"
+        while await tmux(socket, "display", "-p", "-t", pane, shown) != program:  # noqa: ASYNC110
+            await trio.sleep(0.05)
+
+
 async def timed(call: Callable[[], Awaitable[object]]) -> float:
     start = time.perf_counter()
     await call()
@@ -91,6 +103,7 @@ async def run(turns: int, tmp: Path) -> tuple[dict[str, list[float]], list[int]]
             socket, "new-session", "-d", "-P", "-F", "#{pane_id}", "-s", name,
             "-x", "120", "-y", "30", "sh", "-c", QUIET_LING,
         )  # fmt: skip
+        await running(socket, panes[name], "cat")
     counter = TmuxCounter()
     counter.install()
     samples: dict[str, list[float]] = {"floor": [], "turn": []}
