@@ -1,13 +1,19 @@
 """Shared fixtures: a short private temp dir (Unix socket paths are capped at 108
-bytes), and a real hub served in-process on a real Unix socket."""
+bytes), a real hub served in-process on a real Unix socket, and the real Codex CLI and
+Gemini CLI (installed, or found in their cache, per session; see
+tests/agents/agent_homes.py) with a private root per test for the agent's HOME,
+project directory and TMPDIR."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 import trio
+from agent_homes import AgentHome, installed
 from cli_support import Shell
 from disk_support import mounted_tmpfs, short_tmp_dir
 from nats_support import NATS_SERVER, NatsServer
@@ -76,3 +82,25 @@ def small_disk(short_tmp: Path) -> Iterator[Path]:
     """A 4 MiB tmpfs of the test's own (tests/disk_support.py)."""
     with mounted_tmpfs(short_tmp / "disk") as mount_point:
         yield mount_point
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> Path:
+    return installed("install-codex.sh", "HIVE_CODEX_UNAVAILABLE", "Codex CLI")
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> Path:
+    return installed("install-gemini-cli.sh", "HIVE_GEMINI_UNAVAILABLE", "Gemini CLI")
+
+
+@pytest.fixture
+def agent_home() -> Iterator[AgentHome]:
+    """A short private root (Unix socket paths are capped at 108 bytes), made."""
+    root = Path(tempfile.mkdtemp(prefix="hag-", dir="/tmp"))
+    agent = AgentHome(root)
+    agent.make()
+    try:
+        yield agent
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -27,7 +27,6 @@ from agent_homes import (
     AgentHome,
     Codex,
     Gemini,
-    installed,
     run_setup,
     write_codex_config,
     write_gemini_config,
@@ -53,16 +52,6 @@ ANSWER = "Postgres, the one we run"
 AGENT_WAIT_S = 90
 """How long a question may take to reach Emacs, and an agent to finish once answered:
 each is a Node program starting ``hive-rpc mcp`` on a loaded 2-core machine."""
-
-
-@pytest.fixture(scope="session")
-def codex_bin() -> Path:
-    return installed("install-codex.sh", "HIVE_CODEX_UNAVAILABLE", "Codex CLI")
-
-
-@pytest.fixture(scope="session")
-def gemini_bin() -> Path:
-    return installed("install-gemini-cli.sh", "HIVE_GEMINI_UNAVAILABLE", "Gemini CLI")
 
 
 @pytest.fixture

@@ -13,9 +13,6 @@ from __future__ import annotations
 import os
 import pwd
 import re
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,7 +20,6 @@ from agent_homes import (
     AgentHome,
     Codex,
     Gemini,
-    installed,
     run_setup,
     write_codex_config,
     write_gemini_config,
@@ -41,29 +37,6 @@ NAMESPACE = "mcp__hive_rpc"
 SHELL = "run_shell_command"
 QUESTION = "Which database should the cache use?"
 ANSWER = "Postgres, the one we run"
-
-
-@pytest.fixture(scope="session")
-def codex_bin() -> Path:
-    return installed("install-codex.sh", "HIVE_CODEX_UNAVAILABLE", "Codex CLI")
-
-
-@pytest.fixture(scope="session")
-def gemini_bin() -> Path:
-    return installed("install-gemini-cli.sh", "HIVE_GEMINI_UNAVAILABLE", "Gemini CLI")
-
-
-@pytest.fixture
-def agent_home() -> Iterator[AgentHome]:
-    """The agent's HOME, project and TMPDIR: a short private root (its MCP server's
-    and hook's sockets), apart from code-server's HOME."""
-    root = Path(tempfile.mkdtemp(prefix="hag-", dir="/tmp"))
-    agent = AgentHome(root)
-    agent.make()
-    try:
-        yield agent
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def opened(window: Window, run: AgentRun, contains: str, what: str) -> QuickInput:
