@@ -11,9 +11,10 @@ The request (ACP v1 schema, ``RequestPermissionRequest``) carries ``sessionId``,
 The human picks one of the agent's own options, by its name, so nothing is lost in
 translation: an ``allow_always`` is the agent's to remember (hive-rpc saves no rule
 for it; its ``confirm`` says so).  What the tool will do is shown in full as the
-question's detail: Gemini CLI (0.61.0, measured) sends no ``rawInput``, the
-arguments are only in the tool call's ``content``, so the title alone would hide the
-command.  The hub's answer rules (core/rules.py) are checked first, naming the tool
+question's detail: Gemini CLI (0.61.0, measured) sends no ``rawInput``; a shell
+command is its title, but a file write's new text and an MCP tool's arguments are
+only in the tool call's ``content``, so the title alone would hide them.  The hub's
+answer rules (core/rules.py) are checked first, naming the tool
 by the tool call's ``name``, else its ``kind``, with ``rawInput`` as its input.
 """
 

@@ -5,9 +5,10 @@
 // client runs nothing, and says so on stdout.
 //
 // usage: node gemini_client.mjs CWD PROMPT COMMAND [ARGS]
+// SIGUSR1 makes it cancel the turn (session/cancel), as a user's "stop" does.
 // stdout gets one JSON object a line: spawned (the command's pid), client-permission
 // (the request's params, when the client's own handler was asked), session (the new
-// session's id), update (each session/update's update), stop (the prompt's
+// session's id), cancel (sent), update (each session/update's update), stop (the prompt's
 // stopReason), error (the connection failed: the command died), exit (the command's
 // exit code and signal).
 import { spawn } from "node:child_process";
@@ -50,6 +51,11 @@ try {
       });
       const session = await ctx.request("session/new", { cwd, mcpServers: [] });
       say({ event: "session", sessionId: session.sessionId });
+      // SIGUSR1 is the user pressing "stop": the client cancels the turn.
+      process.on("SIGUSR1", () => {
+        say({ event: "cancel" });
+        ctx.notify("session/cancel", { sessionId: session.sessionId });
+      });
       const done = await ctx.request("session/prompt", {
         sessionId: session.sessionId,
         prompt: [{ type: "text", text: prompt }],

@@ -16,7 +16,9 @@ Facts these tests hold about ``gemini --acp`` (measured):
   ``proceed_once`` "Allow" and ``cancel`` "Reject" (an MCP tool's: "Allow all server
   tools for this session", "Allow tool for this session", then the same two).
 - A rejected tool call reaches the model as the ``functionResponse`` error ``Tool
-  "NAME" was canceled by the user.``, and the turn goes on.
+  "NAME" was canceled by the user.``, and the turn goes on; a ``cancelled`` outcome
+  (the client's ``session/cancel``) ends the turn, stop reason ``cancelled``, without
+  calling the model again.
 - Gemini offers the tools of an MCP server named in ``session/new`` to the model
   (``mcp_hive-rpc_TOOL``), but does not trust it: each call of one of its tools is a
   permission request first, until one of the allow-always options is picked.
@@ -399,4 +401,41 @@ async def test_killing_the_proxy_ends_gemini_its_command_and_the_mcp_server(
     assert len(during["gemini"]) == 2, during
     assert len(during["mcp"]) == 1, during
     assert len(during["guard"]) == 1, during
+    await all_gone(agent_home.home)
+
+
+async def test_a_turn_cancelled_by_the_client_withdraws_the_question_and_runs_nothing(
+    hub: HubService,
+    hub_config: HubConfig,
+    client: HubClient,
+    gemini_bin: Path,
+    agent_home: AgentHome,
+    acp_sdk: Path,
+) -> None:
+    """The user stops the turn in the client (``session/cancel``) while the human has
+    not answered: the question is withdrawn from the editors, Gemini gets
+    ``cancelled`` and runs nothing."""
+    target = agent_home.project / "never"
+    script = in_turns([function_call(SHELL, {"command": f"touch {target}"})], [text("ok")])
+    with gemini_acp(script, agent_home, gemini_bin, hub_config, acp_sdk) as (model, proxy, env):
+        async with human_editor(hub_config.socket) as human, trio.open_nursery() as nursery:
+            runs: list[subprocess.CompletedProcess[bytes]] = []
+
+            async def client_side() -> None:
+                runs.append(await run_client(agent_home, proxy, env, "Make it."))
+
+            nursery.start_soon(client_side)
+            with trio.fail_after(WITHIN_S):
+                prompt = (await next_prompt(human)).params
+            found = processes_of(agent_home.home)
+            (client_pid,) = [p for p, c in found.items() if "gemini_client.mjs" in c]
+            os.kill(client_pid, signal.SIGUSR1)
+            with trio.fail_after(WITHIN_S):
+                closed = await client.call("hive/await", {"id": prompt["id"], "timeout_s": 50})
+    run = ClientRun(runs[0])
+    assert closed["status"] == "cancelled", closed
+    assert len(model.requests) == 1  # the turn ended there: the model was not called again
+    assert not target.exists()
+    assert run.of("client-permission") == []
+    assert run.of("stop") == [{"event": "stop", "stopReason": "cancelled"}]
     await all_gone(agent_home.home)
