@@ -47,36 +47,43 @@ def touch_script(target: Path) -> Any:
     return in_turns([function_call(SHELL, {"command": f"touch {target}"})], [text("done")])
 
 
+async def yolo_run_answered(
+    gemini: Gemini, human: Any, words: str, answer: dict[str, Any]
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """``gemini --approval-mode yolo -p WORDS`` whose first question the human answers
+    with ``answer`` (hive/respond's params); fails if Gemini ends before it asks."""
+    asked = threading.Event()
+    runs: list[subprocess.CompletedProcess[str]] = []
+    async with trio.open_nursery() as nursery:
+
+        async def run() -> None:
+            runs.append(
+                await trio.to_thread.run_sync(gemini.run, "--approval-mode", "yolo", "-p", words)
+            )
+            assert asked.is_set(), f"gemini ended first:\n{runs[0].stderr}"
+
+        nursery.start_soon(run)
+        with trio.fail_after(50):
+            prompt: dict[str, Any] = (await next_prompt(human)).params
+        asked.set()
+        await human.call("hive/respond", {"id": prompt["id"], **answer})
+    return runs[0], prompt
+
+
 @pytest.mark.parametrize("answer", ["allow", "deny"])
 async def test_gemini_before_tool_asks_the_human(
     hub: HubService, hub_config: HubConfig, gemini_bin: Path, agent_home: AgentHome, answer: str
 ) -> None:
     target = agent_home.project / "made-by-gemini"
-    asked = threading.Event()
     with scripted_gemini(touch_script(target)) as model:
         gemini = Gemini(gemini_bin, agent_home, model.base_url)
         with_hook(agent_home, hub_config.socket, "--gate", "--timeout", "60")
         async with human_editor(hub_config.socket) as human:
-            runs: list[subprocess.CompletedProcess[str]] = []
-            async with trio.open_nursery() as nursery:
-
-                async def run() -> None:
-                    runs.append(
-                        await trio.to_thread.run_sync(
-                            gemini.run, "--approval-mode", "yolo", "-p", "Make the file."
-                        )
-                    )
-                    assert asked.is_set(), f"gemini ended first:\n{runs[0].stderr}"
-
-                nursery.start_soon(run)
-                with trio.fail_after(50):
-                    prompt = (await next_prompt(human)).params
-                asked.set()
-                await human.call(
-                    "hive/respond", {"id": prompt["id"], "answer": answer, "by": "emacs"}
-                )
+            done, prompt = await yolo_run_answered(
+                gemini, human, "Make the file.", {"answer": answer, "by": "emacs"}
+            )
     assert model.errors == [], model.errors
-    assert runs[0].returncode == 0, runs[0].stderr
+    assert done.returncode == 0, done.stderr
     assert prompt["question"].startswith(f"Gemini CLI in {agent_home.project} (session "), prompt
     # The Gemini process the hook runs under (the id its MCP sessions take too).
     assert re.fullmatch(r"gemini-\d+", prompt["agent_id"]), prompt["agent_id"]
@@ -124,22 +131,11 @@ async def test_setups_gate_asks_about_a_tool_no_list_names(
         write_gemini_config(agent_home)
         run_setup(agent_home, "gemini", hub_config.socket, "--gate")
         async with human_editor(hub_config.socket) as human:
-            runs: list[subprocess.CompletedProcess[str]] = []
-            async with trio.open_nursery() as nursery:
-
-                async def run() -> None:
-                    runs.append(
-                        await trio.to_thread.run_sync(
-                            gemini.run, "--approval-mode", "yolo", "-p", "Read the notes."
-                        )
-                    )
-
-                nursery.start_soon(run)
-                with trio.fail_after(50):
-                    prompt = (await next_prompt(human)).params
-                await human.call("hive/respond", {"id": prompt["id"], "answer": "deny"})
+            done, prompt = await yolo_run_answered(
+                gemini, human, "Read the notes.", {"answer": "deny"}
+            )
     assert model.errors == [], model.errors
-    assert runs[0].returncode == 0, runs[0].stderr
+    assert done.returncode == 0, done.stderr
     assert f"wants to use read_file: {secret}" in prompt["question"], prompt["question"]
     said = json.dumps(model.requests[-1].function_responses())
     assert "Tool execution blocked" in said, said
