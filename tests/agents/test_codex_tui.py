@@ -538,3 +538,48 @@ async def test_with_the_timeouts_matched_a_long_ask_comes_back_pending_and_is_co
     assert (seen["asked"]["status"], seen["asked"]["ask_id"]) == ("pending", prompt["id"])
     assert (seen["answer"]["status"], seen["answer"]["decision"]) == ("responded", "Postgres")
     assert not [m for m in sent(wire) if m.get("method") == "notifications/cancelled"]
+
+
+async def test_setup_remove_keeps_the_users_own_hook_trusted(
+    hub: HubService, hub_config: HubConfig, codex_bin: Path, agent_home: AgentHome
+) -> None:
+    """The user adds a PermissionRequest hook of their own below setup's, trusts both
+    at start, and later takes hive-rpc out (``setup codex --remove``): their hook,
+    now first, still runs in ``codex exec`` (Codex keys trust by position; setup moved
+    its record, tests/cli/test_setup_codex.py)."""
+    target = agent_home.project / "allowed-by-mine"
+    allow = {"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                                    "decision": {"behavior": "allow"}}}  # fmt: skip
+    with scripted_responses(making_files(agent_home.project)) as model:
+        codex = Codex(codex_bin, agent_home)
+        path = set_up(agent_home, model.base_url, hub_config.socket)
+        doc: Any = tomlkit.parse(path.read_text())
+        mine = tomlkit.table()
+        mine.update({"type": "command", "command": f"echo '{json.dumps(allow)}'"})
+        group = tomlkit.table()
+        group.update({"matcher": "*", "hooks": tomlkit.aot()})
+        group["hooks"].append(mine)
+        doc["hooks"]["PermissionRequest"].append(group)
+        path.write_text(tomlkit.dumps(doc))
+        with codex_tui(codex, agent_home.root) as tui:
+            await trust_all_at_start(tui)
+            await tui.type_in("/quit")
+            await tui.exited()
+        state: Any = tomlkit.parse(path.read_text())["hooks"]["state"]  # type: ignore[index]
+        keys = [f"{path}:permission_request:{group}:0" for group in (0, 1)]
+        assert sorted(state) == keys
+        theirs = state[keys[1]]["trusted_hash"]
+
+        run_setup(agent_home, "codex", hub_config.socket, "--remove")
+        done = await trio.to_thread.run_sync(
+            lambda: codex.exec("--approve-for-me", f"make {target.name}")
+        )
+    # Without the record moved, Codex skipped the user's hook as "modified" and asked
+    # its automatic reviewer (a third model request).
+    assert "hook: PermissionRequest Completed" in done.stderr, done.stderr
+    assert done.returncode == 0, done.stderr
+    assert target.exists()
+    assert len(model.requests) == 2  # no automatic reviewer: the hook allowed it
+    assert model.errors == [], model.errors
+    state = tomlkit.parse(path.read_text())["hooks"]["state"]  # type: ignore[index]
+    assert dict(state.unwrap()) == {keys[0]: {"trusted_hash": theirs}}

@@ -198,3 +198,100 @@ def test_print_writes_nothing(codex_home: Path) -> None:
     assert tomllib.loads(printed)["mcp_servers"]["hive-rpc"]["required"] is True
     assert config.read_text() == USERS
     assert list(codex_home.iterdir()) == [config]
+
+
+def trusted(config: Path, *positions: tuple[str, int, int, str]) -> str:
+    """``[hooks.state]`` as Codex 0.171.0 writes it when the user trusts hooks in
+    ``/hooks``: one table per hook, keyed by this file's path, the event in
+    snake_case, the group's and the hook's index, holding the hash of the hook it
+    trusted (tests/agents/test_codex_tui.py)."""
+    return "".join(
+        f'\n[hooks.state."{config}:{event}:{group}:{hook}"]\ntrusted_hash = "sha256:{what}"\n'
+        for event, group, hook, what in positions
+    )
+
+
+def test_remove_takes_our_trust_out_and_moves_the_users_with_their_hooks(
+    codex_home: Path,
+) -> None:
+    """Codex keys a hook's trust by its position: taking hive-rpc's group out moves
+    the user's hook after it up one, and its trust must move with it (left where it
+    was, Codex 0.171.0 showed the user's hook "modified - review required" and
+    skipped it).  The trust Codex recorded for hive-rpc's hook goes (left behind, a
+    later setup's hook was trusted with no /hooks at all); another event's stays."""
+    config = codex_home / "config.toml"
+    config.write_text(
+        # setup's hook, then one the user added below it
+        "[[hooks.PermissionRequest]]\n"
+        'matcher = "*"\n'
+        "[[hooks.PermissionRequest.hooks]]\n"
+        'type = "command"\n'
+        f'command = "{HIVE_RPC} hook codex"\n'
+        "timeout = 600\n"
+        "[[hooks.PermissionRequest]]\n"
+        'matcher = "Bash"\n'
+        "[[hooks.PermissionRequest.hooks]]\n"
+        'type = "command"\n'
+        'command = "my-own-hook"\n'
+        + trusted(
+            config,
+            ("permission_request", 0, 0, "hive-rpc"),
+            ("permission_request", 1, 0, "mine"),
+            ("pre_tool_use", 0, 0, "other-event"),
+        )
+    )
+    assert [g["matcher"] for g in read(config)["hooks"]["PermissionRequest"]] == ["*", "Bash"]
+    done = setup(codex_home, "--remove")
+    assert done.returncode == 0, done.stderr
+    after = read(config)
+    assert after["hooks"]["PermissionRequest"] == [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "my-own-hook"}]}
+    ]
+    assert after["hooks"]["state"] == {
+        f"{config}:permission_request:0:0": {"trusted_hash": "sha256:mine"},
+        f"{config}:pre_tool_use:0:0": {"trusted_hash": "sha256:other-event"},
+    }
+
+
+def test_setup_moves_trust_with_the_hooks_a_dropped_duplicate_shifts(codex_home: Path) -> None:
+    """A second hive-rpc hook is dropped, and its emptied group: the trust of the
+    user's hook after it moves up with it; the hook setup keeps keeps its own (Codex
+    compares the hash, so a changed command is asked about again)."""
+    config = codex_home / "config.toml"
+    config.write_text(
+        "[[hooks.PermissionRequest]]\n"
+        'matcher = "Bash"\n'
+        "[[hooks.PermissionRequest.hooks]]\n"
+        'type = "command"\n'
+        f'command = "{HIVE_RPC} hook codex"\n'
+        "timeout = 600\n"
+        "[[hooks.PermissionRequest.hooks]]\n"
+        'type = "command"\n'
+        'command = "my-own-hook"\n'
+        "[[hooks.PermissionRequest]]\n"
+        'matcher = "*"\n'
+        "[[hooks.PermissionRequest.hooks]]\n"
+        'type = "command"\n'
+        'command = "/old/bin/hive-rpc hook codex --timeout 5"\n'
+        "[[hooks.PermissionRequest]]\n"
+        'matcher = "Edit"\n'
+        "[[hooks.PermissionRequest.hooks]]\n"
+        'type = "command"\n'
+        'command = "my-other-hook"\n'
+        + trusted(
+            config,
+            ("permission_request", 0, 0, "hive-rpc"),
+            ("permission_request", 0, 1, "mine"),
+            ("permission_request", 1, 0, "old-hive-rpc"),
+            ("permission_request", 2, 0, "my-other"),
+        )
+    )
+    done = setup(codex_home)
+    assert done.returncode == 0, done.stderr
+    after = read(config)
+    assert [g["matcher"] for g in after["hooks"]["PermissionRequest"]] == ["Bash", "Edit"]
+    assert after["hooks"]["state"] == {
+        f"{config}:permission_request:0:0": {"trusted_hash": "sha256:hive-rpc"},
+        f"{config}:permission_request:0:1": {"trusted_hash": "sha256:mine"},
+        f"{config}:permission_request:1:0": {"trusted_hash": "sha256:my-other"},
+    }

@@ -19,6 +19,13 @@ What it writes, each line measured with Codex 0.171.0 (tests/agents/test_codex_m
 Codex runs a hook only once the user has trusted it in its TUI (``/hooks``); a
 headless ``codex exec`` skips an untrusted one without a word.  Setup cannot trust
 it for them (the trust is Codex's record of the user's consent), so it says so.
+Codex records that trust in this same file, keyed by the hook's position
+(``[hooks.state."<this file>:permission_request:GROUP:HOOK"] trusted_hash``, the hash
+of the hook; tests/agents/test_codex_tui.py).  So when setup takes a hook out (its
+own with ``--remove``, a duplicate of its own) the trust of every hook after it moves
+with it, else Codex would show the user's hooks "modified" and skip them; and the
+trust of a hook it takes out goes with it, else a later setup's identical hook would
+run with no consent asked.
 """
 
 from __future__ import annotations
@@ -57,6 +64,8 @@ HOOK_TIMEOUT_S = 600
 """The PermissionRequest hook's ``timeout``: time for a human; the hook's own
 budget stays below it."""
 HOOK_EVENT = "PermissionRequest"
+TRUST_EVENT = "permission_request"
+"""``HOOK_EVENT`` as Codex spells it in the keys of its trust records."""
 TRUST_STEP = (
     "one step is yours: start codex, type /hooks and trust hive-rpc's PermissionRequest "
     "hook (Codex skips a hook never trusted without a word; until then it asks itself)"
@@ -222,6 +231,74 @@ def remove(doc: TOMLDocument) -> None:
             del doc["hooks"]
 
 
+Position = tuple[int, int]
+"""A PermissionRequest hook's place: its group's index, its own index in the group."""
+
+
+def _positions(groups: Any) -> list[tuple[Position, bool]]:
+    """Every PermissionRequest hook in order, with whether it runs ``hook codex``."""
+    found = []
+    for g, group in enumerate(groups or []):
+        hooks = group.get("hooks") if isinstance(group, dict) else None
+        for h, hook in enumerate(hooks if isinstance(hooks, list) else []):
+            ours = isinstance(hook, dict) and runs_hook(hook.get("command"), "codex")
+            found.append(((g, h), ours))
+    return found
+
+
+def _moves(
+    before: list[tuple[Position, bool]], after: list[tuple[Position, bool]]
+) -> dict[Position, Position | None]:
+    """Where each hook went: the user's keep their order (setup drops none of them);
+    the first of ours is the one ``merge_hook`` keeps, any other is gone (None)."""
+    theirs = [p for p, ours in before if not ours]
+    moves: dict[Position, Position | None] = dict(
+        zip(theirs, [p for p, ours in after if not ours], strict=True)
+    )
+    kept = [p for p, ours in after if ours]
+    for i, position in enumerate(p for p, ours in before if ours):
+        moves[position] = kept[0] if i == 0 and kept else None
+    return moves
+
+
+def _trusted_at(key: str, path: Path) -> tuple[str, Position] | None:
+    """``key`` of ``[hooks.state]`` split, when it is a PermissionRequest hook's of
+    this file: the file as Codex spelt it, and the hook's position."""
+    parts = key.rsplit(":", 3)
+    if len(parts) != 4 or parts[1] != TRUST_EVENT:
+        return None
+    source, _, group, hook = parts
+    if not (group.isdigit() and hook.isdigit()):
+        return None
+    if source != str(path) and os.path.realpath(source) != os.path.realpath(path):
+        return None
+    return source, (int(group), int(hook))
+
+
+def move_trust(doc: TOMLDocument, path: Path, moves: dict[Position, Position | None]) -> None:
+    """Codex's trust records follow ``moves``: one whose hook moved is re-keyed to
+    its new place, one whose hook is gone is dropped (an emptied ``[hooks.state]``,
+    then ``[hooks]``, too)."""
+    hooks: Any = doc.get("hooks")
+    state = hooks.get("state") if isinstance(hooks, dict) else None
+    if not isinstance(state, dict):
+        return
+    moving: list[tuple[str, Position | None, Any]] = []
+    for key in list(state):
+        found = _trusted_at(key, path)
+        if found is None or found[1] not in moves or moves[found[1]] == found[1]:
+            continue
+        moving.append((found[0], moves[found[1]], state[key]))
+        del state[key]
+    for source, to, record in moving:
+        if to is not None:
+            state[f"{source}:{TRUST_EVENT}:{to[0]}:{to[1]}"] = record
+    if not state:
+        del hooks["state"]
+    if not hooks:
+        del doc["hooks"]
+
+
 def plan(
     path: Path, *, command: Sequence[str], options: Sequence[str], removing: bool = False
 ) -> Change:
@@ -231,11 +308,13 @@ def plan(
     doc = parse(path, before)
     old = doc.unwrap()
     try:
+        layout = _positions(_groups(doc, create=False))
         if removing:
             remove(doc)
         else:
             merge_server(doc, command, options)
             merge_hook(doc, shlex.join([*command, "hook", "codex", *options]))
+        move_trust(doc, path, _moves(layout, _positions(_groups(doc, create=False))))
     except Unmergeable as e:
         raise refused(path, f"cannot be merged: {e}") from None
     after = doc.as_string()
