@@ -45,6 +45,7 @@ from typing import Any
 import pytest
 import trio
 from agent_homes import AgentHome, Gemini, installed, write_gemini_config
+from cli_support import exited
 from editor import human_editor, next_prompt
 from scripted_gemini import (
     GeminiRequest,
@@ -88,23 +89,28 @@ def agent_home(short_tmp: Path) -> AgentHome:
     return agent
 
 
-def processes_of(home: Path) -> dict[int, str]:
-    """Every live process whose HOME is ``home`` (the run's private one): the client,
-    the proxy, its guard, Gemini's processes, their MCP servers and shell commands,
-    as pid -> command line.  A zombie shows no environment, so it is not listed."""
-    marker = b"\0HOME=" + bytes(home) + b"\0"
+def all_processes(home: Path | None = None) -> dict[int, str]:
+    """Every live process (whose HOME is ``home``, if given) as pid -> command line.
+    A zombie shows no environment nor command line, so it is not listed."""
+    marker = b"\0HOME=" + bytes(home) + b"\0" if home is not None else b""
     found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            environ = (entry / "environ").read_bytes()
+            environ = (entry / "environ").read_bytes() if marker else b""
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:  # gone meanwhile, or not ours to read
             continue
-        if marker in b"\0" + environ:
+        if cmdline and marker in b"\0" + environ:
             found[int(entry.name)] = cmdline.replace(b"\0", b" ").decode(errors="replace")
     return found
+
+
+def processes_of(home: Path) -> dict[int, str]:
+    """The run's processes, those whose HOME is ``home`` (its private one): the client,
+    the proxy, its guard, Gemini's processes, their MCP servers and shell commands."""
+    return all_processes(home)
 
 
 def roles(processes: dict[int, str], hub_config: HubConfig) -> dict[str, list[int]]:
@@ -439,3 +445,46 @@ async def test_a_turn_cancelled_by_the_client_withdraws_the_question_and_runs_no
     assert run.of("client-permission") == []
     assert run.of("stop") == [{"event": "stop", "stopReason": "cancelled"}]
     await all_gone(agent_home.home)
+
+
+def hubs_on(socket: Path) -> list[int]:
+    """The hub processes serving ``socket``."""
+    return [
+        pid
+        for pid, cmdline in all_processes().items()
+        if " -m hive_rpc serve " in cmdline and f"--socket {socket} " in cmdline
+    ]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the MCP server the proxy adds starts a hub when none runs: hive_rpc/cli/acp.py's "
+    "mcp_entry needs --no-start (and test_acp_sdk's expected args with it)",
+)
+async def test_with_no_hub_the_client_is_asked_and_no_hub_is_started(
+    hub_config: HubConfig, gemini_bin: Path, agent_home: AgentHome, acp_sdk: Path
+) -> None:
+    """No hub runs (none is started): the permission request goes to the client's own
+    dialog as soon as the proxy finds no hub, and the run leaves no hub behind.
+    Measured: Gemini starts the added ``hive-rpc mcp`` with the session, which starts
+    a hub on the proxy's socket; the proxy then asks that hub, where no editor shows
+    the question, for the whole ``--timeout`` (120 s by default; 3 s here), and the
+    hub outlives the session."""
+    target = agent_home.project / "refused-by-the-client"
+    script = in_turns([function_call(SHELL, {"command": f"touch {target}"})], [text("ok")])
+    try:
+        with gemini_acp(script, agent_home, gemini_bin, hub_config, acp_sdk) as (_, proxy, env):
+            command = [*proxy[: proxy.index("--")], "--timeout", "3", *proxy[proxy.index("--") :]]
+            with trio.fail_after(WITHIN_S):
+                run = ClientRun(await run_client(agent_home, command, env, "Make it."))
+        assert len(run.of("client-permission")) == 1
+        assert not target.exists()  # the client's dialog refused
+        assert "no answer from the hub (HubUnreachable" in run.stderr, run.stderr
+        assert hubs_on(hub_config.socket) == []
+    finally:
+        # a hub the run started is this test's to end (before its directory goes);
+        # no child of the test: polled until it has exited
+        started = hubs_on(hub_config.socket)
+        for pid in started:
+            os.kill(pid, signal.SIGTERM)
+        await until(lambda: all(map(exited, started)), "the hub to end", within_s=GONE_WITHIN_S)
