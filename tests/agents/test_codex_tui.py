@@ -8,26 +8,31 @@ What the tests hold, measured here:
 - **Trust, as a human gives it.** The TUI opens on "Hooks need review / 1 hook is new
   or changed" (``1. Review hooks``, ``2. Trust all and continue``, ``3. Continue
   without trusting (hooks won't run)``; "enter confirm · esc skip") once its required
-  MCP server is up, for a hook never trusted; keys typed in its first moment are
-  discarded (``choose_at_start``).  Either way works: Down, Down, Enter (``3.``), then
-  ``/hooks`` Enter shows the events table with the cursor on ``PermissionRequest``
-  ("t trust all · enter review · esc close"); Enter shows the hook ("Trust     New
-  hook - review required"); ``t`` trusts it ("Trust     Trusted"); Esc, Esc,
-  ``/quit`` Enter.  Or Down, Enter on the first screen (``2. Trust all and
-  continue``).  Codex then writes
+  MCP server is up, for a hook never trusted.  Either way works: ``3.`` (Down, Down,
+  Enter), then ``/hooks`` Enter shows the events table with the cursor on
+  ``PermissionRequest`` ("t trust all · enter review · esc close"); Enter shows the
+  hook ("Trust     New hook - review required"); ``t`` trusts it ("Trust
+  Trusted"); Esc, Esc, ``/quit`` Enter.  Or ``2.`` (Down, Enter) on the first screen.
+  Keys typed in the first moment one of these lists shows are discarded (``choose``),
+  so the tests move the cursor away and back before an Enter.  Codex then writes
   into config.toml ``[hooks.state."<config.toml's path>:permission_request:0:0"]``
-  ``trusted_hash = "sha256:<64 hex>"`` (group 0, hook 0 of PermissionRequest), and
-  adds ``[tui] screen_reader_detection_done = true``.  ``hive-rpc setup codex`` run
-  again with the same options changes nothing ("already set up", the same bytes), so
-  the trust stays; a later ``codex exec --approve-for-me`` runs the hook without
-  ``--dangerously-bypass-hook-trust``.  (Setup run with other options changes the
-  hook's command: the TUI then says "Unnamed hook · modified", "Modified since last
-  trusted - review required", and the hook is skipped until trusted again: Codex's
-  consent covers the command; measured by hand.)
+  ``trusted_hash = "sha256:<64 hex>"`` (group 0, hook 0 of PermissionRequest; the
+  hash is the hook's alone: re-keyed by hand to another place, a record still
+  trusted its hook there), and adds ``[tui] screen_reader_detection_done = true``.
+  ``hive-rpc setup codex`` run again with the same options changes nothing ("already
+  set up", the same bytes), so the trust stays; a later ``codex exec
+  --approve-for-me`` runs the hook without ``--dangerously-bypass-hook-trust``.
+  Setup run with other options changes the hook's command, and Codex asks again
+  ("Unnamed hook · modified", "Modified since last trusted - review required"; the
+  hook is skipped until then).  ``setup codex --remove`` moves the records of the
+  user's hooks after hive-rpc's with them (left in place, Codex showed the user's
+  hook "modified" and skipped it).
 - **The TUI's own settings.** ``--no-daemon``: without it the TUI starts a shared
   background app server (``~/.codex/packages/app-server-daemon/.../codex app-server
-  --listen unix:// --managed-daemon``) that runs the MCP servers and outlives the TUI;
-  the test would leave it running.  ``-a on-request``: in this project directory (no
+  --listen unix:// --managed-daemon``) that runs the MCP servers and the hooks and
+  outlives the TUI; the test would leave it running.  (By hand, two TUIs sharing it:
+  both sessions' questions and the hook's came from one agent, ``codex-<the daemon's
+  pid>``.)  ``-a on-request``: in this project directory (no
   git repository, nothing chosen in ``/permissions``) the TUI's policy is "Granular"
   with ``sandbox_approval: false``, so a command asking to leave the sandbox is refused
   to the model with no dialog and no hook.  Nothing else comes first: no login (the
@@ -60,7 +65,8 @@ What the tests hold, measured here:
 
 The screen is another process's, with no event to follow: the tests poll tmux's
 ``capture-pane`` with a deadline (waiting.until), and press a key only once the screen
-shows what the key is for."""
+shows what the key is for.  The pane stays after Codex exits (``remain-on-exit``), so
+a failure shows Codex's last words."""
 
 from __future__ import annotations
 
@@ -69,7 +75,7 @@ import re
 import shutil
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,37 +194,67 @@ def codex_tui(codex: Codex, root: Path) -> Iterator[CodexTui]:
 
 
 MOVED_S = 2.0
-"""How long a Down or Up on the first screen may take to move its cursor before it
-is taken as discarded and pressed again (``choose_at_start``)."""
+"""How long a key in one of Codex's trust lists may take to show its effect before
+it is taken as discarded and pressed again (``choose``, ``press_until``)."""
+START = ("1. Review hooks", "2. Trust all and continue", "3. Continue without trusting")
+"""The first screen's options, in order."""
+EVENTS = ("PreToolUse", "PermissionRequest", "PostToolUse")
+"""The first rows of ``/hooks``' events table."""
 
 
-async def choose_at_start(tui: CodexTui, number: int) -> None:
-    """Option ``number`` of the first screen ("Hooks need review"), chosen with the
-    arrow keys and Enter.  Codex discards what is typed in the first moment the screen
-    shows (so typed-ahead keys cannot answer a trust question; an Esc then even made
-    it exit: "Error: timed out discarding buffered terminal input"), and nothing on
-    the screen says when that moment is over.  So the cursor is steered: an arrow
-    key, then the screen looked at; a key that moved nothing within ``MOVED_S`` is
-    pressed again, and a late one that went too far is undone by the other arrow.
-    Enter only once the cursor is seen on the option, so input is taken by then."""
-    await tui.shows(REVIEW)
+def _cursor(screen: str, rows: Sequence[str]) -> int:
+    """Which of ``rows`` (a list's labels, in order) the cursor is on."""
+    for i, row in enumerate(rows):
+        if re.search(rf"^ *{MARK} {re.escape(row)}", screen, re.MULTILINE):
+            return i
+    raise AssertionError(f"the cursor is on none of {rows}:\n{screen}")
+
+
+async def _steer(tui: CodexTui, rows: Sequence[str], to: int) -> None:
+    """The cursor moved to ``rows[to]`` (see ``choose``)."""
     with trio.fail_after(SCREEN_S):
-        while True:
-            screen = await trio.to_thread.run_sync(tui.screen)
-            cursor = re.search(rf"^{MARK} (\d)\. ", screen, re.MULTILINE)
-            assert cursor is not None, screen
-            at = int(cursor.group(1))
-            if at == number:
-                break
-            tui.keys("Down" if at < number else "Up")
+        while (at := _cursor(await trio.to_thread.run_sync(tui.screen), rows)) != to:
+            tui.keys("Down" if at < to else "Up")
 
             async def moved(at: int = at) -> bool:
-                now = await trio.to_thread.run_sync(tui.screen)
-                return re.search(rf"^{MARK} {at}\. ", now, re.MULTILINE) is None
+                return _cursor(await trio.to_thread.run_sync(tui.screen), rows) != at
 
             with trio.move_on_after(MOVED_S):
                 await until(moved, "the cursor to move", within_s=SCREEN_S)
+
+
+async def choose(tui: CodexTui, rows: Sequence[str], row: str) -> None:
+    """``row`` of a list on Codex's screen (the first screen, ``/hooks``), chosen with
+    the arrow keys and Enter.  Codex discards what is typed in the first moment such
+    a list shows (so typed-ahead keys cannot answer a trust question; an Esc then
+    even made it exit: "Error: timed out discarding buffered terminal input"), and
+    nothing on the screen says when that moment is over.  So the cursor is steered:
+    an arrow key, then the screen looked at; a key that moved nothing within
+    ``MOVED_S`` is pressed again, and a late one that went too far is undone by the
+    other arrow.  Enter only once the cursor was seen to move (away and back, for the
+    row it starts on), so input is taken by then."""
+    to = rows.index(row)
+    if _cursor(await trio.to_thread.run_sync(tui.screen), rows) == to:
+        await _steer(tui, rows, 1 if to == 0 else to - 1)
+    await _steer(tui, rows, to)
     tui.keys("Enter")
+
+
+async def choose_at_start(tui: CodexTui, number: int) -> None:
+    """Option ``number`` of the first screen ("Hooks need review")."""
+    await tui.shows(REVIEW)
+    await choose(tui, START, START[number - 1])
+
+
+async def press_until(tui: CodexTui, key: str, words: str) -> str:
+    """The screen once ``key`` brought ``words``, the key pressed again when it
+    brought nothing within ``MOVED_S`` (taken as discarded, see ``choose``): only for
+    a key that does nothing once it has done its work."""
+    with trio.fail_after(SCREEN_S):
+        while True:
+            tui.keys(key)
+            with trio.move_on_after(MOVED_S):
+                return await tui.shows(words)
 
 
 def making_files(project: Path) -> Script:
@@ -276,10 +312,9 @@ async def test_a_hook_trusted_in_hooks_runs_without_the_bypass_and_setup_again_k
             await tui.type_in("/hooks")
             listed = await tui.shows("t trust all · enter review · esc close")
             assert re.search(rf"{MARK} PermissionRequest +1 +0 +1 ", listed), listed
-            tui.keys("Enter")
+            await choose(tui, EVENTS, "PermissionRequest")
             await tui.shows("Trust     New hook - review required")
-            tui.keys("t")
-            detail = await tui.shows("Trust     Trusted")
+            detail = await press_until(tui, "t", "Trust     Trusted")
             assert "hive-rpc hook codex" in detail
             tui.keys("Escape")
             listed = await tui.shows("enter details · esc close")
@@ -583,3 +618,30 @@ async def test_setup_remove_keeps_the_users_own_hook_trusted(
     assert model.errors == [], model.errors
     state = tomlkit.parse(path.read_text())["hooks"]["state"]  # type: ignore[index]
     assert dict(state.unwrap()) == {keys[0]: {"trusted_hash": theirs}}
+
+
+async def test_setup_with_other_options_has_codex_ask_for_trust_again(
+    hub: HubService, hub_config: HubConfig, codex_bin: Path, agent_home: AgentHome
+) -> None:
+    """The hook trusted, then setup run again with another option: the hook's command
+    changed, so Codex asks again (its trust covers the command, by hash), as setup's
+    last line tells the user."""
+    with scripted_responses(making_files(agent_home.project)) as model:
+        codex = Codex(codex_bin, agent_home)
+        set_up(agent_home, model.base_url, hub_config.socket)
+        with codex_tui(codex, agent_home.root) as tui:
+            await trust_all_at_start(tui)
+            await tui.type_in("/quit")
+            await tui.exited()
+        data_dir = agent_home.root / "hub-data"
+        run_setup(agent_home, "codex", hub_config.socket, "--data-dir", str(data_dir))
+        with codex_tui(codex, agent_home.root) as tui:
+            first = await tui.shows(REVIEW)
+            await choose_at_start(tui, 1)  # 1. Review hooks
+            await tui.shows("t trust all · enter review · esc close")
+            await choose(tui, EVENTS, "PermissionRequest")
+            detail = await tui.shows("Trust     Modified since last trusted - review required")
+    assert model.errors == [], model.errors
+    assert "1 hook is new or changed." in first
+    assert "Unnamed hook · modified" in detail
+    assert f"--data-dir {data_dir}" in detail
