@@ -9,12 +9,13 @@ What the tests hold, measured here:
   or changed" (``1. Review hooks``, ``2. Trust all and continue``, ``3. Continue
   without trusting (hooks won't run)``; "enter confirm · esc skip") once its required
   MCP server is up, for a hook never trusted.  Either way works: ``3.`` (Down, Down,
-  Enter), then ``/hooks`` Enter shows the events table with the cursor on
+  Enter; or ``j``, ``j``, Enter), then ``/hooks`` Enter shows the events table with the cursor on
   ``PermissionRequest`` ("t trust all · enter review · esc close"); Enter shows the
   hook ("Trust     New hook - review required"); ``t`` trusts it ("Trust
   Trusted"); Esc, Esc, ``/quit`` Enter.  Or ``2.`` (Down, Enter) on the first screen.
-  Keys typed in the first moment one of these lists shows are discarded (``choose``),
-  so the tests move the cursor away and back before an Enter.  Codex then writes
+  Keys typed in the first moment one of these lists shows are discarded, and an Esc
+  or arrow key then may make Codex exit (``choose``), so the tests steer with ``j``
+  and ``k``, away and back, before an Enter.  Codex then writes
   into config.toml ``[hooks.state."<config.toml's path>:permission_request:0:0"]``
   ``trusted_hash = "sha256:<64 hex>"`` (group 0, hook 0 of PermissionRequest; the
   hash is the hook's alone: re-keyed by hand to another place, a record still
@@ -70,6 +71,7 @@ a failure shows Codex's last words."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shutil
@@ -134,8 +136,10 @@ class CodexTui:
             check=False,
         )
 
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", "0").stdout
+    def screen(self, *, history: bool = False) -> str:
+        """What the pane shows (and, with ``history``, the lines scrolled above)."""
+        since = ("-S", "-200") if history else ()
+        return self.tmux("capture-pane", "-p", *since, "-t", "0").stdout
 
     async def shows(self, words: str) -> str:
         """The screen once it shows ``words`` (polled: see the module's docstring)."""
@@ -172,16 +176,21 @@ class CodexTui:
         await until(gone, "codex to exit", within_s=SCREEN_S)
 
 
+_servers = itertools.count()
+
+
 @contextmanager
-def codex_tui(codex: Codex, root: Path) -> Iterator[CodexTui]:
-    """``codex --no-daemon -a on-request`` (see the module's docstring) in a 160x45
-    pane, its environment Codex's (agent_homes.Codex.env), TERM xterm-256color."""
-    tui = CodexTui(root / "tmux.sock")
+def codex_tui(codex: Codex, root: Path, *args: str) -> Iterator[CodexTui]:
+    """``codex --no-daemon -a on-request ARGS`` (see the module's docstring) in a
+    160x45 pane, its environment Codex's (agent_homes.Codex.env), TERM
+    xterm-256color."""
+    # A server of its own each time: a killed one may still be going away.
+    tui = CodexTui(root / f"tmux-{next(_servers)}.sock")
     env = {k: v for k, v in codex.env().items() if not k.startswith("TMUX")}
     subprocess.run(
         ["tmux", "-S", str(tui.socket), "-f", "/dev/null", "new-session", "-d",
          "-x", "160", "-y", "45", "-c", str(codex.agent.project),
-         "env", "TERM=xterm-256color", str(codex.codex), "--no-daemon", "-a", "on-request",
+         "env", "TERM=xterm-256color", str(codex.codex), "--no-daemon", "-a", "on-request", *args,
          # An exit keeps its last screen (and says "Pane is dead"), for the failure.
          ";", "set-option", "-t", "0", "remain-on-exit", "on"],
         env=env,
@@ -195,7 +204,7 @@ def codex_tui(codex: Codex, root: Path) -> Iterator[CodexTui]:
 
 MOVED_S = 2.0
 """How long a key in one of Codex's trust lists may take to show its effect before
-it is taken as discarded and pressed again (``choose``, ``press_until``)."""
+it is taken as dropped and pressed again (``choose``, ``press_until``)."""
 START = ("1. Review hooks", "2. Trust all and continue", "3. Continue without trusting")
 """The first screen's options, in order."""
 EVENTS = ("PreToolUse", "PermissionRequest", "PostToolUse")
@@ -214,7 +223,7 @@ async def _steer(tui: CodexTui, rows: Sequence[str], to: int) -> None:
     """The cursor moved to ``rows[to]`` (see ``choose``)."""
     with trio.fail_after(SCREEN_S):
         while (at := _cursor(await trio.to_thread.run_sync(tui.screen), rows)) != to:
-            tui.keys("Down" if at < to else "Up")
+            tui.keys("j" if at < to else "k")
 
             async def moved(at: int = at) -> bool:
                 return _cursor(await trio.to_thread.run_sync(tui.screen), rows) != at
@@ -225,14 +234,17 @@ async def _steer(tui: CodexTui, rows: Sequence[str], to: int) -> None:
 
 async def choose(tui: CodexTui, rows: Sequence[str], row: str) -> None:
     """``row`` of a list on Codex's screen (the first screen, ``/hooks``), chosen with
-    the arrow keys and Enter.  Codex discards what is typed in the first moment such
-    a list shows (so typed-ahead keys cannot answer a trust question; an Esc then
-    even made it exit: "Error: timed out discarding buffered terminal input"), and
-    nothing on the screen says when that moment is over.  So the cursor is steered:
-    an arrow key, then the screen looked at; a key that moved nothing within
-    ``MOVED_S`` is pressed again, and a late one that went too far is undone by the
-    other arrow.  Enter only once the cursor was seen to move (away and back, for the
-    row it starts on), so input is taken by then."""
+    ``j``/``k`` (Down/Up) and Enter.  Codex discards what is typed in the moment such
+    a list shows (so typed-ahead keys cannot answer a trust question), and nothing on
+    the screen says when that moment is over.  A key sent as an escape sequence
+    (Esc, the arrows) then may even make it exit ("Error: timed out discarding
+    buffered terminal input": a sequence it has begun to read must end within a
+    second, which under load it did not); ``j``, ``k`` and Enter are one byte each,
+    and are at worst dropped.  So the cursor is steered: a key, then the screen
+    looked at; a key that moved nothing within ``MOVED_S`` is pressed again, and a
+    late one that went too far is undone by the other.  Enter only once the cursor
+    was seen to move (away and back, for the row it starts on), so input is taken by
+    then."""
     to = rows.index(row)
     if _cursor(await trio.to_thread.run_sync(tui.screen), rows) == to:
         await _steer(tui, rows, 1 if to == 0 else to - 1)
@@ -645,3 +657,33 @@ async def test_setup_with_other_options_has_codex_ask_for_trust_again(
     assert "1 hook is new or changed." in first
     assert "Unnamed hook · modified" in detail
     assert f"--data-dir {data_dir}" in detail
+
+
+async def test_a_hub_stopped_on_purpose_stops_codex_unless_its_server_is_optional(
+    sh: Shell, codex_bin: Path, agent_home: AgentHome
+) -> None:
+    """The hub stopped (``hive-rpc stop``) before Codex starts: setup's ``required``
+    server cannot start (``hive-rpc mcp`` starts no hub stopped on purpose), and Codex
+    exits once past the first screen.  Started with the server made optional, Codex
+    runs, and the trusted hook, finding no hub, leaves the command to Codex's own
+    dialog at once."""
+    target = agent_home.project / "no-hub"
+    for command in (("serve", "--detach"), ("stop",)):
+        done = sh.run(*command)
+        assert done.returncode == 0, done.stderr
+    with scripted_responses(making_files(agent_home.project)) as model:
+        codex = Codex(codex_bin, agent_home)
+        path = set_up(agent_home, model.base_url, sh.socket)
+        with codex_tui(codex, agent_home.root) as tui:
+            await choose_at_start(tui, 2)  # trust all and continue
+            await tui.exited()
+            ended = tui.screen(history=True)
+        assert "required MCP servers failed to initialize: hive-rpc" in ended
+        assert "trusted_hash" in path.read_text()  # the first screen's choice was kept
+        with codex_tui(codex, agent_home.root, "-c", "mcp_servers.hive-rpc.required=false") as tui:
+            await tui.shows(READY)
+            await tui.type_in(f"make {target.name}")
+            dialog = await tui.shows(DIALOG)
+    assert model.errors == [], model.errors
+    assert f"$ touch {target}" in dialog
+    assert not target.exists()
