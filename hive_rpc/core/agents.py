@@ -20,7 +20,7 @@ nothing (core/claude_code.py ``session_agent``).
 
 from __future__ import annotations
 
-import secrets
+import os
 from dataclasses import dataclass
 
 CLAUDE_EVENTS = "claude-code"
@@ -86,8 +86,10 @@ the 8 characters of a session id (``session_agent``) never read as a pid."""
 def name_suffix() -> str:
     """A random suffix making a client's name an agent id of its own (``codex-e26ee0``):
     6 hex digits, never all decimal, so that ``codex-`` plus it never reads as a
-    process's id (``claimed_process``) that the hub would refuse."""
-    suffix = secrets.token_hex(3)
+    process's id (``claimed_process``) that the hub would refuse.  ``os.urandom``, the
+    bytes ``secrets`` would read, without loading it into the hook (cli/hook.py
+    imports this table)."""
+    suffix = os.urandom(3).hex()
     return "x" + suffix[1:] if suffix.isdigit() else suffix
 
 

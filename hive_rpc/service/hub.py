@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from hive_rpc.core.agents import claimed_process
 from hive_rpc.core.errors import InvalidParams, MethodNotFound
 from hive_rpc.core.prompt import Prompt, check_name
-from hive_rpc.host.agent_process import agent_ancestor, parent_and_comm
+from hive_rpc.host.agent_process import agent_ancestor, stat_fields
 from hive_rpc.relay.consent import CALLER, Caller
 from hive_rpc.relay.emacs import DeliveryPeers
 from hive_rpc.runtime.activity import ActivityLog
@@ -55,16 +55,18 @@ def check_process_claim(name: str, caller: Caller | None) -> None:
     caller does not run under: its ``SO_PEERCRED`` pid's nearest ancestor of the
     agent's name must be that pid, which is how the hub names an MCP session and how
     ``hive-rpc hook`` finds it.  A name of that form whose pid is no such process
-    (``codex-2``, a user's second Codex) is a name like any other.  Checked on every
-    request: a process that outlived its agent is no longer under it, and an agent
-    that starts under a pid someone named takes the name over."""
+    (``codex-2``, a user's second Codex), or a dead one, is a name like any other: an
+    agent killed mid-call leaves its MCP server, no longer under it, to withdraw its
+    questions in its name.  Checked on every request: a process that outlived its
+    agent is no longer under it, and an agent that starts under a pid someone named
+    takes the name over."""
     claim = claimed_process(name)
     if claim is None:
         return
     agent, pid = claim
-    found = parent_and_comm(pid)
-    if found is None or found[1] not in agent.process_names:
-        return
+    found = stat_fields(pid)
+    if found is None or found[0] not in agent.process_names or found[1][:1] in (["Z"], ["X"]):
+        return  # no such agent process, or a dead one (a zombie not yet reaped)
     shown = f"agent_id {name[:80]!r} names {agent.display}'s process {pid}"
     if caller is None or caller.pid is None:
         raise InvalidParams(

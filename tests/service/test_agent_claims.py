@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,10 +23,12 @@ from pathlib import Path
 import pytest
 import trio
 from cli_support import HIVE_RPC
+from waiting import until
 
 from hive_rpc.client.async_client import HubClient
 from hive_rpc.core.agents import CODEX, claimed_process, name_suffix
 from hive_rpc.core.errors import HiveError
+from hive_rpc.host.agent_process import stat_fields
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 
@@ -53,6 +54,11 @@ def other_codex(codex_named: Path) -> Iterator[subprocess.Popen[bytes]]:
         proc.stdin.close()
 
 
+def zombie(pid: int) -> bool:
+    found = stat_fields(pid)
+    return found is not None and found[1][:1] == ["Z"]
+
+
 def test_only_a_pid_form_after_an_agents_name_is_a_claim() -> None:
     assert claimed_process("codex-51007") == (CODEX, 51007)
     assert claimed_process("claude-code-48213") is not None
@@ -65,7 +71,7 @@ def test_only_a_pid_form_after_an_agents_name_is_a_claim() -> None:
 def test_a_random_suffix_never_reads_as_a_pid(monkeypatch: pytest.MonkeyPatch) -> None:
     """``hive-rpc mcp`` and ``hive-rpc acp`` name a client ``codex-`` plus 6 random hex
     digits: all decimal 6% of the time, which would be refused as a claim."""
-    monkeypatch.setattr(secrets, "token_hex", lambda n: "123456")
+    monkeypatch.setattr(os, "urandom", lambda n: bytes.fromhex("123456"))
     assert name_suffix() == "x23456"
     assert claimed_process(f"codex-{name_suffix()}") is None
 
@@ -96,6 +102,24 @@ async def test_a_name_of_that_form_for_no_living_agent_is_a_name_like_any_other(
         asked = await client.call("hive/ask", {"question": "Deploy?", "agent_id": name})
         assert asked["agent_id"] == name
     assert len(hub.registry.list_pending()) == 2
+
+
+async def test_a_dead_agents_name_is_free(
+    hub: HubService, client: HubClient, codex_named: Path
+) -> None:
+    """A Codex killed mid-call leaves its ``hive-rpc mcp``, now under no Codex, to
+    withdraw its questions in its name (seen with a real Claude Code, SIGKILLed,
+    tests/claude/test_claude_mcp_timeout.py): a zombie is no living agent."""
+    proc = await trio.lowlevel.open_process([str(codex_named), "-c", "exit 0"])
+    try:
+        # Polled: the child's exit gives this test no event until it is reaped,
+        # and reaping it would end the zombie this is about.
+        await until(lambda: zombie(proc.pid), "the codex to exit", within_s=30)
+        name = f"codex-{proc.pid}"
+        asked = await client.call("hive/ask", {"question": "Deploy?", "agent_id": name})
+        assert asked["agent_id"] == name
+    finally:
+        await proc.wait()
 
 
 async def test_the_agents_own_descendant_acts_as_it(
