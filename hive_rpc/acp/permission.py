@@ -196,6 +196,16 @@ def question(permission: AcpPermission, *, agent: str, cwd: str | None, home: st
     return head + (title or "(no title)") + SEE_DETAIL
 
 
+OPTION_DECISIONS = {
+    "allow_once": "allow",
+    "allow_always": "allow",
+    "reject_once": "deny",
+    "reject_always": "deny",
+}
+"""What an option of each ACP ``kind`` decides, for the audit trail (the question's
+``decisions``): the agent names its options as it likes, their kind says what they do."""
+
+
 def permission_ask(
     permission: AcpPermission,
     *,
@@ -212,6 +222,11 @@ def permission_ask(
         for name, option_id in picks.items()
         if kinds[option_id] == "allow_always"
     ]
+    decisions = {
+        name: OPTION_DECISIONS[kinds[option_id]]
+        for name, option_id in picks.items()
+        if kinds[option_id] in OPTION_DECISIONS
+    }
     return Ask(
         question=question(permission, agent=agent, cwd=cwd, home=home)[:MAX_QUESTION_CHARS],
         choices=tuple(picks),
@@ -221,6 +236,7 @@ def permission_ask(
         kind=Kind.PERMISSION,
         detail=detail(permission),
         confirm=confirm or None,
+        decisions=decisions or None,
     )
 
 

@@ -124,9 +124,17 @@ def _tool_and_summary(question: str) -> tuple[str | None, str]:
 
 
 def human_decision(prompt: Prompt) -> Decision:
-    """What a closed permission prompt decided."""
+    """What a closed permission prompt decided: as its asker said each choice decides
+    (``decisions``), else by hive-rpc's own words for Claude Code's choices (a
+    record asked before ``decisions`` existed)."""
     if prompt.status is not Status.RESPONDED or prompt.action is not Action.ACCEPT:
         return "none"
+    if prompt.decisions is not None and isinstance(prompt.answer, str):
+        decided = prompt.decisions.get(prompt.answer)
+        if decided == "allow":
+            return "allow"
+        if decided == "deny":
+            return "deny"
     if prompt.answer in ALLOWING:
         return "allow"
     if prompt.answer in DENYING:

@@ -44,6 +44,9 @@ CHOICES = (ALLOW, ALLOW_SESSION, ALLOW_PROJECT, DENY)
 answer rule (``rule/add``) for this tool use in this session or this project."""
 LASTING = {ALLOW_SESSION: "session", ALLOW_PROJECT: "project"}
 """The lasting answers and the scope of the rule each saves."""
+DECISIONS = {ALLOW: "allow", ALLOW_SESSION: "allow", ALLOW_PROJECT: "allow", DENY: "deny"}
+"""What each choice decides, sent with the question (its ``decisions``): the audit
+trail's word for the answer."""
 DENY_MESSAGE = "The human denied this {tool} request from hive-rpc ({by})."
 """What the model reads as the tool's result on deny."""
 RULE_DENY_MESSAGE = "A hive-rpc rule denies this {tool} request: {pattern} ({scope}, rule {id})."
@@ -170,6 +173,7 @@ def permission_ask(request: PermissionRequest, *, timeout_s: float, home: str | 
         kind=Kind.PERMISSION,
         detail=detail,
         confirm=confirm_texts(request, home),
+        decisions=DECISIONS,
     )
 
 

@@ -85,6 +85,11 @@ class Prompt:
     face shows the text and asks the human again before sending that choice, so the
     rule is read before it is saved, in the asker's own words and not in a copy each
     editor would keep of how the asker words it."""
+    decisions: Mapping[str, str] | None = field(default=None, hash=False)
+    """What each choice of a permission prompt decides, ``allow`` or ``deny``, in the
+    asker's word: an ACP agent's choices are its own options' names ("Allow for this
+    session", "Reject"), so the audit trail records the decision from this, not from
+    a list of words it would have to guess with."""
     status: Status = Status.PENDING
     typing_at: float | None = None
     answered_at: float | None = None
@@ -133,6 +138,7 @@ class Prompt:
         record["choices"] = list(self.choices) if self.choices is not None else None
         record["schema"] = dict(self.schema) if self.schema is not None else None
         record["confirm"] = [dict(c) for c in self.confirm] if self.confirm is not None else None
+        record["decisions"] = dict(self.decisions) if self.decisions is not None else None
         record["expired"] = self.status is Status.EXPIRED
         record["unseen"] = self.unseen
         return record
@@ -206,6 +212,7 @@ class Ask:
     kind: str = Kind.QUESTION.value
     detail: str | None = None
     confirm: Sequence[Mapping[str, str]] | None = None
+    decisions: Mapping[str, str] | None = None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> Ask:
@@ -266,6 +273,7 @@ def new_prompt(
             raise InvalidParams("timeout_s must be a positive number of seconds")
         timeout_s = float(min(timeout_s, max_lifetime_s))
     max_deadline = now + max_lifetime_s
+    kind = _check_kind(ask.kind)
     return Prompt(
         id=prompt_id or new_id(),
         agent_id=check_name(ask.agent_id, "agent_id"),
@@ -279,9 +287,14 @@ def new_prompt(
         timeout_s=timeout_s,
         task_id=_optional_name(ask.task_id, "task_id"),
         in_reply_to=_optional_name(ask.in_reply_to, "in_reply_to"),
-        kind=_check_kind(ask.kind),
+        kind=kind,
         detail=_check_detail(ask.detail),
         confirm=_check_confirm(ask.confirm, checked_choices) if ask.confirm is not None else None,
+        decisions=(
+            _check_decisions(ask.decisions, checked_choices, kind)
+            if ask.decisions is not None
+            else None
+        ),
         origin=origin,
     )
 
@@ -311,6 +324,44 @@ def _check_detail(detail: object) -> str | None:
             param="detail",
         )
     return detail or None
+
+
+DECISIONS = ("allow", "deny")
+"""What a choice of a permission prompt may decide (``decisions``)."""
+
+
+def _check_decisions(
+    decisions: object, choices: tuple[str, ...] | None, kind: Kind
+) -> Mapping[str, str]:
+    """``decisions``: an object from some of a permission prompt's choices to
+    ``allow`` or ``deny``.  No larger than the choices, so bounded by them."""
+    if kind is not Kind.PERMISSION:
+        raise InvalidParams(
+            "decisions is for a permission prompt (kind permission): a question's "
+            "answers decide nothing the audit trail records",
+            param="decisions",
+        )
+    if choices is None:
+        raise InvalidParams(
+            "decisions needs choices: it says what each of them decides", param="decisions"
+        )
+    if not isinstance(decisions, Mapping):
+        raise InvalidParams(
+            'decisions must be an object from a choice to "allow" or "deny"',
+            param="decisions",
+        )
+    offered = set(choices)
+    for choice, decision in decisions.items():
+        if choice not in offered:
+            raise InvalidParams(
+                f"decisions names {str(choice)[:80]!r}, which is not one of the choices",
+                param="decisions",
+            )
+        if decision not in DECISIONS:
+            raise InvalidParams(
+                f'decisions[{choice[:80]!r}] must be "allow" or "deny"', param="decisions"
+            )
+    return dict(decisions)
 
 
 CONFIRM_KEYS = frozenset({"choice", "text"})

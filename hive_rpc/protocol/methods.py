@@ -152,11 +152,13 @@ _ROWS: tuple[Method, ...] = (
             "kind": STR,
             "detail": STR,
             "confirm": Param("array"),
+            "decisions": Param("object"),
             "waits": BOOL,
         },
         doc="Ask a question; returns the pending prompt record at once.  confirm: "
         '[{"choice", "text"}], choices every face asks the human to confirm, showing the '
-        "text, before sending them.  waits: the "
+        'text, before sending them.  decisions: {choice: "allow" | "deny"}, what '
+        "each choice of a permission prompt decides, for the audit trail.  waits: the "
         "asking process waits on this call for the answer, and the question is withdrawn "
         "when that process ends.",
         epc="ask",
@@ -524,6 +526,7 @@ PROMPT_RECORD: dict[str, Param] = {
     "kind": _field("string"),
     "detail": _field("string", True),
     "confirm": _field("array", True),
+    "decisions": _field("object", True),
     "status": _field("string"),
     "typing_at": _field("number", True),
     "answered_at": _field("number", True),

@@ -77,6 +77,7 @@ def encode_prompt(prompt: Prompt) -> str:
             f'"kind":{_string(p.kind)},'
             f'"detail":{"null" if p.detail is None else _string(p.detail)},'
             f'"confirm":{"null" if p.confirm is None else ENCODE([dict(c) for c in p.confirm])},'
+            f'"decisions":{"null" if p.decisions is None else ENCODE(dict(p.decisions))},'
             f'"status":{_string(p.status)},'
             f'"typing_at":{"null" if p.typing_at is None else _number(p.typing_at)},'
             f'"answered_at":{"null" if p.answered_at is None else _number(p.answered_at)},'

@@ -44,7 +44,7 @@ from typing import Any
 
 import pytest
 import trio
-from agent_homes import AgentHome, Gemini, installed, write_gemini_config
+from agent_homes import AgentHome, Gemini, write_gemini_config
 from cli_support import exited
 from editor import human_editor, next_prompt
 from scripted_gemini import (
@@ -72,11 +72,6 @@ WITHIN_S = 60
 """The deadline for one whole run (Gemini starts in about 3 s)."""
 GONE_WITHIN_S = 20
 """How long the run's processes have to end once the proxy has (its grace is 5 s)."""
-
-
-@pytest.fixture(scope="session")
-def gemini_bin() -> Path:
-    return installed("install-gemini-cli.sh", "HIVE_GEMINI_UNAVAILABLE", "Gemini CLI")
 
 
 @pytest.fixture
@@ -246,6 +241,7 @@ async def test_a_shell_command_allowed_from_the_editor_runs_and_the_client_is_no
     assert prompt["choices"] == ["Allow for this session", "Allow", "Reject"]
     (entry,) = await client.call("audit/list", {})
     assert (entry["tool"], entry["answer"], entry["agent_id"]) == ("execute", "Allow", AGENT)
+    assert entry["decision"] == "allow"  # the option's kind, allow_once
     assert entry["summary"] == f"{command} (see detail)"
     await all_gone(agent_home.home)
 
@@ -253,6 +249,7 @@ async def test_a_shell_command_allowed_from_the_editor_runs_and_the_client_is_no
 async def test_a_file_write_rejected_from_the_editor_is_not_written_and_the_model_is_told(
     hub: HubService,
     hub_config: HubConfig,
+    client: HubClient,
     gemini_bin: Path,
     agent_home: AgentHome,
     acp_sdk: Path,
@@ -278,6 +275,8 @@ async def test_a_file_write_rejected_from_the_editor_is_not_written_and_the_mode
     run = ClientRun(runs[0])
     assert not target.exists()
     assert said == [{"error": 'Tool "write_file" was canceled by the user.'}]
+    (entry,) = await client.call("audit/list", {})
+    assert (entry["answer"], entry["decision"]) == ("Reject", "deny")  # reject_once
     assert run.of("client-permission") == []
     assert run.of("stop") == [{"event": "stop", "stopReason": "end_turn"}]
     # The human saw what would be written, as a diff of a new file, not only its path.

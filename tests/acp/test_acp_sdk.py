@@ -124,6 +124,8 @@ async def test_allow_from_the_editor_reaches_the_agent_as_allow_once(
         "Allow",
         AGENT,
     )
+    # what the option decides, from its kind (allow_once), not guessed from its name
+    assert entry["decision"] == "allow"
 
 
 async def test_reject_from_the_editor_reaches_the_agent_as_its_reject_option(

@@ -4,8 +4,8 @@ precompiled encoder, so an old database reads the same and a new one writes the 
 ``records.encode_prompt`` (the text written straight from the fields) is held to
 ``json.dumps(to_record())`` for any prompt, odd values included.  Issue 27 added
 ``origin``, ``shown_at``, ``cleared_at`` and ``unseen`` at the end, and ``confirm``
-after ``detail``: a record written before them (``OLD_PENDING``) still reads, as the
-prompt it was."""
+after ``detail``; issue 29 ``decisions`` after ``confirm``: a record written before
+them (``OLD_PENDING``) still reads, as the prompt it was."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ PENDING = (
     '{"id":"00112233aabbccdd","agent_id":"bench","question":"Ship it? \\u00e9 \\ud800",'
     '"created_at":1000.5,"deadline_at":87400.5,"max_deadline_at":87400.5,'
     '"choices":["yes","no"],"schema":null,"urgent":false,"timeout_s":null,"task_id":"t1",'
-    '"in_reply_to":null,"kind":"question","detail":null,"confirm":null,"status":"pending","typing_at":null,'
+    '"in_reply_to":null,"kind":"question","detail":null,"confirm":null,"decisions":null,"status":"pending","typing_at":null,'
     '"answered_at":null,"expired_at":null,"cancelled_at":null,"expiry_reason":null,'
     '"answer":null,"by":null,"action":null,"origin":null,"shown_at":null,"cleared_at":null,'
     '"expired":false,"unseen":false}'
@@ -35,12 +35,14 @@ OLD_PENDING = (
     PENDING.replace(',"origin":null,"shown_at":null,"cleared_at":null', "")
     .replace(',"unseen":false', "")
     .replace(',"confirm":null', "")
+    .replace(',"decisions":null', "")
 )
 RESPONDED = (
     '{"id":"00112233aabbccdd","agent_id":"bench","question":"Ship it? \\u00e9 \\ud800",'
     '"created_at":1000.5,"deadline_at":87400.5,"max_deadline_at":87400.5,"choices":null,'
     '"schema":null,"urgent":false,"timeout_s":null,"task_id":"t1","in_reply_to":null,'
-    '"kind":"question","detail":null,"confirm":null,"status":"responded","typing_at":null,'
+    '"kind":"question","detail":null,"confirm":null,"decisions":null,'
+    '"status":"responded","typing_at":null,'
     '"answered_at":1002.25,"expired_at":null,"cancelled_at":null,"expiry_reason":null,'
     '"answer":"yes \\u2713, [1, 2.5]","by":"emacs","action":"accept","origin":null,'
     '"shown_at":null,"cleared_at":null,"expired":false,"unseen":false}'
@@ -114,6 +116,9 @@ def records(draw: st.DrawFn) -> dict[str, Any]:
         "confirm": draw(
             st.none()
             | st.lists(st.fixed_dictionaries({"choice": texts, "text": texts}), max_size=2)
+        ),
+        "decisions": draw(
+            st.none() | st.dictionaries(texts, st.sampled_from(["allow", "deny"]), max_size=2)
         ),
         "status": draw(st.sampled_from(["pending", "responded", "expired", "cancelled"])),
         "typing_at": draw(optional_time),

@@ -210,6 +210,8 @@ export interface PromptRecord {
   detail?: string | null;
   /** Choices to confirm before sending, each with what it does in the asker's words (src/confirmText.ts); absent from older hubs. */
   confirm?: { choice: string; text: string }[] | null;
+  /** What each choice of a permission prompt decides, for the audit trail; absent from older hubs. */
+  decisions?: Record<string, 'allow' | 'deny'> | null;
   status: PromptStatus;
   typing_at: number | null;
   answered_at: number | null;
