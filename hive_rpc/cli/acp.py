@@ -65,10 +65,14 @@ def mcp_command() -> tuple[str, list[str]]:
 
 def mcp_entry(args: argparse.Namespace, agent: str) -> dict[str, object]:
     """The MCP server added to each session: ``hive-rpc mcp`` on this proxy's hub,
-    as this proxy's agent, so its asks and the permission prompts are one agent."""
+    as this proxy's agent, so its asks and the permission prompts are one agent.
+    ``--no-start``: with no hub running, the proxy leaves permission requests to the
+    client's own dialog; a hub the agent's server started would take them instead,
+    where no editor shows them, until the proxy's ``--timeout`` (measured with Gemini
+    CLI 0.61.0, which starts the server with the session)."""
     command, head = mcp_command()
     where = ["--socket", str(Path(args.socket).absolute())]
-    where += ["--data-dir", str(Path(args.data_dir).absolute())]
+    where += ["--data-dir", str(Path(args.data_dir).absolute()), "--no-start"]
     return wire.mcp_server(command, [*head, "mcp", *where, "--agent", agent])
 
 

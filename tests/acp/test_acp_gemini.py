@@ -455,20 +455,15 @@ def hubs_on(socket: Path) -> list[int]:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the MCP server the proxy adds starts a hub when none runs: hive_rpc/cli/acp.py's "
-    "mcp_entry needs --no-start (and test_acp_sdk's expected args with it)",
-)
 async def test_with_no_hub_the_client_is_asked_and_no_hub_is_started(
     hub_config: HubConfig, gemini_bin: Path, agent_home: AgentHome, acp_sdk: Path
 ) -> None:
     """No hub runs (none is started): the permission request goes to the client's own
     dialog as soon as the proxy finds no hub, and the run leaves no hub behind.
-    Measured: Gemini starts the added ``hive-rpc mcp`` with the session, which starts
-    a hub on the proxy's socket; the proxy then asks that hub, where no editor shows
-    the question, for the whole ``--timeout`` (120 s by default; 3 s here), and the
-    hub outlives the session."""
+    Measured before the added server had ``--no-start``: Gemini starts the added
+    ``hive-rpc mcp`` with the session, which started a hub on the proxy's socket; the
+    proxy then asked that hub, where no editor shows the question, for the whole
+    ``--timeout`` (120 s by default; 3 s here), and the hub outlived the session."""
     target = agent_home.project / "refused-by-the-client"
     script = in_turns([function_call(SHELL, {"command": f"touch {target}"})], [text("ok")])
     try:

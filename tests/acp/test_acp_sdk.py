@@ -177,6 +177,7 @@ async def test_the_session_gets_hive_rpc_as_an_mcp_server_beside_the_clients_own
         str(hub_config.socket),
         "--data-dir",
         str(hub_config.data_dir),
+        "--no-start",
         "--agent",
         AGENT,
     ]
