@@ -38,10 +38,10 @@ Facts these tests hold (for the setup step):
   overridden to "never" by exec, and "untrusted" is refused at start. Without the
   hook's decision the approval goes to the automatic reviewer, which calls the model
   provider. A hook that was never trusted (the TUI's ``/hooks``) is skipped without a
-  word; headless there is no TUI, hence ``--dangerously-bypass-hook-trust`` here
-  (not measured here: others report that Codex keeps trust as
-  ``[hooks.state."KEY"] trusted_hash`` in config.toml, and that ``codex app-server``'s
-  hooks/list and config/batchWrite set it).
+  word; headless there is no TUI, hence ``--dangerously-bypass-hook-trust`` here.
+  Trust given in the TUI's ``/hooks`` is ``[hooks.state."KEY"] trusted_hash`` in
+  config.toml, and a hook trusted so runs without the bypass
+  (tests/agents/test_codex_tui.py).
 - The hook's stdin is Claude Code's: ``tool_name`` ``"Bash"``, ``tool_input``
   ``{"command", "description"}`` (the model's justification), ``session_id``, ``cwd``,
   ``permission_mode`` ``"default"``; the hook gets Codex's full environment (the
