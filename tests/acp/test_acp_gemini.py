@@ -37,8 +37,8 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -193,6 +193,25 @@ def last_turn(model: ScriptedGemini) -> GeminiRequest:
     return model.requests[-1]
 
 
+@asynccontextmanager
+async def client_asking(
+    hub_config: HubConfig, agent_home: AgentHome, proxy: list[str], env: dict[str, str], words: str
+) -> AsyncIterator[tuple[HubClient, dict[str, Any], list[subprocess.CompletedProcess[bytes]]]]:
+    """The ACP client run (``words`` its prompt) beside a human at an editor, once the
+    hub's first question of the run has come: the human, that question, and the list
+    the client's finished run is in once the block ends."""
+    async with human_editor(hub_config.socket) as human, trio.open_nursery() as nursery:
+        runs: list[subprocess.CompletedProcess[bytes]] = []
+
+        async def client_side() -> None:
+            runs.append(await run_client(agent_home, proxy, env, words))
+
+        nursery.start_soon(client_side)
+        with trio.fail_after(WITHIN_S):
+            first: dict[str, Any] = (await next_prompt(human)).params
+        yield human, first, runs
+
+
 async def test_a_shell_command_allowed_from_the_editor_runs_and_the_client_is_not_asked(
     hub: HubService,
     hub_config: HubConfig,
@@ -208,15 +227,11 @@ async def test_a_shell_command_allowed_from_the_editor_runs_and_the_client_is_no
         [text("done")],
     )
     with gemini_acp(script, agent_home, gemini_bin, hub_config, acp_sdk) as (model, proxy, env):
-        async with human_editor(hub_config.socket) as human, trio.open_nursery() as nursery:
-            runs: list[subprocess.CompletedProcess[bytes]] = []
-
-            async def client_side() -> None:
-                runs.append(await run_client(agent_home, proxy, env, "Make the file."))
-
-            nursery.start_soon(client_side)
-            with trio.fail_after(WITHIN_S):
-                prompt = (await next_prompt(human)).params
+        async with client_asking(hub_config, agent_home, proxy, env, "Make the file.") as (
+            human,
+            prompt,
+            runs,
+        ):
             assert not target.exists()  # asked before it ran
             await human.call("hive/respond", {"id": prompt["id"], "answer": "Allow"})
         said = responses_to(last_turn(model), SHELL)
@@ -261,15 +276,11 @@ async def test_a_file_write_rejected_from_the_editor_is_not_written_and_the_mode
         [text("understood")],
     )
     with gemini_acp(script, agent_home, gemini_bin, hub_config, acp_sdk) as (model, proxy, env):
-        async with human_editor(hub_config.socket) as human, trio.open_nursery() as nursery:
-            runs: list[subprocess.CompletedProcess[bytes]] = []
-
-            async def client_side() -> None:
-                runs.append(await run_client(agent_home, proxy, env, "Write the notes."))
-
-            nursery.start_soon(client_side)
-            with trio.fail_after(WITHIN_S):
-                prompt = (await next_prompt(human)).params
+        async with client_asking(hub_config, agent_home, proxy, env, "Write the notes.") as (
+            human,
+            prompt,
+            runs,
+        ):
             await human.call("hive/respond", {"id": prompt["id"], "answer": "Reject"})
         said = responses_to(last_turn(model), "write_file")
     run = ClientRun(runs[0])
@@ -316,15 +327,11 @@ async def test_the_model_asks_the_human_through_the_mcp_server_the_proxy_added(
 
     script = in_turns(ask_async, wait_for_it, [text("thanks")])
     with gemini_acp(script, agent_home, gemini_bin, hub_config, acp_sdk) as (model, proxy, env):
-        async with human_editor(hub_config.socket) as human, trio.open_nursery() as nursery:
-            runs: list[subprocess.CompletedProcess[bytes]] = []
-
-            async def client_side() -> None:
-                runs.append(await run_client(agent_home, proxy, env, "Ask the human."))
-
-            nursery.start_soon(client_side)
-            with trio.fail_after(WITHIN_S):
-                permission = (await next_prompt(human)).params
+        async with client_asking(hub_config, agent_home, proxy, env, "Ask the human.") as (
+            human,
+            permission,
+            runs,
+        ):
             answer = {"id": permission["id"], "answer": "Allow all server tools for this session"}
             await human.call("hive/respond", answer)
             with trio.fail_after(WITHIN_S):
@@ -376,15 +383,11 @@ async def test_killing_the_proxy_ends_gemini_its_command_and_the_mcp_server(
     command = "sleep 3001"
     script = in_turns([function_call(SHELL, {"command": command})])
     with gemini_acp(script, agent_home, gemini_bin, hub_config, acp_sdk) as (_, proxy, env):
-        async with human_editor(hub_config.socket) as human, trio.open_nursery() as nursery:
-            runs: list[subprocess.CompletedProcess[bytes]] = []
-
-            async def client_side() -> None:
-                runs.append(await run_client(agent_home, proxy, env, "Wait."))
-
-            nursery.start_soon(client_side)
-            with trio.fail_after(WITHIN_S):
-                prompt = (await next_prompt(human)).params
+        async with client_asking(hub_config, agent_home, proxy, env, "Wait.") as (
+            human,
+            prompt,
+            runs,
+        ):
             await human.call("hive/respond", {"id": prompt["id"], "answer": "Allow"})
 
             def running() -> dict[str, list[int]] | None:
@@ -423,15 +426,11 @@ async def test_a_turn_cancelled_by_the_client_withdraws_the_question_and_runs_no
     target = agent_home.project / "never"
     script = in_turns([function_call(SHELL, {"command": f"touch {target}"})], [text("ok")])
     with gemini_acp(script, agent_home, gemini_bin, hub_config, acp_sdk) as (model, proxy, env):
-        async with human_editor(hub_config.socket) as human, trio.open_nursery() as nursery:
-            runs: list[subprocess.CompletedProcess[bytes]] = []
-
-            async def client_side() -> None:
-                runs.append(await run_client(agent_home, proxy, env, "Make it."))
-
-            nursery.start_soon(client_side)
-            with trio.fail_after(WITHIN_S):
-                prompt = (await next_prompt(human)).params
+        async with client_asking(hub_config, agent_home, proxy, env, "Make it.") as (
+            _,
+            prompt,
+            runs,
+        ):
             found = processes_of(agent_home.home)
             (client_pid,) = [p for p, c in found.items() if "gemini_client.mjs" in c]
             os.kill(client_pid, signal.SIGUSR1)
