@@ -81,6 +81,9 @@ class HubConfig:
     in-process hubs stay quiet on a developer's desktop)."""
     retain_s: float | None = DEFAULT_RETAIN_S
     """Closed prompts older than this are deleted (``serve --retain``); None keeps all."""
+    replicas: int | None = None
+    """Copies of each NATS bucket (``serve --replicas``); None: 3 on a cluster of 3 or
+    more servers, else 1."""
 
 
 @asynccontextmanager
@@ -90,7 +93,7 @@ async def open_store(config: HubConfig) -> AsyncIterator[PromptStore]:
         # Imported here: only a hub on NATS needs nats-py and its asyncio thread.
         from hive_rpc.store.nats import open_nats_store
 
-        async with open_nats_store(config.store) as nats_store:
+        async with open_nats_store(config.store, replicas=config.replicas) as nats_store:
             yield nats_store
         return
     store: PromptStore

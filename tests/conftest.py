@@ -16,7 +16,7 @@ import trio
 from agent_homes import AgentHome, installed
 from cli_support import Shell
 from disk_support import mounted_tmpfs, short_tmp_dir
-from nats_support import NATS_SERVER, NatsServer
+from nats_support import NATS_SERVER, NatsCluster, NatsServer
 
 from hive_rpc.client.async_client import HubClient
 from hive_rpc.hub import HubConfig, run_hub
@@ -104,3 +104,17 @@ def agent_home() -> Iterator[AgentHome]:
         yield agent
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def nats_cluster(short_tmp: Path) -> Iterator[NatsCluster]:
+    """A real 3-node nats-server cluster with JetStream on loopback (n1, n2, n3),
+    started with a meta leader elected, killed at the end."""
+    if NATS_SERVER is None:
+        pytest.skip("nats-server is not installed (Debian: apt-get install nats-server)")
+    cluster = NatsCluster(short_tmp / "cluster")
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()

@@ -80,6 +80,13 @@ def _store(text: str) -> str:
     )
 
 
+def _replicas(text: str) -> int:
+    """argparse type: JetStream keeps 1 to 5 copies of a stream."""
+    if text.isdigit() and 1 <= int(text) <= 5:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"{text!r} is not a number of replicas from 1 to 5")
+
+
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -647,7 +654,16 @@ def _serve_options(p: argparse.ArgumentParser) -> None:
         default="sqlite",
         metavar="STORE",
         help="where prompts live: sqlite (default, in the data dir), memory, or "
-        "nats://[USER:PASS@]HOST:PORT shared by several hubs (docs/multi-machine.md)",
+        "nats://[USER:PASS@]HOST:PORT shared by several hubs (docs/multi-machine.md); "
+        "several NATS servers comma-separated",
+    )
+    p.add_argument(
+        "--replicas",
+        type=_replicas,
+        default=None,
+        metavar="N",
+        help="with a NATS store: copies of each bucket, 1-5 (default 3 on a cluster of 3 "
+        "or more servers, else 1); a bucket with fewer is raised to N",
     )
     p.add_argument(
         "--max-lifetime",

@@ -53,6 +53,8 @@ def _serve_args(args: argparse.Namespace) -> list[str]:
         *("--retain", repr(args.retain)),
         *("--log-level", args.log_level),
     ]
+    if args.replicas is not None:
+        extra += ["--replicas", str(args.replicas)]
     if args.http is not None:
         extra += ["--http", args.http]
     if args.no_notify:
@@ -213,6 +215,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
         max_lifetime_s=args.max_lifetime,
         activity_ttl_s=args.activity_ttl,
         retain_s=args.retain,
+        replicas=args.replicas,
         http=args.http,
         notify=not args.no_notify,
     )

@@ -12,6 +12,16 @@ Layout (both buckets keep one revision per key, on file storage):
   "body"}``; ``created_ns`` is kept across replacements, so ``documents()`` lists in
   first-save order.
 
+Replicas: on a cluster a bucket kept by one node stops every hub when that node is
+lost, so each bucket is created with ``replicas`` copies: by default 3 when the server
+says (``connect_urls`` in its INFO) the cluster has 3 or more servers, else 1.  An
+existing bucket with fewer is raised to that number (JetStream allows editing a
+stream's ``num_replicas``); if the server refuses, the hub says so and how to fix it.
+
+Several servers may be given, comma-separated (``nats://a:4222,nats://b:4222``):
+nats-py tries them in turn and fails over among them and those the cluster
+advertises.  Logs name the server actually reached.
+
 KV keys allow only ``[-/_=.a-zA-Z0-9]``.  A name made of ``[-_a-zA-Z0-9]`` is used as
 is; any other is written ``=`` + base32 of its UTF-8 (raw names never contain ``=``,
 so the two never collide, and the original can always be read back from the key).
@@ -64,6 +74,9 @@ T = TypeVar("T")
 PROMPTS_BUCKET = "hive_prompts"
 DOCUMENTS_BUCKET = "hive_documents"
 BUCKETS = (PROMPTS_BUCKET, DOCUMENTS_BUCKET)
+CLUSTER_REPLICAS = 3
+"""Replicas of a bucket on a cluster of at least this many servers (else 1): one node
+can be lost, and JetStream keeps a quorum of the other two."""
 DEFAULT_TIMEOUT_S = 5.0
 """Longest any one store operation may take before it fails with StoreUnavailable."""
 CAS_ATTEMPTS = 20
@@ -113,6 +126,29 @@ def redact_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"***@{host}"))
 
 
+def server_urls(url: str) -> list[str]:
+    """The servers of a ``--store`` value: one URL or several, comma-separated."""
+    return [part.strip() for part in url.split(",") if part.strip()]
+
+
+def _shown(url: str) -> str:
+    """``url`` (one or a comma-separated list) with every password or token hidden."""
+    return ",".join(redact_url(u) for u in server_urls(url))
+
+
+def cluster_size(server_info: dict[str, Any]) -> int:
+    """How many servers the cluster has, from the INFO a server sends on connect: its
+    ``connect_urls`` lists the client URL of every server in the cluster, its own
+    included (nats-server 2.9; absent on a lone server)."""
+    urls = server_info.get("connect_urls") or []
+    return max(1, len(set(urls)))
+
+
+def default_replicas(servers: int) -> int:
+    """The replicas a bucket gets unless ``--replicas`` says otherwise."""
+    return CLUSTER_REPLICAS if servers >= CLUSTER_REPLICAS else 1
+
+
 def _dumps(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode("ascii")
 
@@ -139,14 +175,17 @@ class NatsStore:
         *,
         url: str,
         timeout: float,
+        replicas: int = 1,
     ) -> None:
         self._bridge = bridge
         self._nc = nc
         self._js = js
         self._prompts = prompts
         self._docs = docs
-        self.url = redact_url(url)
+        self.url = _shown(url)
         self.timeout = timeout
+        self.replicas = replicas
+        """The replicas this hub wants of each bucket (``--replicas``, or the default)."""
         self._closed = False
         self._watches: set[_Watch] = set()
         self._link_watchers: set[asyncio.Queue[str | None]] = set()
@@ -448,19 +487,27 @@ class NatsStore:
             task.add_done_callback(self._tasks.discard)
 
     @classmethod
-    async def _aio_connect(cls, bridge: AsyncioThread, url: str, op_timeout_s: float) -> NatsStore:
+    async def _aio_connect(
+        cls, bridge: AsyncioThread, url: str, op_timeout_s: float, replicas: int | None
+    ) -> NatsStore:
         """On the loop: connect and open (or create) the two buckets."""
-        shown = redact_url(url)
+        shown = _shown(url)
 
         made: list[NatsStore] = []
+        reached = [shown]  # the server connected to last (one of them, or one advertised)
+
+        def server() -> str:
+            current = nc.connected_url
+            return redact_url(current.geturl()) if current is not None else shown
 
         async def disconnected() -> None:
             if made and not made[0]._closed:  # not while connecting, nor when closing
-                log.warning("lost the connection to NATS at %s; reconnecting", shown)
-                made[0]._aio_link(f"lost the connection to NATS at {shown}; reconnecting")
+                log.warning("lost the connection to NATS at %s; reconnecting", reached[0])
+                made[0]._aio_link(f"lost the connection to NATS at {reached[0]}; reconnecting")
 
         async def reconnected() -> None:
-            log.info("reconnected to NATS at %s", shown)
+            reached[0] = server()
+            log.info("reconnected to NATS at %s", reached[0])
             if made:
                 made[0]._aio_link(None)
                 made[0]._aio_reconnected()
@@ -476,7 +523,7 @@ class NatsStore:
         try:
             async with asyncio.timeout(op_timeout_s):
                 await nc.connect(
-                    url,
+                    server_urls(url),
                     name="hive-rpc hub",
                     max_reconnect_attempts=-1,
                     reconnect_time_wait=0.5,  # type: ignore[arg-type]  # int in its hints
@@ -489,9 +536,21 @@ class NatsStore:
                     reconnected_cb=reconnected,
                     error_cb=error,
                 )
+                reached[0] = server()
+                # nats-py 2.x keeps the server's INFO only as this private dict (no
+                # public accessor; its discovered_servers leaves out configured ones).
+                servers = cluster_size(nc._server_info)
+                wanted = replicas if replicas is not None else default_replicas(servers)
                 js = nc.jetstream(timeout=op_timeout_s)
-                prompts = await _bucket(js, PROMPTS_BUCKET)
-                docs = await _bucket(js, DOCUMENTS_BUCKET)
+                prompts = await _bucket(js, PROMPTS_BUCKET, wanted)
+                docs = await _bucket(js, DOCUMENTS_BUCKET, wanted)
+        except nats.js.errors.APIError as exc:
+            with contextlib.suppress(Exception):
+                await nc.close()
+            reason = f"JetStream refused the buckets ({exc.description or exc})"
+            if replicas is not None:
+                reason += f" with --replicas {replicas}"
+            raise StoreUnavailable(shown, reason, outcome="the hub cannot use it") from None
         except (TimeoutError, OSError, nats.errors.Error) as exc:
             with contextlib.suppress(Exception):
                 await nc.close()
@@ -501,17 +560,62 @@ class NatsStore:
             if errors:
                 reason += f" (last error: {str(errors[-1]) or type(errors[-1]).__name__})"
             raise StoreUnavailable(shown, reason, outcome="the hub cannot use it") from None
-        made.append(cls(bridge, nc, js, prompts, docs, url=url, timeout=op_timeout_s))
-        return made[0]
+        log.info(
+            "connected to NATS at %s (%d server%s); buckets kept with %d replica%s",
+            reached[0],
+            servers,
+            "" if servers == 1 else "s",
+            wanted,
+            "" if wanted == 1 else "s",
+        )
+        store = cls(bridge, nc, js, prompts, docs, url=url, timeout=op_timeout_s, replicas=wanted)
+        made.append(store)
+        return store
 
 
-async def _bucket(js: JetStreamContext, name: str) -> KeyValue:
+async def _bucket(js: JetStreamContext, name: str, replicas: int) -> KeyValue:
+    """The bucket ``name``, created with ``replicas`` copies if missing, raised to
+    ``replicas`` if it has fewer (never lowered: another hub may want more)."""
     try:
-        return await js.key_value(name)
+        kv = await js.key_value(name)
     except nats.js.errors.BucketNotFoundError:
         return await js.create_key_value(
-            bucket=name, history=1, storage=api.StorageType.FILE, description="hive-rpc"
+            bucket=name,
+            history=1,
+            storage=api.StorageType.FILE,
+            description="hive-rpc",
+            replicas=replicas,
         )
+    stream = f"KV_{name}"
+    info = await js.stream_info(stream)
+    have = info.config.num_replicas or 1
+    if have < replicas:
+        info.config.num_replicas = replicas
+        try:
+            await js.update_stream(info.config)
+        except nats.js.errors.APIError as exc:
+            log.warning(
+                "bucket %s (stream %s) has %d replica(s), %d wanted, and JetStream refused "
+                "to raise it (%s): losing the node that keeps it stops the store; raise it "
+                "with `nats stream edit %s --replicas %d`, or delete the bucket (losing its "
+                "prompts) to have it created again",
+                name,
+                stream,
+                have,
+                replicas,
+                exc.description or exc,
+                stream,
+                replicas,
+            )
+        else:
+            log.warning(
+                "bucket %s (stream %s) had %d replica(s); raised it to %d",
+                name,
+                stream,
+                have,
+                replicas,
+            )
+    return kv
 
 
 class _Watch:
@@ -610,16 +714,17 @@ def _parse(bucket: str, key: str, msg: Msg) -> StoreChange | None:
 
 @asynccontextmanager
 async def open_nats_store(
-    url: str, *, op_timeout_s: float = DEFAULT_TIMEOUT_S
+    url: str, *, op_timeout_s: float = DEFAULT_TIMEOUT_S, replicas: int | None = None
 ) -> AsyncIterator[NatsStore]:
-    """Connect to NATS at ``url`` (``nats://[user:pass@]host:port``, ``tls://...``) and
-    yield a store on its JetStream KV buckets, created on first use.
+    """Connect to NATS at ``url`` (``nats://[user:pass@]host:port``, ``tls://...``, or
+    several of them comma-separated) and yield a store on its JetStream KV buckets,
+    created on first use with ``replicas`` copies (None: ``default_replicas``).
 
     Raises ``StoreUnavailable`` when NATS does not answer within ``op_timeout_s``
     seconds; every later operation is bounded by the same time.
     """
     async with open_asyncio_thread(name="hive-nats") as bridge:
-        store = await bridge.run(NatsStore._aio_connect, bridge, url, op_timeout_s)
+        store = await bridge.run(NatsStore._aio_connect, bridge, url, op_timeout_s, replicas)
         try:
             yield store
         finally:
@@ -643,4 +748,5 @@ __all__ = [
     "encode_name",
     "open_nats_store",
     "redact_url",
+    "server_urls",
 ]
