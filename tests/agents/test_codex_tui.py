@@ -77,7 +77,7 @@ import re
 import shutil
 import subprocess
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -269,6 +269,40 @@ async def press_until(tui: CodexTui, key: str, words: str) -> str:
                 return await tui.shows(words)
 
 
+HOOKS_LIST = "t trust all \u00b7 enter review \u00b7 esc close"
+"""The foot of ``/hooks``' events table."""
+EMPTY = "(the empty prompt)"
+
+
+async def slash(tui: CodexTui, command: str, done: Callable[[str], bool]) -> str:
+    """``command`` (``/hooks``) typed and entered until the screen is one
+    ``done`` accepts.  In a clean-clone run under load Codex once took ``/hooks`` and
+    showed its empty prompt again, nothing else: then the command is typed again
+    (only then: once it acted, keys would go to what it opened).  Polled: the screen
+    is another process's (the module's docstring)."""
+
+    async def look() -> str | None:
+        screen = await trio.to_thread.run_sync(tui.screen)
+        if done(screen):
+            return screen
+        return EMPTY if f"{MARK} {READY}" in screen else None
+
+    async def acted() -> str | None:
+        found = await look()
+        return None if found == EMPTY else found
+
+    with trio.fail_after(SCREEN_S):
+        while True:
+            await tui.type_in(command)
+            with trio.move_on_after(MOVED_S):
+                return await until(acted, f"{command} to act", within_s=SCREEN_S)
+            found = await until(look, f"{command} to act, or the prompt", within_s=SCREEN_S)
+            if found != EMPTY:
+                return found
+            with trio.move_on_after(MOVED_S):  # still empty a moment later: it was lost
+                return await until(acted, f"{command} to act", within_s=SCREEN_S)
+
+
 def making_files(project: Path) -> Script:
     """The model: for the prompt ``make NAME``, ``touch PROJECT/NAME`` outside the
     sandbox, then "made NAME" once its output came back; a title for the TUI's own
@@ -321,8 +355,7 @@ async def test_a_hook_trusted_in_hooks_runs_without_the_bypass_and_setup_again_k
         with codex_tui(codex, agent_home.root) as tui:
             await choose_at_start(tui, 3)  # continue without trusting: /hooks
             await tui.shows(READY)
-            await tui.type_in("/hooks")
-            listed = await tui.shows("t trust all · enter review · esc close")
+            listed = await slash(tui, "/hooks", lambda screen: HOOKS_LIST in screen)
             assert re.search(rf"{MARK} PermissionRequest +1 +0 +1 ", listed), listed
             await choose(tui, EVENTS, "PermissionRequest")
             await tui.shows("Trust     New hook - review required")
