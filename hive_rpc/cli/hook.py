@@ -29,7 +29,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -252,14 +252,16 @@ def transcript_watch(event: Mapping[str, Any], socket: Path, agent: str) -> Watc
 def ask_permission(
     client: SyncHubClient,
     event: Mapping[str, Any],
+    request: PermissionRequest,
     timeout_s: float,
     socket: Path,
     agent: Agent = CLAUDE_CODE,
 ) -> dict[str, Any]:
-    """The permission question, asked and waited for up to ``timeout_s`` (or until
-    answered in Claude Code's own dialog: ``transcript_watch``; Claude Code's
-    transcript format only)."""
-    ask = permission_ask(event, timeout_s=timeout_s, home=os.environ.get("HOME"), agent=agent)
+    """The permission question of ``request`` (``event``'s, ``request_of``), asked and
+    waited for up to ``timeout_s`` (or until answered in Claude Code's own dialog:
+    ``transcript_watch``; Claude Code's transcript format only)."""
+    home = os.environ.get("HOME")
+    ask = claude_code.permission_ask(request, timeout_s=timeout_s, home=home)
     watching = transcript_watch(event, socket, ask.agent_id) if agent is CLAUDE_CODE else None
     return ask_human(client, ask, time.monotonic() + timeout_s, watching)
 
@@ -302,7 +304,7 @@ def decide(
     checked = check_rules(client, request)
     if checked is not None:
         return rule_decision(checked, tool)
-    record = ask_permission(client, event, timeout_s, socket, agent)
+    record = ask_permission(client, event, request, timeout_s, socket, agent)
     decision = human_decision(record, tool)
     if decision is None:
         return None
@@ -354,14 +356,8 @@ def gemini_hook(event: Mapping[str, Any] | None, args: argparse.Namespace, agent
     if event is not None and event.get("hook_event_name") != GEMINI_EVENT:
         return EXIT_OK
     if event is not None:
-        deadline = time.monotonic() + args.timeout
         try:
-            connect_s = max(0.1, min(HUB_TIMEOUT_S, args.timeout))
-            with (
-                SyncHubClient.connect(Path(args.socket), timeout_s=connect_s) as client,
-                client.giving_up_at(deadline),
-            ):
-                client.timeout_s = HUB_TIMEOUT_S
+            with hub_within(args) as client:
                 decision = decide(client, event, args.timeout, Path(args.socket), agent)
             why = "no decision from the human (none in time, a decline)"
         except Exception as e:
@@ -373,6 +369,21 @@ def gemini_hook(event: Mapping[str, Any] | None, args: argparse.Namespace, agent
         return EXIT_OK
     print(json.dumps(gemini_output(decision)), flush=True)
     return EXIT_OK
+
+
+@contextlib.contextmanager
+def hub_within(args: argparse.Namespace) -> Iterator[SyncHubClient]:
+    """The hub, for one hook's calls, ``--timeout`` being their whole budget, a hub
+    that accepts and never answers included (each call's HUB_TIMEOUT_S alone held the
+    hook 30 s whatever ``--timeout`` said)."""
+    deadline = time.monotonic() + args.timeout
+    connect_s = max(0.1, min(HUB_TIMEOUT_S, args.timeout))
+    with (
+        SyncHubClient.connect(Path(args.socket), timeout_s=connect_s) as client,
+        client.giving_up_at(deadline),
+    ):
+        client.timeout_s = HUB_TIMEOUT_S
+        yield client
 
 
 def _say(why: str) -> None:
@@ -405,16 +416,8 @@ def cmd_hook(args: argparse.Namespace) -> int:
         _say(f"this run's --permission-prompt-tool {prompt_tool} decides; printing no decision")
         return EXIT_OK
     output = None
-    # ``--timeout`` is the whole budget, a hub that accepts and never answers included
-    # (each call's HUB_TIMEOUT_S alone held the hook 30 s whatever ``--timeout`` said).
-    deadline = time.monotonic() + args.timeout
     try:
-        connect_s = max(0.1, min(HUB_TIMEOUT_S, args.timeout))
-        with (
-            SyncHubClient.connect(Path(args.socket), timeout_s=connect_s) as client,
-            client.giving_up_at(deadline),
-        ):
-            client.timeout_s = HUB_TIMEOUT_S
+        with hub_within(args) as client:
             if event.get("tool_name") == TOOL_NAME and agent is CLAUDE_CODE:
                 output = answer_questions(client, event, args.timeout, Path(args.socket))
             else:
