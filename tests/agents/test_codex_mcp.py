@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import threading
 from pathlib import Path
 from typing import Any
@@ -69,7 +68,8 @@ from agent_homes import (
     run_setup,
     write_codex_config,
 )
-from editor import human_editor, next_prompt
+from agent_runs import answered_run
+from editor import human_editor
 from scripted_responses import (
     ResponsesRequest,
     function_call,
@@ -84,12 +84,6 @@ from hive_rpc.service import HubService
 
 NAMESPACE = "mcp__hive_rpc"
 QUESTION = "Which database should the cache use?"
-
-
-def ended_first(run: subprocess.CompletedProcess[str], asked: bool) -> None:
-    """Codex exited before the human was asked: fail now, with what it said, rather
-    than wait for a question that cannot come."""
-    assert asked, f"codex exec ended ({run.returncode}) before asking:\n{run.stderr}"
 
 
 def set_up(agent: AgentHome, base_url: str, socket: Path) -> Path:
@@ -147,22 +141,12 @@ async def test_codex_asks_async_and_polls_the_answer(
         codex = Codex(codex_bin, agent_home)
         set_up(agent_home, model.base_url, hub_config.socket)
         async with human_editor(hub_config.socket, approver=False) as human:
-            async with trio.open_nursery() as nursery:
-                runs: list[Any] = []
-
-                async def run() -> None:
-                    runs.append(await trio.to_thread.run_sync(codex.exec, "Ask the human."))
-                    ended_first(runs[0], answered.is_set())
-
-                nursery.start_soon(run)
-                with trio.fail_after(50):
-                    note = await next_prompt(human)
-                prompt = note.params
-                await human.call("hive/respond", {"id": prompt["id"], "answer": "Postgres"})
-                answered.set()
+            done_run, prompt = await answered_run(
+                human, lambda: codex.exec("Ask the human."), {"answer": "Postgres"},
+                answered=answered,
+            )  # fmt: skip
             assert await human.call("hive/list", {}) == []
 
-    done_run = runs[0]
     assert model.errors == [], model.errors
     assert done_run.returncode == 0, done_run.stderr
     assert "The human chose Postgres." in done_run.stdout
@@ -232,7 +216,6 @@ async def permission_round(
     ``answer`` (hive/respond params). Returns the run, the last model request, the
     prompt, the call, and the file."""
     target = agent_home.project / "made-by-codex"
-    asked = threading.Event()
     touch = function_call(
         "exec_command",
         {
@@ -245,35 +228,23 @@ async def permission_round(
         codex = Codex(codex_bin, agent_home)
         set_up(agent_home, model.base_url, hub_config.socket)
         async with human_editor(hub_config.socket) as human:
-            async with trio.open_nursery() as nursery:
-                runs: list[Any] = []
-
-                async def run() -> None:
-                    runs.append(
-                        await trio.to_thread.run_sync(
-                            lambda: codex.exec(
-                                # Headless, the TUI's /hooks (where a hook is trusted:
-                                # the one step setup leaves to the user) cannot be
-                                # used: trust is bypassed for this run.
-                                "--dangerously-bypass-hook-trust",
-                                # The only exec mode whose approvals reach the hook.
-                                "--approve-for-me",
-                                "Make the file.",
-                            )
-                        )
-                    )
-                    ended_first(runs[0], asked.is_set())
-
-                nursery.start_soon(run)
-                with trio.fail_after(50):
-                    note = await next_prompt(human)
-                prompt: dict[str, Any] = note.params
-                asked.set()
-                await human.call("hive/respond", {"id": prompt["id"], **answer})
+            done, prompt = await answered_run(
+                human,
+                lambda: codex.exec(
+                    # Headless, the TUI's /hooks (where a hook is trusted: the one step
+                    # setup leaves to the user) cannot be used: trust is bypassed for
+                    # this run.
+                    "--dangerously-bypass-hook-trust",
+                    # The only exec mode whose approvals reach the hook.
+                    "--approve-for-me",
+                    "Make the file.",
+                ),
+                answer,
+            )
             assert await human.call("hive/list", {}) == []
     assert model.errors == [], model.errors
     assert len(model.requests) == 2, "the automatic reviewer was asked too"
-    return runs[0], model.requests[-1], prompt, touch, target
+    return done, model.requests[-1], prompt, touch, target
 
 
 async def test_codex_permission_hook_allow_runs_the_command(

@@ -87,6 +87,7 @@ import pytest
 import tomlkit
 import trio
 from agent_homes import AgentHome, Codex, run_setup, write_codex_config
+from agent_runs import answered_run
 from cli_support import Shell
 from editor import human_editor, next_prompt
 from scripted_responses import (
@@ -381,23 +382,14 @@ async def test_a_hook_trusted_in_hooks_runs_without_the_bypass_and_setup_again_k
         assert sorted(path.parent.glob("config.toml.hive-rpc-*.bak")) == backups
 
         async with human_editor(hub_config.socket) as human:
-            runs: list[subprocess.CompletedProcess[str]] = []
-            async with trio.open_nursery() as nursery:
-
-                async def run() -> None:
-                    runs.append(
-                        await trio.to_thread.run_sync(
-                            lambda: codex.exec("--approve-for-me", f"make {target.name}")
-                        )
-                    )
-
-                nursery.start_soon(run)
-                with trio.fail_after(50):
-                    prompt = (await next_prompt(human)).params
-                await human.call("hive/respond", {"id": prompt["id"], "answer": "allow"})
+            done, prompt = await answered_run(
+                human,
+                lambda: codex.exec("--approve-for-me", f"make {target.name}"),
+                {"answer": "allow"},
+            )
     assert model.errors == [], model.errors
-    assert runs[0].returncode == 0, runs[0].stderr
-    assert "hook: PermissionRequest Completed" in runs[0].stderr
+    assert done.returncode == 0, done.stderr
+    assert "hook: PermissionRequest Completed" in done.stderr
     assert target.exists()
     assert prompt["kind"] == "permission"
     assert prompt["question"].endswith(f"wants to run Bash: touch {target}"), prompt

@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 from agent_homes import HIVE_RPC, AgentHome, Gemini, run_setup, write_gemini_config
-from editor import human_editor, next_prompt
+from agent_runs import answered_run
+from editor import human_editor
 from scripted_gemini import GeminiRequest, function_call, in_turns, scripted_gemini, text
 
 from hive_rpc.hub import HubConfig
@@ -52,22 +52,9 @@ async def yolo_run_answered(
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     """``gemini --approval-mode yolo -p WORDS`` whose first question the human answers
     with ``answer`` (hive/respond's params); fails if Gemini ends before it asks."""
-    asked = threading.Event()
-    runs: list[subprocess.CompletedProcess[str]] = []
-    async with trio.open_nursery() as nursery:
-
-        async def run() -> None:
-            runs.append(
-                await trio.to_thread.run_sync(gemini.run, "--approval-mode", "yolo", "-p", words)
-            )
-            assert asked.is_set(), f"gemini ended first:\n{runs[0].stderr}"
-
-        nursery.start_soon(run)
-        with trio.fail_after(50):
-            prompt: dict[str, Any] = (await next_prompt(human)).params
-        asked.set()
-        await human.call("hive/respond", {"id": prompt["id"], **answer})
-    return runs[0], prompt
+    return await answered_run(
+        human, lambda: gemini.run("--approval-mode", "yolo", "-p", words), answer
+    )
 
 
 @pytest.mark.parametrize("answer", ["allow", "deny"])

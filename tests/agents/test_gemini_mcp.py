@@ -49,6 +49,7 @@ from agent_homes import (
     run_setup,
     write_gemini_config,
 )
+from agent_runs import answered_run
 from editor import human_editor, next_prompt
 from scripted_gemini import GeminiRequest, function_call, in_turns, scripted_gemini, text
 
@@ -120,22 +121,11 @@ async def test_gemini_asks_async_and_polls_the_answer(
         gemini = Gemini(gemini_bin, agent_home, model.base_url)
         set_up(agent_home, hub_config.socket)
         async with human_editor(hub_config.socket, approver=False) as human:
-            async with trio.open_nursery() as nursery:
-                runs: list[subprocess.CompletedProcess[str]] = []
-
-                async def run() -> None:
-                    runs.append(await trio.to_thread.run_sync(gemini.run, "-p", "Ask."))
-                    assert answered.is_set(), f"gemini ended before asking:\n{runs[0].stderr}"
-
-                nursery.start_soon(run)
-                with trio.fail_after(50):
-                    note = await next_prompt(human)
-                prompt = note.params
-                await human.call("hive/respond", {"id": prompt["id"], "answer": "Postgres"})
-                answered.set()
+            done_run, prompt = await answered_run(
+                human, lambda: gemini.run("-p", "Ask."), {"answer": "Postgres"}, answered=answered
+            )
             assert await human.call("hive/list", {}) == []
 
-    done_run = runs[0]
     assert model.errors == [], model.errors
     assert done_run.returncode == 0, done_run.stderr
     assert "The human answered." in done_run.stdout
