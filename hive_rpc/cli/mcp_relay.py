@@ -26,22 +26,17 @@ but the MCP stream is written to stdout; errors go to stderr.
 
 from __future__ import annotations
 
+import _socket
 import argparse
 import contextlib
 import json
 import os
-import socket as socket_module
 import sys
 import threading
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from hive_rpc.client.hub_start import HubStopped
-from hive_rpc.client.sync_client import connect_or_start
-from hive_rpc.core.agents import name_suffix
-from hive_rpc.core.errors import HiveError, HubUnreachable
-from hive_rpc.protocol.jsonrpc import peek_id
-from hive_rpc.protocol.methods import CODES
+from hive_rpc.core.errors import HiveError, HubLost, HubTimeout, HubUnreachable
 from hive_rpc.protocol.tool_errors import error_result
 
 MCP_OPEN = "hive/openMcp"
@@ -61,7 +56,7 @@ CLOSE_GRACE_S = 5.0
 REPLAY_ID = "hive-rpc-relay-replay"
 """The id of a replayed ``initialize`` (and the prefix of replayed subscriptions'),
 whose replies the agent must not see."""
-HUB_LOST = CODES["hub_unreachable"]
+HUB_LOST = HubLost.code
 """What a face answers when its hub could not be reached (core/errors.py HubLost):
 not -32603, which says the hub has a bug."""
 TOO_LARGE = -32600
@@ -203,7 +198,7 @@ class Relay:
         self._lock = threading.Lock()
         """Guards the connection, its generation and the requests in flight."""
         self._out_lock = threading.Lock()
-        self._conn: socket_module.socket | None = None
+        self._conn: _socket.socket | None = None
         self._generation = 0
         self._in_flight: dict[str, tuple[dict[str, Any], bytes, int | None]] = {}
         """Requests sent to the hub and not answered: key -> (the request, its line,
@@ -228,6 +223,8 @@ class Relay:
                 self._skip_line()
                 # The id from the line's start, so the agent's call gets its answer
                 # (with a null id it waited for ever).
+                from hive_rpc.protocol.jsonrpc import peek_id  # rare: loaded then
+
                 self._write_error(
                     peek_id(line), TOO_LARGE,
                     f"message over {MAX_LINE_BYTES} bytes; it was discarded",
@@ -262,9 +259,7 @@ class Relay:
             with self._lock:
                 self._kept.sent(msg, line)
 
-    def _send(
-        self, line: bytes, *, replay: bool
-    ) -> tuple[socket_module.socket, int] | Exception | None:
+    def _send(self, line: bytes, *, replay: bool) -> tuple[_socket.socket, int] | Exception | None:
         """Send ``line`` to the hub, connecting again (once more if a send fails: the
         hub did not read a line it did not get whole, so a new one may have it).  The
         connection it went to, or why none took it."""
@@ -290,7 +285,7 @@ class Relay:
         self,
         request: dict[str, Any],
         line: bytes,
-        sent: tuple[socket_module.socket, int] | Exception | None,
+        sent: tuple[_socket.socket, int] | Exception | None,
     ) -> None:
         """A request is sent: it waits for the hub's reply on that connection, and is
         answered here when no hub took it, or when the one that did is already gone
@@ -304,7 +299,10 @@ class Relay:
                 return
             del self._in_flight[key]
         if isinstance(sent, Exception):
-            stopped = isinstance(sent, HubStopped)
+            # HubStopped, looked up among the modules loaded: only the slow path,
+            # which starts hubs, loads it (and so raises it).
+            hub_start = sys.modules.get("hive_rpc.client.hub_start")
+            stopped = hub_start is not None and isinstance(sent, hub_start.HubStopped)
             self._answer_lost(request, f"no hub could be reached ({sent})", stopped=stopped)
         else:
             self._answer_lost(request, "the hub went away during this call")
@@ -317,24 +315,24 @@ class Relay:
             conn = self._conn
         if conn is not None:
             with contextlib.suppress(OSError):
-                conn.shutdown(socket_module.SHUT_WR)
+                conn.shutdown(_socket.SHUT_WR)
         for reader in self._readers:
             reader.join(CLOSE_GRACE_S)
 
     # --- the hub's side --------------------------------------------------------------
 
-    def _connection(self, *, replay: bool) -> tuple[socket_module.socket, int]:
+    def _connection(self, *, replay: bool) -> tuple[_socket.socket, int]:
         """The hub connection, opened now if there is none (and the client's
         ``initialize`` replayed on it, when ``replay``)."""
         with self._lock:
             if self._conn is not None:
                 return self._conn, self._generation
-            conn = self._open()
+            conn, rest = self._open()
             self._generation += 1
             generation = self._generation
             self._conn = conn
             reader = threading.Thread(
-                target=self._read, args=(conn, generation), name="hub-reader", daemon=True
+                target=self._read, args=(conn, generation, rest), name="hub-reader", daemon=True
             )
             self._readers = [r for r in self._readers if r.is_alive()] + [reader]
             self._replayed.clear()
@@ -343,7 +341,28 @@ class Relay:
                 self._replay(conn)
             return conn, generation
 
-    def _open(self) -> socket_module.socket:
+    def _open(self) -> tuple[_socket.socket, bytes]:
+        """A connection turned into an MCP session (``hive/openMcp``), and any bytes
+        read past the reply.  The common case, a hub of this user answering, is
+        spoken here with the standard library's C socket (``_session``); anything
+        else (no hub: start one or say why not; another user's process; the hub's
+        refusal, a full hub's approver admission) takes the blocking client's path,
+        which this process loads only then."""
+        try:
+            found = _session(self._socket, self._options)
+        except HubTimeout:
+            raise
+        except OSError:  # lost while opening: the client tries (and says why) again
+            found = None
+        if found is not None:
+            reply, sock, rest = found
+            self._kept.opened(reply)
+            return sock, rest
+        return self._open_by_client(), b""
+
+    def _open_by_client(self) -> _socket.socket:
+        from hive_rpc.client.sync_client import connect_or_start
+
         client = connect_or_start(
             self._socket, self._data_dir, start=self._start, timeout_s=OPEN_TIMEOUT_S
         )
@@ -365,7 +384,7 @@ class Relay:
         # the hub speaks only when spoken to).
         return client.detach()
 
-    def _replay(self, conn: socket_module.socket) -> None:
+    def _replay(self, conn: _socket.socket) -> None:
         """Tell a new connection what the lost one knew (``KeptSession.replay``)."""
         replay = self._kept.replay()
         if replay is None:
@@ -380,9 +399,10 @@ class Relay:
         except OSError:
             pass  # the sender finds the connection lost and tries again
 
-    def _read(self, conn: socket_module.socket, generation: int) -> None:
-        """The hub's lines to stdout until the connection ends."""
-        buf = bytearray()
+    def _read(self, conn: _socket.socket, generation: int, first: bytes = b"") -> None:
+        """The hub's lines to stdout until the connection ends (``first``: what came
+        with ``hive/openMcp``'s reply)."""
+        buf = bytearray(first)
         while True:
             try:
                 chunk = conn.recv(1 << 16)
@@ -413,7 +433,7 @@ class Relay:
                 self._in_flight.pop(_key(msg["id"]), None)
         self._write(line)
 
-    def _lost(self, conn: socket_module.socket, generation: int) -> None:
+    def _lost(self, conn: _socket.socket, generation: int) -> None:
         """The hub went away (or closed the session): answer what it never will."""
         self._replayed.set()  # first: a replay waiting on it holds the lock
         with self._lock:
@@ -514,6 +534,80 @@ def _parse(line: bytes) -> dict[str, Any] | None:
     return msg if isinstance(msg, dict) else None
 
 
+def _name_suffix() -> str:
+    """core/agents.py ``name_suffix``, the same rule (6 hex digits, never all decimal),
+    not imported: that module loads ``dataclasses`` and ``inspect``, over a MiB of
+    this process's memory (bench/mcp_cold_start.py; tests/faces/test_mcp_relay_imports.py
+    holds the two to the same rule)."""
+    suffix = os.urandom(3).hex()
+    return "x" + suffix[1:] if suffix.isdigit() else suffix
+
+
+def _frame(msg: dict[str, Any]) -> bytes:
+    body = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def _session(path: Path, options: dict[str, Any]) -> tuple[Any, _socket.socket, bytes] | None:
+    """``hive/openMcp`` sent on a new connection to the hub at ``path``: its result,
+    the connection and any bytes read past the reply; None (the connection closed)
+    whenever the blocking client must take over: nothing answers there, another
+    user's process does (the client refuses it, saying so), or the hub answered
+    anything but a result.  OSError from the socket; HubTimeout after
+    ``OPEN_TIMEOUT_S``, as the client says it.
+
+    The one request this process makes, spoken with ``_socket`` and ``json``: the
+    blocking client (client/sync_client.py) and the ``socket`` module cost this
+    process about 2 MiB of its 15 (bench/mcp_cold_start.py)."""
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        try:
+            sock.connect(os.fspath(path))
+        except OSError:
+            sock.close()
+            return None
+        option = getattr(_socket, "SO_PEERCRED", None)
+        if option is not None:
+            raw = sock.getsockopt(_socket.SOL_SOCKET, option, 12)  # struct ucred: 3 ints
+            if int.from_bytes(raw[4:8], sys.byteorder) != os.getuid():
+                sock.close()
+                return None
+        sock.settimeout(OPEN_TIMEOUT_S)
+        sock.sendall(_frame({"jsonrpc": "2.0", "id": 1, "method": MCP_OPEN, "params": options}))
+        buf = b""
+        while (end := buf.find(b"\r\n\r\n")) < 0 or len(buf) < end + 4 + _length(buf[:end]):
+            chunk = sock.recv(1 << 16)
+            if not chunk:
+                sock.close()
+                return None
+            buf += chunk
+        body_end = end + 4 + _length(buf[:end])
+        reply = json.loads(buf[end + 4 : body_end])
+        if not (isinstance(reply, dict) and reply.get("id") == 1 and "result" in reply):
+            sock.close()
+            return None
+        sock.settimeout(None)
+        return reply["result"], sock, buf[body_end:]
+    except TimeoutError:
+        sock.close()
+        raise HubTimeout(f"the hub at {path} did not answer in {OPEN_TIMEOUT_S:g} s") from None
+    except (ValueError, RecursionError):  # not the hub's framing or JSON: the client judges
+        sock.close()
+        return None
+    except BaseException:
+        sock.close()
+        raise
+
+
+def _length(header: bytes) -> int:
+    """The Content-Length of a frame's header block (ValueError if none)."""
+    for field in header.split(b"\r\n"):
+        name, _, value = field.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value)
+    raise ValueError("no Content-Length")
+
+
 def open_options(args: argparse.Namespace, environ: dict[str, str]) -> dict[str, Any]:
     """``hive/openMcp``'s params: the command's options and what the agent's client put in
     the environment (Claude Code's session id, project dir and tool timeout)."""
@@ -525,7 +619,7 @@ def open_options(args: argparse.Namespace, environ: dict[str, str]) -> dict[str,
         "claude_session": environ.get(SESSION_ENV) or None,
         "project_dir": environ.get(PROJECT_ENV) or os.getcwd(),
         "tool_timeout_ms": environ.get(TOOL_TIMEOUT_ENV) or None,
-        "suffix": name_suffix(),
+        "suffix": _name_suffix(),
     }
     return {k: v for k, v in options.items() if v is not None}
 

@@ -18,8 +18,13 @@ import sys
 from cli_support import Shell
 from mcp_support import initialize_request
 
-HEAVY = ("trio", "mcp", "mcp_types", "pydantic", "jeepney", "hive_rpc.hub", "hive_rpc.faces")
-"""Modules a relay never needs: the event loop, the SDK and its models, D-Bus, the hub."""
+HEAVY = (
+    "trio", "mcp", "mcp_types", "pydantic", "jeepney", "hive_rpc.hub", "hive_rpc.faces",
+    "hive_rpc.client.sync_client", "hive_rpc.client.hub_start", "socket",
+)  # fmt: skip
+"""Modules a relay never needs: the event loop, the SDK and its models, D-Bus, the hub;
+and, with a hub answering, the blocking client and the ``socket`` module (the relay
+opens its session with ``_socket``, mcp_relay.py ``_session``: about 2 MiB less)."""
 
 PROBE = """
 import atexit, json, sys
@@ -64,3 +69,18 @@ def test_mcp_answers_initialize_without_the_sdk_or_trio(sh: Shell) -> None:
     assert answer["id"] == 1
     assert "result" in answer
     assert loaded == []
+
+
+def test_the_relay_makes_agent_names_by_the_agents_rule() -> None:
+    """The relay's suffix is core/agents.py's, copied so as not to load that module:
+    6 hex digits (the first an x when all were decimal), never all decimal
+    (claimed_process reads those as a pid)."""
+    from hive_rpc.cli.mcp_relay import _name_suffix
+    from hive_rpc.core.agents import claimed_process
+
+    for _ in range(2000):
+        suffix = _name_suffix()
+        assert len(suffix) == 6
+        assert all(c in "0123456789abcdef" for c in suffix.removeprefix("x"))
+        assert not suffix.isdigit()
+        assert claimed_process(f"codex-{suffix}") is None
