@@ -415,6 +415,28 @@ countdown stops.  A record that expired unseen is kept for
       (remhash id hive-rpc--unseen)
       (hive-rpc--update))))
 
+(defvar hive-rpc--sessions (make-hash-table :test #'equal)
+  "The hub's agent sessions, by agent id: each a session record plist.")
+
+(defvar hive-rpc-sessions-changed-hook nil
+  "Run after an agent session changed, with its agent id.")
+
+(cl-defmethod hive-rpc-handle-notification
+  (_connection (_method (eql 'hive/session)) params)
+  "Keep the agent session record in PARAMS."
+  (let ((id (plist-get params :agent_id)))
+    (when (stringp id)
+      (puthash id params hive-rpc--sessions)
+      (run-hook-with-args 'hive-rpc-sessions-changed-hook id))))
+
+(cl-defmethod hive-rpc-handle-notification
+  (_connection (_method (eql 'hive/sessionRemoved)) params)
+  "Forget the agent session PARAMS names: it left the hub's list."
+  (let ((id (plist-get params :agent_id)))
+    (when (stringp id)
+      (remhash id hive-rpc--sessions)
+      (run-hook-with-args 'hive-rpc-sessions-changed-hook id))))
+
 (cl-defmethod hive-rpc-handle-notification
   (_connection (_method (eql 'hive/health)) params)
   "Note the store's health in PARAMS: `:degraded' is why, or nil."

@@ -23,6 +23,7 @@ from hive_rpc.client import start_record
 from hive_rpc.core.dialogue import Dialogue
 from hive_rpc.core.errors import PromptUnreadable
 from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S
+from hive_rpc.core.sessions import Session
 from hive_rpc.faces.desktop_notify import run_desktop_notifications
 from hive_rpc.faces.editor_socket import bind_socket, remove_socket, serve_editor_socket
 from hive_rpc.host.paths import (
@@ -185,11 +186,25 @@ async def keep_start_record(
 async def feed_activity(
     service: HubService, *, task_status: Any = trio.TASK_STATUS_IGNORED
 ) -> None:
-    """Every prompt change into the activity stream (the Agora feeds it directly)."""
+    """Every prompt change into the activity stream (the Agora feeds it directly), and
+    into the table of agent sessions (which agent waits on the human)."""
     with service.registry.watch(buffer=ACTIVITY_BUFFER) as watch:
+        service.sessions.load_pending(watch.pending)
         task_status.started()
         async for change in watch:
             service.activity.prompt_changed(change.event, change.prompt)
+            service.sessions.prompt_changed(change.prompt)
+
+
+def _session_activity(service: HubService) -> Callable[[str, Session | None, str], None]:
+    """Each session's change as an activity entry (``kind`` session: the dashboard's
+    sessions panel and any follower of the stream read them)."""
+
+    def publish(agent_id: str, session: Session | None, event: str) -> None:
+        data = session.record() if session is not None else {"agent_id": agent_id, "removed": True}
+        service.activity.publish("session", event, agent_id, data)
+
+    return publish
 
 
 def _agora_activity(service: HubService) -> Callable[[dict[str, Any], Dialogue | None], None]:
@@ -308,6 +323,8 @@ async def _serve(
                 store, registry.now, service.delivery_peers, nursery, registry=registry
             )
             service.agora.on_event = _agora_activity(service)
+            service.sessions.on_change = _session_activity(service)
+            await nursery.start(service.sessions.run)
             await nursery.start(feed_activity, service)
             await nursery.start(record_decisions, service)
             # After the trail: a question withdrawn at the start is in it too.

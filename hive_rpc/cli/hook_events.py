@@ -1,6 +1,8 @@
 """``hive-rpc hook claude-code`` for Claude Code's events other than a permission
-request: a ling's finished turn or session becomes a ``child-complete`` event in its
-parent's terminal, and a Notification an entry on the hub's activity stream.
+request: each moves the state of the agent's session on the hub (``agent/session``:
+started, the human sent a prompt, its turn ended, it ended), a ling's finished turn or
+session becomes a ``child-complete`` event in its parent's terminal, and a
+Notification an entry on the hub's activity stream.
 
 Notification: what Claude Code would tell the human ("Claude needs your permission
 to use Bash", "Claude is waiting for your input") becomes ``agent/notify`` from the
@@ -47,7 +49,7 @@ from typing import Any
 
 from hive_rpc.cli.exits import EXIT_OK
 from hive_rpc.client.sync_client import SyncHubClient
-from hive_rpc.core.errors import HubTimeout
+from hive_rpc.core.errors import HubTimeout, HubUnreachable
 from hive_rpc.core.ling import parent_of
 from hive_rpc.core.terminal_text import one_line, strip_controls
 from hive_rpc.host.paths import private_dir
@@ -69,6 +71,15 @@ TRANSCRIPT_TAIL = 1 << 20
 
 COMPLETING = ("Stop", "SessionEnd")
 """The events that report a ling's completion."""
+SESSION_EVENTS = {
+    "SessionStart": "start",
+    "UserPromptSubmit": "prompt",
+    "Stop": "stop",
+    "StopFailure": "failure",
+    "SessionEnd": "end",
+}
+"""Claude Code's events that move its session's state (core/sessions.py), as the
+hub names them (``agent/session``)."""
 URGENT_NOTICES = ("permission_prompt", "elicitation_dialog")
 """Notification types where Claude Code waits for the human in its own terminal."""
 
@@ -248,6 +259,42 @@ def notify(client: SyncHubClient, event: Mapping[str, Any]) -> str:
     return f"notice from {params['agent_id']}"
 
 
+def session_params(
+    event: Mapping[str, Any], env: Mapping[str, str], session_event: str
+) -> dict[str, Any]:
+    """``agent/session``'s params for this event: the agent (the hook's own), what
+    happened, and where the agent says it runs (its terminal, its ling, its cwd)."""
+    from hive_rpc.cli.hook import agent_id
+
+    params: dict[str, Any] = {"agent_id": agent_id(event), "event": session_event}
+    reason = event.get("source") if session_event == "start" else event.get("reason")
+    if isinstance(reason, str):
+        params["reason"] = reason[:200]
+    if session_event == "failure":
+        error = event.get("error") or event.get("message") or event.get("error_details")
+        params["message"] = one_line(str(error or "the turn ended with an error"))[:300]
+    if isinstance(event.get("cwd"), str):
+        params["project_dir"] = event["cwd"]
+    here = address_of_this_terminal(env)
+    if here is not None:
+        params["terminal"] = f"{here[0]}:{here[1]}"
+    if env.get("HIVE_RPC_LING"):
+        params["ling"] = env["HIVE_RPC_LING"]
+    return params
+
+
+def report_session(
+    client: SyncHubClient, event: Mapping[str, Any], env: Mapping[str, str], session_event: str
+) -> str | None:
+    """Tell the hub this session's event (its state: service/sessions.py)."""
+    if session_event == "stop" and event.get("stop_hook_active"):
+        return None  # it goes on working: a Stop hook told it to
+    record = client.call("agent/session", session_params(event, env, session_event))
+    if record is None:
+        return "the hub keeps no more sessions"
+    return None
+
+
 def handle_event(
     event: Mapping[str, Any], socket: Path, data_dir: Path, env: Mapping[str, str]
 ) -> str | None:
@@ -255,19 +302,32 @@ def handle_event(
     or None when there is nothing to say.  Starts no hub: with none running there
     is no one to tell."""
     name = event.get("hook_event_name")
-    if name != "Notification" and name not in COMPLETING:
+    session_event = SESSION_EVENTS.get(str(name))
+    if name != "Notification" and session_event is None:
         return None
-    if name in COMPLETING and not (env.get("HIVE_RPC_LING") or address_of_this_terminal(env)):
-        return None  # in no terminal a ling can be: not worth a call to the hub
+    in_a_ling = bool(env.get("HIVE_RPC_LING") or address_of_this_terminal(env))
     give_up_at = time.monotonic() + BUDGET_S
+    said: list[str] = []
     try:
         with SyncHubClient.connect(socket, timeout_s=BUDGET_S) as client:
             client.timeout_s, client.give_up_at = BUDGET_S, give_up_at  # the whole budget
             if name == "Notification":
                 return notify(client, event)
-            return report_completion(client, event, env, data_dir)
+            assert session_event is not None
+            news = report_session(client, event, env, session_event)
+            if news is not None:
+                said.append(news)
+            if name in COMPLETING and in_a_ling:  # else no terminal a ling can be in
+                news = report_completion(client, event, env, data_dir)
+                if news is not None:
+                    said.append(news)
     except HubTimeout:
-        return f"gave up after {BUDGET_S:g} s"
+        said.append(f"gave up after {BUDGET_S:g} s")
+    except HubUnreachable:
+        if name == "Notification" or (name in COMPLETING and in_a_ling):
+            raise  # news for someone: say it was lost
+        return None  # a session's state, and no hub to keep it: nothing lost
+    return "; ".join(said) or None
 
 
 def other_event(event: Mapping[str, Any], args: argparse.Namespace) -> int:

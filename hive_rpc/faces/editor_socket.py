@@ -101,6 +101,10 @@ MAX_IN_FLIGHT = limits.MAX_IN_FLIGHT
 HEALTH = "hive/health"
 """Notification to subscribers: ``{"degraded": str | None}`` when the store's state
 changes (the registry's ``health``)."""
+SESSION = "hive/session"
+"""Notification to subscribers that asked for sessions: a session's record."""
+SESSION_REMOVED = "hive/sessionRemoved"
+"""Notification to subscribers that asked for sessions: a session left the list."""
 AGORA = "hive/agora"
 """Notification to subscribers: what a ling's buffer should show and what becomes of
 a dialogue (a turn held and why, typed, failed; consensus ...): agora.py ``follow``."""
@@ -133,6 +137,8 @@ class Session:
         self._who: Caller | None = None
         """Its peer as ``CALLER`` gives it to the service (``_caller``)."""
         self._subscription: trio.CancelScope | None = None
+        self._sessions = False
+        """The subscription includes agent sessions (``hive/subscribe`` with sessions)."""
         self._approver = False
         """Proved with ``hive/proveApprover``: may answer permission prompts and change
         answer rules (service/approver.py), for the rest of the connection."""
@@ -266,7 +272,8 @@ class Session:
             # write must not end an editor's connection); a bug was logged already.
             log.debug("notification %s refused: %s", note.method, e.message)
 
-    def _subscribe(self, _params: dict[str, Any]) -> dict[str, Any] | ThenStart:
+    def _subscribe(self, params: dict[str, Any]) -> dict[str, Any] | ThenStart:
+        self._sessions = self._sessions or bool(params.get("sessions"))
         if self._subscription is not None:
             return {"subscribed": True, "pending": None}
         # Claimed before the first checkpoint, so a second subscribe in flight sees it.
@@ -292,6 +299,8 @@ class Session:
                 nursery.start_soon(self._forward_health)
                 if self._service.agora is not None:
                     nursery.start_soon(self._forward_agora)
+                if self._sessions:
+                    nursery.start_soon(self._forward_sessions)
                 async with contextlib.aclosing(self._service.notifications(watch)) as notes:
                     async for method, params in notes:
                         await self._conn.notify(method, params)
@@ -316,6 +325,22 @@ class Session:
         async with contextlib.aclosing(self._service.agora.follow()) as events:
             async for params in events:
                 await self._conn.notify(AGORA, params)
+
+    async def _forward_sessions(self) -> None:
+        """``hive/session`` for every agent session, then for each change of one, and
+        ``hive/sessionRemoved`` when one leaves the list (runtime/sessions.py): a burst
+        of changes to one session is sent once, as its latest record."""
+        table = self._service.sessions
+        async with table.follow() as follower:
+            for session in table.list():
+                await self._conn.notify(SESSION, session.record())
+            while True:
+                for agent_id in await follower.next_batch():
+                    found = table.get(agent_id)
+                    if found is None:
+                        await self._conn.notify(SESSION_REMOVED, {"agent_id": agent_id})
+                    else:
+                        await self._conn.notify(SESSION, found.record())
 
 
 _CONNECTION_METHODS = connection_handlers(

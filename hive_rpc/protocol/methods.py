@@ -228,8 +228,9 @@ _ROWS: tuple[Method, ...] = (
     ),
     Method(
         "hive/subscribe",
-        params={},
-        doc="Receive hive/prompt, hive/update and hive/dismiss notifications.",
+        params={"sessions": BOOL},
+        doc="Receive hive/prompt, hive/update and hive/dismiss notifications; with sessions, "
+        "also hive/session and hive/sessionRemoved for every agent session (each one first).",
         scope="connection",
         connection_faces=("socket", "lsp"),
     ),
@@ -494,7 +495,31 @@ _ROWS: tuple[Method, ...] = (
             "urgent": BOOL,
             "cwd": STR,
         },
-        doc="An agent's notice for the human (e.g. Claude Code's Notification): an activity entry.",
+        doc="An agent's notice for the human (e.g. Claude Code's Notification): an activity "
+        "entry, and the state of the agent's session (a dialog in its own terminal waits).",
+    ),
+    # service/sessions.py
+    Method(
+        "agent/session",
+        params={
+            "agent_id": REQ_STR,
+            "event": REQ_STR,
+            "reason": STR,
+            "message": STR,
+            "project_dir": STR,
+            "terminal": STR,
+            "ling": STR,
+        },
+        doc="An agent's session event (its hook): start, prompt (the human sent one), stop "
+        "(its turn ended), failure (ended by an error), end.  Returns the session record.",
+    ),
+    Method(
+        "hive/sessions",
+        params={"agent_id": STR},
+        doc="Every agent session with its state (waiting, working, idle, gone), waiting "
+        "ones first; with agent_id, that one session (null if unknown).",
+        retryable=True,
+        epc="sessions",
     ),
 )
 
@@ -556,6 +581,34 @@ RECORD_VALUES: dict[str, tuple[str, ...]] = {
 }
 """The values a prompt record's string enums take (core/prompt.py's enums)."""
 
+SESSION_RECORD: dict[str, Param] = {
+    "agent_id": _field("string"),
+    "agent": _field("string", True),
+    "display": _field("string", True),
+    "state": _field("string"),
+    "activity": _field("string"),
+    "questions": _field("number"),
+    "permissions": _field("number"),
+    "prompt_ids": _field("array"),
+    "in_terminal": _field("boolean"),
+    "pid": _field("number", True),
+    "project_dir": _field("string", True),
+    "terminal": _field("string", True),
+    "ling": _field("string", True),
+    "last_event": _field("string", True),
+    "message": _field("string", True),
+    "started_at": _field("number"),
+    "changed_at": _field("number"),
+}
+"""An agent session (core/sessions.py ``Session.record``, docs/protocol.md "Sessions"):
+what ``hive/sessions`` lists and ``hive/session`` carries.  ``state`` is one of
+``SESSION_STATES``; ``agent`` the agent's kind (``claude-code``, ``codex``, ``gemini``)
+or null; ``prompt_ids`` its pending prompts, permission requests first; ``pid`` the
+agent's process when the hub checked it."""
+
+SESSION_STATES = ("waiting", "working", "idle", "gone")
+"""A session's states, in the order a list shows them (core/sessions.py ``STATES``)."""
+
 DISMISSAL: dict[str, Param] = {
     "id": _field("string"),
     "status": _field("string"),
@@ -608,6 +661,18 @@ NOTIFICATIONS: dict[str, HubMessage] = {
             "hive/unseenCleared",
             {"id": _field("string")},
             "The human cleared the trace of a question that expired unseen.",
+        ),
+        HubMessage(
+            "hive/session",
+            SESSION_RECORD,
+            "An agent session, new or changed (hive/subscribe with sessions): replace the "
+            "one with its agent_id.",
+        ),
+        HubMessage(
+            "hive/sessionRemoved",
+            {"agent_id": _field("string")},
+            "An agent session left the list (gone a while, or known only by prompts that "
+            "closed): take it off.",
         ),
         HubMessage(
             "hive/health",

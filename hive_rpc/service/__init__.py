@@ -7,7 +7,7 @@ The rows (``METHODS``: name, params, doc, flags) are data in protocol/methods.py
 * ``hub.py``: ``HubService``, whose ``call`` checks a request against its row and runs
   its handler, and what the hub tells subscribers;
 * ``prompts.py``, ``agora.py``, ``activity.py``, ``audit.py``, ``rules.py``,
-  ``notices.py``: the handlers (importing them fills ``HANDLERS``, so this package
+  ``notices.py``, ``sessions.py``: the handlers (importing them fills ``HANDLERS``, so this package
   imports them all).
 
 Faces import from here (``from hive_rpc.service import METHODS, HubService``).
@@ -20,6 +20,7 @@ from hive_rpc.service import activity
 from hive_rpc.service import audit
 from hive_rpc.service import rules
 from hive_rpc.service import notices
+from hive_rpc.service import sessions
 
 # isort: on
 from hive_rpc.core.conventions import DEFAULT_AGENT, HUMAN, MIN_ID_PREFIX
@@ -47,4 +48,5 @@ __all__ = [
     "notices",
     "prompts",
     "rules",
+    "sessions",
 ]

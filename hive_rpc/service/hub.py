@@ -27,6 +27,7 @@ from hive_rpc.relay.consent import CALLER, Caller
 from hive_rpc.relay.emacs import DeliveryPeers
 from hive_rpc.runtime.activity import ActivityLog
 from hive_rpc.runtime.registry import Registry, Watch
+from hive_rpc.runtime.sessions import SessionTable
 from hive_rpc.service.table import HANDLERS, check_params
 
 if TYPE_CHECKING:
@@ -54,7 +55,8 @@ def check_process_claim(name: str, caller: Caller | None) -> None:
     ``claimed_process``: ``codex-51007`` while pid 51007 is a ``codex``) that the
     caller does not run under: its ``SO_PEERCRED`` pid's nearest ancestor of the
     agent's name must be that pid, which is how the hub names an MCP session and how
-    ``hive-rpc hook`` finds it.  A name of that form whose pid is no such process
+    ``hive-rpc hook`` finds it, or be that pid itself (the HTTP hook, where the hub
+    found the agent process holding the connection: faces/hook_http.py).  A name of that form whose pid is no such process
     (``codex-2``, a user's second Codex), or a dead one, is a name like any other: an
     agent killed mid-call leaves its MCP server, no longer under it, to withdraw its
     questions in its name.  Checked on every request: a process that outlived its
@@ -74,7 +76,7 @@ def check_process_claim(name: str, caller: Caller | None) -> None:
             "ask there, or under a name of your own",
             param="agent_id",
         )
-    if agent_ancestor(caller.pid, agent.process_names) != pid:
+    if caller.pid != pid and agent_ancestor(caller.pid, agent.process_names) != pid:
         raise InvalidParams(
             f"{shown}, and this client (pid {caller.pid}) does not run under it: only "
             f"that {agent.display} and what it runs may act as it; ask under a name of "
@@ -134,6 +136,8 @@ class HubService:
         self.approver_token: str | None = None
         """What a connection sends to prove it is an approver (service/approver.py);
         set by the hub from its token file.  None: nobody can prove it."""
+        self.sessions = SessionTable(registry.now)
+        """The agents' sessions and their state (runtime/sessions.py), fed by the hub."""
         self.askers: Askers | None = None
         """Waiting askers bound to their prompts (service/askers.py); set by the hub
         once its nursery runs.  None: ``waits`` binds nothing."""

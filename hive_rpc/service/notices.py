@@ -39,4 +39,6 @@ async def agent_notify(hub: HubService, p: dict[str, Any]) -> Any:
         **{k: strip_controls(v) for k, v in fields.items()},
         "urgent": bool(p.get("urgent")),
     }
-    return hub.activity.publish("notice", "agent/notify", agent, data).record()
+    entry = hub.activity.publish("notice", "agent/notify", agent, data)
+    hub.sessions.report(agent, "notice", notice_type=p.get("type"), message=p["message"])
+    return entry.record()

@@ -218,7 +218,7 @@ async def test_hub_down_or_anything_else_is_exit_0_and_nothing_printed(
         assert b"hive-rpc hook: " in done.stderr
     done = await run_hook(config, {"hook_event_name": "SubagentStop", "session_id": SESSION})
     assert done.stderr == b""  # a subagent's end is not the ling's: nothing to do
-    # a session in no terminal a ling can be is not even looked up: no hub, no word
+    # a session in no terminal a ling can be: its state only, and no hub to keep it
     done = await run_hook(config, stop("turn-1"))
     assert done.stderr == b""
 

@@ -18,7 +18,16 @@ from cli_support import HIVE_RPC, run_setup
 
 from hive_rpc.cli.setup import HOOK_EVENTS
 
-EVENTS = ["PermissionRequest", "Notification", "Stop", "SubagentStop", "SessionEnd"]
+EVENTS = [
+    "PermissionRequest",
+    "Notification",
+    "Stop",
+    "StopFailure",
+    "SubagentStop",
+    "SessionStart",
+    "UserPromptSubmit",
+    "SessionEnd",
+]
 
 
 def setup(

@@ -120,6 +120,10 @@ export const ServerNotifications = {
   connection: new NotificationType<ConnectionParams>('hive/connection'),
   /** The hub's store is degraded (a reason), or works again (null). */
   health: new NotificationType<HealthParams>('hive/health'),
+  /** An agent session, new or changed (`hive/subscribe` with `sessions: true`). */
+  session: new NotificationType<SessionRecord>('hive/session'),
+  /** An agent session left the hub's list. */
+  sessionRemoved: new NotificationType<{ agent_id: string }>('hive/sessionRemoved'),
 } as const;
 
 /**
@@ -230,6 +234,35 @@ export interface PromptRecord {
   cleared_at?: number | null;
   /** Where the asker runs, in words ("Claude Code in ~/src/app", "project ~/src/app"). */
   origin?: string | null;
+}
+
+/** What an agent session is doing, as the hub sees it (docs/protocol.md "Sessions"). */
+export type SessionState = 'waiting' | 'working' | 'idle' | 'gone';
+
+/** An agent session (`hive/sessions`, `hive/session`); times are float Unix seconds. */
+export interface SessionRecord {
+  agent_id: string;
+  /** The agent's kind: `claude-code`, `codex`, `gemini`, or null for a name of its own. */
+  agent: string | null;
+  display: string | null;
+  state: SessionState;
+  activity: 'working' | 'idle';
+  questions: number;
+  permissions: number;
+  /** Its pending prompts, permission requests first, oldest first. */
+  prompt_ids: string[];
+  /** It waits on the human in its own terminal (its own dialog). */
+  in_terminal: boolean;
+  /** The agent's process, when the hub checked it. */
+  pid: number | null;
+  project_dir: string | null;
+  /** Where the agent says it runs (`tmux:%3@SOCKET`, `zellij:SESSION:PANE`): a hint. */
+  terminal: string | null;
+  ling: string | null;
+  last_event: string | null;
+  message: string | null;
+  started_at: number;
+  changed_at: number;
 }
 
 export interface ShownParams {

@@ -5,6 +5,7 @@ with Claude Code, merged into the files Claude Code keeps (measured on 2.1.328 w
 - the MCP server ``hive-rpc`` (``hive-rpc mcp``): ``--project`` in the project's
   ``.mcp.json``, ``--user`` in ``~/.claude.json``'s top-level ``mcpServers``;
 - the hooks (``hive-rpc hook claude-code`` for PermissionRequest, Notification, Stop,
+  StopFailure, SessionStart, UserPromptSubmit (these two in the background),
   SubagentStop and SessionEnd), ``permissions.allow`` for the hub's own tools and
   ``permissions.deny`` rules keeping Claude Code's file tools away from the approver
   token, in ``DIR/.claude/settings.json`` or ``~/.claude/settings.json``; a project's
@@ -67,10 +68,18 @@ HOOK_EVENTS: dict[str, tuple[str | None, int]] = {
     "PermissionRequest": ("*", PERMISSION_TIMEOUT_S),
     "Notification": ("*", EVENT_TIMEOUT_S),
     "Stop": (None, EVENT_TIMEOUT_S),
+    "StopFailure": (None, EVENT_TIMEOUT_S),
     "SubagentStop": (None, EVENT_TIMEOUT_S),
+    "SessionStart": ("*", EVENT_TIMEOUT_S),
+    "UserPromptSubmit": (None, EVENT_TIMEOUT_S),
     "SessionEnd": (None, EVENT_TIMEOUT_S),
 }
 """Each hook event: its matcher (None: the event takes none) and the hook's timeout."""
+IN_BACKGROUND = ("SessionStart", "UserPromptSubmit")
+"""Events whose hook runs with ``"async": true``: Claude Code does not wait for it
+(2.1.328's hook schema: "runs in background without blocking"), so telling the hub a
+session started, or that the human sent a prompt (the session's state, service/
+sessions.py), never delays the human's prompt."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +127,9 @@ def merge_hooks(hooks: dict[str, Any], command: str) -> dict[str, Any]:
     missing one added as a group of its own.  Other hooks are left as they are."""
     merged = dict(hooks)
     for event, (matcher, timeout) in HOOK_EVENTS.items():
-        ours = {"type": "command", "command": command, "timeout": timeout}
+        ours: dict[str, Any] = {"type": "command", "command": command, "timeout": timeout}
+        if event in IN_BACKGROUND:
+            ours["async"] = True
         groups = merged.get(event, [])
         if not isinstance(groups, list):
             raise Unmergeable(f'"hooks.{event}" is not a list')
