@@ -56,8 +56,9 @@ def check_process_claim(name: str, caller: Caller | None) -> None:
     caller does not run under: its ``SO_PEERCRED`` pid's nearest ancestor of the
     agent's name must be that pid, which is how the hub names an MCP session and how
     ``hive-rpc hook`` finds it, or be that pid itself (the HTTP hook, where the hub
-    found the agent process holding the connection: faces/hook_http.py).  A name of that form whose pid is no such process
-    (``codex-2``, a user's second Codex), or a dead one, is a name like any other: an
+    found the agent process holding the connection: faces/hook_http.py).  A name of
+    that form whose pid is no such process (``codex-2``, a user's second Codex), or a
+    dead one, is a name like any other: an
     agent killed mid-call leaves its MCP server, no longer under it, to withdraw its
     questions in its name.  Checked on every request: a process that outlived its
     agent is no longer under it, and an agent that starts under a pid someone named
