@@ -37,7 +37,7 @@ from hive_rpc.cli.exits import EXIT_OK
 from hive_rpc.cli.parser import HOOK_TIMEOUT_S, HUB_TIMEOUT_S
 from hive_rpc.client.sync_client import SyncHubClient, prove_approver
 from hive_rpc.core import claude_code
-from hive_rpc.core.agents import AGENTS, CLAUDE_CODE, GEMINI_EVENTS, Agent, process_agent
+from hive_rpc.core.agents import AGENTS, CLAUDE_CODE, GEMINI_EVENTS, Agent
 from hive_rpc.core.claude_code import (
     SESSION_ENV,
     NoRule,
@@ -48,17 +48,17 @@ from hive_rpc.core.claude_code import (
     permission_prompt_tool,
     rule_check_params,
     rule_decision,
-    session_agent,
 )
-from hive_rpc.core.claude_questions import (
-    TOOL_NAME,
-    answered_input,
-    claude_answers,
-    parse_questions,
-    questions_ask,
-)
+from hive_rpc.core.claude_questions import TOOL_NAME, parse_questions, questions_ask
 from hive_rpc.core.claude_transcript import SettledWatch
 from hive_rpc.core.errors import HiveError, HubTimeout
+from hive_rpc.core.permission_hook import (
+    NotAHookEvent,
+    agent_of,
+    decision_output,
+    questions_output,
+    read_event,
+)
 from hive_rpc.core.prompt import Ask
 from hive_rpc.core.terminal_text import strip_controls
 
@@ -73,39 +73,16 @@ SUMMARY_CHARS = claude_code.SUMMARY_CHARS
 """How much of the input the question's head line shows (core/claude_code.py)."""
 
 
-class NotAHookEvent(ValueError):
-    """stdin held no Claude Code hook event."""
-
-
-def read_event(raw: bytes) -> dict[str, Any]:
-    """The hook's JSON object, or NotAHookEvent saying why not."""
-    try:
-        event = json.loads(raw)
-    except (UnicodeDecodeError, ValueError) as e:
-        raise NotAHookEvent(f"stdin is not JSON ({e})") from None
-    except RecursionError:  # the decoder recurses: 100,000 nested arrays end it
-        raise NotAHookEvent("stdin is not JSON (nested too deeply)") from None
-    if not isinstance(event, dict) or not isinstance(event.get("hook_event_name"), str):
-        raise NotAHookEvent("stdin is not a Claude Code hook event (no hook_event_name)")
-    return event
-
-
 def agent_id(event: Mapping[str, Any], agent: Agent = CLAUDE_CODE) -> str:
     """The asking agent, the same one its MCP server names: the agent's process, the
     nearest ancestor of this hook with the agent's name, which is the hub's choice
     for its MCP sessions too (faces/mcp/identity.py, core/agents.py).  Without /proc,
     or run by no such process: Claude Code's session (core/claude_code.py), or the
     session's first 8 characters."""
-    session = event.get("session_id")
-    session = session if isinstance(session, str) else None
     from hive_rpc.host.agent_process import agent_ancestor
 
     pid = agent_ancestor(os.getpid(), agent.process_names)
-    if pid is not None:
-        return process_agent(agent, pid)
-    if agent is CLAUDE_CODE:
-        return session_agent(session)
-    return f"{agent.name}-{(session or 'unknown')[:8]}"
+    return agent_of(agent, pid, event.get("session_id"))
 
 
 def request_of(event: Mapping[str, Any], agent: Agent = CLAUDE_CODE) -> PermissionRequest:
@@ -142,11 +119,6 @@ def prompt_tool_of_this_run(event: Mapping[str, Any], environ: Mapping[str, str]
     except OSError:
         return None
     return permission_prompt_tool(raw.decode("utf-8", "replace").split("\0"))
-
-
-def decision_output(decision: dict[str, Any]) -> dict[str, Any]:
-    """The PermissionRequest hook output carrying ``decision``."""
-    return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
 
 
 def check_rules(client: SyncHubClient, request: PermissionRequest) -> dict[str, Any] | None:
@@ -283,11 +255,7 @@ def answer_questions(
     ask = questions_ask(questions, agent_id=agent, timeout_s=timeout_s)
     watching = transcript_watch(event, socket, agent)
     record = ask_human(client, ask, time.monotonic() + timeout_s, watching)
-    answers = claude_answers(questions, record.get("answer")) if answered(record) else None
-    if answers is None:
-        return None
-    updated = answered_input(event["tool_input"], answers)
-    return decision_output({"behavior": "allow", "updatedInput": updated})
+    return questions_output(event, questions, record.get("answer")) if answered(record) else None
 
 
 def decide(

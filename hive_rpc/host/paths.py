@@ -46,6 +46,10 @@ and the socket it listens on, which ``recorded_socket`` reads."""
 EPC_TOKEN_NAME = "epc-token"
 """The EPC face's token file in the data dir (``hive-rpc epc``): a client that read it
 passes ``auth`` and, through that face, answers as an approver."""
+HOOK_TOKEN_NAME = "hook-token"
+"""The HTTP permission hook's token file in the data dir (faces/hook_http.py): it
+opens only ``POST /hook/claude-code`` (ask, and read the decision), never a route
+that answers or reads, and no other token opens that route."""
 
 
 class InsecurePath(RuntimeError):

@@ -42,6 +42,7 @@ from hypercorn.typing import ASGIFramework
 from mcp.server.transport_security import TransportSecuritySettings
 
 from hive_rpc.faces.accept_loop import quiet_trio_accept_errors
+from hive_rpc.faces.hook_http import HookRoute
 from hive_rpc.faces.mcp.server import HiveMcp
 from hive_rpc.faces.web import AGENT, CREDENTIAL, HUMAN, WebFace
 from hive_rpc.host.paths import load_token, parse_bind
@@ -241,6 +242,14 @@ async def _deny(
     await send({"type": "http.response.body", "body": body})
 
 
+def _other_tokens(service: HubService, token: str) -> dict[str, str]:
+    """The tokens the hook route names when refusing them (faces/hook_http.py)."""
+    named = {token: "the agents' MCP token"}
+    if service.approver_token:
+        named[service.approver_token] = "the human's approver token"
+    return named
+
+
 async def serve_mcp_http(
     service: HubService,
     bind: str,
@@ -280,6 +289,8 @@ async def serve_mcp_http(
         human_token=service.approver_token,
         human_token_file=service.info.approver_token_file,
     )
+    # POST /hook/claude-code, with the hook token only, before the Guard (faces/hook_http.py).
+    served = HookRoute(guard, guard, service, data_dir, other_tokens=_other_tokens(service, token))
     # hypercorn accepts with trio.serve_listeners, which logs a traceback ten times a
     # second while descriptors are short: one line a minute says as much.
     quiet_trio_accept_errors()
@@ -297,7 +308,7 @@ async def serve_mcp_http(
         try:
             with server_scope:
                 await serve(
-                    cast("ASGIFramework", guard),
+                    cast("ASGIFramework", served),
                     config,
                     shutdown_trigger=shutdown.wait,
                     task_status=task_status,
