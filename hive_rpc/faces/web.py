@@ -9,7 +9,8 @@ human's (bearer or the dashboard's cookie), same-origin ``Origin`` on POST):
   when the entries after that id are gone; ``: ping`` comments every ``ping_s``;
 * ``GET /activity/blobs/{sha256}``: a large result's JSON;
 * ``GET /api/state``: the snapshot the dashboard starts from (pending prompts, dialogues
-  with their turns, recent activity, and the ``last_id`` to stream from);
+  with their turns, the agents' sessions, recent activity, and the ``last_id`` to
+  stream from);
 * ``GET /api/decisions``: the newest permission decisions (``audit/list``; ``?limit=N``,
   ``?since=UNIX``), for the Decisions panel;
 * ``POST /api/typing``: the human started typing an answer (the countdown stops);
@@ -384,6 +385,8 @@ class WebFace:
                 "pending_total": pending_total,
                 "expired_unseen": [p.to_record() for p in self.service.registry.list_unseen()],
                 "dialogues": dialogues,
+                # Every session, in hive/sessions' order; "session" entries update them.
+                "sessions": [s.record() for s in self.service.sessions.list()],
                 "activity": [e.record() for e in reversed(activity.recent(RECENT))],
                 "last_id": activity.last_id,
                 "now": self.service.registry.now(),
