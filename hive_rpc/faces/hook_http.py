@@ -67,6 +67,7 @@ from hive_rpc.core.claude_code import (
 from hive_rpc.core.claude_questions import TOOL_NAME, parse_questions, questions_ask
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.permission_hook import (
+    HOOK_PATH,
     NotAHookEvent,
     agent_of,
     check_permission_event,
@@ -90,7 +91,6 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-HOOK_PATH = "/hook/claude-code"
 MAX_BODY = 4 << 20
 """The largest event taken (4 MiB): a Write of a large file carries the file, and
 the question shows only its head; a larger body is refused (413) and Claude Code asks

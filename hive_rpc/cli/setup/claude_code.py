@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from hive_rpc.cli.exits import EXIT_OK, EXIT_REFUSED, CliError
 from hive_rpc.cli.setup.files import (
@@ -53,7 +54,16 @@ from hive_rpc.cli.setup.files import (
     runs_hook,
     write_text,
 )
-from hive_rpc.host.paths import EPC_TOKEN_NAME, approver_token_file, default_data_dir
+from hive_rpc.core.permission_hook import EVENT as PERMISSION
+from hive_rpc.core.permission_hook import HOOK_PATH
+from hive_rpc.host.paths import (
+    EPC_TOKEN_NAME,
+    HOOK_TOKEN_NAME,
+    approver_token_file,
+    default_data_dir,
+    default_socket,
+    read_token,
+)
 
 PERMISSION_TIMEOUT_S = 600
 """The PermissionRequest hook's ``timeout``: Claude Code's own default for a command
@@ -117,17 +127,69 @@ def mcp_entry(command: Sequence[str], options: Sequence[str]) -> dict[str, Any]:
 
 
 def is_our_hook(hook: object) -> bool:
-    """A hook entry that runs ``hive-rpc hook claude-code`` (any path, any options)."""
+    """A hook entry that runs ``hive-rpc hook claude-code`` (any path, any options), or
+    the hub's http hook (any URL whose path is ``/hook/claude-code``)."""
+    if isinstance(hook, dict) and hook.get("type") == "http":
+        url = hook.get("url")
+        return isinstance(url, str) and urlsplit(url).path == HOOK_PATH
     return isinstance(hook, dict) and runs_hook(hook.get("command"), "claude-code")
 
 
-def merge_hooks(hooks: dict[str, Any], command: str) -> dict[str, Any]:
+def http_hook(base_url: str, token: str) -> dict[str, Any]:
+    """The PermissionRequest hook answered by the hub itself (faces/hook_http.py):
+    POSTed the event with the hook token, no process per request.  The token is in
+    the header itself: ``$VAR`` with ``allowedEnvVars`` would need the variable in
+    Claude Code's environment, which no one command can set; the hook token only
+    asks, never answers (docs/security.md)."""
+    return {
+        "type": "http",
+        "url": base_url.rstrip("/") + HOOK_PATH,
+        "headers": {"Authorization": f"Bearer {token}"},
+        "timeout": PERMISSION_TIMEOUT_S,
+    }
+
+
+def hub_http_hook(socket: Path | None) -> dict[str, Any]:
+    """``http_hook`` for the running hub: its HTTP URL and data dir from
+    ``hive/status``, its hook token from that data dir.  Refused (CliError) when no
+    hub answers or it serves no HTTP: the URL must be one that stays."""
+    from hive_rpc.client.sync_client import SyncHubClient
+    from hive_rpc.core.errors import HiveError, HubUnreachable
+
+    where = socket or default_socket()
+    try:
+        with SyncHubClient.connect(where) as client:
+            status = client.call("hive/status")
+    except (HubUnreachable, HiveError, OSError) as e:
+        raise CliError(
+            f"--http-hook reads the URL from the running hub, and none answers on {where} "
+            f"({e}); start it with `hive-rpc serve --http 127.0.0.1:PORT`",
+            EXIT_REFUSED,
+        ) from None
+    url, data_dir = status.get("http_url"), status.get("data_dir")
+    if not isinstance(url, str) or not isinstance(data_dir, str):
+        raise CliError(
+            f"the hub on {where} serves no HTTP, so --http-hook has no URL to write: restart "
+            "it with `hive-rpc serve --http 127.0.0.1:PORT` (a fixed PORT: the URL is written "
+            "into Claude Code's settings)",
+            EXIT_REFUSED,
+        )
+    token = read_token(Path(data_dir) / HOOK_TOKEN_NAME)
+    return http_hook(url.removesuffix("/mcp"), token)
+
+
+def merge_hooks(
+    hooks: dict[str, Any], command: str, http: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """``hooks`` with one hive-rpc hook per event of HOOK_EVENTS: an existing one is
     updated where it stands (in the user's matcher group), duplicates dropped, a
-    missing one added as a group of its own.  Other hooks are left as they are."""
+    missing one added as a group of its own.  Other hooks are left as they are.
+    ``http``, if given, is PermissionRequest's hook instead of the command."""
     merged = dict(hooks)
     for event, (matcher, timeout) in HOOK_EVENTS.items():
         ours: dict[str, Any] = {"type": "command", "command": command, "timeout": timeout}
+        if event == PERMISSION and http is not None:
+            ours = dict(http)
         if event in IN_BACKGROUND:
             ours["async"] = True
         groups = merged.get(event, [])
@@ -184,15 +246,17 @@ def merge_settings(
     deny: Sequence[str],
     project: bool,
     sandbox: bool = False,
+    http: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """``settings`` with the hooks, the allow rule for the hub's tools, the deny rules,
-    (``project``) the approval of the project's ``.mcp.json`` server, and
-    (``sandbox``) Claude Code's sandbox on unless the settings already say."""
+    """``settings`` with the hooks (``http``: PermissionRequest's http hook), the allow
+    rule for the hub's tools, the deny rules, (``project``) the approval of the
+    project's ``.mcp.json`` server, and (``sandbox``) Claude Code's sandbox on unless
+    the settings already say."""
     merged = dict(settings)
     hooks = merged.get("hooks", {})
     if not isinstance(hooks, dict):
         raise Unmergeable('"hooks" is not an object')
-    merged["hooks"] = merge_hooks(hooks, command)
+    merged["hooks"] = merge_hooks(hooks, command, http)
     permissions = merged.get("permissions", {})
     if not isinstance(permissions, dict):
         raise Unmergeable('"permissions" is not an object')
@@ -302,6 +366,7 @@ def plan(
     secret_files: Sequence[Path],
     sandbox: bool = False,
     removing: bool = False,
+    http: dict[str, Any] | None = None,
 ) -> list[Change]:
     """Every file setup would write, merged (or, ``removing``, with hive-rpc's entries
     taken out), checked before any is written."""
@@ -343,7 +408,12 @@ def plan(
                 settings_path,
                 settings_before,
                 lambda s: merge_settings(
-                    s, command=hook, deny=deny, project=project is not None, sandbox=sandbox
+                    s,
+                    command=hook,
+                    deny=deny,
+                    project=project is not None,
+                    sandbox=sandbox,
+                    http=http,
                 ),
             ),
         ),
@@ -361,6 +431,7 @@ def setup(args: argparse.Namespace) -> int:
     project = Path(args.project).absolute() if args.project is not None else None
     data_dir = args.hub_data_dir or default_data_dir()
     missing = None if args.no_sandbox or args.remove else sandbox_missing()
+    http_wanted = bool(getattr(args, "http_hook", False)) and not args.remove
     changes = plan(
         project=project,
         home=Path.home(),
@@ -369,6 +440,7 @@ def setup(args: argparse.Namespace) -> int:
         secret_files=approver_files(data_dir.absolute()),
         sandbox=not args.no_sandbox and missing is None,
         removing=args.remove,
+        http=hub_http_hook(args.hub_socket) if http_wanted else None,
     )
     if args.print:
         print(json.dumps({str(c.path): c.after for c in changes}, indent=2, ensure_ascii=False))
@@ -384,6 +456,11 @@ def setup(args: argparse.Namespace) -> int:
             continue
         backup = write(change)
         print(f"{change.path}: written" + (f" (the old one is in {backup})" if backup else ""))
+    if http_wanted and project is not None:
+        print(
+            f"{changes[1].path}: holds the hook token now (it asks the human, never answers: "
+            "docs/security.md); keep the file out of version control, or set up --user"
+        )
     sandboxed = [c for c in changes if c.turns_sandbox_on]
     if sandboxed:
         print(

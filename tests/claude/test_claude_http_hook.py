@@ -1,0 +1,177 @@
+"""The real Claude Code asks the human through the hub's own http hook (issue 30, part
+2): a ``"type": "http"`` PermissionRequest hook POSTing to ``/hook/claude-code`` with
+the hook token, as ``hive-rpc setup claude-code`` writes it (faces/hook_http.py), no
+process per request. ``claude -p --permission-mode default`` (where the hook fires
+headless), the scripted model asking for ``Bash touch FILE``, and the human answering
+from an editor-socket client: allow runs it, deny's message reaches the model, no hub
+leaves it to Claude Code, and Claude Code giving up on the request (its hook timeout)
+withdraws the editor's question at once."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from pathlib import Path
+from typing import Any
+
+import trio
+from claude_session import ClaudeHome, claude_home
+from editor import claude_running, human_editor, next_prompt
+from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
+
+from hive_rpc.faces.hook_http import HOOK_PATH
+from hive_rpc.host.agent_process import stat_fields
+from hive_rpc.host.paths import HOOK_TOKEN_NAME
+from hive_rpc.hub import HubConfig
+from hive_rpc.service import HubService
+from hive_rpc.service.askers import GONE
+
+
+def hook_url(service: HubService) -> str:
+    return str(service.info.http_url).removesuffix("/mcp") + HOOK_PATH
+
+
+def hook_token(service: HubService) -> str:
+    return (Path(str(service.info.data_dir)) / HOOK_TOKEN_NAME).read_text().strip()
+
+
+def install_http_hook(
+    claude: ClaudeHome, url: str, token: str, *, hook_timeout_s: int = 120
+) -> None:
+    """The http hook in the private HOME's ``~/.claude/settings.json``, the token in
+    the header itself."""
+    hook = {
+        "type": "http",
+        "url": url,
+        "headers": {"Authorization": f"Bearer {token}"},
+        "timeout": hook_timeout_s,
+    }
+    settings = {"hooks": {"PermissionRequest": [{"matcher": "*", "hooks": [hook]}]}}
+    (claude.home / ".claude").mkdir(parents=True, exist_ok=True)
+    (claude.home / ".claude" / "settings.json").write_text(json.dumps(settings))
+
+
+def touch(target: Path) -> Any:
+    def script(request: ModelRequest) -> list[dict[str, Any]]:
+        if request.last_tool_result() is None:
+            return [tool_use("Bash", {"command": f"touch {target}", "description": "Make it"})]
+        return [text("done")]
+
+    return script
+
+
+async def http_round(
+    service: HubService,
+    hub_config: HubConfig,
+    claude_bin: Path,
+    claude_root: Path,
+    answer: dict[str, Any],
+) -> tuple[Any, list[ModelRequest], dict[str, Any], Path]:
+    """``claude -p`` asking once to touch a file through the http hook, the human
+    answering with ``answer`` (hive/respond params)."""
+    target = claude_root / "project" / "made-by-claude"
+    with scripted_model(touch(target)) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        install_http_hook(claude, hook_url(service) + "?timeout=60", hook_token(service))
+        async with human_editor(hub_config.socket) as human:
+            with trio.fail_after(120):
+                async with claude_running(
+                    claude, "-p", "make the file", "--permission-mode", "default"
+                ) as runs:
+                    note = await next_prompt(human)
+                    prompt: dict[str, Any] = note.params
+                    comm = _comm_of_agent(prompt["agent_id"])
+                    await human.call("hive/respond", {"id": prompt["id"], **answer})
+            assert await human.call("hive/list", {}) == []
+        prompt["comm"] = comm
+        return runs[0], list(model.requests), prompt, target
+
+
+def _comm_of_agent(agent_id: str) -> str | None:
+    """The comm of the process ``claude-code-PID`` names (while it runs)."""
+    found = re.fullmatch(r"claude-code-(\d+)", agent_id)
+    stat = stat_fields(int(found.group(1))) if found else None
+    return stat[0] if stat else None
+
+
+async def test_allow_from_the_editor_runs_the_command(
+    http_hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    done, requests, prompt, target = await http_round(
+        http_hub, hub_config, claude_bin, claude_root, {"answer": "allow"}
+    )
+    assert done.returncode == 0, done.stderr
+    assert target.exists()
+    assert re.fullmatch(
+        rf"Claude Code in {re.escape(str(claude_root / 'project'))} \(session [0-9a-f]{{4}}\) "
+        rf"wants to run Bash: {re.escape(f'touch {target}')}",
+        prompt["question"],
+    ), prompt["question"]
+    # The asker is the claude process holding the connection, as /proc says.
+    assert re.fullmatch(r"claude-code-\d+", prompt["agent_id"]), prompt["agent_id"]
+    assert prompt["comm"] == "claude"
+    assert (prompt["kind"], prompt["urgent"]) == ("permission", True)
+    result = requests[-1].last_tool_result()
+    assert result is not None
+    assert not result.get("is_error"), result
+
+
+async def test_deny_from_the_editor_reaches_the_model_and_nothing_runs(
+    http_hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    done, requests, _, target = await http_round(
+        http_hub, hub_config, claude_bin, claude_root, {"answer": "deny", "by": "emacs"}
+    )
+    assert done.returncode == 0, done.stderr
+    assert not target.exists()
+    result = requests[-1].last_tool_result()
+    assert result is not None
+    assert result.get("is_error") is True, result
+    assert result_text(result) == "The human denied this Bash request from hive-rpc (emacs)."
+
+
+def test_hub_down_leaves_it_to_claude_code(claude_bin: Path, claude_root: Path) -> None:
+    """Nothing listens at the hook's URL: Claude Code decides itself; in ``-p`` (no
+    dialog) it refuses. Never an allow by default."""
+    with socket.socket() as s:  # a port nothing listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    target = claude_root / "project" / "made-by-claude"
+    with scripted_model(touch(target)) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        install_http_hook(claude, f"http://127.0.0.1:{port}{HOOK_PATH}", "x" * 43)
+        done = claude.run("-p", "make the file", "--permission-mode", "default")
+    assert done.returncode == 0, done.stderr
+    assert not target.exists()
+    result = model.requests[-1].last_tool_result()
+    assert result is not None
+    assert result.get("is_error") is True, result
+    assert "hive-rpc" not in result_text(result)  # Claude Code's own refusal, not ours
+
+
+async def test_claude_code_giving_up_withdraws_the_editors_question(
+    http_hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """The hook's own timeout (3 s) ends before the hub's wait (60 s): Claude Code
+    closes the request, and every editor's question is withdrawn then, ``by`` GONE,
+    not 60 s later; Claude Code decides itself (a refusal in ``-p``)."""
+    target = claude_root / "project" / "made-by-claude"
+    with scripted_model(touch(target)) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        url = hook_url(http_hub) + "?timeout=60"
+        install_http_hook(claude, url, hook_token(http_hub), hook_timeout_s=3)
+        async with human_editor(hub_config.socket) as human:
+            with trio.fail_after(50):
+                async with claude_running(
+                    claude, "-p", "make the file", "--permission-mode", "default"
+                ) as runs:
+                    note = await next_prompt(human)
+                    dismissed = await human.next_notification()
+                    while dismissed.method != "hive/dismiss":
+                        dismissed = await human.next_notification()
+                record = await human.call("hive/poll", {"id": note.params["id"]})
+    assert (record["status"], record["by"]) == ("cancelled", GONE)
+    assert dismissed.params["id"] == note.params["id"]
+    assert runs[0].returncode == 0, runs[0].stderr
+    assert not target.exists()
