@@ -464,6 +464,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         action="store_true",
         help="leave Claude Code's sandbox as it is (default: turn it on where it works here)",
     )
+    q.add_argument(
+        "--http-hook",
+        action="store_true",
+        help="answer PermissionRequest at the running hub's HTTP endpoint (hive-rpc serve "
+        "--http HOST:PORT, a fixed port), no process per request; the other hooks stay commands",
+    )
     _setup_hub_options(q)
     q.set_defaults(func="hive_rpc.cli.setup:cmd_setup")
     for agent, config, syntax in (
