@@ -322,7 +322,9 @@ def gemini_hook(event: Mapping[str, Any] | None, args: argparse.Namespace, agent
     why = "the event could not be read"
     decision = None
     if event is not None and event.get("hook_event_name") != GEMINI_EVENT:
-        return EXIT_OK
+        from hive_rpc.cli.hook_events import other_event  # not loaded for a permission
+
+        return other_event(event, args, agent)  # its session's events
     if event is not None:
         try:
             with hub_within(args) as client:
@@ -374,11 +376,9 @@ def cmd_hook(args: argparse.Namespace) -> int:
     if agent.events == GEMINI_EVENTS:
         return gemini_hook(event, args, agent)
     if event["hook_event_name"] != "PermissionRequest":
-        if agent is not CLAUDE_CODE:
-            return EXIT_OK  # Stop, Notification ...: Claude Code's lings only
         from hive_rpc.cli.hook_events import other_event  # not loaded for a permission
 
-        return other_event(event, args)
+        return other_event(event, args, agent)  # a session's events, Notification ...
     prompt_tool = prompt_tool_of_this_run(event, os.environ)
     if prompt_tool is not None:
         _say(f"this run's --permission-prompt-tool {prompt_tool} decides; printing no decision")

@@ -2,7 +2,8 @@
 request: each moves the state of the agent's session on the hub (``agent/session``:
 started, the human sent a prompt, its turn ended, it ended), a ling's finished turn or
 session becomes a ``child-complete`` event in its parent's terminal, and a
-Notification an entry on the hub's activity stream.
+Notification an entry on the hub's activity stream.  ``hook codex`` and ``hook
+gemini`` report their agents' session events the same way (``AGENT_SESSION_EVENTS``).
 
 Notification: what Claude Code would tell the human ("Claude needs your permission
 to use Bash", "Claude is waiting for your input") becomes ``agent/notify`` from the
@@ -49,6 +50,7 @@ from typing import Any
 
 from hive_rpc.cli.exits import EXIT_OK
 from hive_rpc.client.sync_client import SyncHubClient
+from hive_rpc.core.agents import CLAUDE_CODE, CODEX, GEMINI, GEMINI_EVENTS, Agent
 from hive_rpc.core.errors import HubTimeout, HubUnreachable
 from hive_rpc.core.ling import parent_of
 from hive_rpc.core.terminal_text import one_line, strip_controls
@@ -80,6 +82,36 @@ SESSION_EVENTS = {
 }
 """Claude Code's events that move its session's state (core/sessions.py), as the
 hub names them (``agent/session``)."""
+CODEX_SESSION_EVENTS = {
+    "SessionStart": "start",
+    "UserPromptSubmit": "prompt",
+    "Stop": "stop",
+    "Interrupt": "stop",
+    "SessionEnd": "end",
+}
+"""Codex's (0.171.0, the same fields as Claude Code's: its hooks' input schemas, and
+tests/agents/test_codex_tui.py): ``Interrupt`` is the human's Esc, which ends the
+turn as ``Stop`` does; ``SessionEnd``'s reason is always ``other``."""
+GEMINI_SESSION_EVENTS = {
+    "SessionStart": "start",
+    "BeforeAgent": "prompt",
+    "AfterAgent": "stop",
+    "SessionEnd": "end",
+}
+"""Gemini CLI's (0.61.0): ``BeforeAgent`` runs once the human's prompt is in, before
+the first model call; ``AfterAgent`` once the turn's answer is whole (with
+``stop_hook_active``, as Claude Code's Stop); SessionEnd's reason ``clear`` is its
+``/clear``, which keeps the process (tests/agents/test_gemini_hook.py)."""
+AGENT_SESSION_EVENTS: dict[str, dict[str, str]] = {
+    CLAUDE_CODE.name: SESSION_EVENTS,
+    CODEX.name: CODEX_SESSION_EVENTS,
+    GEMINI.name: GEMINI_SESSION_EVENTS,
+}
+"""Each agent's events that move its session, by ``hive-rpc hook AGENT``."""
+GEMINI_NO_OUTPUT = "{}"
+"""What ``hook gemini`` prints for a session event: Gemini CLI parses stdout, or
+stderr when stdout is empty, and shows text that is not JSON to the human as "Hook
+system message: ..." (measured on 0.61.0); an empty object decides nothing."""
 URGENT_NOTICES = ("permission_prompt", "elicitation_dialog")
 """Notification types where Claude Code waits for the human in its own terminal."""
 
@@ -260,13 +292,17 @@ def notify(client: SyncHubClient, event: Mapping[str, Any]) -> str:
 
 
 def session_params(
-    event: Mapping[str, Any], env: Mapping[str, str], session_event: str
+    event: Mapping[str, Any],
+    env: Mapping[str, str],
+    session_event: str,
+    agent: Agent = CLAUDE_CODE,
 ) -> dict[str, Any]:
-    """``agent/session``'s params for this event: the agent (the hook's own), what
+    """``agent/session``'s params for this event: the agent (the hook's own process,
+    ``codex-PID``, as its permission requests and its MCP server name it), what
     happened, and where the agent says it runs (its terminal, its ling, its cwd)."""
     from hive_rpc.cli.hook import agent_id
 
-    params: dict[str, Any] = {"agent_id": agent_id(event), "event": session_event}
+    params: dict[str, Any] = {"agent_id": agent_id(event, agent), "event": session_event}
     reason = event.get("source") if session_event == "start" else event.get("reason")
     if isinstance(reason, str):
         params["reason"] = reason[:200]
@@ -284,28 +320,38 @@ def session_params(
 
 
 def report_session(
-    client: SyncHubClient, event: Mapping[str, Any], env: Mapping[str, str], session_event: str
+    client: SyncHubClient,
+    event: Mapping[str, Any],
+    env: Mapping[str, str],
+    session_event: str,
+    agent: Agent = CLAUDE_CODE,
 ) -> str | None:
     """Tell the hub this session's event (its state: service/sessions.py)."""
     if session_event == "stop" and event.get("stop_hook_active"):
         return None  # it goes on working: a Stop hook told it to
-    record = client.call("agent/session", session_params(event, env, session_event))
+    record = client.call("agent/session", session_params(event, env, session_event, agent))
     if record is None:
         return "the hub keeps no more sessions"
     return None
 
 
 def handle_event(
-    event: Mapping[str, Any], socket: Path, data_dir: Path, env: Mapping[str, str]
+    event: Mapping[str, Any],
+    socket: Path,
+    data_dir: Path,
+    env: Mapping[str, str],
+    agent: Agent = CLAUDE_CODE,
 ) -> str | None:
-    """Act on one non-permission event within ``BUDGET_S``; what happened, in words,
-    or None when there is nothing to say.  Starts no hub: with none running there
-    is no one to tell."""
+    """Act on one non-permission event of ``agent``'s within ``BUDGET_S``; what
+    happened, in words, or None when there is nothing to say.  Starts no hub: with
+    none running there is no one to tell.  Notifications and lings' completions are
+    Claude Code's only (they read its notification types and its transcript)."""
     name = event.get("hook_event_name")
-    session_event = SESSION_EVENTS.get(str(name))
-    if name != "Notification" and session_event is None:
+    session_event = AGENT_SESSION_EVENTS[agent.name].get(str(name))
+    claude_code = agent is CLAUDE_CODE
+    if not (claude_code and name == "Notification") and session_event is None:
         return None
-    in_a_ling = bool(env.get("HIVE_RPC_LING") or address_of_this_terminal(env))
+    in_a_ling = claude_code and bool(env.get("HIVE_RPC_LING") or address_of_this_terminal(env))
     give_up_at = time.monotonic() + BUDGET_S
     said: list[str] = []
     try:
@@ -314,7 +360,7 @@ def handle_event(
             if name == "Notification":
                 return notify(client, event)
             assert session_event is not None
-            news = report_session(client, event, env, session_event)
+            news = report_session(client, event, env, session_event, agent)
             if news is not None:
                 said.append(news)
             if name in COMPLETING and in_a_ling:  # else no terminal a ling can be in
@@ -330,13 +376,18 @@ def handle_event(
     return "; ".join(said) or None
 
 
-def other_event(event: Mapping[str, Any], args: argparse.Namespace) -> int:
-    """``hook claude-code`` for any event but PermissionRequest: never a decision on
-    stdout, always exit 0, one stderr line saying what happened, if anything did."""
+def other_event(
+    event: Mapping[str, Any], args: argparse.Namespace, agent: Agent = CLAUDE_CODE
+) -> int:
+    """``hook AGENT`` for any event but its permission one: never a decision on
+    stdout (Gemini CLI's empty object, ``GEMINI_NO_OUTPUT``), always exit 0, one
+    stderr line saying what happened, if anything did."""
     try:
-        said = handle_event(event, Path(args.socket), Path(args.data_dir), os.environ)
+        said = handle_event(event, Path(args.socket), Path(args.data_dir), os.environ, agent)
     except Exception as e:  # fail safe: the event is only news
         said = f"{event.get('hook_event_name')}: {e}"
+    if agent.events == GEMINI_EVENTS:
+        print(GEMINI_NO_OUTPUT, flush=True)
     if said is not None:
         print(f"hive-rpc hook: {strip_controls(said, keep_newlines=False)}", file=sys.stderr)
     return EXIT_OK
