@@ -1,31 +1,37 @@
-"""Desktop notifications for urgent prompts, over D-Bus (org.freedesktop.Notifications),
-and for agents' urgent notices (``agent/notify``: Claude Code waiting in its terminal).
+"""Desktop notifications, over D-Bus (org.freedesktop.Notifications), for the
+questions a session waits on the human for, and for agents' urgent notices
+(``agent/notify``: Claude Code waiting in its terminal).
 
 One task, run by the hub in its nursery::
 
     run_desktop_notifications(service)
       |- connects to the session bus (jeepney's trio I/O)
-      |- watch task      registry changes: an urgent prompt asked -> Notify,
-      |                  a prompt no longer pending -> CloseNotification
+      |- watch task      registry changes: a question the human is waited on for
+      |                  (desktop_text.wants_notification) -> Notify, on its own or
+      |                  held in the summary (desktop_pacing.py); a prompt no longer
+      |                  pending -> CloseNotification (answered anywhere, expired,
+      |                  cancelled, its asker gone)
+      |- summary task    the one "N more sessions wait on you" notification, updated
+      |                  in place (replaces_id), withdrawn when it holds nothing
       |- signal task     ActionInvoked from the daemon that showed the notification
       |                  -> hive/respond (by "desktop"); NotificationClosed -> forget it
       `- notice task     the activity log: an urgent notice -> Notify, once, no buttons
                          (nothing waits on a notice, so nothing is closed either)
 
-When no session bus is reachable, ``notify-send`` (if installed) shows urgent prompts
+What the notification says is desktop_text.py; how many are raised, desktop_pacing.py.
+
+Actions.  The hub can check that ``ActionInvoked`` comes from the daemon that showed
+the notification (the bus stamps the sender), not that a person clicked: dunst
+(``dunstctl action``) and mako (``makoctl invoke``) report an action for any local
+process that asks.  So only what harms nobody when forged is offered (docs/security.md):
+an ordinary question's choices, which the agent's own credential answers anyway, and
+Deny on a question only the human answers (a permission request, the hub's consent
+question).  Never Allow, never approve: those are answered in an editor, which shows
+the tool's whole input and proves the human's token.
+
+When no session bus is reachable, ``notify-send`` (if installed) shows those questions
 without buttons; with neither, the task logs one line and returns.  If the bus goes
 away later, the task logs it and returns: the hub never fails because of the desktop.
-
-A permission prompt (a Claude Code tool use, ``kind`` permission) is shown with its
-one head line and no answer buttons: a notification has no room for the tool's whole
-input (the prompt's ``detail``), and the human approves what runs, not a summary; nor
-is the desktop an approver (docs/security.md).  Its body says where to answer.
-
-Text from agents is never interpreted: control characters and escape sequences are
-stripped, the body's ``&`` and ``<`` are escaped (daemons such as dunst read body
-markup even when they do not advertise ``body-markup``), and the agent's name in the
-summary loses ``<``, ``>`` and ``&`` (the specification says summaries are plain text,
-which dunst honours by escaping them itself, so escaping would show ``&lt;``).
 """
 
 from __future__ import annotations
@@ -51,17 +57,38 @@ from jeepney.bus_messages import message_bus  # type: ignore[import-untyped]
 from jeepney.io.common import RouterClosed  # type: ignore[import-untyped]
 from jeepney.io.trio import open_dbus_connection  # type: ignore[import-untyped]
 
-from hive_rpc.core.conventions import asker_label
 from hive_rpc.core.errors import HiveError
-from hive_rpc.core.prompt import Kind, Prompt
-from hive_rpc.core.terminal_text import one_line, strip_controls
+from hive_rpc.core.prompt import Prompt
+from hive_rpc.core.terminal_text import one_line
+from hive_rpc.faces.desktop_pacing import Clock, Pacing
+from hive_rpc.faces.desktop_text import (
+    APP_NAME,
+    CHOICE_PREFIX,
+    DEFAULT_ACTION,
+    DEFAULT_LABEL,
+    DENY_ACTION,
+    QUIET,
+    SOUND,
+    action_list,
+    answer_choices,
+    body_text,
+    deny_choice,
+    held_summary,
+    is_urgent_notice,
+    notice_body,
+    notice_notify_send_argv,
+    notice_summary,
+    notify_send_argv,
+    summary_text,
+    wants_notification,
+)
 from hive_rpc.runtime.activity import Entry
 from hive_rpc.runtime.registry import Watch
 from hive_rpc.service import HubService
+from hive_rpc.service.approver import APPROVER
 
 log = logging.getLogger(__name__)
 
-APP_NAME = "hive-rpc"
 BY = "desktop"
 """The ``by`` recorded when an answer comes from a notification's button."""
 BUS_NAME = "org.freedesktop.Notifications"
@@ -71,10 +98,6 @@ URGENCY_CRITICAL = 2
 DEFAULT_EXPIRY = -1
 """The daemon's own timeout: a notice is never closed by the hub, so it must go."""
 NEVER_EXPIRE = 0
-DEFAULT_ACTION = "default"
-DEFAULT_LABEL = "hive-rpc"
-CHOICE_PREFIX = "choice:"
-MAX_BODY_CHARS = 2000
 CONNECT_TIMEOUT_S = 5.0
 CALL_TIMEOUT_S = 10.0
 SIGNAL_BUFFER = 256
@@ -93,59 +116,25 @@ def _bus_rule() -> Any:
     return MatchRule(type="signal", interface=BUS_NAME, path=OBJECT_PATH, sender=BUS_NAME)
 
 
-# --- what is shown ------------------------------------------------------------
+# --- what is sent ------------------------------------------------------------
 
 
-PERMISSION_NOTE = "Answer it in your editor, which shows the whole tool input."
-"""Ends a permission prompt's body: the notification carries no answer."""
-
-
-def _is_permission(prompt: Prompt) -> bool:
-    return prompt.kind is Kind.PERMISSION
-
-
-def notify_call(summary: str, body: str, actions: list[str], urgency: int, expire_ms: int) -> Any:
-    """The ``org.freedesktop.Notifications.Notify`` call for a new notification (no
-    icon, replacing none), as the spec orders its arguments."""
+def notify_call(
+    summary: str,
+    body: str,
+    actions: list[str],
+    urgency: int,
+    expire_ms: int,
+    *,
+    replaces: int = 0,
+    hints: dict[str, tuple[str, Any]] | None = None,
+) -> Any:
+    """The ``org.freedesktop.Notifications.Notify`` call (no icon; a new notification,
+    or an update in place of ``replaces``), as the spec orders its arguments."""
     address = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=BUS_NAME)
-    args = (APP_NAME, 0, "", summary, body, actions, {"urgency": ("y", urgency)}, expire_ms)
+    all_hints = {"urgency": ("y", urgency), **(hints or {})}
+    args = (APP_NAME, replaces, "", summary, body, actions, all_hints, expire_ms)
     return new_method_call(address, "Notify", "susssasa{sv}i", args)
-
-
-def summary_text(prompt: Prompt) -> str:
-    """``AGENT needs input`` (``AGENT asks permission``), on one line, with no
-    character markup could act on."""
-    name = one_line(asker_label(prompt.agent_id)).translate({ord(c): None for c in "<>&"})
-    name = name or "an agent"
-    return f"{name} asks permission" if _is_permission(prompt) else f"{name} needs input"
-
-
-def body_text(prompt: Prompt) -> str:
-    """The question as inert text: no controls, ``&`` and ``<`` escaped, bounded; a
-    permission's head line, then where to answer it."""
-    text = strip_controls(prompt.question).strip()
-    if len(text) > MAX_BODY_CHARS:
-        text = text[: MAX_BODY_CHARS - 1] + "…"
-    if _is_permission(prompt):
-        text = f"{text}\n\n{PERMISSION_NOTE}"
-    return text.replace("&", "&amp;").replace("<", "&lt;")
-
-
-def answer_choices(prompt: Prompt) -> tuple[str, ...]:
-    """The choices a notification's buttons may answer: none for a permission."""
-    return () if _is_permission(prompt) else (prompt.choices or ())
-
-
-def action_list(prompt: Prompt) -> list[str]:
-    """The flat ``[key, label, ...]`` list: one button per choice, then ``default``."""
-    actions: list[str] = []
-    for index, choice in enumerate(answer_choices(prompt)):
-        actions += [f"{CHOICE_PREFIX}{index}", one_line(choice) or "(empty)"]
-    return [*actions, DEFAULT_ACTION, DEFAULT_LABEL]
-
-
-def is_urgent_notice(entry: Entry) -> bool:
-    return entry.kind == "notice" and entry.data.get("urgent") is True
 
 
 async def follow_urgent_notices(
@@ -158,51 +147,6 @@ async def follow_urgent_notices(
             for entry in batch or ():
                 if is_urgent_notice(entry):
                     await show(entry)
-
-
-def notice_summary(entry: Entry) -> str:
-    """``AGENT needs you``, as inert as a prompt's summary."""
-    agent = str(entry.data.get("agent_id") or entry.key)
-    name = one_line(agent).translate({ord(c): None for c in "<>&"}) or "an agent"
-    return f"{name} needs you"
-
-
-def notice_body(entry: Entry) -> str:
-    """The notice's message, and where the agent works, as inert text."""
-    text = strip_controls(str(entry.data.get("message") or "")).strip()
-    if entry.data.get("cwd"):
-        text += f"\n(in {one_line(str(entry.data['cwd']))})"
-    if len(text) > MAX_BODY_CHARS:
-        text = text[: MAX_BODY_CHARS - 1] + "…"
-    return text.replace("&", "&amp;").replace("<", "&lt;")
-
-
-def notice_notify_send_argv(program: str, entry: Entry) -> list[str]:
-    return [
-        program,
-        "-u",
-        "normal",
-        "-a",
-        APP_NAME,
-        "--",
-        notice_summary(entry),
-        notice_body(entry),
-    ]
-
-
-def notify_send_argv(program: str, prompt: Prompt) -> list[str]:
-    """``notify-send`` arguments; ``--`` keeps a summary such as ``-u low`` from
-    being read as an option."""
-    return [
-        program,
-        "-u",
-        "critical",
-        "-a",
-        APP_NAME,
-        "--",
-        summary_text(prompt),
-        body_text(prompt),
-    ]
 
 
 # --- finding the bus ----------------------------------------------------------
@@ -250,8 +194,10 @@ async def run_desktop_notifications(
     *,
     task_status: Any = trio.TASK_STATUS_IGNORED,
     bus_address: str | None = None,
+    clock: Clock | None = None,
 ) -> None:
-    """Show urgent prompts as desktop notifications until cancelled.
+    """Show the prompts a human is waited on for as desktop notifications until
+    cancelled, paced by ``clock`` (trio's; tests move one by hand).
 
     Returns early (after ``task_status.started()``, with a log line) when neither a
     session bus nor ``notify-send`` is there, or when the bus goes away.
@@ -273,7 +219,7 @@ async def run_desktop_notifications(
     try:
         service.info.notifications = "dbus"
         async with conn, conn.router() as router:
-            await _Notifier(service, router).run(task_status)
+            await _Notifier(service, router, clock or TrioClock()).run(task_status)
     except* BUS_GONE as group:
         log.warning(
             "the session bus went away (%s): desktop notifications are off",
@@ -287,25 +233,51 @@ async def run_desktop_notifications(
         service.info.notifications = "off"
 
 
+class TrioClock:
+    """The hub's clock for the pacing rule: trio's."""
+
+    def now(self) -> float:
+        return trio.current_time()
+
+    async def sleep_until(self, deadline: float) -> None:
+        await trio.sleep_until(deadline)
+
+
 @dataclass(frozen=True)
 class _Shown:
     notification_id: int
     daemon: str
     """The unique bus name of the daemon that showed it: only its signals count."""
     choices: tuple[str, ...]
+    deny: str | None = None
+    """The choice its Deny sends (``deny_choice``), chosen here, never by a signal."""
+
+
+SUMMARY_KEY = ""
+"""The summary notification's place in ``_Notifier._prompt_of``: no prompt's id."""
 
 
 class _Notifier:
-    """Notifications on one bus connection: which prompt each one shows."""
+    """Notifications on one bus connection: which prompt each one shows, and the one
+    summary that holds the rest (desktop_pacing.py says when)."""
 
-    def __init__(self, service: HubService, router: Any) -> None:
+    def __init__(self, service: HubService, router: Any, clock: Clock) -> None:
         self.service = service
         self.router = router
+        self.clock = clock
+        self.pacing = Pacing()
         self._shown: dict[str, _Shown] = {}
         self._prompt_of: dict[tuple[str, int], str] = {}
+        self._held: dict[str, Prompt] = {}
+        """The prompts the summary holds (``pacing.held`` has their order)."""
+        self._summary: _Shown | None = None
+        self._summary_text: tuple[str, str] | None = None
+        self._summary_changed = trio.Event()
+        self._summary_wait = trio.CancelScope()
+        """The summary's wait for its interval, cut short when it comes to hold nothing."""
 
     def statistics(self) -> dict[str, int]:
-        return {"shown": len(self._shown)}
+        return {"shown": len(self._shown), "held": len(self._held)}
 
     async def run(self, task_status: Any) -> None:
         await self._call(message_bus.AddMatch(_bus_rule()), "AddMatch")
@@ -317,6 +289,7 @@ class _Notifier:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._receive_signals, signals)
             nursery.start_soon(self._show_notices)
+            nursery.start_soon(self._keep_summary)
             while True:  # a new subscription whenever the registry drops a slow one
                 with self.service.registry.watch() as watch:
                     await self._resync(watch.pending)
@@ -329,7 +302,7 @@ class _Notifier:
         """Show what is pending and not shown; close what was shown and is gone."""
         pending = list(pending)
         ids = {p.id for p in pending}
-        for prompt_id in [i for i in self._shown if i not in ids]:
+        for prompt_id in [i for i in [*self._shown, *self._held] if i not in ids]:
             await self._close(prompt_id)
         for prompt in pending:
             await self._show(prompt)
@@ -354,21 +327,29 @@ class _Notifier:
         log.warning("%s got no answer in %gs", what, CALL_TIMEOUT_S)
         return None
 
+    async def _notify(self, message: Any, what: str) -> tuple[int, str] | None:
+        """Send a Notify; the notification's id and the daemon's unique name."""
+        reply = await self._call(message, what)
+        if reply is None or not reply.body or not isinstance(reply.body[0], int):
+            return None
+        return reply.body[0], reply.header.fields.get(HeaderFields.sender, "")
+
     async def _show(self, prompt: Prompt) -> None:
-        if not (prompt.urgent and prompt.is_pending) or prompt.id in self._shown:
+        if not wants_notification(prompt) or prompt.id in self._shown:
+            return
+        if prompt.id in self._held or not self.pacing.arrive(prompt.id, self.clock.now()):
+            self._held[prompt.id] = prompt
+            self._summary_changed.set()
             return
         message = notify_call(
             summary_text(prompt), body_text(prompt), action_list(prompt),
-            URGENCY_CRITICAL, NEVER_EXPIRE,
+            URGENCY_CRITICAL, NEVER_EXPIRE, hints=SOUND,
         )  # fmt: skip
-        reply = await self._call(message, f"Notify for prompt {prompt.id}")
-        if reply is None or not reply.body or not isinstance(reply.body[0], int):
+        sent = await self._notify(message, f"Notify for prompt {prompt.id}")
+        if sent is None:
+            self.pacing.leave(prompt.id)
             return
-        shown = _Shown(
-            notification_id=reply.body[0],
-            daemon=reply.header.fields.get(HeaderFields.sender, ""),
-            choices=answer_choices(prompt),
-        )
+        shown = _Shown(sent[0], sent[1], answer_choices(prompt), deny_choice(prompt))
         self._shown[prompt.id] = shown
         self._prompt_of[shown.daemon, shown.notification_id] = prompt.id
         log.debug("prompt %s shown as notification %d", prompt.id, shown.notification_id)
@@ -384,18 +365,70 @@ class _Notifier:
         await self._call(message, f"Notify for a notice from {entry.key}")
 
     async def _close(self, prompt_id: str) -> None:
-        shown = self._forget(prompt_id)
-        if shown is None:
+        if self._held.pop(prompt_id, None) is not None:
+            self.pacing.leave(prompt_id)
+            self._summary_changed.set()
+            if not self._held:
+                self._summary_wait.cancel()  # withdrawn now, not when the interval ends
             return
+        shown = self._forget(prompt_id)
+        if shown is not None:
+            await self._close_notification(shown, f"prompt {prompt_id}")
+
+    async def _close_notification(self, shown: _Shown, what: str) -> None:
         address = DBusAddress(OBJECT_PATH, bus_name=shown.daemon, interface=BUS_NAME)
         message = new_method_call(address, "CloseNotification", "u", (shown.notification_id,))
-        await self._call(message, f"CloseNotification for prompt {prompt_id}")
+        await self._call(message, f"CloseNotification for {what}")
 
     def _forget(self, prompt_id: str) -> _Shown | None:
+        self.pacing.leave(prompt_id)
         shown = self._shown.pop(prompt_id, None)
         if shown is not None:
             self._prompt_of.pop((shown.daemon, shown.notification_id), None)
+            if self._held:
+                self._summary_changed.set()  # "N more" may now be "N"
         return shown
+
+    # --- the summary ----------------------------------------------------------------
+
+    async def _keep_summary(self) -> None:
+        """The one task that sends the summary: withdrawn as soon as it holds nothing,
+        else brought up to date at most once per ``summary_interval_s``."""
+        while True:
+            await self._summary_changed.wait()
+            self._summary_changed = trio.Event()
+            if self._held:
+                with trio.CancelScope() as self._summary_wait:
+                    await self.clock.sleep_until(self.pacing.summary_due(self.clock.now()))
+            if not self._held:
+                if self._summary is not None:
+                    summary, self._summary = self._summary, None
+                    self._prompt_of.pop((summary.daemon, summary.notification_id), None)
+                    await self._close_notification(summary, "the summary")
+                self._summary_text = None
+                continue
+            await self._send_summary()
+
+    async def _send_summary(self) -> None:
+        held = [self._held[i] for i in self.pacing.held if i in self._held]
+        text = held_summary(held, alone=len(self._shown))
+        dismissed = self._summary is None and self._summary_text is not None
+        if text == self._summary_text or (dismissed and not self.pacing.grew):
+            return  # nothing new; or the human dismissed it and nobody joined since
+        sound = self.pacing.summary_sent(self.clock.now())
+        replaces = self._summary.notification_id if self._summary is not None else 0
+        message = notify_call(
+            *text, [DEFAULT_ACTION, DEFAULT_LABEL], URGENCY_CRITICAL, NEVER_EXPIRE,
+            replaces=replaces, hints=SOUND if sound else QUIET,
+        )  # fmt: skip
+        sent = await self._notify(message, "Notify for the summary")
+        if sent is None:
+            return
+        if self._summary is not None:
+            self._prompt_of.pop((self._summary.daemon, self._summary.notification_id), None)
+        self._summary = _Shown(sent[0], sent[1], ())
+        self._summary_text = text
+        self._prompt_of[sent[1], sent[0]] = SUMMARY_KEY
 
     # --- signals ------------------------------------------------------------------
 
@@ -409,20 +442,42 @@ class _Notifier:
             if prompt_id is None:
                 continue  # another application's notification, or not from its daemon
             if member == "NotificationClosed" and signature == "uu":
-                self._forget(prompt_id)
-            elif member == "ActionInvoked" and signature == "us":
+                if prompt_id == SUMMARY_KEY:
+                    self._prompt_of.pop(key, None)
+                    self._summary = None  # dismissed: raised again when one joins
+                else:
+                    self._forget(prompt_id)
+            elif member == "ActionInvoked" and signature == "us" and prompt_id != SUMMARY_KEY:
                 await self._invoked(prompt_id, message.body[1])
 
     async def _invoked(self, prompt_id: str, action_key: str) -> None:
+        """An action the daemon reports.  Any local process may make a daemon report
+        one (``dunstctl action``, ``makoctl invoke``), so only what harms nobody when
+        forged is offered: an ordinary question's choices (the agent's own credential
+        answers those), and Deny.  A key for anything else is refused."""
         shown = self._shown.get(prompt_id)
-        if shown is None or not action_key.startswith(CHOICE_PREFIX):
-            return  # "default": clicking the notification itself opens nothing
-        index = action_key.removeprefix(CHOICE_PREFIX)
-        if not index.isdecimal() or int(index) >= len(shown.choices):
-            log.warning("unknown action %r on prompt %s", action_key, prompt_id)
+        if shown is None or action_key == DEFAULT_ACTION:
+            return  # clicking the notification itself answers nothing
+        if action_key == DENY_ACTION and shown.deny is not None:
+            await self._respond(prompt_id, shown.deny, approver=True)
             return
-        answer = shown.choices[int(index)]
+        index = action_key.removeprefix(CHOICE_PREFIX)
+        if (
+            not action_key.startswith(CHOICE_PREFIX)
+            or not index.isdecimal()
+            or int(index) >= len(shown.choices)
+        ):
+            log.warning("refused action %r on prompt %s", one_line(action_key)[:80], prompt_id)
+            return
+        await self._respond(prompt_id, shown.choices[int(index)], approver=False)
+
+    async def _respond(self, prompt_id: str, answer: str, *, approver: bool) -> None:
+        """``hive/respond`` by "desktop".  ``approver`` for a Deny only: a question only
+        the human answers takes its deny choice from here, picked by ``deny_choice``
+        when it was shown, as service/approver.py's one-call approver, the way
+        faces/mcp/approve_tool.py answers for its own call."""
         params = {"id": prompt_id, "answer": answer, "by": BY}
+        token = APPROVER.set(approver)
         try:
             await self.service.call("hive/respond", params)
         except HiveError as exc:
@@ -430,7 +485,9 @@ class _Notifier:
         except Exception:
             log.exception("answer from the desktop to prompt %s failed", prompt_id)
         else:
-            log.info("prompt %s answered from the desktop", prompt_id)
+            log.info("prompt %s answered %r from the desktop", prompt_id, answer)
+        finally:
+            APPROVER.reset(token)
 
 
 def _error_name(reply: Any) -> str:
@@ -486,7 +543,7 @@ class _NotifySend:
         log.log(level, message, *args)
 
     def offer(self, send: trio.MemorySendChannel[Prompt], prompt: Prompt, sent: set[str]) -> None:
-        if not (prompt.urgent and prompt.is_pending) or prompt.id in sent:
+        if not wants_notification(prompt) or prompt.id in sent:
             return
         sent.add(prompt.id)
         try:

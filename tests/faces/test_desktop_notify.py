@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import trio
-from jeepney import HeaderFields, MatchRule, MessageType
+from jeepney import DBusAddress, HeaderFields, MatchRule, MessageType, new_method_call
 from jeepney.bus_messages import Monitoring, message_bus
 from jeepney.io.trio import open_dbus_router
 from waiting import until
@@ -241,22 +241,23 @@ async def test_urgent_prompt_is_shown_with_a_button_per_choice(
     client: HubClient, desktop: Desktop, monitor: Monitor, notifier: None
 ) -> None:
     with trio.fail_after(20):
-        await client.call("hive/ask", ASK)
+        asked = await client.call("hive/ask", ASK)
         args, note = await monitor.notify()
         app, replaces, _icon, summary, body, actions, hints, expire = args
+        who = f"deployer in {asked['origin']}"  # where the asker runs, as the hub found it
         assert (app, replaces, summary, body) == (
             "hive-rpc",
             0,
-            "deployer needs input",
+            f"{who} needs input",
             "Deploy to production?",
         )
         assert actions == ["choice:0", "yes", "choice:1", "no", "default", "hive-rpc"]
-        assert hints == {"urgency": ("y", 2)}
+        assert hints == {"urgency": ("y", 2), "sound-name": ("s", "message-new-instant")}
         assert expire == 0
         assert await desktop.displayed() == 1
         menu = await desktop.context_menu(pick=None)  # what dunst offers the human
-        assert f"#yes (deployer needs input) [{note},choice:0]" in menu
-        assert f"#no (deployer needs input) [{note},choice:1]" in menu
+        assert f"#yes ({who} needs input) [{note},choice:0]" in menu
+        assert f"#no ({who} needs input) [{note},choice:1]" in menu
 
 
 @needs_desktop
@@ -280,28 +281,63 @@ PERMISSION = {
     "agent_id": "claude-code-3f2a9c1d",
     "kind": "permission",
     "detail": '{\n  "command": "npm test"\n}',
+    "decisions": {
+        "allow": "allow",
+        "allow for this session": "allow",
+        "always allow in this project": "allow",
+        "deny": "deny",
+    },
 }
 
 
 @needs_desktop
-async def test_a_permission_carries_its_head_line_and_no_answer_button(
+async def test_a_permission_offers_deny_and_never_allow(
     client: HubClient, desktop: Desktop, monitor: Monitor, notifier: None
 ) -> None:
-    # The notification has no room for the tool's whole input and the desktop is no
-    # approver: the head line and where to answer, no allow/deny buttons.
+    # The notification has no room for the tool's whole input, and the hub cannot
+    # tell a click from a script driving the daemon: Deny only (docs/security.md).
     with trio.fail_after(20):
-        await client.call("hive/ask", PERMISSION)
+        asked = await client.call("hive/ask", PERMISSION)
         args, note = await monitor.notify()
         _app, _replaces, _icon, summary, body, actions, hints, _expire = args
-        assert summary == "claude-code-3f2a9c1d asks permission"
+        assert summary == f"Claude Code in {asked['origin']} (claude-code-3f2a9c1d) asks permission"
         assert body == (
             f"{PERMISSION['question']}\n\n"
-            "Answer it in your editor, which shows the whole tool input."
+            "Deny it here, or answer it in your editor, which shows the whole input."
         )
-        assert actions == ["default", "hive-rpc"]
-        assert hints == {"urgency": ("y", 2)}
-        menu = await desktop.context_menu(pick=None)
-        assert not any(f"[{note},choice:" in line for line in menu), menu
+        assert actions == ["deny", "Deny", "default", "hive-rpc"]
+        assert hints["urgency"] == ("y", 2)
+        menu = await desktop.context_menu(pick=f"[{note},deny]")  # the human picks Deny
+        assert sorted(line for line in menu if f"[{note}," in line) == [
+            f"#Deny ({summary}) [{note},deny]",
+            f"#hive-rpc ({summary}) [{note},default]",
+        ]
+        done = await client.call("hive/await", {"id": asked["id"], "timeout_s": 15})
+        assert (done["answer"], done["by"]) == ("deny", "desktop")
+
+
+@needs_desktop
+async def test_any_process_can_make_dunst_invoke_an_action(
+    desktop: Desktop, monitor: Monitor
+) -> None:
+    """Why the notification offers no Allow: ``dunstctl action`` (any process of the
+    user, no click) makes dunst report a notification's only action as invoked, and
+    the signal comes from dunst's own bus name, the one thing the hub can check.
+    (mako's ``makoctl invoke -n ID KEY`` does the same for any key.)"""
+    with trio.fail_after(20):
+        async with open_dbus_router(desktop.address) as router:
+            address = DBusAddress(
+                "/org/freedesktop/Notifications", bus_name=BUS_NAME, interface=BUS_NAME
+            )
+            args = ("t", 0, "", "may I?", "", ["allow", "Allow"], {}, 0)
+            reply = await router.send_and_get_reply(
+                new_method_call(address, "Notify", "susssasa{sv}i", args)
+            )
+            note, daemon = reply.body[0], reply.header.fields[HeaderFields.sender]
+            await desktop.dunstctl("action", "0")  # no human anywhere
+            invoked = await monitor.next("ActionInvoked")
+    assert invoked.body == (note, "allow")
+    assert invoked.header.fields[HeaderFields.sender] == daemon
 
 
 @needs_desktop
@@ -316,7 +352,8 @@ async def test_prompt_answered_elsewhere_closes_its_notification(
         assert closed.body == (note, 3)  # 3: closed by a call to CloseNotification
         assert await desktop.displayed() == 0
         (entry,) = await desktop.history()
-        assert (entry["id"], entry["summary"]) == (note, "deployer needs input")
+        summary = f"deployer in {prompt['origin']} needs input"
+        assert (entry["id"], entry["summary"]) == (note, summary)
 
 
 @needs_desktop
@@ -369,12 +406,12 @@ async def test_notify_send_shows_urgent_prompts_when_the_bus_is_out_of_reach(
     monkeypatch.setenv("HOME", str(desktop.dir))  # the bus's DBUS_COOKIE_SHA1 keyring
     with trio.fail_after(20):
         await nursery.start(run_desktop_notifications, hub)
-        await client.call("hive/ask", {**ASK, "agent_id": "-u low"})
+        asked = await client.call("hive/ask", {**ASK, "agent_id": "-u low"})
         args, _ = await monitor.notify()
         app, _, _, summary, body, actions, hints, _ = args
         assert (app, summary, body, actions) == (
             "hive-rpc",
-            "-u low needs input",
+            f"-u low in {asked['origin']} needs input",
             "Deploy to production?",
             [],
         )
@@ -401,7 +438,7 @@ async def test_hostile_text_arrives_inert(
             },
         )
         args, _ = await monitor.notify()
-        assert args[3] == "ix/iy needs input"
+        assert args[3] == f"ix/iy in {prompt['origin']} needs input"
         assert args[4] == "&lt;b>bold&lt;/b> &amp; &lt;a href='x'>link&lt;/a> red"
         assert args[5][:4] == ["choice:0", "<b>yes</b> no", "choice:1", "ok"]
         await client.call("hive/cancel", {"id": prompt["id"]})
