@@ -212,7 +212,7 @@ async def run_desktop_notifications(
         log.info("falling back to %s (no buttons, no closing)", program)
         service.info.notifications = "notify-send"
         try:
-            await _run_notify_send(service, program, task_status)
+            await _run_notify_send(service, program, task_status, clock or TrioClock())
         finally:
             service.info.notifications = "off"
         return
@@ -501,15 +501,20 @@ NOTIFY_SEND_WORKERS = 2
 NOTIFY_SEND_QUEUE = 64
 
 
-async def _run_notify_send(service: HubService, program: str, task_status: Any) -> None:
-    """Urgent prompts through ``notify-send``: shown once each, no buttons, no closing.
+async def _run_notify_send(
+    service: HubService, program: str, task_status: Any, clock: Clock
+) -> None:
+    """The same questions through ``notify-send``: shown once each, no buttons, no
+    closing, paced as on D-Bus but with nothing in place of the summary
+    (``notify-send`` cannot withdraw what it showed, so a summary would only stack):
+    a held question is left to the editors.
 
     The watch never waits on the program: prompts go into a bounded queue that two
     workers drain, each run killed after ``CALL_TIMEOUT_S``.  A program that hangs
     (a bus that never finishes its handshake, say) costs one worker those seconds,
     never the hub or the next notification.
     """
-    sender = _NotifySend(program)
+    sender = _NotifySend(program, clock)
     send, receive = trio.open_memory_channel[Prompt](NOTIFY_SEND_QUEUE)
     async with trio.open_nursery() as nursery, send, receive:
         for _ in range(NOTIFY_SEND_WORKERS):
@@ -520,25 +525,28 @@ async def _run_notify_send(service: HubService, program: str, task_status: Any) 
             with service.registry.watch() as watch:
                 task_status.started()
                 task_status = trio.TASK_STATUS_IGNORED
-                sent &= {p.id for p in watch.pending}
+                for gone in sent - {p.id for p in watch.pending}:
+                    sender.closed(gone, sent)
                 for prompt in watch.pending:
                     sender.offer(send, prompt, sent)
                 async for change in watch:
                     if change.event == "ask":
                         sender.offer(send, change.prompt, sent)
                     elif not change.prompt.is_pending:
-                        sent.discard(change.prompt.id)
+                        sender.closed(change.prompt.id, sent)
 
 
 class _NotifySend:
     """Runs ``notify-send``; says once, not per prompt, when it hangs or falls behind."""
 
-    def __init__(self, program: str) -> None:
+    def __init__(self, program: str, clock: Clock) -> None:
         self.program = program
+        self.clock = clock
+        self.pacing = Pacing()
         self._said: set[str] = set()
 
-    def _once(self, what: str, message: str, *args: object) -> None:
-        level = logging.DEBUG if what in self._said else logging.WARNING
+    def _once(self, what: str, message: str, *args: object, level: int = logging.WARNING) -> None:
+        level = logging.DEBUG if what in self._said else level
         self._said.add(what)
         log.log(level, message, *args)
 
@@ -546,6 +554,14 @@ class _NotifySend:
         if not wants_notification(prompt) or prompt.id in sent:
             return
         sent.add(prompt.id)
+        if not self.pacing.arrive(prompt.id, self.clock.now()):
+            self._once(
+                "held",
+                "more questions wait than %s may show at once; the rest are in your editor",
+                self.program,
+                level=logging.INFO,
+            )
+            return
         try:
             send.send_nowait(prompt)
         except trio.WouldBlock:
@@ -555,6 +571,10 @@ class _NotifySend:
                 self.program,
                 NOTIFY_SEND_QUEUE,
             )
+
+    def closed(self, prompt_id: str, sent: set[str]) -> None:
+        sent.discard(prompt_id)
+        self.pacing.leave(prompt_id)
 
     async def work(self, receive: trio.MemoryReceiveChannel[Prompt]) -> None:
         async with receive:

@@ -538,3 +538,53 @@ async def test_a_hanging_notify_send_is_killed_said_once_and_never_waited_on(
     assert done["status"] == "responded"
     hangs = [r for r in caplog.records if "did not finish" in r.getMessage()]
     assert [r.levelno for r in hangs] == [logging.WARNING, logging.DEBUG]
+
+
+RECORDING_NOTIFY_SEND = """#!/bin/sh
+for last; do :; done
+echo "$last" >> {runs}
+"""
+"""Writes its last argument (the body: the question) to ``runs``, one line a run."""
+
+
+async def test_notify_send_is_paced_too(
+    hub: HubService,
+    client: HubClient,
+    short_tmp: Path,
+    nursery: trio.Nursery,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ten questions at once through the fallback: three are shown, the rest are left
+    to the editors (notify-send cannot withdraw a summary); once those are answered
+    and the window has passed (the test moves the pacing clock), the next one shows."""
+    from notification_server import HandClock
+
+    bin_dir = short_tmp / "bin"
+    bin_dir.mkdir()
+    runs = short_tmp / "runs"
+    fake = bin_dir / "notify-send"
+    fake.write_text(RECORDING_NOTIFY_SEND.format(runs=runs))
+    fake.chmod(0o755)
+    monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(short_tmp))
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    clock = HandClock()
+
+    def shown() -> list[str]:
+        return runs.read_text().splitlines() if runs.exists() else []
+
+    with trio.fail_after(60):
+        await nursery.start(partial(run_desktop_notifications, hub, clock=clock))
+        asked = [
+            await client.call("hive/ask", {"question": f"Q{n}?", "urgent": True, "agent_id": "a"})
+            for n in range(10)
+        ]
+        # notify-send runs outside trio and leaves only its file: polled.
+        await until(lambda: len(shown()) == 3, "three runs", within_s=30)
+        for record in asked:
+            await client.call("hive/respond", {"id": record["id"], "answer": "ok"})
+        clock.advance(10.0)
+        await client.call("hive/ask", {"question": "Q10?", "urgent": True, "agent_id": "a"})
+        await until(lambda: "Q10?" in shown(), "the next run", within_s=30)
+    # Had a held one run, it would have been queued before Q10 and be among these.
+    assert sorted(shown()) == sorted(["Q0?", "Q1?", "Q2?", "Q10?"])
