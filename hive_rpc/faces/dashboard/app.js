@@ -1,4 +1,4 @@
-// The hive-rpc dashboard: pending prompts, dialogues and activity, live through
+// The hive-rpc dashboard: pending prompts, agent sessions, dialogues and activity, live through
 // GET /activity (Server-Sent Events).  Plain DOM, no framework, no external fetches.
 // Everything that comes from agents is inserted with textContent, never as HTML.
 "use strict";
@@ -10,6 +10,7 @@
     unseen: new Map(), // expired before anyone saw them, until cleared (hive/clearUnseen)
     unlisted: 0, // pending but past the snapshot's page (GET /api/state)
     dialogues: [],
+    sessions: new Map(), // agent id -> session record (hive/sessions' fields)
     activity: [], // records, newest first
     decisions: new Map(), // audit entry id -> entry (GET /api/decisions, then "audit" events)
     clockSkew: 0, // server time minus browser time, in seconds
@@ -130,11 +131,13 @@
     state.unseen = new Map(snapshot.expired_unseen.map((p) => [p.id, p]));
     state.unlisted = Math.max(0, snapshot.pending_total - snapshot.pending.length);
     state.dialogues = snapshot.dialogues;
+    state.sessions = new Map((snapshot.sessions || []).map((s) => [s.agent_id, s]));
     state.activity = snapshot.activity.slice(0, MAX_ACTIVITY);
     for (const [id, entry] of newer) {
       if (id > state.lastId) apply(id, entry);
     }
     renderPrompts();
+    renderSessions();
     renderDialogues();
     renderActivity();
     await loadDecisions();
@@ -173,7 +176,7 @@
     state.source = source;
     source.onopen = () => setConnection("Live", "live");
     source.onerror = () => setConnection("Reconnecting…", "down");
-    for (const kind of ["prompt", "dialogue", "task", "ling", "audit", "notice"]) {
+    for (const kind of ["prompt", "session", "dialogue", "task", "ling", "audit", "notice"]) {
       source.addEventListener(kind, onEntry);
     }
     source.addEventListener("reset", () => refreshSoon());
@@ -187,6 +190,7 @@
     apply(id, entry);
     renderActivity();
     if (entry.kind === "prompt") renderPrompts();
+    else if (entry.kind === "session") renderSessions();
     else if (entry.kind === "dialogue") refreshSoon(); // entries carry no turns
     else if (entry.kind === "audit") renderDecisions();
   }
@@ -196,12 +200,18 @@
     state.activity.unshift(entry);
     state.activity.length = Math.min(state.activity.length, MAX_ACTIVITY);
     if (entry.kind === "prompt") {
-      if (entry.status === "pending") state.pending.set(entry.key, entry);
+      // The entry names the prompt's own kind (question, permission) prompt_kind, as
+      // "kind" is the entry's: the card reads the prompt record's names.
+      if (entry.status === "pending") state.pending.set(entry.key, { ...entry, kind: entry.prompt_kind });
       else if (!state.pending.delete(entry.key) && state.unlisted > 0) state.unlisted -= 1;
       if (entry.status === "expired" && entry.unseen) state.unseen.set(entry.key, entry);
       else if (entry.status !== "pending") state.unseen.delete(entry.key);
     }
     if (entry.kind === "audit") state.decisions.set(entry.key, { ...entry, id: entry.key });
+    if (entry.kind === "session") {
+      if (entry.removed) state.sessions.delete(entry.key);
+      else state.sessions.set(entry.key, entry);
+    }
   }
 
   // --- waiting prompts -------------------------------------------------------------
@@ -683,6 +693,141 @@
     for (const li of $("prompts").children) {
       if (li.updateLeft) li.updateLeft();
     }
+    for (const tr of $("session-rows").children) {
+      if (tr.updateTimes) tr.updateTimes();
+    }
+  }
+
+  // --- agent sessions ----------------------------------------------------------------
+
+  // Which of the human's agents waits on them, which works, which finished its turn
+  // (hive/sessions, kept live by the stream's "session" entries). The page shows them;
+  // it never moves the keyboard by itself: only a click on a waiting session (the
+  // human's own act) brings the prompt it waits on into view.
+  const SESSION_RANK = { waiting: 0, working: 1, idle: 2, gone: 3 };
+
+  // The hub's order (core/sessions.py order_key): waiting ones first, the longest
+  // waiting first; then working, idle and gone ones, the latest changed first.
+  function sessionOrder(a, b) {
+    const rank = (SESSION_RANK[a.state] ?? 4) - (SESSION_RANK[b.state] ?? 4);
+    if (rank !== 0) return rank;
+    const when = a.state === "waiting" ? a.changed_at - b.changed_at : b.changed_at - a.changed_at;
+    return when || (a.agent_id < b.agent_id ? -1 : a.agent_id > b.agent_id ? 1 : 0);
+  }
+
+  const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+
+  // What a session waits on, in words: "2 permissions", "1 question", "its own
+  // dialog in its terminal"; "" when it waits on nothing.
+  function waitsOn(s) {
+    const parts = [];
+    if (s.permissions) parts.push(plural(s.permissions, "permission", "permissions"));
+    if (s.questions) parts.push(plural(s.questions, "question", "questions"));
+    if (s.in_terminal) parts.push("its own dialog in its terminal");
+    return parts.join(" · ");
+  }
+
+  // The oldest of the session's prompts that this page lists, or null.
+  function oldestPrompt(s) {
+    const listed = (s.prompt_ids || []).map((id) => state.pending.get(id)).filter(Boolean);
+    listed.sort((a, b) => a.created_at - b.created_at);
+    return listed.length ? listed[0] : null;
+  }
+
+  // The human clicked a waiting session: its oldest prompt comes into view, marked,
+  // and the keyboard goes to that prompt's question text (not to an answer, so a key
+  // typed ahead answers nothing); Tab then reaches its answers.
+  let sought = null;
+  function showPromptOf(s) {
+    const note = $("sessions-note");
+    const record = oldestPrompt(s);
+    const card = record ? $("prompts").querySelector(`li[data-id="${CSS.escape(record.id)}"]`) : null;
+    if (!card) {
+      note.textContent = s.prompt_ids && s.prompt_ids.length
+        ? `${s.agent_id} waits on a prompt past the ones this page lists: answer those first, or use an editor.`
+        : `${s.agent_id} waits on its own dialog in its terminal${s.terminal ? ` (${s.terminal})` : ""}: answer it there.`;
+      return;
+    }
+    note.textContent = "";
+    if (sought && sought !== card) sought.classList.remove("sought");
+    sought = card;
+    card.classList.add("sought");
+    card.scrollIntoView({ block: "center" });
+    const question = card.querySelector(".question");
+    question.setAttribute("tabindex", "-1");
+    question.focus({ preventScroll: true });
+    const what = record.kind === "permission" ? "permission request" : "question";
+    announce(`${s.agent_id}'s ${what}: ${record.question}`);
+  }
+
+  function sessionRow(s) {
+    const waiting = s.state === "waiting";
+    const since = el("small", {});
+    const age = el("span", {});
+    const what = waitsOn(s);
+    const canShow = waiting && (s.prompt_ids || []).length > 0;
+    const waitsCell = el("td", { className: "waits" });
+    if (canShow) {
+      waitsCell.append(el("button", { type: "button", className: "secondary", text: what, "aria-label": `Show what ${s.agent_id} waits on: ${what}` }));
+    } else if (what) {
+      waitsCell.append(what);
+    }
+    if (s.in_terminal && s.terminal) waitsCell.append(el("small", { text: s.terminal }));
+    const kind = s.display || s.agent || "—";
+    const row = el(
+      "tr",
+      { className: `session ${s.state}`, "data-agent": s.agent_id, "data-state": s.state },
+      el("th", { scope: "row", text: s.agent_id }, s.ling ? el("small", { text: `ling ${s.ling}` }) : null),
+      el("td", { className: "state" }, el("span", { className: `badge state-${s.state}`, text: s.state }), since),
+      waitsCell,
+      el("td", { className: "project", text: s.project_dir || "" }),
+      el("td", { className: "kind", text: kind }),
+      el("td", { className: "age" }, age),
+      el("td", { className: "message", text: s.message || "" }),
+    );
+    row.updateTimes = () => {
+      since.textContent = `for ${duration(now() - s.changed_at)}`;
+      age.textContent = duration(now() - s.started_at);
+    };
+    row.updateTimes();
+    if (canShow) row.addEventListener("click", () => showPromptOf(state.sessions.get(s.agent_id) || s));
+    return row;
+  }
+
+  const waitingBefore = new Set(); // agents seen waiting in their terminal: announced once
+  function renderSessions() {
+    const rows = $("session-rows");
+    const focused = document.activeElement;
+    const inRow = focused && rows.contains(focused) ? focused.closest("tr") : null;
+    const focusedAgent = inRow ? inRow.dataset.agent : null;
+    const sessions = [...state.sessions.values()].sort(sessionOrder);
+    rows.replaceChildren(...sessions.map(sessionRow));
+    if (focusedAgent !== null) {
+      // The rows are rebuilt: the keyboard stays on the same session's button, or,
+      // when it has none now, goes to the heading (as after a prompt closes).
+      const again = rows.querySelector(`tr[data-agent="${CSS.escape(focusedAgent)}"] button`);
+      (again || $("sessions-heading")).focus({ preventScroll: true });
+    }
+    $("no-sessions").hidden = sessions.length > 0;
+    $("sessions").hidden = sessions.length === 0;
+    const waiting = sessions.filter((s) => s.state === "waiting");
+    const gone = sessions.filter((s) => s.state === "gone").length;
+    const live = sessions.length - gone;
+    const parts = [plural(live, "session", "sessions"), waiting.length ? `${waiting.length} waiting on you` : "none waiting on you"];
+    if (gone) parts.push(`${gone} gone`);
+    const summary = $("sessions-summary");
+    summary.textContent = sessions.length ? parts.join(" · ") : "No agent sessions";
+    summary.className = waiting.length ? "summary attention" : "summary";
+    document.title = waiting.length ? `(${waiting.length} waiting) hive-rpc` : "hive-rpc";
+    // A wait in the agent's own terminal has no question card to announce it.
+    for (const s of sessions) {
+      const inTerminal = s.state === "waiting" && s.in_terminal;
+      if (inTerminal && !waitingBefore.has(s.agent_id)) {
+        announce(`${s.agent_id} waits on you in its own terminal${s.terminal ? ` (${s.terminal})` : ""}.`);
+      }
+      if (inTerminal) waitingBefore.add(s.agent_id);
+      else waitingBefore.delete(s.agent_id);
+    }
   }
 
   // --- dialogues -------------------------------------------------------------------
@@ -747,6 +892,11 @@
     }
     if (entry.kind === "audit") {
       return `${entry.decision} ${entry.tool || ""}: ${entry.summary} (by ${entry.by})`;
+    }
+    if (entry.kind === "session") {
+      if (entry.removed) return `${entry.agent_id} left the list (${entry.event})`;
+      const what = waitsOn(entry);
+      return `${entry.agent_id}: ${entry.state}${what ? ` on ${what}` : ""} (${entry.event})`;
     }
     if (entry.kind === "notice") {
       // An agent's notice (agent/notify): urgent when it waits for you in its terminal.
