@@ -212,6 +212,37 @@ def _list_all(client: SyncHubClient, agent: str | None) -> list[dict[str, Any]]:
             return records
 
 
+def cmd_sessions(args: argparse.Namespace) -> int:
+    """``hive-rpc sessions``: the agent sessions and their state; ``--watch``: then each
+    change as it happens (one line, or with ``--json`` one record a line), until
+    interrupted or the hub goes."""
+    from hive_rpc.cli.render import session_line, sessions_table
+
+    with client_for(args) as client:
+        if not args.watch:
+            records = client.call("hive/sessions", {})
+            if args.json:
+                print_json(records)
+            else:
+                print(sessions_table(records))
+            return EXIT_OK
+        client.timeout_s = None  # a watch waits as long as nothing changes
+        client.call("hive/subscribe", {"sessions": True, "prompts": False})
+        try:
+            while True:
+                note = client.next_notification()
+                removed = note.method == "hive/sessionRemoved"
+                if note.method != "hive/session" and not removed:
+                    continue
+                if args.json:
+                    print(json.dumps({"removed": True, **note.params} if removed else note.params))
+                else:
+                    print(session_line(note.params, removed=removed))
+                sys.stdout.flush()
+        except KeyboardInterrupt:
+            return EXIT_OK
+
+
 def cmd_cancel(args: argparse.Namespace) -> int:
     with client_for(args) as client:
         prompt_id = _resolve(client, args.id, args.agent)

@@ -35,7 +35,8 @@ ACP_TIMEOUT_S = 120.0
 default; then ``--unanswered`` decides (an ACP client sets no limit of its own)."""
 
 COMMANDS = (
-    *("serve", "stop", "restart", "ask", "poll", "answer", "list", "cancel", "mcp", "epc"),
+    *("serve", "stop", "restart", "ask", "poll", "answer", "list", "sessions", "cancel", "mcp"),
+    "epc",
     *("lsp", "ling"),
     *("event", "spawn", "hook", "acp", "setup", "rules", "audit", "status", "methods"),
     "doctor",
@@ -257,6 +258,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="instead, the questions that expired before any editor showed them",
     )
     p.set_defaults(func="hive_rpc.cli.commands:cmd_list")
+
+    p = sub.add_parser(
+        "sessions", parents=[client], help="which agent sessions wait on you, work, or are idle"
+    )
+    p.add_argument(
+        "--watch", action="store_true", help="then print each change as it happens (Ctrl-C ends)"
+    )
+    p.set_defaults(func="hive_rpc.cli.commands:cmd_sessions")
 
     p = sub.add_parser("cancel", parents=[client], help="withdraw a pending prompt")
     p.add_argument("id")

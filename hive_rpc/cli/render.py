@@ -8,6 +8,7 @@ retitle the window); JSON goes out with the controls JSON leaves raw escaped.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import time
@@ -85,6 +86,63 @@ def table(records: list[dict[str, Any]], *, expired: bool = False) -> str:
         "  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True)) + "  " + row[4]
         for row in rows
     )
+
+
+def waits_on(record: dict[str, Any]) -> str:
+    """What a session waits on, in words: ``2 permissions, 1 question``, ``its own
+    dialog``; or what it does (``working``, ``idle``, ``gone``)."""
+    parts = []
+    for key, one in (("permissions", "permission"), ("questions", "question")):
+        n = int(record.get(key) or 0)
+        if n:
+            parts.append(f"{n} {one}" + ("s" if n > 1 else ""))
+    if record.get("in_terminal"):
+        parts.append("its own dialog")
+    return ", ".join(parts) if parts else str(record.get("state"))
+
+
+def _home(path: str | None) -> str:
+    if not path:
+        return "-"
+    home = os.path.expanduser("~")
+    shown = "~" + path[len(home) :] if path == home or path.startswith(home + "/") else path
+    return one_line(shown)
+
+
+def sessions_table(records: list[dict[str, Any]]) -> str:
+    """``hive-rpc sessions``: each agent session, one a line, those waiting on the
+    human first (the hub's order)."""
+    if not records:
+        return "no agent sessions"
+    now = time.time()
+    rows = [("STATE", "AGENT", "FOR", "PROJECT", "WAITS ON / MESSAGE")]
+    for r in records:
+        what = waits_on(r) if r["state"] == "waiting" else one_line(r.get("message") or "")
+        rows.append(
+            (
+                one_line(r["state"]),
+                one_line(r["agent_id"]),
+                _age(now - r["changed_at"]),
+                _home(r.get("project_dir")),
+                what[:60],
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True)) + "  " + row[4]
+        for row in rows
+    ).rstrip()
+
+
+def session_line(record: dict[str, Any], *, removed: bool = False) -> str:
+    """One change of ``hive-rpc sessions --watch``: when, which session, its state."""
+    at = time.strftime("%H:%M:%S")
+    agent = one_line(record["agent_id"])
+    if removed:
+        return f"{at}  {agent}  left the list"
+    state = waits_on(record) if record["state"] == "waiting" else record["state"]
+    state = f"waiting on {state}" if record["state"] == "waiting" else one_line(state)
+    return f"{at}  {agent}  {state}  {_home(record.get('project_dir'))}"
 
 
 def status_text(status: dict[str, Any]) -> str:

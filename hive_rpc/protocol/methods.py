@@ -228,9 +228,10 @@ _ROWS: tuple[Method, ...] = (
     ),
     Method(
         "hive/subscribe",
-        params={"sessions": BOOL},
+        params={"sessions": BOOL, "prompts": BOOL},
         doc="Receive hive/prompt, hive/update and hive/dismiss notifications; with sessions, "
-        "also hive/session and hive/sessionRemoved for every agent session (each one first).",
+        "also hive/session and hive/sessionRemoved for every agent session (each one first); "
+        "with prompts false, no prompt notifications.",
         scope="connection",
         connection_faces=("socket", "lsp"),
     ),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import signal
 import stat
@@ -758,3 +759,32 @@ async def test_tool_texts_speak_the_tools_language(http_hub: HubService) -> None
                 "hivemind_respond", {"ask_id": other["ask_id"], "action": "decline"}
             )
             assert "boss chose to decline" in declined.content[0].text  # type: ignore[union-attr]
+
+
+async def test_the_sessions_resource_shows_a_coordinator_every_session(connect: Connect) -> None:
+    """``hive://sessions/all`` (issue 30): a coordinator reads every agent's session
+    and what it waits on; an agent reads only its own, not another's project or
+    prompts, even by name."""
+    with trio.fail_after(30):
+        async with (
+            connect("alice") as alice,
+            connect("bob") as bob,
+            connect("boss", tools="ask,coordinator") as boss,
+        ):
+            asked = await tool(alice, "hivemind_ask_async", question="Alice's secret?")
+            await tool(bob, "hivemind_ask_async", question="Bob's?")
+            every = json.loads(
+                (await boss.read_resource("hive://sessions/all")).contents[0].text  # type: ignore[union-attr]
+            )
+            assert {(s["agent_id"], s["state"], s["questions"]) for s in every} == {
+                ("alice", "waiting", 1),
+                ("bob", "waiting", 1),
+            }
+            own = json.loads(
+                (await alice.read_resource("hive://sessions/all")).contents[0].text  # type: ignore[union-attr]
+            )
+            assert [(s["agent_id"], s["prompt_ids"]) for s in own] == [("alice", [asked["ask_id"]])]
+            bobs = await alice.read_resource("hive://sessions/bob")
+            assert json.loads(bobs.contents[0].text) == []  # type: ignore[union-attr]
+            one = await boss.read_resource("hive://sessions/bob")
+            assert [s["agent_id"] for s in json.loads(one.contents[0].text)] == ["bob"]  # type: ignore[union-attr]

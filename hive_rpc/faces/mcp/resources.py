@@ -1,5 +1,6 @@
 """``hive://asks/{ask_id}``: one of the agent's asks as a resource, and the
-subscriptions that tell its readers when it is answered, expires or is cancelled.
+subscriptions that tell its readers when it is answered, expires or is cancelled;
+``hive://sessions/{which}``: the agent sessions with their state.
 
 The hub's one server keeps the subscriptions of all its sessions, by connection, and
 is told each closed prompt once (``tell_closed``, from the hub's one registry watcher:
@@ -94,6 +95,28 @@ async def ask_resource(ask_id: str, ctx: Context) -> dict[str, Any]:
     return record
 
 
+SESSIONS_URI = "hive://sessions/{which}"
+EVERY_SESSION = "all"
+
+
+async def sessions_resource(which: str, ctx: Context) -> list[dict[str, Any]]:
+    """``hive://sessions/all`` and ``hive://sessions/AGENT``: the agent sessions and
+    their state (docs/protocol.md "Agent sessions").  A coordinator's session (the
+    ``coordinator`` tool group: it answers other agents on the human's behalf) reads
+    every one, or any one; any other agent its own only, whichever it names, as
+    ``hive/sessions`` with its agent id gives it: agents are untrusted, and another
+    agent's project and prompts are not theirs to read."""
+    session = session_of(ctx)
+    try:
+        if "coordinator" in session.groups.enabled(ctx.request_context):
+            every: list[dict[str, Any]] = await session.call("hive/sessions")
+            return every if which == EVERY_SESSION else [s for s in every if s["agent_id"] == which]
+        own = await session.call("hive/sessions", agent_id=session.agent(ctx))
+    except HiveError as e:
+        raise ResourceError(e.message) from None
+    return [own] if own is not None and which in (EVERY_SESSION, own["agent_id"]) else []
+
+
 class AskResources:
     """Registers the ``ask`` resource and the legacy subscription handlers on
     ``hive.server``; ``tell_closed`` sends the updates."""
@@ -109,6 +132,14 @@ class AskResources:
             "is answered, expires or is cancelled.",
             mime_type="application/json",
         )(ask_resource)
+        hive.server.resource(
+            SESSIONS_URI,
+            name="sessions",
+            description="The agent sessions the human runs (which: all, or an agent id), each "
+            "with its state (waiting on the human, working, idle, gone) and what it waits on; "
+            "a coordinator reads every one, any other agent its own.",
+            mime_type="application/json",
+        )(sessions_resource)
         low = lowlevel(hive.server)
         low.add_request_handler("resources/subscribe", SubscribeRequestParams, self._subscribe)
         low.add_request_handler(
