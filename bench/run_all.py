@@ -32,6 +32,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
     ("hostile", [], ["-n", "3", "--fill", "50", "--pending", "5000"]),
     ("cli_cold_start", [], ["--rounds", "3"]),
     ("permission_roundtrip", [], ["--rounds", "2"]),
+    ("http_hook", [], ["--rounds", "2"]),
     ("mcp_cold_start", [], ["--rounds", "2"]),
     ("mcp_session_cost", [], ["-n", "5", "--sessions", "3"]),
     ("agora_turn", [], ["--turns", "10"]),

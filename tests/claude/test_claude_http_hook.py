@@ -20,7 +20,7 @@ from claude_session import ClaudeHome, claude_home
 from editor import claude_running, human_editor, next_prompt
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
 
-from hive_rpc.faces.hook_http import HOOK_PATH
+from hive_rpc.core.permission_hook import HOOK_PATH
 from hive_rpc.host.agent_process import stat_fields
 from hive_rpc.host.paths import HOOK_TOKEN_NAME
 from hive_rpc.hub import HubConfig

@@ -23,7 +23,8 @@ import trio
 from test_activity_http import as_human, base_url, bearer, http, own_origin
 from waiting import logged
 
-from hive_rpc.faces.hook_http import HOOK_PATH, MAX_BODY, holder_of, peer_agent, socket_of
+from hive_rpc.core.permission_hook import HOOK_PATH
+from hive_rpc.faces.hook_http import MAX_BODY, _proc_lookup, holder_of, peer_agent, socket_of
 from hive_rpc.host.paths import HOOK_TOKEN_NAME
 from hive_rpc.runtime.activity import Entry
 from hive_rpc.service import HubService
@@ -248,6 +249,17 @@ async def test_other_methods_are_refused(http_hub: HubService) -> None:
 # --- who asks: the process holding the client socket -------------------------------------
 
 
+def test_an_ipv6_socket_is_found_both_ways() -> None:
+    with (
+        socket.create_server(("::1", 0), family=socket.AF_INET6) as server,
+        socket.create_connection(server.getsockname()[:2]) as client,
+    ):
+        ends = client.getsockname()[:2], server.getsockname()[:2]
+        found = socket_of(*ends)
+        assert found == (os.fstat(client.fileno()).st_ino, os.getuid())
+        assert _proc_lookup(*ends) == found
+
+
 def test_the_socket_and_its_holder_are_found_from_proc() -> None:
     with (
         socket.create_server(("127.0.0.1", 0)) as server,
@@ -256,6 +268,9 @@ def test_the_socket_and_its_holder_are_found_from_proc() -> None:
         found = socket_of(client.getsockname(), server.getsockname())
         assert found is not None
         inode, uid = found
+        assert inode == os.fstat(client.fileno()).st_ino
+        # sock_diag's answer is /proc/net/tcp's (the fallback where netlink is refused).
+        assert _proc_lookup(client.getsockname(), server.getsockname()) == found
         assert uid == os.getuid()
         comm = Path("/proc/self/comm").read_text().strip()
         assert holder_of(inode, uid, (comm,)) == os.getpid()
