@@ -588,3 +588,45 @@ async def test_notify_send_is_paced_too(
         await until(lambda: "Q10?" in shown(), "the next run", within_s=30)
     # Had a held one run, it would have been queued before Q10 and be among these.
     assert sorted(shown()) == sorted(["Q0?", "Q1?", "Q2?", "Q10?"])
+
+
+@needs_desktop
+async def test_dunst_shows_a_burst_as_three_and_one_summary(
+    hub: HubService,
+    client: HubClient,
+    desktop: Desktop,
+    monitor: Monitor,
+    nursery: trio.Nursery,
+) -> None:
+    """The real daemon: ten questions waiting as the notifications start are four
+    notifications in dunst, the summary replaced in place when one more joins (the
+    pacing clock moved by hand past its interval), and none once all are answered."""
+    from notification_server import HandClock
+
+    clock = HandClock()
+
+    def ask(n: int) -> dict[str, Any]:
+        return {"urgent": True, "agent_id": f"gemini-s{n}", "question": f"Q{n}?"}
+
+    with trio.fail_after(30):
+        asked = [await client.call("hive/ask", ask(n)) for n in range(10)]
+        await nursery.start(
+            partial(run_desktop_notifications, hub, bus_address=desktop.address, clock=clock)
+        )
+        notes = [await monitor.notify() for _ in range(4)]
+        assert notes[3][0][3] == "7 more sessions wait on you"
+        asked.append(await client.call("hive/ask", ask(10)))
+        clock.advance(2.0)
+        (args, replaced) = await monitor.notify()
+        assert (args[1], replaced, args[3]) == (
+            notes[3][1],
+            notes[3][1],
+            "8 more sessions wait on you",
+        )
+        counts = [int(await desktop.dunstctl("count", kind)) for kind in ("displayed", "waiting")]
+        assert sum(counts) == 4
+        for record in asked:
+            await client.call("hive/respond", {"id": record["id"], "answer": "ok"})
+        closed = {(await monitor.next("NotificationClosed")).body[0] for _ in range(4)}
+        assert closed == {note for _, note in notes}
+        assert await desktop.displayed() == 0
