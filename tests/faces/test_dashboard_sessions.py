@@ -221,6 +221,20 @@ async def test_the_sessions_panel_follows_each_agent_live(
         assert beta_row.locator("td.project").inner_text() == str(beta_dir).replace("\x1b", "")
         assert page.locator("#sessions img, #sessions script").count() == 0
 
+        # Beta's process is killed while the keyboard is on alpha's button: the hub
+        # sees it exit (a pidfd), the page says gone, and the rows, rebuilt in their
+        # new order, leave the keyboard where the human put it.
+        shows = f"Show what {a} waits on: 2 permissions"
+        row(page, a).get_by_role("button", name=shows).focus()
+        beta.proc.send_signal(signal.SIGKILL)
+        row(page, b, "gone").wait_for()
+        assert order(page) == [("deployer", "waiting"), (a, "waiting"), (b, "gone")]
+        assert page.evaluate("() => document.activeElement.getAttribute('aria-label')") == shows
+        assert page.locator("#sessions-summary").inner_text() == (
+            "2 sessions · 2 waiting on you · 1 gone"
+        )
+        title_is(page, "(2 waiting) hive-rpc")
+
         # The human clicks alpha's row: its oldest permission request comes into view,
         # marked, the keyboard on its question text (not on an answer).
         card = page.locator(f"li.prompt[data-id='{first}']")
@@ -244,16 +258,8 @@ async def test_the_sessions_panel_follows_each_agent_live(
         other.get_by_label("deny", exact=True).check()
         other.get_by_role("button", name="Answer").click()
         row(page, a, "working").wait_for()
-        assert order(page) == [("deployer", "waiting"), (b, "waiting"), (a, "working")]
-        title_is(page, "(2 waiting) hive-rpc")
-
-        # Beta's process is killed: the hub sees it exit (a pidfd), the page says gone.
-        beta.proc.send_signal(signal.SIGKILL)
-        row(page, b, "gone").wait_for()
         assert order(page) == [("deployer", "waiting"), (a, "working"), (b, "gone")]
-        assert page.locator("#sessions-summary").inner_text() == (
-            "2 sessions · 1 waiting on you · 1 gone"
-        )
+        title_is(page, "(1 waiting) hive-rpc")
 
         # The deployer's question is cancelled: known only by it, the deployer leaves.
         page.locator(f"li.prompt[data-id='{deployer_q}']").get_by_role(
