@@ -1,7 +1,8 @@
 /**
  * Entry point: wires the sidecar's connection (src/sidecarConnection.ts), the
  * prompt flow (src/promptFlow.ts), the status bar (src/statusBar.ts), the
- * pending view (src/pendingView.ts), the commands and the language-model tool
+ * pending view (src/pendingView.ts), the sessions view (src/sessionsView.ts),
+ * the commands and the language-model tool
  * (src/lmTool.ts). No logic of its own beyond that: every object it makes goes
  * into `context.subscriptions`, and `deactivate` returns the sidecar's stop.
  */
@@ -15,10 +16,12 @@ import { IdleTracker, watchEditorActivity } from './idle';
 import { registerHumanInputTool } from './lmTool';
 import { PendingTreeProvider, promptIdOf } from './pendingView';
 import { PromptFlow } from './promptFlow';
-import { Command, PENDING_VIEW_ID, ServerNotifications } from './protocol';
+import { Command, PENDING_VIEW_ID, ServerNotifications, SESSIONS_VIEW_ID } from './protocol';
 import { PromptQueue } from './queue';
 import { deferredStore } from './deferredStore';
 import { showExpired } from './expiredPick';
+import { SessionFeed, SessionStore } from './sessions';
+import { openSession, SessionsTreeProvider } from './sessionsView';
 import { SidecarConnection } from './sidecarConnection';
 import { HiveStatusBar } from './statusBar';
 import { TraceChannel } from './trace';
@@ -60,6 +63,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     view.message = PendingTreeProvider.connectionMessage(hub.connected, lostHub);
   };
   updateViewMessage();
+  // The agent sessions (src/sessions.ts): fetched or live, shown in their own view.
+  const sessionStore = new SessionStore();
+  const feed = new SessionFeed(hub, sessionStore, (line) => output.info(line));
+  const sessions = new SessionsTreeProvider(sessionStore);
+  const sessionsView = vscode.window.createTreeView(SESSIONS_VIEW_ID, { treeDataProvider: sessions });
+  const updateBadge = (): void => {
+    sessionsView.badge = sessions.badge();
+  };
+  feed.setVisible(sessionsView.visible);
   const sidecar = new SidecarConnection({
     hub,
     output,
@@ -68,8 +80,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     onReset: () => {
       flow.reset();
       bar.setHealth(null);
+      feed.reset();
     },
-    onSubscribed: () => void attention.refresh(),
+    onSubscribed: () => {
+      void attention.refresh();
+      feed.subscribed();
+    },
   });
   connection = sidecar;
   context.subscriptions.push(
@@ -98,6 +114,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     ),
     pending,
     view,
+    feed,
+    sessions,
+    sessionsView,
+    sessionStore.onDidChange(updateBadge),
+    sessionsView.onDidChangeVisibility((e) => feed.setVisible(e.visible)),
+    vscode.commands.registerCommand(Command.openSession, (arg: unknown) =>
+      openSession(arg, { store: sessionStore, queue: flow.queue, answer: (id) => flow.answer(id) }),
+    ),
     vscode.commands.registerCommand(Command.answerNext, () => flow.answerNext()),
     vscode.commands.registerCommand(Command.deferAll, () => flow.deferAll()),
     vscode.commands.registerCommand(Command.deferPrompt, (arg: unknown) => {

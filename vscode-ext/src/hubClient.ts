@@ -26,20 +26,24 @@ export interface HubClient {
   onNotification<P>(type: NotificationType<P>, handler: (params: P) => void): Disposable;
 }
 
-/** One notification handler, kept to register it again on the next sidecar. */
-interface Handler {
+/**
+ * The handlers of one notification method, kept to register them again on the
+ * next sidecar. The target gets one handler per method that calls them all:
+ * vscode-languageclient keeps one handler per method, and a second
+ * `onNotification` for a method replaces the first.
+ */
+interface MethodHandlers {
   type: NotificationType<never>;
-  handler: (params: never) => void;
+  handlers: ((params: never) => void)[];
   reg?: Disposable;
 }
-
 /**
  * A HubClient that forwards to the current language client. The UI keeps this
  * one object while the sidecar is restarted underneath it.
  */
 export class SwitchableHubClient implements HubClient {
   private target: HubClient | undefined;
-  private readonly handlers: Handler[] = [];
+  private readonly handlers = new Map<string, MethodHandlers>();
   private readonly connectedWaiters: (() => void)[] = [];
   private readonly targetListeners: ((running: boolean) => void)[] = [];
 
@@ -58,14 +62,14 @@ export class SwitchableHubClient implements HubClient {
 
   setTarget(target: HubClient | undefined): void {
     const was = this.target !== undefined;
-    for (const h of this.handlers) {
+    for (const h of this.handlers.values()) {
       h.reg?.dispose();
       h.reg = undefined;
     }
     this.target = target;
     if (target) {
-      for (const h of this.handlers) {
-        h.reg = target.onNotification(h.type, h.handler);
+      for (const h of this.handlers.values()) {
+        h.reg = this.register(target, h);
       }
       for (const wake of this.connectedWaiters.splice(0)) {
         wake();
@@ -107,21 +111,38 @@ export class SwitchableHubClient implements HubClient {
   }
 
   onNotification<P>(type: NotificationType<P>, handler: (params: P) => void): Disposable {
-    const entry: Handler = {
-      type: type as NotificationType<never>,
-      handler: handler as (params: never) => void,
-    };
-    entry.reg = this.target?.onNotification(type, handler);
-    this.handlers.push(entry);
+    const fn = handler as (params: never) => void;
+    let h = this.handlers.get(type.method);
+    if (!h) {
+      h = { type: type as NotificationType<never>, handlers: [] };
+      this.handlers.set(type.method, h);
+      if (this.target) {
+        h.reg = this.register(this.target, h);
+      }
+    }
+    h.handlers.push(fn);
+    const entry = h;
     return {
       dispose: () => {
-        entry.reg?.dispose();
-        const i = this.handlers.indexOf(entry);
+        const i = entry.handlers.indexOf(fn);
         if (i >= 0) {
-          this.handlers.splice(i, 1);
+          entry.handlers.splice(i, 1);
+        }
+        if (entry.handlers.length === 0 && this.handlers.get(type.method) === entry) {
+          entry.reg?.dispose();
+          this.handlers.delete(type.method);
         }
       },
     };
+  }
+
+  /** One handler on `target` that calls each of `h`'s, in the order they were added. */
+  private register(target: HubClient, h: MethodHandlers): Disposable {
+    return target.onNotification(h.type, (params: never) => {
+      for (const handler of [...h.handlers]) {
+        handler(params);
+      }
+    });
   }
 }
 

@@ -5,7 +5,7 @@
  * result types), error codes and the shapes of the records. This module does
  * not import `vscode`, so tests and pure logic can use it.
  */
-import { NotificationType, RequestType, RequestType0 } from 'vscode-jsonrpc';
+import { NotificationType, RequestType } from 'vscode-jsonrpc';
 
 /**
  * A params value's JSON type, as the hub's method table writes it
@@ -82,8 +82,14 @@ export const Requests = {
     action: 'string',
   }),
   cancel: new HubRequest<CancelParams, PromptRecord>('hive/cancel', { id: 'string', by: 'string', agent_id: 'string' }),
-  /** No params: the hub then sends hive/prompt for each pending prompt, and what follows. */
-  subscribe: new RequestType0<SubscribeResult, void>('hive/subscribe'),
+  /**
+   * The hub then sends hive/prompt for each pending prompt, and what follows;
+   * with `sessions`, hive/session for each agent session and each change (a
+   * sidecar that relays them: src/sessions.ts).
+   */
+  subscribe: new HubRequest<SubscribeParams, SubscribeResult>('hive/subscribe', { sessions: 'boolean' }),
+  /** Every agent session, waiting ones first (what the Sessions view shows). */
+  sessions: new HubRequest<SessionsParams, SessionRecord[]>('hive/sessions', { agent_id: 'string' }),
 } as const;
 
 /**
@@ -344,6 +350,16 @@ export interface AskParams {
   in_reply_to?: string;
 }
 
+export interface SubscribeParams {
+  /** Also hive/session and hive/sessionRemoved. */
+  sessions?: boolean;
+}
+
+/** `hive/sessions`: every session, or (with `agent_id`) that one. */
+export interface SessionsParams {
+  agent_id?: string;
+}
+
 export interface SubscribeResult {
   subscribed: true;
   pending: number | null;
@@ -378,10 +394,16 @@ export const Command = {
   answerWith: 'hive.answerWith',
   /** Defer one prompt (a notification's link). */
   deferPrompt: 'hive.deferPrompt',
+  /** A Sessions row's click: its oldest prompt, or its terminal, or where it runs. */
+  openSession: 'hive.openSession',
 } as const;
 
 /** The pending view's id, contributed in package.json. */
 export const PENDING_VIEW_ID = 'hive.pending';
+/** The Sessions view's id, contributed in package.json. */
+export const SESSIONS_VIEW_ID = 'hive.sessions';
+/** The contextValue of a session's row, by state: `hiveSession.waiting` ... */
+export const SESSION_CONTEXT_VALUE = 'hiveSession';
 /** The tree items' contextValue, used by the inline menus. */
 export const PROMPT_CONTEXT_VALUE = 'hivePrompt';
 /** The contextValue of an expired-unseen row. */

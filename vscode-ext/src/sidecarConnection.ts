@@ -78,7 +78,7 @@ export class SidecarConnection {
         // (a degraded hub says so again right after).
         this.options.onReset();
         hub.setTarget(hubClientOf(c));
-        hub.sendRequest(Requests.subscribe).then(
+        hub.sendRequest(Requests.subscribe, { sessions: true }).then(
           (r) => {
             output.info(`subscribed; ${r.pending ?? 0} pending`);
             this.options.onSubscribed?.();

@@ -34,6 +34,7 @@ test('activate wires the client, commands, status bar, view and restarts on hive
       'hive.deferAll',
       'hive.deferPrompt',
       'hive.dismissExpired',
+      'hive.openSession',
       'hive.restart',
       'hive.showExpired',
       'hive.showLog',
@@ -51,9 +52,12 @@ test('activate wires the client, commands, status bar, view and restarts on hive
   assert.deepEqual(client.clientOptions.initializationOptions, { progress: false });
   assert.equal(client.started, true);
   await settle();
-  // Subscribed, then the questions that expired unseen (the subscription does not resend them).
-  assert.deepEqual(client.requests.map((r) => r.method), ['hive/subscribe', 'hive/list']);
+  // Subscribed (with the agent sessions), then the questions that expired unseen
+  // (the subscription does not resend them) and the sessions (a sidecar may not relay them).
+  assert.deepEqual(client.requests.map((r) => r.method), ['hive/subscribe', 'hive/list', 'hive/sessions']);
+  assert.deepEqual(client.requests[0].params, { sessions: true });
   assert.deepEqual(client.requests[1].params, { expired_unseen: true });
+  assert.ok(mock.treeProviders.has('hive.sessions'), 'the Sessions view is registered');
 
   // The hub's store health shows in the status bar.
   client.emit('hive/health', { degraded: 'store: database or disk is full' });
@@ -98,7 +102,7 @@ test('activate wires the client, commands, status bar, view and restarts on hive
   const second = LanguageClient.instances[1];
   assert.equal(second.serverOptions.command, 'hive-rpc');
   assert.deepEqual(second.serverOptions.args, ['lsp', '--socket', '/tmp/other.sock']);
-  assert.deepEqual(second.requests.map((r) => r.method), ['hive/subscribe', 'hive/list']);
+  assert.deepEqual(second.requests.map((r) => r.method), ['hive/subscribe', 'hive/list', 'hive/sessions']);
 
   // Hive: Restart Sidecar.
   await mock.commands.get('hive.restart')!();

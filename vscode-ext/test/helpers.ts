@@ -1,7 +1,7 @@
 /** Fakes shared by the UI tests: a HubClient, timers, a clock and records. */
 import type { MessageSignature } from 'vscode-jsonrpc';
 import type { Disposable, HubClient } from '../src/hubClient';
-import type { PromptRecord } from '../src/protocol';
+import type { PromptRecord, SessionRecord } from '../src/protocol';
 
 export interface SentRequest {
   method: string;
@@ -127,3 +127,30 @@ export function fakeMemento(): { get<T>(key: string): T | undefined; update(key:
     },
   };
 }
+
+/** The clock of the session records below. */
+export const T0 = 1_800_000_000;
+
+/** An agent session's record as the hub sends it (hive/session, hive/sessions). */
+export function session(fields: Partial<SessionRecord> & { agent_id: string }): SessionRecord {
+  return {
+    agent: 'claude-code',
+    display: 'Claude Code',
+    state: 'idle',
+    activity: 'idle',
+    questions: 0,
+    permissions: 0,
+    prompt_ids: [],
+    in_terminal: false,
+    pid: null,
+    project_dir: null,
+    terminal: null,
+    ling: null,
+    last_event: 'start',
+    message: null,
+    started_at: T0 - 3600,
+    changed_at: T0 - 60,
+    ...fields,
+  };
+}
+

@@ -10,6 +10,8 @@ import { describe, test } from 'node:test';
 import { findOnPath, serverCommand, splitCommandLine, readSettings } from '../src/config';
 import { countdownText, formatDuration, formatMinutes, timeLeftText } from '../src/countdown';
 import { SwitchableHubClient } from '../src/hubClient';
+import type { Disposable } from '../src/hubClient';
+import type { MessageSignature } from 'vscode-jsonrpc';
 import { ClientNotifications, Requests, ServerNotifications } from '../src/protocol';
 import type { PromptSchema } from '../src/protocol';
 import { plain, visible } from '../src/plainText';
@@ -303,7 +305,7 @@ describe('settings', () => {
 describe('SwitchableHubClient', () => {
   test('forwards to the current client and moves notification handlers on restart', async () => {
     const s = new SwitchableHubClient();
-    await assert.rejects(s.sendRequest(Requests.subscribe), /not running/);
+    await assert.rejects(s.sendRequest(Requests.subscribe, {}), /not running/);
     const seen: unknown[] = [];
     s.onNotification(ServerNotifications.prompt, (p) => seen.push(p));
     const first = new FakeHub();
@@ -318,6 +320,35 @@ describe('SwitchableHubClient', () => {
     assert.deepEqual(seen, [1, 2]);
     assert.deepEqual(second.notifications, [{ method: 'hive/typing', params: { id: 'x' } }]);
     assert.deepEqual(second.requests, [{ method: 'hive/cancel', params: { id: 'x' } }]);
+  });
+
+  test('several handlers of one method all run, on a client that keeps one per method', () => {
+    // vscode-languageclient keeps one handler per method: a second onNotification
+    // replaces the first (the prompt flow and the sessions feed both follow hive/prompt).
+    class OneHandlerHub extends FakeHub {
+      readonly only = new Map<string, (p: unknown) => void>();
+      registrations = 0;
+      onNotification<P>(type: MessageSignature, handler: (params: P) => void): Disposable {
+        this.registrations++;
+        this.only.set(type.method, handler as (p: unknown) => void);
+        return { dispose: () => this.only.delete(type.method) };
+      }
+      emit(method: string, params: unknown): void {
+        this.only.get(method)?.(params);
+      }
+    }
+    const s = new SwitchableHubClient();
+    const seen: string[] = [];
+    const a = s.onNotification(ServerNotifications.prompt, (p) => seen.push(`a${String(p)}`));
+    const target = new OneHandlerHub();
+    s.setTarget(target);
+    s.onNotification(ServerNotifications.prompt, (p) => seen.push(`b${String(p)}`));
+    target.emit('hive/prompt', 1);
+    assert.deepEqual(seen, ['a1', 'b1']);
+    assert.equal(target.registrations, 1, 'one handler on the client');
+    a.dispose();
+    target.emit('hive/prompt', 2);
+    assert.deepEqual(seen, ['a1', 'b1', 'b2']);
   });
 });
 

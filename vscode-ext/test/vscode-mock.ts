@@ -44,7 +44,10 @@ export class EventEmitter<T> {
 }
 
 export class ThemeIcon {
-  constructor(public readonly id: string) {}
+  constructor(
+    public readonly id: string,
+    public readonly color?: ThemeColor,
+  ) {}
 }
 
 export class Uri {
@@ -324,7 +327,10 @@ export const mock = {
   /** The channels themselves, in the order of outputChannels. */
   outputChannelObjects: [] as FakeLogOutputChannel[],
   treeProviders: new Map<string, unknown>(),
-  treeViews: new Map<string, { message: string | undefined }>(),
+  treeViews: new Map<
+    string,
+    { message: string | undefined; badge?: { value: number; tooltip: string }; visible?: boolean; setVisible?(v: boolean): void }
+  >(),
   /** Content providers by scheme, and the documents shown (showTextDocument) with their options. */
   contentProviders: new Map<string, { provideTextDocumentContent(uri: Uri): string }>(),
   shownDocuments: [] as { document: FakeDocument; options: unknown }[],
@@ -425,7 +431,19 @@ export const window = {
   },
   createTreeView(viewId: string, options: { treeDataProvider: unknown }) {
     mock.treeProviders.set(viewId, options.treeDataProvider);
-    const view = { message: undefined as string | undefined, dispose: () => mock.treeProviders.delete(viewId) };
+    const visibility = new EventEmitter<{ visible: boolean }>();
+    const view = {
+      message: undefined as string | undefined,
+      badge: undefined as { value: number; tooltip: string } | undefined,
+      visible: false,
+      onDidChangeVisibility: (l: Listener<{ visible: boolean }>) => visibility.event(l),
+      /** The test shows or hides the view. */
+      setVisible(visible: boolean): void {
+        view.visible = visible;
+        visibility.fire({ visible });
+      },
+      dispose: () => mock.treeProviders.delete(viewId),
+    };
     mock.treeViews.set(viewId, view);
     return view;
   },
