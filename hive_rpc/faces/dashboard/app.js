@@ -743,9 +743,8 @@
     const record = oldestPrompt(s);
     const card = record ? $("prompts").querySelector(`li[data-id="${CSS.escape(record.id)}"]`) : null;
     if (!card) {
-      note.textContent = s.prompt_ids && s.prompt_ids.length
-        ? `${s.agent_id} waits on a prompt past the ones this page lists: answer those first, or use an editor.`
-        : `${s.agent_id} waits on its own dialog in its terminal${s.terminal ? ` (${s.terminal})` : ""}: answer it there.`;
+      // Past the first page of prompts (pending_total), or closed meanwhile.
+      note.textContent = `${s.agent_id} waits on a prompt this page does not list: answer the ones above first, or use an editor.`;
       return;
     }
     note.textContent = "";
@@ -776,7 +775,7 @@
     const kind = s.display || s.agent || "—";
     const row = el(
       "tr",
-      { className: `session ${s.state}`, "data-agent": s.agent_id, "data-state": s.state },
+      { className: `session ${s.state}${canShow ? " showable" : ""}`, "data-agent": s.agent_id, "data-state": s.state },
       el("th", { scope: "row", text: s.agent_id }, s.ling ? el("small", { text: `ling ${s.ling}` }) : null),
       el("td", { className: "state" }, el("span", { className: `badge state-${s.state}`, text: s.state }), since),
       waitsCell,
