@@ -11,7 +11,8 @@ What the editor gets, under the editor socket's own names (docs/protocol.md):
   to the hub with the same parameters, and its result or error comes back as is;
   ``hive/typing`` also works as a notification;
 * ``hive/subscribe`` makes this server forward the hub's ``hive/prompt``,
-  ``hive/dismiss`` and ``hive/health`` notifications, and keep doing so across hub
+  ``hive/dismiss`` and ``hive/health`` notifications (with ``sessions``, the agent
+  sessions' ``hive/session`` too), and keep doing so across hub
   restarts: it reconnects (starting a hub), subscribes again, and dismisses what
   closed meanwhile (a new hub sends ``hive/health`` only if it is degraded);
 * ``hive/connection`` (``{"connected": bool, "message": str}``), a notification of
@@ -152,6 +153,8 @@ class LspSession:
         self._endpoint = Endpoint(max_body=MAX_BODY)
         self._requests: dict[int | str, trio.CancelScope] = {}
         self._subscription: trio.CancelScope | None = None
+        self._subscribe_params: dict[str, Any] = {}
+        """What the client's ``hive/subscribe`` asked for, sent with each subscription."""
         self._shown: dict[str, str | None] = {}
         """Pending prompts told to the client -> their progress token (or None)."""
         self._progress = True
@@ -272,8 +275,7 @@ class LspSession:
         (unless the method table says this face does not offer it)."""
         own = _CONNECTION_METHODS.get(method)
         if own is not None:
-            check_params(method, params)
-            return await own(self)
+            return await own(self, check_params(method, params))
         refuse_elsewhere("lsp", method)
         return await self.backend.call(method, params)
 
@@ -284,7 +286,7 @@ class LspSession:
         with contextlib.suppress(HiveError):  # nobody to tell; a bug was logged
             await dispatch(self.backend.call, note.method, note.params)
 
-    async def _unsubscribe(self) -> dict[str, Any]:
+    async def _unsubscribe(self, _params: dict[str, Any]) -> dict[str, Any]:
         was = self._subscription is not None
         if self._subscription is not None:
             self._subscription.cancel()
@@ -294,9 +296,12 @@ class LspSession:
         self._shown.clear()
         return {"subscribed": False, "was_subscribed": was}
 
-    async def _subscribe(self) -> Any:
+    async def _subscribe(self, params: dict[str, Any]) -> Any:
         if self._subscription is not None:
             return {"subscribed": True, "pending": None}
+        # Passed on as the client asked (agent sessions: hive/session), on each
+        # subscription to a new hub too.
+        self._subscribe_params = {k: params[k] for k in ("sessions",) if k in params}
         scope = self._subscription = trio.CancelScope()
         first = _FirstResult()
         # The relay lives as long as the subscription, not as this request: it runs in
@@ -319,7 +324,7 @@ class LspSession:
                     try:
                         conn = await self.backend.connection()
                         async with conn.notifications() as notes:
-                            result = await conn.call("hive/subscribe", {})
+                            result = await conn.call("hive/subscribe", self._subscribe_params)
                             if not first.ready.is_set():
                                 first.set(result)
                             elif lost_message:

@@ -186,6 +186,23 @@ async def test_initialize_subscribe_answer_and_dismiss(
         }
 
 
+async def test_a_window_that_asks_for_sessions_gets_them(
+    hub: HubService, hub_config: HubConfig, client: HubClient
+) -> None:
+    """``hive/subscribe`` with ``sessions`` through ``hive-rpc lsp`` (issue 30): the
+    agent sessions' ``hive/session`` reach the window as they change, with no poll."""
+    async with lsp(hub_config, "--no-start") as window:
+        await window.initialize()
+        await window.request("hive/subscribe", {"sessions": True})
+        await client.call("hive/ask", {"question": "Ship?", "agent_id": "deployer"})
+        session = await window.next("hive/session")
+        assert (session.params["agent_id"], session.params["state"]) == ("deployer", "waiting")
+        (prompt,) = hub.registry.list_pending()
+        await client.call("hive/respond", {"id": prompt.id, "answer": "yes"})
+        removed = await window.next("hive/sessionRemoved")
+        assert removed.params == {"agent_id": "deployer"}
+
+
 async def test_typing_notification_stops_the_countdown(
     hub: HubService, hub_config: HubConfig, client: HubClient
 ) -> None:
