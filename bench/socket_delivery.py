@@ -100,9 +100,17 @@ def child(argv: list[str]) -> None:
 
 
 async def running_server(
-    nursery: trio.Nursery, in_process: bool, kind: str, socket: Path, data_dir: Path, store: str
+    nursery: trio.Nursery,
+    in_process: bool,
+    kind: str,
+    socket: Path,
+    data_dir: Path,
+    store: str,
+    *,
+    ready_timeout_s: float = 30.0,
 ) -> Callable[[], Awaitable[None]]:
-    """Start a server; return a coroutine function that stops it."""
+    """Start a server; return a coroutine function that stops it.  ``ready_timeout_s``:
+    a hub taking back many pending prompts from its store takes longer to listen."""
     if in_process:
         scope = trio.CancelScope()
 
@@ -137,7 +145,7 @@ async def running_server(
 
     async def wait_ready() -> None:
         buf = b""
-        with trio.fail_after(30):
+        with trio.fail_after(ready_timeout_s):
             while b"ready" not in buf:
                 chunk = await stdout.receive_some(64)
                 if not chunk:

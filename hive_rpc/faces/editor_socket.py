@@ -105,6 +105,8 @@ SESSION = "hive/session"
 """Notification to subscribers that asked for sessions: a session's record."""
 SESSION_REMOVED = "hive/sessionRemoved"
 """Notification to subscribers that asked for sessions: a session left the list."""
+SNAPSHOT_WRITE = 1 << 16
+"""Bytes of a new subscriber's snapshot written at once (``Session._send_snapshot``)."""
 AGORA = "hive/agora"
 """Notification to subscribers: what a ling's buffer should show and what becomes of
 a dialogue (a turn held and why, typed, failed; consensus ...): agora.py ``follow``."""
@@ -283,6 +285,11 @@ class Session:
         # once the answer is on the wire, and an unsubscribe that overtakes it cancels
         # the forwarder, never the answer.
         resources = contextlib.ExitStack()
+        if params.get("prompts") is False:  # sessions only (hive-rpc sessions --watch)
+            return ThenStart(
+                {"subscribed": True, "pending": None},
+                lambda: self._forward(None, resources, scope),
+            )
         watch = resources.enter_context(self._service.registry.watch())
         try:
             answer = {"subscribed": True, "pending": len(watch.pending)}
@@ -292,7 +299,7 @@ class Session:
             raise
 
     async def _forward(
-        self, watch: Watch, resources: contextlib.ExitStack, scope: trio.CancelScope
+        self, watch: Watch | None, resources: contextlib.ExitStack, scope: trio.CancelScope
     ) -> None:
         with resources, scope:
             async with trio.open_nursery() as nursery:
@@ -301,13 +308,32 @@ class Session:
                     nursery.start_soon(self._forward_agora)
                 if self._sessions:
                     nursery.start_soon(self._forward_sessions)
-                async with contextlib.aclosing(self._service.notifications(watch)) as notes:
+                if watch is None:  # no prompts: the other forwarders run until unsubscribed
+                    await trio.sleep_forever()
+                await self._send_snapshot(watch)
+                async with contextlib.aclosing(self._service.changes(watch)) as notes:
                     async for method, params in notes:
                         await self._conn.notify(method, params)
                 nursery.cancel_scope.cancel()
             # The registry ended the subscription: this client fell too far behind.
             log.warning("subscriber fell behind; closing its connection so it resubscribes")
             await self._conn.aclose()
+
+    async def _send_snapshot(self, watch: Watch) -> None:
+        """The pending prompts (``HubService.snapshot``), their frames joined into
+        writes of about ``SNAPSHOT_WRITE`` bytes.  A write per frame cost a system call
+        and a pass of the run loop each, and grew worse than linearly with the
+        snapshot (11 s for 99,000 pending; bench/subscribe_snapshot.py); the first
+        prompts still leave within milliseconds, and the editor reads them as they
+        come (the same ``hive/prompt`` notifications, nothing new to learn)."""
+        batch = bytearray()
+        for method, params in self._service.snapshot(watch):
+            batch += self._conn.endpoint.notify(method, params)
+            if len(batch) >= SNAPSHOT_WRITE:
+                await self._conn.send(bytes(batch))
+                batch.clear()
+        if batch:
+            await self._conn.send(bytes(batch))
 
     async def _forward_health(self) -> None:
         """``hive/health`` each time the store's state changes (and at once if it is

@@ -15,7 +15,7 @@ reaches every prompt.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -159,15 +159,30 @@ class HubService:
 
     @staticmethod
     async def notifications(watch: Watch) -> AsyncGenerator[tuple[str, dict[str, Any]]]:
-        """What a subscriber is sent: every pending prompt first, then each new prompt
-        (``hive/prompt``), each change of a prompt still pending (``hive/update``, the
-        new record: typing moved its deadline, so every editor's countdown stops, not
-        only the typist's) and each closed one (``hive/dismiss``, which says whether it
-        expired unseen); and when the human clears an unseen expiry's trace,
-        ``hive/unseenCleared``.  The update has its own name because clients take a
-        second ``hive/prompt`` for a new question (Emacs notifies an urgent one again)."""
+        """What a subscriber is sent: every pending prompt first (``snapshot``), then
+        each change (``changes``)."""
+        for note in HubService.snapshot(watch):
+            yield note
+        async for note in HubService.changes(watch):
+            yield note
+
+    @staticmethod
+    def snapshot(watch: Watch) -> Iterator[tuple[str, dict[str, Any]]]:
+        """A subscription's first notifications: a ``hive/prompt`` for every prompt
+        pending when it began, oldest first.  Plain, not async: a face writes many
+        of them at once (the editor socket, faces/editor_socket.py)."""
         for prompt in watch.pending:
             yield "hive/prompt", prompt.to_record()
+
+    @staticmethod
+    async def changes(watch: Watch) -> AsyncGenerator[tuple[str, dict[str, Any]]]:
+        """Each new prompt after the snapshot (``hive/prompt``), each change of a
+        prompt still pending (``hive/update``, the new record: typing moved its
+        deadline, so every editor's countdown stops, not only the typist's) and each
+        closed one (``hive/dismiss``, which says whether it expired unseen); and when
+        the human clears an unseen expiry's trace, ``hive/unseenCleared``.  The update
+        has its own name because clients take a second ``hive/prompt`` for a new
+        question (Emacs notifies an urgent one again)."""
         async for change in watch:
             if change.event == "ask":
                 yield "hive/prompt", change.record

@@ -11,7 +11,8 @@ import trio
 
 from hive_rpc.client.async_client import HubClient
 from hive_rpc.core.errors import HiveError
-from hive_rpc.faces.editor_socket import SocketInUse
+from hive_rpc.core.prompt import Ask
+from hive_rpc.faces.editor_socket import SNAPSHOT_WRITE, SocketInUse
 from hive_rpc.hub import HubAlreadyRunning, HubConfig, run_hub
 from hive_rpc.protocol.framing import encode_frame
 from hive_rpc.protocol.jsonrpc import dumps
@@ -161,6 +162,32 @@ async def test_subscribe_gets_pending_first_then_live(
             await client.call("hive/ask", {"question": "unseen"})
             await editor.call("hive/status")
             assert not editor.notifications
+
+
+async def test_a_snapshot_of_many_writes_gives_each_prompt_once_in_order_then_the_changes(
+    hub: HubService, client: HubClient, hub_config: HubConfig
+) -> None:
+    """The snapshot's frames go out joined, several writes' worth here
+    (``SNAPSHOT_WRITE``); each pending prompt comes once, oldest first, whole, and
+    what changed while it was being sent comes after it, in order."""
+    count = 600  # about 500 bytes a frame: 300 KB, five writes and more
+    asked = [
+        await hub.registry.ask(Ask(question=f"question {i} " + "x" * 200, agent_id=f"a{i % 3}"))
+        for i in range(count)
+    ]
+    assert count * 450 > 4 * SNAPSHOT_WRITE
+    with trio.fail_after(30):
+        async with await HubClient.connect(hub_config.socket) as editor:
+            assert await editor.call("hive/subscribe") == {"subscribed": True, "pending": count}
+            # Changes made before the editor read a byte of the snapshot.
+            late = await client.call("hive/ask", {"question": "late", "agent_id": "b"})
+            await client.call("hive/cancel", {"id": asked[0].id})
+            seen = [await editor.next_notification() for _ in range(count + 2)]
+    assert [n.method for n in seen] == ["hive/prompt"] * (count + 1) + ["hive/dismiss"]
+    assert [n.params["id"] for n in seen[:count]] == [p.id for p in asked]
+    assert [n.params for n in seen[:count]] == [p.to_record() for p in asked]
+    assert seen[count].params["id"] == late["id"]
+    assert seen[count + 1].params["id"] == asked[0].id
 
 
 async def test_two_subscribers_race_first_answer_dismisses_everywhere(
