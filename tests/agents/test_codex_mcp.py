@@ -278,3 +278,50 @@ async def test_codex_permission_hook_deny_reaches_the_model_and_nothing_runs(
     output = last.output_for(touch)
     assert output is not None
     assert "The human denied this Bash request from hive-rpc (emacs)." in output_text(output)
+
+
+SESSION_EVENTS = ("start", "prompt", "stop", "end")
+"""The events an agent's hooks report (``agent/session``), not the hub's own."""
+
+
+def session_entries(hub: HubService) -> list[tuple[str, str, str]]:
+    """(agent id, event, state) of each session entry on the hub's activity stream
+    that an agent's hook reported, in order."""
+    return [
+        (e.key, e.event, e.data["state"])
+        for e in hub.activity.recent(1000)
+        if e.kind == "session" and e.event in SESSION_EVENTS
+    ]
+
+
+async def test_a_codex_run_is_a_session_idle_then_working_then_idle_on_the_hub(
+    hub: HubService, hub_config: HubConfig, codex_bin: Path, agent_home: AgentHome
+) -> None:
+    """``codex exec`` with setup's hooks (trust bypassed: headless, see
+    ``permission_round``): its SessionStart leaves the session idle, the prompt
+    (UserPromptSubmit) working, the turn's Stop idle again and SessionEnd gone, all
+    under the agent id of the Codex process, ``codex-PID``, the one its MCP server
+    and permission requests take.  Codex runs these hooks before it goes on, so the
+    entries are there once the run has ended."""
+    with scripted_responses(in_turns([message("done")])) as model:
+        codex = Codex(codex_bin, agent_home)
+        set_up(agent_home, model.base_url, hub_config.socket)
+        done = await trio.to_thread.run_sync(
+            lambda: codex.exec("--dangerously-bypass-hook-trust", "Say done.")
+        )
+    assert model.errors == [], model.errors
+    assert done.returncode == 0, done.stderr
+    for hook in ("SessionStart", "UserPromptSubmit", "Stop"):
+        assert f"hook: {hook} Completed" in done.stderr, done.stderr
+    entries = session_entries(hub)
+    assert [(event, state) for _, event, state in entries] == [
+        ("start", "idle"),
+        ("prompt", "working"),
+        ("stop", "idle"),
+        ("end", "gone"),
+    ], done.stderr
+    (agent,) = {agent for agent, _, _ in entries}
+    assert re.fullmatch(r"codex-\d+", agent), agent
+    (session,) = [e.data for e in hub.activity.recent(1000) if e.kind == "session"][-1:]
+    assert session["agent"] == "codex"
+    assert session["project_dir"] == str(agent_home.project)

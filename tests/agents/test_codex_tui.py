@@ -5,14 +5,18 @@ call at ``tool_timeout_sec`` (issue 29).
 
 What the tests hold, measured here:
 
-- **Trust, as a human gives it.** The TUI opens on "Hooks need review / 1 hook is new
-  or changed" (``1. Review hooks``, ``2. Trust all and continue``, ``3. Continue
+- **Trust, as a human gives it.** The TUI opens on "Hooks need review / 6 hooks are
+  new or changed" (setup's PermissionRequest hook and its five session hooks;
+  ``1. Review hooks``, ``2. Trust all and continue``, ``3. Continue
   without trusting (hooks won't run)``; "enter confirm · esc skip") once its required
   MCP server is up, for a hook never trusted.  Either way works: ``3.`` (Down, Down,
   Enter; or ``j``, ``j``, Enter), then ``/hooks`` Enter shows the events table with the cursor on
   ``PermissionRequest`` ("t trust all · enter review · esc close"); Enter shows the
   hook ("Trust     New hook - review required"); ``t`` trusts it ("Trust
-  Trusted"); Esc, Esc, ``/quit`` Enter.  Or ``2.`` (Down, Enter) on the first screen.
+  Trusted"); Esc (the table again, "5 hooks need review before they can run." for
+  the session's), Esc, ``/quit`` Enter.  Or ``2.`` (Down, Enter) on the first screen,
+  which trusts all six (one record each, the event in snake_case: ``session_start``,
+  ``user_prompt_submit``, ``stop``, ``interrupt``, ``session_end``).
   Keys typed in the first moment one of these lists shows are discarded, and an Esc
   or arrow key then may make Codex exit (``choose``), so the tests steer with ``j``
   and ``k``, away and back, before an Enter.  Codex then writes
@@ -20,6 +24,9 @@ What the tests hold, measured here:
   ``trusted_hash = "sha256:<64 hex>"`` (group 0, hook 0 of PermissionRequest; the
   hash is the hook's alone: re-keyed by hand to another place, a record still
   trusted its hook there), and adds ``[tui] screen_reader_detection_done = true``.
+- **The session's hooks.** The TUI runs SessionStart at the first prompt, just before
+  UserPromptSubmit (not when it opens); Stop when the answer is in; Interrupt when
+  the human's Esc ends a turn; SessionEnd at ``/quit``.
   ``hive-rpc setup codex`` run again with the same options changes nothing ("already
   set up", the same bytes), so the trust stays; a later ``codex exec
   --approve-for-me`` runs the hook without ``--dangerously-bypass-hook-trust``.
@@ -101,7 +108,7 @@ from scripted_responses import (
     scripted_responses,
 )
 from test_codex_mcp import mcp_result
-from waiting import until
+from waiting import logged, until
 
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
@@ -363,8 +370,9 @@ async def test_a_hook_trusted_in_hooks_runs_without_the_bypass_and_setup_again_k
             detail = await press_until(tui, "t", "Trust     Trusted")
             assert "hive-rpc hook codex" in detail
             tui.keys("Escape")
-            listed = await tui.shows("enter details · esc close")
-            assert re.search(r"PermissionRequest +1 +1 ", listed), listed
+            # The session's five hooks, left untrusted, still need review.
+            listed = await tui.shows("5 hooks need review before they can run.")
+            assert re.search(r"PermissionRequest +1 +1 +0 ", listed), listed
             tui.keys("Escape")
             await tui.shows(READY)
             await tui.type_in("/quit")
@@ -639,7 +647,7 @@ async def test_setup_remove_keeps_the_users_own_hook_trusted(
             await tui.exited()
         state: Any = tomlkit.parse(path.read_text())["hooks"]["state"]  # type: ignore[index]
         keys = [f"{path}:permission_request:{group}:0" for group in (0, 1)]
-        assert sorted(state) == keys
+        assert sorted(k for k in state if ":permission_request:" in k) == keys
         theirs = state[keys[1]]["trusted_hash"]
 
         run_setup(agent_home, "codex", hub_config.socket, "--remove")
@@ -679,7 +687,7 @@ async def test_setup_with_other_options_has_codex_ask_for_trust_again(
             await choose(tui, EVENTS, "PermissionRequest")
             detail = await tui.shows("Trust     Modified since last trusted - review required")
     assert model.errors == [], model.errors
-    assert "1 hook is new or changed." in first
+    assert "6 hooks are new or changed." in first  # PermissionRequest and the session's
     assert "Unnamed hook · modified" in detail
     assert f"--data-dir {data_dir}" in detail
 
@@ -712,3 +720,82 @@ async def test_a_hub_stopped_on_purpose_stops_codex_unless_its_server_is_optiona
     assert model.errors == [], model.errors
     assert f"$ touch {target}" in dialog
     assert not target.exists()
+
+
+SESSION_HOOKS = ("session_start", "user_prompt_submit", "stop", "interrupt", "session_end")
+"""The session events setup hooks, as Codex spells them in its trust records."""
+
+
+def chatting(request: ResponsesRequest) -> list[Item]:
+    """The model: a title for the TUI's title request, else "said: PROMPT"."""
+    texts = request.user_texts()
+    if any(TITLE in t for t in texts):
+        return [message("Chat")]
+    return [message(f"said: {texts[-1]}")]
+
+
+async def session_event(hub: HubService, event: str, after: int = 0) -> tuple[int, str, str]:
+    """The next session entry after id ``after`` that a Codex hook reported as
+    ``event``: its id, agent id and state."""
+    entry = await logged(
+        hub.activity,
+        lambda e: e.kind == "session" and e.event == event and e.key.startswith("codex-"),
+        within_s=SCREEN_S,
+        after=after,
+    )
+    return entry.id, entry.key, entry.data["state"]
+
+
+async def test_a_tui_session_is_idle_working_idle_on_the_hub_and_esc_makes_it_idle(
+    hub: HubService, hub_config: HubConfig, codex_bin: Path, agent_home: AgentHome
+) -> None:
+    """All of setup's hooks trusted at start (``2. Trust all and continue``, one
+    record per hook, the session's events in snake_case): Codex starts its session
+    (SessionStart: idle) at the first prompt, just before UserPromptSubmit (working);
+    the session is idle again when the answer is in (Stop); a
+    turn the human interrupts with Esc (Codex's Interrupt hook) is idle too, and
+    /quit makes it gone.  One agent id throughout: ``codex-PID`` of the TUI's own
+    process (``--no-daemon``)."""
+    answer_second = threading.Event()
+
+    def model(request: ResponsesRequest) -> list[Item]:
+        texts = request.user_texts()
+        if texts and texts[-1] == "wait" and not any(TITLE in t for t in texts):
+            answer_second.wait(SCREEN_S)  # until the human has pressed Esc
+        return chatting(request)
+
+    with scripted_responses(model) as scripted:
+        codex = Codex(codex_bin, agent_home)
+        path = set_up(agent_home, scripted.base_url, hub_config.socket)
+        with codex_tui(codex, agent_home.root) as tui:
+            await trust_all_at_start(tui)
+            await tui.type_in("hello")
+            # Codex starts its session (SessionStart) at the first prompt.
+            last, agent, state = await session_event(hub, "start")
+            assert state == "idle"
+            last, prompted, state = await session_event(hub, "prompt", last)
+            assert (prompted, state) == (agent, "working")
+            await tui.shows("said: hello")
+            last, stopped, state = await session_event(hub, "stop", last)
+            assert (stopped, state) == (agent, "idle")
+
+            await tui.type_in("wait")
+            last, _, state = await session_event(hub, "prompt", last)
+            assert state == "working"
+            await tui.shows("esc to interrupt")
+            tui.keys("Escape")
+            await tui.shows("Conversation interrupted")
+            last, interrupted, state = await session_event(hub, "stop", last)
+            assert (interrupted, state) == (agent, "idle")
+            answer_second.set()
+
+            await tui.type_in("/quit")
+            await tui.exited()
+            _, ended, state = await session_event(hub, "end", last)
+            assert (ended, state) == (agent, "gone")
+    assert scripted.errors == [], scripted.errors
+    assert re.fullmatch(r"codex-\d+", agent), agent
+    state_table: Any = tomlkit.parse(path.read_text())["hooks"]["state"]  # type: ignore[index]
+    assert sorted(state_table) == sorted(
+        f"{path}:{event}:0:0" for event in ("permission_request", *SESSION_HOOKS)
+    )

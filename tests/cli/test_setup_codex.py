@@ -46,6 +46,25 @@ def read(path: Path) -> dict[str, Any]:
     return tomllib.loads(path.read_text())
 
 
+SESSION_EVENTS = {
+    "SessionStart": 10,
+    "UserPromptSubmit": 10,
+    "Stop": 10,
+    "Interrupt": 3,
+    "SessionEnd": 3,
+}
+"""The events of the agent's session setup hooks, with their timeouts (Codex clamps
+SessionEnd's and Interrupt's to 3 s)."""
+
+
+def session_hooks(command: str) -> dict[str, Any]:
+    """The session events' groups as setup writes them on their own: no matcher."""
+    return {
+        event: [{"hooks": [{"type": "command", "command": command, "timeout": timeout}]}]
+        for event, timeout in SESSION_EVENTS.items()
+    }
+
+
 @pytest.fixture
 def codex_home(tmp_path: Path) -> Path:
     home = tmp_path / "codex"
@@ -58,6 +77,7 @@ def test_a_new_config_gets_the_server_and_the_hook(codex_home: Path) -> None:
     assert done.returncode == 0, done.stderr
     config = codex_home / "config.toml"
     options = ["--socket", "/run/hub.sock", "--data-dir", "/var/hub"]
+    command = shlex.join([str(HIVE_RPC), "hook", "codex", *options])
     assert read(config) == {
         "mcp_servers": {
             "hive-rpc": {
@@ -74,19 +94,16 @@ def test_a_new_config_gets_the_server_and_the_hook(codex_home: Path) -> None:
             "PermissionRequest": [
                 {
                     "matcher": "*",
-                    "hooks": [
-                        {
-                            "type": "command",
-                            "command": shlex.join([str(HIVE_RPC), "hook", "codex", *options]),
-                            "timeout": 600,
-                        }
-                    ],
+                    "hooks": [{"type": "command", "command": command, "timeout": 600}],
                 }
-            ]
+            ],
+            **session_hooks(command),
         },
     }
     assert done.stdout.splitlines()[0] == f"{config}: written"
-    assert "/hooks" in done.stdout  # the one step left to the user: trust the hook
+    # the one step left to the user: trust the hooks, the session's too
+    assert "/hooks" in done.stdout
+    assert "SessionStart, UserPromptSubmit, Stop, Interrupt, SessionEnd" in done.stdout
 
 
 def test_merges_keeping_comments_then_remove_gives_the_file_back(codex_home: Path) -> None:
@@ -164,12 +181,51 @@ def test_an_existing_entry_is_updated_where_it_stands(codex_home: Path) -> None:
     ]
 
 
+def test_a_session_hook_of_the_users_group_is_updated_there_and_theirs_kept(
+    codex_home: Path,
+) -> None:
+    """The session events are merged as PermissionRequest is: a ``hook codex`` in the
+    user's own Stop group is updated where it stands, beside their own hook; the
+    user's SessionStart hook stays, setup's own group after it; ``--remove`` leaves
+    only theirs."""
+    config = codex_home / "config.toml"
+    users = (
+        "[[hooks.SessionStart]]\n"
+        'matcher = "startup"\n'
+        "[[hooks.SessionStart.hooks]]\n"
+        'type = "command"\n'
+        'command = "my-start-hook"\n'
+        "[[hooks.Stop]]\n"
+        "[[hooks.Stop.hooks]]\n"
+        'type = "command"\n'
+        'command = "my-stop-hook"\n'
+    )
+    config.write_text(
+        users + "[[hooks.Stop.hooks]]\n" + 'type = "command"\n'
+        'command = "/old/hive-rpc hook codex"\n'
+    )
+    done = setup(codex_home)
+    assert done.returncode == 0, done.stderr
+    hooks = read(config)["hooks"]
+    ours = {"type": "command", "command": f"{HIVE_RPC} hook codex", "timeout": 10}
+    assert hooks["Stop"] == [{"hooks": [{"type": "command", "command": "my-stop-hook"}, ours]}]
+    assert hooks["SessionStart"] == [
+        {"matcher": "startup", "hooks": [{"type": "command", "command": "my-start-hook"}]},
+        {"hooks": [ours]},
+    ]
+    assert setup(codex_home).stdout.splitlines()[0] == f"{config}: already set up"
+    removed = setup(codex_home, "--remove")
+    assert removed.returncode == 0, removed.stderr
+    assert read(config) == tomllib.loads(users)
+
+
 @pytest.mark.parametrize(
     ("text", "said"),
     [
         ("model = \n", "is not valid TOML"),
         ("mcp_servers = 3\n", 'cannot be merged: "mcp_servers" is not a table'),
         ("[hooks]\nPermissionRequest = 1\n", '"hooks.PermissionRequest" is not an array'),
+        ("[hooks]\nStop = 1\n", '"hooks.Stop" is not an array'),
     ],
 )
 def test_a_file_it_cannot_merge_is_refused_and_left_alone(
@@ -294,4 +350,43 @@ def test_setup_moves_trust_with_the_hooks_a_dropped_duplicate_shifts(codex_home:
         f"{config}:permission_request:0:0": {"trusted_hash": "sha256:hive-rpc"},
         f"{config}:permission_request:0:1": {"trusted_hash": "sha256:mine"},
         f"{config}:permission_request:1:0": {"trusted_hash": "sha256:my-other"},
+    }
+
+
+def test_remove_moves_the_trust_of_a_session_events_hooks_too(codex_home: Path) -> None:
+    """Trust records are keyed per event: taking setup's Stop group out moves the
+    record of the user's Stop hook after it up one, drops the records of setup's own
+    session hooks, and leaves the user's PermissionRequest hook's where it stands."""
+    config = codex_home / "config.toml"
+    assert setup(codex_home).returncode == 0
+    text = config.read_text() + (
+        "\n[[hooks.Stop]]\n"
+        "[[hooks.Stop.hooks]]\n"
+        'type = "command"\n'
+        'command = "my-stop-hook"\n'
+        "\n[[hooks.PermissionRequest]]\n"
+        "[[hooks.PermissionRequest.hooks]]\n"
+        'type = "command"\n'
+        'command = "my-permission-hook"\n'
+    )
+    config.write_text(
+        text
+        + trusted(
+            config,
+            ("stop", 0, 0, "hive-rpc-stop"),
+            ("stop", 1, 0, "my-stop"),
+            ("session_start", 0, 0, "hive-rpc-start"),
+            ("interrupt", 0, 0, "hive-rpc-interrupt"),
+            ("permission_request", 1, 0, "my-permission"),
+        )
+    )
+    assert len(read(config)["hooks"]["Stop"]) == 2  # setup's group, then the user's
+    done = setup(codex_home, "--remove")
+    assert done.returncode == 0, done.stderr
+    after = read(config)
+    assert after["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": "my-stop-hook"}]}]
+    assert sorted(after["hooks"]) == ["PermissionRequest", "Stop", "state"]
+    assert after["hooks"]["state"] == {
+        f"{config}:stop:0:0": {"trusted_hash": "sha256:my-stop"},
+        f"{config}:permission_request:0:0": {"trusted_hash": "sha256:my-permission"},
     }

@@ -14,18 +14,21 @@ What it writes, each line measured with Codex 0.171.0 (tests/agents/test_codex_m
   saying the same, because progress does not extend Codex's limit and ``hive-rpc
   mcp`` reads that variable to return ``pending`` before the call is cut;
 - ``[[hooks.PermissionRequest]]`` matching every tool, whose command hook runs
-  ``hive-rpc hook codex`` with a timeout long enough for a human.
+  ``hive-rpc hook codex`` with a timeout long enough for a human;
+- the same hook for the events that move the agent's session on the hub (working,
+  idle, gone: cli/hook_events.py): ``SessionStart``, ``UserPromptSubmit``, ``Stop``,
+  ``Interrupt`` and ``SessionEnd`` (``HOOK_EVENTS``).
 
 Codex runs a hook only once the user has trusted it in its TUI (``/hooks``); a
 headless ``codex exec`` skips an untrusted one without a word.  Setup cannot trust
 it for them (the trust is Codex's record of the user's consent), so it says so.
 Codex records that trust in this same file, keyed by the hook's position
-(``[hooks.state."<this file>:permission_request:GROUP:HOOK"] trusted_hash``, the hash
-of the hook; tests/agents/test_codex_tui.py).  So when setup takes a hook out (its
-own with ``--remove``, a duplicate of its own) the trust of every hook after it moves
-with it, else Codex would show the user's hooks "modified" and skip them; and the
-trust of a hook it takes out goes with it, else a later setup's identical hook would
-run with no consent asked.
+(``[hooks.state."<this file>:permission_request:GROUP:HOOK"] trusted_hash``, the event
+in snake_case, the hash of the hook; tests/agents/test_codex_tui.py).  So when setup
+takes a hook out (its own with ``--remove``, a duplicate of its own) the trust of
+every hook after it under the same event moves with it, else Codex would show the
+user's hooks "modified" and skip them; and the trust of a hook it takes out goes
+with it, else a later setup's identical hook would run with no consent asked.
 """
 
 from __future__ import annotations
@@ -63,12 +66,42 @@ STARTUP_TIMEOUT_S = 60
 HOOK_TIMEOUT_S = 600
 """The PermissionRequest hook's ``timeout``: time for a human; the hook's own
 budget stays below it."""
-HOOK_EVENT = "PermissionRequest"
-TRUST_EVENT = "permission_request"
-"""``HOOK_EVENT`` as Codex spells it in the keys of its trust records."""
+EVENT_TIMEOUT_S = 10
+"""A session event's hook's ``timeout``: it takes a second at most (hook_events.py
+bounds itself at 5 s)."""
+SHORT_TIMEOUT_S = 3
+"""``SessionEnd`` and ``Interrupt``'s: Codex 0.171.0 clamps theirs to 3 s, and says so
+("warning: clamping SessionEnd hook timeout to 3s") on every run when it is longer."""
+
+
+@dataclass(frozen=True)
+class HookEvent:
+    """One Codex hook event setup registers ``hive-rpc hook codex`` for."""
+
+    trust: str
+    """The event as Codex spells it in the keys of its trust records."""
+    matcher: str | None
+    """The matcher of setup's own group (None: none; Codex then runs it always)."""
+    timeout: int
+
+
+HOOK_EVENTS: dict[str, HookEvent] = {
+    "PermissionRequest": HookEvent("permission_request", "*", HOOK_TIMEOUT_S),
+    "SessionStart": HookEvent("session_start", None, EVENT_TIMEOUT_S),
+    "UserPromptSubmit": HookEvent("user_prompt_submit", None, EVENT_TIMEOUT_S),
+    "Stop": HookEvent("stop", None, EVENT_TIMEOUT_S),
+    "Interrupt": HookEvent("interrupt", None, SHORT_TIMEOUT_S),
+    "SessionEnd": HookEvent("session_end", None, SHORT_TIMEOUT_S),
+}
+"""Every event setup hooks.  The session's run synchronously: Codex 0.171.0 takes
+``async = true`` (and runs a SessionEnd one synchronously anyway), but a prompt
+reported in the background may reach the hub after a quick turn's Stop, leaving an
+idle session shown working."""
 TRUST_STEP = (
-    "one step is yours: start codex, type /hooks and trust hive-rpc's PermissionRequest "
-    "hook (Codex skips a hook never trusted without a word; until then it asks itself)"
+    "one step is yours: start codex and trust hive-rpc's hooks ('Trust all and continue' "
+    "on its first screen, or /hooks): PermissionRequest and the session's SessionStart, "
+    "UserPromptSubmit, Stop, Interrupt, SessionEnd (Codex skips a hook never trusted "
+    "without a word: until then it asks itself, and the hub sees no session state)"
 )
 
 
@@ -152,17 +185,18 @@ def merge_server(doc: TOMLDocument, command: Sequence[str], options: Sequence[st
         env.add(tomlkit.nl())  # a blank line before whatever table follows
 
 
-def _groups(doc: TOMLDocument, *, create: bool) -> Any:
+def _groups(doc: TOMLDocument, event: str, *, create: bool) -> Any:
+    """The array of ``event``'s hook groups (made when missing and ``create``)."""
     hooks = _table(doc, "hooks", '"hooks"', create=create)
     if hooks is None:
         return None
-    if HOOK_EVENT not in hooks:
+    if event not in hooks:
         if not create:
             return None
-        hooks[HOOK_EVENT] = tomlkit.aot()
-    groups = hooks[HOOK_EVENT]
+        hooks[event] = tomlkit.aot()
+    groups = hooks[event]
     if not isinstance(groups, list):
-        raise Unmergeable(f'"hooks.{HOOK_EVENT}" is not an array of tables')
+        raise Unmergeable(f'"hooks.{event}" is not an array of tables')
     return groups
 
 
@@ -178,11 +212,16 @@ def _our_hooks(group: Any) -> list[int]:
 
 
 def merge_hook(doc: TOMLDocument, hook_command: str) -> None:
-    """One ``hive-rpc hook codex`` PermissionRequest hook: one already there is updated
-    where it stands (in the user's matcher group), duplicates dropped; else a group of
-    its own matching every tool.  Other hooks stay as they are."""
-    groups = _groups(doc, create=True)
-    wanted = {"type": "command", "command": hook_command, "timeout": HOOK_TIMEOUT_S}
+    """One ``hive-rpc hook codex`` hook per event of ``HOOK_EVENTS``: one already there
+    is updated where it stands (in the user's matcher group), duplicates dropped;
+    else a group of its own (matching every tool for PermissionRequest).  Other hooks
+    stay as they are."""
+    for event, spec in HOOK_EVENTS.items():
+        _merge_event_hook(_groups(doc, event, create=True), hook_command, spec)
+
+
+def _merge_event_hook(groups: Any, hook_command: str, spec: HookEvent) -> None:
+    wanted = {"type": "command", "command": hook_command, "timeout": spec.timeout}
     placed = False
     for group in list(groups):
         ours = _our_hooks(group)
@@ -199,7 +238,8 @@ def merge_hook(doc: TOMLDocument, hook_command: str) -> None:
             groups.remove(group)
     if not placed:
         group = tomlkit.table()
-        group["matcher"] = "*"
+        if spec.matcher is not None:
+            group["matcher"] = spec.matcher
         inner = tomlkit.aot()
         hook = tomlkit.table()
         hook.update(wanted)
@@ -217,26 +257,29 @@ def remove(doc: TOMLDocument) -> None:
         del servers[SERVER_NAME]
         if not servers:
             del doc["mcp_servers"]
-    groups = _groups(doc, create=False)
-    if groups is None:
-        return
-    for group in list(groups):
-        for i in reversed(_our_hooks(group)):
-            del group["hooks"][i]
-        if isinstance(group, dict) and group.get("hooks") == []:
-            groups.remove(group)
-    if not groups:
-        del doc["hooks"][HOOK_EVENT]
-        if not doc["hooks"]:
-            del doc["hooks"]
+    for event in HOOK_EVENTS:
+        groups = _groups(doc, event, create=False)
+        if groups is None:
+            continue
+        for group in list(groups):
+            for i in reversed(_our_hooks(group)):
+                del group["hooks"][i]
+            if isinstance(group, dict) and group.get("hooks") == []:
+                groups.remove(group)
+        if not groups:
+            del doc["hooks"][event]
+            if not doc["hooks"]:
+                del doc["hooks"]
 
 
 Position = tuple[int, int]
-"""A PermissionRequest hook's place: its group's index, its own index in the group."""
+"""A hook's place under its event: its group's index, its own index in the group."""
+Layout = dict[str, list[tuple[Position, bool]]]
+"""Every hook of each of ``HOOK_EVENTS`` in order, with whether it runs ``hook codex``."""
 
 
 def _positions(groups: Any) -> list[tuple[Position, bool]]:
-    """Every PermissionRequest hook in order, with whether it runs ``hook codex``."""
+    """Every hook of one event in order, with whether it runs ``hook codex``."""
     found = []
     for g, group in enumerate(groups or []):
         hooks = group.get("hooks") if isinstance(group, dict) else None
@@ -244,6 +287,10 @@ def _positions(groups: Any) -> list[tuple[Position, bool]]:
             ours = isinstance(hook, dict) and runs_hook(hook.get("command"), "codex")
             found.append(((g, h), ours))
     return found
+
+
+def _layout(doc: TOMLDocument) -> Layout:
+    return {event: _positions(_groups(doc, event, create=False)) for event in HOOK_EVENTS}
 
 
 def _moves(
@@ -261,11 +308,11 @@ def _moves(
     return moves
 
 
-def _trusted_at(key: str, path: Path) -> tuple[str, Position] | None:
-    """``key`` of ``[hooks.state]`` split, when it is a PermissionRequest hook's of
-    this file: the file as Codex spelt it, and the hook's position."""
+def _trusted_at(key: str, path: Path, trust_event: str) -> tuple[str, Position] | None:
+    """``key`` of ``[hooks.state]`` split, when it is a ``trust_event`` hook's of this
+    file: the file as Codex spelt it, and the hook's position."""
     parts = key.rsplit(":", 3)
-    if len(parts) != 4 or parts[1] != TRUST_EVENT:
+    if len(parts) != 4 or parts[1] != trust_event:
         return None
     source, _, group, hook = parts
     if not (group.isdigit() and hook.isdigit()):
@@ -275,24 +322,29 @@ def _trusted_at(key: str, path: Path) -> tuple[str, Position] | None:
     return source, (int(group), int(hook))
 
 
-def move_trust(doc: TOMLDocument, path: Path, moves: dict[Position, Position | None]) -> None:
-    """Codex's trust records follow ``moves``: one whose hook moved is re-keyed to
-    its new place, one whose hook is gone is dropped (an emptied ``[hooks.state]``,
-    then ``[hooks]``, too)."""
+def move_trust(
+    doc: TOMLDocument,
+    path: Path,
+    moves: dict[Position, Position | None],
+    trust_event: str,
+) -> None:
+    """Codex's trust records of ``trust_event``'s hooks follow ``moves``: one whose hook
+    moved is re-keyed to its new place, one whose hook is gone is dropped (an emptied
+    ``[hooks.state]``, then ``[hooks]``, too)."""
     hooks: Any = doc.get("hooks")
     state = hooks.get("state") if isinstance(hooks, dict) else None
     if not isinstance(state, dict):
         return
     moving: list[tuple[str, Position | None, Any]] = []
     for key in list(state):
-        found = _trusted_at(key, path)
+        found = _trusted_at(key, path, trust_event)
         if found is None or found[1] not in moves or moves[found[1]] == found[1]:
             continue
         moving.append((found[0], moves[found[1]], state[key]))
         del state[key]
     for source, to, record in moving:
         if to is not None:
-            state[f"{source}:{TRUST_EVENT}:{to[0]}:{to[1]}"] = record
+            state[f"{source}:{trust_event}:{to[0]}:{to[1]}"] = record
     if not state:
         del hooks["state"]
     if not hooks:
@@ -308,13 +360,16 @@ def plan(
     doc = parse(path, before)
     old = doc.unwrap()
     try:
-        layout = _positions(_groups(doc, create=False))
+        layout = _layout(doc)
         if removing:
             remove(doc)
         else:
             merge_server(doc, command, options)
             merge_hook(doc, shlex.join([*command, "hook", "codex", *options]))
-        move_trust(doc, path, _moves(layout, _positions(_groups(doc, create=False))))
+        after_layout = _layout(doc)
+        for event, spec in HOOK_EVENTS.items():
+            moves = _moves(layout[event], after_layout[event])
+            move_trust(doc, path, moves, spec.trust)
     except Unmergeable as e:
         raise refused(path, f"cannot be merged: {e}") from None
     after = doc.as_string()
