@@ -65,6 +65,9 @@ conversation and starts another in the same process, which keeps its agent id (i
 
 MAX_TEXT = 300
 """A session's ``message`` (the last notice, the last failure) is one line of this."""
+MAX_PROMPT_IDS = 20
+"""Pending prompt ids a session record lists at most (it counts them all): a record
+is sent on every change, so it must not grow with an agent's thousands of asks."""
 MAX_FIELD = 4096
 """The longest project dir or terminal address a report may carry."""
 
@@ -78,10 +81,13 @@ class Session:
     changed_at: float
     activity: str = "working"
     """``working`` or ``idle``: what the agent's last event says it does."""
-    questions: tuple[str, ...] = ()
-    """Ids of its pending questions, oldest first."""
-    permissions: tuple[str, ...] = ()
-    """Ids of its pending permission requests, oldest first."""
+    questions: int = 0
+    """How many questions it has pending."""
+    permissions: int = 0
+    """How many permission requests it has pending."""
+    prompt_ids: tuple[str, ...] = ()
+    """The first ``MAX_PROMPT_IDS`` of its pending prompts' ids: permission requests
+    first, each kind oldest first (what an editor opens when the human picks it)."""
     in_terminal: bool = False
     """It waits on the human in its own terminal (its own dialog)."""
     gone: bool = False
@@ -121,7 +127,7 @@ class Session:
 
     @property
     def prompts(self) -> int:
-        return len(self.questions) + len(self.permissions)
+        return self.questions + self.permissions
 
     def record(self) -> dict[str, Any]:
         """The session record (protocol/methods.py ``SESSION_RECORD``)."""
@@ -132,9 +138,9 @@ class Session:
             "display": AGENTS[kind].display if kind else None,
             "state": self.state,
             "activity": self.activity,
-            "questions": len(self.questions),
-            "permissions": len(self.permissions),
-            "prompt_ids": [*self.permissions, *self.questions],
+            "questions": self.questions,
+            "permissions": self.permissions,
+            "prompt_ids": list(self.prompt_ids),
             "in_terminal": self.in_terminal,
             "pid": self.pid,
             "project_dir": self.project_dir,
@@ -191,18 +197,20 @@ def on_event(
 
 
 def on_prompts(
-    session: Session, questions: tuple[str, ...], permissions: tuple[str, ...], now: float
+    session: Session, questions: int, permissions: int, prompt_ids: tuple[str, ...], now: float
 ) -> Session:
-    """The session with its pending prompts as the registry holds them.  A prompt
-    closed while the agent waited in its terminal does not change that wait; one asked
-    means the agent moved on from any dialog of its own (it asks through the hub)."""
-    if session.gone or (questions, permissions) == (session.questions, session.permissions):
+    """The session with its pending prompts as the registry holds them (counts, and the
+    first ids).  A prompt closed while the agent waited in its terminal does not change
+    that wait; one asked means the agent moved on from any dialog of its own (it asks
+    through the hub)."""
+    if session.gone:
         return session
-    asked = len(questions) + len(permissions) > session.prompts
+    asked = questions + permissions > session.prompts
     return replace(
         session,
         questions=questions,
         permissions=permissions,
+        prompt_ids=prompt_ids,
         in_terminal=session.in_terminal and not asked,
         changed_at=now,
     )

@@ -604,7 +604,7 @@ SESSION_RECORD: dict[str, Param] = {
 """An agent session (core/sessions.py ``Session.record``, docs/protocol.md "Sessions"):
 what ``hive/sessions`` lists and ``hive/session`` carries.  ``state`` is one of
 ``SESSION_STATES``; ``agent`` the agent's kind (``claude-code``, ``codex``, ``gemini``)
-or null; ``prompt_ids`` its pending prompts, permission requests first; ``pid`` the
+or null; ``prompt_ids`` its first 20 pending prompts, permission requests first; ``pid`` the
 agent's process when the hub checked it."""
 
 SESSION_STATES = ("waiting", "working", "idle", "gone")

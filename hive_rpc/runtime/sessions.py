@@ -21,6 +21,7 @@ follower costs memory bounded by the number of sessions, never a queue.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -33,7 +34,14 @@ import trio
 from hive_rpc.core.agents import claimed_process
 from hive_rpc.core.conventions import DEFAULT_AGENT
 from hive_rpc.core.prompt import Kind, Prompt
-from hive_rpc.core.sessions import Session, new_session, on_event, on_prompts, order_key
+from hive_rpc.core.sessions import (
+    MAX_PROMPT_IDS,
+    Session,
+    new_session,
+    on_event,
+    on_prompts,
+    order_key,
+)
 from hive_rpc.host.agent_process import stat_fields
 from hive_rpc.relay.proc import stat, working_dir
 
@@ -81,6 +89,43 @@ class Follower:
         return batch
 
 
+class Pending:
+    """One agent's pending prompts, each kind in the order asked."""
+
+    def __init__(self) -> None:
+        self.permissions: dict[str, None] = {}
+        self.questions: dict[str, None] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.permissions or self.questions)
+
+    def add(self, prompt_id: str, permission: bool) -> bool:
+        """Keep ``prompt_id``; False if it was kept already."""
+        kept = self.permissions if permission else self.questions
+        if prompt_id in kept:
+            return False
+        kept[prompt_id] = None
+        return True
+
+    def discard(self, prompt_id: str) -> bool:
+        """Forget ``prompt_id``; False if it was not kept."""
+        for kept in (self.permissions, self.questions):
+            if prompt_id in kept:
+                del kept[prompt_id]
+                return True
+        return False
+
+    def counts(self) -> tuple[int, int]:
+        """(questions, permissions)."""
+        return len(self.questions), len(self.permissions)
+
+    def first(self, n: int) -> tuple[str, ...]:
+        """The first ``n`` ids: permission requests first, each kind oldest first."""
+        ids = list(itertools.islice(self.permissions, n))
+        ids += itertools.islice(self.questions, n - len(ids))
+        return tuple(ids)
+
+
 class SessionTable:
     """Every agent session the hub knows, and the tasks watching their processes."""
 
@@ -95,6 +140,8 @@ class SessionTable:
         self._gone_keep_s = gone_keep_s
         self._max = max_sessions
         self._sessions: dict[str, Session] = {}
+        self._pending: dict[str, Pending] = {}
+        """Each agent's pending prompts (kept when its session is not: a full table)."""
         self._followers: set[Follower] = set()
         self._nursery: trio.Nursery | None = None
         self._pruned = trio.Event()
@@ -212,10 +259,21 @@ class SessionTable:
         return after
 
     def prompt_changed(self, prompt: Prompt) -> None:
-        """A prompt was asked or closed: its agent's pending lists follow it."""
+        """A prompt was asked or closed: its agent's pending prompts follow it (kept
+        in insertion-ordered dicts, so an agent's thousands of asks cost O(1) each)."""
         agent_id = prompt.agent_id
         if agent_id == DEFAULT_AGENT:
             return  # asked under no name: no session to speak of
+        pending = self._pending.get(agent_id)
+        if prompt.is_pending:
+            if pending is None:
+                pending = self._pending[agent_id] = Pending()
+            if not pending.add(prompt.id, prompt.kind is Kind.PERMISSION):
+                return  # an update of a prompt it knows (typing, shown)
+        elif pending is None or not pending.discard(prompt.id):
+            return
+        if not pending:
+            del self._pending[agent_id]
         session = self._sessions.get(agent_id)
         if session is None or session.gone:
             if not prompt.is_pending:
@@ -223,17 +281,9 @@ class SessionTable:
             session = self._new(agent_id)
             if session is None:
                 return
-        permission = prompt.kind is Kind.PERMISSION
-        ids = session.permissions if permission else session.questions
-        if prompt.is_pending and prompt.id not in ids:
-            ids = (*ids, prompt.id)
-        elif not prompt.is_pending and prompt.id in ids:
-            ids = tuple(i for i in ids if i != prompt.id)
-        else:
-            return
-        questions = session.questions if permission else ids
-        permissions = ids if permission else session.permissions
-        after = on_prompts(session, questions, permissions, self._now())
+        counts = pending.counts() if pending else (0, 0)
+        ids = pending.first(MAX_PROMPT_IDS) if pending else ()
+        after = on_prompts(session, *counts, ids, self._now())
         if not after.reported and after.prompts == 0:
             self._remove(agent_id, "closed")  # known only by its prompts, now closed
             return

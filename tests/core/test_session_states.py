@@ -17,15 +17,24 @@ from hive_rpc.core.sessions import (
 
 
 def after(*steps: tuple[str, dict[str, str]] | tuple[tuple[str, ...], tuple[str, ...]]) -> Session:
+    """The session after each step: an event with its keywords, or the pending prompts
+    as (question ids, permission ids)."""
     session = new_session("claude-code-4242", 0.0)
     for at, step in enumerate(steps, 1):
-        if isinstance(step[0], str):
-            event, kw = step  # type: ignore[misc]
-            session = on_event(session, event, float(at), **kw)  # type: ignore[arg-type]
+        first, second = step
+        if isinstance(first, str):
+            assert isinstance(second, dict)
+            session = on_event(session, first, float(at), **second)
         else:
-            questions, permissions = step  # type: ignore[misc]
-            session = on_prompts(session, questions, permissions, float(at))  # type: ignore[arg-type]
+            assert isinstance(second, tuple)
+            session = prompts(session, first, second, float(at))
     return session
+
+
+def prompts(
+    session: Session, questions: tuple[str, ...], permissions: tuple[str, ...], at: float
+) -> Session:
+    return on_prompts(session, len(questions), len(permissions), (*permissions, *questions), at)
 
 
 @pytest.mark.parametrize(
@@ -62,9 +71,9 @@ def test_a_prompt_the_agent_asks_through_the_hub_closes_its_own_dialog() -> None
     asking the hub something next means it moved on from it."""
     session = after(("prompt", {}), ("notice", {"notice_type": "permission_prompt"}))
     assert session.in_terminal
-    asked = on_prompts(session, (), ("p1",), 9.0)
+    asked = prompts(session, (), ("p1",), 9.0)
     assert not asked.in_terminal
-    closed = on_prompts(asked, (), (), 10.0)
+    closed = prompts(asked, (), (), 10.0)
     assert closed.state == "working"
 
 
@@ -88,13 +97,14 @@ def test_the_record_counts_and_names_the_agent() -> None:
 def test_failure_message_is_one_bounded_line() -> None:
     session = after(("failure", {"message": "rate\x1b[31m limited\n" + "x" * 500}))
     assert session.message is not None
-    assert "\n" not in session.message and "\x1b" not in session.message
+    assert "\n" not in session.message
+    assert "\x1b" not in session.message
     assert len(session.message) == 300
 
 
 def test_lists_show_what_needs_the_human_first() -> None:
-    waiting_long = on_prompts(new_session("a", 0.0), ("q",), (), 1.0)
-    waiting_new = on_prompts(new_session("b", 0.0), ("q",), (), 5.0)
+    waiting_long = prompts(new_session("a", 0.0), ("q",), (), 1.0)
+    waiting_new = prompts(new_session("b", 0.0), ("q",), (), 5.0)
     idle = on_event(new_session("c", 0.0), "stop", 3.0)
     working = on_event(new_session("d", 0.0), "prompt", 2.0)
     gone = on_event(new_session("e", 0.0), "end", 9.0)

@@ -206,3 +206,25 @@ async def test_bad_reports_are_refused_by_name(hub: HubService, client: HubClien
         {"agent_id": "me", "event": "start", "terminal": "tmux:%1\x1b]0;pwned\x07"},
     )
     assert record["terminal"] == "tmux:%1"  # an escape sequence never reaches a screen
+
+
+async def test_an_agent_with_many_prompts_counts_them_all_and_lists_the_first(
+    hub: HubService, client: HubClient
+) -> None:
+    """The record is sent on every change, so it lists the first 20 ids (permission
+    requests first), not all of them; the counts are whole."""
+    asked = [
+        (await client.call("hive/ask", {"question": f"Q{i}?", "agent_id": "busy"}))["id"]
+        for i in range(25)
+    ]
+    await client.call("hive/proveApprover", {"token": hub.approver_token})
+    permission = await client.call(
+        "hive/ask", {"question": "Run it?", "agent_id": "busy", "kind": "permission",
+                     "choices": ["allow", "deny"]},
+    )  # fmt: skip
+    (record,) = await client.call("hive/sessions", {})
+    assert (record["questions"], record["permissions"]) == (25, 1)
+    assert record["prompt_ids"] == [permission["id"], *asked[:19]]
+    await client.call("hive/respond", {"id": asked[0], "answer": "a"})
+    (record,) = await client.call("hive/sessions", {})
+    assert (record["questions"], record["prompt_ids"][1]) == (24, asked[1])
