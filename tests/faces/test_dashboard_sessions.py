@@ -32,6 +32,7 @@ from chromium_page import needs_chromium, open_dashboard, run_in_chromium, start
 from test_dashboard_browser import cli_ask
 from waiting import logged
 
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.hub import HubConfig
 
 pytestmark = needs_chromium
@@ -282,3 +283,33 @@ async def test_the_sessions_panel_follows_each_agent_live(
         )
 
     await trio.to_thread.run_sync(run_in_chromium, drive, 1000, 500)
+
+
+async def test_past_200_sessions_the_panel_says_how_many_more(
+    hub_config: HubConfig, nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    """Rows are drawn for the first 200 sessions in the hub's order (waiting first):
+    each row costs the page layout time, and nobody reads thousands; the rest are
+    counted, and the summary counts them all."""
+    dashboard = await start_dashboard(hub_config, nursery, tmp_path)
+    async with await HubClient.connect(hub_config.socket) as agent:
+        for i in range(201):
+            await agent.call("agent/session", {"agent_id": f"agent-{i:03d}", "event": "start"})
+        await agent.call("hive/ask", {"question": "Which region?", "agent_id": "agent-000"})
+        await logged(
+            dashboard.service.activity,
+            lambda e: e.kind == "session" and e.key == "agent-000" and e.data["state"] == "waiting",
+            within_s=30,
+        )
+
+        def drive(page: Any) -> None:
+            open_dashboard(page, dashboard)
+            page.locator("#sessions-more").get_by_text("1 more session, not shown here").wait_for()
+            rows = order(page)
+            assert len(rows) == 200
+            assert rows[0] == ("agent-000", "waiting")
+            assert page.locator("#sessions-summary").inner_text() == (
+                "201 sessions · 1 waiting on you"
+            )
+
+        await trio.to_thread.run_sync(run_in_chromium, drive)

@@ -190,7 +190,7 @@
     apply(id, entry);
     renderActivity();
     if (entry.kind === "prompt") renderPrompts();
-    else if (entry.kind === "session") renderSessions();
+    else if (entry.kind === "session") renderSessionsSoon();
     else if (entry.kind === "dialogue") refreshSoon(); // entries carry no turns
     else if (entry.kind === "audit") renderDecisions();
   }
@@ -793,6 +793,21 @@
     return row;
   }
 
+  // A burst of changes (an agent's many asks, a fleet's turns ending together) is
+  // drawn once: every session change rebuilds the rows (up to the hub's 2,000).
+  const SESSIONS_DRAW_MS = 50;
+  // Rows drawn at most, in the hub's order (the waiting ones first): past a few
+  // hundred no one reads them, and each costs the page layout time.
+  const MAX_SESSION_ROWS = 200;
+  let sessionsTimer = null;
+  function renderSessionsSoon() {
+    if (sessionsTimer !== null) return;
+    sessionsTimer = window.setTimeout(() => {
+      sessionsTimer = null;
+      renderSessions();
+    }, SESSIONS_DRAW_MS);
+  }
+
   const waitingBefore = new Set(); // agents seen waiting in their terminal: announced once
   function renderSessions() {
     const rows = $("session-rows");
@@ -800,7 +815,11 @@
     const inRow = focused && rows.contains(focused) ? focused.closest("tr") : null;
     const focusedAgent = inRow ? inRow.dataset.agent : null;
     const sessions = [...state.sessions.values()].sort(sessionOrder);
-    rows.replaceChildren(...sessions.map(sessionRow));
+    rows.replaceChildren(...sessions.slice(0, MAX_SESSION_ROWS).map(sessionRow));
+    const more = $("sessions-more");
+    more.hidden = sessions.length <= MAX_SESSION_ROWS;
+    const unshown = sessions.length - MAX_SESSION_ROWS;
+    more.textContent = `${plural(unshown, "more session", "more sessions")}, not shown here: \`hive-rpc sessions\` lists them all.`;
     if (focusedAgent !== null) {
       // The rows are rebuilt: the keyboard stays on the same session's button, or,
       // when it has none now, goes to the heading (as after a prompt closes).
