@@ -1,0 +1,257 @@
+"""The Hive: Sessions view in a real VS Code (issue 30, item 1): code-server in
+Chromium with the extension on its default settings (nothing opens by itself), a real
+hub, and two agent sessions reported by the real ``hive-rpc hook claude-code``, each
+run under a process whose comm is ``claude`` (a symlink named ``claude`` to
+``/bin/bash``, as Claude Code runs its hooks), so the hub names each by its process
+and watches it.
+
+One session works; the other waits on a permission. The view lists both, the waiting
+one first, each with its state; a click on the waiting one opens its question (the
+human's act: nothing opened before it), the answer goes back to its hook, and the row
+moves to working.  A click on the working one, which runs in no terminal of this
+window, says where it runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from vscode_session import EditorSetup, Hub, Window, wait_for
+
+VIEW = "HIVE: SESSIONS"
+
+
+@pytest.fixture(scope="module")
+def editor_setup() -> EditorSetup:
+    # None drops the test harness's own hive.autoAsk and openGraceSeconds: the defaults.
+    return EditorSetup(
+        user={"hive.autoAsk": None, "hive.openGraceSeconds": None},
+        machine={"hive.pythonPath": sys.executable},
+    )
+
+
+class FakeClaude:
+    """A process whose comm is ``claude`` that runs each hook it is given as a child of
+    its own, in the background, as Claude Code runs its hooks (tests/service/
+    test_sessions.py's, synchronous). Its project is ``DIR/app``."""
+
+    def __init__(self, root: Path, name: str, hub: Hub) -> None:
+        self.dir = root / name
+        self.app = self.dir / "app"
+        self.app.mkdir(parents=True)
+        link = self.dir / "claude"
+        link.symlink_to("/bin/bash")
+        self.hub = hub
+        self.events = 0
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "ZELLIJ", "HIVE"))}
+        self.proc = subprocess.Popen(
+            [str(link), "-c", 'while read -r line; do eval "$line"; done'],
+            stdin=subprocess.PIPE,
+            cwd=self.app,
+            env={**env, "HOME": str(self.dir)},
+            start_new_session=True,
+        )
+
+    @property
+    def agent_id(self) -> str:
+        return f"claude-code-{self.proc.pid}"
+
+    def hook(self, event: dict[str, Any]) -> Path:
+        """Run the hook on ``event`` in the background; the file its stdout goes to
+        (written whole when it decides: a hook prints one JSON object, then exits)."""
+        self.events += 1
+        path = self.dir / f"event-{self.events}.json"
+        fields = {"session_id": f"s-{self.proc.pid}", "cwd": str(self.app)}
+        path.write_text(json.dumps({**fields, **event}))
+        out = self.dir / f"hook-{self.events}.out"
+        where = f"--socket {self.hub.socket} --data-dir {self.hub.data_dir} --timeout 300"
+        # One simple command in the background: bash forks and the fork runs the hook
+        # itself, so the hook's parent is this ``claude`` (a compound command would put
+        # a subshell, also named ``claude``, in between).
+        line = (
+            f"{sys.executable} -m hive_rpc hook claude-code {where} < {path} "
+            f"> {out} 2>> {self.dir}/hook.err &\n"
+        )
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line.encode())
+        self.proc.stdin.flush()
+        return out
+
+    def stop(self) -> None:
+        """The claude process and the hooks it still runs."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, 9)
+        self.proc.wait()
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+
+
+@pytest.fixture
+def claudes(vscode_root: Path, vscode_hub: Hub) -> Iterator[tuple[FakeClaude, FakeClaude]]:
+    root = vscode_root / "claudes"
+    one, two = FakeClaude(root, "api", vscode_hub), FakeClaude(root, "web", vscode_hub)
+    try:
+        yield one, two
+    finally:
+        one.stop()
+        two.stop()
+
+
+def session_states(hub: Hub) -> dict[str, str]:
+    """``hive-rpc sessions --json``: each session's state, by agent id."""
+    return {s["agent_id"]: s["state"] for s in hub.json("sessions")}
+
+
+def sessions_view(window: Window) -> list[str] | None:
+    """The rows of the Hive: Sessions view (label and description), or None while the
+    view is collapsed or hidden."""
+    got: list[str] | None = window.page.evaluate(
+        """(title) => {
+          const header = Array.from(document.querySelectorAll('.pane-header'))
+            .find((h) => (h.getAttribute('aria-label') || h.textContent)
+              .toUpperCase().includes(title));
+          if (!header || !header.classList.contains('expanded')) return null;
+          const body = header.parentElement.querySelector('.pane-body');
+          if (!body) return null;
+          return Array.from(body.querySelectorAll('.monaco-list-row'))
+            .map((r) => r.textContent.trim().replace(/\\s+/g, ' '));
+        }""",
+        VIEW,
+    )
+    return got
+
+
+def wait_rows(window: Window, want: list[str], what: str) -> list[str]:
+    """Wait until the view's rows start with ``want``, in that order."""
+
+    def seen() -> list[str] | None:
+        rows = sessions_view(window) or []
+        # The label and the description are spans of their own: spaces between them vary.
+        ok = len(rows) == len(want) and all(
+            squash(r).startswith(squash(w)) for r, w in zip(rows, want, strict=True)
+        )
+        return rows if ok else None
+
+    return window.wait(seen, what)
+
+
+def explorer_badge(window: Window) -> str | None:
+    """The badge on the Explorer's activity bar icon (the sum of its views' badges)."""
+    got: str | None = window.page.evaluate(
+        """() => {
+          const item = Array.from(document.querySelectorAll('.activitybar .action-item'))
+            .find((i) => (i.querySelector('.action-label')?.getAttribute('aria-label') || '')
+              .startsWith('Explorer'));
+          const badge = item?.querySelector('.badge-content');
+          return badge && badge.offsetParent !== null ? badge.textContent.trim() : null;
+        }"""
+    )
+    return got
+
+
+def squash(text: str) -> str:
+    return "".join(text.split())
+
+
+def decision_in(out: Path) -> dict[str, Any] | None:
+    """The decision the hook printed into ``out``, once it has printed it whole."""
+    try:
+        decision: dict[str, Any] = json.loads(out.read_text())["hookSpecificOutput"]["decision"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return decision
+
+
+def click_row(window: Window, label: str) -> None:
+    header = window.page.locator(".pane-header", has_text="Hive: Sessions")
+    body = header.locator("xpath=..").locator(".pane-body")
+    body.locator(".monaco-list-row", has_text=label).first.click()
+
+
+def test_the_sessions_view_shows_both_and_the_waiting_one_opens_its_question(
+    window: Window, vscode_hub: Hub, claudes: tuple[FakeClaude, FakeClaude]
+) -> None:
+    api, web = claudes
+    # As Claude Code starts, then takes the human's prompt: one event after the other
+    # (the hook reports SessionStart in the background, so the next one waits for it).
+    # The hooks are processes of their own, with no event to follow: the hub's list,
+    # polled with wait_for's deadline, says when each has been taken.
+    for event, state in (
+        ({"hook_event_name": "SessionStart", "source": "startup"}, "idle"),
+        ({"hook_event_name": "UserPromptSubmit", "prompt": "fix the tests"}, "working"),
+    ):
+        for claude in claudes:
+            claude.hook(event)
+        want = {api.agent_id: state, web.agent_id: state}
+        wait_for(
+            lambda want=want: session_states(vscode_hub) == want,
+            f"both sessions to be {state}",
+            on_timeout=lambda: f"; the hub has {session_states(vscode_hub)}",
+        )
+    window.command("Focus on Hive: Sessions View")
+    api_label, web_label = f"Claude Code {api.proc.pid}", f"Claude Code {web.proc.pid}"
+    rows = window.wait(
+        lambda: (lambda r: r if r is not None and len(r) == 2 else None)(sessions_view(window)),
+        "the Hive: Sessions view to show two sessions",
+    )
+    for label in (api_label, web_label):
+        assert any(squash(r).startswith(squash(f"{label} working · ")) for r in rows), rows
+    assert all(r.endswith("<1m") for r in rows), rows
+
+    decision = web.hook(
+        {
+            "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash",
+            "tool_input": {"command": "make deploy", "description": "Deploy the site"},
+        }
+    )
+    rows = wait_rows(
+        window,
+        [f"{web_label}1 permission · ", f"{api_label}working · "],
+        "the waiting session first, with its permission",
+    )
+    assert str(web.app) in rows[0], rows
+    assert session_states(vscode_hub) == {api.agent_id: "working", web.agent_id: "waiting"}
+    # The view's badge counts the sessions waiting: on the Explorer's icon.
+    window.wait(lambda: explorer_badge(window) == "1", "the Explorer's badge to count 1 waiting")
+    window.shot("sessions-waiting")
+    # Nothing opened by itself: the permission waits for the human (its notification
+    # announces it), untouched.
+    assert window.quick_input() is None
+    (prompt,) = vscode_hub.pending()
+    assert prompt["agent_id"] == web.agent_id
+    assert prompt["typing_at"] is None
+
+    click_row(window, web_label)
+    box = window.wait_quick_input("wants to run Bash", "the session's permission to open")
+    assert "make deploy" in box.placeholder, box
+    for _ in range(len(box.rows) + 1):
+        now = window.quick_input()
+        if now is not None and (now.active or "").split(",")[0] == "allow":
+            break
+        window.press("ArrowDown")
+    window.press("Enter")
+    window.wait_no_quick_input()
+    # The hook is a process outside this one, with no event to follow: its output file,
+    # polled with wait_for's deadline, says when it has decided.
+    decided = wait_for(lambda: decision_in(decision), "the hook to print its decision")
+    assert decided["behavior"] == "allow", decided
+    wait_rows(
+        window,
+        [f"{web_label}working · ", f"{api_label}working · "],
+        "the answered session to be working again",
+    )
+    assert vscode_hub.pending() == []
+    window.wait(lambda: explorer_badge(window) is None, "the Explorer's badge to go")
+    window.shot("sessions-answered")
+
+    # The other one runs in no terminal of this window: a click says where it runs.
+    click_row(window, api_label)
+    message = window.wait_notification(f"Hive: {api_label} runs in ")
+    assert f"as pid {api.proc.pid}; no terminal of this window runs it." in message, message
