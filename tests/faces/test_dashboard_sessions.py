@@ -211,7 +211,10 @@ async def test_the_sessions_panel_follows_each_agent_live(
         assert order(page) == [("deployer", "waiting"), (b, "waiting"), (a, "waiting")]
         assert page.locator("#sessions-summary").inner_text() == ("3 sessions · 3 waiting on you")
         title_is(page, "(3 waiting) hive-rpc")
-        first, second = trio.from_thread.run_sync(lambda: hub.sessions.get(a).permissions)
+        # Its permission requests, oldest first (the session record's prompt_ids).
+        first, second = trio.from_thread.run_sync(
+            lambda: hub.sessions.get(a).record()["prompt_ids"]
+        )
         page.screenshot(path=dashboard.shots / "sessions-waiting.png", full_page=True)
 
         # Agents' text is text: no element made of it, no script run.
