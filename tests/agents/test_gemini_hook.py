@@ -127,3 +127,42 @@ async def test_setups_gate_asks_about_a_tool_no_list_names(
     said = json.dumps(model.requests[-1].function_responses())
     assert "Tool execution blocked" in said, said
     assert "launch code" not in said
+
+
+SESSION_EVENTS = ("start", "prompt", "stop", "end")
+"""The events an agent's hooks report (``agent/session``), not the hub's own."""
+
+
+async def test_a_gemini_run_is_a_session_idle_then_working_then_idle_on_the_hub(
+    hub: HubService, hub_config: HubConfig, gemini_bin: Path, agent_home: AgentHome
+) -> None:
+    """``gemini -p`` with setup's hooks: SessionStart leaves the session idle,
+    BeforeAgent (the prompt is in) working, AfterAgent (the answer is whole) idle,
+    SessionEnd gone; one agent id, ``gemini-PID``, the Gemini process's.  Gemini
+    awaits each hook before it goes on, so the entries are there once it has ended;
+    the hook's ``{}`` on stdout leaves Gemini's output as it was (a hook's text on
+    stderr alone would show as "Hook system message: ...")."""
+    with scripted_gemini(in_turns([text("done")])) as model:
+        gemini = Gemini(gemini_bin, agent_home, model.base_url)
+        write_gemini_config(agent_home)
+        run_setup(agent_home, "gemini", hub_config.socket)
+        done = await trio.to_thread.run_sync(gemini.run, "-p", "Say done.")
+    assert model.errors == [], model.errors
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "done"
+    assert "Hook system message" not in done.stderr, done.stderr
+    entries = [
+        (e.key, e.event, e.data["state"], e.data)
+        for e in hub.activity.recent(1000)
+        if e.kind == "session" and e.event in SESSION_EVENTS
+    ]
+    assert [(event, state) for _, event, state, _ in entries] == [
+        ("start", "idle"),
+        ("prompt", "working"),
+        ("stop", "idle"),
+        ("end", "gone"),
+    ], done.stderr
+    (agent,) = {agent for agent, _, _, _ in entries}
+    assert re.fullmatch(r"gemini-\d+", agent), agent
+    last = entries[-1][3]
+    assert (last["agent"], last["project_dir"]) == ("gemini", str(agent_home.project))

@@ -46,6 +46,15 @@ def settings_of(home: Path) -> Path:
     return home / ".gemini" / "settings.json"
 
 
+SESSION_EVENTS = ("SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd")
+
+
+def session_hooks(command: str) -> dict[str, Any]:
+    """The session events' groups as setup writes them on their own: no matcher."""
+    hook = {"name": "hive-rpc", "type": "command", "command": command, "timeout": 10000}
+    return {event: [{"hooks": [hook]}] for event in SESSION_EVENTS}
+
+
 def test_a_new_file_gets_the_server_and_the_hook(home: Path) -> None:
     done = setup(home, "--socket", "/run/hub.sock")
     assert done.returncode == 0, done.stderr
@@ -73,7 +82,8 @@ def test_a_new_file_gets_the_server_and_the_hook(home: Path) -> None:
                         }
                     ],
                 }
-            ]
+            ],
+            **session_hooks(f"{HIVE_RPC} hook gemini --socket /run/hub.sock"),
         },
     }
     assert done.stdout.splitlines()[0] == f"{path}: written"
@@ -155,12 +165,45 @@ def test_an_existing_entry_keeps_the_users_timeout_and_env(home: Path) -> None:
     assert merged["hooks"]["BeforeTool"] == [{"matcher": "run_shell_command", "hooks": [hook]}]
 
 
+def test_session_hooks_are_merged_beside_the_users_and_removed_again(home: Path) -> None:
+    """A ``hook gemini`` in the user's AfterAgent group is updated where it stands,
+    beside their own hook; their SessionStart hook stays, setup's group after it;
+    setup again changes nothing, and ``--remove`` leaves only theirs.  The gate is
+    never on a session hook: those decide nothing."""
+    path = settings_of(home)
+    path.parent.mkdir()
+    mine = {"type": "command", "command": "my-start-hook"}
+    users = {
+        "hooks": {
+            "SessionStart": [{"matcher": "startup", "hooks": [mine]}],
+            "AfterAgent": [{"hooks": [{"type": "command", "command": "my-after-hook"}]}],
+        }
+    }
+    old = json.loads(json.dumps(users))
+    old["hooks"]["AfterAgent"][0]["hooks"].append({"command": "/old/hive-rpc hook gemini"})
+    path.write_text(json.dumps(old))
+    done = setup(home, "--gate")
+    assert done.returncode == 0, done.stderr
+    hooks = read(path)["hooks"]
+    ours = session_hooks(f"{HIVE_RPC} hook gemini")["SessionStart"][0]["hooks"][0]
+    assert hooks["AfterAgent"] == [
+        {"hooks": [{"type": "command", "command": "my-after-hook"}, ours]}
+    ]
+    assert hooks["SessionStart"] == [{"matcher": "startup", "hooks": [mine]}, {"hooks": [ours]}]
+    assert hooks["BeforeAgent"] == [{"hooks": [ours]}]
+    assert setup(home).stdout.splitlines()[0] == f"{path}: already set up"
+    removed = setup(home, "--remove")
+    assert removed.returncode == 0, removed.stderr
+    assert read(path) == users
+
+
 @pytest.mark.parametrize(
     ("text", "said"),
     [
         ('// Gemini CLI reads comments\n{"mcpServers": {}}', "is not valid JSON"),
         ("[1, 2]", "holds JSON that is not an object"),
         ('{"hooks": {"BeforeTool": {}}}', 'cannot be merged: "hooks.BeforeTool" is not a list'),
+        ('{"hooks": {"AfterAgent": 1}}', 'cannot be merged: "hooks.AfterAgent" is not a list'),
         ('{"mcpServers": []}', 'cannot be merged: "mcpServers" is not an object'),
     ],
 )

@@ -16,7 +16,10 @@ hooks' format read in its settings schema and hook registry):
   BeforeTool hook may deny the call.  With ``--gate`` (for ``--approval-mode yolo``,
   where Gemini asks nobody) the group matches every tool but hive-rpc's own
   (GATE_MATCHER) and the hook is ``hook gemini --gate``, which denies what the
-  human did not allow.
+  human did not allow;
+- ``hooks.SessionStart``, ``BeforeAgent``, ``AfterAgent``, ``SessionEnd``: the same
+  command (never with ``--gate``), which reports the agent's session to the hub
+  (started, working on a prompt, its turn over, ended: cli/hook_events.py).
 
 Gemini CLI also runs hooks and offers tools only in a folder the user trusted
 (``trustedFolders.json``): that consent is the user's to give in Gemini CLI, so setup
@@ -73,6 +76,12 @@ GATE_STEP = (
     "gate: every tool but hive-rpc's (read-only ones too) asks you first and is denied "
     "when the hub is down or nobody answers; it is for gemini --approval-mode yolo"
 )
+SESSION_EVENTS = ("SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd")
+"""The events that move the agent's session on the hub (measured on 0.61.0: all four
+fire in ``gemini -p`` too, each awaited before Gemini goes on)."""
+EVENT_TIMEOUT_MS = 10_000
+"""Their hooks' ``timeout``: a report takes a second at most (hook_events.py bounds
+itself at 5 s)."""
 HOOK_NAME = "hive-rpc"
 """The hook's ``name``: how Gemini CLI's ``/hooks`` lists and disables it."""
 TRUST_STEP = (
@@ -153,6 +162,26 @@ def merge_hook(
     return {**settings, "hooks": {**hooks, HOOK_EVENT: merged}}
 
 
+def merge_session_hooks(settings: dict[str, Any], hook_command: str) -> dict[str, Any]:
+    """One ``hive-rpc hook gemini`` hook per event of ``SESSION_EVENTS``, placed as
+    ``merge_hook`` places the BeforeTool one, in a group with no matcher of its own
+    (Gemini then runs it for every source and reason)."""
+    hooks = _object(settings, "hooks", "hooks")
+    merged = dict(hooks)
+    ours: dict[str, Any] = {
+        "name": HOOK_NAME,
+        "type": "command",
+        "command": hook_command,
+        "timeout": EVENT_TIMEOUT_MS,
+    }
+    for event in SESSION_EVENTS:
+        groups = merged.get(event, [])
+        if not isinstance(groups, list):
+            raise Unmergeable(f'"hooks.{event}" is not a list')
+        merged[event] = place_hook(groups, ours, is_our_hook, None)
+    return {**settings, "hooks": merged}
+
+
 def gated(settings: dict[str, Any]) -> bool:
     """Whether a ``hook gemini`` hook already there runs with ``--gate``: setup run
     again keeps the gate, as dropping it would let a yolo Gemini run tools unasked
@@ -179,12 +208,14 @@ def remove(settings: dict[str, Any]) -> dict[str, Any]:
         else:
             del after["mcpServers"]
     hooks = _object(settings, "hooks", "hooks")
-    groups = hooks.get(HOOK_EVENT)
-    if isinstance(groups, list):
+    for event in (HOOK_EVENT, *SESSION_EVENTS):
+        groups = hooks.get(event)
+        if not isinstance(groups, list):
+            continue
         kept = drop_hooks(groups, is_our_hook)
-        hooks = {**hooks, HOOK_EVENT: kept}
+        hooks = {**hooks, event: kept}
         if not kept:
-            del hooks[HOOK_EVENT]
+            del hooks[event]
         if hooks:
             after["hooks"] = hooks
         else:
@@ -211,6 +242,8 @@ def plan(
             hook = shlex.join([*command, "hook", "gemini", *options, *(["--gate"] * gate)])
             matcher = GATE_MATCHER if gate else HOOK_MATCHER
             after = merge_hook(merge_server(before or {}, command, options), hook, matcher)
+            session_hook = shlex.join([*command, "hook", "gemini", *options])
+            after = merge_session_hooks(after, session_hook)
     except Unmergeable as e:
         raise refused(path, f"cannot be merged: {e}") from None
     return before, after
