@@ -9,12 +9,15 @@ One session works; the other waits on a permission. The view lists both, the wai
 one first, each with its state; a click on the waiting one opens its question (the
 human's act: nothing opened before it), the answer goes back to its hook, and the row
 moves to working.  A click on the working one, which runs in no terminal of this
-window, says where it runs."""
+window, says where it runs; a click on one started in a terminal of this window shows
+that terminal."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -31,7 +34,12 @@ VIEW = "HIVE: SESSIONS"
 def editor_setup() -> EditorSetup:
     # None drops the test harness's own hive.autoAsk and openGraceSeconds: the defaults.
     return EditorSetup(
-        user={"hive.autoAsk": None, "hive.openGraceSeconds": None},
+        user={
+            "hive.autoAsk": None,
+            "hive.openGraceSeconds": None,
+            "terminal.integrated.gpuAcceleration": "off",
+            "terminal.integrated.enablePersistentSessions": False,
+        },
         machine={"hive.pythonPath": sys.executable},
     )
 
@@ -255,3 +263,92 @@ def test_the_sessions_view_shows_both_and_the_waiting_one_opens_its_question(
     click_row(window, api_label)
     message = window.wait_notification(f"Hive: {api_label} runs in ")
     assert f"as pid {api.proc.pid}; no terminal of this window runs it." in message, message
+
+
+_VISIBLE_TERMINAL = """() => Array.from(document.querySelectorAll('.terminal-wrapper'))
+  .filter((w) => w.offsetParent !== null)
+  .map((w) => w.querySelector('.xterm-rows')?.textContent || '').join('\\n')"""
+
+
+def visible_terminal(window: Window) -> str:
+    """The text of the integrated terminal on screen."""
+    return str(window.page.evaluate(_VISIBLE_TERMINAL) or "")
+
+
+def new_terminal(window: Window, command: str, marker: str) -> None:
+    """A new integrated terminal that runs ``command``, typed as a person types it;
+    ``marker`` is what it prints first."""
+    window.command("Terminal: Create New Terminal")
+    window.wait(
+        lambda: window.page.evaluate("() => !!document.activeElement?.closest('.terminal')"),
+        "the terminal to have the keyboard",
+    )
+    # The shell draws its prompt; the line typed before it would be drawn with it, which
+    # is harmless: the marker is looked for in what the command printed.
+    window.type_human(command, 10)
+    window.press("Enter")
+    window.wait(
+        lambda: visible_terminal(window).count(marker) >= 2 or None,
+        f"the terminal to print {marker} (typed, then printed)",
+    )
+
+
+def test_a_click_on_a_session_run_in_a_terminal_of_this_window_shows_that_terminal(
+    window: Window, vscode_hub: Hub, vscode_root: Path
+) -> None:
+    """Claude Code started in VS Code's integrated terminal: its shell is the agent's
+    parent, which the extension reads from /proc; another terminal is in front when the
+    row is clicked, and the agent's comes to the front."""
+    here = vscode_root / "in-terminal"
+    app = here / "app"
+    app.mkdir(parents=True)
+    (here / "claude").symlink_to("/bin/bash")
+    start = here / "start.json"
+    start.write_text(
+        json.dumps({"session_id": "s-term", "cwd": str(app), "hook_event_name": "SessionStart"})
+    )
+    where = f"--socket {vscode_hub.socket} --data-dir {vscode_hub.data_dir}"
+    # The agent: a ``claude`` that reports its start through the real hook, then waits.
+    (here / "agent.sh").write_text(
+        f"cd {app}\necho AGENT-TERMINAL\n"
+        f"{sys.executable} -m hive_rpc hook claude-code {where} < {start} 2>> {here}/hook.err\n"
+        "read -r _\n"
+    )
+    agent_pid: int | None = None
+    try:
+        new_terminal(
+            window, f"echo AGENT-TERMINAL; {here}/claude {here}/agent.sh", "AGENT-TERMINAL"
+        )
+        # The hook is a process of its own: the hub's list, polled, says when it reported.
+        session = wait_for(
+            lambda: next(
+                (s for s in vscode_hub.json("sessions") if s["project_dir"] == str(app)), None
+            ),
+            "the terminal's agent to report its start",
+        )
+        agent_pid = int(session["pid"])
+        new_terminal(window, "echo OTHER-TERMINAL; echo OTHER-TERMINAL", "OTHER-TERMINAL")
+        assert "AGENT-TERMINAL" not in visible_terminal(window)
+        window.command("Focus on Hive: Sessions View")
+        label = f"Claude Code {agent_pid}"
+        window.wait(
+            lambda: (
+                any(
+                    squash(r).startswith(squash(f"{label} idle"))
+                    for r in sessions_view(window) or []
+                )
+                or None
+            ),
+            "the terminal's agent in the Sessions view, idle",
+        )
+        click_row(window, label)
+        window.wait(
+            lambda: "AGENT-TERMINAL" in visible_terminal(window) or None,
+            "the agent's terminal to come to the front",
+        )
+        window.shot("terminal-shown")
+    finally:
+        if agent_pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(agent_pid, signal.SIGKILL)
+        window.command("Terminal: Kill All Terminals")
