@@ -47,7 +47,9 @@
 ;; countdown.  With `hive-rpc-auto-ask' (an opt-in) a question also
 ;; opens by itself when you pause.
 ;;
-;; Commands: `hive-rpc-mode', `hive-rpc-list', `hive-rpc-answer-next',
+;; Commands: `hive-rpc-mode', `hive-rpc-list', `hive-rpc-sessions'
+;; (the agents' sessions, those waiting on you first),
+;; `hive-rpc-answer-next',
 ;; `hive-rpc-defer-all', `hive-rpc-clear-unseen', `hive-rpc-ask',
 ;; `hive-rpc-events-buffer', and for agents running in
 ;; terminal buffers `hive-rpc-register-ling' (hive-rpc-ling.el).  They
@@ -75,6 +77,7 @@
 ;;   hive-rpc             core, minibuffer, hub; loads ling when the
 ;;                        mode is turned on
 ;;   hive-rpc-list        hive-rpc
+;;   hive-rpc-sessions    hive-rpc
 ;;
 ;; hive-rpc-core.el holds the state (what one hub said in slots of
 ;; the `hive-rpc-connection', what is the human's across reconnects in
@@ -284,16 +287,27 @@ answers, and connect once it listens."
       (hive-rpc--update)
       nil))))
 
+(defvar hive-rpc--sessions (make-hash-table :test #'equal)
+  "The hub's agent sessions, by agent id: each a session record plist.")
+
+(defvar hive-rpc-sessions-changed-hook nil
+  "Run after agent sessions changed, with the agent id of the one changed.
+The id is nil when the whole table changed (a new connection, a fetch).")
+
 ;; hive-rpc-hub.el (re)connects through this variable: it does not
 ;; require this file, which requires it.
 (setq hive-rpc--connect-function #'hive-rpc--connect)
 
 (defun hive-rpc--subscribe (conn)
   "Subscribe on CONN: the hub then sends each pending prompt, and new ones.
+With the agent sessions: the hub sends every session, then each
+change, so the sessions of an earlier hub are forgotten first.
 Nothing is sent when CONN is no longer the live connection."
   (when (and (eq conn hive-rpc--connection) (jsonrpc-running-p conn))
+    (clrhash hive-rpc--sessions)
+    (run-hook-with-args 'hive-rpc-sessions-changed-hook nil)
     (jsonrpc-async-request
-     conn 'hive/subscribe nil
+     conn 'hive/subscribe '(:sessions t)
      :success-fn #'ignore
      :error-fn (lambda (err)
                  (message "hive-rpc: subscribe failed: %s"
@@ -333,6 +347,8 @@ Nothing is sent when CONN is no longer the live connection."
         hive-rpc--news nil
         hive-rpc--shown nil)
   (clrhash hive-rpc--unseen)
+  (clrhash hive-rpc--sessions)
+  (run-hook-with-args 'hive-rpc-sessions-changed-hook nil)
   (hive-rpc--update))
 
 
@@ -415,18 +431,13 @@ countdown stops.  A record that expired unseen is kept for
       (remhash id hive-rpc--unseen)
       (hive-rpc--update))))
 
-(defvar hive-rpc--sessions (make-hash-table :test #'equal)
-  "The hub's agent sessions, by agent id: each a session record plist.")
-
-(defvar hive-rpc-sessions-changed-hook nil
-  "Run after an agent session changed, with its agent id.")
-
 (cl-defmethod hive-rpc-handle-notification
   (_connection (_method (eql 'hive/session)) params)
   "Keep the agent session record in PARAMS."
   (let ((id (plist-get params :agent_id)))
     (when (stringp id)
       (puthash id params hive-rpc--sessions)
+      (force-mode-line-update t)
       (run-hook-with-args 'hive-rpc-sessions-changed-hook id))))
 
 (cl-defmethod hive-rpc-handle-notification
@@ -435,6 +446,7 @@ countdown stops.  A record that expired unseen is kept for
   (let ((id (plist-get params :agent_id)))
     (when (stringp id)
       (remhash id hive-rpc--sessions)
+      (force-mode-line-update t)
       (run-hook-with-args 'hive-rpc-sessions-changed-hook id))))
 
 (cl-defmethod hive-rpc-handle-notification
@@ -910,8 +922,21 @@ stopped by typing."
 \" hive:N\" while N questions wait, followed by the most urgent
 countdown (in `hive-rpc-urgent' under 30 seconds); \", N expired
 unseen\" while questions that expired before anyone saw them are
-not cleared; a final \"!\" while the hub's store is degraded,
-with the reason in its tooltip."
+not cleared; \" · N waiting\" while N agent sessions wait on the
+human (`hive-rpc-sessions'), last; \"!\" after the count while the
+hub's store is degraded, with the reason in its tooltip."
+  (let* ((line (hive-rpc--mode-line-prompts))
+         (waiting (if (eq hive-rpc--state 'connected) (hive-rpc--sessions-waiting) 0)))
+    (if (= waiting 0)
+        line
+      (concat (if (string-empty-p line) " hive:" line)
+              (propertize (format (if (string-empty-p line) " %d waiting" " · %d waiting")
+                                  waiting)
+                          'help-echo (substitute-command-keys "Agent sessions waiting \
+on you: \\[hive-rpc-sessions] lists them"))))))
+
+(defun hive-rpc--mode-line-prompts ()
+  "Return the part of `hive-rpc--mode-line-string' that counts questions."
   (let* ((n (hash-table-count (hive-rpc--prompts)))
          (unseen (hash-table-count hive-rpc--unseen))
          (left (and (> n 0) (memq hive-rpc--state '(connected))
@@ -940,6 +965,13 @@ with the reason in its tooltip."
                                         "Questions that expired before anyone saw them: \
 \\[hive-rpc-list] lists them, \\[hive-rpc-clear-unseen] clears them"))
               ""))))
+
+(defun hive-rpc--sessions-waiting ()
+  "Return how many agent sessions wait on the human."
+  (let ((n 0))
+    (maphash (lambda (_id s) (when (equal (plist-get s :state) "waiting") (setq n (1+ n))))
+             hive-rpc--sessions)
+    n))
 
 (defun hive-rpc--tick-mode-line ()
   "Redraw the mode line's countdown; stop ticking when none is shown."
@@ -980,6 +1012,7 @@ In `hive-rpc-update-hook'; also show or close `hive-rpc-queue-window'."
     (define-key map "z" #'hive-rpc-defer-all)
     (define-key map "x" #'hive-rpc-clear-unseen)
     (define-key map "l" #'hive-rpc-list)
+    (define-key map "s" #'hive-rpc-sessions)
     (define-key map "a" #'hive-rpc-ask)
     (define-key map "d" #'hive-rpc-decline)
     (define-key map "m" #'hive-rpc-mode)
@@ -1025,6 +1058,8 @@ declines and \\[keyboard-quit] defers."
     (hive-rpc--connect t)))
 
 (autoload 'hive-rpc-list "hive-rpc-list" "List the questions pending in the hub." t)
+(autoload 'hive-rpc-sessions "hive-rpc-sessions"
+  "List the agent sessions the hub knows, those waiting on you first." t)
 (autoload 'hive-rpc-register-ling "hive-rpc-ling"
   "Register the terminal in the current buffer as a ling." t)
 (autoload 'hive-rpc-unregister-ling "hive-rpc-ling" "Remove a ling from the hub." t)

@@ -17,6 +17,7 @@
 (require 'ert)
 (require 'hive-rpc)
 (require 'hive-rpc-list)
+(require 'hive-rpc-sessions)
 (require 'hive-rpc-ling)
 
 (defvar hive-rpc-tests--root
@@ -257,19 +258,19 @@ The countdown is in a warning face under 30 s."
           (puthash "a" (list :id "a" :timeout_s 600 :deadline_at (+ now 300.5)) (hive-rpc--prompts))
           (puthash "b" (list :id "b" :timeout_s 60 :deadline_at (+ now 25.5)) (hive-rpc--prompts))
           (puthash "c" (list :id "c" :timeout_s nil :deadline_at (+ now 9)) (hive-rpc--prompts))
-          (let ((line (hive-rpc--mode-line-string)))
+          (let ((line (hive-rpc--mode-line-prompts)))
             (should (equal (substring-no-properties line) " hive:3 0:25"))
             (should (eq (get-text-property 8 'face line) 'hive-rpc-urgent)))
           ;; Typed into: its countdown stopped; the next one shows, unwarned.
           (setq hive-rpc--typed '("b"))
-          (let ((line (hive-rpc--mode-line-string)))
+          (let ((line (hive-rpc--mode-line-prompts)))
             (should (equal (substring-no-properties line) " hive:3 5:00"))
             (should-not (get-text-property 8 'face line)))
           (puthash "x" '(:id "x" :status "expired" :unseen t) hive-rpc--unseen)
-          (should (equal (substring-no-properties (hive-rpc--mode-line-string))
+          (should (equal (substring-no-properties (hive-rpc--mode-line-prompts))
                          " hive:3 5:00, 1 expired unseen"))
           (clrhash (hive-rpc--prompts))
-          (should (equal (substring-no-properties (hive-rpc--mode-line-string))
+          (should (equal (substring-no-properties (hive-rpc--mode-line-prompts))
                          " hive: 1 expired unseen")))
       (delete-process (jsonrpc--process hive-rpc--connection)))))
 
@@ -363,19 +364,22 @@ variation selectors)."
   (skip-unless (executable-find "python3"))
   (hive-rpc-tests--with-hub ()
     (hive-rpc-tests--connect)
-    (should (equal (hive-rpc--mode-line-string) ""))
+    (should (equal (hive-rpc--mode-line-prompts) ""))
     (let ((a (hive-rpc-tests--ask "One?"))
           (b (hive-rpc-tests--ask "Two?")))
       (hive-rpc-tests--arrived a)
       (hive-rpc-tests--arrived b)
-      (should (equal (hive-rpc--mode-line-string) " hive:2"))
+      ;; Both asked by one agent: one session waits on the human.
+      (hive-rpc-tests--wait-for
+       (lambda () (equal (hive-rpc--mode-line-string) " hive:2 · 1 waiting")))
       ;; `format-mode-line' gives "" in batch: evaluate the lighter instead.
       (should (equal (eval (cadr (cadr (assq 'hive-rpc-mode minor-mode-alist))) t)
-                     " hive:2"))
+                     " hive:2 · 1 waiting"))
       (hive-rpc--respond a "done")
-      (hive-rpc-tests--wait-for (lambda () (equal (hive-rpc--mode-line-string) " hive:1")))
+      (hive-rpc-tests--wait-for
+       (lambda () (equal (hive-rpc--mode-line-string) " hive:1 · 1 waiting")))
       (should (eql (car (hive-rpc-tests--cli "cancel" b)) 0))
-      (hive-rpc-tests--wait-for (lambda () (equal (hive-rpc--mode-line-string) ""))))))
+      (hive-rpc-tests--wait-for (lambda () (equal (hive-rpc--mode-line-prompts) ""))))))
 
 (ert-deftest hive-rpc-tests-typing-stops-countdown ()
   "Stop the countdown when the human starts typing."
@@ -427,7 +431,7 @@ variation selectors)."
       (should (equal (hive-rpc--countdown-text record) ""))
       (should-not (member id hive-rpc--typed))
       ;; still one question, queued once
-      (should (equal (hive-rpc--mode-line-string) " hive:1"))
+      (should (equal (hive-rpc--mode-line-prompts) " hive:1"))
       (should (equal (cl-count id (hive-rpc--queue) :test #'equal) 1)))))
 
 (ert-deftest hive-rpc-tests-ask-from-emacs ()
@@ -688,7 +692,7 @@ already serves this data dir"
         (should-not (eq hive-rpc--connection dead)))
       (hive-rpc-tests--wait-for (lambda () (null hive-rpc--outbox)))
       (should (equal (hive-rpc-tests--cli "poll" id) '(0 . "yes")))
-      (hive-rpc-tests--wait-for (lambda () (equal (hive-rpc--mode-line-string) ""))))))
+      (hive-rpc-tests--wait-for (lambda () (equal (hive-rpc--mode-line-prompts) ""))))))
 
 (ert-deftest hive-rpc-tests-defer-while-away-is-sent-when-back ()
   "A question typed into, then left while the hub is away, gets its countdown back."
@@ -769,7 +773,7 @@ already serves this data dir"
               (hive-rpc-tests--arrived waiting)
               ;; The count, and the countdown of the one with a timeout.
               (should (string-match-p "\\` hive:2 9:[45][0-9]\\'"
-                                      (hive-rpc--mode-line-string)))
+                                      (hive-rpc--mode-line-prompts)))
               (hive-rpc-tests--stop-hub)
               (hive-rpc-tests--wait-for (lambda () (not (eq hive-rpc--state 'connected))))
               (hive-rpc--respond answered "yes")
@@ -784,7 +788,7 @@ already serves this data dir"
               (should (equal (hive-rpc-tests--cli "poll" answered) '(0 . "yes")))
               (hive-rpc-tests--wait-for
                (lambda () (string-match-p "\\` hive:1 9:[0-5][0-9]\\'"
-                                          (hive-rpc--mode-line-string))))
+                                          (hive-rpc--mode-line-prompts))))
               (should (gethash waiting (hive-rpc--prompts)))
               ;; One start only: the reconnect timer is gone and starts no
               ;; other, and the starter has exited.
@@ -832,11 +836,11 @@ already serves this data dir"
                  (lambda (fmt &rest args) (push (apply #'format-message fmt args) said))))
         (puthash "p1" '(:id "p1") (hive-rpc--prompts))
         (puthash "p2" '(:id "p2") (hive-rpc--prompts))
-        (should (equal (hive-rpc--mode-line-string) " hive:2"))
+        (should (equal (hive-rpc--mode-line-prompts) " hive:2"))
         (hive-rpc-handle-notification
          nil 'hive/health '(:degraded "store: database or disk is full"))
-        (should (equal (hive-rpc--mode-line-string) " hive:2!"))
-        (should (equal (get-text-property 0 'help-echo (hive-rpc--mode-line-string))
+        (should (equal (hive-rpc--mode-line-prompts) " hive:2!"))
+        (should (equal (get-text-property 0 'help-echo (hive-rpc--mode-line-prompts))
                        "hive-rpc: the hub's store is degraded: database or disk is full \
 (hive-rpc doctor checks it)"))
         (should (equal said '("hive-rpc: the hub's store is degraded: database or disk is full \
@@ -846,9 +850,9 @@ already serves this data dir"
          nil 'hive/health '(:degraded "store: database or disk is full"))
         (should (= (length said) 1))
         (clrhash (hive-rpc--prompts))
-        (should (equal (hive-rpc--mode-line-string) " hive:!"))
+        (should (equal (hive-rpc--mode-line-prompts) " hive:!"))
         (hive-rpc-handle-notification nil 'hive/health '(:degraded nil))
-        (should (equal (hive-rpc--mode-line-string) ""))
+        (should (equal (hive-rpc--mode-line-prompts) ""))
         (should (equal (car said) "hive-rpc: the hub's store works again"))
         (should (= (length said) 2))
         ;; Lost hub: its health is unknown, the mode line says down.
@@ -863,14 +867,14 @@ already serves this data dir"
     (hive-rpc-tests--connect)
     (hive-rpc-handle-notification
      hive-rpc--connection 'hive/health '(:degraded "store: database or disk is full"))
-    (should (equal (hive-rpc--mode-line-string) " hive:!"))
+    (should (equal (hive-rpc--mode-line-prompts) " hive:!"))
     (hive-rpc-tests--stop-hub)
     (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'dead)))
     (hive-rpc-tests--start-hub "memory")
     ;; Its status on reconnect says degraded null: it sends no hive/health.
     (hive-rpc-tests--wait-for (lambda () (eq hive-rpc--state 'connected)))
     (hive-rpc-tests--wait-for (lambda () (null hive-rpc--degraded)))
-    (should (equal (hive-rpc--mode-line-string) ""))))
+    (should (equal (hive-rpc--mode-line-prompts) ""))))
 
 ;;; Permission prompts and the approver token
 
@@ -941,6 +945,121 @@ approver again; sent first, the hub refused it and it was lost."
                  "hive-rpc: answer refused: only an approver may answer a permission prompt"
                  (car said)))
         (should (equal (car (hive-rpc-tests--cli "poll" id)) 8))))))
+
+;;; Agent sessions
+
+(defun hive-rpc-tests--session (id state &rest more)
+  "Return a session record of agent ID in STATE, with MORE fields."
+  (append more
+          (list :agent_id id :state state :questions 0 :permissions 0 :prompt_ids []
+                :in_terminal :json-false :changed_at 0)))
+
+(ert-deftest hive-rpc-tests-sessions-buffer-orders-and-describes ()
+  "Waiting sessions first, longest waiting first; then working, idle, gone.
+A waiting session says what it waits on; the project is abbreviated."
+  (let ((hive-rpc--sessions (make-hash-table :test #'equal))
+        (now (float-time))
+        (home (expand-file-name "~/src/app")))
+    (dolist (s (list
+                (hive-rpc-tests--session "claude-code-11" "idle" :agent "claude-code"
+                                         :display "Claude Code" :pid 11
+                                         :changed_at (- now 50) :project_dir home
+                                         :last_event "stop")
+                (hive-rpc-tests--session "claude-code-12" "waiting" :agent "claude-code"
+                                         :display "Claude Code" :pid 12
+                                         :permissions 2 :questions 1
+                                         :prompt_ids ["p1" "p2" "q1"]
+                                         :changed_at (- now 10))
+                (hive-rpc-tests--session "codex-13" "waiting" :agent "codex"
+                                         :display "Codex" :in_terminal t
+                                         :changed_at (- now 70)
+                                         :message "Codex needs your permission")
+                (hive-rpc-tests--session "deployer" "working" :changed_at (- now 5))
+                (hive-rpc-tests--session "gemini-14" "gone" :changed_at (- now 1))
+                (hive-rpc-tests--session "claude-code-15" "idle" :changed_at (- now 20))))
+      (puthash (plist-get s :agent_id) s hive-rpc--sessions))
+    (let ((entries (hive-rpc--sessions-entries)))
+      (should (equal (mapcar #'car entries)
+                     '("codex-13" "claude-code-12" "deployer" "claude-code-15"
+                       "claude-code-11" "gemini-14")))
+      (let ((rows (mapcar (lambda (e) (mapcar #'substring-no-properties (cadr e))) entries)))
+        (should (equal (nth 0 rows) '("waiting: its own dialog" "Codex" "" "1m10s"
+                                      "Codex needs your permission")))
+        (should (equal (nth 1 rows) '("waiting: 2 permissions, 1 question" "Claude Code 12"
+                                      "" "10s" "")))
+        (should (equal (nth 2 rows) '("working" "deployer" "" "5s" "")))
+        (should (equal (nth 4 rows) '("idle" "Claude Code 11" "~/src/app" "50s" "stop")))))
+    ;; The mode line counts the two waiting sessions.
+    (let ((hive-rpc--state 'connected)
+          (hive-rpc--unseen (make-hash-table :test #'equal)))
+      (hive-rpc-tests--with-offline-connection
+        (should (equal (substring-no-properties (hive-rpc--mode-line-string))
+                       " hive: 2 waiting"))
+        (puthash "a" (list :id "a" :deadline_at (+ now 300)) (hive-rpc--prompts))
+        (should (equal (substring-no-properties (hive-rpc--mode-line-string))
+                       " hive:1 · 2 waiting"))
+        (puthash "x" '(:id "x" :status "expired" :unseen t) hive-rpc--unseen)
+        (should (equal (substring-no-properties (hive-rpc--mode-line-string))
+                       " hive:1, 1 expired unseen · 2 waiting"))
+        (clrhash hive-rpc--unseen))
+      ;; A hub lost: its sessions are not news.
+      (let ((hive-rpc--state 'dead))
+        (should (equal (substring-no-properties (hive-rpc--mode-line-string))
+                       " hive:down"))))))
+
+(ert-deftest hive-rpc-tests-session-buffer-is-found-by-process-ancestry ()
+  "The buffer whose process is an ancestor of the session's pid is its terminal."
+  (let* ((buffer (generate-new-buffer " *hive-rpc-test-terminal*"))
+         (proc (make-process :name "hive-rpc-test-terminal" :buffer buffer :noquery t
+                             :command '("sh" "-c" "sleep 300 & echo $!; wait"))))
+    (unwind-protect
+        (let ((child (hive-rpc-tests--wait-for
+                      (lambda ()
+                        (with-current-buffer buffer
+                          (and (string-match "\\([0-9]+\\)\n" (buffer-string))
+                               (string-to-number (match-string 1 (buffer-string)))))))))
+          (should (eq (hive-rpc--session-buffer (list :pid child)) buffer))
+          (should (eq (hive-rpc--session-buffer (list :pid (process-id proc))) buffer))
+          ;; Emacs's own pid has no terminal buffer above it; no pid, none.
+          (should-not (hive-rpc--session-buffer (list :pid (emacs-pid))))
+          (should-not (hive-rpc--session-buffer (list :pid nil))))
+      (delete-process proc)
+      (kill-buffer buffer))))
+
+(ert-deftest hive-rpc-tests-tmux-pane-of-a-session ()
+  "A session's terminal \"tmux:%3@SOCKET\" names a pane and its server."
+  (should (equal (hive-rpc--tmux-pane "tmux:%3@/tmp/tmux-1000/default")
+                 '("%3" . "/tmp/tmux-1000/default")))
+  (should-not (hive-rpc--tmux-pane "zellij:main:3"))
+  (should-not (hive-rpc--tmux-pane nil)))
+
+(ert-deftest hive-rpc-tests-sessions-follow-the-hub ()
+  "A subscribed Emacs keeps the hub's sessions: shown live, counted waiting."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub ()
+    (hive-rpc-tests--connect)
+    (let ((id (hive-rpc-tests--ask "Deploy?" "--agent" "deployer")))
+      (hive-rpc-tests--arrived id)
+      (unwind-protect
+          (with-current-buffer (hive-rpc--sessions-show t)
+            (hive-rpc-tests--wait-for (lambda () (assoc "deployer" tabulated-list-entries)))
+            (should (equal (substring-no-properties
+                            (aref (cadr (assoc "deployer" tabulated-list-entries)) 0))
+                           "waiting: 1 question"))
+            (should (equal (substring-no-properties (hive-rpc--mode-line-string))
+                           " hive:1 · 1 waiting"))
+            ;; RET opens that question: the session's oldest prompt.
+            (goto-char (point-min))
+            (should (equal (tabulated-list-get-id) "deployer"))
+            (let (asked)
+              (cl-letf (((symbol-function 'hive-rpc--chain) (lambda (p) (setq asked p))))
+                (hive-rpc-sessions-visit))
+              (should (equal asked id)))
+            (should (eql (car (hive-rpc-tests--cli "cancel" id)) 0))
+            ;; Known only by its prompt, the session leaves the list with it.
+            (hive-rpc-tests--wait-for (lambda () (null tabulated-list-entries)))
+            (should (equal (hive-rpc--mode-line-string) "")))
+        (kill-buffer hive-rpc--sessions-buffer)))))
 
 (provide 'hive-rpc-tests)
 ;;; hive-rpc-tests.el ends here
