@@ -159,6 +159,10 @@ def status_text(status: dict[str, Any]) -> str:
             f"unseen   {status['expired_unseen']} expired before an editor showed them "
             "(hive-rpc list --expired-unseen)"
         )
+    sessions = status.get("sessions") or {}
+    if any(sessions.values()):
+        said = ", ".join(f"{n} {state}" for state, n in sessions.items() if n)
+        lines.append(f"sessions {said} (hive-rpc sessions)")
     if status.get("degraded"):
         lines.append(f"degraded {status['degraded']} (`hive-rpc doctor` checks the store)")
     if status["http_url"]:

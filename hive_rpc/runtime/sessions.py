@@ -36,12 +36,14 @@ from hive_rpc.core.conventions import DEFAULT_AGENT
 from hive_rpc.core.prompt import Kind, Prompt
 from hive_rpc.core.sessions import (
     MAX_PROMPT_IDS,
+    STATES,
     Session,
     new_session,
     on_event,
     on_prompts,
     order_key,
 )
+from hive_rpc.core.terminal_text import strip_controls
 from hive_rpc.host.agent_process import stat_fields
 from hive_rpc.relay.proc import stat, working_dir
 
@@ -158,6 +160,13 @@ class SessionTable:
         """Every session, waiting ones first (longest waiting first), then working,
         idle and gone ones (most recently changed first)."""
         return sorted(self._sessions.values(), key=order_key)
+
+    def counts(self) -> dict[str, int]:
+        """How many sessions are in each state (``hive/status``)."""
+        counts = dict.fromkeys(STATES, 0)
+        for session in self._sessions.values():
+            counts[session.state] += 1
+        return counts
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -302,7 +311,8 @@ class SessionTable:
         session = new_session(agent_id, now)
         pid = living_agent_pid(agent_id)
         if pid is not None:
-            session = replace(session, pid=pid, project_dir=working_dir(pid))
+            cwd = working_dir(pid)  # a directory's name may hold escape sequences too
+            session = replace(session, pid=pid, project_dir=strip_controls(cwd) if cwd else None)
             if self._nursery is not None:
                 self._nursery.start_soon(self._watch_process, agent_id, pid)
         return session

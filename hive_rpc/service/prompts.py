@@ -290,6 +290,7 @@ async def status(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
         "max_lifetime_s": registry.max_lifetime_s,
         "counts": counts,
         "expired_unseen": len(registry.list_unseen()),
+        "sessions": hub.sessions.counts(),
         "live": live,
         "degraded": degraded,
     }

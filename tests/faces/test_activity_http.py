@@ -131,9 +131,9 @@ async def activity(service: HubService, query: str = "", **headers: str) -> Asyn
 
 
 async def ask(service: HubService, question: str = "Deploy?", **more: Any) -> dict[str, Any]:
-    record: dict[str, Any] = await service.call(
-        "hive/ask", {"question": question, "agent_id": "deployer", **more}
-    )
+    """A question under no agent's name: its entries are the prompt's only (an agent's
+    ask also moves its session, an entry of its own: test_an_agents_ask_moves_its_session)."""
+    record: dict[str, Any] = await service.call("hive/ask", {"question": question, **more})
     await trio.testing.wait_all_tasks_blocked()  # the hub's feed has logged it
     return record
 
@@ -162,6 +162,25 @@ async def test_stream_delivers_an_ask_and_its_answer_in_order(web_hub: HubServic
         "alice",
     )
     assert second.data["completed_at"] is not None
+
+
+async def test_an_agents_ask_moves_its_session(web_hub: HubService) -> None:
+    """An agent's question is two entries: the prompt, then its agent's session, now
+    waiting on the human (docs/protocol.md "Agent sessions"); answered, the session
+    known only by that question leaves the list."""
+    with trio.fail_after(10):
+        async with activity(web_hub, f"?last_id={web_hub.activity.last_id}") as stream:
+            asked = await ask(web_hub, agent_id="deployer")
+            await web_hub.call("hive/respond", {"id": asked["id"], "answer": "yes"})
+            events = await stream.take(4)
+    assert [(e.event, e.data["event"]) for e in events] == [
+        ("prompt", "ask"),
+        ("session", "ask"),
+        ("prompt", "respond"),
+        ("session", "closed"),
+    ]
+    assert (events[1].data["state"], events[1].data["prompt_ids"]) == ("waiting", [asked["id"]])
+    assert events[3].data == {**events[3].data, "agent_id": "deployer", "removed": True}
 
 
 async def test_resume_gets_only_the_later_entries(web_hub: HubService) -> None:
