@@ -22,6 +22,9 @@ from hive_rpc.core.claude_questions import Question, answered_input, claude_answ
 
 EVENT = "PermissionRequest"
 """The one event whose output is a decision."""
+SETTLED_BY = "the terminal"
+"""The ``by`` of a question withdrawn because the human answered in Claude Code's own
+dialog (its transcript says so; cli/hook_transcript.py WITHDRAWN_BY is the same)."""
 HOOK_PATH = "/hook/claude-code"
 """Where the hub serves the http hook (faces/hook_http.py), which setup writes into
 Claude Code's settings (cli/setup/claude_code.py)."""

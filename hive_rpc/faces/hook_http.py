@@ -46,7 +46,9 @@ import json
 import logging
 import os
 import socket
+import stat
 import struct
+import time
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,9 +69,11 @@ from hive_rpc.core.claude_code import (
     rule_decision,
 )
 from hive_rpc.core.claude_questions import TOOL_NAME, parse_questions, questions_ask
+from hive_rpc.core.claude_transcript import SettledWatch
 from hive_rpc.core.errors import HiveError
 from hive_rpc.core.permission_hook import (
     HOOK_PATH,
+    SETTLED_BY,
     NotAHookEvent,
     agent_of,
     check_permission_event,
@@ -104,6 +108,11 @@ so the hub withdraws its question and Claude Code asks itself before it gives up
 the request.  ``?timeout=SECONDS`` sets it per hook entry."""
 WITHDRAW_S = 5.0
 """How long withdrawing an unanswered question may take once the wait is over."""
+POLL_S = 0.25
+"""How often the session's transcript is read for the call's result (Claude Code
+writes it about 0.5 s after an answer in its own dialog)."""
+TAIL_BYTES = 256 * 1024
+"""Where the first read of the transcript starts, back from its end."""
 NO_DECISION: dict[str, Any] = {}
 """The body that decides nothing: Claude Code's own dialog asks."""
 
@@ -333,12 +342,18 @@ class Asking:
         self.service = service
         self.gone = False
         """Claude Code closed the request."""
+        self.asked = trio.Event()
+        """Set once the question is asked: ``prompt_id`` and ``agent_id`` then say which."""
+        self.prompt_id = ""
+        self.agent_id = ""
 
     async def ask_and_wait(self, ask: Ask, wait_s: float) -> dict[str, Any]:
         service = self.service
         record: dict[str, Any] = await _call(service, "hive/ask", ask.params())
         if service.askers is not None:  # served by the hub: gone with it at a restart
             await service.askers.bind(record["id"], None)
+        self.prompt_id, self.agent_id = record["id"], ask.agent_id
+        self.asked.set()
         try:
             with trio.move_on_after(wait_s):
                 while record["status"] == "pending":
@@ -525,6 +540,10 @@ class HookRoute:
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(_watch_disconnect, receive, asking, nursery.cancel_scope)
+                transcript = transcript_of(event)
+                if transcript is not None:
+                    watch = SettledWatch(event["tool_name"], event["tool_input"], time.time())
+                    nursery.start_soon(_watch_transcript, transcript, watch, asking)
                 try:
                     output = await asking.decide(event, agent, wait_s)
                 except HiveError as e:  # a refusal (the agent's share full ...): no decision
@@ -554,6 +573,48 @@ async def _body(receive: Receive) -> bytes:
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
+
+
+def transcript_of(event: Mapping[str, Any]) -> Path | None:
+    """The session's transcript the event names, if it is one the hub may read: an
+    absolute ``.jsonl`` path (Claude Code's JSON lines).  The hub reads only whether
+    the call was settled there, and tells the caller nothing of it."""
+    text = event.get("transcript_path")
+    if not isinstance(text, str) or not text.endswith(".jsonl"):
+        return None
+    path = Path(text)
+    return path if path.is_absolute() else None
+
+
+async def _watch_transcript(path: Path, watch: SettledWatch, asking: Asking) -> None:
+    """Claude Code shows its own dialog while the hook waits and takes the first
+    answer, and an answer there leaves the request open (measured on 2.1.328, as for
+    the command hook: core/claude_transcript.py): the call's result in the session's
+    transcript withdraws the question, ``by`` SETTLED_BY.  Read every POLL_S (a file
+    gives no event); a transcript that cannot be read only ends the watch."""
+    await asking.asked.wait()
+    opened = None
+    while opened is None:
+        try:
+            opened = await trio.open_file(path, "rb")
+        except FileNotFoundError:  # a new session's file may come a moment later
+            await trio.sleep(POLL_S)
+        except OSError:
+            return
+    async with opened as transcript:
+        try:
+            st = os.fstat(transcript.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+                return
+            await transcript.seek(max(0, st.st_size - TAIL_BYTES))
+            while not watch.feed(await transcript.read()):  # noqa: ASYNC110 (a file: no event)
+                await trio.sleep(POLL_S)
+        except OSError:
+            return
+    with contextlib.suppress(HiveError):
+        await asking.service.registry.cancel(
+            asking.prompt_id, by=SETTLED_BY, agent_id=asking.agent_id
+        )
 
 
 async def _watch_disconnect(receive: Receive, asking: Asking, scope: trio.CancelScope) -> None:

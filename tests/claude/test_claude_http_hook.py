@@ -16,11 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from ask_user_question import DATABASE
 from claude_session import ClaudeHome, claude_home
 from editor import claude_running, human_editor, next_prompt
 from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
+from test_claude_permission_hook import PROCEED, claude_tui, needs_tmux, touch_once
+from test_claude_questions import asking
+from test_claude_setup import run_setup
 
-from hive_rpc.core.permission_hook import HOOK_PATH
+from hive_rpc.core.permission_hook import HOOK_PATH, SETTLED_BY
 from hive_rpc.host.agent_process import stat_fields
 from hive_rpc.host.paths import HOOK_TOKEN_NAME
 from hive_rpc.hub import HubConfig
@@ -175,3 +179,127 @@ async def test_claude_code_giving_up_withdraws_the_editors_question(
     assert dismissed.params["id"] == note.params["id"]
     assert runs[0].returncode == 0, runs[0].stderr
     assert not target.exists()
+
+
+async def test_no_decision_in_time_leaves_it_to_claude_code(
+    http_hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """Nobody answers within the hub's wait (1 s here): the reply is ``{}``, which
+    decides nothing, and Claude Code decides itself (a refusal in ``-p``, not ours);
+    the editor's question is withdrawn."""
+    target = claude_root / "project" / "made-by-claude"
+    with scripted_model(touch(target)) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        install_http_hook(claude, hook_url(http_hub) + "?timeout=1", hook_token(http_hub))
+        async with human_editor(hub_config.socket) as human:
+            with trio.fail_after(60):
+                async with claude_running(
+                    claude, "-p", "make the file", "--permission-mode", "default"
+                ) as runs:
+                    note = await next_prompt(human)
+                record = await human.call("hive/poll", {"id": note.params["id"]})
+    assert runs[0].returncode == 0, runs[0].stderr
+    assert not target.exists()
+    assert record["status"] in ("cancelled", "expired")  # the wait and the ask end together
+    result = model.requests[-1].last_tool_result()
+    assert result is not None
+    assert result.get("is_error") is True, result
+    assert "hive-rpc" not in result_text(result)
+
+
+async def test_set_up_by_setup_http_hook_the_editors_allow_runs_it(
+    http_hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """``hive-rpc setup claude-code --project --http-hook`` as a user runs it: Claude
+    Code POSTs to the hub with the token setup wrote, and the editor's allow runs the
+    command.  Without the sandbox, which runs a ``touch`` in the project unasked."""
+    target = claude_root / "project" / "made-by-claude"
+    with scripted_model(touch(target)) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        await trio.to_thread.run_sync(
+            lambda: run_setup(claude, hub_config, "--project", "--http-hook", "--no-sandbox")
+        )
+        settings = json.loads((claude.project / ".claude" / "settings.json").read_text())
+        [group] = settings["hooks"]["PermissionRequest"]
+        assert group["hooks"][0]["type"] == "http"
+        async with human_editor(hub_config.socket) as human:
+            with trio.fail_after(120):
+                async with claude_running(
+                    claude, "-p", "make the file", "--permission-mode", "default"
+                ) as runs:
+                    note = await next_prompt(human)
+                    await human.call("hive/respond", {"id": note.params["id"], "answer": "allow"})
+    assert runs[0].returncode == 0, runs[0].stderr
+    assert target.exists()
+    assert re.fullmatch(r"claude-code-\d+", note.params["agent_id"]), note.params
+
+
+@needs_tmux
+def test_tui_hub_down_shows_claude_codes_own_dialog(claude_bin: Path, claude_root: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    target = claude_root / "project" / "made-by-claude"
+    with scripted_model(touch_once(target)) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        install_http_hook(claude, f"http://127.0.0.1:{port}{HOOK_PATH}", "x" * 43)
+        with claude_tui(claude, claude_root) as tui:
+            tui.submit("make the file")
+            screen = tui.wait_for(PROCEED)
+    assert f"touch {target}" in screen
+    assert not target.exists()
+
+
+@needs_tmux
+async def test_tui_answered_in_the_terminal_the_editors_question_is_withdrawn(
+    http_hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """The human says Yes in Claude Code's own dialog: Claude Code leaves the hook's
+    request open (measured on 2.1.328: it ran on to the hub's wait, the question
+    pending all along), and the call's result in the session's transcript withdraws
+    the editor's question (``by`` "the terminal"), as for the command hook."""
+    target = claude_root / "project" / "made-by-claude"
+    with scripted_model(touch_once(target)) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        install_http_hook(claude, hook_url(http_hub) + "?timeout=60", hook_token(http_hub))
+        async with human_editor(hub_config.socket) as human:
+            with claude_tui(claude, claude_root) as tui:
+                await trio.to_thread.run_sync(tui.submit, "make the file")
+                with trio.fail_after(60):
+                    note = await next_prompt(human)
+                    await trio.to_thread.run_sync(tui.wait_for, PROCEED)
+                    await trio.sleep(0.5)  # drawn before the dialog takes the next key
+                    tui.tmux("send-keys", "-t", "0", "Enter")  # 1. Yes
+                    await trio.to_thread.run_sync(tui.wait_for, "done")
+                    dismissed = await human.next_notification()
+                    while dismissed.method != "hive/dismiss":
+                        dismissed = await human.next_notification()
+                record = await human.call("hive/poll", {"id": note.params["id"]})
+    assert target.exists()
+    assert (record["status"], record["by"]) == ("cancelled", SETTLED_BY)
+
+
+@needs_tmux
+async def test_tui_claude_codes_question_answered_in_the_editor(
+    http_hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """``AskUserQuestion`` through the http hook: one prompt, the editor's pick goes
+    back in the tool's input and reaches the model."""
+    with scripted_model(asking(DATABASE)) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        install_http_hook(claude, hook_url(http_hub) + "?timeout=60", hook_token(http_hub))
+        async with human_editor(hub_config.socket) as human:
+            with claude_tui(claude, claude_root) as tui:
+                await trio.to_thread.run_sync(tui.submit, "ask me")
+                with trio.fail_after(60):
+                    note = await next_prompt(human)
+                    answer = {"q1": "Postgres"}
+                    await human.call("hive/respond", {"id": note.params["id"], "answer": answer})
+                screen = await trio.to_thread.run_sync(tui.wait_for, "done")
+        result = model.requests[-1].last_tool_result()
+    assert "Allowed by PermissionRequest hook" in screen
+    assert note.params["schema"]["properties"]["q1"]["title"] == "Database"
+    assert result is not None
+    assert result_text(result).startswith(
+        'Your questions have been answered: "Which database should the cache use?"="Postgres".'
+    ), result_text(result)
