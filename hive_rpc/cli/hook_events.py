@@ -114,6 +114,13 @@ stderr when stdout is empty, and shows text that is not JSON to the human as "Ho
 system message: ..." (measured on 0.61.0); an empty object decides nothing."""
 URGENT_NOTICES = ("permission_prompt", "elicitation_dialog")
 """Notification types where Claude Code waits for the human in its own terminal."""
+NOTICE_TYPES: dict[str, dict[str, str]] = {GEMINI.name: {"ToolPermission": "permission_prompt"}}
+"""Other agents' notification types in Claude Code's words, which the hub reads
+(core/sessions.py ``TERMINAL_WAITS``): Gemini CLI's ``ToolPermission`` is its own
+confirmation of a tool call in its terminal (0.61.0 sends it as the dialog opens,
+"Tool Confirm Shell Command requires execution")."""
+NOTIFYING = (CLAUDE_CODE.name, GEMINI.name)
+"""The agents whose Notification hook ``hook AGENT`` reports (Codex has none)."""
 
 
 def address_of_this_terminal(env: Mapping[str, str]) -> tuple[str, str] | None:
@@ -274,17 +281,21 @@ def report_completion(
     return said
 
 
-def notify(client: SyncHubClient, event: Mapping[str, Any]) -> str:
-    """Claude Code's Notification as the session's notice on the activity stream."""
+def notify(client: SyncHubClient, event: Mapping[str, Any], agent: Agent = CLAUDE_CODE) -> str:
+    """The agent's Notification as the session's notice on the activity stream, its
+    type in Claude Code's words (``NOTICE_TYPES``)."""
     from hive_rpc.cli.hook import agent_id
 
     kind = event.get("notification_type")
+    kind = NOTICE_TYPES.get(agent.name, {}).get(str(kind), kind)
     params: dict[str, Any] = {
-        "agent_id": agent_id(event),
-        "message": str(event.get("message") or "Claude Code has something to say"),
+        "agent_id": agent_id(event, agent),
+        "message": str(event.get("message") or f"{agent.display} has something to say"),
         "urgent": kind in URGENT_NOTICES,
     }
-    for key, field in (("title", "title"), ("type", "notification_type"), ("cwd", "cwd")):
+    if isinstance(kind, str):
+        params["type"] = kind
+    for key, field in (("title", "title"), ("cwd", "cwd")):
         if isinstance(event.get(field), str):
             params[key] = event[field]
     client.call("agent/notify", params)
@@ -344,12 +355,13 @@ def handle_event(
 ) -> str | None:
     """Act on one non-permission event of ``agent``'s within ``BUDGET_S``; what
     happened, in words, or None when there is nothing to say.  Starts no hub: with
-    none running there is no one to tell.  Notifications and lings' completions are
-    Claude Code's only (they read its notification types and its transcript)."""
+    none running there is no one to tell.  Lings' completions are Claude Code's only
+    (they read its transcript)."""
     name = event.get("hook_event_name")
     session_event = AGENT_SESSION_EVENTS[agent.name].get(str(name))
     claude_code = agent is CLAUDE_CODE
-    if not (claude_code and name == "Notification") and session_event is None:
+    notice = name == "Notification" and agent.name in NOTIFYING
+    if not notice and session_event is None:
         return None
     in_a_ling = claude_code and bool(env.get("HIVE_RPC_LING") or address_of_this_terminal(env))
     give_up_at = time.monotonic() + BUDGET_S
@@ -357,8 +369,8 @@ def handle_event(
     try:
         with SyncHubClient.connect(socket, timeout_s=BUDGET_S) as client:
             client.timeout_s, client.give_up_at = BUDGET_S, give_up_at  # the whole budget
-            if name == "Notification":
-                return notify(client, event)
+            if notice:
+                return notify(client, event, agent)
             assert session_event is not None
             news = report_session(client, event, env, session_event, agent)
             if news is not None:
@@ -370,7 +382,7 @@ def handle_event(
     except HubTimeout:
         said.append(f"gave up after {BUDGET_S:g} s")
     except HubUnreachable:
-        if name == "Notification" or (name in COMPLETING and in_a_ling):
+        if notice or (name in COMPLETING and in_a_ling):
             raise  # news for someone: say it was lost
         return None  # a session's state, and no hub to keep it: nothing lost
     return "; ".join(said) or None

@@ -46,7 +46,7 @@ def settings_of(home: Path) -> Path:
     return home / ".gemini" / "settings.json"
 
 
-SESSION_EVENTS = ("SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd")
+SESSION_EVENTS = ("SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd", "Notification")
 
 
 def session_hooks(command: str) -> dict[str, Any]:

@@ -17,9 +17,10 @@ hooks' format read in its settings schema and hook registry):
   where Gemini asks nobody) the group matches every tool but hive-rpc's own
   (GATE_MATCHER) and the hook is ``hook gemini --gate``, which denies what the
   human did not allow;
-- ``hooks.SessionStart``, ``BeforeAgent``, ``AfterAgent``, ``SessionEnd``: the same
-  command (never with ``--gate``), which reports the agent's session to the hub
-  (started, working on a prompt, its turn over, ended: cli/hook_events.py).
+- ``hooks.SessionStart``, ``BeforeAgent``, ``AfterAgent``, ``SessionEnd``,
+  ``Notification``: the same command (never with ``--gate``), which reports the
+  agent's session to the hub (started, working on a prompt, waiting on the human in
+  its terminal, its turn over, ended: cli/hook_events.py).
 
 Gemini CLI also runs hooks and offers tools only in a folder the user trusted
 (``trustedFolders.json``): that consent is the user's to give in Gemini CLI, so setup
@@ -76,9 +77,10 @@ GATE_STEP = (
     "gate: every tool but hive-rpc's (read-only ones too) asks you first and is denied "
     "when the hub is down or nobody answers; it is for gemini --approval-mode yolo"
 )
-SESSION_EVENTS = ("SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd")
-"""The events that move the agent's session on the hub (measured on 0.61.0: all four
-fire in ``gemini -p`` too, each awaited before Gemini goes on)."""
+SESSION_EVENTS = ("SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd", "Notification")
+"""The events that move the agent's session on the hub (measured on 0.61.0: the first
+four fire in ``gemini -p`` too, each awaited before Gemini goes on; Notification
+``ToolPermission`` as its own confirmation opens, in the interactive TUI only)."""
 EVENT_TIMEOUT_MS = 10_000
 """Their hooks' ``timeout``: a report takes a second at most (hook_events.py bounds
 itself at 5 s)."""
