@@ -197,6 +197,7 @@ async def test_python_epc_calls_errors_and_methods(
             "list",
             "shown",
             "clear-unseen",
+            "sessions",
         }
         assert methods["poll"][0] == "(:id [:agent_id])"
         assert "hive/ask" in methods["ask"][1]
