@@ -102,9 +102,10 @@ hub, says \"its own dialog\"; nil when it waits on nothing."
   "Return SESSION's State column: its state, and what it waits on."
   (let ((state (hive-rpc--clean (or (plist-get session :state) "?")))
         (on (hive-rpc--session-waits-on session)))
-    (if (equal state "waiting")
-        (propertize (if on (format "waiting: %s" on) state) 'face 'hive-rpc-urgent)
-      state)))
+    (cond ((equal state "waiting")
+           (propertize (if on (format "waiting: %s" on) state) 'face 'hive-rpc-urgent))
+          ((equal state "gone") (propertize state 'face 'shadow))
+          (t state))))
 
 (defun hive-rpc--session-agent-text (session)
   "Return SESSION's Agent column: its kind and process, or its agent id."
@@ -177,18 +178,37 @@ no window is selected."
             (forward-line 1))
           (unless (eobp) (set-window-point (car pair) (point))))))))
 
-(defun hive-rpc--sessions-update (&rest _)
-  "Refresh the sessions buffer, if there is one."
+(defvar hive-rpc--sessions-pending nil
+  "Timer of the refresh that follows a change of the sessions, or nil.")
+
+(defun hive-rpc--sessions-shown-p (buffer)
+  "Return non-nil if BUFFER is shown in a window, on any frame."
+  (get-buffer-window buffer t))
+
+(defun hive-rpc--sessions-update (&optional _id)
+  "Refresh the sessions buffer soon, once, if it is shown.
+A new subscription brings every session, up to 2,000, one
+notification each: they make one refresh, after the burst.  A
+buffer not shown is refreshed when it is shown again (the tick)
+or by `hive-rpc-sessions'."
+  (unless (timerp hive-rpc--sessions-pending)
+    (setq hive-rpc--sessions-pending
+          (run-at-time 0 nil (lambda ()
+                               (setq hive-rpc--sessions-pending nil)
+                               (hive-rpc--sessions-refresh-shown))))))
+
+(defun hive-rpc--sessions-refresh-shown ()
+  "Refresh the sessions buffer if it is shown."
   (let ((buffer (get-buffer hive-rpc--sessions-buffer)))
-    (when (buffer-live-p buffer)
+    (when (and (buffer-live-p buffer) (hive-rpc--sessions-shown-p buffer))
       (with-current-buffer buffer
         (when (derived-mode-p 'hive-rpc-sessions-mode)
           (hive-rpc--sessions-refresh))))))
 
 (defun hive-rpc--sessions-tick ()
-  "Refresh the sessions buffer's ages, or stop when it is gone."
+  "Refresh the sessions buffer's ages while shown; stop when it is gone."
   (if (buffer-live-p (get-buffer hive-rpc--sessions-buffer))
-      (hive-rpc--sessions-update)
+      (hive-rpc--sessions-refresh-shown)
     (hive-rpc--cancel-timer 'hive-rpc--sessions-timer)))
 
 (defun hive-rpc--sessions-fetch ()

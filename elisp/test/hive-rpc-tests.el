@@ -1033,6 +1033,31 @@ A waiting session says what it waits on; the project is abbreviated."
   (should-not (hive-rpc--tmux-pane "zellij:main:3"))
   (should-not (hive-rpc--tmux-pane nil)))
 
+(ert-deftest hive-rpc-tests-sessions-buffer-refreshes-once-and-only-shown ()
+  "A burst of session changes makes one refresh; a buffer not shown makes none."
+  (let* ((hive-rpc--sessions (make-hash-table :test #'equal))
+         (refreshes 0)
+         (count (lambda (&rest _) (setq refreshes (1+ refreshes)))))
+    (advice-add 'hive-rpc--sessions-refresh :after count)
+    (unwind-protect
+        (let ((buffer (hive-rpc--sessions-show)))
+          (setq refreshes 0)
+          (puthash "a" (hive-rpc-tests--session "a" "idle") hive-rpc--sessions)
+          (run-hook-with-args 'hive-rpc-sessions-changed-hook "a")
+          (hive-rpc-tests--wait-for (lambda () (not (timerp hive-rpc--sessions-pending))))
+          (should (= refreshes 0))
+          (should-not (buffer-local-value 'tabulated-list-entries buffer))
+          (switch-to-buffer buffer)
+          (dotimes (i 100)
+            (let ((id (format "s%d" i)))
+              (puthash id (hive-rpc-tests--session id "working") hive-rpc--sessions)
+              (run-hook-with-args 'hive-rpc-sessions-changed-hook id)))
+          (hive-rpc-tests--wait-for (lambda () (not (timerp hive-rpc--sessions-pending))))
+          (should (= refreshes 1))
+          (should (= (length (buffer-local-value 'tabulated-list-entries buffer)) 101)))
+      (advice-remove 'hive-rpc--sessions-refresh count)
+      (kill-buffer hive-rpc--sessions-buffer))))
+
 (ert-deftest hive-rpc-tests-sessions-follow-the-hub ()
   "A subscribed Emacs keeps the hub's sessions: shown live, counted waiting."
   (skip-unless (executable-find "python3"))
@@ -1041,7 +1066,8 @@ A waiting session says what it waits on; the project is abbreviated."
     (let ((id (hive-rpc-tests--ask "Deploy?" "--agent" "deployer")))
       (hive-rpc-tests--arrived id)
       (unwind-protect
-          (with-current-buffer (hive-rpc--sessions-show t)
+          ;; Shown, as `hive-rpc-sessions' shows it: a buffer not shown waits.
+          (with-current-buffer (switch-to-buffer (hive-rpc--sessions-show t))
             (hive-rpc-tests--wait-for (lambda () (assoc "deployer" tabulated-list-entries)))
             (should (equal (substring-no-properties
                             (aref (cadr (assoc "deployer" tabulated-list-entries)) 0))
@@ -1060,6 +1086,57 @@ A waiting session says what it waits on; the project is abbreviated."
             (hive-rpc-tests--wait-for (lambda () (null tabulated-list-entries)))
             (should (equal (hive-rpc--mode-line-string) "")))
         (kill-buffer hive-rpc--sessions-buffer)))))
+
+(ert-deftest hive-rpc-tests-a-snapshot-of-many-questions-is-queued-once-in-order ()
+  "A subscription's thousands of `hive/prompt' are queued once each, in order.
+The mode line and its hook run once for the whole burst, after it
+\(`hive-rpc--later'), not once per question."
+  (hive-rpc-tests--with-offline-connection
+    (let* ((hive-rpc--later-functions nil)
+           (hive-rpc--later-timer nil)
+           (hive-rpc--outbox nil)
+           (hive-rpc--current nil)
+           (runs 0)
+           (hive-rpc-update-hook (list (lambda () (setq runs (1+ runs)))))
+           (now (float-time))
+           (ids (mapcar (lambda (i) (format "%016x" i)) (number-sequence 1 3000))))
+      (dolist (id ids)
+        (hive-rpc--dispatch hive-rpc--connection 'hive/prompt
+                            (list :id id :status "pending" :agent_id "a"
+                                  :question "q" :created_at now
+                                  :deadline_at (+ now 600))))
+      (should (= runs 0))
+      (should (equal (hive-rpc--queue) ids))
+      (should (= (hash-table-count (hive-rpc--prompts)) 3000))
+      ;; The same question again (a reconnect's replay) is not queued twice.
+      (hive-rpc--dispatch hive-rpc--connection 'hive/prompt
+                          (list :id (car ids) :status "pending" :agent_id "a"
+                                :question "q" :created_at now :deadline_at (+ now 600)))
+      (should (equal (hive-rpc--queue) ids))
+      (should (timerp hive-rpc--later-timer))
+      (cancel-timer hive-rpc--later-timer)
+      (hive-rpc--run-later)
+      (should (= runs 1))
+      (should-not hive-rpc--later-functions)
+      ;; Outside a notification, an update runs at once, as before.
+      (hive-rpc--update)
+      (should (= runs 2)))))
+
+(ert-deftest hive-rpc-tests-enqueue-follows-the-queue-however-it-was-set ()
+  "`hive-rpc--enqueue' appends to the queue as `setf' last left it."
+  (hive-rpc-tests--with-offline-connection
+    (hive-rpc--enqueue "a")
+    (hive-rpc--enqueue "b")
+    (should (equal (hive-rpc--queue) '("a" "b")))
+    (setf (hive-rpc--queue) (delete "b" (hive-rpc--queue)))
+    (hive-rpc--enqueue "c")
+    (should (equal (hive-rpc--queue) '("a" "c")))
+    (push "z" (hive-rpc--queue))
+    (hive-rpc--enqueue "d")
+    (should (equal (hive-rpc--queue) '("z" "a" "c" "d")))
+    (setf (hive-rpc--queue) nil)
+    (hive-rpc--enqueue "e")
+    (should (equal (hive-rpc--queue) '("e")))))
 
 (provide 'hive-rpc-tests)
 ;;; hive-rpc-tests.el ends here
