@@ -15,6 +15,10 @@ another within a round, rounds interleaved (medians):
   reads the request and answers ``{}``: the least any HTTP hook costs here;
 * floor 2: the same POST to a trivial ASGI app on hypercorn (another process), the
   hub's own HTTP stack with nothing behind it;
+* floor 3: a permission question asked over the hub's socket on a new connection
+  (``hive/ask``, the editor's ``hive/respond``, ``hive/await``), the least an
+  editor's answer costs with no HTTP at all: the http hook answered by the editor,
+  against it, is what HTTP and the route add to the editor's round trip;
 * the http hook, the editor answers (``rule/check``, ``hive/ask``, the editor's
   ``hive/respond``, the decision);
 * the http hook, an allow rule answers (``rule/check`` alone);
@@ -152,6 +156,34 @@ def posted(port, request, expect):
         raise SystemExit(f"port {port}: {reply[:300]!r}")
     return elapsed
 
+def frame(conn, body):
+    data = json.dumps(body).encode()
+    conn.sendall(b"Content-Length: %d\r\n\r\n" % len(data) + data)
+
+def reply(conn, buffered):
+    while b"\r\n\r\n" not in buffered:
+        buffered += conn.recv(65536)
+    head, _, rest = buffered.partition(b"\r\n\r\n")
+    n = int(head.split(b":")[1])
+    while len(rest) < n:
+        rest += conn.recv(65536)
+    return json.loads(rest[:n]), rest[n:]
+
+def asked(path, params, expect):
+    start = time.perf_counter()
+    with socket.socket(socket.AF_UNIX) as conn:
+        conn.connect(path)
+        frame(conn, {"jsonrpc": "2.0", "id": 1, "method": "hive/ask", "params": params})
+        record, left = reply(conn, b"")
+        prompt = record["result"]["id"]
+        wait = {"id": prompt, "timeout_s": 30, "agent_id": params["agent_id"]}
+        frame(conn, {"jsonrpc": "2.0", "id": 2, "method": "hive/await", "params": wait})
+        record, _ = reply(conn, left)
+    elapsed = time.perf_counter() - start
+    if record["result"].get("answer") != expect:
+        raise SystemExit(f"socket: {record!r}")
+    return elapsed
+
 def ran(argv, stdin, env, expect):
     start = time.perf_counter()
     done = subprocess.run(argv, input=stdin, capture_output=True, env=env, check=False)
@@ -166,6 +198,8 @@ for name, run in plan["runs"].items():
     expect = run["expect"].encode()
     if "port" in run:
         runs[name] = (posted, (run["port"], run["request"].encode("latin-1"), expect))
+    elif "socket" in run:
+        runs[name] = (asked, (run["socket"], run["params"], run["expect"]))
     else:
         env = {**os.environ, **run["env"]}
         runs[name] = (ran, (run["argv"], run["stdin"].encode(), env, expect))
@@ -207,6 +241,11 @@ async def measure(
     runs = {
         "POST to a raw-socket server (floor 1)": post(raw, asked, "{}"),
         "POST to hypercorn, trivial app (floor 2)": post(asgi, asked, "{}"),
+        "question over the socket, the editor answers (floor 3)": {
+            "socket": os.fspath(socket), "expect": "allow",
+            "params": {"question": "Run make?", "choices": ["allow", "deny"],
+                       "kind": "permission", "agent_id": "bench-floor"},
+        },
         "http hook, the editor answers": post(port, asked, '"allow"'),
         "http hook, an allow rule answers": post(port, ruled, '"allow"'),
         "command hook, the editor answers": {
@@ -241,14 +280,14 @@ def main() -> None:
         ):
             samples = trio.run(measure, args.rounds, socket, data_dir, (raw, asgi), tmp)
     medians = {name: statistics.median(values) for name, values in samples.items()}
-    floor1, floor2 = (medians[name] for name in list(medians)[:2])
+    floor1, floor2, floor3 = (medians[name] for name in list(medians)[:3])
     rows = [
-        (name, f"{m * 1000:.2f}", ratio(m, floor1), ratio(m, floor2)) for name, m in medians.items()
+        (name, f"{m * 1000:.2f}", ratio(m, floor1), ratio(m, floor2), ratio(m, floor3))
+        for name, m in medians.items()
     ]
     print(f"\n{args.rounds} interleaved rounds, median wall time per request (connect to reply)\n")
-    print(
-        table(["request", "median ms", "vs floor 1 (raw socket)", "vs floor 2 (hypercorn)"], rows)
-    )
+    heads = ["request", "median ms", "vs floor 1 (raw)", "vs floor 2 (hypercorn)", "vs floor 3"]
+    print(table(heads, rows))
 
 
 if __name__ == "__main__":

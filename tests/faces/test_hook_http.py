@@ -13,6 +13,7 @@ import os
 import socket
 import subprocess
 import sys
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ import trio
 from test_activity_http import as_human, base_url, bearer, http, own_origin
 from waiting import logged
 
-from hive_rpc.core.permission_hook import HOOK_PATH
+from hive_rpc.core.permission_hook import HOOK_PATH, SETTLED_BY
 from hive_rpc.faces.hook_http import MAX_BODY, _proc_lookup, holder_of, peer_agent, socket_of
 from hive_rpc.host.paths import HOOK_TOKEN_NAME
 from hive_rpc.runtime.activity import Entry
@@ -304,3 +305,39 @@ async def test_a_process_named_claude_asks_as_claude_code_pid(
             entry = await logged(http_hub.activity, asked, within_s=20)
             assert entry.data["agent_id"] == f"claude-code-{proc.pid}"
             await answer(http_hub, entry.key, "allow")
+
+
+async def test_answered_in_the_terminal_the_question_is_withdrawn(
+    http_hub: HubService, tmp_path: Path
+) -> None:
+    """Claude Code leaves the request open when the human answers in its own dialog
+    (measured on 2.1.328); the call's result in the session's transcript withdraws
+    the question, ``by`` "the terminal", and the reply decides nothing."""
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text("")
+    body = event(transcript_path=str(transcript))
+    call = {"type": "tool_use", "name": "Bash", "id": "toolu_1", "input": body["tool_input"]}
+    reply: list[httpx2.Response] = []
+    with trio.fail_after(30):
+        async with http(http_hub, **as_hook(http_hub)) as client, trio.open_nursery() as nursery:
+
+            async def post() -> None:
+                reply.append(await client.post(HOOK_PATH, json=body))
+
+            nursery.start_soon(post)
+            entry = await logged(http_hub.activity, asked, within_s=20)
+            now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+            lines = [
+                {"message": {"content": [call]}, "timestamp": now},
+                {"message": {"content": [{"type": "tool_result", "tool_use_id": "toolu_1"}]},
+                 "timestamp": now},
+            ]  # fmt: skip
+            await trio.Path(transcript).write_text("".join(json.dumps(x) + "\n" for x in lines))
+        withdrawn = await logged(
+            http_hub.activity,
+            lambda e: e.kind == "prompt" and e.key == entry.key and e.event != "ask",
+            within_s=20,
+            after=entry.id,
+        )
+    assert (withdrawn.data["status"], withdrawn.data["by"]) == ("cancelled", SETTLED_BY)
+    assert (reply[0].status_code, reply[0].json()) == (200, {})
