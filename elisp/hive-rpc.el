@@ -917,6 +917,10 @@ stopped by typing."
         (format "%d:%02d:%02d" (/ s 3600) (/ (% s 3600) 60) (% s 60))
       (format "%d:%02d" (/ s 60) (% s 60)))))
 
+(defvar hive-rpc--waiting-mouse-map
+  (make-mode-line-mouse-map 'mouse-1 #'hive-rpc-sessions)
+  "Keymap of the mode line's \" · N waiting\": a click lists the sessions.")
+
 (defun hive-rpc--mode-line-string ()
   "Return the mode-line text of `hive-rpc-mode'.
 \" hive:N\" while N questions wait, followed by the most urgent
@@ -933,7 +937,9 @@ hub's store is degraded, with the reason in its tooltip."
               (propertize (format (if (string-empty-p line) " %d waiting" " · %d waiting")
                                   waiting)
                           'help-echo (substitute-command-keys "Agent sessions waiting \
-on you: \\[hive-rpc-sessions] lists them"))))))
+on you: mouse-1 or \\[hive-rpc-sessions] lists them")
+                          'mouse-face 'mode-line-highlight
+                          'local-map hive-rpc--waiting-mouse-map)))))
 
 (defun hive-rpc--mode-line-prompts ()
   "Return the part of `hive-rpc--mode-line-string' that counts questions."

@@ -995,6 +995,10 @@ A waiting session says what it waits on; the project is abbreviated."
       (hive-rpc-tests--with-offline-connection
         (should (equal (substring-no-properties (hive-rpc--mode-line-string))
                        " hive: 2 waiting"))
+        ;; A click on it lists the sessions.
+        (let ((line (hive-rpc--mode-line-string)))
+          (should (eq (get-text-property (1- (length line)) 'local-map line)
+                      hive-rpc--waiting-mouse-map)))
         (puthash "a" (list :id "a" :deadline_at (+ now 300)) (hive-rpc--prompts))
         (should (equal (substring-no-properties (hive-rpc--mode-line-string))
                        " hive:1 · 2 waiting"))
@@ -1025,6 +1029,40 @@ A waiting session says what it waits on; the project is abbreviated."
           (should-not (hive-rpc--session-buffer (list :pid nil))))
       (delete-process proc)
       (kill-buffer buffer))))
+
+(ert-deftest hive-rpc-tests-session-jumps-to-its-lings-buffer ()
+  "A session with no buffer above its process shows its ling's buffer.
+Emacs asks the hub where the ling is; it shows the buffer only if
+the human is still where they asked."
+  (skip-unless (executable-find "python3"))
+  (hive-rpc-tests--with-hub ()
+    (hive-rpc-tests--connect)
+    (let ((ling (generate-new-buffer "*rec ling*"))
+          (from (generate-new-buffer "*asked here*"))
+          (session (hive-rpc-tests--session "deployer" "idle" :ling "rec.sessions")))
+      (unwind-protect
+          (progn
+            (make-comint-in-buffer "hive-rpc-test-ling" ling "cat")
+            (set-process-query-on-exit-flag (get-buffer-process ling) nil)
+            (hive-rpc-register-ling "rec.sessions" ling)
+            (hive-rpc-tests--wait-for
+             (lambda () (member (buffer-name ling) hive-rpc--ling-buffers)))
+            (switch-to-buffer from)
+            (should (hive-rpc--jump-to-ling session from))
+            (hive-rpc-tests--wait-for (lambda () (eq (window-buffer) ling)))
+            ;; Moved on before the hub answered: only the echo area says it.
+            (switch-to-buffer "*scratch*")
+            (let (said)
+              (cl-letf (((symbol-function 'message)
+                         (lambda (fmt &rest args) (push (apply #'format fmt args) said))))
+                (should (hive-rpc--jump-to-ling session from))
+                (hive-rpc-tests--wait-for (lambda () said)))
+              (should (equal said '("hive-rpc: ling rec.sessions is buffer *rec ling*"))))
+            (should (eq (window-buffer) (get-buffer "*scratch*"))))
+        (kill-buffer from)
+        (let ((proc (get-buffer-process ling)))
+          (when (process-live-p proc) (delete-process proc)))
+        (kill-buffer ling)))))
 
 (ert-deftest hive-rpc-tests-tmux-pane-of-a-session ()
   "A session's terminal \"tmux:%3@SOCKET\" names a pane and its server."
