@@ -114,6 +114,11 @@ Each record is the hub's JSON object as a plist.")
    (queue
     :initform nil
     :documentation "Ids of the prompts waiting to be asked, oldest first.")
+   (queue-tail
+    :initform nil
+    :documentation "The last cons of the queue, or nil when not known.
+It makes `hive-rpc--enqueue' constant time; setting the queue
+forgets it.")
    (hub-notifies
     :initform nil
     :documentation "Non-nil when this hub raises desktop notifications itself."))
@@ -184,8 +189,25 @@ without a connection is dropped."
 (defun hive-rpc--set-queue (ids)
   "Make IDS the queue of the session's connection, if any; return IDS."
   (when hive-rpc--connection
-    (oset hive-rpc--connection queue ids))
+    (oset hive-rpc--connection queue ids)
+    (oset hive-rpc--connection queue-tail nil))
   ids)
+
+(defun hive-rpc--enqueue (id)
+  "Put ID last in the queue of the session's connection, in constant time.
+A new subscription sends every pending prompt at once, 100,000 of
+them at most: appending each by copying the queue made that
+quadratic, and Emacs froze for minutes."
+  (when hive-rpc--connection
+    (let ((cell (list id))
+          (tail (oref hive-rpc--connection queue-tail)))
+      (cond
+       ((null (oref hive-rpc--connection queue))
+        (oset hive-rpc--connection queue cell))
+       (t
+        (setcdr (or tail (last (oref hive-rpc--connection queue))) cell)))
+      (oset hive-rpc--connection queue-tail cell)))
+  id)
 
 (gv-define-simple-setter hive-rpc--queue hive-rpc--set-queue)
 
@@ -203,9 +225,47 @@ Such a hub notifies of urgent questions, so Emacs does not."
 METHOD is a symbol such as `hive/prompt'."
   (:method (_connection _method _params) nil))
 
+(defvar hive-rpc--dispatching nil
+  "Non-nil while a notification from the hub is being handled.")
+
+(defvar hive-rpc--later-functions nil
+  "Functions to call once the notifications coming in now are handled.
+Newest first; each at most once.  See `hive-rpc--later'.")
+
+(defvar hive-rpc--later-timer nil
+  "The timer that calls the functions in `hive-rpc--later-functions'.")
+
+(defconst hive-rpc--later-delay 0.1
+  "Seconds the work of `hive-rpc--later' waits for more notifications.
+A new subscription's snapshot comes as one notification per pending
+prompt; the mode line, the hooks and the announcement then run
+about ten times a second, not once for each of thousands.")
+
 (defun hive-rpc--dispatch (connection method params)
   "Dispatch notification METHOD with PARAMS received on CONNECTION."
-  (hive-rpc-handle-notification connection method params))
+  (let ((hive-rpc--dispatching t))
+    (hive-rpc-handle-notification connection method params)))
+
+(defun hive-rpc--later (function)
+  "Call FUNCTION once the notifications coming in now are handled.
+Outside a notification's handling, call it now.  Within one, it
+runs after `hive-rpc--later-delay' seconds, once however many
+notifications asked for it, so that a burst of them costs the
+work of the whole state once, not once per notification."
+  (if (not hive-rpc--dispatching)
+      (funcall function)
+    (unless (memq function hive-rpc--later-functions)
+      (push function hive-rpc--later-functions))
+    (unless (timerp hive-rpc--later-timer)
+      (setq hive-rpc--later-timer
+            (run-at-time hive-rpc--later-delay nil #'hive-rpc--run-later)))))
+
+(defun hive-rpc--run-later ()
+  "Call the functions that `hive-rpc--later' put off, oldest first."
+  (let ((functions (reverse hive-rpc--later-functions)))
+    (setq hive-rpc--later-functions nil
+          hive-rpc--later-timer nil)
+    (mapc #'funcall functions)))
 
 (cl-defgeneric hive-rpc-handle-request (connection method params)
   "Answer request METHOD with PARAMS from the hub on CONNECTION.
@@ -228,7 +288,12 @@ connection and after every reconnection.")
   "Hook run after the pending prompts or the connection state changed.")
 
 (defun hive-rpc--update ()
-  "Refresh the mode line, and run `hive-rpc-update-hook'."
+  "Refresh the mode line, and run `hive-rpc-update-hook'.
+Within a notification's handling, once they are all in (`hive-rpc--later')."
+  (hive-rpc--later #'hive-rpc--update-now))
+
+(defun hive-rpc--update-now ()
+  "Refresh the mode line, and run `hive-rpc-update-hook', now."
   (force-mode-line-update t)
   (run-hooks 'hive-rpc-update-hook))
 

@@ -187,6 +187,9 @@ emptied by `hive-rpc-clear-unseen'.")
 (defvar hive-rpc--news nil
   "Ids of the questions announced and not yet opened, newest first.")
 
+(defvar hive-rpc--fresh nil
+  "Ids of the questions queued as they came, not yet announced, newest first.")
+
 (defvar hive-rpc--announcing nil
   "Non-nil while an announcement of new questions is due.")
 
@@ -224,6 +227,17 @@ emptied by `hive-rpc-clear-unseen'.")
       (user-error "No hub answers on %s; start one with: hive-rpc serve --detach --socket %s"
                   (hive-rpc--socket) (hive-rpc--socket))))))
 
+(defcustom hive-rpc-events-buffer-size 0
+  "Characters of traffic kept in `hive-rpc-events-buffer', or nil for all.
+Older messages are dropped past it.  0, the default, logs nothing:
+jsonrpc.el prints each message logged in full, and a new
+subscription brings one message per pending question, thousands of
+them on a busy hub (20,000 took Emacs 68 s logged within 2,000,000
+characters, 5.5 s not logged).  Like `eglot-events-buffer-size'.
+Takes effect on the next connection."
+  :type '(choice (const :tag "No limit" nil) (natnum :tag "Characters"))
+  :group 'hive-rpc)
+
 (defun hive-rpc--open (socket)
   "Open a connection to the hub on SOCKET; return it, or nil if none answers."
   (when-let ((proc (condition-case nil
@@ -233,6 +247,7 @@ emptied by `hive-rpc-clear-unseen'.")
                      (file-error nil))))
     (hive-rpc-connection
      :name "hive-rpc"
+     :events-buffer-scrollback-size hive-rpc-events-buffer-size
      :process proc
      :notification-dispatcher #'hive-rpc--dispatch
      :request-dispatcher #'hive-rpc--request-dispatch
@@ -362,11 +377,16 @@ Nothing is sent when CONN is no longer the live connection."
     (when (and (stringp id) (equal (plist-get params :status) "pending")
                (numberp (plist-get params :created_at))
                (numberp (plist-get params :deadline_at)))
-      (puthash id params (hive-rpc--prompts))
-      (unless (or (member id (hive-rpc--queue))
-                  (equal id hive-rpc--current)
-                  (hive-rpc--in-outbox-p id))
-        (setf (hive-rpc--queue) (append (hive-rpc--queue) (list id))))
+      ;; Only a prompt known already can be queued: the queue is searched
+      ;; for those alone, so a snapshot of thousands stays linear.
+      (let ((known (gethash id (hive-rpc--prompts))))
+        (puthash id params (hive-rpc--prompts))
+        (unless (or (and known (member id (hive-rpc--queue)))
+                    (equal id hive-rpc--current)
+                    (hive-rpc--in-outbox-p id))
+          (hive-rpc--enqueue id)
+          (unless noninteractive          ; only announced where there is a human
+            (push id hive-rpc--fresh))))
       (when (eq (plist-get params :urgent) t)
         (hive-rpc--notify params))
       ;; The question open here, sent again after a reconnection: its
@@ -374,7 +394,7 @@ Nothing is sent when CONN is no longer the live connection."
       (when (equal id hive-rpc--current)
         (hive-rpc--restart-countdown))
       (hive-rpc--update)
-      (hive-rpc--schedule-ask))))
+      (hive-rpc--later #'hive-rpc--schedule-ask))))
 
 (cl-defmethod hive-rpc-handle-notification
   (_connection (_method (eql 'hive/update)) params)
@@ -545,9 +565,15 @@ once when it works again; the mode line shows it meanwhile."
 (defun hive-rpc--announce ()
   "Note the queued questions not announced yet, and announce them soon.
 The message is shown once the notifications being handled now
-are all in, so a burst of questions makes one message."
-  (let ((new (seq-remove (lambda (id) (member id hive-rpc--announced))
-                         (hive-rpc--queue))))
+are all in, so a burst of questions makes one message.  Only the
+questions queued since the last call are looked at
+\=(`hive-rpc--fresh'), not the whole queue, which may hold many
+thousands."
+  (let ((new (seq-filter (lambda (id) (and (gethash id (hive-rpc--prompts))
+                                           (not (equal id hive-rpc--current))
+                                           (not (member id hive-rpc--announced))))
+                         (nreverse hive-rpc--fresh))))
+    (setq hive-rpc--fresh nil)
     (when new
       (setq hive-rpc--announced (seq-take (append (reverse new) hive-rpc--announced) 200)
             hive-rpc--news (append (reverse new) hive-rpc--news))
@@ -1145,9 +1171,11 @@ how to get one, before reading anything."
 (defun hive-rpc-events-buffer ()
   "Show the JSON-RPC traffic with the hub."
   (interactive)
-  (if (hive-rpc--connected-p)
-      (display-buffer (jsonrpc-events-buffer hive-rpc--connection))
-    (user-error "Not connected to the hub")))
+  (cond
+   ((not (hive-rpc--connected-p)) (user-error "Not connected to the hub"))
+   ((eql hive-rpc-events-buffer-size 0)
+    (user-error "The traffic is not logged: set `hive-rpc-events-buffer-size', then reconnect"))
+   (t (display-buffer (jsonrpc-events-buffer hive-rpc--connection)))))
 
 (provide 'hive-rpc)
 ;;; hive-rpc.el ends here

@@ -1125,5 +1125,56 @@ the human is still where they asked."
             (should (equal (hive-rpc--mode-line-string) "")))
         (kill-buffer hive-rpc--sessions-buffer)))))
 
+(ert-deftest hive-rpc-tests-a-snapshot-of-many-questions-is-queued-once-in-order ()
+  "A subscription's thousands of `hive/prompt' are queued once each, in order.
+The mode line and its hook run once for the whole burst, after it
+\(`hive-rpc--later'), not once per question."
+  (hive-rpc-tests--with-offline-connection
+    (let* ((hive-rpc--later-functions nil)
+           (hive-rpc--later-timer nil)
+           (hive-rpc--outbox nil)
+           (hive-rpc--current nil)
+           (runs 0)
+           (hive-rpc-update-hook (list (lambda () (setq runs (1+ runs)))))
+           (now (float-time))
+           (ids (mapcar (lambda (i) (format "%016x" i)) (number-sequence 1 3000))))
+      (dolist (id ids)
+        (hive-rpc--dispatch hive-rpc--connection 'hive/prompt
+                            (list :id id :status "pending" :agent_id "a"
+                                  :question "q" :created_at now
+                                  :deadline_at (+ now 600))))
+      (should (= runs 0))
+      (should (equal (hive-rpc--queue) ids))
+      (should (= (hash-table-count (hive-rpc--prompts)) 3000))
+      ;; The same question again (a reconnect's replay) is not queued twice.
+      (hive-rpc--dispatch hive-rpc--connection 'hive/prompt
+                          (list :id (car ids) :status "pending" :agent_id "a"
+                                :question "q" :created_at now :deadline_at (+ now 600)))
+      (should (equal (hive-rpc--queue) ids))
+      (should (timerp hive-rpc--later-timer))
+      (cancel-timer hive-rpc--later-timer)
+      (hive-rpc--run-later)
+      (should (= runs 1))
+      (should-not hive-rpc--later-functions)
+      ;; Outside a notification, an update runs at once, as before.
+      (hive-rpc--update)
+      (should (= runs 2)))))
+
+(ert-deftest hive-rpc-tests-enqueue-follows-the-queue-however-it-was-set ()
+  "`hive-rpc--enqueue' appends to the queue as `setf' last left it."
+  (hive-rpc-tests--with-offline-connection
+    (hive-rpc--enqueue "a")
+    (hive-rpc--enqueue "b")
+    (should (equal (hive-rpc--queue) '("a" "b")))
+    (setf (hive-rpc--queue) (delete "b" (hive-rpc--queue)))
+    (hive-rpc--enqueue "c")
+    (should (equal (hive-rpc--queue) '("a" "c")))
+    (push "z" (hive-rpc--queue))
+    (hive-rpc--enqueue "d")
+    (should (equal (hive-rpc--queue) '("z" "a" "c" "d")))
+    (setf (hive-rpc--queue) nil)
+    (hive-rpc--enqueue "e")
+    (should (equal (hive-rpc--queue) '("e")))))
+
 (provide 'hive-rpc-tests)
 ;;; hive-rpc-tests.el ends here
