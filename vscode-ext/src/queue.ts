@@ -47,6 +47,12 @@ export type QueueListener = (changed?: readonly string[]) => void;
 
 export class PromptQueue {
   private readonly entries = new Map<string, QueueEntry>();
+  /**
+   * The entries oldest first, kept while prompts come in order (a new
+   * subscription's snapshot: up to 100,000 of them, each asking for the order
+   * again); undefined once it must be sorted again.
+   */
+  private order: QueueEntry[] | undefined;
   private readonly listeners: QueueListener[] = [];
   /**
    * The prompts the human deferred, remembered while they are pending and
@@ -67,11 +73,18 @@ export class PromptQueue {
       this.refresh(existing, record);
       return false;
     }
-    this.entries.set(record.id, {
+    const entry: QueueEntry = {
       record,
       deferred: this.deferredIds.has(record.id),
       typed: record.typing_at !== null,
-    });
+    };
+    this.entries.set(record.id, entry);
+    const last = this.order?.[this.order.length - 1];
+    if (this.order && (last === undefined || last.record.created_at <= record.created_at)) {
+      this.order.push(entry); // where the stable sort would put it
+    } else {
+      this.order = undefined;
+    }
     this.changed();
     return true;
   }
@@ -96,6 +109,7 @@ export class PromptQueue {
     const entry = this.entries.get(id);
     if (entry) {
       this.entries.delete(id);
+      this.order = undefined;
       this.changed();
     }
     return entry;
@@ -256,6 +270,7 @@ export class PromptQueue {
   clear(): void {
     if (this.entries.size > 0) {
       this.entries.clear();
+      this.order = undefined;
       this.changed();
     }
   }
@@ -272,9 +287,10 @@ export class PromptQueue {
     };
   }
 
-  private sorted(): QueueEntry[] {
+  private sorted(): readonly QueueEntry[] {
     // Map keeps insertion order; a stable sort by created_at keeps it for ties.
-    return [...this.entries.values()].sort((a, b) => a.record.created_at - b.record.created_at);
+    this.order ??= [...this.entries.values()].sort((a, b) => a.record.created_at - b.record.created_at);
+    return this.order;
   }
 
   private refresh(entry: QueueEntry, record: PromptRecord): void {

@@ -18,6 +18,10 @@ import type { PromptQueue } from './queue';
 
 /** Under this many seconds left, the countdown is shown on the warning background. */
 export const WARN_SECONDS = 30;
+/** Queue sizes the status bar redraws for at every change (`updateSoon`). */
+export const BURST_SIZE = 200;
+/** Past `BURST_SIZE`, the least time between two redraws. */
+export const BURST_DELAY_MS = 100;
 
 export class HiveStatusBar implements vscode.Disposable {
   readonly item: vscode.StatusBarItem;
@@ -25,15 +29,17 @@ export class HiveStatusBar implements vscode.Disposable {
   private lost: string | undefined;
   private degraded: string | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
+  private pending: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly queue: PromptQueue,
     private readonly attention?: Attention,
     private readonly now: () => number = nowSeconds,
+    private readonly later: (fn: () => void, ms: number) => ReturnType<typeof setTimeout> = setTimeout,
   ) {
     this.item = vscode.window.createStatusBarItem('hive.pending', vscode.StatusBarAlignment.Left, 100);
     this.item.name = 'Hive: Pending Prompts';
-    this.subscriptions.push(queue.onDidChange(() => this.update()));
+    this.subscriptions.push(queue.onDidChange(() => this.updateSoon()));
     if (attention) {
       this.subscriptions.push(attention.onDidChange(() => this.update()));
     }
@@ -54,6 +60,22 @@ export class HiveStatusBar implements vscode.Disposable {
   setHealth(degraded: string | null): void {
     this.degraded = degraded ? healthReason(degraded) : undefined;
     this.update();
+  }
+
+  /**
+   * After a change of the queue: at once while it is short; past
+   * `BURST_SIZE` prompts, once per `BURST_DELAY_MS` (a new subscription's
+   * snapshot brings up to 100,000, one change each, and each redraw reads them all).
+   */
+  private updateSoon(): void {
+    if (this.queue.size <= BURST_SIZE) {
+      this.update();
+    } else if (this.pending === undefined) {
+      this.pending = this.later(() => {
+        this.pending = undefined;
+        this.update();
+      }, BURST_DELAY_MS);
+    }
   }
 
   update(): void {
@@ -121,6 +143,10 @@ export class HiveStatusBar implements vscode.Disposable {
 
   dispose(): void {
     this.tick(false);
+    if (this.pending !== undefined) {
+      clearTimeout(this.pending);
+      this.pending = undefined;
+    }
     for (const s of this.subscriptions.splice(0)) {
       s.dispose();
     }

@@ -112,6 +112,32 @@ describe('PromptQueue', () => {
     assert.ok(changes >= 6);
   });
 
+  test('a snapshot of thousands in order, then out of order, stays oldest first', () => {
+    const clock = new Clock();
+    const q = new PromptQueue();
+    const snapshot = Array.from({ length: 20000 }, (_, i) => record(clock, { created_at: clock.t + i }));
+    for (const r of snapshot) {
+      q.add(r);
+      assert.equal(q.next()?.record.id, snapshot[0].id); // what asking the next one reads
+    }
+    assert.deepEqual(q.records().map((r) => r.id), snapshot.map((r) => r.id));
+    const tie = record(clock, { created_at: clock.t + 19999 });
+    const older = record(clock, { created_at: clock.t - 1 });
+    q.add(tie);
+    q.add(older);
+    const ids = q.records().map((r) => r.id);
+    assert.deepEqual(ids.slice(0, 2), [older.id, snapshot[0].id]);
+    assert.deepEqual(ids.slice(-2), [snapshot[19999].id, tie.id], 'a tie keeps arrival order');
+    q.remove(snapshot[0].id);
+    assert.equal(q.next()?.record.id, older.id);
+    q.remove(older.id);
+    assert.equal(q.next()?.record.id, snapshot[1].id);
+    q.clear();
+    assert.deepEqual(q.records(), []);
+    q.add(tie);
+    assert.deepEqual(q.records().map((r) => r.id), [tie.id]);
+  });
+
   test('a prompt already typed into (typing_at) counts as typed', () => {
     const clock = new Clock();
     const q = new PromptQueue();

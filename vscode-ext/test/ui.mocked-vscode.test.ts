@@ -12,7 +12,7 @@ import { PendingTreeProvider, promptIdOf } from '../src/pendingView';
 import { PromptFlow } from '../src/promptFlow';
 import { DECLINE_TOOLTIP } from '../src/promptSteps';
 import type { PromptRecord } from '../src/protocol';
-import { HiveStatusBar } from '../src/statusBar';
+import { BURST_DELAY_MS, BURST_SIZE, HiveStatusBar } from '../src/statusBar';
 import { Clock, FakeHub, FakeTimers, record, rpcError, settle } from './helpers';
 import { FakeInputBox, FakeQuickPick, InputBoxValidationSeverity, mock, TreeItem } from './vscode-mock';
 
@@ -534,6 +534,30 @@ describe('queue and dismiss', () => {
 });
 
 describe('status bar and pending view', () => {
+  test('past BURST_SIZE questions the status bar redraws once per burst', () => {
+    const w = world();
+    w.flow.deferAll(); // nothing opens by itself in this test
+    const due: { fn: () => void; ms: number }[] = [];
+    const later = (fn: () => void, ms: number): ReturnType<typeof setTimeout> => {
+      due.push({ fn, ms });
+      return due.length as unknown as ReturnType<typeof setTimeout>;
+    };
+    const bar = new HiveStatusBar(w.flow.queue, undefined, w.clock.now, later);
+    const item = mock.statusBarItems[0];
+    for (let i = 0; i < BURST_SIZE; i++) {
+      prompt(w, { timeout_s: null });
+    }
+    assert.equal(item.text, `$(comment-discussion) ${BURST_SIZE}`, 'at once while short');
+    for (let i = 0; i < 3 * BURST_SIZE; i++) {
+      prompt(w, { timeout_s: null });
+    }
+    assert.equal(item.text, `$(comment-discussion) ${BURST_SIZE}`, 'not yet: the burst goes on');
+    assert.deepEqual(due.map((d) => d.ms), [BURST_DELAY_MS], 'one redraw for the whole burst');
+    due[0].fn();
+    assert.equal(item.text, `$(comment-discussion) ${4 * BURST_SIZE}`);
+    bar.dispose();
+  });
+
   test('status bar shows $(comment-discussion) N and hides at 0', async () => {
     const w = world();
     const bar = new HiveStatusBar(w.flow.queue, undefined, w.clock.now);
