@@ -9,7 +9,8 @@ Code.  One runs inside an Emacs vterm buffer (vterm's shell is that ``claude``),
 other outside Emacs; the outside one waits on a permission request.  The test reads
 the screen: both sessions with their states, the mode line counting one waiting; RET
 on the waiting one opens its permission request, and answering it moves that session
-to working on screen; RET on the other shows its vterm buffer, found by process
+to working on screen, and RET then names its tmux pane (it says it runs in one of
+another tmux server); RET on the other shows its vterm buffer, found by process
 ancestry from its pid, not by a name."""
 
 from __future__ import annotations
@@ -203,6 +204,17 @@ def test_sessions_buffer_answers_the_waiting_one_and_jumps_to_the_others_vterm(
             "behavior": "allow"
         }
 
+        # Outside Emacs, in a tmux pane of another server: RET (it waits on nothing
+        # now) says where it runs, and nothing else moves.
+        assert f"Claude Code {outside.pid}" in cursor_line(emacs)
+        emacs.keys("Enter")
+        emacs.wait_for(
+            lambda _: emacs.minibuffer().startswith(
+                "hive-rpc: the agent runs in tmux pane %7 (server /tmp/tmux-test/default)"
+            )
+        )
+        assert f"Claude Code {outside.pid}" in cursor_line(emacs)
+
         # RET on the other shows its vterm buffer, found from its pid.
         rows = [line for line in emacs.screen().splitlines() if "Claude Code " in line]
         here = next(i for i, row in enumerate(rows) if row == cursor_line(emacs))
@@ -217,8 +229,9 @@ def test_sessions_buffer_answers_the_waiting_one_and_jumps_to_the_others_vterm(
         emacs.wait_for(lambda screen: VTERM_BUFFER in screen)
         # The window RET left selected shows it (Emacs's log: vterm takes M-:).
         jumps = emacs.root / JUMPS
-        emacs.wait_until(lambda: logged_calls(jumps) != [], "the jump's log")
-        assert logged_calls(jumps) == [json.dumps(VTERM_BUFFER)]
+        emacs.wait_until(lambda: len(logged_calls(jumps)) == 2, "the jumps' log")
+        # The first jump, to a tmux pane of another server, left the sessions buffer.
+        assert logged_calls(jumps) == [json.dumps("*hive-rpc sessions*"), json.dumps(VTERM_BUFFER)]
     finally:
         agent.kill()
         agent.wait()
