@@ -172,6 +172,14 @@ class CodexTui:
         await self.shows(f"{MARK} {words}")
         self.keys("Enter")
 
+    async def idle(self) -> None:
+        """Codex's turn is over: its "esc to interrupt" line has gone."""
+
+        async def done() -> bool:
+            return "esc to interrupt" not in await trio.to_thread.run_sync(self.screen)
+
+        await until(done, "Codex's turn to end", within_s=SCREEN_S)
+
     async def exited(self) -> None:
         """Codex has exited (its pane is dead: kept, see ``codex_tui``)."""
 
@@ -778,6 +786,9 @@ async def test_a_tui_session_is_idle_working_idle_on_the_hub_and_esc_makes_it_id
             await tui.shows("said: hello")
             last, stopped, state = await session_event(hub, "stop", last)
             assert (stopped, state) == (agent, "idle")
+            # The turn ends once the Stop hook has returned: a prompt typed before
+            # that is queued as the turn's steer, and Esc would submit it.
+            await tui.idle()
 
             await tui.type_in("wait")
             last, _, state = await session_event(hub, "prompt", last)
