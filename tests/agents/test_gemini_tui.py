@@ -194,6 +194,9 @@ async def test_the_tuis_session_on_the_hub_waits_while_its_own_dialog_asks(
                 stopped = await session_entry(hub, "stop", noticed.id)
                 assert (stopped.key, stopped.data["state"]) == (agent, "idle")
                 assert stopped.data["in_terminal"] is False
+                # The hub hears AfterAgent before the hook returns: the turn is over
+                # once Gemini's "esc to cancel" line has gone.
+                await tui.gone("esc to cancel")
 
                 await tui.quit()
                 ended = await session_entry(hub, "end", stopped.id)
