@@ -304,12 +304,12 @@ class SessionTable:
             self.prompt_changed(prompt)
 
     def _new(self, agent_id: str) -> Session | None:
-        if len(self._sessions) >= self._max and not self._make_room():
+        pid = living_agent_pid(agent_id)
+        if len(self._sessions) >= self._max and not self._make_room(verified=pid is not None):
             log.warning("sessions: %d kept; not tracking %s", self._max, agent_id[:80])
             return None
         now = self._now()
         session = new_session(agent_id, now)
-        pid = living_agent_pid(agent_id)
         if pid is not None:
             cwd = working_dir(pid)  # a directory's name may hold escape sequences too
             session = replace(session, pid=pid, project_dir=strip_controls(cwd) if cwd else None)
@@ -317,12 +317,19 @@ class SessionTable:
                 self._nursery.start_soon(self._watch_process, agent_id, pid)
         return session
 
-    def _make_room(self) -> bool:
-        """Drop the session changed longest ago that waits on nothing, gone first."""
-        idle = [s for s in self._sessions.values() if s.state != "waiting"]
+    def _make_room(self, *, verified: bool) -> bool:
+        """Drop the session changed longest ago that waits on nothing: gone ones first,
+        then those under a name of their own.  A living agent process the hub checked
+        (``pid``) makes room only for another: any client may report sessions under
+        names it makes up, and those must not push the human's real agents out."""
+        idle = [
+            s
+            for s in self._sessions.values()
+            if s.state != "waiting" and (verified or s.gone or s.pid is None)
+        ]
         if not idle:
             return False
-        victim = min(idle, key=lambda s: (not s.gone, s.changed_at))
+        victim = min(idle, key=lambda s: (not s.gone, s.pid is not None, s.changed_at))
         self._remove(victim.agent_id, "room")
         return True
 
