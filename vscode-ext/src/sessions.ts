@@ -3,24 +3,19 @@
  * the list, in the order a person scans it (waiting ones first), the words each
  * row says, and how the list follows the hub. Pure logic, no `vscode` import.
  *
- * Two ways in, because the sidecar may or may not relay sessions:
- *
- * - live: `hive/subscribe` asks for `sessions: true`; a sidecar that passes that on
- *   relays `hive/session` and `hive/sessionRemoved`, and each one replaces (or takes
- *   off) its row;
- * - fetched: `hive/sessions` (a plain `hive/*` request every sidecar relays) after
- *   each subscribe and each reconnection to the hub, and, until the first live
- *   notification shows that they come, after each prompt change and every few
- *   seconds while the Sessions view is visible. `hive-rpc lsp` up to now subscribes
- *   to the hub without `sessions` (it drops the flag), so this is what keeps the
- *   view current there; a sidecar that relays them makes the polling stop.
- *
- * A fetched list replaces the rows, except those a live notification changed
- * while the request was on its way: that notification is at least as new.
+ * The list comes by push only, never by a timer: `hive/subscribe` asks for
+ * `sessions: true`, and the hub then sends one `hive/session` for every session
+ * it keeps, then one for each change, and `hive/sessionRemoved` when one leaves
+ * (`hive-rpc lsp` passes the flag on, and subscribes again with it to each new
+ * hub). A new subscription replays only the sessions that exist: what left while
+ * the window was not subscribed is never told, so the list is emptied just
+ * before each replay (a new sidecar, or the sidecar's `hive/connection`
+ * `connected: true`, which it sends before the new hub's notifications) and
+ * refilled from it.
  */
 import type { Disposable, HubClient } from './hubClient';
 import type { SessionRecord, SessionState } from './protocol';
-import { ErrorCode, Requests, ServerNotifications } from './protocol';
+import { ServerNotifications } from './protocol';
 
 /** The states in the order the list shows them (the hub's own order). */
 export const STATE_ORDER: readonly SessionState[] = ['waiting', 'working', 'idle', 'gone'];
@@ -77,6 +72,11 @@ export class SessionStore {
     return this.byId.get(agentId);
   }
 
+  /** How many sessions are listed. */
+  get size(): number {
+    return this.byId.size;
+  }
+
   /** Every session, in the list's order (compareSessions). */
   records(): SessionRecord[] {
     return [...this.byId.values()].sort(compareSessions);
@@ -108,34 +108,7 @@ export class SessionStore {
     }
   }
 
-  /**
-   * The hub's whole list (`hive/sessions`), except the sessions in `keep`, which a
-   * live notification changed while the list was fetched: their record there
-   * (null: removed) is kept.
-   */
-  replaceAll(records: readonly SessionRecord[], keep: ReadonlyMap<string, SessionRecord | null> = new Map()): void {
-    const next = new Map<string, SessionRecord>();
-    for (const r of records) {
-      if (!keep.has(r.agent_id)) {
-        next.set(r.agent_id, r);
-      }
-    }
-    for (const [id, r] of keep) {
-      if (r) {
-        next.set(id, r);
-      }
-    }
-    if (sameRecords(this.byId, next)) {
-      return;
-    }
-    this.byId.clear();
-    for (const [id, r] of next) {
-      this.byId.set(id, r);
-    }
-    this.fire(undefined);
-  }
-
-  /** Forget every session (a new sidecar: the next subscribe tells them again). */
+  /** Forget every session (a new subscription is about to replay those that exist). */
   clear(): void {
     if (this.byId.size > 0) {
       this.byId.clear();
@@ -148,19 +121,6 @@ export class SessionStore {
       l(ids);
     }
   }
-}
-
-function sameRecords(a: ReadonlyMap<string, SessionRecord>, b: ReadonlyMap<string, SessionRecord>): boolean {
-  if (a.size !== b.size) {
-    return false;
-  }
-  for (const [id, r] of b) {
-    const was = a.get(id);
-    if (!was || JSON.stringify(was) !== JSON.stringify(r)) {
-      return false;
-    }
-  }
-  return true;
 }
 
 // --- the words of a row -------------------------------------------------------------
@@ -300,180 +260,66 @@ export function sessionTooltip(r: SessionRecord, now: number, home?: string): st
 
 // --- following the hub --------------------------------------------------------------
 
-export interface FeedTimers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-const realTimers: FeedTimers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
-};
-
-/** While the view is visible and no live notification came: fetch the list this often. */
-export const POLL_MS = 3000;
-/** A prompt change: fetch once this long after the last of a burst. */
-export const SETTLE_MS = 250;
-
 /**
- * Keeps a SessionStore as the hub has it: live notifications when the sidecar
- * relays them, else `hive/sessions` (see the module's comment). `subscribed`
- * and `reset` come from the sidecar's connection; `setVisible` from the view.
+ * Keeps a SessionStore as the hub has it, from the subscription's notifications
+ * (see the module's comment). `reset` comes from the sidecar's connection.
  */
 export class SessionFeed implements Disposable {
-  /** A live `hive/session` (or removal) came from this sidecar: no polling. */
-  private live = false;
-  /** The hub has no `hive/sessions` (an older hub): nothing to fetch. */
-  private unsupported = false;
-  private visible = false;
-  private timer: unknown;
-  /** The fetch in flight, and the live changes seen meanwhile. */
-  private inFlight: Map<string, SessionRecord | null> | undefined;
-  /** Another fetch was asked for while one was in flight. */
-  private again = false;
   private readonly subscriptions: Disposable[];
 
   constructor(
-    private readonly hub: HubClient,
+    hub: HubClient,
     readonly store: SessionStore,
     private readonly log: (line: string) => void = () => undefined,
-    private readonly timers: FeedTimers = realTimers,
   ) {
     this.subscriptions = [
       hub.onNotification(ServerNotifications.session, (r) => {
         if (r && typeof r.agent_id === 'string') {
-          this.gotLive();
-          this.inFlight?.set(r.agent_id, r);
           this.store.set(r);
         }
       }),
       hub.onNotification(ServerNotifications.sessionRemoved, (p) => {
         if (p && typeof p.agent_id === 'string') {
-          this.gotLive();
-          this.inFlight?.set(p.agent_id, null);
           this.store.remove(p.agent_id);
         }
       }),
-      // A prompt that comes or goes moves its session to waiting or back.
-      hub.onNotification(ServerNotifications.prompt, () => this.promptChanged()),
-      hub.onNotification(ServerNotifications.dismiss, () => this.promptChanged()),
       hub.onNotification(ServerNotifications.connection, (p) => {
         if (p?.connected === true) {
-          // A hub found again (maybe a new one): what left meanwhile is not told live.
-          void this.refresh();
+          // The sidecar subscribed to a hub again (maybe a new one); its replay
+          // follows this notification, and what left meanwhile is in none of it.
+          if (this.store.size > 0) {
+            this.log('subscribed to the hub again: the Sessions view takes its list anew');
+          }
+          this.store.clear();
         }
       }),
     ];
   }
 
-  /** Whether the list follows live notifications (no polling). */
-  get isLive(): boolean {
-    return this.live;
-  }
-
-  /** A new sidecar is starting: forget what the last one said. */
+  /** A new sidecar is starting: its subscription replays the sessions that exist. */
   reset(): void {
-    this.live = false;
-    this.unsupported = false;
     this.store.clear();
-    this.schedule();
   }
 
-  /** The sidecar subscribed: take the hub's list. */
+  /**
+   * The sidecar subscribed. Nothing to do: the sessions follow the result by
+   * push. (src/extension.ts still calls it; it can stop.)
+   */
   subscribed(): void {
-    void this.refresh();
+    // By push: see the module's comment.
   }
 
-  /** The Sessions view became visible or hidden: poll only while it is seen. */
-  setVisible(visible: boolean): void {
-    this.visible = visible;
-    if (visible) {
-      void this.refresh();
-    } else {
-      this.schedule();
-    }
-  }
-
-  /** Fetch the hub's list now (`hive/sessions`) and put it in the store. */
-  async refresh(): Promise<void> {
-    if (this.unsupported) {
-      return;
-    }
-    if (this.inFlight) {
-      this.again = true;
-      return;
-    }
-    this.cancelTimer();
-    const touched = new Map<string, SessionRecord | null>();
-    this.inFlight = touched;
-    try {
-      const list = await this.hub.sendRequest(Requests.sessions, {});
-      if (Array.isArray(list)) {
-        this.store.replaceAll(list, touched);
-      }
-    } catch (err) {
-      const code = (err as { code?: unknown })?.code;
-      if (code === ErrorCode.methodNotFound) {
-        this.unsupported = true;
-        this.log('the hub has no hive/sessions (an older hub): the Sessions view stays empty');
-      }
-      // Otherwise no sidecar or no hub: the next subscribe or reconnection fetches again.
-    } finally {
-      this.inFlight = undefined;
-    }
-    if (this.again) {
-      this.again = false;
-      void this.refresh();
-      return;
-    }
-    this.schedule();
+  /**
+   * The Sessions view became visible or hidden. Nothing to do: the list is kept
+   * by push whether or not it is seen. (src/extension.ts still calls it; it can stop.)
+   */
+  setVisible(_visible: boolean): void {
+    // By push: see the module's comment.
   }
 
   dispose(): void {
-    this.cancelTimer();
     for (const s of this.subscriptions) {
       s.dispose();
-    }
-  }
-
-  private gotLive(): void {
-    if (!this.live) {
-      this.live = true;
-      this.log('the sidecar relays agent sessions: the Sessions view follows them live');
-      this.cancelTimer();
-    }
-  }
-
-  private promptChanged(): void {
-    if (this.live || this.unsupported) {
-      return;
-    }
-    if (this.inFlight) {
-      this.again = true; // the list on its way may be older than this change
-    } else {
-      this.cancelTimer();
-      this.timer = this.timers.setTimeout(() => {
-        this.timer = undefined;
-        void this.refresh();
-      }, SETTLE_MS);
-    }
-  }
-
-  /** The next poll, while the view is visible and nothing comes live. */
-  private schedule(): void {
-    this.cancelTimer();
-    if (this.visible && !this.live && !this.unsupported && !this.inFlight) {
-      this.timer = this.timers.setTimeout(() => {
-        this.timer = undefined;
-        void this.refresh();
-      }, POLL_MS);
-    }
-  }
-
-  private cancelTimer(): void {
-    if (this.timer !== undefined) {
-      this.timers.clearTimeout(this.timer);
-      this.timer = undefined;
     }
   }
 }

@@ -131,7 +131,9 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionElem
     if (!this.timers) {
       return;
     }
-    const any = this.store.records().length > 0;
+    // The count, not records(): that sorts the list, and a replay of 2,000
+    // sessions calls this once per session.
+    const any = this.store.size > 0;
     if (any && this.timer === undefined) {
       this.timer = this.timers.setInterval(() => this.tick(), AGE_TICK_MS);
     } else if (!any) {

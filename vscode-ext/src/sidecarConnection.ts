@@ -78,6 +78,8 @@ export class SidecarConnection {
         // (a degraded hub says so again right after).
         this.options.onReset();
         hub.setTarget(hubClientOf(c));
+        // With the agent sessions: the hub sends each one, then each change; the
+        // sidecar asks the same of every hub it reconnects to (src/sessions.ts).
         hub.sendRequest(Requests.subscribe, { sessions: true }).then(
           (r) => {
             output.info(`subscribed; ${r.pending ?? 0} pending`);

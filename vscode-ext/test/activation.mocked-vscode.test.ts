@@ -4,14 +4,15 @@
  * test/languageclient-mock.ts), BECAUSE VS Code itself cannot be downloaded
  * or run on this machine. It checks the wiring only: commands, the sidecar
  * command line, the output channel, subscribing once running, prompts reaching
- * the UI, and a restart when a `hive.*` setting changes.
+ * the UI, agent sessions reaching the Sessions view, and a restart when a
+ * `hive.*` setting changes.
  */
 import './register-vscode-mock';
 import './register-languageclient-mock';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as extension from '../src/extension';
-import { fakeMemento, settle } from './helpers';
+import { fakeMemento, session, settle } from './helpers';
 import { LanguageClient } from './languageclient-mock';
 import { changeConfig, FakeInputBox, mock } from './vscode-mock';
 
@@ -53,11 +54,17 @@ test('activate wires the client, commands, status bar, view and restarts on hive
   assert.equal(client.started, true);
   await settle();
   // Subscribed (with the agent sessions), then the questions that expired unseen
-  // (the subscription does not resend them) and the sessions (a sidecar may not relay them).
-  assert.deepEqual(client.requests.map((r) => r.method), ['hive/subscribe', 'hive/list', 'hive/sessions']);
+  // (the subscription does not resend them); the sessions come by push, never asked for.
+  assert.deepEqual(client.requests.map((r) => r.method), ['hive/subscribe', 'hive/list']);
   assert.deepEqual(client.requests[0].params, { sessions: true });
   assert.deepEqual(client.requests[1].params, { expired_unseen: true });
-  assert.ok(mock.treeProviders.has('hive.sessions'), 'the Sessions view is registered');
+  const sessionsView = mock.treeProviders.get('hive.sessions') as { getChildren(): string[] } | undefined;
+  assert.ok(sessionsView, 'the Sessions view is registered');
+  client.emit('hive/session', session({ agent_id: 'claude-code-4242', pid: 4242, state: 'working' }));
+  assert.deepEqual(sessionsView.getChildren(), ['claude-code-4242'], 'a hive/session is a row');
+  // A reconnection: the new subscription's replay (here: none) is the whole list.
+  client.emit('hive/connection', { connected: true, message: '' });
+  assert.deepEqual(sessionsView.getChildren(), []);
 
   // The hub's store health shows in the status bar.
   client.emit('hive/health', { degraded: 'store: database or disk is full' });
@@ -102,7 +109,7 @@ test('activate wires the client, commands, status bar, view and restarts on hive
   const second = LanguageClient.instances[1];
   assert.equal(second.serverOptions.command, 'hive-rpc');
   assert.deepEqual(second.serverOptions.args, ['lsp', '--socket', '/tmp/other.sock']);
-  assert.deepEqual(second.requests.map((r) => r.method), ['hive/subscribe', 'hive/list', 'hive/sessions']);
+  assert.deepEqual(second.requests.map((r) => r.method), ['hive/subscribe', 'hive/list']);
 
   // Hive: Restart Sidecar.
   await mock.commands.get('hive.restart')!();

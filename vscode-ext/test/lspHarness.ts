@@ -179,6 +179,25 @@ export async function pollJson(id: string): Promise<{ code: number; record: Prom
   return { code: r.code, record: JSON.parse(r.stdout) as PromptRecord };
 }
 
+/**
+ * Stop the hub and start another on the same socket, as a person restarting it
+ * does; `forget` starts it on an empty data directory, so it knows none of the
+ * old hub's questions (and so none of their agents' sessions).
+ */
+export async function restartHub(forget: boolean): Promise<void> {
+  const old = hub!;
+  if (old.exitCode === null) {
+    const gone = new Promise((r) => old.once('exit', r));
+    old.kill('SIGTERM');
+    await withTimeout(gone, 'the hub to stop', 10_000);
+  }
+  if (forget) {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+  hubLog = '';
+  await spawnHub();
+}
+
 function spawnHub(): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(PYTHON, ['-m', 'hive_rpc', 'serve', '--socket', sock, '--data-dir', dataDir], {
@@ -277,6 +296,8 @@ export class Window {
       w.dismisses.push(p);
       w.emit('hive/dismiss', p);
     });
+    // Every other notification, for hubClient()'s listeners (hive/session, hive/connection, ...).
+    w.conn.onNotification((method: string, params: unknown) => w.emit(method, params));
     // Requests a language server may send to its client (window/workDoneProgress/create, ...).
     w.conn.onRequest((method: string) => {
       w.serverRequests.push(method);

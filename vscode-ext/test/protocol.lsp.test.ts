@@ -3,22 +3,79 @@
  * mocks), with vscode-jsonrpc over the sidecar's stdio, as
  * vscode-languageclient does; agents are played by the `hive-rpc` CLI. The
  * harness (hub, windows, CLI, environment variables) is in test/lspHarness.ts.
+ * The agent sessions are followed by the extension's own SessionFeed
+ * (src/sessions.ts) on the window, as the Sessions view is.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { PromptRecord } from '../src/protocol';
+import type { MessageSignature } from 'vscode-jsonrpc';
+import type { HubClient } from '../src/hubClient';
+import type { ConnectionParams, PromptRecord } from '../src/protocol';
+import { ServerNotifications } from '../src/protocol';
+import { SessionFeed, SessionStore } from '../src/sessions';
 import {
   ask,
   cli,
   hubProcess,
+  Inbox,
   pollJson,
+  restartHub,
   rpcCode,
   skip,
   startHub,
   stopHub,
+  TIMEOUT_MS,
   VIA_HUB_SOCKET,
   Window,
 } from './lspHarness';
+
+/** Ask as the agent `agent` with the CLI; returns the prompt id. */
+async function askAs(agent: string, question: string): Promise<string> {
+  const r = await cli('ask', question, '--agent', agent, '--json');
+  assert.equal(r.code, 0, `hive-rpc ask failed: ${r.stderr}`);
+  return (JSON.parse(r.stdout) as { id: string }).id;
+}
+
+/**
+ * The window's sessions as the extension keeps them: a SessionFeed on the
+ * window's HubClient, with the requests it sends (there should be none).
+ */
+function sessionsOf(w: Window): { store: SessionStore; feed: SessionFeed; asked: string[]; connections: Inbox<ConnectionParams> } {
+  const client = w.hubClient();
+  const asked: string[] = [];
+  const recording: HubClient = {
+    ...client,
+    sendRequest: <R>(type: MessageSignature, params?: unknown): Promise<R> => {
+      asked.push(type.method);
+      return w.request<R>(type.method, params as object | undefined);
+    },
+  };
+  const store = new SessionStore();
+  const feed = new SessionFeed(recording, store);
+  const connections = new Inbox<ConnectionParams>();
+  client.onNotification(ServerNotifications.connection, (p) => connections.push(p));
+  return { store, feed, asked, connections };
+}
+
+/** Wait until the store satisfies `ok`, checked at each of its changes. */
+function until(store: SessionStore, ok: () => boolean, what: string, ms = TIMEOUT_MS): Promise<void> {
+  if (ok()) {
+    return Promise.resolve();
+  }
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      sub.dispose();
+      reject(new Error(`timed out waiting for ${what}; the list: ${JSON.stringify(store.records().map((r) => [r.agent_id, r.state]))}`));
+    }, ms);
+    const sub = store.onDidChange(() => {
+      if (ok()) {
+        clearTimeout(timer);
+        sub.dispose();
+        resolve();
+      }
+    });
+  });
+}
 
 describe('hive-rpc lsp against a real hub', { skip, concurrency: false }, () => {
   before(startHub);
@@ -181,5 +238,48 @@ describe('hive-rpc lsp against a real hub', { skip, concurrency: false }, () => 
     assert.equal(r.status, 'responded');
     assert.equal((await pollJson(id)).record.answer, 'yes');
     w2.close();
+  });
+  test('hive/session through the sidecar: the replay, then each change and removal, with no request', async () => {
+    const replayed = await askAs('lsp-replayed', 'Asked before the window subscribed?');
+    const w = await Window.open();
+    await w.initialize();
+    const { store, feed, asked } = sessionsOf(w);
+    const sub = await w.request<{ subscribed: boolean }>('hive/subscribe', { sessions: true });
+    assert.equal(sub.subscribed, true);
+    // The hub's first notifications: every session it keeps.
+    await until(store, () => store.get('lsp-replayed')?.state === 'waiting', 'the replayed session');
+    assert.deepEqual(store.get('lsp-replayed')?.prompt_ids, [replayed]);
+    // A new one, as it happens.
+    const live = await askAs('lsp-live', 'Asked while the window follows?');
+    await until(store, () => store.get('lsp-live')?.state === 'waiting', 'the live session');
+    assert.equal(store.get('lsp-live')?.questions, 1);
+    // Known only by its question, a session leaves when it closes: hive/sessionRemoved.
+    for (const id of [live, replayed]) {
+      const answered = await cli('answer', id, 'done', '--by', 'vscode-test');
+      assert.equal(answered.code, 0, answered.stderr);
+    }
+    await until(store, () => !store.get('lsp-live') && !store.get('lsp-replayed'), 'both sessions to leave');
+    assert.deepEqual(asked, [], 'the list came by push: no hive/sessions');
+    feed.dispose();
+    w.close();
+  });
+
+  test('a new hub: the sidecar says it is connected again, and its replay replaces the list', { skip: VIA_HUB_SOCKET }, async () => {
+    const w = await Window.open();
+    await w.initialize();
+    const { store, feed, asked, connections } = sessionsOf(w);
+    await w.request('hive/subscribe', { sessions: true });
+    await askAs('lsp-old-hub', 'Asked of the hub that goes?');
+    await until(store, () => store.get('lsp-old-hub')?.state === 'waiting', 'the old hub\'s session');
+    // A hub that knows nothing of it: it will never send its removal.
+    await restartHub(true);
+    await connections.wait((c) => c.connected === true, 'the sidecar to find the new hub', 3 * TIMEOUT_MS);
+    const after = await askAs('lsp-new-hub', 'Asked of the new hub?');
+    await until(store, () => store.get('lsp-new-hub')?.state === 'waiting', 'the new hub\'s session');
+    assert.deepEqual(store.records().map((r) => r.agent_id), ['lsp-new-hub'], 'the old hub\'s session is gone');
+    assert.deepEqual(asked, []);
+    await w.request('hive/cancel', { id: after, by: 'cleanup' });
+    feed.dispose();
+    w.close();
   });
 });

@@ -1,56 +1,28 @@
 /**
  * The agent sessions' model (src/sessions.ts) without `vscode`: the list's
- * order, the words of a row, live changes and removals, a fetched list that
- * does not undo a live change made while it was on its way, when the feed
- * polls and when it stops; and src/processTree.ts on real processes.
+ * order, the words of a row, the feed's notifications (changes, removals, the
+ * replay of a new subscription replacing the list, and no request, no timer);
+ * and src/processTree.ts on real processes.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, test } from 'node:test';
 import { isAncestor, parentFromStat, procParent, terminalOf } from '../src/processTree';
-import type { SessionRecord } from '../src/protocol';
 import {
   compareSessions,
   formatAge,
-  POLL_MS,
   SessionFeed,
   sessionDescription,
   sessionLabel,
   SessionStore,
   sessionTooltip,
   sessionWhat,
-  SETTLE_MS,
   tildePath,
 } from '../src/sessions';
-import type { FeedTimers } from '../src/sessions';
-import { FakeHub, rpcError, session, settle, T0 } from './helpers';
+import { FakeHub, session, T0 } from './helpers';
 
 const HOME = '/home/me';
-
-/** setTimeout/clearTimeout that run only when the test says so, with their delays. */
-class FakeTimeouts implements FeedTimers {
-  private next = 1;
-  readonly pending = new Map<number, { fn: () => void; ms: number }>();
-  setTimeout = (fn: () => void, ms: number): unknown => {
-    const h = this.next++;
-    this.pending.set(h, { fn, ms });
-    return h;
-  };
-  clearTimeout = (h: unknown): void => {
-    this.pending.delete(h as number);
-  };
-  delays(): number[] {
-    return [...this.pending.values()].map((p) => p.ms);
-  }
-  runAll(): void {
-    const all = [...this.pending.values()];
-    this.pending.clear();
-    for (const p of all) {
-      p.fn();
-    }
-  }
-}
 
 describe('the list of sessions', () => {
   test('waiting first (longest waiting first), then working, idle, gone (latest change first)', () => {
@@ -95,36 +67,6 @@ describe('the list of sessions', () => {
     assert.deepEqual(store.records().map((r) => r.agent_id), ['b']);
     store.clear();
     assert.deepEqual(store.records(), []);
-  });
-
-  test('a fetched list replaces the rows but keeps the ones changed live meanwhile', () => {
-    const store = new SessionStore();
-    store.set(session({ agent_id: 'old', state: 'idle' }));
-    const live = session({ agent_id: 'a', state: 'waiting', questions: 1, changed_at: T0 });
-    const keep = new Map<string, SessionRecord | null>([
-      ['a', live],
-      ['removed-live', null],
-    ]);
-    store.replaceAll(
-      [
-        session({ agent_id: 'a', state: 'working', changed_at: T0 - 5 }),
-        session({ agent_id: 'removed-live', state: 'gone' }),
-        session({ agent_id: 'c', state: 'idle' }),
-      ],
-      keep,
-    );
-    assert.deepEqual(
-      store.records().map((r) => [r.agent_id, r.state]),
-      [
-        ['a', 'waiting'],
-        ['c', 'idle'],
-      ],
-    );
-    // The same list again changes nothing and tells nobody.
-    let told = 0;
-    store.onDidChange(() => told++);
-    store.replaceAll(store.records());
-    assert.equal(told, 0);
   });
 });
 
@@ -182,107 +124,62 @@ describe("a row's words", () => {
 });
 
 describe('the feed', () => {
-  test('fetched on subscribe; a prompt change fetches again; polled only while visible; live stops the polling', async () => {
+  test('by push only: the replay fills the list, each change and removal follows, and nothing is asked or timed', () => {
     const hub = new FakeHub();
-    let list = [session({ agent_id: 'a', state: 'working' })];
-    hub.server = (method) => (method === 'hive/sessions' ? list : null);
     const store = new SessionStore();
-    const timers = new FakeTimeouts();
-    const feed = new SessionFeed(hub, store, () => undefined, timers);
-
-    feed.subscribed();
-    await settle();
-    assert.deepEqual(hub.sent('hive/sessions').map((r) => r.params), [{}]);
-    assert.deepEqual(store.records().map((r) => r.state), ['working']);
-    assert.deepEqual(timers.delays(), [], 'not visible: no poll');
-
-    feed.setVisible(true);
-    await settle();
-    assert.equal(hub.sent('hive/sessions').length, 2, 'shown: fetched at once');
-    assert.deepEqual(timers.delays(), [POLL_MS], 'then polled');
-
-    list = [session({ agent_id: 'a', state: 'waiting', questions: 1, prompt_ids: ['p1'] })];
+    const feed = new SessionFeed(hub, store);
+    // The subscription's replay: one hive/session for each session.
+    hub.emit('hive/session', session({ agent_id: 'a', state: 'working' }));
+    hub.emit('hive/session', session({ agent_id: 'b', state: 'idle' }));
+    assert.deepEqual(store.records().map((r) => r.agent_id), ['a', 'b']);
+    // Then the changes as they happen; a prompt's own notifications change nothing here.
     hub.emit('hive/prompt', { id: 'p1' });
-    assert.deepEqual(timers.delays(), [SETTLE_MS], 'a prompt change: a fetch soon, in place of the poll');
-    timers.runAll();
-    await settle();
-    assert.equal(store.get('a')?.state, 'waiting');
-    assert.deepEqual(timers.delays(), [POLL_MS]);
-
-    // The sidecar relays sessions: they come live, and the polling stops.
-    hub.emit('hive/session', session({ agent_id: 'a', state: 'working', changed_at: T0 + 1 }));
-    assert.equal(feed.isLive, true);
-    assert.equal(store.get('a')?.state, 'working');
-    assert.deepEqual(timers.delays(), []);
-    hub.emit('hive/dismiss', { id: 'p1' });
-    assert.deepEqual(timers.delays(), [], 'live: a prompt change fetches nothing');
+    hub.emit('hive/session', session({ agent_id: 'b', state: 'waiting', questions: 1, prompt_ids: ['p1'], changed_at: T0 + 1 }));
+    assert.deepEqual(store.records().map((r) => [r.agent_id, r.state]), [
+      ['b', 'waiting'],
+      ['a', 'working'],
+    ]);
     hub.emit('hive/sessionRemoved', { agent_id: 'a' });
-    assert.deepEqual(store.records(), []);
-
-    // A reconnection to the hub fetches (what left meanwhile is not told live).
-    list = [session({ agent_id: 'b' })];
-    hub.emit('hive/connection', { connected: true, message: '' });
-    await settle();
     assert.deepEqual(store.records().map((r) => r.agent_id), ['b']);
-
-    // A new sidecar: forgotten, and polled again until it proves it relays.
-    feed.reset();
-    assert.deepEqual(store.records(), []);
-    assert.equal(feed.isLive, false);
-    assert.deepEqual(timers.delays(), [POLL_MS]);
-    feed.setVisible(false);
-    assert.deepEqual(timers.delays(), []);
-    feed.dispose();
-  });
-
-  test('a live change during a fetch is kept; a prompt change during a fetch fetches again', async () => {
-    const hub = new FakeHub();
-    const answers: ((list: SessionRecord[]) => void)[] = [];
-    hub.server = (method) => (method === 'hive/sessions' ? new Promise((resolve) => answers.push(resolve)) : null);
-    const store = new SessionStore();
-    const feed = new SessionFeed(hub, store, () => undefined, new FakeTimeouts());
-    const done = feed.refresh();
-    await settle();
-    hub.emit('hive/session', session({ agent_id: 'a', state: 'waiting', questions: 1, changed_at: T0 }));
-    answers.shift()!([session({ agent_id: 'a', state: 'working', changed_at: T0 - 1 }), session({ agent_id: 'b' })]);
-    await done;
-    assert.deepEqual(
-      store.records().map((r) => [r.agent_id, r.state]),
-      [
-        ['a', 'waiting'],
-        ['b', 'idle'],
-      ],
-    );
-
-    // Not live (a new sidecar): a prompt change while a fetch is out asks for another.
-    feed.reset();
-    const second = feed.refresh();
-    await settle();
-    hub.emit('hive/prompt', { id: 'p' });
-    answers.shift()!([session({ agent_id: 'a', state: 'working' })]);
-    await settle();
-    assert.equal(answers.length, 1, 'fetched again');
-    answers.shift()!([session({ agent_id: 'a', state: 'waiting', questions: 1 })]);
-    await second;
-    await settle();
-    assert.equal(store.get('a')?.state, 'waiting');
-    feed.dispose();
-  });
-
-  test('a hub without hive/sessions: said once, never asked again', async () => {
-    const hub = new FakeHub();
-    hub.server = () => {
-      throw rpcError(-32601, 'method not found');
-    };
-    const lines: string[] = [];
-    const timers = new FakeTimeouts();
-    const feed = new SessionFeed(hub, new SessionStore(), (l) => lines.push(l), timers);
+    // Malformed notifications are ignored.
+    hub.emit('hive/session', null);
+    hub.emit('hive/sessionRemoved', {});
+    assert.equal(store.size, 1);
+    // Visible or not, subscribed or not: the feed asks the hub nothing.
     feed.setVisible(true);
-    await settle();
-    await feed.refresh();
-    assert.equal(hub.sent('hive/sessions').length, 1);
-    assert.equal(lines.length, 1);
-    assert.deepEqual(timers.delays(), []);
+    feed.subscribed();
+    hub.emit('hive/dismiss', { id: 'p1' });
+    assert.deepEqual(hub.requests, []);
+    feed.dispose();
+    hub.emit('hive/session', session({ agent_id: 'c' }));
+    assert.equal(store.get('c'), undefined, 'disposed: no longer follows');
+  });
+
+  test("a reconnection: the new subscription's replay replaces the list, so a session removed meanwhile goes", () => {
+    const hub = new FakeHub();
+    const store = new SessionStore();
+    const lines: string[] = [];
+    const feed = new SessionFeed(hub, store, (l) => lines.push(l));
+    hub.emit('hive/session', session({ agent_id: 'left-meanwhile', state: 'waiting', questions: 1 }));
+    hub.emit('hive/session', session({ agent_id: 'still-there', state: 'working' }));
+    // The hub is lost: the last list stays shown until a hub is found again.
+    hub.emit('hive/connection', { connected: false, message: 'lost the hub; reconnecting' });
+    assert.equal(store.size, 2);
+    // Found again: the sidecar says so before the new subscription's replay, which
+    // has no word of the session that left meanwhile.
+    hub.emit('hive/connection', { connected: true, message: '' });
+    assert.equal(store.size, 0);
+    hub.emit('hive/session', session({ agent_id: 'still-there', state: 'idle' }));
+    hub.emit('hive/session', session({ agent_id: 'new', state: 'working' }));
+    assert.deepEqual(store.records().map((r) => [r.agent_id, r.state]), [
+      ['new', 'working'],
+      ['still-there', 'idle'],
+    ]);
+    assert.deepEqual(lines, ['subscribed to the hub again: the Sessions view takes its list anew']);
+    // A new sidecar: forgotten, its subscription replays the list.
+    feed.reset();
+    assert.equal(store.size, 0);
+    assert.deepEqual(hub.requests, []);
     feed.dispose();
   });
 });
