@@ -40,11 +40,8 @@ from hive_rpc.core import claude_code
 from hive_rpc.core.agents import AGENTS, CLAUDE_CODE, GEMINI_EVENTS, Agent
 from hive_rpc.core.claude_code import (
     SESSION_ENV,
-    NoRule,
     PermissionRequest,
     answered,
-    human_decision,
-    lasting_rule,
     permission_prompt_tool,
     rule_check_params,
     rule_decision,
@@ -54,10 +51,12 @@ from hive_rpc.core.claude_transcript import SettledWatch
 from hive_rpc.core.errors import HiveError, HubTimeout
 from hive_rpc.core.permission_hook import (
     NotAHookEvent,
+    Settled,
     agent_of,
     decision_output,
     questions_output,
     read_event,
+    settle,
 )
 from hive_rpc.core.prompt import Ask
 from hive_rpc.core.terminal_text import strip_controls
@@ -136,14 +135,13 @@ def check_rules(client: SyncHubClient, request: PermissionRequest) -> dict[str, 
     return checked
 
 
-def remember(client: SyncHubClient, request: PermissionRequest, record: Mapping[str, Any]) -> None:
+def remember(client: SyncHubClient, settled: Settled) -> None:
     """Save the rule a lasting answer asks for.  The human's allow stands even when it
     cannot be saved (the rule limit, an input no rule can name): stderr says so."""
-    try:
-        params = lasting_rule(request, record)
-    except NoRule as e:
-        _say(f"allowed once: {e}")
+    if settled.unsaved is not None:
+        _say(f"allowed once: {settled.unsaved}")
         return
+    params = settled.rule
     if params is None:
         return
     # Only an approver adds rules; the hook runs outside the agent's sandbox, so it can
@@ -273,11 +271,10 @@ def decide(
     if checked is not None:
         return rule_decision(checked, tool)
     record = ask_permission(client, event, request, timeout_s, socket, agent)
-    decision = human_decision(record, tool)
-    if decision is None:
-        return None
-    remember(client, request, record)
-    return decision
+    settled = settle(request, record)
+    if settled.decision is not None:
+        remember(client, settled)
+    return settled.decision
 
 
 def decide_permission(

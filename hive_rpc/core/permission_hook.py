@@ -14,10 +14,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from hive_rpc.core.agents import CLAUDE_CODE, Agent, process_agent
-from hive_rpc.core.claude_code import session_agent
+from hive_rpc.core.claude_code import (
+    NoRule,
+    PermissionRequest,
+    human_decision,
+    lasting_rule,
+    session_agent,
+)
 from hive_rpc.core.claude_questions import Question, answered_input, claude_answers
 
 EVENT = "PermissionRequest"
@@ -80,6 +87,32 @@ def agent_of(agent: Agent, pid: int | None, session: object) -> str:
 def decision_output(decision: dict[str, Any]) -> dict[str, Any]:
     """The PermissionRequest hook output carrying ``decision``."""
     return {"hookSpecificOutput": {"hookEventName": EVENT, "decision": decision}}
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What the human's answer to a permission question comes to."""
+
+    decision: dict[str, Any] | None
+    """Claude Code's ``decision`` (``behavior``, ``message``), or None: none to give
+    (nobody answered in time, a decline), so Claude Code asks itself."""
+    rule: dict[str, Any] | None = None
+    """The ``rule/add`` params a lasting answer asks to save, if any."""
+    unsaved: str | None = None
+    """Why a lasting answer saves no rule (an input no rule can name): allowed once."""
+
+
+def settle(request: PermissionRequest, record: Mapping[str, Any]) -> Settled:
+    """The prompt's ``record`` as the hook's outcome: the decision, and the rule a
+    lasting answer saves (core/claude_code.py ``human_decision``, ``lasting_rule``).
+    One place for both hooks (cli/hook.py, faces/hook_http.py)."""
+    decision = human_decision(record, request.tool_name or "tool")
+    if decision is None:
+        return Settled(None)
+    try:
+        return Settled(decision, lasting_rule(request, record))
+    except NoRule as e:
+        return Settled(decision, unsaved=str(e))
 
 
 def questions_output(

@@ -58,11 +58,8 @@ import trio
 
 from hive_rpc.core.agents import CLAUDE_CODE
 from hive_rpc.core.claude_code import (
-    NoRule,
     PermissionRequest,
     answered,
-    human_decision,
-    lasting_rule,
     permission_ask,
     permission_prompt_tool,
     rule_check_params,
@@ -80,6 +77,7 @@ from hive_rpc.core.permission_hook import (
     decision_output,
     questions_output,
     read_event,
+    settle,
 )
 from hive_rpc.core.prompt import Ask
 from hive_rpc.faces.mcp.approve_tool import hub_rules
@@ -396,19 +394,17 @@ class Asking:
                 return decision_output(rule_decision(checked, tool))
         ask = permission_ask(request, timeout_s=wait_s, home=os.environ.get("HOME"))
         record = await self.ask_and_wait(ask, wait_s)
-        decision = human_decision(record, tool)
-        if decision is None:
+        settled = settle(request, record)
+        if settled.decision is None:
             return None
-        try:
-            rule = lasting_rule(request, record)
-        except NoRule as e:
-            log.warning("allowed once: %s", e)
-            rule = None
-        if rule is not None:
-            why = await hub_rules(self.service)(rule)
+        if settled.unsaved is not None:
+            log.warning("allowed once: %s", settled.unsaved)
+        if settled.rule is not None:
+            why = await hub_rules(self.service)(settled.rule)
             if why is not None:
-                log.warning("allowed once: the rule %s was not saved: %s", rule["pattern"], why)
-        return decision_output(decision)
+                pattern = settled.rule["pattern"]
+                log.warning("allowed once: the rule %s was not saved: %s", pattern, why)
+        return decision_output(settled.decision)
 
 
 # --- the route ---------------------------------------------------------------------------
