@@ -10,7 +10,11 @@ one first, each with its state; a click on the waiting one opens its question (t
 human's act: nothing opened before it), the answer goes back to its hook, and the row
 moves to working.  A click on the working one, which runs in no terminal of this
 window, says where it runs; a click on one started in a terminal of this window shows
-that terminal."""
+that terminal.
+
+The view follows the hub's ``hive/session`` notifications through ``hive-rpc lsp``
+alone: the extension asks for no list and keeps no timer for it (vscode-ext/src/
+sessions.ts), so each row seen to change here came by push."""
 
 from __future__ import annotations
 
