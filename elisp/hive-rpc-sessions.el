@@ -355,7 +355,9 @@ terminal in any case,
 \\[hive-rpc-sessions-copy-id] copies its agent id, \\[revert-buffer] \
 refreshes from the hub."
   (interactive)
-  (pop-to-buffer (hive-rpc--sessions-show t)))
+  (pop-to-buffer (hive-rpc--sessions-show t))
+  (unless (hive-rpc--connected-p)
+    (message "hive-rpc: not connected to the hub; the sessions show once it is")))
 
 (defun hive-rpc-sessions-visit ()
   "Answer what the session at point waits on, or show its terminal.

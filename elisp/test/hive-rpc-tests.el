@@ -1064,6 +1064,21 @@ the human is still where they asked."
           (when (process-live-p proc) (delete-process proc)))
         (kill-buffer ling)))))
 
+(ert-deftest hive-rpc-tests-sessions-without-a-hub-says-so ()
+  "Without a connection the sessions buffer is empty, and the echo area says why."
+  (let ((hive-rpc--state nil)
+        (hive-rpc--sessions (make-hash-table :test #'equal))
+        said)
+    (unwind-protect
+        (cl-letf (((symbol-function 'message)
+                   (lambda (fmt &rest args) (push (apply #'format fmt args) said))))
+          (hive-rpc-sessions)
+          (should (equal said '("hive-rpc: not connected to the hub; \
+the sessions show once it is")))
+          (should (eq (window-buffer) (get-buffer hive-rpc--sessions-buffer)))
+          (should-not tabulated-list-entries))
+      (kill-buffer hive-rpc--sessions-buffer))))
+
 (ert-deftest hive-rpc-tests-tmux-pane-of-a-session ()
   "A session's terminal \"tmux:%3@SOCKET\" names a pane and its server."
   (should (equal (hive-rpc--tmux-pane "tmux:%3@/tmp/tmux-1000/default")
