@@ -303,3 +303,37 @@ async def test_tui_claude_codes_question_answered_in_the_editor(
     assert result_text(result).startswith(
         'Your questions have been answered: "Which database should the cache use?"="Postgres".'
     ), result_text(result)
+
+
+async def test_allow_for_this_session_is_not_asked_again(
+    http_hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    """The lasting answer saves its rule through the http hook too (the hub adds it
+    for the prompt the human answered): the same command a second time is allowed by
+    the rule, nobody asked."""
+    target = claude_root / "project" / "made-by-claude"
+
+    def twice(request: ModelRequest) -> list[dict[str, Any]]:
+        if len(request.tool_results()) < 2:
+            return [tool_use("Bash", {"command": f"touch {target}", "description": "Make it"})]
+        return [text("done")]
+
+    with scripted_model(twice) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        install_http_hook(claude, hook_url(http_hub) + "?timeout=60", hook_token(http_hub))
+        async with human_editor(hub_config.socket) as human:
+            with trio.fail_after(120):
+                async with claude_running(
+                    claude, "-p", "make the file", "--permission-mode", "default"
+                ) as runs:
+                    note = await next_prompt(human)
+                    answer = {"id": note.params["id"], "answer": "allow for this session"}
+                    await human.call("hive/respond", answer)
+            asked = [n for n in human.notifications if n.method == "hive/prompt"]
+            assert asked == [], "a second question was asked"
+            rules = await human.call("rule/list", {})
+    assert runs[0].returncode == 0, runs[0].stderr
+    results = model.requests[-1].tool_results()
+    assert len(results) == 2
+    assert not any(r.get("is_error") for r in results), results
+    assert [r["pattern"] for r in rules] == [f"Bash(touch {target})"], rules
