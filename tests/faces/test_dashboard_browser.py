@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import trio
 from chromium_page import (
@@ -314,7 +315,7 @@ and the byte-order mark: invisible, and they reached the screen (issue 26)."""
 async def test_invisible_characters_never_reach_the_page(
     hub_config: HubConfig, nursery: trio.Nursery, tmp_path: Path
 ) -> None:
-    """Shown by category and property as every face shows them (app.js ``visible``);
+    """Shown by category and property as every face shows them (dom.js ``visible``);
     the choice picked still answers with the exact text the agent sent."""
     dashboard = await start_dashboard(hub_config, nursery, tmp_path)
 
@@ -337,5 +338,61 @@ async def test_invisible_characters_never_reach_the_page(
         polled = json.loads(cli(hub_config, "poll", asked, "--json").stdout)
         assert polled["answer"] == choice
         assert (seen.dialogs, seen.errors) == ([], [])
+
+    await trio.to_thread.run_sync(run_in_chromium, drive)
+
+
+DASHBOARD = ROOT / "hive_rpc" / "faces" / "dashboard"
+
+
+async def test_every_module_is_served_as_javascript_and_the_page_loads_without_a_console_error(
+    hub_config: HubConfig, nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    """The page is ES modules: index.html loads app.js as a module, which imports the
+    others by relative address.  A module is run only when it comes as JavaScript
+    (and the hub sends nosniff), and one missing from web.py's ``_ASSETS`` is a 404:
+    either is a console error and a dead page.  So every .js file of the dashboard's
+    folder must reach the browser, with its content type, and nothing be logged as an
+    error while the page starts, shows a question and sends its answer."""
+    dashboard = await start_dashboard(hub_config, nursery, tmp_path)
+
+    def drive(page: Any) -> None:
+        seen = watch(page)
+        console: list[str] = []
+        served: dict[str, tuple[int, str]] = {}
+
+        def on_console(message: Any) -> None:
+            # The browser's own ask for /favicon.ico is a 404: the hub serves no icon,
+            # and the page names none (the CSP's img-src 'self' refuses a data: one).
+            asked_for = urlsplit(message.location.get("url", "")).path
+            if message.type == "error" and asked_for != "/favicon.ico":
+                console.append(f"{message.text} ({message.location})")
+
+        def on_response(response: Any) -> None:
+            path = urlsplit(response.url).path
+            if path.endswith(".js"):
+                served[path] = (response.status, response.headers.get("content-type", ""))
+
+        page.on("console", on_console)
+        page.on("response", on_response)
+        try:
+            open_dashboard(page, dashboard)
+        except Exception as e:  # a page that never starts: say what the browser said
+            raise AssertionError(f"the page did not start: {console + seen.errors}") from e
+        assert page.locator("script[type=module][src='/dashboard/app.js']").count() == 1
+        asked = cli_ask(hub_config, "Ship the modules?", "--choices", "yes,no")
+        card = page.locator(f"li.prompt[data-id='{asked}']")
+        card.locator("input[type=radio]").first.check()
+        card.get_by_role("button", name="Answer").click()
+        card.wait_for(state="detached")
+        page.screenshot(path=dashboard.shots / "modules-01-answered.png", full_page=True)
+
+        modules = {f"/dashboard/{file.name}" for file in DASHBOARD.glob("*.js")}
+        assert "/dashboard/app.js" in modules
+        assert set(served) == modules
+        for path, (status, content_type) in served.items():
+            assert status == 200, path
+            assert content_type.startswith("text/javascript"), (path, content_type)
+        assert (console, seen.errors, seen.dialogs) == ([], [], [])
 
     await trio.to_thread.run_sync(run_in_chromium, drive)
