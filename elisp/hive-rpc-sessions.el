@@ -154,10 +154,22 @@ longest waiting first, else the most recently changed first."
                            (hive-rpc--clean (abbreviate-file-name dir))
                          "")
                        (if (numberp changed) (hive-rpc--duration (- now changed)) "")
-                       (hive-rpc--clean (or (plist-get s :message)
-                                            (plist-get s :last_event)
-                                            ""))))))
+                       (hive-rpc--session-message s)))))
      (hive-rpc--sessions-sorted))))
+
+(defun hive-rpc--session-message (session)
+  "Return SESSION's Message column.
+For a session waiting on prompts, the oldest one's question: what
+RET opens.  Else its last notice or failure, or its last event."
+  (let* ((id (and (equal (plist-get session :state) "waiting")
+                  (hive-rpc--session-oldest-prompt session)))
+         (prompt (and id (gethash id (hive-rpc--prompts)))))
+    (if prompt
+        (concat (if (hive-rpc--permission-p prompt) "permission: " "")
+                (hive-rpc--clean (or (plist-get prompt :question) "")))
+      (hive-rpc--clean (or (plist-get session :message)
+                           (plist-get session :last_event)
+                           "")))))
 
 (defun hive-rpc--sessions-refresh ()
   "Redisplay the sessions buffer, the current one, from the known sessions.
@@ -233,6 +245,8 @@ or by `hive-rpc-sessions'."
   "Return the sessions buffer, made and up to date; with FETCH, ask the hub too.
 It is not displayed."
   (add-hook 'hive-rpc-sessions-changed-hook #'hive-rpc--sessions-update)
+  ;; The Message column of a waiting session shows its oldest question.
+  (add-hook 'hive-rpc-update-hook #'hive-rpc--sessions-update)
   (with-current-buffer (get-buffer-create hive-rpc--sessions-buffer)
     (unless (derived-mode-p 'hive-rpc-sessions-mode)
       (hive-rpc-sessions-mode))

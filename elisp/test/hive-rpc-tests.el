@@ -1125,6 +1125,9 @@ the sessions show once it is")))
             (should (equal (substring-no-properties
                             (aref (cadr (assoc "deployer" tabulated-list-entries)) 0))
                            "waiting: 1 question"))
+            ;; Its message: the question RET opens.
+            (should (equal (aref (cadr (assoc "deployer" tabulated-list-entries)) 4)
+                           "Deploy?"))
             (should (equal (substring-no-properties (hive-rpc--mode-line-string))
                            " hive:1 · 1 waiting"))
             ;; RET opens that question: the session's oldest prompt.
