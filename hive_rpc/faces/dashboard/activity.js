@@ -5,6 +5,8 @@ import { $, clock, el } from "./dom.js";
 import { MAX_DECISIONS, state } from "./hub.js";
 import { waitsOn } from "./sessions.js";
 
+// --- dialogues -------------------------------------------------------------------
+
 export function renderDialogues() {
   const list = $("dialogues");
   list.replaceChildren();
@@ -37,6 +39,7 @@ export function renderDialogues() {
     );
   }
 }
+
 // --- activity --------------------------------------------------------------------
 
 function describe(entry) {
@@ -92,6 +95,7 @@ export function renderActivity() {
     ),
   );
 }
+
 // --- decisions -------------------------------------------------------------------
 
 function how(entry) {

@@ -226,6 +226,7 @@ function renderUnseen() {
     n === 1 ? "1 question expired before anyone saw it:" : `${n} questions expired before anyone saw them:`;
   box.hidden = n === 0;
 }
+
 // Questions put before the human on this page: it is open, visible and has the
 // window's focus when a card shows. The hub then counts an expiry as "shown, no
 // answer", not unseen (POST /api/shown: hive/shown).
