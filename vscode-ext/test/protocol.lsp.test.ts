@@ -270,14 +270,26 @@ describe('hive-rpc lsp against a real hub', { skip, concurrency: false }, () => 
     const { store, feed, asked, connections } = sessionsOf(w);
     await w.request('hive/subscribe', { sessions: true });
     await askAs('lsp-old-hub', 'Asked of the hub that goes?');
-    await until(store, () => store.get('lsp-old-hub')?.state === 'waiting', 'the old hub\'s session');
-    // A hub that knows nothing of it: it will never send its removal.
+    await until(store, () => store.get('lsp-old-hub')?.state === 'waiting', "the old hub's session");
+    const sizes: number[] = [];
+    store.onDidChange(() => sizes.push(store.size));
+
+    // A hub on the same data: it keeps the question, and so the session. The list
+    // is emptied at the sidecar's hive/connection, and the replay, which comes
+    // after it, brings the session back (a replay before it would be lost).
+    await restartHub(false);
+    await connections.wait((c) => c.connected === true, 'the sidecar to find the hub again', 3 * TIMEOUT_MS);
+    await until(store, () => store.get('lsp-old-hub')?.state === 'waiting', 'the session, replayed');
+    assert.equal(sizes[0], 0, 'emptied first, then filled from the replay');
+
+    // A hub that knows nothing of it: it never sends its removal, and the list is its own.
+    connections.items.length = 0;
     await restartHub(true);
     await connections.wait((c) => c.connected === true, 'the sidecar to find the new hub', 3 * TIMEOUT_MS);
     const after = await askAs('lsp-new-hub', 'Asked of the new hub?');
-    await until(store, () => store.get('lsp-new-hub')?.state === 'waiting', 'the new hub\'s session');
-    assert.deepEqual(store.records().map((r) => r.agent_id), ['lsp-new-hub'], 'the old hub\'s session is gone');
-    assert.deepEqual(asked, []);
+    await until(store, () => store.get('lsp-new-hub')?.state === 'waiting', "the new hub's session");
+    assert.deepEqual(store.records().map((r) => r.agent_id), ['lsp-new-hub'], "the old hub's session is gone");
+    assert.deepEqual(asked, [], 'the list came by push: no hive/sessions');
     await w.request('hive/cancel', { id: after, by: 'cleanup' });
     feed.dispose();
     w.close();
