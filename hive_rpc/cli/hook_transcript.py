@@ -22,6 +22,7 @@ from typing import BinaryIO
 from hive_rpc.client.sync_client import SyncHubClient
 from hive_rpc.core.claude_transcript import SettledWatch
 from hive_rpc.core.errors import HiveError
+from hive_rpc.core.permission_hook import SETTLED_BY
 
 POLL_S = 0.25
 """How often the transcript is read for new lines: Claude Code writes the result
@@ -29,8 +30,9 @@ about 0.5 s after the terminal answer, so the editor's question goes within a se
 TAIL_BYTES = 256 * 1024
 """Where the first read starts, back from the end: the call being asked about was
 just written; a long session's transcript is megabytes."""
-WITHDRAWN_BY = "the terminal"
-"""The ``by`` of the withdrawal: the editors and the audit trail say who settled it."""
+WITHDRAWN_BY = SETTLED_BY
+"""The ``by`` of the withdrawal, the http hook's too (core/permission_hook.py): the
+editors and the audit trail say who settled it."""
 JOIN_S = 1.0
 
 

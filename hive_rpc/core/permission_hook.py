@@ -31,7 +31,7 @@ EVENT = "PermissionRequest"
 """The one event whose output is a decision."""
 SETTLED_BY = "the terminal"
 """The ``by`` of a question withdrawn because the human answered in Claude Code's own
-dialog (its transcript says so; cli/hook_transcript.py WITHDRAWN_BY is the same)."""
+dialog (its transcript says so; cli/hook_transcript.py's WITHDRAWN_BY is this)."""
 HOOK_PATH = "/hook/claude-code"
 """Where the hub serves the http hook (faces/hook_http.py), which setup writes into
 Claude Code's settings (cli/setup/claude_code.py)."""

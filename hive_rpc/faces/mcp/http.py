@@ -22,7 +22,11 @@ specification asks of local servers:
   which stops a web page in the user's browser from driving the hub; a POST to the
   web routes must carry this server's own origin (CSRF);
 * ``Host`` must name this server on loopback (421): the SDK checks it for ``/mcp``,
-  the Guard for the web routes (DNS rebinding).
+  the Guard for the web routes (DNS rebinding);
+* ``POST /hook/claude-code`` (faces/hook_http.py, Claude Code's ``"type": "http"``
+  permission hook) takes a third credential, the hook token (``DATA_DIR/hook-token``),
+  and nothing else: ``HookRoute`` sits in front of the Guard, which knows only the
+  other two, so the hook token opens no other route and no other token opens it.
 """
 
 from __future__ import annotations
