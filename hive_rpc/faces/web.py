@@ -30,19 +30,19 @@ human's (bearer or the dashboard's cookie), same-origin ``Origin`` on POST):
 * ``GET /dashboard`` (the page, with ``/dashboard/app.js`` and ``/dashboard/style.css``)
   and ``GET /`` (a redirect to it).
 
-The stream is plain trio: one task follows the log, one watches for the client's
-disconnect, one for the hub's stop; the sender interleaves pings with a timeout.
+The stream is plain trio: the sender waits on the log (``ActivityLog.after``) under
+a timeout that sends the pings; one task watches for the client's disconnect, one
+for the hub's stop.  Each entry is encoded once for every stream.
 """
 
 from __future__ import annotations
 
+import collections
 import functools
 import json
 import logging
 import re
 from collections.abc import Awaitable, Callable, MutableMapping
-from contextlib import aclosing
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -70,6 +70,8 @@ PING_S = 15.0
 """Seconds between ``: ping`` comments on an idle stream (read when a WebFace is made)."""
 RETRY_MS = 2000
 """What the stream tells EventSource to wait before reconnecting."""
+ENCODED_KEPT = 256
+"""Entries whose SSE encoding the activity stream keeps for the streams to share."""
 RECENT = 100
 """Activity entries in ``/api/state``."""
 MAX_DIALOGUES = 50
@@ -150,11 +152,6 @@ def load_assets() -> dict[str, bytes]:
     return {name: folder.joinpath(name).read_bytes() for name in _ASSETS}
 
 
-@dataclass(frozen=True, slots=True)
-class _Reset:
-    last_id: int
-
-
 def sse_event(entry: Entry) -> bytes:
     data = json.dumps(entry.record(), separators=(",", ":"), default=str)
     return f"id: {entry.id}\nevent: {entry.kind}\ndata: {data}\n\n".encode()
@@ -209,6 +206,9 @@ class ActivityStream:
         self._closing = closing
         self.streams = 0
         """Streams open now (``statistics``)."""
+        self._events: collections.OrderedDict[int, bytes] = collections.OrderedDict()
+        """The newest entries as SSE events, by id: each encoded once, not once per
+        stream (bench/sse_fanout.py: 100 streams encoded each entry 100 times)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -267,40 +267,28 @@ class ActivityStream:
             # clock that went back, or another hub's id): start over.
             start = None
             await self._send_body(send, sse_reset(activity.last_id))
-        if start is None:
-            start = activity.last_id
-        sender, receiver = trio.open_memory_channel[list[Entry] | _Reset](0)
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(_follow, activity, start, sender)
-            async with receiver:
-                while True:
-                    item: list[Entry] | _Reset | None = None
-                    with trio.move_on_after(self.ping_s):
-                        item = await receiver.receive()
-                    if item is None:
-                        await self._send_body(send, b": ping\n\n")
-                    elif isinstance(item, _Reset):
-                        await self._send_body(send, sse_reset(item.last_id))
-                    else:
-                        await self._send_body(send, b"".join(map(sse_event, item)))
-
-
-async def _follow(
-    activity: ActivityLog, last_id: int, out: trio.MemorySendChannel[list[Entry] | _Reset]
-) -> None:
-    """Batches from the log, and a reset (restarting from the newest id) whenever the
-    entries after ``last_id`` are gone."""
-    async with out:
+        last_id = activity.last_id if start is None else start
         while True:
-            # follow() is an async generator: close it here, not in the garbage collector.
-            async with aclosing(activity.follow(last_id)) as batches:
-                async for batch in batches:
-                    if batch is None:
-                        break
-                    await out.send(batch)
-                    last_id = batch[-1].id
-            last_id = activity.last_id
-            await out.send(_Reset(last_id))
+            batch: list[Entry] | None = []
+            with trio.move_on_after(self.ping_s):
+                batch = await activity.after(last_id)
+            if batch == []:  # nothing for ping_s
+                await self._send_body(send, b": ping\n\n")
+            elif batch is None:  # the entries after last_id are gone: start again
+                last_id = activity.last_id
+                await self._send_body(send, sse_reset(last_id))
+            else:
+                last_id = batch[-1].id
+                await self._send_body(send, b"".join(map(self._encoded, batch)))
+
+    def _encoded(self, entry: Entry) -> bytes:
+        """``sse_event(entry)``, encoded once for every stream (``ENCODED_KEPT``)."""
+        data = self._events.get(entry.id)
+        if data is None:
+            data = self._events[entry.id] = sse_event(entry)
+            if len(self._events) > ENCODED_KEPT:
+                self._events.popitem(last=False)
+        return data
 
 
 class WebFace:

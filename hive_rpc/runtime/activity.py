@@ -303,13 +303,19 @@ class ActivityLog:
     async def follow(self, last_id: int) -> AsyncGenerator[list[Entry] | None]:
         """Batches of new entries as they come (None once: the client fell behind)."""
         while True:
-            batch = self.since(last_id)
+            batch = await self.after(last_id)
             if batch is None:
                 yield None
                 last_id = self.last_id
                 continue
-            if batch:
-                last_id = batch[-1].id
-                yield batch
-                continue
+            last_id = batch[-1].id
+            yield batch
+
+    async def after(self, last_id: int) -> list[Entry] | None:
+        """The entries after ``last_id``, waiting for one if there is none yet; None
+        when some of them are gone (``since``).  A plain coroutine, where ``follow``
+        is a generator: a follower may wait under a timeout and call it again (the
+        activity stream's pings, faces/web.py), with no task of its own to carry it."""
+        while not (batch := self.since(last_id)) and batch is not None:
             await self._changed.wait()
+        return batch

@@ -122,6 +122,34 @@ async def test_follow_wakes_on_publish() -> None:
     assert got == [1, 2]
 
 
+async def test_after_waits_may_be_given_up_and_called_again(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """``after``, what the activity stream waits on under its ping timeout: given up
+    (nothing came), it is called again and still gets every entry; None once entries
+    after the id are gone."""
+    log = ActivityLog(Clock(), size=3, first_id=1)
+    with trio.move_on_after(15) as idle:
+        await log.after(0)
+    assert idle.cancelled_caught
+    got: list[list[int] | None] = []
+
+    async def waiter() -> None:
+        batch = await log.after(0)
+        got.append(None if batch is None else [e.id for e in batch])
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(waiter)
+        await trio.testing.wait_all_tasks_blocked()
+        log.report_task(task_id="x", outcome="success")
+        log.report_task(task_id="y", outcome="success")
+    assert got == [[1, 2]]
+    assert [e.id for e in await log.after(1) or []] == [2]
+    for i in range(3):
+        log.report_task(task_id=f"z{i}", outcome="success")
+    assert await log.after(1) is None  # entry 2 went out of the ring
+
+
 def test_a_run_numbers_from_its_start_so_ids_never_repeat() -> None:
     clock = Clock()
     first = ActivityLog(clock)
