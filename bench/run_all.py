@@ -23,7 +23,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
     ("registry_throughput", [], ["-n", "5000", "--thread-n", "500", "--repeats", "1"]),
     ("registry_memory", [], ["-n", "10000"]),
     ("expiry_lateness", [], ["-n", "10000", "--window", "2"]),
-    ("socket_delivery", [], ["-n", "300", "--rounds", "1"]),
+    ("socket_delivery", [], ["-n", "300", "--rounds", "1", "--editors-n", "50"]),
     ("mcp_roundtrip", [], ["-n", "50", "--warmup", "5"]),
     ("epc_calls", [], ["-n", "300", "--warmup", "30"]),
     ("lsp_roundtrip", [], ["-n", "200", "--warmup", "20"]),
@@ -34,6 +34,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
     ("permission_roundtrip", [], ["--rounds", "2"]),
     ("http_hook", [], ["--rounds", "2"]),
     ("mcp_cold_start", [], ["--rounds", "2"]),
+    ("subscribe_snapshot", [], ["--sizes", "500", "2000"]),
     ("mcp_session_cost", [], ["-n", "5", "--sessions", "3"]),
     ("agora_turn", [], ["--turns", "10"]),
 ]
