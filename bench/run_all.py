@@ -35,6 +35,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
     ("http_hook", [], ["--rounds", "2"]),
     ("mcp_cold_start", [], ["--rounds", "2"]),
     ("subscribe_snapshot", [], ["--sizes", "500", "2000"]),
+    ("session_memory", [], ["--steps", "5", "20"]),
     ("mcp_session_cost", [], ["-n", "5", "--sessions", "3"]),
     ("agora_turn", [], ["--turns", "10"]),
 ]
