@@ -453,12 +453,36 @@ countdown stops.  A record that expired unseen is kept for
 
 (cl-defmethod hive-rpc-handle-notification
   (_connection (_method (eql 'hive/session)) params)
-  "Keep the agent session record in PARAMS."
+  "Keep the agent session record in PARAMS.
+Say so in the echo area when the agent starts waiting on the human
+in its own terminal's dialog: nothing in the hub announces that."
   (let ((id (plist-get params :agent_id)))
     (when (stringp id)
+      (unless (hive-rpc--own-dialog-p (gethash id hive-rpc--sessions))
+        (when (hive-rpc--own-dialog-p params)
+          (hive-rpc--say-own-dialog params)))
       (puthash id params hive-rpc--sessions)
       (force-mode-line-update t)
       (run-hook-with-args 'hive-rpc-sessions-changed-hook id))))
+
+(defun hive-rpc--own-dialog-p (session)
+  "Return non-nil if SESSION waits on the human in its own terminal only."
+  (and (equal (plist-get session :state) "waiting")
+       (eq (plist-get session :in_terminal) t)
+       (eql (plist-get session :questions) 0)
+       (eql (plist-get session :permissions) 0)))
+
+(defun hive-rpc--say-own-dialog (session)
+  "Say that SESSION waits on the human in its terminal, unless a question is open."
+  (unless (hive-rpc--hive-minibuffer-p)
+    (let ((dir (plist-get session :project_dir)))
+      (message "hive-rpc: %s%s waits on you in its terminal (%s: sessions)"
+               (hive-rpc--clean (or (plist-get session :display)
+                                    (plist-get session :agent_id)))
+               (if (stringp dir)
+                   (concat " in " (hive-rpc--clean (abbreviate-file-name dir)))
+                 "")
+               (substitute-command-keys "\\[hive-rpc-sessions]")))))
 
 (cl-defmethod hive-rpc-handle-notification
   (_connection (_method (eql 'hive/sessionRemoved)) params)

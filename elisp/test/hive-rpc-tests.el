@@ -1079,6 +1079,24 @@ the sessions show once it is")))
           (should-not tabulated-list-entries))
       (kill-buffer hive-rpc--sessions-buffer))))
 
+(ert-deftest hive-rpc-tests-own-dialog-is-said-once ()
+  "A session that starts waiting in its own terminal's dialog is said once."
+  (let ((hive-rpc--sessions (make-hash-table :test #'equal))
+        (dialog (hive-rpc-tests--session "claude-code-7" "waiting" :in_terminal t
+                                         :display "Claude Code" :project_dir "/srv/app"))
+        said)
+    (hive-rpc-tests--with-offline-connection
+      (cl-letf (((symbol-function 'message)
+                 (lambda (fmt &rest args) (push (apply #'format fmt args) said))))
+        (hive-rpc--dispatch hive-rpc--connection 'hive/session dialog)
+        (hive-rpc--dispatch hive-rpc--connection 'hive/session dialog)
+        ;; Waiting on a question of the hub's instead: the question is announced.
+        (hive-rpc--dispatch hive-rpc--connection 'hive/session
+                            (hive-rpc-tests--session "codex-8" "waiting" :questions 1
+                                                     :in_terminal t))))
+    (should (equal said (list (substitute-command-keys "hive-rpc: Claude Code in /srv/app \
+waits on you in its terminal (\\[hive-rpc-sessions]: sessions)"))))))
+
 (ert-deftest hive-rpc-tests-tmux-pane-of-a-session ()
   "A session's terminal \"tmux:%3@SOCKET\" names a pane and its server."
   (should (equal (hive-rpc--tmux-pane "tmux:%3@/tmp/tmux-1000/default")

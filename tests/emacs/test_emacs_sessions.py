@@ -232,6 +232,36 @@ def test_sessions_buffer_answers_the_waiting_one_and_jumps_to_the_others_vterm(
         emacs.wait_until(lambda: len(logged_calls(jumps)) == 2, "the jumps' log")
         # The first jump, to a tmux pane of another server, left the sessions buffer.
         assert logged_calls(jumps) == [json.dumps("*hive-rpc sessions*"), json.dumps(VTERM_BUFFER)]
+
+        # Its own dialog (Claude Code's Notification, no hook decided): the echo
+        # area says so, the mode line counts it, and RET shows its terminal.
+        inside.hook(
+            {
+                "hook_event_name": "Notification",
+                "notification_type": "permission_prompt",
+                "message": "Claude needs your permission to use Bash",
+            }
+        )
+        emacs.wait_for(
+            lambda _: (
+                f"Claude Code in {inside.home} waits on you in its terminal (C-c h s: "
+                in emacs.wrapped_minibuffer()
+            )
+        )
+        emacs.wait_for(lambda screen: "hive: 1 waiting" in screen)  # no question
+        emacs.keys("C-c", "h", "s")  # from the vterm buffer: C-c is Emacs's there
+        emacs.wait_for(
+            lambda screen: "waiting: its own dialog" in line_of(screen, f"Claude Code {inside.pid}")
+        )
+        emacs.wait_until(
+            lambda: f"Claude Code {inside.pid}" in cursor_line(emacs), "point on its row"
+        )
+        emacs.keys("Enter")
+        emacs.wait_until(lambda: len(logged_calls(jumps)) == 3, "the third jump")
+        assert logged_calls(jumps)[-1] == json.dumps(VTERM_BUFFER)
+        # The human answers in the terminal and prompts it again: working.
+        inside.hook({"hook_event_name": "UserPromptSubmit", "prompt": "go on"})
+        emacs.wait_for(lambda screen: "waiting" not in screen)
     finally:
         agent.kill()
         agent.wait()
