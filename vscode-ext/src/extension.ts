@@ -63,7 +63,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     view.message = PendingTreeProvider.connectionMessage(hub.connected, lostHub);
   };
   updateViewMessage();
-  // The agent sessions (src/sessions.ts): fetched or live, shown in their own view.
+  // The agent sessions (src/sessions.ts): live by the hub's hive/session, in their own view.
   const sessionStore = new SessionStore();
   const feed = new SessionFeed(hub, sessionStore, (line) => output.info(line));
   const sessions = new SessionsTreeProvider(sessionStore);
@@ -71,7 +71,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const updateBadge = (): void => {
     sessionsView.badge = sessions.badge();
   };
-  feed.setVisible(sessionsView.visible);
   const sidecar = new SidecarConnection({
     hub,
     output,
@@ -84,7 +83,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     },
     onSubscribed: () => {
       void attention.refresh();
-      feed.subscribed();
     },
   });
   connection = sidecar;
@@ -118,7 +116,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     sessions,
     sessionsView,
     sessionStore.onDidChange(updateBadge),
-    sessionsView.onDidChangeVisibility((e) => feed.setVisible(e.visible)),
     vscode.commands.registerCommand(Command.openSession, (arg: unknown) =>
       openSession(arg, { store: sessionStore, queue: flow.queue, answer: (id) => flow.answer(id) }),
     ),

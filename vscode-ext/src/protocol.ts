@@ -84,8 +84,8 @@ export const Requests = {
   cancel: new HubRequest<CancelParams, PromptRecord>('hive/cancel', { id: 'string', by: 'string', agent_id: 'string' }),
   /**
    * The hub then sends hive/prompt for each pending prompt, and what follows;
-   * with `sessions`, hive/session for each agent session and each change (a
-   * sidecar that relays them: src/sessions.ts).
+   * with `sessions`, hive/session for each agent session and each change
+   * (`hive-rpc lsp` passes the flag on: src/sessions.ts).
    */
   subscribe: new HubRequest<SubscribeParams, SubscribeResult>('hive/subscribe', { sessions: 'boolean' }),
   /** Every agent session, waiting ones first (what the Sessions view shows). */

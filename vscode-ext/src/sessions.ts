@@ -301,22 +301,6 @@ export class SessionFeed implements Disposable {
     this.store.clear();
   }
 
-  /**
-   * The sidecar subscribed. Nothing to do: the sessions follow the result by
-   * push. (src/extension.ts still calls it; it can stop.)
-   */
-  subscribed(): void {
-    // By push: see the module's comment.
-  }
-
-  /**
-   * The Sessions view became visible or hidden. Nothing to do: the list is kept
-   * by push whether or not it is seen. (src/extension.ts still calls it; it can stop.)
-   */
-  setVisible(_visible: boolean): void {
-    // By push: see the module's comment.
-  }
-
   dispose(): void {
     for (const s of this.subscriptions) {
       s.dispose();

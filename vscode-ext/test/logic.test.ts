@@ -350,7 +350,8 @@ describe('SwitchableHubClient', () => {
 
   test('several handlers of one method all run, on a client that keeps one per method', () => {
     // vscode-languageclient keeps one handler per method: a second onNotification
-    // replaces the first (the prompt flow and the sessions feed both follow hive/prompt).
+    // replaces the first (the status bar and the request_human_input tool both follow
+    // hive/connection).
     class OneHandlerHub extends FakeHub {
       readonly only = new Map<string, (p: unknown) => void>();
       registrations = 0;

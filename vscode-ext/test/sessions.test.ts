@@ -145,9 +145,7 @@ describe('the feed', () => {
     hub.emit('hive/session', null);
     hub.emit('hive/sessionRemoved', {});
     assert.equal(store.size, 1);
-    // Visible or not, subscribed or not: the feed asks the hub nothing.
-    feed.setVisible(true);
-    feed.subscribed();
+    // A prompt's change moves nothing here: the feed asks the hub nothing.
     hub.emit('hive/dismiss', { id: 'p1' });
     assert.deepEqual(hub.requests, []);
     feed.dispose();
