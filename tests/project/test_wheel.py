@@ -242,7 +242,10 @@ def test_the_installed_hub_serves_the_dashboard(
     assert code == 200, body
     assert b"app.js" in body
     assert b"style.css" in body
-    for name in ("app.js", "style.css"):
+    # Every file the page needs (app.js imports the other modules) came with the wheel.
+    assets = sorted(p.name for p in (PACKAGE / "faces" / "dashboard").iterdir())
+    assert {"app.js", "dom.js", "sessions.js", "style.css"} <= set(assets)
+    for name in (n for n in assets if n != "index.html"):
         code, _, body = _get(url, f"/dashboard/{name}", {"Cookie": cookie})
         assert code == 200, name
         assert body == (PACKAGE / "faces" / "dashboard" / name).read_bytes()
