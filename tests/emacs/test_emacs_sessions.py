@@ -11,7 +11,10 @@ the screen: both sessions with their states, the mode line counting one waiting;
 on the waiting one opens its permission request, and answering it moves that session
 to working on screen, and RET then names its tmux pane (it says it runs in one of
 another tmux server); RET on the other shows its vterm buffer, found by process
-ancestry from its pid, not by a name."""
+ancestry from its pid, not by a name; when that one then waits in its own dialog, the
+echo area says so and RET shows its terminal again.  The second test: an agent in a
+pane of the tmux server Emacs runs in, with a client attached; RET asks whether to
+switch that client to the agent's pane, and "y" does."""
 
 from __future__ import annotations
 
@@ -265,3 +268,74 @@ def test_sessions_buffer_answers_the_waiting_one_and_jumps_to_the_others_vterm(
     finally:
         agent.kill()
         agent.wait()
+
+
+def tmux_out(*args: str) -> str:
+    return subprocess.run(
+        ["tmux", *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+@pytest.fixture
+def emacs(short_tmp: Path) -> Iterator[EmacsSession]:
+    yield from running(EmacsSession(short_tmp))
+
+
+def test_a_session_in_a_pane_of_emacss_own_tmux_switches_the_client_when_asked(
+    emacs: EmacsSession,
+) -> None:
+    """Emacs runs in tmux, seen through a client (``tmux attach`` in a pty); the agent
+    says it runs in a pane of another session of the same tmux server: RET on it asks
+    whether to switch this client there, and ``y`` does."""
+    other = f"{emacs.name}-agent"
+    pane = tmux_out("new-session", "-d", "-s", other, "-P", "-F", "#{pane_id}", "sleep 600")
+    client = None
+    agent = None
+    try:
+        socket = tmux_out("display-message", "-p", "-t", emacs.name, "#{socket_path}")
+        client = subprocess.Popen(
+            ["script", "-qfc", f"tmux attach -t ={emacs.name}", "/dev/null"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            env={**{k: v for k, v in os.environ.items() if k != "TMUX"}, "TERM": "xterm"},
+        )
+
+        def client_session() -> str:
+            return tmux_out("list-clients", "-F", "#{client_session}")
+
+        # The tmux server's state, another process's: polled.
+        emacs.wait_until(lambda: client_session() == emacs.name, "the client attached")
+        claude = FakeClaude(emacs.root, "paned", emacs.socket)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "HIVE"))}
+        env |= {"TMUX": f"{socket},1,0", "TMUX_PANE": pane}
+        agent = subprocess.Popen(claude.argv(), cwd=claude.home, env=env)
+        emacs.wait_until(claude.started, "the agent runs")
+        claude.hook({"hook_event_name": "SessionStart", "source": "startup"})
+        emacs.wait_until(
+            lambda: (
+                sessions(emacs).get(claude.agent_id, {}).get("terminal") == f"tmux:{pane}@{socket}"
+            ),
+            f"its session ({claude.hook_errors()})",
+        )
+        emacs.keys("C-c", "h", "s")
+        emacs.wait_for(lambda screen: f"Claude Code {claude.pid}" in cursor_line(emacs))
+        emacs.keys("Enter")
+        emacs.wait_for(
+            lambda _: f"Switch this tmux client to pane {pane}? (y or n)" in emacs.minibuffer()
+        )
+        assert client_session() == emacs.name  # nothing moved before the answer
+        emacs.keys("y")
+        emacs.wait_until(lambda: client_session() == other, "the client switched")
+        assert tmux_out("display-message", "-p", "-t", other, "#{pane_id}") == pane
+    finally:
+        if agent is not None:
+            agent.kill()
+            agent.wait()
+        if client is not None:
+            client.kill()
+            client.wait()
+            assert client.stdin is not None
+            client.stdin.close()
+        subprocess.run(
+            ["tmux", "kill-session", "-t", f"={other}"], capture_output=True, check=False
+        )
