@@ -312,8 +312,8 @@ def gemini_output(decision: Mapping[str, Any]) -> dict[str, Any]:
 def gemini_hook(event: Mapping[str, Any] | None, args: argparse.Namespace, agent: Agent) -> int:
     """Gemini CLI's ``BeforeTool``: the human decides as for any permission request.
     Without a decision (hub down, nobody answered, a decline, any error) it prints
-    nothing, so Gemini goes on to its own confirmation, unless ``--gate``: then it
-    denies (yolo mode has no confirmation to fall back on; core/agents.py)."""
+    ``{}``, no decision, so Gemini goes on to its own confirmation, unless ``--gate``:
+    then it denies (yolo mode has no confirmation to fall back on; core/agents.py)."""
     gate = bool(getattr(args, "gate", False)) or agent.fails_closed
     tool = str((event or {}).get("tool_name") or "tool")
     why = "the event could not be read"
@@ -333,6 +333,9 @@ def gemini_hook(event: Mapping[str, Any] | None, args: argparse.Namespace, agent
         decision = {"behavior": "deny", "message": GATE_MESSAGE.format(tool=tool, why=why)}
     if decision is None:
         _say(f"{why}; printing no decision, so Gemini CLI goes on to its own confirmation")
+        # {}: no decision, and no word for the human either (with nothing on stdout,
+        # Gemini CLI 0.61.0 shows the stderr line as a "Hook system message").
+        print("{}", flush=True)
         return EXIT_OK
     print(json.dumps(gemini_output(decision)), flush=True)
     return EXIT_OK

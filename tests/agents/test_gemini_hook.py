@@ -102,6 +102,8 @@ async def test_gemini_hub_down(
     assert target.exists() is not gate, said
     if gate:
         assert "hook gemini --gate" in said, said
+    else:  # the hook says {} on stdout: its stderr is no "Hook system message" for the human
+        assert "Hook system message" not in done.stdout + done.stderr, done.stdout + done.stderr
 
 
 async def test_setups_gate_asks_about_a_tool_no_list_names(

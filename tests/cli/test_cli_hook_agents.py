@@ -85,11 +85,11 @@ async def test_gemini_gate_denies_what_it_cannot_read(
     assert (done.returncode, json.loads(done.stdout)["decision"]) == (0, "deny")
 
 
-async def test_gemini_without_gate_prints_nothing_when_the_hub_is_down(
+async def test_gemini_without_gate_prints_no_decision_when_the_hub_is_down(
     hub_config: HubConfig, short_tmp: Path
 ) -> None:
     done = await run(hub_config, "gemini", json.dumps(before_tool(short_tmp)).encode())
-    assert (done.returncode, done.stdout) == (0, b"")
+    assert (done.returncode, done.stdout) == (0, b"{}\n")
     assert b"Gemini CLI goes on to its own confirmation" in done.stderr
 
 
