@@ -1096,10 +1096,12 @@ Connect to the hub (starting one with `hive-rpc-program' if none
 answers), subscribe, and announce each question: the mode line
 shows \" hive:N\" while N questions are pending, with the most
 urgent countdown, \" N expired unseen\" for those that expired
-before anyone saw them, and \" hive:N!\" while the hub's store is
-degraded (its tooltip says why).  A question opens in the
-minibuffer when you ask, with `hive-rpc-answer-next' (or by itself
-after a pause, with `hive-rpc-auto-ask').
+before anyone saw them, \" · N waiting\" while N agent sessions
+wait on you (`hive-rpc-sessions' lists them), and \" hive:N!\"
+while the hub's store is degraded (its tooltip says why).  A
+question opens in the minibuffer when you ask, with
+`hive-rpc-answer-next' (or by itself after a pause, with
+`hive-rpc-auto-ask').
 
 In a hive prompt, \\<hive-rpc-minibuffer-map>\\[hive-rpc-decline] \
 declines and \\[keyboard-quit] defers."
