@@ -56,7 +56,7 @@ done
 # package-lint: the package's files (hive-rpc.el is its main file).  hive-rpc-epc.el
 # is a separate add-on that requires epc, so it is byte-compiled and checkdoc'd above
 # but not linted as part of this package.
-PACKAGE_FILES=(elisp/hive-rpc.el elisp/hive-rpc-core.el elisp/hive-rpc-hub.el elisp/hive-rpc-minibuffer.el elisp/hive-rpc-question.el elisp/hive-rpc-list.el elisp/hive-rpc-ling.el)
+PACKAGE_FILES=(elisp/hive-rpc.el elisp/hive-rpc-core.el elisp/hive-rpc-hub.el elisp/hive-rpc-minibuffer.el elisp/hive-rpc-question.el elisp/hive-rpc-list.el elisp/hive-rpc-ling.el elisp/hive-rpc-sessions.el)
 echo "== package-lint ${PACKAGE_FILES[*]}"
 # package-lint 0.16 (Debian 12) predates Emacs 28, so it calls any
 # ((emacs "28.1")) dependency "uninstallable in all released Emacs versions".
