@@ -2,9 +2,9 @@
 
 Two Claude Code sessions report their events through the real ``hive-rpc hook
 claude-code``, run as Claude Code runs its hooks: in the background, as children of a
-process whose comm is ``claude`` (a bash started through a symlink of that name, as
-tests/service/test_sessions.py's FakeClaude), so the hub names and checks each agent
-by its pid and watches that process.  A third agent is known only by its question.
+process whose comm is ``claude`` (a bash started through a symlink of that name:
+tests/fake_claude.py), so the hub names and checks each agent by its pid and watches
+that process.  A third agent is known only by its question.
 The page shows every session with its state in words, what it waits on, where it
 runs, waiting ones first; it follows each change live: a permission answered on the
 page moves its session to working, a killed process shows gone, the session known
@@ -15,20 +15,14 @@ keyboard."""
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import shlex
 import signal
-import subprocess
-import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import trio
 from chromium_page import needs_chromium, open_dashboard, run_in_chromium, start_dashboard, watch
+from fake_claude import agent_env, start_claude
 from test_dashboard_browser import cli_ask
 from waiting import logged
 
@@ -47,72 +41,6 @@ HOSTILE_NOTICE = (
 )
 """What Claude Code's Notification says: markup and a window-title escape sequence
 (the hub strips the sequence, as from every agent's text)."""
-
-
-@dataclass
-class FakeClaude:
-    """A process whose comm is ``claude`` that runs each hook event it is given as a
-    background child of its own, as Claude Code does."""
-
-    proc: trio.Process
-    config: HubConfig
-    logs: Path
-    cwd: Path
-    events: int = 0
-
-    @property
-    def agent_id(self) -> str:
-        return f"claude-code-{self.proc.pid}"
-
-    async def hook(self, event: dict[str, Any]) -> None:
-        self.events += 1
-        path = self.logs / f"event-{self.events}.json"
-        await trio.Path(path).write_text(
-            json.dumps({"session_id": f"s-{self.proc.pid}", "cwd": str(self.cwd), **event})
-        )
-        q = shlex.quote
-        where = f"--socket {q(str(self.config.socket))} --data-dir {q(str(self.config.data_dir))}"
-        line = (
-            f"{q(sys.executable)} -m hive_rpc hook claude-code {where} < {q(str(path))} "
-            f">> {q(str(self.logs / 'hook.out'))} 2>> {q(str(self.logs / 'hook.err'))} &\n"
-        )
-        assert self.proc.stdin is not None
-        await self.proc.stdin.send_all(line.encode())
-
-
-async def start_claude(
-    config: HubConfig, root: Path, name: str, cwd: Path, pane: str, nursery: trio.Nursery
-) -> FakeClaude:
-    """A fake Claude Code in ``cwd``, in tmux pane ``pane`` (by its environment only),
-    killed with its hooks (its process group) when the test ends."""
-    link = root / "bin" / "claude"
-    if not await trio.Path(link).exists():
-        await trio.Path(link.parent).mkdir()
-        await trio.Path(link).symlink_to("/bin/bash")
-    logs = root / f"{name}-logs"
-    await trio.Path(logs).mkdir()
-    await trio.Path(cwd).mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "ZELLIJ", "HIVE"))}
-    env |= {"TMUX": "/tmp/tmux-test/default,1,0", "TMUX_PANE": pane, "HOME": str(logs)}
-    proc = await trio.lowlevel.open_process(
-        [str(link), "-c", 'while read -r line; do eval "$line"; done'],
-        stdin=subprocess.PIPE,
-        cwd=cwd,
-        env=env,
-        start_new_session=True,
-    )
-
-    async def reap() -> None:
-        try:
-            await trio.sleep_forever()
-        finally:
-            with trio.CancelScope(shield=True):
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)  # the fake and any hook left
-                await proc.wait()
-
-    nursery.start_soon(reap)
-    return FakeClaude(proc, config, logs, cwd)
 
 
 def permission(command: str) -> dict[str, Any]:
@@ -153,9 +81,15 @@ async def test_the_sessions_panel_follows_each_agent_live(
 ) -> None:
     dashboard = await start_dashboard(hub_config, nursery, tmp_path)
     hub = dashboard.service
-    alpha = await start_claude(hub_config, short_tmp, "alpha", short_tmp / "alpha", "%3", nursery)
+    socket, data_dir = hub_config.socket, hub_config.data_dir
+    alpha = await start_claude(
+        nursery, short_tmp, "alpha", socket=socket, data_dir=data_dir, env=agent_env(pane="%3")
+    )
     beta_dir = short_tmp / HOSTILE_DIR
-    beta = await start_claude(hub_config, short_tmp, "beta", beta_dir, "%9", nursery)
+    beta = await start_claude(
+        nursery, short_tmp, "beta", socket=socket, data_dir=data_dir, cwd=beta_dir,
+        env=agent_env(pane="%9"),
+    )  # fmt: skip
     a, b = alpha.agent_id, beta.agent_id
 
     def on_hub(fn: Callable[..., Any], *args: Any) -> Any:

@@ -2,25 +2,21 @@
 runs, from what the hub sees.
 
 A real ``hive-rpc hook claude-code``, started by a process named ``claude`` (a bash run
-through a symlink, as a real Claude Code's comm is ``claude``) as Claude Code starts
-its hooks, reports the session's events; its permission request waits on the hub;
+through a symlink, as a real Claude Code's comm is ``claude``: tests/fake_claude.py) as
+Claude Code starts its hooks, reports the session's events; its permission request waits on the hub;
 the process's exit is seen through a pidfd.  The state follows: idle after start,
 working after the human's prompt, waiting on the permission, working once it is
 answered, idle after its turn, gone when the process exits."""
 
 from __future__ import annotations
 
-import json
-import os
 import signal
-import subprocess
-import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
+from fake_claude import TrioClaude, agent_env, start_claude
 from waiting import logged
 
 from hive_rpc.client.async_client import HubClient
@@ -32,53 +28,17 @@ from hive_rpc.service import HubService
 SESSION = "5e1c2b7a-0d4f-4a8e-9c3b-2f6d8e0a1b4c"
 
 
-class FakeClaude:
-    """A process whose comm is ``claude`` that runs each hook it is given as a child
-    of its own, in the background, as Claude Code runs its hooks."""
-
-    def __init__(self, proc: trio.Process, config: HubConfig, home: Path) -> None:
-        self.proc, self.config, self.home = proc, config, home
-        self.events = 0
-
-    @property
-    def agent_id(self) -> str:
-        return f"claude-code-{self.proc.pid}"
-
-    async def hook(self, event: dict[str, Any]) -> None:
-        self.events += 1
-        path = self.home / f"event-{self.events}.json"
-        path.write_text(json.dumps({"session_id": SESSION, "cwd": str(self.home), **event}))
-        where = f"--socket {self.config.socket} --data-dir {self.config.data_dir}"
-        line = (
-            f"{sys.executable} -m hive_rpc hook claude-code {where} < {path} "
-            f">> {self.home}/hook.out 2>> {self.home}/hook.err &\n"
-        )
-        assert self.proc.stdin is not None
-        await self.proc.stdin.send_all(line.encode())
-
-
 @pytest.fixture
-async def claude(
-    hub_config: HubConfig, short_tmp: Path, nursery: trio.Nursery
-) -> AsyncIterator[FakeClaude]:
-    link = short_tmp / "claude"
-    link.symlink_to("/bin/bash")
-    home = short_tmp / "app"
-    home.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "ZELLIJ", "HIVE"))}
-    env |= {"TMUX": "/tmp/tmux-test/default,1,0", "TMUX_PANE": "%7"}
-    proc = await trio.lowlevel.open_process(
-        [str(link), "-c", 'while read -r line; do eval "$line"; done'],
-        stdin=subprocess.PIPE,
-        cwd=home,
-        env=env,
+async def claude(hub_config: HubConfig, short_tmp: Path, nursery: trio.Nursery) -> TrioClaude:
+    return await start_claude(
+        nursery,
+        short_tmp,
+        "app",
+        socket=hub_config.socket,
+        data_dir=hub_config.data_dir,
+        env=agent_env(pane="%7"),
+        session_id=SESSION,
     )
-    try:
-        yield FakeClaude(proc, hub_config, home)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-        await proc.wait()
 
 
 async def session_entry(
@@ -96,13 +56,13 @@ async def session_entry(
 
 
 async def test_a_claude_sessions_state_follows_its_events(
-    hub: HubService, client: HubClient, claude: FakeClaude
+    hub: HubService, client: HubClient, claude: TrioClaude
 ) -> None:
     me = claude.agent_id
     await claude.hook({"hook_event_name": "SessionStart", "source": "startup"})
     started = await session_entry(hub, me, "idle")
     assert started.data["pid"] == claude.proc.pid
-    assert started.data["project_dir"] == str(claude.home)  # the kernel's cwd
+    assert started.data["project_dir"] == str(claude.cwd)  # the kernel's cwd
     assert started.data["terminal"] == "tmux:%7@/tmp/tmux-test/default"
     assert started.data["agent"] == "claude-code"
 
@@ -135,7 +95,7 @@ async def test_a_claude_sessions_state_follows_its_events(
 
 
 async def test_an_editor_subscribed_to_sessions_sees_each_change(
-    hub: HubService, hub_config: HubConfig, claude: FakeClaude
+    hub: HubService, hub_config: HubConfig, claude: TrioClaude
 ) -> None:
     """``hive/subscribe`` with sessions: every session first, then each change
     (``hive/session``), and ``hive/sessionRemoved`` when one leaves the list."""
@@ -177,7 +137,7 @@ async def test_an_editor_subscribed_to_sessions_sees_each_change(
 
 
 async def test_only_the_agents_own_process_reports_for_it(
-    hub: HubService, client: HubClient, claude: FakeClaude
+    hub: HubService, client: HubClient, claude: TrioClaude
 ) -> None:
     """A process-form agent id is checked as for any request (issue 29): this test's
     client does not run under the ``claude`` process, so it cannot move its state."""
