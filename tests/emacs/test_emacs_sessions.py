@@ -2,12 +2,12 @@
 real hub, with two agent sessions reporting through the real ``hive-rpc hook
 claude-code``.
 
-Each agent is a process whose comm is ``claude`` (a symlink of that name to bash, as
-tests/service/test_sessions.py's FakeClaude): the hook finds it in its ancestry and
-the hub checks it, so the sessions are ``claude-code-PID`` as for the real Claude
-Code.  One runs inside an Emacs vterm buffer (vterm's shell is that ``claude``), the
-other outside Emacs; the outside one waits on a permission request.  The test reads
-the screen: both sessions with their states, the mode line counting one waiting; RET
+Each agent is a process whose comm is ``claude`` (a symlink of that name to bash:
+tests/fake_claude.py's FifoClaude): the hook finds it in its ancestry and the hub
+checks it, so the sessions are ``claude-code-PID`` as for the real Claude Code.  One
+runs inside an Emacs vterm buffer (vterm's shell is that ``claude``), the other
+outside Emacs; the outside one waits on a permission request.  The test reads the
+screen: both sessions with their states, the mode line counting one waiting; RET
 on the waiting one opens its permission request, and answering it moves that session
 to working on screen, and RET then names its tmux pane (it says it runs in one of
 another tmux server); RET on the other shows its vterm buffer, found by process
@@ -24,13 +24,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from emacs_session import EmacsSession, log_calls, logged_calls, running
+from fake_claude import FifoClaude, agent_env
 
 pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
@@ -43,62 +43,6 @@ NEEDS_VTERM = pytest.mark.skipif(not VTERM_DIRS, reason="needs vterm (Debian pac
 VTERM_BUFFER = "*vterm agent*"
 JUMPS = Path("jumps.log")
 """Emacs's log, in the test's directory, of the buffer each jump selected."""
-
-LOOP = 'exec 3<>"$1"; echo "$$" > "$2"; while read -r line <&3; do eval "$line"; done\n'
-"""The fake agent's program: the pid of its ``claude`` process to a file, then each
-line written to its FIFO run as a shell command (the hooks, in the background)."""
-
-
-class FakeClaude:
-    """A ``claude`` process (bash under that name) in ``home``, running what the test
-    writes to its FIFO; its hooks are the real ``hive-rpc hook claude-code``."""
-
-    def __init__(self, root: Path, name: str, socket: Path) -> None:
-        self.root, self.name, self.socket = root, name, socket
-        self.home = root / name
-        self.home.mkdir()
-        self.fifo = root / f"{name}.fifo"
-        os.mkfifo(self.fifo)
-        self.pidfile = root / f"{name}.pid"
-        self.script = root / "agent-loop.sh"
-        self.script.write_text(LOOP)
-        self.link = root / "claude"
-        if not self.link.exists():
-            self.link.symlink_to("/bin/bash")
-        self.events = 0
-
-    def argv(self) -> list[str]:
-        return [str(self.link), str(self.script), str(self.fifo), str(self.pidfile)]
-
-    @property
-    def pid(self) -> int:
-        return int(self.pidfile.read_text())
-
-    @property
-    def agent_id(self) -> str:
-        return f"claude-code-{self.pid}"
-
-    def started(self) -> bool:
-        return self.pidfile.exists() and self.pidfile.read_text().strip() != ""
-
-    def hook_errors(self) -> str:
-        """What its hooks wrote on stderr, for a failure's message."""
-        err = self.root / f"{self.name}-hook.err"
-        return err.read_text() if err.exists() else ""
-
-    def hook(self, event: dict[str, Any]) -> None:
-        """Claude Code's hook for ``event``, run by this process in the background."""
-        self.events += 1
-        path = self.root / f"{self.name}-event-{self.events}.json"
-        path.write_text(json.dumps({"session_id": f"{self.name}-session", "cwd": str(self.home),
-                                    **event}))  # fmt: skip
-        line = (
-            f"{sys.executable} -m hive_rpc hook claude-code --socket {self.socket}"
-            f" --data-dir {self.root / 'data'} < {path}"
-            f" >> {self.root}/{self.name}-hook.out 2>> {self.root}/{self.name}-hook.err &\n"
-        )
-        with self.fifo.open("w") as fifo:
-            fifo.write(line)
 
 
 def sessions(emacs: EmacsSession) -> dict[str, dict[str, Any]]:
@@ -125,18 +69,18 @@ def cursor_line(emacs: EmacsSession) -> str:
 
 
 @pytest.fixture
-def two_agents(short_tmp: Path) -> Iterator[tuple[EmacsSession, FakeClaude, FakeClaude]]:
+def two_agents(short_tmp: Path) -> Iterator[tuple[EmacsSession, FifoClaude, FifoClaude]]:
     """Emacs, with the ``inside`` agent as the shell of its vterm buffer, in its
     project directory (*scratch* stays shown: the buffer is not on screen until the
     sessions buffer shows it), and the ``outside`` agent, not started yet."""
     socket = short_tmp / "hub.sock"
-    inside = FakeClaude(short_tmp, "inside", socket)
-    outside = FakeClaude(short_tmp, "outside", socket)
+    inside = FifoClaude(short_tmp, "inside", socket=socket, data_dir=short_tmp / "data")
+    outside = FifoClaude(short_tmp, "outside", socket=socket, data_dir=short_tmp / "data")
     settings = (
         # The second RET follows the answer: no grace period dropping it.
         "(setq hive-rpc-open-grace 0)"
         ' (when (locate-library "vterm") (require \'vterm)'
-        f" (let ((default-directory {json.dumps(str(inside.home) + '/')})"
+        f" (let ((default-directory {json.dumps(str(inside.cwd) + '/')})"
         f" (vterm-shell {json.dumps(' '.join(inside.argv()))}))"
         f" (save-window-excursion (vterm {json.dumps(VTERM_BUFFER)}))))"
     )
@@ -149,12 +93,10 @@ def two_agents(short_tmp: Path) -> Iterator[tuple[EmacsSession, FakeClaude, Fake
 
 @NEEDS_VTERM
 def test_sessions_buffer_answers_the_waiting_one_and_jumps_to_the_others_vterm(
-    two_agents: tuple[EmacsSession, FakeClaude, FakeClaude],
+    two_agents: tuple[EmacsSession, FifoClaude, FifoClaude],
 ) -> None:
     emacs, inside, outside = two_agents
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "ZELLIJ", "HIVE"))}
-    env |= {"TMUX": "/tmp/tmux-test/default,1,0", "TMUX_PANE": "%7"}
-    agent = subprocess.Popen(outside.argv(), cwd=outside.home, env=env)
+    agent = subprocess.Popen(outside.argv(), cwd=outside.cwd, env=agent_env(pane="%7"))
     try:
         # Another process's files, with no event to follow: polled.
         emacs.wait_until(lambda: inside.started() and outside.started(), "both agents run")
@@ -171,7 +113,7 @@ def test_sessions_buffer_answers_the_waiting_one_and_jumps_to_the_others_vterm(
                 lambda c=claude: sessions(emacs).get(c.agent_id, {}).get("state") == "working",
                 f"{claude.name} works",
             )
-        outside.hook(
+        decision = outside.hook(
             {
                 "hook_event_name": "PermissionRequest",
                 "tool_name": "Bash",
@@ -187,7 +129,7 @@ def test_sessions_buffer_answers_the_waiting_one_and_jumps_to_the_others_vterm(
         )
         inside_row = line_of(screen, f"Claude Code {inside.pid}")
         assert " working " in inside_row
-        assert "~/" in inside_row or str(inside.home) in inside_row
+        assert "~/" in inside_row or str(inside.cwd) in inside_row
         # One question (with the hook's countdown), one session waiting.
         assert re.search(r" hive:1 [0-9:]+ · 1 waiting", screen), screen
         # Waiting first: the cursor is on it.
@@ -202,7 +144,7 @@ def test_sessions_buffer_answers_the_waiting_one_and_jumps_to_the_others_vterm(
             lambda screen: " working " in line_of(screen, f"Claude Code {outside.pid}")
         )
         assert "hive:" not in line_of(screen, "*hive-rpc sessions*")
-        decided = (emacs.root / "outside-hook.out").read_text()
+        decided = decision.read_text()
         assert json.loads(decided.splitlines()[-1])["hookSpecificOutput"]["decision"] == {
             "behavior": "allow"
         }
@@ -247,7 +189,7 @@ def test_sessions_buffer_answers_the_waiting_one_and_jumps_to_the_others_vterm(
         )
         emacs.wait_for(
             lambda _: (
-                f"Claude Code in {inside.home} waits on you in its terminal (C-c h s: "
+                f"Claude Code in {inside.cwd} waits on you in its terminal (C-c h s: "
                 in emacs.wrapped_minibuffer()
             )
         )
@@ -305,10 +247,9 @@ def test_a_session_in_a_pane_of_emacss_own_tmux_switches_the_client_when_asked(
 
         # The tmux server's state, another process's: polled.
         emacs.wait_until(lambda: client_session() == emacs.name, "the client attached")
-        claude = FakeClaude(emacs.root, "paned", emacs.socket)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "HIVE"))}
-        env |= {"TMUX": f"{socket},1,0", "TMUX_PANE": pane}
-        agent = subprocess.Popen(claude.argv(), cwd=claude.home, env=env)
+        claude = FifoClaude(emacs.root, "paned", socket=emacs.socket, data_dir=emacs.root / "data")
+        env = agent_env(pane=pane, server=socket)
+        agent = subprocess.Popen(claude.argv(), cwd=claude.cwd, env=env)
         emacs.wait_until(claude.started, "the agent runs")
         claude.hook({"hook_event_name": "SessionStart", "source": "startup"})
         emacs.wait_until(

@@ -2,8 +2,8 @@
 Chromium with the extension on its default settings (nothing opens by itself), a real
 hub, and two agent sessions reported by the real ``hive-rpc hook claude-code``, each
 run under a process whose comm is ``claude`` (a symlink named ``claude`` to
-``/bin/bash``, as Claude Code runs its hooks), so the hub names each by its process
-and watches it.
+``/bin/bash``, as Claude Code runs its hooks: tests/fake_claude.py), so the hub names
+each by its process and watches it.
 
 One session works; the other waits on a permission. The view lists both, the waiting
 one first, each with its state; a click on the waiting one opens its question (the
@@ -22,13 +22,13 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_claude import PipedClaude, claude_link
 from vscode_session import EditorSetup, Hub, Window, wait_for
 
 VIEW = "HIVE: SESSIONS"
@@ -48,66 +48,16 @@ def editor_setup() -> EditorSetup:
     )
 
 
-class FakeClaude:
-    """A process whose comm is ``claude`` that runs each hook it is given as a child of
-    its own, in the background, as Claude Code runs its hooks (tests/service/
-    test_sessions.py's, synchronous). Its project is ``DIR/app``."""
-
-    def __init__(self, root: Path, name: str, hub: Hub) -> None:
-        self.dir = root / name
-        self.app = self.dir / "app"
-        self.app.mkdir(parents=True)
-        link = self.dir / "claude"
-        link.symlink_to("/bin/bash")
-        self.hub = hub
-        self.events = 0
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "ZELLIJ", "HIVE"))}
-        self.proc = subprocess.Popen(
-            [str(link), "-c", 'while read -r line; do eval "$line"; done'],
-            stdin=subprocess.PIPE,
-            cwd=self.app,
-            env={**env, "HOME": str(self.dir)},
-            start_new_session=True,
-        )
-
-    @property
-    def agent_id(self) -> str:
-        return f"claude-code-{self.proc.pid}"
-
-    def hook(self, event: dict[str, Any]) -> Path:
-        """Run the hook on ``event`` in the background; the file its stdout goes to
-        (written whole when it decides: a hook prints one JSON object, then exits)."""
-        self.events += 1
-        path = self.dir / f"event-{self.events}.json"
-        fields = {"session_id": f"s-{self.proc.pid}", "cwd": str(self.app)}
-        path.write_text(json.dumps({**fields, **event}))
-        out = self.dir / f"hook-{self.events}.out"
-        where = f"--socket {self.hub.socket} --data-dir {self.hub.data_dir} --timeout 300"
-        # One simple command in the background: bash forks and the fork runs the hook
-        # itself, so the hook's parent is this ``claude`` (a compound command would put
-        # a subshell, also named ``claude``, in between).
-        line = (
-            f"{sys.executable} -m hive_rpc hook claude-code {where} < {path} "
-            f"> {out} 2>> {self.dir}/hook.err &\n"
-        )
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line.encode())
-        self.proc.stdin.flush()
-        return out
-
-    def stop(self) -> None:
-        """The claude process and the hooks it still runs."""
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, 9)
-        self.proc.wait()
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-
-
 @pytest.fixture
-def claudes(vscode_root: Path, vscode_hub: Hub) -> Iterator[tuple[FakeClaude, FakeClaude]]:
+def claudes(vscode_root: Path, vscode_hub: Hub) -> Iterator[tuple[PipedClaude, PipedClaude]]:
+    """Two fake Claude Codes (tests/fake_claude.py), each hook waiting 300 s for the
+    human."""
     root = vscode_root / "claudes"
-    one, two = FakeClaude(root, "api", vscode_hub), FakeClaude(root, "web", vscode_hub)
+    one, two = (
+        PipedClaude(root, name, socket=vscode_hub.socket, data_dir=vscode_hub.data_dir,
+                    options=("--timeout", "300"))
+        for name in ("api", "web")
+    )  # fmt: skip
     try:
         yield one, two
     finally:
@@ -187,7 +137,7 @@ def click_row(window: Window, label: str) -> None:
 
 
 def test_the_sessions_view_shows_both_and_the_waiting_one_opens_its_question(
-    window: Window, vscode_hub: Hub, claudes: tuple[FakeClaude, FakeClaude]
+    window: Window, vscode_hub: Hub, claudes: tuple[PipedClaude, PipedClaude]
 ) -> None:
     api, web = claudes
     # As Claude Code starts, then takes the human's prompt: one event after the other
@@ -228,7 +178,7 @@ def test_the_sessions_view_shows_both_and_the_waiting_one_opens_its_question(
         [f"{web_label}1 permission · ", f"{api_label}working · "],
         "the waiting session first, with its permission",
     )
-    assert str(web.app) in rows[0], rows
+    assert str(web.cwd) in rows[0], rows
     assert session_states(vscode_hub) == {api.agent_id: "working", web.agent_id: "waiting"}
     # The view's badge counts the sessions waiting: on the Explorer's icon.
     window.wait(lambda: explorer_badge(window) == "1", "the Explorer's badge to count 1 waiting")
@@ -306,7 +256,7 @@ def test_a_click_on_a_session_run_in_a_terminal_of_this_window_shows_that_termin
     here = vscode_root / "in-terminal"
     app = here / "app"
     app.mkdir(parents=True)
-    (here / "claude").symlink_to("/bin/bash")
+    claude = claude_link(here)
     start = here / "start.json"
     start.write_text(
         json.dumps({"session_id": "s-term", "cwd": str(app), "hook_event_name": "SessionStart"})
@@ -320,9 +270,7 @@ def test_a_click_on_a_session_run_in_a_terminal_of_this_window_shows_that_termin
     )
     agent_pid: int | None = None
     try:
-        new_terminal(
-            window, f"echo AGENT-TERMINAL; {here}/claude {here}/agent.sh", "AGENT-TERMINAL"
-        )
+        new_terminal(window, f"echo AGENT-TERMINAL; {claude} {here}/agent.sh", "AGENT-TERMINAL")
         # The hook is a process of its own: the hub's list, polled, says when it reported.
         session = wait_for(
             lambda: next(
