@@ -12,6 +12,9 @@ from __future__ import annotations
 import json
 import re
 import socket
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +22,25 @@ import trio
 from ask_user_question import DATABASE
 from claude_session import ClaudeHome, claude_home
 from editor import claude_running, human_editor, next_prompt
-from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
+from scripted_model import (
+    ModelRequest,
+    Script,
+    ScriptedModel,
+    result_text,
+    scripted_model,
+    text,
+    tool_use,
+)
 from test_claude_permission_hook import PROCEED, claude_tui, needs_tmux, touch_once
 from test_claude_questions import asking
 from test_claude_setup import run_setup
 
+from hive_rpc.client.async_client import HubClient
 from hive_rpc.core.permission_hook import HOOK_PATH, SETTLED_BY
 from hive_rpc.host.agent_process import stat_fields
 from hive_rpc.host.paths import HOOK_TOKEN_NAME
 from hive_rpc.hub import HubConfig
+from hive_rpc.protocol.jsonrpc import Notification
 from hive_rpc.service import HubService
 from hive_rpc.service.askers import GONE
 
@@ -56,13 +69,88 @@ def install_http_hook(
     (claude.home / ".claude" / "settings.json").write_text(json.dumps(settings))
 
 
-def touch(target: Path) -> Any:
+def touch(target: Path, times: int = 1) -> Script:
+    """The model asking ``times`` times for ``Bash touch TARGET``, then done."""
+
     def script(request: ModelRequest) -> list[dict[str, Any]]:
-        if request.last_tool_result() is None:
+        if len(request.tool_results()) < times:
             return [tool_use("Bash", {"command": f"touch {target}", "description": "Make it"})]
         return [text("done")]
 
     return script
+
+
+def made_file(claude_root: Path) -> Path:
+    """The file the model asks to touch."""
+    return claude_root / "project" / "made-by-claude"
+
+
+HEADLESS = ("-p", "make the file", "--permission-mode", "default")
+"""``claude -p`` where the PermissionRequest hook fires headless."""
+
+
+def dead_hook_url() -> str:
+    """The hook's URL on a port nothing listens on (once this closes it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}{HOOK_PATH}"
+
+
+@contextmanager
+def claude_asking(
+    script: Script,
+    claude_bin: Path,
+    claude_root: Path,
+    service: HubService | None,
+    *,
+    wait_s: int = 60,
+    hook_timeout_s: int = 120,
+) -> Iterator[tuple[ScriptedModel, ClaudeHome]]:
+    """The scripted model and a Claude Code home whose http hook asks ``service``'s
+    hub, which waits ``wait_s`` for the human (``service`` None: a URL nothing
+    listens at)."""
+    with scripted_model(script) as model:
+        claude = claude_home(claude_bin, claude_root, model.base_url)
+        if service is None:
+            install_http_hook(claude, dead_hook_url(), "x" * 43)
+        else:
+            url = f"{hook_url(service)}?timeout={wait_s}"
+            install_http_hook(claude, url, hook_token(service), hook_timeout_s=hook_timeout_s)
+        yield model, claude
+
+
+async def next_dismissal(human: HubClient) -> Notification:
+    """The next ``hive/dismiss`` the editor is sent (other notifications pass)."""
+    note = await human.next_notification()
+    while note.method != "hive/dismiss":
+        note = await human.next_notification()
+    return note
+
+
+async def unanswered(
+    claude: ClaudeHome, hub_config: HubConfig, within_s: float, *, dismissal: bool = False
+) -> tuple[subprocess.CompletedProcess[str], Notification, dict[str, Any], Notification | None]:
+    """``claude -p`` asking the editor, who does not answer, all within ``within_s``:
+    Claude Code's run, the prompt, its record once Claude Code has exited, and (if
+    ``dismissal``) the ``hive/dismiss`` the editor got while Claude Code ran."""
+    dismissed = None
+    async with human_editor(hub_config.socket) as human:
+        with trio.fail_after(within_s):
+            async with claude_running(claude, *HEADLESS) as runs:
+                note = await next_prompt(human)
+                if dismissal:
+                    dismissed = await next_dismissal(human)
+        record = await human.call("hive/poll", {"id": note.params["id"]})
+    return runs[0], note, record, dismissed
+
+
+def claude_codes_own_refusal(requests: list[ModelRequest]) -> None:
+    """The tool's result the model got last is Claude Code's refusal, not the hub's."""
+    result = requests[-1].last_tool_result()
+    assert result is not None
+    assert result.get("is_error") is True, result
+    assert "hive-rpc" not in result_text(result)
 
 
 async def http_round(
@@ -74,15 +162,11 @@ async def http_round(
 ) -> tuple[Any, list[ModelRequest], dict[str, Any], Path]:
     """``claude -p`` asking once to touch a file through the http hook, the human
     answering with ``answer`` (hive/respond params)."""
-    target = claude_root / "project" / "made-by-claude"
-    with scripted_model(touch(target)) as model:
-        claude = claude_home(claude_bin, claude_root, model.base_url)
-        install_http_hook(claude, hook_url(service) + "?timeout=60", hook_token(service))
+    target = made_file(claude_root)
+    with claude_asking(touch(target), claude_bin, claude_root, service) as (model, claude):
         async with human_editor(hub_config.socket) as human:
             with trio.fail_after(120):
-                async with claude_running(
-                    claude, "-p", "make the file", "--permission-mode", "default"
-                ) as runs:
+                async with claude_running(claude, *HEADLESS) as runs:
                     note = await next_prompt(human)
                     prompt: dict[str, Any] = note.params
                     comm = _comm_of_agent(prompt["agent_id"])
@@ -138,20 +222,12 @@ async def test_deny_from_the_editor_reaches_the_model_and_nothing_runs(
 def test_hub_down_leaves_it_to_claude_code(claude_bin: Path, claude_root: Path) -> None:
     """Nothing listens at the hook's URL: Claude Code decides itself; in ``-p`` (no
     dialog) it refuses. Never an allow by default."""
-    with socket.socket() as s:  # a port nothing listens on once closed
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    target = claude_root / "project" / "made-by-claude"
-    with scripted_model(touch(target)) as model:
-        claude = claude_home(claude_bin, claude_root, model.base_url)
-        install_http_hook(claude, f"http://127.0.0.1:{port}{HOOK_PATH}", "x" * 43)
-        done = claude.run("-p", "make the file", "--permission-mode", "default")
+    target = made_file(claude_root)
+    with claude_asking(touch(target), claude_bin, claude_root, None) as (model, claude):
+        done = claude.run(*HEADLESS)
     assert done.returncode == 0, done.stderr
     assert not target.exists()
-    result = model.requests[-1].last_tool_result()
-    assert result is not None
-    assert result.get("is_error") is True, result
-    assert "hive-rpc" not in result_text(result)  # Claude Code's own refusal, not ours
+    claude_codes_own_refusal(model.requests)
 
 
 async def test_claude_code_giving_up_withdraws_the_editors_question(
@@ -160,24 +236,14 @@ async def test_claude_code_giving_up_withdraws_the_editors_question(
     """The hook's own timeout (3 s) ends before the hub's wait (60 s): Claude Code
     closes the request, and every editor's question is withdrawn then, ``by`` GONE,
     not 60 s later; Claude Code decides itself (a refusal in ``-p``)."""
-    target = claude_root / "project" / "made-by-claude"
-    with scripted_model(touch(target)) as model:
-        claude = claude_home(claude_bin, claude_root, model.base_url)
-        url = hook_url(http_hub) + "?timeout=60"
-        install_http_hook(claude, url, hook_token(http_hub), hook_timeout_s=3)
-        async with human_editor(hub_config.socket) as human:
-            with trio.fail_after(50):
-                async with claude_running(
-                    claude, "-p", "make the file", "--permission-mode", "default"
-                ) as runs:
-                    note = await next_prompt(human)
-                    dismissed = await human.next_notification()
-                    while dismissed.method != "hive/dismiss":
-                        dismissed = await human.next_notification()
-                record = await human.call("hive/poll", {"id": note.params["id"]})
+    target = made_file(claude_root)
+    hooked = claude_asking(touch(target), claude_bin, claude_root, http_hub, hook_timeout_s=3)
+    with hooked as (_, claude):
+        run, note, record, dismissed = await unanswered(claude, hub_config, 50, dismissal=True)
+    assert dismissed is not None
     assert (record["status"], record["by"]) == ("cancelled", GONE)
     assert dismissed.params["id"] == note.params["id"]
-    assert runs[0].returncode == 0, runs[0].stderr
+    assert run.returncode == 0, run.stderr
     assert not target.exists()
 
 
@@ -187,24 +253,14 @@ async def test_no_decision_in_time_leaves_it_to_claude_code(
     """Nobody answers within the hub's wait (1 s here): the reply is ``{}``, which
     decides nothing, and Claude Code decides itself (a refusal in ``-p``, not ours);
     the editor's question is withdrawn."""
-    target = claude_root / "project" / "made-by-claude"
-    with scripted_model(touch(target)) as model:
-        claude = claude_home(claude_bin, claude_root, model.base_url)
-        install_http_hook(claude, hook_url(http_hub) + "?timeout=1", hook_token(http_hub))
-        async with human_editor(hub_config.socket) as human:
-            with trio.fail_after(60):
-                async with claude_running(
-                    claude, "-p", "make the file", "--permission-mode", "default"
-                ) as runs:
-                    note = await next_prompt(human)
-                record = await human.call("hive/poll", {"id": note.params["id"]})
-    assert runs[0].returncode == 0, runs[0].stderr
+    target = made_file(claude_root)
+    hooked = claude_asking(touch(target), claude_bin, claude_root, http_hub, wait_s=1)
+    with hooked as (model, claude):
+        run, _, record, _ = await unanswered(claude, hub_config, 60)
+    assert run.returncode == 0, run.stderr
     assert not target.exists()
     assert record["status"] in ("cancelled", "expired")  # the wait and the ask end together
-    result = model.requests[-1].last_tool_result()
-    assert result is not None
-    assert result.get("is_error") is True, result
-    assert "hive-rpc" not in result_text(result)
+    claude_codes_own_refusal(model.requests)
 
 
 async def test_set_up_by_setup_http_hook_the_editors_allow_runs_it(
@@ -213,7 +269,7 @@ async def test_set_up_by_setup_http_hook_the_editors_allow_runs_it(
     """``hive-rpc setup claude-code --project --http-hook`` as a user runs it: Claude
     Code POSTs to the hub with the token setup wrote, and the editor's allow runs the
     command.  Without the sandbox, which runs a ``touch`` in the project unasked."""
-    target = claude_root / "project" / "made-by-claude"
+    target = made_file(claude_root)
     with scripted_model(touch(target)) as model:
         claude = claude_home(claude_bin, claude_root, model.base_url)
         await trio.to_thread.run_sync(
@@ -224,9 +280,7 @@ async def test_set_up_by_setup_http_hook_the_editors_allow_runs_it(
         assert group["hooks"][0]["type"] == "http"
         async with human_editor(hub_config.socket) as human:
             with trio.fail_after(120):
-                async with claude_running(
-                    claude, "-p", "make the file", "--permission-mode", "default"
-                ) as runs:
+                async with claude_running(claude, *HEADLESS) as runs:
                     note = await next_prompt(human)
                     await human.call("hive/respond", {"id": note.params["id"], "answer": "allow"})
     assert runs[0].returncode == 0, runs[0].stderr
@@ -236,16 +290,11 @@ async def test_set_up_by_setup_http_hook_the_editors_allow_runs_it(
 
 @needs_tmux
 def test_tui_hub_down_shows_claude_codes_own_dialog(claude_bin: Path, claude_root: Path) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    target = claude_root / "project" / "made-by-claude"
-    with scripted_model(touch_once(target)) as model:
-        claude = claude_home(claude_bin, claude_root, model.base_url)
-        install_http_hook(claude, f"http://127.0.0.1:{port}{HOOK_PATH}", "x" * 43)
-        with claude_tui(claude, claude_root) as tui:
-            tui.submit("make the file")
-            screen = tui.wait_for(PROCEED)
+    target = made_file(claude_root)
+    asking_nobody = claude_asking(touch_once(target), claude_bin, claude_root, None)
+    with asking_nobody as (_, claude), claude_tui(claude, claude_root) as tui:
+        tui.submit("make the file")
+        screen = tui.wait_for(PROCEED)
     assert f"touch {target}" in screen
     assert not target.exists()
 
@@ -258,10 +307,8 @@ async def test_tui_answered_in_the_terminal_the_editors_question_is_withdrawn(
     request open (measured on 2.1.328: it ran on to the hub's wait, the question
     pending all along), and the call's result in the session's transcript withdraws
     the editor's question (``by`` "the terminal"), as for the command hook."""
-    target = claude_root / "project" / "made-by-claude"
-    with scripted_model(touch_once(target)) as model:
-        claude = claude_home(claude_bin, claude_root, model.base_url)
-        install_http_hook(claude, hook_url(http_hub) + "?timeout=60", hook_token(http_hub))
+    target = made_file(claude_root)
+    with claude_asking(touch_once(target), claude_bin, claude_root, http_hub) as (_, claude):
         async with human_editor(hub_config.socket) as human:
             with claude_tui(claude, claude_root) as tui:
                 await trio.to_thread.run_sync(tui.submit, "make the file")
@@ -271,9 +318,7 @@ async def test_tui_answered_in_the_terminal_the_editors_question_is_withdrawn(
                     await trio.sleep(0.5)  # drawn before the dialog takes the next key
                     tui.tmux("send-keys", "-t", "0", "Enter")  # 1. Yes
                     await trio.to_thread.run_sync(tui.wait_for, "done")
-                    dismissed = await human.next_notification()
-                    while dismissed.method != "hive/dismiss":
-                        dismissed = await human.next_notification()
+                    await next_dismissal(human)
                 record = await human.call("hive/poll", {"id": note.params["id"]})
     assert target.exists()
     assert (record["status"], record["by"]) == ("cancelled", SETTLED_BY)
@@ -285,9 +330,7 @@ async def test_tui_claude_codes_question_answered_in_the_editor(
 ) -> None:
     """``AskUserQuestion`` through the http hook: one prompt, the editor's pick goes
     back in the tool's input and reaches the model."""
-    with scripted_model(asking(DATABASE)) as model:
-        claude = claude_home(claude_bin, claude_root, model.base_url)
-        install_http_hook(claude, hook_url(http_hub) + "?timeout=60", hook_token(http_hub))
+    with claude_asking(asking(DATABASE), claude_bin, claude_root, http_hub) as (model, claude):
         async with human_editor(hub_config.socket) as human:
             with claude_tui(claude, claude_root) as tui:
                 await trio.to_thread.run_sync(tui.submit, "ask me")
@@ -311,21 +354,12 @@ async def test_allow_for_this_session_is_not_asked_again(
     """The lasting answer saves its rule through the http hook too (the hub adds it
     for the prompt the human answered): the same command a second time is allowed by
     the rule, nobody asked."""
-    target = claude_root / "project" / "made-by-claude"
-
-    def twice(request: ModelRequest) -> list[dict[str, Any]]:
-        if len(request.tool_results()) < 2:
-            return [tool_use("Bash", {"command": f"touch {target}", "description": "Make it"})]
-        return [text("done")]
-
-    with scripted_model(twice) as model:
-        claude = claude_home(claude_bin, claude_root, model.base_url)
-        install_http_hook(claude, hook_url(http_hub) + "?timeout=60", hook_token(http_hub))
+    target = made_file(claude_root)
+    twice = touch(target, times=2)
+    with claude_asking(twice, claude_bin, claude_root, http_hub) as (model, claude):
         async with human_editor(hub_config.socket) as human:
             with trio.fail_after(120):
-                async with claude_running(
-                    claude, "-p", "make the file", "--permission-mode", "default"
-                ) as runs:
+                async with claude_running(claude, *HEADLESS) as runs:
                     note = await next_prompt(human)
                     answer = {"id": note.params["id"], "answer": "allow for this session"}
                     await human.call("hive/respond", answer)
