@@ -28,16 +28,26 @@ from scripted_model import (
     ScriptedModel,
     result_text,
     scripted_model,
-    text,
-    tool_use,
 )
-from test_claude_permission_hook import PROCEED, claude_tui, needs_tmux, touch_once
+from test_claude_permission_hook import (
+    HEADLESS,
+    allowed_and_ran,
+    answer_the_question,
+    claude_codes_own_refusal,
+    claude_tui,
+    denied_from_emacs,
+    made_file,
+    needs_tmux,
+    next_dismissal,
+    own_dialog,
+    touch,
+    touch_once,
+    yes_in_the_terminal,
+)
 from test_claude_questions import asking
 from test_claude_setup import run_setup
 
-from hive_rpc.client.async_client import HubClient
 from hive_rpc.core.permission_hook import HOOK_PATH, SETTLED_BY
-from hive_rpc.host.agent_process import stat_fields
 from hive_rpc.host.paths import HOOK_TOKEN_NAME
 from hive_rpc.hub import HubConfig
 from hive_rpc.protocol.jsonrpc import Notification
@@ -67,26 +77,6 @@ def install_http_hook(
     settings = {"hooks": {"PermissionRequest": [{"matcher": "*", "hooks": [hook]}]}}
     (claude.home / ".claude").mkdir(parents=True, exist_ok=True)
     (claude.home / ".claude" / "settings.json").write_text(json.dumps(settings))
-
-
-def touch(target: Path, times: int = 1) -> Script:
-    """The model asking ``times`` times for ``Bash touch TARGET``, then done."""
-
-    def script(request: ModelRequest) -> list[dict[str, Any]]:
-        if len(request.tool_results()) < times:
-            return [tool_use("Bash", {"command": f"touch {target}", "description": "Make it"})]
-        return [text("done")]
-
-    return script
-
-
-def made_file(claude_root: Path) -> Path:
-    """The file the model asks to touch."""
-    return claude_root / "project" / "made-by-claude"
-
-
-HEADLESS = ("-p", "make the file", "--permission-mode", "default")
-"""``claude -p`` where the PermissionRequest hook fires headless."""
 
 
 def dead_hook_url() -> str:
@@ -120,14 +110,6 @@ def claude_asking(
         yield model, claude
 
 
-async def next_dismissal(human: HubClient) -> Notification:
-    """The next ``hive/dismiss`` the editor is sent (other notifications pass)."""
-    note = await human.next_notification()
-    while note.method != "hive/dismiss":
-        note = await human.next_notification()
-    return note
-
-
 async def unanswered(
     claude: ClaudeHome, hub_config: HubConfig, within_s: float, *, dismissal: bool = False
 ) -> tuple[subprocess.CompletedProcess[str], Notification, dict[str, Any], Notification | None]:
@@ -145,14 +127,6 @@ async def unanswered(
     return runs[0], note, record, dismissed
 
 
-def claude_codes_own_refusal(requests: list[ModelRequest]) -> None:
-    """The tool's result the model got last is Claude Code's refusal, not the hub's."""
-    result = requests[-1].last_tool_result()
-    assert result is not None
-    assert result.get("is_error") is True, result
-    assert "hive-rpc" not in result_text(result)
-
-
 async def http_round(
     service: HubService,
     hub_config: HubConfig,
@@ -164,23 +138,9 @@ async def http_round(
     answering with ``answer`` (hive/respond params)."""
     target = made_file(claude_root)
     with claude_asking(touch(target), claude_bin, claude_root, service) as (model, claude):
-        async with human_editor(hub_config.socket) as human:
-            with trio.fail_after(120):
-                async with claude_running(claude, *HEADLESS) as runs:
-                    note = await next_prompt(human)
-                    prompt: dict[str, Any] = note.params
-                    comm = _comm_of_agent(prompt["agent_id"])
-                    await human.call("hive/respond", {"id": prompt["id"], **answer})
-            assert await human.call("hive/list", {}) == []
-        prompt["comm"] = comm
-        return runs[0], list(model.requests), prompt, target
-
-
-def _comm_of_agent(agent_id: str) -> str | None:
-    """The comm of the process ``claude-code-PID`` names (while it runs)."""
-    found = re.fullmatch(r"claude-code-(\d+)", agent_id)
-    stat = stat_fields(int(found.group(1))) if found else None
-    return stat[0] if stat else None
+        answered = await answer_the_question(claude, hub_config.socket, answer)
+        prompt = {**answered.prompt, "comm": answered.comm}
+        return answered.run, list(model.requests), prompt, target
 
 
 async def test_allow_from_the_editor_runs_the_command(
@@ -189,20 +149,9 @@ async def test_allow_from_the_editor_runs_the_command(
     done, requests, prompt, target = await http_round(
         http_hub, hub_config, claude_bin, claude_root, {"answer": "allow"}
     )
-    assert done.returncode == 0, done.stderr
-    assert target.exists()
-    assert re.fullmatch(
-        rf"Claude Code in {re.escape(str(claude_root / 'project'))} \(session [0-9a-f]{{4}}\) "
-        rf"wants to run Bash: {re.escape(f'touch {target}')}",
-        prompt["question"],
-    ), prompt["question"]
+    allowed_and_ran(done, requests, prompt, target)
     # The asker is the claude process holding the connection, as /proc says.
-    assert re.fullmatch(r"claude-code-\d+", prompt["agent_id"]), prompt["agent_id"]
     assert prompt["comm"] == "claude"
-    assert (prompt["kind"], prompt["urgent"]) == ("permission", True)
-    result = requests[-1].last_tool_result()
-    assert result is not None
-    assert not result.get("is_error"), result
 
 
 async def test_deny_from_the_editor_reaches_the_model_and_nothing_runs(
@@ -211,12 +160,7 @@ async def test_deny_from_the_editor_reaches_the_model_and_nothing_runs(
     done, requests, _, target = await http_round(
         http_hub, hub_config, claude_bin, claude_root, {"answer": "deny", "by": "emacs"}
     )
-    assert done.returncode == 0, done.stderr
-    assert not target.exists()
-    result = requests[-1].last_tool_result()
-    assert result is not None
-    assert result.get("is_error") is True, result
-    assert result_text(result) == "The human denied this Bash request from hive-rpc (emacs)."
+    denied_from_emacs(done, requests, target)
 
 
 def test_hub_down_leaves_it_to_claude_code(claude_bin: Path, claude_root: Path) -> None:
@@ -291,10 +235,8 @@ async def test_set_up_by_setup_http_hook_the_editors_allow_runs_it(
 @needs_tmux
 def test_tui_hub_down_shows_claude_codes_own_dialog(claude_bin: Path, claude_root: Path) -> None:
     target = made_file(claude_root)
-    asking_nobody = claude_asking(touch_once(target), claude_bin, claude_root, None)
-    with asking_nobody as (_, claude), claude_tui(claude, claude_root) as tui:
-        tui.submit("make the file")
-        screen = tui.wait_for(PROCEED)
+    with claude_asking(touch_once(target), claude_bin, claude_root, None) as (_, claude):
+        screen = own_dialog(claude, claude_root)
     assert f"touch {target}" in screen
     assert not target.exists()
 
@@ -309,17 +251,7 @@ async def test_tui_answered_in_the_terminal_the_editors_question_is_withdrawn(
     the editor's question (``by`` "the terminal"), as for the command hook."""
     target = made_file(claude_root)
     with claude_asking(touch_once(target), claude_bin, claude_root, http_hub) as (_, claude):
-        async with human_editor(hub_config.socket) as human:
-            with claude_tui(claude, claude_root) as tui:
-                await trio.to_thread.run_sync(tui.submit, "make the file")
-                with trio.fail_after(60):
-                    note = await next_prompt(human)
-                    await trio.to_thread.run_sync(tui.wait_for, PROCEED)
-                    await trio.sleep(0.5)  # drawn before the dialog takes the next key
-                    tui.tmux("send-keys", "-t", "0", "Enter")  # 1. Yes
-                    await trio.to_thread.run_sync(tui.wait_for, "done")
-                    await next_dismissal(human)
-                record = await human.call("hive/poll", {"id": note.params["id"]})
+        record = await yes_in_the_terminal(claude, claude_root, hub_config.socket)
     assert target.exists()
     assert (record["status"], record["by"]) == ("cancelled", SETTLED_BY)
 

@@ -23,9 +23,12 @@ import pytest
 import trio
 from claude_session import ClaudeHome, claude_home
 from editor import claude_running, human_editor, next_prompt
-from scripted_model import ModelRequest, result_text, scripted_model, text, tool_use
+from scripted_model import ModelRequest, Script, result_text, scripted_model, text, tool_use
 
+from hive_rpc.client.async_client import HubClient
+from hive_rpc.host.agent_process import stat_fields
 from hive_rpc.hub import HubConfig
+from hive_rpc.protocol.jsonrpc import Notification
 from hive_rpc.service import HubService
 
 HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
@@ -44,6 +47,60 @@ def install_hook(claude: ClaudeHome, socket: Path, *extra: str) -> None:
     (claude.home / ".claude" / "settings.json").write_text(json.dumps(settings))
 
 
+def touch(target: Path, times: int = 1) -> Script:
+    """The model asking ``times`` times for ``Bash touch TARGET``, then done."""
+
+    def script(request: ModelRequest) -> list[dict[str, Any]]:
+        if len(request.tool_results()) < times:
+            return [tool_use("Bash", {"command": f"touch {target}", "description": "Make it"})]
+        return [text("done")]
+
+    return script
+
+
+def made_file(claude_root: Path) -> Path:
+    """The file the model asks to touch."""
+    return claude_root / "project" / "made-by-claude"
+
+
+HEADLESS = ("-p", "make the file", "--permission-mode", "default")
+"""``claude -p`` where the PermissionRequest hook fires headless."""
+
+
+@dataclass
+class Answered:
+    """One ``claude -p`` whose first question the editor answered."""
+
+    run: subprocess.CompletedProcess[str]
+    prompt: dict[str, Any]
+    comm: str | None
+    """The comm of the process the prompt's agent id names, while it asked."""
+    more_prompts: list[Notification]
+    """The editor's ``hive/prompt`` notifications after the first."""
+
+
+async def answer_the_question(claude: ClaudeHome, socket: Path, answer: dict[str, Any]) -> Answered:
+    """``claude -p`` (HEADLESS) run while the editor answers its first question with
+    ``answer`` (hive/respond params); nothing is left pending once it has exited."""
+    async with human_editor(socket) as human:
+        with trio.fail_after(120):
+            async with claude_running(claude, *HEADLESS) as runs:
+                note = await next_prompt(human)
+                prompt: dict[str, Any] = note.params
+                comm = _comm_of_agent(prompt["agent_id"])
+                await human.call("hive/respond", {"id": prompt["id"], **answer})
+        assert await human.call("hive/list", {}) == []
+        more = [n for n in human.notifications if n.method == "hive/prompt"]
+    return Answered(runs[0], prompt, comm, more)
+
+
+def _comm_of_agent(agent_id: str) -> str | None:
+    """The comm of the process ``claude-code-PID`` names (while it runs)."""
+    found = re.fullmatch(r"claude-code-(\d+)", agent_id)
+    stat = stat_fields(int(found.group(1))) if found else None
+    return stat[0] if stat else None
+
+
 async def permission_round(
     hub_config: HubConfig,
     claude_bin: Path,
@@ -54,28 +111,65 @@ async def permission_round(
     """``claude -p`` asking ``times`` times to touch a file, the human answering the
     first question with ``answer`` (hive/respond params), and no other question
     asked. Returns claude's run, the model requests, the prompt, and the file."""
-    target = claude_root / "project" / "made-by-claude"
-
-    def script(request: ModelRequest) -> list[dict[str, Any]]:
-        if len(request.tool_results()) < times:
-            return [tool_use("Bash", {"command": f"touch {target}", "description": "Make it"})]
-        return [text("done")]
-
-    with scripted_model(script) as model:
+    target = made_file(claude_root)
+    with scripted_model(touch(target, times)) as model:
         claude = claude_home(claude_bin, claude_root, model.base_url)
         install_hook(claude, hub_config.socket, "--timeout", "60")
-        async with human_editor(hub_config.socket) as human:
-            with trio.fail_after(120):
-                async with claude_running(
-                    claude, "-p", "make the file", "--permission-mode", "default"
-                ) as runs:
-                    note = await next_prompt(human)
-                    prompt: dict[str, Any] = note.params
-                    await human.call("hive/respond", {"id": prompt["id"], **answer})
-            assert await human.call("hive/list", {}) == []
-            asked = [n for n in human.notifications if n.method == "hive/prompt"]
-            assert asked == [], "a second question was asked"
-        return runs[0], list(model.requests), prompt, target
+        answered = await answer_the_question(claude, hub_config.socket, answer)
+        assert answered.more_prompts == [], "a second question was asked"
+        return answered.run, list(model.requests), answered.prompt, target
+
+
+def allowed_and_ran(
+    done: subprocess.CompletedProcess[str],
+    requests: list[ModelRequest],
+    prompt: dict[str, Any],
+    target: Path,
+) -> None:
+    """The editor's allow: the question named the command, its asker is Claude Code's
+    process, and the command ran."""
+    assert done.returncode == 0, done.stderr
+    assert target.exists()
+    project = target.parent
+    assert re.fullmatch(
+        rf"Claude Code in {re.escape(str(project))} \(session [0-9a-f]{{4}}\) "
+        rf"wants to run Bash: {re.escape(f'touch {target}')}",
+        prompt["question"],
+    ), prompt["question"]
+    assert re.fullmatch(r"claude-code-\d+", prompt["agent_id"]), prompt["agent_id"]
+    assert prompt["kind"] == "permission"
+    assert prompt["urgent"] is True
+    result = requests[-1].last_tool_result()
+    assert result is not None
+    assert not result.get("is_error"), result
+
+
+def denied_from_emacs(
+    done: subprocess.CompletedProcess[str], requests: list[ModelRequest], target: Path
+) -> None:
+    """The editor's deny (``by`` emacs): nothing ran, and the model read why."""
+    assert done.returncode == 0, done.stderr
+    assert not target.exists()
+    result = requests[-1].last_tool_result()
+    assert result is not None
+    assert result.get("is_error") is True, result
+    assert result_text(result) == "The human denied this Bash request from hive-rpc (emacs)."
+
+
+async def next_dismissal(human: HubClient) -> Notification:
+    """The next ``hive/dismiss`` the editor is sent (other notifications pass)."""
+    note = await human.next_notification()
+    while note.method != "hive/dismiss":
+        note = await human.next_notification()
+    return note
+
+
+def claude_codes_own_refusal(requests: list[ModelRequest]) -> None:
+    """The tool's result the model got last is Claude Code's refusal, not the hub's."""
+    result = requests[-1].last_tool_result()
+    assert result is not None
+    assert result.get("is_error") is True, result
+    assert "hive-rpc" not in result_text(result)
 
 
 async def test_allow_from_the_editor_runs_the_command(
@@ -84,20 +178,8 @@ async def test_allow_from_the_editor_runs_the_command(
     done, requests, prompt, target = await permission_round(
         hub_config, claude_bin, claude_root, {"answer": "allow"}
     )
-    assert done.returncode == 0, done.stderr
-    assert re.fullmatch(
-        rf"Claude Code in {re.escape(str(claude_root / 'project'))} \(session [0-9a-f]{{4}}\) "
-        rf"wants to run Bash: {re.escape(f'touch {target}')}",
-        prompt["question"],
-    ), prompt["question"]
-    assert re.fullmatch(r"claude-code-\d+", prompt["agent_id"]), prompt["agent_id"]
+    allowed_and_ran(done, requests, prompt, target)
     assert json.loads(prompt["detail"])["command"] == f"touch {target}"
-    assert prompt["kind"] == "permission"
-    assert prompt["urgent"] is True
-    assert target.exists()
-    result = requests[-1].last_tool_result()
-    assert result is not None
-    assert not result.get("is_error"), result
 
 
 async def test_deny_from_the_editor_reaches_the_model_and_nothing_runs(
@@ -106,12 +188,7 @@ async def test_deny_from_the_editor_reaches_the_model_and_nothing_runs(
     done, requests, _, target = await permission_round(
         hub_config, claude_bin, claude_root, {"answer": "deny", "by": "emacs"}
     )
-    assert done.returncode == 0, done.stderr
-    assert not target.exists()
-    result = requests[-1].last_tool_result()
-    assert result is not None
-    assert result.get("is_error") is True, result
-    assert result_text(result) == "The human denied this Bash request from hive-rpc (emacs)."
+    denied_from_emacs(done, requests, target)
 
 
 async def test_allow_for_this_session_is_not_asked_again(
@@ -130,23 +207,14 @@ async def test_allow_for_this_session_is_not_asked_again(
 def test_hub_down_leaves_it_to_claude_code(claude_bin: Path, claude_root: Path) -> None:
     """No hub: the hook prints nothing, so Claude Code decides itself; in ``-p`` (no
     dialog) it refuses. Never an allow by default."""
-    target = claude_root / "project" / "made-by-claude"
-
-    def script(request: ModelRequest) -> list[dict[str, Any]]:
-        if request.last_tool_result() is None:
-            return [tool_use("Bash", {"command": f"touch {target}", "description": "Make it"})]
-        return [text("done")]
-
-    with scripted_model(script) as model:
+    target = made_file(claude_root)
+    with scripted_model(touch(target)) as model:
         claude = claude_home(claude_bin, claude_root, model.base_url)
         install_hook(claude, claude_root / "no-hub.sock")
-        done = claude.run("-p", "make the file", "--permission-mode", "default")
+        done = claude.run(*HEADLESS)
     assert done.returncode == 0, done.stderr
     assert not target.exists()
-    result = model.requests[-1].last_tool_result()
-    assert result is not None
-    assert result.get("is_error") is True, result
-    assert "hive-rpc" not in result_text(result)  # Claude Code's own refusal, not ours
+    claude_codes_own_refusal(model.requests)
 
 
 TUI_ENV = (
@@ -223,16 +291,39 @@ def touch_once(target: Path) -> Any:
     return script
 
 
+def own_dialog(claude: ClaudeHome, root: Path) -> str:
+    """The TUI's screen once Claude Code shows its own permission dialog for "make
+    the file"."""
+    with claude_tui(claude, root) as tui:
+        tui.submit("make the file")
+        return tui.wait_for(PROCEED)
+
+
+async def yes_in_the_terminal(claude: ClaudeHome, root: Path, socket: Path) -> dict[str, Any]:
+    """The human answers Yes in Claude Code's own dialog, not in the editor; the
+    editor's record of the question once the editor has been told it is gone."""
+    async with human_editor(socket) as human:
+        with claude_tui(claude, root) as tui:
+            await trio.to_thread.run_sync(tui.submit, "make the file")
+            with trio.fail_after(60):
+                note = await next_prompt(human)
+                await trio.to_thread.run_sync(tui.wait_for, PROCEED)
+                await trio.sleep(0.5)  # drawn before the dialog takes the next key
+                tui.tmux("send-keys", "-t", "0", "Enter")  # 1. Yes
+                await trio.to_thread.run_sync(tui.wait_for, "done")
+                await next_dismissal(human)
+            record: dict[str, Any] = await human.call("hive/poll", {"id": note.params["id"]})
+    return record
+
+
 @needs_tmux
 def test_tui_hub_down_shows_claude_codes_own_dialog(claude_bin: Path, claude_root: Path) -> None:
-    target = claude_root / "project" / "made-by-claude"
+    target = made_file(claude_root)
     log = claude_root / "hook.log"
     with scripted_model(touch_once(target)) as model:
         claude = claude_home(claude_bin, claude_root, model.base_url)
         install_hook(claude, claude_root / "no-hub.sock", f"2>>{log}")
-        with claude_tui(claude, claude_root) as tui:
-            tui.submit("make the file")
-            screen = tui.wait_for(PROCEED)
+        screen = own_dialog(claude, claude_root)
     assert f"touch {target}" in screen
     assert not target.exists()
     # the hook ran, found no hub, and left the question to this dialog
@@ -246,7 +337,7 @@ async def test_tui_allow_from_the_editor_runs_it_and_closes_the_dialog(
     """Claude Code 2.1.328 draws its own dialog about half a second after the hook
     starts, whatever the hook does, and takes the first answer: the editor's allow
     runs the command and the dialog goes, with no key pressed in the terminal."""
-    target = claude_root / "project" / "made-by-claude"
+    target = made_file(claude_root)
     with scripted_model(touch_once(target)) as model:
         claude = claude_home(claude_bin, claude_root, model.base_url)
         install_hook(claude, hub_config.socket, "--timeout", "60")
@@ -270,22 +361,10 @@ async def test_tui_answered_in_the_terminal_the_editors_question_is_withdrawn(
     nothing, but the call's result in the session's transcript withdraws the
     editor's question (by "the terminal") instead of it waiting out the hook's
     --timeout."""
-    target = claude_root / "project" / "made-by-claude"
+    target = made_file(claude_root)
     with scripted_model(touch_once(target)) as model:
         claude = claude_home(claude_bin, claude_root, model.base_url)
         install_hook(claude, hub_config.socket, "--timeout", "60")
-        async with human_editor(hub_config.socket) as human:
-            with claude_tui(claude, claude_root) as tui:
-                await trio.to_thread.run_sync(tui.submit, "make the file")
-                with trio.fail_after(60):
-                    note = await next_prompt(human)
-                    await trio.to_thread.run_sync(tui.wait_for, PROCEED)
-                    await trio.sleep(0.5)  # drawn before the dialog takes the next key
-                    tui.tmux("send-keys", "-t", "0", "Enter")  # 1. Yes
-                    await trio.to_thread.run_sync(tui.wait_for, "done")
-                    dismissed = await human.next_notification()
-                    while dismissed.method != "hive/dismiss":
-                        dismissed = await human.next_notification()
-                record = await human.call("hive/poll", {"id": note.params["id"]})
+        record = await yes_in_the_terminal(claude, claude_root, hub_config.socket)
     assert target.exists()
     assert (record["status"], record["by"]) == ("cancelled", "the terminal")
