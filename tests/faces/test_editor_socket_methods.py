@@ -169,10 +169,13 @@ async def test_a_snapshot_of_many_writes_gives_each_prompt_once_in_order_then_th
 ) -> None:
     """The snapshot's frames go out joined, several writes' worth here
     (``SNAPSHOT_WRITE``); each pending prompt comes once, oldest first, whole, and
-    what changed while it was being sent comes after it, in order."""
+    what changed while it was being sent comes after it, in order.  The records are
+    the store's encoding (non-ASCII escaped): the same JSON values as ``to_record``."""
     count = 600  # about 500 bytes a frame: 300 KB, five writes and more
     asked = [
-        await hub.registry.ask(Ask(question=f"question {i} " + "x" * 200, agent_id=f"a{i % 3}"))
+        await hub.registry.ask(
+            Ask(question=f"question {i} déjà ✓ " + "x" * 200, agent_id=f"a{i % 3}")
+        )
         for i in range(count)
     ]
     assert count * 450 > 4 * SNAPSHOT_WRITE
