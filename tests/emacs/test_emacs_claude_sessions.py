@@ -8,7 +8,6 @@ ends; RET then shows its vterm buffer, found from its pid by process ancestry.""
 
 from __future__ import annotations
 
-import glob
 import json
 import shlex
 import shutil
@@ -20,6 +19,7 @@ from typing import Any
 
 import pytest
 from emacs_session import EmacsSession, log_calls, logged_calls
+from test_emacs_sessions import NEEDS_VTERM, VTERM_DIRS, cursor_line, line_of, sessions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "claude"))
 from claude_session import ClaudeHome, claude_binary
@@ -30,9 +30,6 @@ pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
     reason="needs emacs and tmux",
 )
-
-VTERM_DIRS = sorted(glob.glob("/usr/share/emacs/site-lisp/elpa/vterm-*"))
-NEEDS_VTERM = pytest.mark.skipif(not VTERM_DIRS, reason="needs vterm (Debian package elpa-vterm)")
 
 BUFFER = "*claude app*"
 HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
@@ -48,27 +45,6 @@ def script_for(target: Path) -> Any:
         return [text("hello there")]
 
     return script
-
-
-def line_of(screen: str, text: str) -> str:
-    return next((line for line in screen.splitlines() if text in line), "")
-
-
-def cursor_line(emacs: EmacsSession) -> str:
-    y = subprocess.run(
-        ["tmux", "display-message", "-p", "-t", emacs.name, "#{cursor_y}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return emacs.screen().split("\n")[int(y)]
-
-
-def sessions(emacs: EmacsSession) -> list[dict[str, Any]]:
-    done = emacs.cli("sessions", "--json")
-    assert done.returncode == 0, done.stderr
-    found: list[dict[str, Any]] = json.loads(done.stdout)
-    return found
 
 
 @pytest.fixture
@@ -120,7 +96,7 @@ def test_real_claude_code_in_vterm_waits_is_answered_and_is_found_by_pid(
     # SessionStart, through the hook setup wrote (in the background: the hub's
     # state, another process's, polled).
     emacs.wait_until(lambda: len(sessions(emacs)) == 1, "its session", timeout=60)
-    (session,) = sessions(emacs)
+    (session,) = sessions(emacs).values()
     pid = session["pid"]
     assert session["agent_id"] == f"claude-code-{pid}"
     emacs.keys("-l", "make the file")
