@@ -20,7 +20,7 @@ import pytest
 import trio
 from claude_session import ClaudeHome
 from editor import human_editor, next_prompt
-from scripted_model import ModelRequest, scripted_model, text, tool_use
+from scripted_model import ModelRequest, Script, scripted_model, text, tool_use
 from test_claude_permission_hook import claude_tui
 from test_claude_setup import HIVE_RPC, run_setup
 from waiting import logged
@@ -51,15 +51,9 @@ async def state_of(hub: HubService, agent: str, state: str, after: int = 0) -> E
     return await logged(hub.activity, wanted, within_s=120, after=after)
 
 
-def pane_pid(tui: Any) -> int:
-    return int(tui.tmux("display-message", "-p", "-t", "0", "#{pane_pid}").strip())
-
-
-@needs_tmux
-async def test_two_claude_codes_at_once_one_waiting_one_idle(
-    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
-) -> None:
-    target = claude_root / "app" / "made-by-claude"
+def make_the_file(target: Path) -> Script:
+    """The model of an interactive session: asked to "make the file", it asks for
+    ``Bash touch TARGET`` once, then says "made it"; to anything else, "hello there"."""
 
     def script(request: ModelRequest) -> list[dict[str, Any]]:
         said = " ".join(request.user_texts())
@@ -69,7 +63,19 @@ async def test_two_claude_codes_at_once_one_waiting_one_idle(
             return [text("made it")]
         return [text("hello there")]
 
-    with scripted_model(script) as model:
+    return script
+
+
+def pane_pid(tui: Any) -> int:
+    return int(tui.tmux("display-message", "-p", "-t", "0", "#{pane_pid}").strip())
+
+
+@needs_tmux
+async def test_two_claude_codes_at_once_one_waiting_one_idle(
+    hub: HubService, hub_config: HubConfig, claude_bin: Path, claude_root: Path
+) -> None:
+    target = claude_root / "app" / "made-by-claude"
+    with scripted_model(make_the_file(target)) as model:
         app = ClaudeHome(claude_bin, claude_root / "home", claude_root / "app", model.base_url)
         docs = ClaudeHome(claude_bin, claude_root / "home", claude_root / "docs", model.base_url)
         app.write_config()

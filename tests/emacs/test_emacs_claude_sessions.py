@@ -15,7 +15,6 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from emacs_session import EmacsSession, log_calls, logged_calls
@@ -23,8 +22,9 @@ from test_emacs_sessions import NEEDS_VTERM, VTERM_DIRS, cursor_line, line_of, s
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "claude"))
 from claude_session import ClaudeHome, claude_binary
-from scripted_model import ModelRequest, ScriptedModel, scripted_model, text, tool_use
+from scripted_model import ScriptedModel, scripted_model
 from test_claude_permission_hook import TUI_ENV
+from test_claude_sessions import make_the_file
 
 pytestmark = pytest.mark.skipif(
     shutil.which("emacs") is None or shutil.which("tmux") is None,
@@ -35,25 +35,13 @@ BUFFER = "*claude app*"
 HIVE_RPC = Path(sys.executable).parent / "hive-rpc"
 
 
-def script_for(target: Path) -> Any:
-    def script(request: ModelRequest) -> list[dict[str, Any]]:
-        said = " ".join(request.user_texts())
-        if "make the file" in said and request.last_tool_result() is None:
-            return [tool_use("Bash", {"command": f"touch {target}", "description": "Make it"})]
-        if "make the file" in said:
-            return [text("made it")]
-        return [text("hello there")]
-
-    return script
-
-
 @pytest.fixture
 def claude_in_vterm(short_tmp: Path) -> Iterator[tuple[EmacsSession, ScriptedModel, Path]]:
     """A hub, Claude Code set up for it with ``hive-rpc setup claude-code --user``, and
     Emacs showing Claude Code's TUI in the vterm buffer ``BUFFER``."""
     claude_bin = claude_binary()
     target = short_tmp / "app" / "made-by-claude"
-    with scripted_model(script_for(target)) as model:
+    with scripted_model(make_the_file(target)) as model:
         claude = ClaudeHome(claude_bin, short_tmp / "home", short_tmp / "app", model.base_url)
         claude.write_config()
         runner = short_tmp / "run-claude.sh"
