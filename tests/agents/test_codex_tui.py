@@ -84,9 +84,8 @@ import re
 import shutil
 import subprocess
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +107,7 @@ from scripted_responses import (
     scripted_responses,
 )
 from test_codex_mcp import mcp_result
+from tmux_tui import SCREEN_S, TmuxTui, in_tmux
 from waiting import logged, until
 
 from hive_rpc.hub import HubConfig
@@ -117,9 +117,6 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux
 
 NAMESPACE = "mcp__hive_rpc"
 QUESTION = "Which database should the cache use?"
-SCREEN_S = 60
-"""How long a screen may take to come (Codex starting its MCP server, on a busy
-machine)."""
 MARK = "\u203a"
 """U+203A, Codex's mark before the prompt line and before the chosen option."""
 REVIEW = "Hooks need review"
@@ -129,93 +126,24 @@ TITLE = "single-line task title"
 """In the TUI's own request for a title, after the first prompt."""
 
 
-@dataclass
-class CodexTui:
+class CodexTui(TmuxTui):
     """The interactive ``codex`` in the only pane of a private tmux server."""
-
-    socket: Path
-
-    def tmux(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            ["tmux", "-S", str(self.socket), *args],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-
-    def screen(self, *, history: bool = False) -> str:
-        """What the pane shows (and, with ``history``, the lines scrolled above)."""
-        since = ("-S", "-200") if history else ()
-        return self.tmux("capture-pane", "-p", *since, "-t", "0").stdout
-
-    async def shows(self, words: str) -> str:
-        """The screen once it shows ``words`` (polled: see the module's docstring)."""
-
-        async def look() -> str | None:
-            screen = await trio.to_thread.run_sync(self.screen)
-            return screen if words in screen else None
-
-        try:
-            return await until(look, f"{words!r} on Codex's screen", within_s=SCREEN_S)
-        except AssertionError as e:
-            raise AssertionError(f"{e}; the screen:\n{self.screen()}") from None
-
-    def keys(self, *keys: str) -> None:
-        """Keys by tmux's names (``Enter``, ``Escape``, ``Down``, ``t``)."""
-        self.tmux("send-keys", "-t", "0", *keys)
-
-    async def type_in(self, words: str) -> None:
-        """``words`` typed into the prompt, then Enter once the prompt shows them
-        (Enter in the same burst as the typing is taken as part of a paste)."""
-        self.tmux("send-keys", "-t", "0", "-l", words)
-        await self.shows(f"{MARK} {words}")
-        self.keys("Enter")
 
     async def idle(self) -> None:
         """Codex's turn is over: its "esc to interrupt" line has gone."""
-
-        async def done() -> bool:
-            return "esc to interrupt" not in await trio.to_thread.run_sync(self.screen)
-
-        await until(done, "Codex's turn to end", within_s=SCREEN_S)
-
-    async def exited(self) -> None:
-        """Codex has exited (its pane is dead: kept, see ``codex_tui``)."""
-
-        async def gone() -> bool:
-            done = await trio.to_thread.run_sync(
-                self.tmux, "display-message", "-p", "-t", "0", "#{pane_dead}"
-            )
-            return done.stdout.strip() == "1"
-
-        await until(gone, "codex to exit", within_s=SCREEN_S)
+        await self.gone("esc to interrupt", "Codex's turn to end")
 
 
 _servers = itertools.count()
 
 
-@contextmanager
-def codex_tui(codex: Codex, root: Path, *args: str) -> Iterator[CodexTui]:
-    """``codex --no-daemon -a on-request ARGS`` (see the module's docstring) in a
-    160x45 pane, its environment Codex's (agent_homes.Codex.env), TERM
-    xterm-256color."""
+def codex_tui(codex: Codex, root: Path, *args: str) -> AbstractContextManager[CodexTui]:
+    """``codex --no-daemon -a on-request ARGS`` (see the module's docstring) in its
+    pane (tmux_tui.in_tmux), its environment Codex's (agent_homes.Codex.env)."""
     # A server of its own each time: a killed one may still be going away.
-    tui = CodexTui(root / f"tmux-{next(_servers)}.sock")
-    env = {k: v for k, v in codex.env().items() if not k.startswith("TMUX")}
-    subprocess.run(
-        ["tmux", "-S", str(tui.socket), "-f", "/dev/null", "new-session", "-d",
-         "-x", "160", "-y", "45", "-c", str(codex.agent.project),
-         "env", "TERM=xterm-256color", str(codex.codex), "--no-daemon", "-a", "on-request", *args,
-         # An exit keeps its last screen (and says "Pane is dead"), for the failure.
-         ";", "set-option", "-t", "0", "remain-on-exit", "on"],
-        env=env,
-        check=True,
-    )  # fmt: skip
-    try:
-        yield tui
-    finally:
-        tui.tmux("kill-server")
+    tui = CodexTui(root / f"tmux-{next(_servers)}.sock", "Codex", MARK)
+    argv = [str(codex.codex), "--no-daemon", "-a", "on-request", *args]
+    return in_tmux(tui, codex.agent.project, codex.env(), argv)
 
 
 MOVED_S = 2.0

@@ -21,10 +21,7 @@ the activity stream (waiting.logged)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -32,7 +29,8 @@ import trio
 from agent_homes import AgentHome, Gemini, run_setup, write_gemini_config
 from editor import human_editor, next_prompt
 from scripted_gemini import function_call, in_turns, scripted_gemini, text
-from waiting import logged, until
+from tmux_tui import SCREEN_S, TmuxTui, in_tmux
+from waiting import logged
 
 from hive_rpc.hub import HubConfig
 from hive_rpc.runtime.activity import Entry
@@ -40,70 +38,14 @@ from hive_rpc.service import HubService
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 
-SCREEN_S = 60
-"""How long a screen may take to come (Gemini CLI starting its MCP server and hooks,
-on a busy machine)."""
 READY = "Type your message"
 DIALOG = "Allow execution of [Shell]?"
 MOVED_S = 2.0
 """How long a key may take to show its effect before it is pressed again."""
 
 
-@dataclass
-class GeminiTui:
+class GeminiTui(TmuxTui):
     """The interactive ``gemini`` in the only pane of a private tmux server."""
-
-    socket: Path
-
-    def tmux(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            ["tmux", "-S", str(self.socket), *args],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", "0").stdout
-
-    async def shows(self, words: str, *, within_s: float = SCREEN_S) -> str:
-        """The screen once it shows ``words`` (polled: the module's docstring)."""
-
-        async def look() -> str | None:
-            screen = await trio.to_thread.run_sync(self.screen)
-            return screen if words in screen else None
-
-        try:
-            return await until(look, f"{words!r} on Gemini CLI's screen", within_s=within_s)
-        except AssertionError as e:
-            raise AssertionError(f"{e}; the screen:\n{self.screen()}") from None
-
-    def keys(self, *keys: str) -> None:
-        self.tmux("send-keys", "-t", "0", *keys)
-
-    async def type_in(self, words: str) -> None:
-        """``words`` typed into the prompt, then Enter once the prompt shows them."""
-        self.tmux("send-keys", "-t", "0", "-l", words)
-        await self.shows(f"> {words}")
-        self.keys("Enter")
-
-    async def gone(self, words: str) -> None:
-        """``words`` no longer on the screen."""
-
-        async def look() -> bool:
-            return words not in await trio.to_thread.run_sync(self.screen)
-
-        await until(look, f"{words!r} to leave Gemini CLI's screen", within_s=SCREEN_S)
-
-    async def exited(self, within_s: float = SCREEN_S) -> None:
-        async def dead() -> bool:
-            done = await trio.to_thread.run_sync(
-                self.tmux, "display-message", "-p", "-t", "0", "#{pane_dead}"
-            )
-            return done.stdout.strip() == "1"
-
-        await until(dead, "gemini to exit", within_s=within_s)
 
     async def quit(self) -> None:
         """``/quit``, once its completion ("Exit the cli") shows, and Enter until
@@ -119,24 +61,11 @@ class GeminiTui:
                     return
 
 
-@contextmanager
-def gemini_tui(gemini: Gemini, root: Path) -> Iterator[GeminiTui]:
-    """``gemini`` in a 160x45 pane, its environment Gemini's (agent_homes.Gemini.env),
-    TERM xterm-256color; the pane kept after it exits, for a failure's last screen."""
-    tui = GeminiTui(root / "tmux.sock")
-    env = {k: v for k, v in gemini.env().items() if not k.startswith("TMUX")}
-    subprocess.run(
-        ["tmux", "-S", str(tui.socket), "-f", "/dev/null", "new-session", "-d",
-         "-x", "160", "-y", "45", "-c", str(gemini.agent.project),
-         "env", "TERM=xterm-256color", str(gemini.gemini),
-         ";", "set-option", "-t", "0", "remain-on-exit", "on"],
-        env=env,
-        check=True,
-    )  # fmt: skip
-    try:
-        yield tui
-    finally:
-        tui.tmux("kill-server")
+def gemini_tui(gemini: Gemini, root: Path) -> AbstractContextManager[GeminiTui]:
+    """``gemini`` in its pane (tmux_tui.in_tmux), its environment Gemini's
+    (agent_homes.Gemini.env)."""
+    tui = GeminiTui(root / "tmux.sock", "Gemini CLI", ">")
+    return in_tmux(tui, gemini.agent.project, gemini.env(), [str(gemini.gemini)])
 
 
 async def session_entry(hub: HubService, event: str, after: int = 0) -> Entry:
