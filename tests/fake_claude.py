@@ -6,9 +6,9 @@ ancestry and the hub checks it, so the session is ``claude-code-PID`` and the hu
 watches the process's exit, as for the real agent.
 
 Three ways to hand it the hooks' command lines, for three kinds of test: on its stdin
-from trio (``start_claude``), on its stdin from a synchronous test (``PipedClaude``),
-or through a FIFO (``FifoClaude``), for a fake started by someone else (a vterm buffer
-in Emacs, a tmux pane).
+from trio (``TrioClaude``), on its stdin from a synchronous test (``PipedClaude``), or
+through a FIFO (``FifoClaude``), for a fake started by someone else (a vterm buffer in
+Emacs, a tmux pane).
 
 Files, under ``ROOT``: the ``claude`` link, the project directory ``ROOT/NAME`` (the
 process's cwd, unless the test names another), and ``ROOT/NAME-logs``: the events,
@@ -103,6 +103,18 @@ class _Hooks:
         err = self.logs / "hook.err"
         return err.read_text() if err.exists() else ""
 
+    def _started(self, env: Mapping[str, str] | None) -> dict[str, Any]:
+        """How the helper starts it: the loop on its stdin, in its own process group
+        (killed with its hooks), in ``cwd``, with ``env`` (``agent_env()`` by default)
+        and its logs directory as HOME."""
+        return {
+            "args": [str(self.link), "-c", STDIN_LOOP],
+            "stdin": subprocess.PIPE,
+            "cwd": self.cwd,
+            "env": {**(agent_env() if env is None else env), "HOME": str(self.logs)},
+            "start_new_session": True,
+        }
+
     def _hook_line(self, event: dict[str, Any]) -> tuple[bytes, Path]:
         """The line running the hook on ``event`` (its ``cwd`` the process's unless the
         event says otherwise), and the file the hook's stdout goes to (written whole
@@ -123,13 +135,32 @@ class _Hooks:
 
 
 class TrioClaude(_Hooks):
-    """A fake fed on its stdin from trio; made by ``start_claude``."""
+    """A fake fed on its stdin from trio: ``await TrioClaude(...).start(nursery)``."""
 
     proc: trio.Process
 
     @property
     def pid(self) -> int:
         return self.proc.pid
+
+    async def start(
+        self, nursery: trio.Nursery, env: Mapping[str, str] | None = None
+    ) -> TrioClaude:
+        """Started (``_started``); killed with its hooks when ``nursery`` is cancelled."""
+        started = self._started(env)
+        proc = self.proc = await trio.lowlevel.open_process(started.pop("args"), **started)
+
+        async def reap() -> None:
+            try:
+                await trio.sleep_forever()
+            finally:
+                with trio.CancelScope(shield=True):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)  # the fake and any hook left
+                    await proc.wait()
+
+        nursery.start_soon(reap)
+        return self
 
     async def hook(self, event: dict[str, Any]) -> Path:
         """Run the hook on ``event`` in the background; the file its stdout goes to."""
@@ -139,73 +170,20 @@ class TrioClaude(_Hooks):
         return out
 
 
-async def start_claude(
-    nursery: trio.Nursery,
-    root: Path,
-    name: str,
-    *,
-    socket: Path,
-    data_dir: Path,
-    cwd: Path | None = None,
-    env: Mapping[str, str] | None = None,
-    session_id: str | None = None,
-) -> TrioClaude:
-    """A fake in ``cwd`` (``ROOT/NAME`` by default) with environment ``env``
-    (``agent_env()`` by default) and its logs directory as HOME, killed with its hooks
-    (its process group) when ``nursery`` is cancelled."""
-    claude = TrioClaude(
-        root, name, socket=socket, data_dir=data_dir, cwd=cwd, session_id=session_id
-    )
-    proc = await trio.lowlevel.open_process(
-        [str(claude.link), "-c", STDIN_LOOP],
-        stdin=subprocess.PIPE,
-        cwd=claude.cwd,
-        env={**(agent_env() if env is None else env), "HOME": str(claude.logs)},
-        start_new_session=True,
-    )
-    claude.proc = proc
-
-    async def reap() -> None:
-        try:
-            await trio.sleep_forever()
-        finally:
-            with trio.CancelScope(shield=True):
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)  # the fake and any hook left
-                await proc.wait()
-
-    nursery.start_soon(reap)
-    return claude
-
-
 class PipedClaude(_Hooks):
-    """A fake fed on its stdin from a synchronous test, started at once in ``cwd``
-    (``ROOT/NAME`` by default) with environment ``env`` (``agent_env()`` by default)
-    and its logs directory as HOME; ``stop`` kills it and the hooks it still runs."""
+    """A fake fed on its stdin from a synchronous test: ``PipedClaude(...).start()``;
+    ``stop`` kills it and the hooks it still runs."""
 
-    def __init__(
-        self,
-        root: Path,
-        name: str,
-        *,
-        socket: Path,
-        data_dir: Path,
-        cwd: Path | None = None,
-        env: Mapping[str, str] | None = None,
-        options: tuple[str, ...] = (),
-    ) -> None:
-        super().__init__(root, name, socket=socket, data_dir=data_dir, cwd=cwd, options=options)
-        self.proc = subprocess.Popen(
-            [str(self.link), "-c", STDIN_LOOP],
-            stdin=subprocess.PIPE,
-            cwd=self.cwd,
-            env={**(agent_env() if env is None else env), "HOME": str(self.logs)},
-            start_new_session=True,
-        )
+    proc: subprocess.Popen[bytes]
 
     @property
     def pid(self) -> int:
         return self.proc.pid
+
+    def start(self, env: Mapping[str, str] | None = None) -> PipedClaude:
+        """Started (``_started``)."""
+        self.proc = subprocess.Popen(**self._started(env))
+        return self
 
     def hook(self, event: dict[str, Any]) -> Path:
         """Run the hook on ``event`` in the background; the file its stdout goes to."""
@@ -228,24 +206,21 @@ class FifoClaude(_Hooks):
     and it reads the hooks' lines from its FIFO.  Its pid is in a file it writes once
     it runs (``started``), read by another process: the test polls it."""
 
-    def __init__(
-        self,
-        root: Path,
-        name: str,
-        *,
-        socket: Path,
-        data_dir: Path,
-        cwd: Path | None = None,
-    ) -> None:
-        super().__init__(root, name, socket=socket, data_dir=data_dir, cwd=cwd)
-        self.fifo = self.logs / "hooks.fifo"
-        os.mkfifo(self.fifo)
-        self.pidfile = self.logs / "claude.pid"
-        self.script = self.logs / "agent-loop.sh"
-        self.script.write_text(FIFO_LOOP)
+    @property
+    def fifo(self) -> Path:
+        return self.logs / "hooks.fifo"
+
+    @property
+    def pidfile(self) -> Path:
+        return self.logs / "claude.pid"
 
     def argv(self) -> list[str]:
-        return [str(self.link), str(self.script), str(self.fifo), str(self.pidfile)]
+        """The command that starts it; its FIFO and its program made on the first call."""
+        script = self.logs / "agent-loop.sh"
+        if not script.exists():
+            os.mkfifo(self.fifo)
+            script.write_text(FIFO_LOOP)
+        return [str(self.link), str(script), str(self.fifo), str(self.pidfile)]
 
     @property
     def pid(self) -> int:

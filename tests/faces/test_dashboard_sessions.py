@@ -22,7 +22,7 @@ from typing import Any
 
 import trio
 from chromium_page import needs_chromium, open_dashboard, run_in_chromium, start_dashboard, watch
-from fake_claude import agent_env, start_claude
+from fake_claude import TrioClaude, agent_env
 from test_dashboard_browser import cli_ask
 from waiting import logged
 
@@ -82,14 +82,11 @@ async def test_the_sessions_panel_follows_each_agent_live(
     dashboard = await start_dashboard(hub_config, nursery, tmp_path)
     hub = dashboard.service
     socket, data_dir = hub_config.socket, hub_config.data_dir
-    alpha = await start_claude(
-        nursery, short_tmp, "alpha", socket=socket, data_dir=data_dir, env=agent_env(pane="%3")
-    )
+    alpha = TrioClaude(short_tmp, "alpha", socket=socket, data_dir=data_dir)
+    await alpha.start(nursery, agent_env(pane="%3"))
     beta_dir = short_tmp / HOSTILE_DIR
-    beta = await start_claude(
-        nursery, short_tmp, "beta", socket=socket, data_dir=data_dir, cwd=beta_dir,
-        env=agent_env(pane="%9"),
-    )  # fmt: skip
+    beta = TrioClaude(short_tmp, "beta", socket=socket, data_dir=data_dir, cwd=beta_dir)
+    await beta.start(nursery, agent_env(pane="%9"))
     a, b = alpha.agent_id, beta.agent_id
 
     def on_hub(fn: Callable[..., Any], *args: Any) -> Any:

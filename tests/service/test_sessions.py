@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import trio
-from fake_claude import TrioClaude, agent_env, start_claude
+from fake_claude import TrioClaude, agent_env
 from waiting import logged
 
 from hive_rpc.client.async_client import HubClient
@@ -30,15 +30,10 @@ SESSION = "5e1c2b7a-0d4f-4a8e-9c3b-2f6d8e0a1b4c"
 
 @pytest.fixture
 async def claude(hub_config: HubConfig, short_tmp: Path, nursery: trio.Nursery) -> TrioClaude:
-    return await start_claude(
-        nursery,
-        short_tmp,
-        "app",
-        socket=hub_config.socket,
-        data_dir=hub_config.data_dir,
-        env=agent_env(pane="%7"),
-        session_id=SESSION,
+    claude = TrioClaude(
+        short_tmp, "app", socket=hub_config.socket, data_dir=hub_config.data_dir, session_id=SESSION
     )
+    return await claude.start(nursery, agent_env(pane="%7"))
 
 
 async def session_entry(

@@ -55,7 +55,7 @@ def claudes(vscode_root: Path, vscode_hub: Hub) -> Iterator[tuple[PipedClaude, P
     root = vscode_root / "claudes"
     one, two = (
         PipedClaude(root, name, socket=vscode_hub.socket, data_dir=vscode_hub.data_dir,
-                    options=("--timeout", "300"))
+                    options=("--timeout", "300")).start()
         for name in ("api", "web")
     )  # fmt: skip
     try:
