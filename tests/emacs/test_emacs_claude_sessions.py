@@ -18,7 +18,14 @@ from pathlib import Path
 
 import pytest
 from emacs_session import EmacsSession, log_calls, logged_calls
-from test_emacs_sessions import NEEDS_VTERM, VTERM_DIRS, cursor_line, line_of, sessions
+from test_emacs_sessions import (
+    NEEDS_VTERM,
+    VTERM_DIRS,
+    cursor_line,
+    line_of,
+    sessions,
+    sessions_buffer_with_one_waiting,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "claude"))
 from claude_session import ClaudeHome, claude_binary
@@ -99,13 +106,7 @@ def test_real_claude_code_in_vterm_waits_is_answered_and_is_found_by_pid(
     emacs.keys("-l", "*scratch*")
     emacs.keys("Enter")
     emacs.wait_for(lambda screen: BUFFER not in screen)
-    emacs.keys("M-x")
-    emacs.wait_for(lambda _: emacs.minibuffer().startswith("M-x"))
-    emacs.keys("-l", "hive-rpc-sessions")
-    emacs.keys("Enter")
-    screen = emacs.wait_for(
-        lambda screen: "waiting: 1 permission" in line_of(screen, f"Claude Code {pid}")
-    )
+    sessions_buffer_with_one_waiting(emacs, pid)
     assert f"Claude Code {pid}" in cursor_line(emacs)
 
     emacs.keys("Enter")

@@ -68,6 +68,18 @@ def cursor_line(emacs: EmacsSession) -> str:
     return emacs.screen().split("\n")[int(y)]
 
 
+def sessions_buffer_with_one_waiting(emacs: EmacsSession, pid: int) -> str:
+    """``M-x hive-rpc-sessions``, typed; the screen once the row of Claude Code ``pid``
+    says it waits on 1 permission."""
+    emacs.keys("M-x")
+    emacs.wait_for(lambda _: emacs.minibuffer().startswith("M-x"))
+    emacs.keys("-l", "hive-rpc-sessions")
+    emacs.keys("Enter")
+    return emacs.wait_for(
+        lambda screen: "waiting: 1 permission" in line_of(screen, f"Claude Code {pid}")
+    )
+
+
 @pytest.fixture
 def two_agents(short_tmp: Path) -> Iterator[tuple[EmacsSession, FifoClaude, FifoClaude]]:
     """Emacs, with the ``inside`` agent as the shell of its vterm buffer, in its
@@ -120,13 +132,7 @@ def test_sessions_buffer_answers_the_waiting_one_and_jumps_to_the_others_vterm(
                 "tool_input": {"command": "make deploy"},
             }
         )
-        emacs.keys("M-x")
-        emacs.wait_for(lambda _: emacs.minibuffer().startswith("M-x"))
-        emacs.keys("-l", "hive-rpc-sessions")
-        emacs.keys("Enter")
-        screen = emacs.wait_for(
-            lambda screen: "waiting: 1 permission" in line_of(screen, f"Claude Code {outside.pid}")
-        )
+        screen = sessions_buffer_with_one_waiting(emacs, outside.pid)
         inside_row = line_of(screen, f"Claude Code {inside.pid}")
         assert " working " in inside_row
         assert "~/" in inside_row or str(inside.cwd) in inside_row
