@@ -120,7 +120,7 @@ def _tool_groups(text: str) -> frozenset[str]:
 
 def _agent_name(text: str) -> str:
     """argparse type: a usable agent id."""
-    from hive_rpc.core.prompt import check_name
+    from hive_rpc.core.limits import check_name  # not core/prompt.py: its dataclasses
 
     try:
         return check_name(text, "--agent")

@@ -13,20 +13,25 @@ deep must be refused, not blow the interpreter's stack the way a recursive walk 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from hive_rpc.core.errors import InvalidParams
 
 
-@dataclass(frozen=True, slots=True)
 class Limit:
-    """One limit: its name in errors (``data.limit``), value, unit and why it exists."""
+    """One limit: its name in errors (``data.limit``), value, unit and why it exists.
 
-    name: str
-    value: int
-    unit: str
-    reason: str
+    A plain class, not a dataclass: ``hive-rpc mcp --agent NAME`` checks the name with
+    ``check_name`` below, and ``dataclasses`` (with ``inspect``) was 1.7 MiB of that
+    relay's memory, one per agent session (docs/benchmarks.md, mcp_cold_start)."""
+
+    __slots__ = ("name", "reason", "unit", "value")
+
+    def __init__(self, name: str, value: int, unit: str, reason: str) -> None:
+        self.name, self.value, self.unit, self.reason = name, value, unit, reason
+
+    def __repr__(self) -> str:
+        return f"Limit({self.name!r}, {self.value!r}, {self.unit!r})"
 
 
 def _limit(name: str, value: int, unit: str, reason: str) -> int:
@@ -220,6 +225,19 @@ MAX_LING_REQUESTS_PER_PEER = _limit(
 )
 LIST_PAGE_DEFAULT = 100
 """Records in a page of ``hive/list`` when ``limit`` is not given with ``cursor``."""
+
+
+def check_name(value: object, what: str) -> str:
+    """An agent id, a ``by`` or a correlation id: a short non-blank string."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidParams(f"{what} must be a non-empty string")
+    if len(value) > MAX_NAME_CHARS:
+        raise InvalidParams(
+            f"{what} is longer than {MAX_NAME_CHARS} characters (limit name_chars)",
+            limit="name_chars",
+            max=MAX_NAME_CHARS,
+        )
+    return value
 
 
 class LimitError(InvalidParams):

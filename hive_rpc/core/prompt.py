@@ -18,7 +18,12 @@ from typing import Any
 # Re-exported: the hub's service reads them here (core/conventions.py says why they moved).
 from hive_rpc.core.conventions import DEFAULT_AGENT
 from hive_rpc.core.errors import InvalidParams
-from hive_rpc.core.limits import MAX_CHOICES, MAX_NAME_CHARS, MAX_QUESTION_CHARS, LimitError
+from hive_rpc.core.limits import (
+    MAX_CHOICES,
+    MAX_QUESTION_CHARS,
+    LimitError,
+    check_name,
+)
 from hive_rpc.core.schema import check_schema
 
 DEFAULT_MAX_LIFETIME_S = 24 * 60 * 60.0
@@ -173,19 +178,6 @@ def new_id() -> str:
     ``os.urandom`` rather than ``secrets.token_hex`` (the same bytes): importing
     ``secrets`` (``hmac``, ``hashlib``, OpenSSL) was 5 ms of every permission hook."""
     return os.urandom(8).hex()
-
-
-def check_name(value: object, what: str) -> str:
-    """An agent id, a ``by`` or a correlation id: a short non-blank string."""
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidParams(f"{what} must be a non-empty string")
-    if len(value) > MAX_NAME_CHARS:
-        raise InvalidParams(
-            f"{what} is longer than {MAX_NAME_CHARS} characters (limit name_chars)",
-            limit="name_chars",
-            max=MAX_NAME_CHARS,
-        )
-    return value
 
 
 def _optional_name(value: object, what: str) -> str | None:

@@ -39,7 +39,8 @@ import trio
 
 from hive_rpc.core.completion import OUTCOMES, completion
 from hive_rpc.core.errors import InvalidParams
-from hive_rpc.core.prompt import Prompt, check_name
+from hive_rpc.core.limits import check_name
+from hive_rpc.core.prompt import Prompt
 
 DEFAULT_SIZE = 10_000
 DEFAULT_TTL_S = 3600.0

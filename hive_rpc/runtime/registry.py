@@ -49,13 +49,13 @@ from hive_rpc.core.errors import (
     PromptClosed,
     PromptNotFound,
 )
+from hive_rpc.core.limits import check_name
 from hive_rpc.core.prompt import (
     DEFAULT_MAX_LIFETIME_S,
     Action,
     Ask,
     Prompt,
     Status,
-    check_name,
     new_prompt,
 )
 from hive_rpc.store.base import PromptStore

@@ -11,7 +11,7 @@ from typing import Any
 
 from hive_rpc.core.dialogue import DEFAULT_MAX_TURNS
 from hive_rpc.core.errors import InvalidParams
-from hive_rpc.core.prompt import check_name
+from hive_rpc.core.limits import check_name
 from hive_rpc.relay.consent import CALLER
 from hive_rpc.service.hub import HubService
 from hive_rpc.service.table import handles

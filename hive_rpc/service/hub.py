@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from hive_rpc.core.agents import claimed_process
 from hive_rpc.core.errors import InvalidParams, MethodNotFound
-from hive_rpc.core.prompt import Prompt, check_name
+from hive_rpc.core.limits import check_name
+from hive_rpc.core.prompt import Prompt
 from hive_rpc.host.agent_process import agent_ancestor, stat_fields
 from hive_rpc.relay.consent import CALLER, Caller
 from hive_rpc.relay.emacs import DeliveryPeers

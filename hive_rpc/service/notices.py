@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from hive_rpc.core.errors import InvalidParams
-from hive_rpc.core.prompt import check_name
+from hive_rpc.core.limits import check_name
 from hive_rpc.core.terminal_text import strip_controls
 from hive_rpc.relay.consent import CALLER
 from hive_rpc.service.hub import HubService, check_process_claim

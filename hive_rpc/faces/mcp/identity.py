@@ -6,7 +6,7 @@ from mcp.server.mcpserver import Context
 
 from hive_rpc.core.agents import name_suffix, of_mcp_client, process_agent
 from hive_rpc.core.claude_code import CLIENT_NAME, session_agent
-from hive_rpc.core.prompt import check_name
+from hive_rpc.core.limits import check_name
 from hive_rpc.host.agent_process import agent_ancestor
 from hive_rpc.relay.consent import CALLER
 
