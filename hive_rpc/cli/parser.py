@@ -81,6 +81,28 @@ def _store(text: str) -> str:
     )
 
 
+def _store_file(text: str) -> Path:
+    """argparse type: a file of ours, mode 0600, holding a NATS URL (``--store-file``).
+
+    A password other local users can read (a file, or ``ps`` showing a command line)
+    is no secret, so the file is refused otherwise, as ssh refuses a private key; its
+    contents are never shown."""
+    path = Path(text).expanduser().absolute()
+    try:
+        st = path.stat()
+        url = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as e:
+        raise argparse.ArgumentTypeError(f"cannot read {path}: {e}") from None
+    if st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise argparse.ArgumentTypeError(
+            f"{path} can be read by others (mode {st.st_mode & 0o777:o}, uid {st.st_uid}): "
+            f"keep it yours alone (chmod 600 {path})"
+        )
+    if not url.startswith(("nats://", "tls://")):
+        raise argparse.ArgumentTypeError(f"{path} holds no nats://... or tls://... URL")
+    return path
+
+
 def _replicas(text: str) -> int:
     """argparse type: JetStream keeps 1 to 5 copies of a stream."""
     if text.isdigit() and 1 <= int(text) <= 5:
@@ -663,7 +685,8 @@ def _serve_options(p: argparse.ArgumentParser) -> None:
         help="with --detach: given no other option, start the hub with the options it last "
         "ran with, even one stopped on purpose",
     )
-    p.add_argument(
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
         "--store",
         type=_store,
         default="sqlite",
@@ -671,6 +694,13 @@ def _serve_options(p: argparse.ArgumentParser) -> None:
         help="where prompts live: sqlite (default, in the data dir), memory, or "
         "nats://[USER:PASS@]HOST:PORT shared by several hubs (docs/multi-machine.md); "
         "several NATS servers comma-separated",
+    )
+    where.add_argument(
+        "--store-file",
+        type=_store_file,
+        metavar="FILE",
+        help="read a NATS STORE from FILE (yours, mode 0600): keeps its password off "
+        "the command line",
     )
     p.add_argument(
         "--replicas",

@@ -47,7 +47,9 @@ async def cmd_lsp(args: argparse.Namespace) -> int:
 def _serve_args(args: argparse.Namespace) -> list[str]:
     """The ``serve`` options to pass on to a detached hub (socket and data dir aside)."""
     extra = [
-        *("--store", args.store),
+        # The file, not the URL it holds: the detached hub's command line and its
+        # start record keep no password.
+        *(("--store-file", str(args.store_file)) if args.store_file else ("--store", args.store)),
         *("--max-lifetime", repr(args.max_lifetime)),
         *("--activity-ttl", repr(args.activity_ttl)),
         *("--retain", repr(args.retain)),
@@ -211,7 +213,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     config = HubConfig(
         socket=args.socket,
         data_dir=args.data_dir,
-        store=args.store,
+        store=args.store_file.read_text().strip() if args.store_file else args.store,
         max_lifetime_s=args.max_lifetime,
         activity_ttl_s=args.activity_ttl,
         retain_s=args.retain,
