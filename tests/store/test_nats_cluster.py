@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import pytest
 import trio
-from nats_support import NatsCluster, free_port
+from nats_support import NatsCluster, NatsServer, free_port
 
 from hive_rpc.cli.parser import build_parser
 from hive_rpc.client.async_client import HubClient
@@ -152,3 +152,21 @@ async def test_a_hub_on_all_three_servers_survives_losing_its_server(
                 assert again["status"] == "pending"
             nursery.cancel_scope.cancel()
     assert f"reconnected to NATS at nats://127.0.0.1:{reached}" in caplog.messages
+
+
+async def test_a_lone_server_never_claims_three_copies(
+    nats_server: NatsServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """nats-server 2.9 alone takes ``num_replicas`` 3 in an edit and keeps one copy:
+    the hub said it had raised the bucket. Now it says why there is one copy."""
+    caplog.set_level(logging.INFO, "hive_rpc.store.nats")
+    with trio.fail_after(20):
+        async with open_nats_store(nats_server.url):
+            pass  # created with one replica: a lone server
+        async with open_nats_store(nats_server.url, replicas=3) as store:
+            assert await store.pending() == []
+    said = [r.getMessage() for r in caplog.records]
+    assert not [m for m in said if "raised it to" in m], said
+    lone = [m for m in said if "not part of a cluster" in m]
+    assert len(lone) == 2, said
+    assert lone[0].startswith("bucket hive_prompts (stream KV_hive_prompts): 3 replicas wanted")
