@@ -154,13 +154,16 @@ _ROWS: tuple[Method, ...] = (
             "confirm": Param("array"),
             "decisions": Param("object"),
             "waits": BOOL,
+            "idempotency_key": STR,
         },
         doc="Ask a question; returns the pending prompt record at once.  confirm: "
         '[{"choice", "text"}], choices every face asks the human to confirm, showing the '
         'text, before sending them.  decisions: {choice: "allow" | "deny"}, what '
         "each choice of a permission prompt decides, for the audit trail.  waits: the "
         "asking process waits on this call for the answer, and the question is withdrawn "
-        "when that process ends.",
+        "when that process ends.  idempotency_key: the asker's key for this question "
+        "(at most 200 characters); a retry with the same key and agent returns the "
+        "prompt the first try made, pending or closed, on any hub sharing the store.",
         epc="ask",
         mcp=("hivemind_ask_async", "hivemind_ask", "request_human_input"),
     ),

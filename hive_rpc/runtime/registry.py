@@ -27,6 +27,7 @@ loop at most, and subscribers, who read one change per pass, keep up.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import heapq
 import itertools
 import json
@@ -48,6 +49,7 @@ from hive_rpc.core.errors import (
     LimitReached,
     PromptClosed,
     PromptNotFound,
+    StoreUnavailable,
 )
 from hive_rpc.core.limits import check_name
 from hive_rpc.core.prompt import (
@@ -460,7 +462,13 @@ class Registry:
     # --- public operations ----------------------------------------------------
 
     async def ask(
-        self, ask: Ask, *, peer: str | None = None, human: bool = True, origin: str | None = None
+        self,
+        ask: Ask,
+        *,
+        peer: str | None = None,
+        human: bool = True,
+        origin: str | None = None,
+        key: str | None = None,
     ) -> Prompt:
         """Record a new pending prompt and return it at once.
 
@@ -468,20 +476,75 @@ class Registry:
         chose), for the per-peer limits; ``human``: the asker proved the human's
         credential, so the room kept for the human's own tools is open to it (the
         hub's own asks and in-process callers are the hub's: True); ``origin``: where
-        the asker runs, as the hub found it (``Prompt.origin``)."""
-        prompt = new_prompt(ask, now=self.now(), max_lifetime_s=self.max_lifetime_s, origin=origin)
-        async with self._write_lock:
-            size = held_chars(prompt)
-            self._check_room(prompt.agent_id, size)
-            if peer is not None or not human:
-                self._check_peer_room(peer, size, human)
-            await self.store.insert(prompt)
-            self._track(prompt, size)
-            if peer is not None or not human:
-                self._hold_for_peer(prompt.id, peer, size, human)
-            self._publish("ask", prompt)
+        the asker runs, as the hub found it (``Prompt.origin``); ``key``: the asker's
+        idempotency key, so that an ask retried after a failure or a lost reply
+        returns the prompt the first one made (``keyed_id``).
+
+        Bounded as a whole by the store's own bound (NATS: ``timeout``, 5 s), the wait
+        for the write lock included: when the store hangs, asks queued behind one that
+        waits on it would otherwise each wait a bound more than the one before (a
+        request answered after tens of seconds, and saved after its asker gave up).
+        Past the bound the asker gets StoreUnavailable, saying whether its write went
+        out (``maybe_saved``)."""
+        prompt_id = keyed_id(ask.agent_id, key) if key is not None else None
+        prompt = new_prompt(
+            ask,
+            now=self.now(),
+            max_lifetime_s=self.max_lifetime_s,
+            origin=origin,
+            prompt_id=prompt_id,
+        )
+        bound: float | None = getattr(self.store, "timeout", None)
+        stage = "read"
+        with trio.move_on_after(math.inf if bound is None else bound) as scope:
+            if prompt_id is not None:  # a retry's prompt, here or in the store
+                found = self._pending.get(prompt_id) or await self.store.get(prompt_id)
+                if found is not None:
+                    return _same_ask(found, prompt, key)
+            stage = "wait"
+            async with self._write_lock:
+                size = held_chars(prompt)
+                self._check_room(prompt.agent_id, size)
+                if peer is not None or not human:
+                    self._check_peer_room(peer, size, human)
+                stage = "sent"
+                try:
+                    await self.store.insert(prompt)
+                except KeyError:
+                    # Keyed, and saved meanwhile: by a hub sharing the store, or by
+                    # this ask's first try whose reply never came.
+                    found = await self.store.get(prompt.id) if prompt_id is not None else None
+                    if found is None:
+                        raise
+                    return _same_ask(found, prompt, key)
+                self._track(prompt, size)
+                if peer is not None or not human:
+                    self._hold_for_peer(prompt.id, peer, size, human)
+                self._publish("ask", prompt)
+        if scope.cancelled_caught:
+            raise self._ask_too_slow(stage, bound, key)
         self._announce_ask()
         return prompt
+
+    def _ask_too_slow(self, stage: str, bound: float | None, key: str | None) -> StoreUnavailable:
+        """The error for an ask that ran out of the store's bound at ``stage``: while
+        reading (a retry's lookup) or waiting for earlier writes, nothing was saved;
+        once its write went out (``sent``) its acknowledgement never came, and it may
+        have been saved."""
+        where = str(getattr(self.store, "url", self.store.kind))
+        if stage == "wait":
+            reason = f"earlier writes still wait on it after {bound:g} s"
+        else:
+            reason = f"no answer within {bound:g} s"
+        outcome = None
+        if stage == "sent" and key is not None:
+            outcome = (
+                "this question may or may not have been saved (asking again with the same "
+                "idempotency_key returns its prompt if it was)"
+            )
+        return StoreUnavailable(
+            where, reason, write=True, maybe_saved=stage == "sent", outcome=outcome
+        )
 
     def _announce_ask(self) -> None:
         """Wake ``await_ask``'s waiters, if any wait."""
@@ -807,6 +870,45 @@ class Registry:
             "waiters": sum(e.statistics().tasks_waiting for e in self._closed.values()),
             "watchers": len(self._watchers),
         }
+
+
+KEYED_ID_SALT = b"hive-rpc idempotency_key\0"
+
+
+def keyed_id(agent_id: str, key: str) -> str:
+    """The prompt id of ``agent_id``'s ask with idempotency key ``key``: 16 hex
+    digits of a SHA-256, like a random id.  Derived, not looked up, so a retry finds
+    the first try's prompt on any hub sharing the store and after a restart, and two
+    hubs taking the same retry at once race on one key, which the store's insert
+    lets only one of them create."""
+    digest = hashlib.sha256(
+        KEYED_ID_SALT
+        + agent_id.encode("utf-8", "surrogatepass")
+        + b"\0"
+        + key.encode("utf-8", "surrogatepass")
+    )
+    return digest.hexdigest()[:16]
+
+
+def _same_ask(found: Prompt, asked: Prompt, key: str | None) -> Prompt:
+    """A retried keyed ask's prompt, as first made (pending or closed); refused if
+    the key was used for another question."""
+    same = (found.agent_id, found.question, found.choices, found.schema, found.kind) == (
+        asked.agent_id,
+        asked.question,
+        asked.choices,
+        asked.schema,
+        asked.kind,
+    )
+    if not same:
+        raise InvalidParams(
+            f"idempotency_key {key!r} was used by agent {asked.agent_id!r} for another "
+            f"question (prompt {found.id}, {found.question[:80]!r}); a retry must send the "
+            "same question, and a new question a new key",
+            param="idempotency_key",
+            id=found.id,
+        )
+    return found
 
 
 def _check_timeout(timeout_s: float) -> None:

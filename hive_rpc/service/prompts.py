@@ -25,6 +25,7 @@ from hive_rpc.core.conventions import (
     reserved_agent,
 )
 from hive_rpc.core.errors import InvalidParams, LimitReached, StoreUnavailable
+from hive_rpc.core.limits import check_name
 from hive_rpc.core.prompt import Action, Ask, Kind, Prompt
 from hive_rpc.relay.consent import CALLER, Caller, peer_of
 from hive_rpc.relay.proc import working_dir
@@ -58,11 +59,18 @@ async def ask(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
             "ask under your own name",
             param="agent_id",
         )
+    key = p.get("idempotency_key")
+    if key is not None:
+        check_name(key, "idempotency_key")  # linear in its length, at most name_chars
     caller = CALLER.get()
     prompt = await hub.registry.ask(
-        Ask.from_params(p), peer=peer_of(caller), human=APPROVER.get(), origin=_origin(caller)
+        Ask.from_params(p),
+        peer=peer_of(caller),
+        human=APPROVER.get(),
+        origin=_origin(caller),
+        key=key,
     )
-    if p.get("waits") and hub.askers is not None:
+    if p.get("waits") and hub.askers is not None and prompt.is_pending:
         await hub.askers.bind(prompt.id, caller.pid if caller is not None else None)
     return prompt.to_record()
 

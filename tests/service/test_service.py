@@ -121,5 +121,6 @@ def test_a_method_is_handled_once() -> None:
 def test_the_ask_row_takes_the_fields_of_an_ask() -> None:
     from hive_rpc.core.prompt import ASK_FIELDS
 
-    # ...and waits, which says how the call is asked (service/askers.py), not what.
-    assert list(METHODS["hive/ask"].params) == [*ASK_FIELDS, "waits"]
+    # ...and waits, which says how the call is asked (service/askers.py), not what,
+    # and idempotency_key, which says which ask a retry repeats (Registry.ask).
+    assert list(METHODS["hive/ask"].params) == [*ASK_FIELDS, "waits", "idempotency_key"]

@@ -102,7 +102,12 @@ class NatsStore:
         return await self._bridge.run(self._aio_guarded, write, fn, *args)
 
     async def _aio_guarded(self, write: bool, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-        """On the loop: run ``fn`` within the timeout; NATS trouble -> StoreUnavailable."""
+        """On the loop: run ``fn`` within the timeout; every NATS failure becomes
+        StoreUnavailable (-32007), whose message says what happened in words a person
+        can act on and whether a write may have been saved (``maybe_saved``): only
+        when the request may have reached the stream and its answer never came back.
+        Refusals before sending (not connected, no stream leader, JetStream's 503)
+        saved nothing."""
         if self._nc.is_closed:
             raise StoreUnavailable(self.url, "the connection is closed", write=write)
         if not self._nc.is_connected:
@@ -110,6 +115,8 @@ class NatsStore:
         try:
             async with asyncio.timeout(self.timeout):
                 return await fn(*args)
+        except nats.js.errors.KeyValueError:
+            raise  # a key's state (not found, moved on): ``fn``'s business, not an outage
         except TimeoutError:  # also nats.errors.TimeoutError
             raise StoreUnavailable(
                 self.url, f"no answer within {self.timeout:g} s", write=write, maybe_saved=write
@@ -118,15 +125,45 @@ class NatsStore:
             nats.errors.OutboundBufferLimitError,
             nats.errors.ConnectionClosedError,
             nats.errors.ConnectionReconnectingError,
-            nats.errors.StaleConnectionError,
         ):
             raise StoreUnavailable(self.url, "the connection was lost", write=write) from None
-        except nats.errors.NoRespondersError:
-            raise StoreUnavailable(self.url, "JetStream is not answering", write=write) from None
-        except nats.js.errors.ServiceUnavailableError as exc:
+        except nats.errors.StaleConnectionError:  # after the request went out, maybe
             raise StoreUnavailable(
-                self.url, f"JetStream is unavailable ({exc.description})", write=write
+                self.url, "the connection was lost", write=write, maybe_saved=write
             ) from None
+        except (nats.errors.NoRespondersError, nats.js.errors.NoStreamResponseError):
+            # Nobody leads the bucket's stream: its node is down or cut off, and the
+            # others elect a new leader within seconds (or cannot, without a quorum).
+            raise StoreUnavailable(
+                self.url,
+                "no NATS server holds the bucket's lead right now (a node is down; the "
+                "cluster elects another within seconds if enough nodes are up)",
+                write=write,
+            ) from None
+        except nats.js.errors.APIError as exc:
+            raise self._refused(exc, write) from None
+        except nats.errors.Error as exc:
+            raise StoreUnavailable(
+                self.url,
+                f"NATS failed ({exc or type(exc).__name__})",
+                write=write,
+                maybe_saved=write,
+            ) from None
+
+    def _refused(self, exc: nats.js.errors.APIError, write: bool) -> StoreUnavailable:
+        """JetStream answered with an error: a 503 (no quorum, no leader) saved
+        nothing; a 408 or 500 may have come after the write was proposed."""
+        what = exc.description or "no description"
+        if exc.code == 503 or isinstance(exc, nats.js.errors.ServiceUnavailableError):
+            return StoreUnavailable(
+                self.url, f"JetStream is unavailable ({what}; a node may be down)", write=write
+            )
+        return StoreUnavailable(
+            self.url,
+            f"JetStream refused ({exc.code} {what})",
+            write=write,
+            maybe_saved=write and exc.code not in (400, 404),
+        )
 
     # -- prompts -------------------------------------------------------------------
 
