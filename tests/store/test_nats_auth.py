@@ -72,8 +72,9 @@ def ask(shell: Shell, question: str) -> str:
 
 
 def make_certificates(root: Path) -> dict[str, Path]:
-    """A private CA and a server certificate for 127.0.0.1, as docs/multi-machine.md
-    makes them (``openssl``: Debian's package of that name)."""
+    """A private CA and a server certificate for 127.0.0.1 (an IP in its names, as
+    the hub dials 127.0.0.1), made with ``openssl`` (Debian's package of that name) as
+    docs/multi-machine.md makes them for a host name."""
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
     ca, ca_key = root / "ca.pem", root / "ca.key"
     cert, key, csr = root / "server.pem", root / "server.key", root / "server.csr"
