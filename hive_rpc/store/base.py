@@ -13,6 +13,12 @@ RETENTION_BATCH = 500
 hub's other writes never wait long behind one."""
 
 
+RETAINED_DOCUMENTS = {"task": "completed_at"}
+"""Document kinds ``prune_closed`` removes once old, with the body field saying when
+each ended: task reports (runtime/activity.py ``TASK_DOC``), one per task id, which
+would otherwise pile up for ever."""
+
+
 class StoreCorrupt(RuntimeError):
     """The store's file is damaged or made by a newer hive-rpc: the hub cannot start
     on it.  The message says what to run."""
@@ -56,9 +62,11 @@ class PromptStore(Protocol):
         """How many prompts are in each status (every status present, zero included)."""
 
     async def prune_closed(self, before: float, *, limit: int = RETENTION_BATCH) -> int:
-        """Delete up to ``limit`` closed prompts created before ``before`` (wall-clock
-        seconds); how many went.  The hub calls it until it returns less than
-        ``limit`` (``--retain``), so the store does not grow without end."""
+        """Delete up to ``limit`` old records: closed prompts created before ``before``
+        (wall-clock seconds) and documents of a ``RETAINED_DOCUMENTS`` kind (task
+        reports) that ended before it; how many went.  The hub calls it until it
+        returns less than ``limit`` (``--retain``), so the store does not grow without
+        end.  (The memory store keeps its documents: they end with the hub.)"""
 
     async def put_document(self, kind: str, key: str, body: dict[str, Any]) -> None:
         """Save (insert or replace) one JSON document of ``kind`` (``dialogue``,

@@ -47,7 +47,7 @@ import trio
 
 from hive_rpc.core.errors import PromptUnreadable, StoreWriteFailed
 from hive_rpc.core.prompt import Prompt, Status
-from hive_rpc.store.base import RETENTION_BATCH, StoreCorrupt
+from hive_rpc.store.base import RETAINED_DOCUMENTS, RETENTION_BATCH, StoreCorrupt
 from hive_rpc.store.records import ENCODE, UnreadableRecord, decode_prompt, encode_prompt
 
 log = logging.getLogger(__name__)
@@ -422,6 +422,18 @@ class SqliteStore:
                 "DELETE FROM prompts WHERE id IN (SELECT id FROM prompts"
                 " WHERE status = ? AND created_at < ? LIMIT ?)",
                 (status.value, before, left),
+            )
+            left -= cur.rowcount
+        for kind, field in RETAINED_DOCUMENTS.items():
+            if left <= 0:
+                break
+            # The walk (the kind's keys, by the primary key) stops at the LIMIT;
+            # only a run's last batch reads each report of the kind once.
+            await self._room_to_write()
+            cur = self._write(
+                "DELETE FROM documents WHERE rowid IN (SELECT rowid FROM documents"
+                " WHERE kind = ? AND json_valid(body) AND json_extract(body, ?) < ? LIMIT ?)",
+                (kind, f"$.{field}", before, left),
             )
             left -= cur.rowcount
         return limit - left
