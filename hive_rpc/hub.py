@@ -21,8 +21,8 @@ import trio
 from hive_rpc.agora import open_agora
 from hive_rpc.client import start_record
 from hive_rpc.core.dialogue import Dialogue
-from hive_rpc.core.errors import PromptUnreadable
-from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S
+from hive_rpc.core.errors import PromptUnreadable, StoreUnavailable
+from hive_rpc.core.prompt import DEFAULT_MAX_LIFETIME_S, Prompt
 from hive_rpc.core.sessions import Session
 from hive_rpc.faces.desktop_notify import run_desktop_notifications
 from hive_rpc.faces.editor_socket import bind_socket, remove_socket, serve_editor_socket
@@ -61,6 +61,10 @@ RETENTION_EVERY_S = 3600.0
 NATS_SCHEMES = ("nats://", "tls://")
 START_RECORD_RETRY_S = 60.0
 """How often a hub that could not write its start record (a full disk) tries again."""
+INGEST_RETRY_S = 0.1
+"""First pause before another hub's change that could not be ingested is tried again."""
+INGEST_RETRY_MAX_S = 2.0
+"""Longest pause between those tries (``ingest_until_done``)."""
 
 
 class HubAlreadyRunning(RuntimeError):
@@ -85,6 +89,11 @@ class HubConfig:
     replicas: int | None = None
     """Copies of each NATS bucket (``serve --replicas``); None: 3 on a cluster of 3 or
     more servers, else 1."""
+    nats_ping_s: float | None = None
+    """How often a NATS hub pings its server (``serve --nats-ping``): a frozen server
+    is left for another after ``nats_ping_misses`` unanswered; None: 2 s."""
+    nats_ping_misses: int | None = None
+    """Unanswered pings before the server is deemed gone; None: 2."""
 
 
 @asynccontextmanager
@@ -92,9 +101,17 @@ async def open_store(config: HubConfig) -> AsyncIterator[PromptStore]:
     """The configured store for the block; closed (shielded) when it ends."""
     if config.store.startswith(NATS_SCHEMES):
         # Imported here: only a hub on NATS needs nats-py and its asyncio thread.
-        from hive_rpc.store.nats import open_nats_store
+        from hive_rpc.store.nats.connect import Pings, open_connected_store
+        from hive_rpc.store.nats.store import DEFAULT_TIMEOUT_S
 
-        async with open_nats_store(config.store, replicas=config.replicas) as nats_store:
+        default = Pings()
+        pings = Pings(
+            config.nats_ping_s or default.interval_s,
+            config.nats_ping_misses or default.outstanding,
+        )
+        async with open_connected_store(
+            config.store, op_timeout_s=DEFAULT_TIMEOUT_S, replicas=config.replicas, pings=pings
+        ) as nats_store:
             yield nats_store
         return
     store: PromptStore
@@ -219,6 +236,36 @@ def _agora_activity(service: HubService) -> Callable[[dict[str, Any], Dialogue |
     return publish
 
 
+async def ingest_until_done(registry: Registry, prompt: Prompt) -> None:
+    """``registry.ingest(prompt)``, tried again until the store lets it through.
+
+    Ingesting another hub's new question reads the store (its record may have moved
+    on); during a failover that read fails, and a change skipped then is never sent
+    again: its prompt stayed hidden from this hub's editors for good (issue 31, the
+    "ingest write failed" of a killed leader).  So a failing ingest holds the changes
+    behind it (they wait in the watch, in order) and is tried again, after
+    ``INGEST_RETRY_S`` doubling up to ``INGEST_RETRY_MAX_S``: a failing store gives no
+    event to wait for, and each try is itself bounded by the store's timeout."""
+    delay = INGEST_RETRY_S
+    while True:
+        try:
+            await registry.ingest(prompt)
+        except PromptUnreadable as e:  # a bad record, not a failing store
+            log.warning("store: skipping a change: %s", e.message)
+            return
+        except StoreUnavailable as e:  # the store could not be read: try this one again
+            registry.store_trouble("ingest", e)
+        except Exception as e:  # not the store's state: trying again would not help
+            registry.store_trouble("ingest", e)
+            log.exception("store: skipping a change of prompt %s", prompt.id)
+            return
+        else:
+            registry.store_trouble("ingest", None)
+            return
+        await trio.sleep(delay)
+        delay = min(delay * 2, INGEST_RETRY_MAX_S)
+
+
 async def follow_shared_store(
     service: HubService, store: SharedStore, *, task_status: Any = trio.TASK_STATUS_IGNORED
 ) -> None:
@@ -237,14 +284,7 @@ async def follow_shared_store(
                 except UnreadableRecord as e:
                     log.warning("store: skipping a change: %s", e)
                     continue
-                try:
-                    await registry.ingest(prompt)
-                except PromptUnreadable as e:  # a bad record, not a failing store
-                    log.warning("store: skipping a change: %s", e.message)
-                except Exception as e:  # the store could not be read: go on with the next
-                    registry.store_trouble("ingest", e)
-                else:
-                    registry.store_trouble("ingest", None)
+                await ingest_until_done(registry, prompt)
             elif change.doc_kind == TASK_DOC:  # another hub's task report
                 service.activity.ingest_task(change.value)
             elif change.doc_kind == AUDIT_DOC:  # a decision, maybe made on another hub
@@ -274,7 +314,8 @@ async def follow_store_link(
 async def run_retention(
     registry: Registry, retain_s: float, *, task_status: Any = trio.TASK_STATUS_IGNORED
 ) -> None:
-    """Delete closed prompts older than ``retain_s``, every ``RETENTION_EVERY_S``.
+    """Delete closed prompts and task reports older than ``retain_s``, every
+    ``RETENTION_EVERY_S`` (``PromptStore.prune_closed``).
 
     Off the hot path: small batches (``RETENTION_BATCH`` rows, one short statement
     each) with a trio checkpoint between them, so requests run in between.  A failed
@@ -294,7 +335,11 @@ async def run_retention(
         else:
             registry.store_trouble("retention", None)
         if deleted:
-            log.info("retention: deleted %d closed prompts older than %g s", deleted, retain_s)
+            log.info(
+                "retention: deleted %d closed prompts and task reports older than %g s",
+                deleted,
+                retain_s,
+            )
         await trio.sleep(RETENTION_EVERY_S)
 
 

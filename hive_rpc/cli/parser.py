@@ -110,6 +110,13 @@ def _replicas(text: str) -> int:
     raise argparse.ArgumentTypeError(f"{text!r} is not a number of replicas from 1 to 5")
 
 
+def _ping_misses(text: str) -> int:
+    """argparse type: unanswered pings before a NATS server is deemed gone."""
+    if text.isdigit() and 1 <= int(text) <= 10:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"{text!r} is not a number of pings from 1 to 10")
+
+
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -709,6 +716,22 @@ def _serve_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="with a NATS store: copies of each bucket, 1-5 (default 3 on a cluster of 3 "
         "or more servers, else 1); a bucket with fewer is raised to N",
+    )
+    p.add_argument(
+        "--nats-ping",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="with a NATS store: ping the server every SECONDS (default 2); a server "
+        "that leaves --nats-ping-misses pings unanswered is left for another",
+    )
+    p.add_argument(
+        "--nats-ping-misses",
+        type=_ping_misses,
+        default=None,
+        metavar="N",
+        help="with a NATS store: unanswered pings before the server is deemed gone, "
+        "1-10 (default 2)",
     )
     p.add_argument(
         "--max-lifetime",

@@ -57,6 +57,10 @@ def _serve_args(args: argparse.Namespace) -> list[str]:
     ]
     if args.replicas is not None:
         extra += ["--replicas", str(args.replicas)]
+    if args.nats_ping is not None:
+        extra += ["--nats-ping", repr(args.nats_ping)]
+    if args.nats_ping_misses is not None:
+        extra += ["--nats-ping-misses", str(args.nats_ping_misses)]
     if args.http is not None:
         extra += ["--http", args.http]
     if args.no_notify:
@@ -218,6 +222,8 @@ async def cmd_serve(args: argparse.Namespace) -> int:
         activity_ttl_s=args.activity_ttl,
         retain_s=args.retain,
         replicas=args.replicas,
+        nats_ping_s=args.nats_ping,
+        nats_ping_misses=args.nats_ping_misses,
         http=args.http,
         notify=not args.no_notify,
     )

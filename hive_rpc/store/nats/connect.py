@@ -5,20 +5,28 @@ buckets; logs name the server actually reached.  Runs on the bridge's asyncio th
 The client is connected with a zero-byte reconnect buffer, so nothing is queued while
 disconnected to be sent later behind the caller's back: a refused write was not
 saved.  nats-py keeps reconnecting (forever, every 0.5 s); once it is back, the
-store's operations work again and its watches resume."""
+store's operations work again and its watches resume.
+
+A server that is frozen (SIGSTOP, a stalled VM), not closed, is noticed only by its
+unanswered pings: after ``Pings.outstanding`` of them, one ``Pings.interval_s`` apart,
+the client drops it and moves to another.  nats-py's default, 10 s and 2, took ~19 s
+on a 3-node cluster (issue 31); ``serve --nats-ping`` sets the interval."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 import nats.errors
 import nats.js.errors
 from nats.aio.client import Client as NatsClient
 
 from hive_rpc.core.errors import StoreUnavailable
-from hive_rpc.store.aio_bridge import AsyncioThread
+from hive_rpc.store.aio_bridge import AsyncioThread, open_asyncio_thread
 from hive_rpc.store.nats.cluster import cluster_size, default_replicas, open_bucket
 from hive_rpc.store.nats.names import (
     DOCUMENTS_BUCKET,
@@ -31,9 +39,52 @@ from hive_rpc.store.nats.store import NatsStore
 
 log = logging.getLogger(__name__)
 
+PING_S = 2.0
+"""How often the client pings its server (``serve --nats-ping``): a frozen server is
+left after 4-6 s, where nats-py's 10 s took ~19 s."""
+PINGS_OUTSTANDING = 2
+"""Pings left unanswered before the server is deemed gone (``--nats-ping-misses``)."""
+
+
+@dataclass(frozen=True)
+class Pings:
+    """How the connection notices a server that stopped answering: a ping every
+    ``interval_s``, the server left once ``outstanding`` are unanswered."""
+
+    interval_s: float = PING_S
+    outstanding: int = PINGS_OUTSTANDING
+
+
+@asynccontextmanager
+async def open_connected_store(
+    url: str, *, op_timeout_s: float, replicas: int | None = None, pings: Pings = Pings()
+) -> AsyncIterator[NatsStore]:
+    """``open_nats_store`` with the connection's pings set (``serve --nats-ping``)."""
+    async with open_asyncio_thread(name="hive-nats") as bridge:
+        store = await bridge.run(aio_connect, bridge, url, op_timeout_s, replicas, pings)
+        try:
+            yield store
+        finally:
+            await store.aclose()
+
+
+def close_failed_attempt(nc: NatsClient) -> None:
+    """Close the socket of a connection attempt that failed.  A frozen server accepts
+    the TCP connection and never sends its INFO; nats-py 2.16 gives up on it after
+    ``connect_timeout`` and opens the next attempt on the same transport, leaving the
+    old socket unclosed (a ResourceWarning, an fd held until the collector runs)."""
+    transport = nc._transport  # private: nats-py has no public way to close it
+    if transport is not None:
+        with contextlib.suppress(Exception):
+            transport.close()  # type: ignore[no-untyped-call]
+
 
 async def aio_connect(
-    bridge: AsyncioThread, url: str, op_timeout_s: float, replicas: int | None
+    bridge: AsyncioThread,
+    url: str,
+    op_timeout_s: float,
+    replicas: int | None,
+    pings: Pings = Pings(),
 ) -> NatsStore:
     """On the loop: connect and open (or create) the two buckets."""
     where = shown(url)
@@ -63,6 +114,9 @@ async def aio_connect(
         errors.append(exc)
         del errors[:-1]
         log.debug("NATS client error: %r", exc)
+        attempt = isinstance(exc, TimeoutError | OSError) and not isinstance(exc, nats.errors.Error)
+        if attempt and (nc.is_connecting or nc.is_reconnecting):
+            close_failed_attempt(nc)  # a connection attempt timed out or was refused
 
     nc = NatsClient()
     try:
@@ -75,8 +129,8 @@ async def aio_connect(
                 connect_timeout=max(1, int(op_timeout_s)),
                 allow_reconnect=True,
                 pending_size=0,  # refuse, rather than queue, while disconnected
-                ping_interval=10,
-                max_outstanding_pings=2,
+                ping_interval=pings.interval_s,  # type: ignore[arg-type]  # int in its hints
+                max_outstanding_pings=pings.outstanding,
                 disconnected_cb=disconnected,
                 reconnected_cb=reconnected,
                 error_cb=error,

@@ -1,6 +1,20 @@
 """The asyncio side of ``NatsStore.changes()``: one ordered consumer per bucket,
-starting just after the bucket's last revision, feeding one queue; resumed from the
-last revision seen after a reconnection."""
+starting just after the bucket's last revision, feeding one queue.
+
+A watch must never go quiet while the bucket moves on (issue 31: after a node was
+frozen, editors saw only their own hub's questions for 17 s and more).  nats-py's
+ordered consumer recovers by itself only from a gap it sees; a consumer lost with its
+node, or reset by a leader change and then not recreated (its recreation's failure
+goes to the error callback, and the next try waits two missed heartbeats), stalls in
+silence.  So the watch resubscribes from just after the last revision it delivered:
+
+- at once, after every reconnection (``resume``, called by the connection);
+- when its consumer stalls: every ``CHECK_S`` it asks JetStream for each bucket's last
+  revision, and a bucket that was ahead of what the watch had delivered at the last
+  check, while nothing was delivered since, is resubscribed;
+- again at the next check when resubscribing failed (JetStream still electing).
+
+A revision already delivered is dropped, so a resubscription never repeats a change."""
 
 from __future__ import annotations
 
@@ -26,17 +40,31 @@ log = logging.getLogger(__name__)
 
 WATCH_QUEUE = 1024
 """Changes held on the asyncio side before the watch stops reading from NATS."""
+HEARTBEAT_S = 1.0
+"""The ordered consumers' idle heartbeat: nats-py resets a consumer after two missed."""
+CHECK_S = 1.0
+"""How often a watch compares what it delivered with each bucket's last revision: a
+stall is found within two checks (one to see the bucket ahead, one to see no progress)."""
+CHECK_TIMEOUT_S = 2.0
+"""Longest one check, or one resubscription's request, may wait for JetStream."""
 
 
 class Watch:
     """The asyncio side of ``changes()``: one ordered consumer per bucket, starting
-    just after the bucket's last revision, feeding one queue."""
+    just after the bucket's last revision, feeding one queue; resubscribed from the
+    last revision delivered after a reconnection or a stall (the module's doc)."""
 
     def __init__(self, store: NatsStore) -> None:
         self._store = store
         self._queue: asyncio.Queue[StoreChange] = asyncio.Queue(maxsize=WATCH_QUEUE)
         self._subs: list[Any] = []
         self._seen: dict[str, int] = {}
+        self._lock = asyncio.Lock()
+        self._broken = False
+        """The last resubscription failed: the next check tries again, stalled or not."""
+        self._checker: asyncio.Task[None] | None = None
+        self.resumed = 0
+        """Resubscriptions made (after reconnections and stalls), for tests and logs."""
 
     async def start(self) -> None:
         for bucket in BUCKETS:
@@ -44,6 +72,7 @@ class Watch:
             self._seen[bucket] = info.state.last_seq
         await self._subscribe()
         self._store._watches.add(self)
+        self._checker = asyncio.get_running_loop().create_task(self._check_forever())
 
     async def _subscribe(self) -> None:
         for bucket in BUCKETS:
@@ -57,23 +86,64 @@ class Watch:
                 config=config,
                 cb=self._receiver(bucket),
                 ordered_consumer=True,
+                idle_heartbeat=HEARTBEAT_S,
                 inactive_threshold=60,
             )
             self._subs.append(sub)
 
-    async def resume(self) -> None:
-        """Subscribe again from just after what was seen (after a reconnection)."""
-        await self._unsubscribe()
-        for _ in range(20):  # JetStream may need a moment after a restart
+    async def resume(self, why: str = "reconnected") -> None:
+        """Subscribe again from just after what was delivered.  One try: when it fails
+        (JetStream still electing a leader) the next check tries again."""
+        async with self._lock:
+            await self._unsubscribe()
             try:
-                await self._subscribe()
+                async with asyncio.timeout(CHECK_TIMEOUT_S):
+                    await self._subscribe()
             except (nats.errors.Error, TimeoutError) as exc:
-                log.debug("watch not resumed yet: %r", exc)
+                if not self._broken:
+                    log.info("watch not resumed yet (%s): %r; trying again", why, exc)
+                self._broken = True
                 await self._unsubscribe()
-                await asyncio.sleep(0.5)
-            else:
                 return
-        log.warning("could not resume watching the shared store; changes may be missed")
+            self.resumed += 1
+            log.info(
+                "watch resumed (%s) after revision %s",
+                why,
+                ", ".join(f"{bucket} {seen}" for bucket, seen in self._seen.items()),
+            )
+            self._broken = False
+
+    async def _check_forever(self) -> None:
+        """Every ``CHECK_S``: resubscribe a broken or stalled watch (the module's doc).
+        It sleeps between checks as nats-py's own heartbeat check does: this side runs
+        on the bridge's asyncio loop, where JetStream offers no stall event."""
+        ahead: dict[str, int] = {}  # bucket -> what the watch had delivered when behind
+        while True:
+            await asyncio.sleep(CHECK_S)
+            if not self._store._nc.is_connected:
+                ahead.clear()  # the reconnection resumes it
+                continue
+            if self._broken:
+                await self.resume("resubscribing failed")
+                ahead.clear()
+                continue
+            stalled = []
+            for bucket in BUCKETS:
+                try:
+                    async with asyncio.timeout(CHECK_TIMEOUT_S):
+                        info = await self._store._js.stream_info(f"KV_{bucket}")
+                except (nats.errors.Error, TimeoutError):
+                    continue  # JetStream not answering: its leader is being elected
+                seen = self._seen[bucket]
+                if ahead.get(bucket) == seen and not self._queue.full():
+                    stalled.append(bucket)
+                if info.state.last_seq > seen:
+                    ahead[bucket] = seen
+                else:
+                    ahead.pop(bucket, None)
+            if stalled:
+                await self.resume(f"stalled on {', '.join(stalled)}")
+                ahead.clear()
 
     def _receiver(self, bucket: str) -> Callable[[Msg], Awaitable[None]]:
         prefix = f"$KV.{bucket}."
@@ -95,6 +165,10 @@ class Watch:
 
     async def stop(self) -> None:
         self._store._watches.discard(self)
+        if self._checker is not None:
+            self._checker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._checker
         await self._unsubscribe()
 
     async def _unsubscribe(self) -> None:
