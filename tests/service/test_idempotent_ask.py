@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 import trio
+from test_mcp import MODES, http_client, tool
 
 from hive_rpc.client.async_client import HubClient
 from hive_rpc.core.errors import HiveError
 from hive_rpc.hub import HubConfig, run_hub
 from hive_rpc.runtime.registry import keyed_id
+from hive_rpc.service import HubService
 
 ASK = {"question": "Deploy build 412?", "choices": ["yes", "no"], "agent_id": "ci"}
 
@@ -123,3 +125,23 @@ async def test_a_retry_after_a_restart_returns_the_same_prompt(short_tmp: Path) 
             await nursery.start(run_hub, config)
             assert await call(config, "hive/ask", {**ASK, "idempotency_key": "k"}) == first
             nursery.cancel_scope.cancel()
+
+
+# The SDK's HTTP client leaves httpx2's SSE generators to the garbage collector (as in
+# tests/faces/test_mcp.py): the client library's doing, not the hub's.
+@pytest.mark.filterwarnings(r"ignore:Async generator 'http(x|core)2\.:ResourceWarning")
+async def test_the_mcp_tool_takes_the_key(http_hub: HubService) -> None:
+    """``hivemind_ask_async`` with ``idempotency_key``: the agent's retry gets the
+    same ask_id, and its status as it is now."""
+    with trio.fail_after(30):
+        async with http_client(http_hub, MODES[0], agent="ci") as agent:
+            first = await tool(agent, "hivemind_ask_async", question="Go?", idempotency_key="k")
+            again = await tool(agent, "hivemind_ask_async", question="Go?", idempotency_key="k")
+            assert again["ask_id"] == first["ask_id"] == keyed_id("ci", "k")
+            await http_hub.registry.respond(first["ask_id"], answer="yes", by="al")
+            closed = await agent.call_tool(
+                "hivemind_ask_async", {"question": "Go?", "idempotency_key": "k"}
+            )
+            assert closed.structured_content is not None
+            assert closed.structured_content["status"] == "responded"
+            assert f"Asked (ask_id {first['ask_id']}, responded)" in closed.content[0].text  # type: ignore[union-attr]

@@ -151,7 +151,9 @@ TOOLS = ToolTable()
     "options: answers to pick from; schema: a flat elicitation schema for a "
     "structured answer; timeout_s: countdown, stopped when the human starts typing; "
     "task_id: the task this ask belongs to; in_reply_to: the ask or task it follows "
-    "up (both returned, and carried by the ask's activity entries).",
+    "up (both returned, and carried by the ask's activity entries); idempotency_key: "
+    "your key for this question, so that asking again after an error or a lost reply "
+    "(the same question, the same key) returns the same ask_id instead of asking twice.",
     hints=ADDS,
     words={"choices": "options"},
 )
@@ -164,6 +166,7 @@ async def hivemind_ask_async(
     timeout_s: float | None = None,
     task_id: str | None = None,
     in_reply_to: str | None = None,
+    idempotency_key: str | None = None,
 ) -> Annotated[CallToolResult, Asked]:
     session = session_of(ctx)
     ask = Ask(
@@ -176,7 +179,8 @@ async def hivemind_ask_async(
         in_reply_to=in_reply_to,
         agent_id=session.agent(ctx),
     )
-    record = await session.call("hive/ask", **ask.params())
+    keyed = {"idempotency_key": idempotency_key} if idempotency_key is not None else {}
+    record = await session.call("hive/ask", **ask.params(), **keyed)
     # The correlation ids come back with the id, so a caller can match
     # the stream's entries by task without a table of its own.
     asked = Asked(
@@ -188,7 +192,7 @@ async def hivemind_ask_async(
     )
     return ok(
         asked,
-        f"Asked (ask_id {asked.ask_id}, pending). Keep working; collect the "
+        f"Asked (ask_id {asked.ask_id}, {asked.status}). Keep working; collect the "
         "answer with hivemind_poll or hivemind_await.",
     )
 
