@@ -115,8 +115,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         agent_id=DEFAULT_AGENT if args.agent is None else args.agent,
         task_id=args.task_id or None,
     )
+    keyed = {"idempotency_key": args.key} if args.key is not None else {}
     with client_for(args) as client:
-        record = client.call("hive/ask", ask.params())
+        record = client.call("hive/ask", {**ask.params(), **keyed})
     if args.wait:
         if not args.json:
             print(record["id"], file=sys.stderr, flush=True)

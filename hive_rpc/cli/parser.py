@@ -263,6 +263,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--urgent", action="store_true")
     p.add_argument("--agent", default="cli", help="agent id to ask as (default: cli)")
     p.add_argument("--task-id", help="correlation id carried with the prompt")
+    p.add_argument("--key", help="idempotency key: asked again with it, the same prompt comes back")
     p.add_argument("--wait", action="store_true", help="block until answered; print the answer")
     p.set_defaults(func="hive_rpc.cli.commands:cmd_ask")
 

@@ -6,11 +6,13 @@ tests/store/test_nats_errors.py."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
+from cli_support import Shell
 from test_mcp import MODES, http_client, tool
 
 from hive_rpc.client.async_client import HubClient
@@ -145,3 +147,17 @@ async def test_the_mcp_tool_takes_the_key(http_hub: HubService) -> None:
             assert closed.structured_content is not None
             assert closed.structured_content["status"] == "responded"
             assert f"Asked (ask_id {first['ask_id']}, responded)" in closed.content[0].text  # type: ignore[union-attr]
+
+
+def test_the_cli_takes_the_key(sh: Shell) -> None:
+    """``hive-rpc ask --key``: run twice, one prompt; another question, refused."""
+    first = sh.run("ask", "Ship it?", "--agent", "ci", "--key", "ship-1")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == keyed_id("ci", "ship-1")
+    again = sh.run("ask", "Ship it?", "--agent", "ci", "--key", "ship-1", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout) == {"id": keyed_id("ci", "ship-1"), "status": "pending"}
+    other = sh.run("ask", "Roll back?", "--agent", "ci", "--key", "ship-1")
+    assert other.returncode == 1  # EXIT_REFUSED, as any invalid question
+    assert "for another question" in other.stderr
+    assert len(sh.json("list")) == 1
