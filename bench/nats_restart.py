@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import time
 from pathlib import Path
 
@@ -79,8 +80,8 @@ async def timed(store: PromptStore) -> tuple[float, float, int]:
 async def prune_all(store: PromptStore) -> int:
     """Retention as the hub runs it (hub.run_retention's loop), with every closed
     prompt past ``--retain``."""
-    deleted = 0
-    while (n := await store.prune_closed(time.time() - 86400)) > 0:
+    deleted, before = 0, time.time() - 86400
+    while (n := await store.prune_closed(before)) > 0:
         deleted += n
         if n < RETENTION_BATCH:
             break
@@ -122,22 +123,24 @@ async def sqlite_case(path: Path, records: list[Prompt]) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pending", type=int, default=1000)
     parser.add_argument(
-        "--closed", type=int, nargs="+", default=[0, 10_000, 40_000], help="closed history sizes"
+        "--pending", type=int, nargs="+", default=[1000, 5000], help="pending prompts"
+    )
+    parser.add_argument(
+        "--closed", type=int, nargs="+", default=[0, 6000], help="closed history sizes"
     )
     args = parser.parse_args(argv)
     print_machine()
     rows = []
     with short_tmp() as tmp:
-        for closed in args.closed:
-            records = prompts(args.pending, closed)
-            sql = trio.run(sqlite_case, tmp / f"s{closed}.db", records)
-            with nats_server(tmp / f"n{closed}") as url:
+        for pending, closed in itertools.product(args.pending, args.closed):
+            records = prompts(pending, closed)
+            sql = trio.run(sqlite_case, tmp / f"s{pending}-{closed}.db", records)
+            with nats_server(tmp / f"n{pending}-{closed}") as url:
                 nat = trio.run(nats_case, url, records)
             rows.append(
                 [
-                    f"{args.pending:,}",
+                    f"{pending:,}",
                     f"{closed:,}",
                     f"{sql['restart']:.2f}",
                     f"{nat['restart']:.2f} ({ratio(nat['restart'], sql['restart'])})",

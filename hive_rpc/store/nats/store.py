@@ -71,22 +71,23 @@ def _maybe_pending(value: bytes) -> bool:
     return b'"pending"' in value or b'"status"' not in value
 
 
-_CLOSED = frozenset(s.value for s in Status if s is not Status.PENDING)
+_STATUSES = frozenset(s.value for s in Status)
+_CLOSED = _STATUSES - {Status.PENDING.value}
 _STATUS = re.compile(rb'"status":"([a-z]+)"')
 
 
-def _closed_status(value: bytes) -> str | None:
-    """A closed record's status read from its bytes without decoding it, or None
-    (not a closed record, or not sure).  The hubs write compact JSON, so the
-    record's own status reads ``"status":"..."``; only when that appears once can no
-    nested value (a schema, an answer) have one too, else ``json.loads`` decides."""
+def _status(value: bytes) -> str | None:
+    """A record's status read from its bytes without decoding it, or None (no
+    status hive-rpc knows).  The hubs write compact JSON, so the record's own
+    status reads ``"status":"..."``; only when that appears once can no nested value
+    (a schema, an answer) have one too, else ``json.loads`` decides."""
     found = _STATUS.findall(value)
     if len(found) == 1:
-        status = found[0].decode("ascii")
+        status: Any = found[0].decode("ascii")
     else:
         record = _json_object(value)
         status = record.get("status") if record else None
-    return status if isinstance(status, str) and status in _CLOSED else None
+    return status if isinstance(status, str) and status in _STATUSES else None
 
 
 def _json_object(value: bytes) -> dict[str, Any] | None:
@@ -328,11 +329,10 @@ class NatsStore:
         for entry in await self._aio_scan(self._prompts, ">", markers=True):
             if entry.operation is not None or not entry.value:
                 plan.append((PROMPTS_BUCKET, entry.key, entry.revision or 0))
-            elif not _maybe_pending(entry.value):
+            elif _status(entry.value) in _CLOSED:
                 record = _json_object(entry.value)
                 created = record.get("created_at") if record else None
-                closed = record is not None and record.get("status") in _CLOSED
-                if closed and isinstance(created, int | float) and created < before:
+                if isinstance(created, int | float) and created < before:
                     plan.append((PROMPTS_BUCKET, entry.key, entry.revision or 0))
         for entry in await self._aio_scan(self._docs, ">", markers=True):
             if entry.operation is not None or not entry.value:
@@ -362,21 +362,20 @@ class NatsStore:
         )
 
     async def counts(self) -> dict[str, int]:
-        """Prompts by status.  A closed record is counted from its ``status`` alone
-        (``_closed_status``, not decoded); one that may be pending is decoded, as
-        ``pending()`` does.  Unreadable records are not counted."""
+        """Prompts by status, each read from the record's bytes (``_status``): not
+        decoded, which cost two thirds of a scan.  A record whose status cannot be
+        read so is decoded; unreadable records are not counted."""
         records = await self._call(False, self._aio_scan, self._prompts, ">")
         counts = {s.value: 0 for s in Status}
         undecided = []
         for entry in records:
             if not entry.value:
                 continue
-            status = None if _maybe_pending(entry.value) else _closed_status(entry.value)
-            if status is not None:
-                if not (self.unreadable and self._unreadable_key(entry.key)):
-                    counts[status] += 1
-            else:
+            status = _status(entry.value)
+            if status is None:
                 undecided.append(entry)  # decoded: counted, or noted as unreadable
+            elif not (self.unreadable and self._unreadable_key(entry.key)):
+                counts[status] += 1
         for p in self._readable(undecided):
             counts[p.status.value] += 1
         return counts
