@@ -146,12 +146,20 @@ async def test_asks_on_a_frozen_node_are_answered_within_the_bound(
             finally:
                 os.kill(frozen.pid, signal.SIGCONT)
             assert len(check_refusals(outcomes)) == 4, outcomes
-            sent = [o for o in outcomes if o["data"]["maybe_saved"]]
-            assert len(sent) == 1, outcomes  # the one whose write went out
-            assert sent[0]["data"]["reason"] == "no answer within 5 s"
-            for o in outcomes:
-                if o is not sent[0]:
-                    assert o["data"]["reason"] == "earlier writes still wait on it after 5 s"
+            # Each says where its bound ran out: its write sent and unacknowledged
+            # (maybe saved), or still behind an earlier one (nothing saved).  Which
+            # is which depends on how far apart the asks came; at least the first
+            # went out.
+            reasons = [o["data"]["reason"] for o in outcomes]
+            assert set(reasons) <= {
+                "no answer within 5 s",
+                "earlier writes still wait on it after 5 s",
+            }, reasons
+            assert "no answer within 5 s" in reasons
+            # "nothing was saved" holds: once the node is back, only asks that said
+            # they may have been saved can be in the store.
+            pending = await until_available(store.pending)
+            assert len(pending) <= sum(o["data"]["maybe_saved"] for o in outcomes)
 
 
 async def test_keyed_asks_retried_after_a_frozen_leader_leave_no_orphan(
