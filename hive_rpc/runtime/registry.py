@@ -510,6 +510,13 @@ class Registry:
                 stage = "sent"
                 try:
                     await self.store.insert(prompt)
+                except StoreUnavailable as e:
+                    if prompt_id is not None and e.data.get("maybe_saved"):
+                        # The store's own bound ran out first: the same words as ours.
+                        raise self._ask_too_slow(
+                            "sent", bound, key, reason=e.data.get("reason")
+                        ) from None
+                    raise
                 except KeyError:
                     # Keyed, and saved meanwhile: by a hub sharing the store, or by
                     # this ask's first try whose reply never came.
@@ -526,15 +533,18 @@ class Registry:
         self._announce_ask()
         return prompt
 
-    def _ask_too_slow(self, stage: str, bound: float | None, key: str | None) -> StoreUnavailable:
+    def _ask_too_slow(
+        self, stage: str, bound: float | None, key: str | None, *, reason: str | None = None
+    ) -> StoreUnavailable:
         """The error for an ask that ran out of the store's bound at ``stage``: while
         reading (a retry's lookup) or waiting for earlier writes, nothing was saved;
         once its write went out (``sent``) its acknowledgement never came, and it may
-        have been saved."""
+        have been saved.  ``reason``: the store's own words, when its bound ran out
+        first."""
         where = str(getattr(self.store, "url", self.store.kind))
-        if stage == "wait":
+        if reason is None and stage == "wait":
             reason = f"earlier writes still wait on it after {bound:g} s"
-        else:
+        elif reason is None:
             reason = f"no answer within {bound:g} s"
         outcome = None
         if stage == "sent" and key is not None:
