@@ -179,6 +179,14 @@ def test_password_and_tls_refuse_other_processes_and_hide_the_password(
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
         assert str(secret) in argv
         assert PASSWORD not in argv, "the password is on the hub's command line"
+        record = (shell.data_dir / "hub.start.json").read_text()
+        assert str(secret) in record  # what --autostart and restart start it with again
+        assert PASSWORD not in record
+        restarted = shell.run("restart", timeout=60)
+        assert restarted.returncode == 0, restarted.stderr
+        assert shell.hub_pid() != pid
+        again = shell.run("poll", prompt_id, "--agent", "ci", "--json")
+        assert '"by": "alice"' in again.stdout, again.stdout + again.stderr
         logs = [p for p in shell.data_dir.rglob("*.log") if p.is_file()]
         assert logs, f"no hub log in {shell.data_dir}"
         for log in logs:
