@@ -316,15 +316,18 @@ class NatsStore:
         a marker per key that every scan then walks; a purge by subject costs the
         server about 2.5 ms at 20,000 messages, hence ``PURGE_CHUNK``.)"""
         if self._prune_plan is None or self._prune_plan[0] != before:
-            self._prune_plan = (before, await self._call(False, self._aio_prune_plan, before))
+            # A scan per bucket, each within the operation timeout on its own.
+            prompts = await self._call(False, self._aio_prune_prompts, before)
+            documents = await self._call(False, self._aio_prune_documents, before)
+            self._prune_plan = (before, prompts + documents)
         plan = self._prune_plan[1]
         batch, self._prune_plan = plan[:limit], (before, plan[limit:])
         for start in range(0, len(batch), PURGE_CHUNK):
             await self._call(True, self._aio_purge, batch[start : start + PURGE_CHUNK])
         return len(batch)
 
-    async def _aio_prune_plan(self, before: float) -> list[tuple[str, str, int]]:
-        """What ``prune_closed`` purges: (bucket, key, revision), oldest kinds first."""
+    async def _aio_prune_prompts(self, before: float) -> list[tuple[str, str, int]]:
+        """What ``prune_closed`` purges of the prompts: (bucket, key, revision)."""
         plan: list[tuple[str, str, int]] = []
         for entry in await self._aio_scan(self._prompts, ">", markers=True):
             if entry.operation is not None or not entry.value:
@@ -334,6 +337,11 @@ class NatsStore:
                 created = record.get("created_at") if record else None
                 if isinstance(created, int | float) and created < before:
                     plan.append((PROMPTS_BUCKET, entry.key, entry.revision or 0))
+        return plan
+
+    async def _aio_prune_documents(self, before: float) -> list[tuple[str, str, int]]:
+        """What ``prune_closed`` purges of the documents: (bucket, key, revision)."""
+        plan: list[tuple[str, str, int]] = []
         for entry in await self._aio_scan(self._docs, ">", markers=True):
             if entry.operation is not None or not entry.value:
                 # A removed document's marker: kept until ``before`` so that a hub
@@ -342,7 +350,7 @@ class NatsStore:
                     plan.append((DOCUMENTS_BUCKET, entry.key, entry.revision or 0))
                 continue
             kind, _, _ = entry.key.partition(".")
-            field = RETAINED_DOCUMENTS.get(decode_name(kind))
+            field = RETAINED_DOCUMENTS.get(kind)  # the retained kinds are plain names
             record = _json_object(entry.value) if field else None
             body = record.get("body") if record else None
             ended = body.get(field) if isinstance(body, dict) and field else None
