@@ -213,6 +213,9 @@ async def test_a_retry_on_another_hub_returns_the_same_prompt(
             assert sorted(p.id for p in pending) == sorted([first["id"], both[0]["id"]])
             # Answered on one hub, retried on the other: the answered prompt.
             await call_b("hive/respond", {"id": first["id"], "answer": "yes", "by": "al"})
+            # Once hub A has the answer (its watch brings it; a retry served from its
+            # memory a moment before would still find the prompt pending):
+            await call_a("hive/await", {"id": first["id"], "timeout_s": 30})
             again = await call_a("hive/ask", ask(1))
             assert (again["id"], again["status"], again["answer"]) == (
                 first["id"],
