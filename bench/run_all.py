@@ -38,6 +38,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
     ("session_memory", [], ["--steps", "5", "20"]),
     ("mcp_session_cost", [], ["-n", "5", "--sessions", "3"]),
     ("agora_turn", [], ["--turns", "10"]),
+    ("nats_failover", [], ["--faults", "kill"]),
     ("nats_restart", [], ["--pending", "200", "--closed", "0", "2000"]),
 ]
 ALIASES = {"mcp": "mcp_roundtrip", "epc": "epc_calls", "lsp": "lsp_roundtrip"}

@@ -43,10 +43,12 @@ ASKS_PER_PHASE = 3
 
 @dataclass
 class Editor:
-    """An editor subscribed to one hub (``hive/subscribe``): the prompts it was shown."""
+    """An editor subscribed to one hub (``hive/subscribe``): the prompts it was shown,
+    each with when it was first shown (trio's clock) and which agent asked it."""
 
     hub: str
-    shown: set[str] = field(default_factory=set)
+    shown: dict[str, float] = field(default_factory=dict)
+    asker: dict[str, str] = field(default_factory=dict)
     more: trio.Event = field(default_factory=trio.Event)
 
     async def follow(self, socket: Path) -> None:
@@ -55,29 +57,34 @@ class Editor:
             while True:
                 note = await client.next_notification()
                 if note.method == "hive/prompt" and isinstance(note.params, dict):
-                    self.shown.add(note.params["id"])
+                    prompt_id = note.params["id"]
+                    self.shown.setdefault(prompt_id, trio.current_time())
+                    self.asker[prompt_id] = note.params["agent_id"]
                     self.more.set()
                     self.more = trio.Event()
 
     async def shows(self, ids: set[str]) -> None:
-        while not ids <= self.shown:
+        while not ids <= self.shown.keys():
             await self.more.wait()
 
 
 @dataclass
 class Agent:
     """An agent asking through one hub at ``ASK_EVERY_S``: what the hub acknowledged,
-    in order, and how many asks it refused (store unavailable) meanwhile."""
+    in order (with when: ``acked_at``), and how many asks it refused meanwhile."""
 
     hub: str
     acked: list[str] = field(default_factory=list)
+    acked_at: list[float] = field(default_factory=list)
     refused: int = 0
     more: trio.Event = field(default_factory=trio.Event)
+    stopping: bool = False
+    stopped: trio.Event = field(default_factory=trio.Event)
 
     async def ask(self, socket: Path) -> None:
         async with await HubClient.connect(socket) as client:
             n = 0
-            while True:
+            while not self.stopping:
                 n += 1
                 question = {"question": f"{self.hub} #{n}?", "agent_id": self.hub}
                 try:
@@ -86,9 +93,16 @@ class Agent:
                     self.refused += 1  # not acknowledged: the agent asks the next one
                 else:
                     self.acked.append(asked["id"])
+                    self.acked_at.append(trio.current_time())
                     self.more.set()
                     self.more = trio.Event()
                 await trio.sleep(ASK_EVERY_S)  # the traffic's pace, not a wait for a state
+        self.stopped.set()
+
+    async def stop(self) -> None:
+        """Ask no more; returns once the ask in flight, if any, has its answer."""
+        self.stopping = True
+        await self.stopped.wait()
 
     async def acknowledged(self, count: int) -> None:
         """Until ``count`` more asks than now are acknowledged."""
@@ -130,7 +144,7 @@ class Hive:
             async with trio.open_nursery() as nursery:
                 for editor in self.editors.values():
                     nursery.start_soon(editor.shows, acked)
-        return {hub: len(acked - editor.shown) for hub, editor in self.editors.items()}
+        return {hub: len(acked - editor.shown.keys()) for hub, editor in self.editors.items()}
 
 
 def hub_config(root: Path, name: str, url: str, **options: float) -> HubConfig:

@@ -12,7 +12,10 @@ silence.  So the watch resubscribes from just after the last revision it deliver
 - when its consumer stalls: every ``CHECK_S`` it asks JetStream for each bucket's last
   revision, and a bucket that was ahead of what the watch had delivered at the last
   check, while nothing was delivered since, is resubscribed;
-- again at the next check when resubscribing failed (JetStream still electing).
+- again at the next check when resubscribing failed.  Meanwhile the check reads
+  what it missed itself, message by message (JetStream's direct get, which any
+  replica answers): creating a consumer needs the cluster's meta leader, and when the
+  frozen node led that too, the new one took 10 s more than the bucket's own leader.
 
 A revision already delivered is dropped, so a resubscription never repeats a change."""
 
@@ -27,6 +30,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import nats.errors
+import nats.js.errors
 from nats.aio.msg import Msg
 from nats.js import api
 from nats.js.kv import KV_DEL, KV_OP, KV_PURGE
@@ -47,6 +51,11 @@ CHECK_S = 1.0
 stall is found within two checks (one to see the bucket ahead, one to see no progress)."""
 CHECK_TIMEOUT_S = 2.0
 """Longest one check, or one resubscription's request, may wait for JetStream."""
+CATCH_UP_MAX = 1000
+"""Messages a check reads itself, per bucket, while no consumer can be made."""
+
+Message = Msg | api.RawStreamMsg
+"""A message from a consumer, or one read by its sequence (a catch-up)."""
 
 
 class Watch:
@@ -124,6 +133,7 @@ class Watch:
                 ahead.clear()  # the reconnection resumes it
                 continue
             if self._broken:
+                await self._catch_up()
                 await self.resume("resubscribing failed")
                 ahead.clear()
                 continue
@@ -145,19 +155,40 @@ class Watch:
                 await self.resume(f"stalled on {', '.join(stalled)}")
                 ahead.clear()
 
-    def _receiver(self, bucket: str) -> Callable[[Msg], Awaitable[None]]:
-        prefix = f"$KV.{bucket}."
+    async def _catch_up(self) -> None:
+        """Deliver what each bucket holds past what was delivered, read one message at
+        a time (``CATCH_UP_MAX`` per check), while no consumer can be made."""
+        js = self._store._js
+        for bucket in BUCKETS:
+            stream = f"KV_{bucket}"
+            try:
+                async with asyncio.timeout(CHECK_TIMEOUT_S):
+                    last = (await js.stream_info(stream)).state.last_seq
+                for seq in range(self._seen[bucket] + 1, last + 1)[:CATCH_UP_MAX]:
+                    try:
+                        async with asyncio.timeout(CHECK_TIMEOUT_S):
+                            msg = await js.get_msg(stream, seq, direct=True)
+                    except nats.js.errors.NotFoundError:
+                        self._seen[bucket] = seq  # replaced by a later revision since
+                        continue
+                    await self._deliver(bucket, seq, msg.subject or "", msg)
+            except (nats.errors.Error, TimeoutError) as exc:
+                log.debug("watch: catching up on %s stopped: %r", bucket, exc)
+                continue  # the next check goes on from there
 
+    def _receiver(self, bucket: str) -> Callable[[Msg], Awaitable[None]]:
         async def receive(msg: Msg) -> None:
-            revision = msg.metadata.sequence.stream
-            if revision <= self._seen[bucket]:
-                return  # replayed after the consumer was reset
-            self._seen[bucket] = revision
-            change = parse(bucket, msg.subject[len(prefix) :], msg)
-            if change is not None:
-                await self._queue.put(change)
+            await self._deliver(bucket, msg.metadata.sequence.stream, msg.subject, msg)
 
         return receive
+
+    async def _deliver(self, bucket: str, revision: int, subject: str, msg: Message) -> None:
+        if revision <= self._seen[bucket]:
+            return  # replayed after the consumer was reset, or read by a catch-up
+        change = parse(bucket, subject[len(f"$KV.{bucket}.") :], msg)
+        if change is not None:
+            await self._queue.put(change)
+        self._seen[bucket] = revision  # once queued: a put cancelled is read again
 
     async def items(self) -> AsyncIterator[StoreChange]:
         while True:
@@ -178,10 +209,10 @@ class Watch:
                 await sub.unsubscribe()
 
 
-def parse(bucket: str, key: str, msg: Msg) -> StoreChange | None:
+def parse(bucket: str, key: str, msg: Message) -> StoreChange | None:
     deleted = bool(msg.headers) and (msg.headers or {}).get(KV_OP) in (KV_DEL, KV_PURGE)
     try:
-        value = None if deleted else json.loads(msg.data)
+        value = None if deleted else json.loads(msg.data or b"")
     except ValueError:
         log.warning("skipping a value that is not JSON under %s in %s", key, bucket)
         return None
