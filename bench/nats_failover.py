@@ -16,10 +16,10 @@ the asker's (a race: exactly one must win).  Times are from the signal:
   asks for 2 s).
 
 Counts: acknowledged asks lost (not in the store at the end), answers lost (an
-acknowledged answer not the stored one), double answers (both racing hubs told
-"ok"), hidden (an acknowledged prompt some editor never showed within 30 s),
-orphans (prompts in the store no agent got an id for: asks refused as "may or may not
-have been saved" that were)."""
+answer acknowledged "ok" that is not the stored one: each double answer loses one),
+double answers (both racing hubs told "ok"), hidden (an acknowledged prompt some
+editor never showed within 30 s), orphans (prompts in the store no agent got an id
+for: asks refused as "may or may not have been saved" that were)."""
 
 from __future__ import annotations
 
@@ -219,8 +219,8 @@ async def scenario(kind: str, root: Path) -> dict[str, object]:
         "answers_lost": sum(
             1
             for i, hubs in answered.items()
-            if i in stored
-            and (stored[i].answer not in hubs or stored[i].status.value != "responded")
+            for hub in hubs
+            if i in stored and (stored[i].answer != hub or stored[i].status.value != "responded")
         ),
         "double": sum(1 for hubs in answered.values() if len(hubs) > 1),
         "hidden": sum(hidden.values()),
