@@ -28,7 +28,10 @@ import logging
 import signal
 import sys
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 import trio
 from _common import print_machine, ratio, short_tmp, table
@@ -40,8 +43,10 @@ from nats_support import NatsCluster  # noqa: E402
 from test_nats_failover import Hive, open_hive, signal_node  # noqa: E402
 
 from hive_rpc.client.async_client import HubClient  # noqa: E402
-from hive_rpc.core.errors import AlreadyAnswered, HiveError  # noqa: E402
+from hive_rpc.core.errors import AlreadyAnswered, HiveError, StoreUnavailable  # noqa: E402
 from hive_rpc.store.nats import NatsStore  # noqa: E402
+
+T = TypeVar("T")
 
 SHOWN_DEADLINE_S = 30.0
 """After the fault, how long editors may take to show every prompt before the rest
@@ -68,6 +73,17 @@ async def new_leader(store: NatsStore, old: str) -> None:
             if leader is not None and leader != old:
                 return
         await trio.sleep(ELECTION_POLL_S)
+
+
+async def available(call: Callable[[], Awaitable[T]]) -> T:
+    """``call()`` once the store answers it (a scan needs a consumer, which needs the
+    cluster's meta leader: it may still be electing after the bucket's answers)."""
+    for _ in range(10):
+        try:
+            return await call()
+        except StoreUnavailable:
+            await trio.sleep(0.5)
+    return await call()
 
 
 class Answers:
@@ -174,9 +190,9 @@ async def scenario(kind: str, root: Path) -> dict[str, object]:
                 while not all(i in answers.ok for i in acked if acked[i] <= back):
                     await answers.more.wait()
             store = store_of(hive, survivor)
-            stored = {p.id: p for p in await store.find("")}
+            stored = {p.id: p for p in await available(lambda: store.find(""))}
             for i in acked:  # not in the scan: make sure with a read of its own
-                if i not in stored and (p := await store.get(i)) is not None:
+                if i not in stored and (p := await available(partial(store.get, i))) is not None:
                     stored[i] = p
             worst = max(
                 (
