@@ -101,16 +101,14 @@ async def open_store(config: HubConfig) -> AsyncIterator[PromptStore]:
     """The configured store for the block; closed (shielded) when it ends."""
     if config.store.startswith(NATS_SCHEMES):
         # Imported here: only a hub on NATS needs nats-py and its asyncio thread.
-        from hive_rpc.store.nats.connect import Pings, open_connected_store
-        from hive_rpc.store.nats.store import DEFAULT_TIMEOUT_S
+        from hive_rpc.store.nats import DEFAULT_PINGS, Pings, open_nats_store
 
-        default = Pings()
         pings = Pings(
-            config.nats_ping_s or default.interval_s,
-            config.nats_ping_misses or default.outstanding,
+            config.nats_ping_s or DEFAULT_PINGS.interval_s,
+            config.nats_ping_misses or DEFAULT_PINGS.outstanding,
         )
-        async with open_connected_store(
-            config.store, op_timeout_s=DEFAULT_TIMEOUT_S, replicas=config.replicas, pings=pings
+        async with open_nats_store(
+            config.store, replicas=config.replicas, pings=pings
         ) as nats_store:
             yield nats_store
         return

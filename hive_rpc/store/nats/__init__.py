@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from hive_rpc.core.errors import StoreUnavailable
 from hive_rpc.store.aio_bridge import open_asyncio_thread
-from hive_rpc.store.nats.connect import aio_connect
+from hive_rpc.store.nats.connect import DEFAULT_PINGS, Pings, aio_connect
 from hive_rpc.store.nats.names import (
     BUCKETS,
     DOCUMENTS_BUCKET,
@@ -39,17 +39,22 @@ from hive_rpc.store.nats.store import DEFAULT_TIMEOUT_S, NatsStore
 
 @asynccontextmanager
 async def open_nats_store(
-    url: str, *, op_timeout_s: float = DEFAULT_TIMEOUT_S, replicas: int | None = None
+    url: str,
+    *,
+    op_timeout_s: float = DEFAULT_TIMEOUT_S,
+    replicas: int | None = None,
+    pings: Pings = DEFAULT_PINGS,
 ) -> AsyncIterator[NatsStore]:
     """Connect to NATS at ``url`` (``nats://[user:pass@]host:port``, ``tls://...``, or
     several of them comma-separated) and yield a store on its JetStream KV buckets,
-    created on first use with ``replicas`` copies (None: ``default_replicas``).
+    created on first use with ``replicas`` copies (None: ``default_replicas``), the
+    connection checked by ``pings`` (``serve --nats-ping``).
 
     Raises ``StoreUnavailable`` when NATS does not answer within ``op_timeout_s``
     seconds; every later operation is bounded by the same time.
     """
     async with open_asyncio_thread(name="hive-nats") as bridge:
-        store = await bridge.run(aio_connect, bridge, url, op_timeout_s, replicas)
+        store = await bridge.run(aio_connect, bridge, url, op_timeout_s, replicas, pings)
         try:
             yield store
         finally:
@@ -65,9 +70,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUCKETS",
+    "DEFAULT_PINGS",
     "DOCUMENTS_BUCKET",
     "PROMPTS_BUCKET",
     "NatsStore",
+    "Pings",
     "StoreChange",
     "StoreUnavailable",
     "decode_name",

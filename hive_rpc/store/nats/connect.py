@@ -17,8 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import nats.errors
@@ -26,7 +24,7 @@ import nats.js.errors
 from nats.aio.client import Client as NatsClient
 
 from hive_rpc.core.errors import StoreUnavailable
-from hive_rpc.store.aio_bridge import AsyncioThread, open_asyncio_thread
+from hive_rpc.store.aio_bridge import AsyncioThread
 from hive_rpc.store.nats.cluster import cluster_size, default_replicas, open_bucket
 from hive_rpc.store.nats.names import (
     DOCUMENTS_BUCKET,
@@ -55,17 +53,7 @@ class Pings:
     outstanding: int = PINGS_OUTSTANDING
 
 
-@asynccontextmanager
-async def open_connected_store(
-    url: str, *, op_timeout_s: float, replicas: int | None = None, pings: Pings = Pings()
-) -> AsyncIterator[NatsStore]:
-    """``open_nats_store`` with the connection's pings set (``serve --nats-ping``)."""
-    async with open_asyncio_thread(name="hive-nats") as bridge:
-        store = await bridge.run(aio_connect, bridge, url, op_timeout_s, replicas, pings)
-        try:
-            yield store
-        finally:
-            await store.aclose()
+DEFAULT_PINGS = Pings()
 
 
 def close_failed_attempt(nc: NatsClient) -> None:
@@ -84,7 +72,7 @@ async def aio_connect(
     url: str,
     op_timeout_s: float,
     replicas: int | None,
-    pings: Pings = Pings(),
+    pings: Pings = DEFAULT_PINGS,
 ) -> NatsStore:
     """On the loop: connect and open (or create) the two buckets."""
     where = shown(url)
