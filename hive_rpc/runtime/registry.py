@@ -533,6 +533,33 @@ class Registry:
         self._announce_ask()
         return prompt
 
+    @asynccontextmanager
+    async def _locked(self) -> AsyncIterator[None]:
+        """The write lock for a change the human or an agent asked for (an answer, a
+        withdrawal, typing ...), waited for within the store's bound (NATS: 5 s): when
+        the store hangs, each request queued behind one that waits on it would wait a
+        bound more than the one before.  Past the bound: StoreUnavailable, nothing
+        saved (its own write never went out).  A store with no bound (SQLite, memory)
+        is waited for as before."""
+        bound: float | None = getattr(self.store, "timeout", None)
+        if bound is None:
+            async with self._write_lock:
+                yield
+            return
+        acquired = False
+        with trio.move_on_after(bound):
+            await self._write_lock.acquire()
+            acquired = True
+        if not acquired:
+            where = str(getattr(self.store, "url", self.store.kind))
+            raise StoreUnavailable(
+                where, f"earlier writes still wait on it after {bound:g} s", write=True
+            )
+        try:
+            yield
+        finally:
+            self._write_lock.release()
+
     def _ask_too_slow(
         self, stage: str, bound: float | None, key: str | None, *, reason: str | None = None
     ) -> StoreUnavailable:
@@ -736,7 +763,7 @@ class Registry:
         """Answer a prompt.  The first answer wins; later ones get AlreadyAnswered.
         An agent may answer only its own prompts; coordinators answer any."""
         by = check_name(by, "by")
-        async with self._write_lock:
+        async with self._locked():
             prompt = self._pending.get(prompt_id)
             if prompt is None or (agent_id is not None and prompt.agent_id != agent_id):
                 prompt = await self.poll(prompt_id, agent_id=agent_id)  # closed, or refused
@@ -748,13 +775,13 @@ class Registry:
     ) -> Prompt:
         """Withdraw a pending prompt.  An agent may cancel only its own."""
         by = check_name(by, "by")
-        async with self._write_lock:
+        async with self._locked():
             prompt = await self.poll(prompt_id, agent_id=agent_id)
             return await self._write(lifecycle.cancel(prompt, by=by, now=self.now()), "cancel")
 
     async def typing(self, prompt_id: str) -> Prompt:
         """The human started typing an answer: stop the countdown (the hard maximum stays)."""
-        async with self._write_lock:
+        async with self._locked():
             prompt = await self.poll(prompt_id)
             new = lifecycle.typing(prompt, now=self.now())
             if new is prompt:
@@ -765,7 +792,7 @@ class Registry:
         """The human who had typed an answer left it (Escape, C-g, a closed form): the
         countdown runs again (lifecycle.defer says for how long).  A prompt nobody
         typed into is returned as it is, and nobody is told."""
-        async with self._write_lock:
+        async with self._locked():
             prompt = await self.poll(prompt_id)
             new = lifecycle.defer(prompt, now=self.now())
             if new is prompt:
@@ -776,7 +803,7 @@ class Registry:
         """An editor put the question before the human: from now on its expiry is
         "shown, no answer", not unseen.  The first showing counts; later ones change
         nothing and nobody is told."""
-        async with self._write_lock:
+        async with self._locked():
             prompt = await self.poll(prompt_id)
             new = lifecycle.shown(prompt, now=self.now())
             if new is prompt:
@@ -791,7 +818,7 @@ class Registry:
     async def clear_unseen(self, prompt_id: str | None) -> list[Prompt]:
         """The human saw that these expired unseen (one, or every one with None):
         their traces come down, on every screen."""
-        async with self._write_lock:
+        async with self._locked():
             if prompt_id is None:
                 prompts = list(self._unseen.values())
             else:

@@ -162,6 +162,53 @@ async def test_asks_on_a_frozen_node_are_answered_within_the_bound(
             assert len(pending) <= sum(o["data"]["maybe_saved"] for o in outcomes)
 
 
+async def test_answers_and_typing_on_a_frozen_node_are_answered_within_the_bound(
+    nats_cluster: NatsCluster, short_tmp: Path
+) -> None:
+    """What the human sends (an answer, a withdrawal, typing, a defer) waits for the
+    hub's write lock within the store's bound too: before, each one queued behind a
+    write hung on the frozen node waited a whole bound more than the one before."""
+    with trio.fail_after(120):
+        async with hub_on(nats_cluster, ["n1"], short_tmp) as (service, call):
+            asked = await call("hive/ask", plain(0))
+            store = service.registry.store
+            assert isinstance(store, NatsStore)
+            frozen = nats_cluster.nodes[nats_cluster.node_of(port_of(store))].process
+            assert frozen is not None
+            os.kill(frozen.pid, signal.SIGSTOP)
+            outcomes: list[dict[str, Any]] = [{}] * 4
+            requests = [
+                ("hive/typing", {"id": asked["id"]}),
+                ("hive/defer", {"id": asked["id"]}),
+                ("hive/respond", {"id": asked["id"], "answer": "yes"}),
+                ("hive/cancel", {"id": asked["id"]}),
+            ]
+
+            async def one(i: int) -> None:
+                method, params = requests[i]
+                with trio.fail_after(SLACK * DEFAULT_TIMEOUT_S):
+                    try:
+                        outcomes[i] = {"result": await call(method, params)}
+                    except HiveError as e:
+                        outcomes[i] = {"code": e.code, "message": e.message, "data": e.data}
+
+            try:
+                async with trio.open_nursery() as nursery:
+                    for i in range(len(requests)):
+                        nursery.start_soon(one, i)
+            finally:
+                os.kill(frozen.pid, signal.SIGCONT)
+            # Each came back within the bound (fail_after above): refused with -32007,
+            # or done (a defer after a typing that failed has nothing to write; the
+            # hub may have failed over to another node meanwhile).  Which of them is
+            # refused, and at which stage, depends on how they met the frozen node.
+            refused = [o for o in outcomes if "result" not in o]
+            assert refused, outcomes  # the frozen node refused at least one write
+            for o in refused:
+                assert o["code"] == StoreUnavailable.code, o
+                assert o["data"]["kind"] == "store_unavailable", o
+
+
 async def test_keyed_asks_retried_after_a_frozen_leader_leave_no_orphan(
     nats_cluster: NatsCluster, short_tmp: Path
 ) -> None:
