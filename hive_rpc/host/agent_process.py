@@ -28,6 +28,13 @@ def stat_fields(pid: int) -> tuple[str, list[str]] | None:
     return head.partition("(")[2], rest.split()
 
 
+def is_running(pid: int, names: tuple[str, ...]) -> bool:
+    """Whether ``pid`` is a living process whose comm is one of ``names``: not gone,
+    and not a zombie waiting to be reaped (state ``Z`` or ``X``)."""
+    found = stat_fields(pid)
+    return found is not None and found[0] in names and found[1][:1] not in (["Z"], ["X"])
+
+
 def parent_and_comm(pid: int) -> tuple[int, str] | None:
     """``/proc/PID/stat``'s ppid and comm, or None when the process is gone."""
     found = stat_fields(pid)

@@ -58,6 +58,21 @@ def stat(pid: int) -> ProcStat | None:
         return None
 
 
+def open_pidfd(pid: int, start: int) -> int | None:
+    """A pidfd on the process ``pid`` that started at ``start`` (``ProcStat.start``),
+    or None when it is gone.  The start time is compared after the pidfd is open, so
+    the fd cannot name a process that took the pid meanwhile."""
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:  # ProcessLookupError: gone
+        return None
+    found = stat(pid)
+    if found is None or found.start != start:
+        os.close(fd)
+        return None
+    return fd
+
+
 def tty_device(tty_nr: int) -> int:
     """The ``st_rdev`` of the device ``tty_nr`` (the kernel's own encoding) names."""
     major = (tty_nr >> 8) & 0xFFF

@@ -44,8 +44,8 @@ from hive_rpc.core.sessions import (
     order_key,
 )
 from hive_rpc.core.terminal_text import strip_controls
-from hive_rpc.host.agent_process import stat_fields
-from hive_rpc.relay.proc import stat, working_dir
+from hive_rpc.host.agent_process import is_running
+from hive_rpc.relay.proc import open_pidfd, stat, working_dir
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +65,7 @@ def living_agent_pid(agent_id: str) -> int | None:
     if claim is None:
         return None
     agent, pid = claim
-    found = stat_fields(pid)
-    if found is None or found[0] not in agent.process_names or found[1][:1] in (["Z"], ["X"]):
-        return None
-    return pid
+    return pid if is_running(pid, agent.process_names) else None
 
 
 class Follower:
@@ -210,15 +207,8 @@ class SessionTable:
     async def _watch_process(self, agent_id: str, pid: int) -> None:
         """Make the session gone when its process exits (a pidfd becomes readable).
         The start time is checked after the pidfd is open: a recycled pid is not it."""
-        before = stat(pid)
-        try:
-            fd: int | None = os.pidfd_open(pid)
-        except OSError:  # ProcessLookupError: gone already
-            fd = None
-        after = stat(pid)
-        if fd is not None and (before is None or after is None or after.start != before.start):
-            os.close(fd)
-            fd = None
+        found = stat(pid)
+        fd = open_pidfd(pid, found.start) if found is not None else None
         try:
             if fd is not None:
                 await trio.lowlevel.wait_readable(fd)

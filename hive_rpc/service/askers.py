@@ -37,7 +37,7 @@ from typing import Any
 import trio
 
 from hive_rpc.core.errors import HiveError
-from hive_rpc.relay.proc import stat
+from hive_rpc.relay.proc import open_pidfd, stat
 from hive_rpc.runtime.registry import Registry
 from hive_rpc.store.base import PromptStore
 
@@ -103,20 +103,10 @@ class Asker:
 
 
 def _open_pidfd(asker: Asker) -> int | None:
-    """A pidfd on the asker's process, or None when it is gone (or was never known).
-    The start time is compared after the pidfd is open, so the fd cannot name a
-    process that took the pid meanwhile."""
+    """A pidfd on the asker's process, or None when it is gone (or was never known)."""
     if asker.pid is None or asker.start is None or asker.earlier_boot():
         return None
-    try:
-        fd = os.pidfd_open(asker.pid)
-    except OSError:  # ProcessLookupError: gone
-        return None
-    found = stat(asker.pid)
-    if found is None or found.start != asker.start:
-        os.close(fd)
-        return None
-    return fd
+    return open_pidfd(asker.pid, asker.start)
 
 
 class Askers:

@@ -23,7 +23,7 @@ from hive_rpc.core.agents import claimed_process
 from hive_rpc.core.errors import InvalidParams, MethodNotFound
 from hive_rpc.core.limits import check_name
 from hive_rpc.core.prompt import Prompt
-from hive_rpc.host.agent_process import agent_ancestor, stat_fields
+from hive_rpc.host.agent_process import agent_ancestor, is_running
 from hive_rpc.relay.consent import CALLER, Caller
 from hive_rpc.relay.emacs import DeliveryPeers
 from hive_rpc.runtime.activity import ActivityLog
@@ -68,8 +68,7 @@ def check_process_claim(name: str, caller: Caller | None) -> None:
     if claim is None:
         return
     agent, pid = claim
-    found = stat_fields(pid)
-    if found is None or found[0] not in agent.process_names or found[1][:1] in (["Z"], ["X"]):
+    if not is_running(pid, agent.process_names):
         return  # no such agent process, or a dead one (a zombie not yet reaped)
     shown = f"agent_id {name[:80]!r} names {agent.display}'s process {pid}"
     if caller is None or caller.pid is None:
