@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 # need a toolchain and libkrb5-dev, its search ripgrep), and bubblewrap and socat for
 # Claude Code's sandbox on Linux (tests/claude/test_claude_approver.py).
 APT_PACKAGES=(emacs-nox elpa-package-lint elpa-epc elpa-vterm tmux dbus dunst xvfb
-    nats-server chromium libnotify-bin libkrb5-dev ripgrep build-essential bubblewrap socat)
+    nats-server openssl chromium libnotify-bin libkrb5-dev ripgrep build-essential bubblewrap socat)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
