@@ -63,9 +63,13 @@ class GeminiTui(TmuxTui):
 
 def gemini_tui(gemini: Gemini, root: Path) -> AbstractContextManager[GeminiTui]:
     """``gemini`` in its pane (tmux_tui.in_tmux), its environment Gemini's
-    (agent_homes.Gemini.env)."""
+    (agent_homes.Gemini.env) less ``CI`` and ``GITHUB_ACTIONS``: Gemini CLI 0.61.0
+    runs headless whenever ``CI=true`` (isHeadlessMode), whatever the terminal, and
+    exits "No input provided via stdin". A CI runner sets it; a human's terminal
+    does not (seen: the project's CI failed this test, ``CI=true pytest`` here too)."""
     tui = GeminiTui(root / "tmux.sock", "Gemini CLI", ">")
-    return in_tmux(tui, gemini.agent.project, gemini.env(), [str(gemini.gemini)])
+    env = {k: v for k, v in gemini.env().items() if k not in ("CI", "GITHUB_ACTIONS")}
+    return in_tmux(tui, gemini.agent.project, env, [str(gemini.gemini)])
 
 
 async def session_entry(hub: HubService, event: str, after: int = 0) -> Entry:
