@@ -93,6 +93,8 @@ class Answers:
         self.hive = hive
         self.ok: dict[str, list[str]] = defaultdict(list)
         self.refused = 0
+        self.refusals: dict[str, list[str]] = defaultdict(list)
+        """Per prompt, each refusal's hub and words (the diagnosis of a lost answer)."""
         self.more = trio.Event()
 
     async def run(self, hub: str) -> None:
@@ -122,8 +124,9 @@ class Answers:
                 await client.call("hive/respond", {"id": prompt_id, "answer": hub})
             except AlreadyAnswered:
                 return
-            except HiveError:
+            except HiveError as e:
                 self.refused += 1
+                self.refusals[prompt_id].append(f"{hub}: {e.message}")
                 await trio.sleep(0.2)  # the store is failing over: answer again
             else:
                 self.ok[prompt_id].append(hub)
@@ -217,10 +220,12 @@ async def scenario(kind: str, root: Path) -> dict[str, object]:
         cluster.stop()
     answered = {i: hubs for i, hubs in answers.ok.items() if hubs}
     for i, hubs in answered.items():
-        if len(hubs) > 1:
-            p = stored.get(i)
+        p = stored.get(i)
+        lost = p is not None and (p.status.value, p.answer) != ("responded", hubs[0])
+        if len(hubs) > 1 or lost:
             print(
-                f"double {i}: ok to {hubs}; stored {p and (p.status, p.answer, p.by)}",
+                f"{'double' if len(hubs) > 1 else 'lost'} {i}: ok to {hubs}; refused to "
+                f"{answers.refusals.get(i)}; stored {p and (p.status, p.answer, p.by)}",
                 file=sys.stderr,
             )
     return {

@@ -38,7 +38,7 @@ import trio
 
 from hive_rpc.core.errors import HiveError
 from hive_rpc.relay.proc import open_pidfd, stat
-from hive_rpc.runtime.registry import Registry
+from hive_rpc.runtime.registry import STORE_RETRY_MAX_S, STORE_RETRY_MIN_S, Registry
 from hive_rpc.store.base import PromptStore
 
 log = logging.getLogger(__name__)
@@ -138,12 +138,37 @@ class Askers:
 
     async def bind(self, prompt_id: str, pid: int | None) -> None:
         """Withdraw ``prompt_id`` once the process ``pid`` ends (now, if it already
-        has); with no ``pid`` (an ask served inside the hub), at the next start."""
+        has); with no ``pid`` (an ask served inside the hub), at the next start.
+
+        The watch starts at once and the binding is written to the store beside it,
+        not before the ask is answered: the prompt is saved by then, and a second
+        write in the ask's path would give it a second bound (NATS: an ask with
+        ``waits`` could take 10 s) and, when that write failed, refuse as "nothing
+        was saved" an ask whose prompt was.  The record only serves a restart; until
+        it lands, this hub's watch holds the binding."""
         asker = Asker.of(pid)
-        body = {"prompt_id": prompt_id, **asker.record()}
-        await self._store.put_document(ASKER, prompt_id, body)
-        if self._nursery is not None:  # None: a service without the hub's tasks
-            self._nursery.start_soon(self._watch, prompt_id, asker, False)
+        if self._nursery is None:  # a service without the hub's tasks
+            await self._record(prompt_id, asker)
+            return
+        self._nursery.start_soon(self._watch, prompt_id, asker, False)
+
+    async def _record(self, prompt_id: str, asker: Asker) -> None:
+        await self._store.put_document(ASKER, prompt_id, {"prompt_id": prompt_id, **asker.record()})
+
+    async def _record_until_saved(self, prompt_id: str, asker: Asker) -> None:
+        """Write the binding, trying again while the store refuses (waits doubling
+        from 1 s to 60 s, as the registry's refused expiries do); the watch cancels
+        it when it ends."""
+        wait = STORE_RETRY_MIN_S
+        while True:
+            try:
+                await self._record(prompt_id, asker)
+            except HiveError as e:
+                log.warning("prompt %s: its asker's binding not saved yet (%s)", prompt_id, e)
+            else:
+                return
+            await trio.sleep(wait)
+            wait = min(2 * wait, STORE_RETRY_MAX_S)
 
     async def release(self, prompt_id: str) -> None:
         """The asker stopped waiting on its call but will collect the answer later (a
@@ -158,14 +183,20 @@ class Askers:
     async def _watch(self, prompt_id: str, asker: Asker, restarted: bool) -> None:
         """Until the prompt closes or is released: withdraw it when its asker ends.  An
         asker with no process was served by the hub itself, so after a restart it is
-        gone too."""
+        gone too.  The binding is deleted when the watch ends for good (closed,
+        withdrawn, released), and kept when the hub stops: the next start checks it
+        (before, a stop deleted every binding, so a question whose asker ended while
+        the hub was down stayed pending, its answer reaching no one)."""
         fd = _open_pidfd(asker)
         gone = fd is None and (asker.pid is not None or restarted)
-        with trio.CancelScope() as released:
-            self._scopes[prompt_id] = released
-            try:
+        ended = False
+        try:
+            with trio.CancelScope() as released:
+                self._scopes[prompt_id] = released
                 if not gone:
                     async with trio.open_nursery() as nursery:
+                        if not restarted:
+                            nursery.start_soon(self._record_until_saved, prompt_id, asker)
                         nursery.start_soon(self._until_closed, prompt_id, nursery.cancel_scope)
                         if fd is not None:
                             await trio.lowlevel.wait_readable(fd)  # the process ended
@@ -173,11 +204,13 @@ class Askers:
                             nursery.cancel_scope.cancel()
                 if gone:
                     await self._withdraw(prompt_id, asker)
-            finally:
-                if self._scopes.get(prompt_id) is released:
-                    del self._scopes[prompt_id]
-                if fd is not None:
-                    os.close(fd)
+            ended = True  # here also when released (its scope caught the cancel)
+        finally:
+            if self._scopes.get(prompt_id) is released:
+                del self._scopes[prompt_id]
+            if fd is not None:
+                os.close(fd)
+            if ended:
                 with contextlib.suppress(Exception), trio.CancelScope(shield=True):
                     await self._store.delete_document(ASKER, prompt_id)
 

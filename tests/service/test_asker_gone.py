@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from cli_support import Shell
 from hook_process import permission_event, start_hook, stopped_at_exit
 from waiting import until_sync
 
+from hive_rpc.core.errors import StoreUnavailable
 from hive_rpc.core.prompt import Ask
 from hive_rpc.runtime.registry import open_registry
 from hive_rpc.service.askers import ASKER, GONE, Asker, Askers
@@ -127,3 +129,57 @@ async def test_a_local_store_holds_this_machines_bindings_only() -> None:
     """A local store's bindings are this machine's whatever host name they carry (it
     was renamed): the one with a dead pid is gone, as is the earlier boot's."""
     assert await run_askers(MemoryStore(), shared=False) == ("cancelled", "cancelled")
+
+
+class RefusingDocuments(MemoryStore):
+    """A MemoryStore whose first document write is refused (a NATS documents bucket
+    whose node is down while the prompts bucket's is not); ``saved`` is set once one
+    is taken."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refused = 0
+        self.saved = trio.Event()
+
+    async def put_document(self, kind: str, key: str, body: dict[str, Any]) -> None:
+        if not self.refused:
+            self.refused += 1
+            raise StoreUnavailable("nats://n1", "no answer within 5 s", write=True)
+        await super().put_document(kind, key, body)
+        self.saved.set()
+
+
+async def test_a_refused_binding_is_retried_and_serves_the_next_start() -> None:
+    """``bind`` returns though the store refuses the binding; the binding is written
+    on the next try (1 s later), and kept when the hub stops, so the next start
+    withdraws the question of an asker that ended meanwhile.  Before, ``bind`` raised
+    the store's error to the asker (whose prompt was saved), and a stopping hub
+    deleted every binding."""
+    store = RefusingDocuments()
+    async with open_registry(store) as registry:
+        asker = await trio.lowlevel.open_process(
+            [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+        )
+        try:
+            asked = await registry.ask(Ask(question="Deploy?", agent_id="a"))
+            askers = Askers(registry, store)
+            async with trio.open_nursery() as nursery:
+                await nursery.start(askers.run)
+                await askers.bind(asked.id, asker.pid)  # the refusal is not raised here
+                with trio.fail_after(WAIT_S):
+                    await store.saved.wait()
+                assert store.refused == 1
+                nursery.cancel_scope.cancel()  # the hub stops
+            (binding,) = await store.documents(ASKER)
+            assert binding["pid"] == asker.pid
+        finally:
+            asker.kill()
+            await asker.wait()
+            assert asker.stdin is not None
+            await asker.stdin.aclose()
+        assert (await registry.poll(asked.id)).is_pending
+        async with trio.open_nursery() as nursery:  # the next start
+            await nursery.start(Askers(registry, store).run)
+            closed = await registry.wait(asked.id, timeout_s=WAIT_S)
+            nursery.cancel_scope.cancel()
+        assert (closed.status.value, closed.by) == ("cancelled", GONE)

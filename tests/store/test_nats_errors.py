@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import trio
+from mcp_support import receive_line
 from nats_support import NatsCluster
 from test_nats_cluster import port_of, until_available
 
@@ -24,7 +27,11 @@ from hive_rpc.core.errors import HiveError, StoreUnavailable
 from hive_rpc.hub import HubConfig, run_hub
 from hive_rpc.runtime.registry import keyed_id
 from hive_rpc.service import HubService
+from hive_rpc.service.askers import ASKER, GONE
+from hive_rpc.store.base import PromptStore
 from hive_rpc.store.nats import NatsStore, open_nats_store
+from hive_rpc.store.nats.cluster import _raise_replicas
+from hive_rpc.store.nats.names import DOCUMENTS_BUCKET, PROMPTS_BUCKET
 from hive_rpc.store.nats.store import DEFAULT_TIMEOUT_S
 
 SLACK = 2
@@ -43,7 +50,9 @@ async def prompts_leader(url: str) -> str:
 
 
 @asynccontextmanager
-async def hub_on(cluster: NatsCluster, nodes: list[str], home: Path) -> AsyncIterator[Any]:
+async def hub_on(
+    cluster: NatsCluster, nodes: list[str], home: Path, *, replicas: int | None = None
+) -> AsyncIterator[Any]:
     """A hub on the cluster's ``nodes``, serving a socket under ``home``; yields
     ``(service, call)`` where ``call(method, params)`` is one request on a connection
     of its own (concurrent asks do not queue on one connection)."""
@@ -51,6 +60,7 @@ async def hub_on(cluster: NatsCluster, nodes: list[str], home: Path) -> AsyncIte
         socket=home / "run" / "hub.sock",
         data_dir=home / "data",
         store=",".join(cluster.nodes[n].url for n in nodes),
+        replicas=replicas,
     )
 
     async def call(method: str, params: dict[str, Any]) -> Any:
@@ -269,3 +279,113 @@ async def test_a_retry_on_another_hub_returns_the_same_prompt(
                 "responded",
                 "yes",
             )
+
+
+async def leader_of(store: NatsStore, bucket: str) -> str:
+    """The node leading ``bucket``'s stream, once it has one (just raised to more
+    replicas, or stepped down, it elects one in the nats-server processes: polled)."""
+    while True:
+        info = await store._bridge.run(store._js.stream_info, f"KV_{bucket}")
+        assert info.cluster is not None
+        if info.cluster.leader is not None:
+            return info.cluster.leader
+        await trio.sleep(0.1)
+
+
+async def documents_alone_on_one_node(url: str) -> str:
+    """Buckets where the documents (R1) live on one node that does not lead the
+    prompts (R3): that node frozen, prompts are saved and documents are not.  The
+    node's name is returned."""
+    async with open_nats_store(url, replicas=1) as store:
+        await store._bridge.run(_raise_replicas, store._js, PROMPTS_BUCKET, 3)
+        alone = await leader_of(store, DOCUMENTS_BUCKET)
+        while await leader_of(store, PROMPTS_BUCKET) == alone:
+            # Another node leads the prompts (an election in other processes).
+            await store._bridge.run(
+                store._nc.request, f"$JS.API.STREAM.LEADER.STEPDOWN.KV_{PROMPTS_BUCKET}", b""
+            )
+            await trio.sleep(0.2)
+        return alone
+
+
+WAITING_ASKER = """
+import json, sys
+from pathlib import Path
+from hive_rpc.client.sync_client import SyncHubClient
+with SyncHubClient.connect(Path(sys.argv[1])) as hub:
+    asked = hub.call("hive/ask", {"question": sys.argv[2], "agent_id": "ci", "waits": True})
+    print(json.dumps(asked), flush=True)
+    print(json.dumps(hub.call("hive/await", {"id": asked["id"], "timeout_s": 60})), flush=True)
+"""
+"""An agent that asks and waits on the call (as ``hive-rpc mcp``'s blocking tools and
+the permission hook do): its ask says ``waits``; it prints the ask's result, then
+the answer."""
+
+
+@asynccontextmanager
+async def waiting_asker(socket: Path, question: str) -> AsyncIterator[Any]:
+    """WAITING_ASKER running; yields ``(process, next_line)``; killed at the end."""
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "-c", WAITING_ASKER, str(socket), question], stdout=subprocess.PIPE
+    )
+    assert process.stdout is not None
+    out, buf = process.stdout, bytearray()
+
+    async def next_line() -> dict[str, Any]:
+        return await receive_line(out, buf, "the asker ended without a line")
+
+    try:
+        yield process, next_line
+    finally:
+        process.kill()
+        await process.wait()
+        await out.aclose()
+
+
+async def binding_saved(store: PromptStore, prompt_id: str) -> None:
+    """Until the store holds ``prompt_id``'s asker binding (the hub retries writing
+    it; nothing tells the test when it lands: polled)."""
+    while True:
+        bindings = await until_available(lambda: store.documents(ASKER))
+        if any(b["prompt_id"] == prompt_id for b in bindings):
+            return
+        await trio.sleep(0.1)
+
+
+async def test_an_ask_that_waits_is_answered_when_only_its_binding_cannot_be_saved(
+    nats_cluster: NatsCluster, short_tmp: Path
+) -> None:
+    """An ask with ``waits`` is saved, then the hub records which process waits on it
+    (service/askers.py), a second write, to another bucket.  Before, that write sat
+    in the ask's path: with the documents bucket's node frozen, the prompt was saved
+    and shown, yet the asker was refused after 5 s ("nothing was saved", which was
+    false) and left, so the human's answer reached no one.  Now the ask is answered
+    once its prompt is saved; the binding follows once the node is back."""
+    alone = await documents_alone_on_one_node(nats_cluster.urls[0])
+    others = [n for n in nats_cluster.NAMES if n != alone]
+    frozen = nats_cluster.nodes[alone].process
+    assert frozen is not None
+    socket = short_tmp / "run" / "hub.sock"
+    with trio.fail_after(90):
+        async with hub_on(nats_cluster, others, short_tmp, replicas=1) as (service, call):
+            store = service.registry.store
+            os.kill(frozen.pid, signal.SIGSTOP)
+            try:
+                async with waiting_asker(socket, "Deploy?") as (_, next_line):
+                    with trio.fail_after(SLACK * DEFAULT_TIMEOUT_S):
+                        asked = await next_line()  # before: the process failed, no line
+                    assert asked["status"] == "pending", asked
+                    await call("hive/respond", {"id": asked["id"], "answer": "yes", "by": "al"})
+                    answered = await next_line()
+                    assert (answered["status"], answered["answer"]) == ("responded", "yes")
+                async with waiting_asker(socket, "Migrate?") as (process, next_line):
+                    later = await next_line()
+                    os.kill(frozen.pid, signal.SIGCONT)
+                    # The binding is saved once the documents are back (a restarted
+                    # hub needs it), and the asker's end withdraws the question.
+                    await binding_saved(store, later["id"])
+                    process.kill()
+                    closed = await service.registry.wait(later["id"], timeout_s=30)
+                    assert (closed.status.value, closed.by) == ("cancelled", GONE)
+            finally:
+                os.kill(frozen.pid, signal.SIGCONT)
