@@ -705,9 +705,13 @@ class Registry:
                     self._publish("clear", prompt)
                 return
             # Asked on another hub, or a stale echo of one of ours closed since:
-            # the store has the last word.
-            latest = await self.store.get(prompt.id)
-            if latest is None or not latest.is_pending:
+            # the store has the last word, when it has one.  Not found, the watch's
+            # record stands: the watch saw it in the bucket, and a pending prompt is
+            # never removed, but a leader just elected answered reads before it had
+            # applied every write (nats-server 2.9.10, measured: the prompt was
+            # hidden from this hub's editors for good).
+            latest = await self.store.get(prompt.id) or prompt
+            if not latest.is_pending:
                 return
             self._track(latest)
             self._publish("ask", latest)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import trio
 import trio.testing
 
-from hive_rpc.core.prompt import Ask, Status
+from hive_rpc.core.prompt import Ask, Prompt, Status
 from hive_rpc.runtime.registry import open_registry
 from hive_rpc.store import MemoryStore
 
@@ -65,3 +65,32 @@ async def test_typing_on_another_hub_stops_the_countdown_here() -> None:
         (mine,) = one.list_pending()
         assert mine.deadline_at == mine.max_deadline_at
         assert mine.typing_at is not None
+
+
+class LaggingStore(MemoryStore):
+    """A MemoryStore whose reads miss one prompt, as a NATS bucket's just elected
+    leader answered before it had applied every write (nats-server 2.9.10: the
+    frozen-leader test of tests/store/test_nats_failover.py hid a prompt from one
+    hub's editor in 1 run of 6, its ingest logging the read that found nothing)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.missing: str | None = None
+
+    async def get(self, prompt_id: str) -> Prompt | None:
+        return None if prompt_id == self.missing else await super().get(prompt_id)
+
+
+async def test_a_prompt_the_store_cannot_find_yet_is_still_shown() -> None:
+    """The watch brought another hub's pending prompt, and the read that checks it
+    found nothing: the prompt is this hub's to show, not dropped.  Before, it was
+    dropped, and no later change of it came (nobody answers what no one sees)."""
+    store = LaggingStore()
+    async with open_registry(store) as laptop, open_registry(store) as server:
+        asked = await server.ask(Ask(agent_id="builder", question="Deploy?"))
+        store.missing = asked.id
+        with laptop.watch() as watch:
+            await laptop.ingest(asked)
+            assert [p.id for p in laptop.list_pending()] == [asked.id]
+            change = await watch.receive()  # published before ingest returned
+        assert (change.event, change.prompt.id) == ("ask", asked.id)

@@ -13,9 +13,11 @@ silence.  So the watch resubscribes from just after the last revision it deliver
   revision, and a bucket that was ahead of what the watch had delivered at the last
   check, while nothing was delivered since, is resubscribed;
 - again at the next check when resubscribing failed.  Meanwhile the check reads
-  what it missed itself, message by message (JetStream's direct get, which any
-  replica answers): creating a consumer needs the cluster's meta leader, and when the
-  frozen node led that too, the new one took 10 s more than the bucket's own leader.
+  what it missed itself, message by message, from the bucket's leader (a message
+  get; not JetStream's direct get, which the buckets do not allow and which a lagging
+  replica would answer): creating a consumer needs the cluster's meta leader, and
+  when the frozen node led that too, the new one took 10 s more than the bucket's
+  own leader.
 
 A revision already delivered is dropped, so a resubscription never repeats a change."""
 
@@ -167,7 +169,7 @@ class Watch:
                 for seq in range(self._seen[bucket] + 1, last + 1)[:CATCH_UP_MAX]:
                     try:
                         async with asyncio.timeout(CHECK_TIMEOUT_S):
-                            msg = await js.get_msg(stream, seq, direct=True)
+                            msg = await js.get_msg(stream, seq)
                     except nats.js.errors.NotFoundError:
                         self._seen[bucket] = seq  # replaced by a later revision since
                         continue
