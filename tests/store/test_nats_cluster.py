@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import pytest
 import trio
-from nats_support import NatsCluster, NatsServer, free_port
+from nats_support import DEBIAN_NATS_SERVER, NATS_SERVER, NatsCluster, NatsServer, free_port
 
 from hive_rpc.cli.parser import build_parser
 from hive_rpc.client.async_client import HubClient
@@ -20,6 +20,7 @@ from hive_rpc.core.errors import HiveError, StoreUnavailable
 from hive_rpc.hub import HubConfig, run_hub
 from hive_rpc.service import HubService
 from hive_rpc.store.nats import BUCKETS, NatsStore, open_nats_store
+from hive_rpc.store.nats.cluster import answers_at_risk
 
 T = TypeVar("T")
 
@@ -158,15 +159,60 @@ async def test_a_lone_server_never_claims_three_copies(
     nats_server: NatsServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     """nats-server 2.9 alone takes ``num_replicas`` 3 in an edit and keeps one copy:
-    the hub said it had raised the bucket. Now it says why there is one copy."""
+    the hub said it had raised the bucket.  2.11 and later refuse the edit: the hub
+    told to ``nats stream edit`` it to 3 replicas, which a lone server cannot, and
+    said "buckets kept with 3 replicas".  Now it says why there is one copy, and
+    that one is kept."""
     caplog.set_level(logging.INFO, "hive_rpc.store.nats")
     with trio.fail_after(20):
         async with open_nats_store(nats_server.url):
             pass  # created with one replica: a lone server
         async with open_nats_store(nats_server.url, replicas=3) as store:
             assert await store.pending() == []
+            assert store.replicas == 1
     said = [r.getMessage() for r in caplog.records]
-    assert not [m for m in said if "raised it to" in m], said
+    assert not [m for m in said if "raised it to" in m or "stream edit" in m], said
+    assert said[-1].endswith("(1 server); buckets kept with 1 replica"), said
     lone = [m for m in said if "not part of a cluster" in m]
     assert len(lone) == 2, said
     assert lone[0].startswith("bucket hive_prompts (stream KV_hive_prompts): 3 replicas wanted")
+
+
+@pytest.mark.skipif(DEBIAN_NATS_SERVER is None, reason="needs Debian's nats-server")
+async def test_a_cluster_older_than_2_11_is_named_as_a_risk_to_answers(
+    short_tmp: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Debian 12's nats-server 2.9.10 accepted both racing hubs' answers to one
+    question in 4 of 8 leader faults (bench/nats_failover.py; nats-server#6194, fixed
+    in 2.11): a hub on a replicated bucket there says so, naming the version, and one
+    on the test venv's 2.15.1 (the ``nats_cluster`` fixture's) does not."""
+    caplog.set_level(logging.WARNING, "hive_rpc.store.nats")
+    assert DEBIAN_NATS_SERVER is not None
+    for binary, warned in ((DEBIAN_NATS_SERVER, True), (NATS_SERVER, False)):
+        cluster = NatsCluster(short_tmp / Path(str(binary)).parent.name, binary=binary)
+        try:
+            cluster.start()
+            caplog.clear()
+            with trio.fail_after(30):
+                async with open_nats_store(cluster.urls[0]) as store:
+                    assert store.replicas == 3
+                    version = store._nc._server_info["version"]
+        finally:
+            cluster.stop()
+        risks = [m for m in caplog.messages if "nats-server#6194" in m]
+        assert bool(risks) is warned, (version, caplog.messages)
+        if warned:
+            assert risks == [
+                f"nats-server {version} keeps the buckets with 3 replicas, and before 2.11 "
+                "JetStream may accept two answers to one question while the bucket's "
+                'leader changes (both hubs are told "ok", one answer is lost; '
+                "nats-server#6194): run nats-server 2.11 or later on every node"
+            ]
+
+
+def test_a_lone_server_or_one_replica_is_no_risk_to_answers() -> None:
+    assert answers_at_risk({"version": "2.9.10"}, 1) is None
+    assert answers_at_risk({"version": "2.11.0"}, 3) is None
+    assert answers_at_risk({"version": "2.15.1"}, 3) is None
+    assert answers_at_risk({"version": "garbage"}, 3) is None
+    assert answers_at_risk({"version": "2.10.24"}, 3) is not None

@@ -8,12 +8,14 @@ left pending with no agent holding its id."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,7 @@ from hive_rpc.service import HubService
 from hive_rpc.service.askers import ASKER, GONE
 from hive_rpc.store.base import PromptStore
 from hive_rpc.store.nats import NatsStore, open_nats_store
-from hive_rpc.store.nats.cluster import _raise_replicas
+from hive_rpc.store.nats.cluster import open_bucket
 from hive_rpc.store.nats.names import DOCUMENTS_BUCKET, PROMPTS_BUCKET
 from hive_rpc.store.nats.store import DEFAULT_TIMEOUT_S
 
@@ -292,19 +294,23 @@ async def leader_of(store: NatsStore, bucket: str) -> str:
         await trio.sleep(0.1)
 
 
-async def documents_alone_on_one_node(url: str) -> str:
+async def documents_alone_on_one_node(cluster: NatsCluster) -> str:
     """Buckets where the documents (R1) live on one node that does not lead the
     prompts (R3): that node frozen, prompts are saved and documents are not.  The
-    node's name is returned."""
-    async with open_nats_store(url, replicas=1) as store:
-        await store._bridge.run(_raise_replicas, store._js, PROMPTS_BUCKET, 3)
+    node's name is returned.  JetStream places the R1 stream where it likes (2.15.1
+    put it on the prompts' leader 20 times of 20, through any node); when they meet,
+    the prompts' leader steps down, naming its successor (2.11 and later; 2.9 picks
+    one itself)."""
+    async with open_nats_store(cluster.urls[0], replicas=3) as store:
+        await store._bridge.run(store._js.delete_stream, f"KV_{DOCUMENTS_BUCKET}")
+        await store._bridge.run(open_bucket, store._js, DOCUMENTS_BUCKET, 1)
         alone = await leader_of(store, DOCUMENTS_BUCKET)
+        successor = next(n for n in cluster.NAMES if n != alone)
+        stepdown = json.dumps({"placement": {"preferred": successor}}).encode()
         while await leader_of(store, PROMPTS_BUCKET) == alone:
-            # Another node leads the prompts (an election in other processes).
-            await store._bridge.run(
-                store._nc.request, f"$JS.API.STREAM.LEADER.STEPDOWN.KV_{PROMPTS_BUCKET}", b""
-            )
-            await trio.sleep(0.2)
+            subject = f"$JS.API.STREAM.LEADER.STEPDOWN.KV_{PROMPTS_BUCKET}"
+            await store._bridge.run(partial(store._nc.request, subject, stepdown, timeout=5))
+            await trio.sleep(0.1)  # the election runs in the nats-server processes
         return alone
 
 
@@ -361,7 +367,8 @@ async def test_an_ask_that_waits_is_answered_when_only_its_binding_cannot_be_sav
     and shown, yet the asker was refused after 5 s ("nothing was saved", which was
     false) and left, so the human's answer reached no one.  Now the ask is answered
     once its prompt is saved; the binding follows once the node is back."""
-    alone = await documents_alone_on_one_node(nats_cluster.urls[0])
+    with trio.fail_after(30):
+        alone = await documents_alone_on_one_node(nats_cluster)
     others = [n for n in nats_cluster.NAMES if n != alone]
     frozen = nats_cluster.nodes[alone].process
     assert frozen is not None

@@ -34,21 +34,52 @@ def default_replicas(servers: int) -> int:
     return CLUSTER_REPLICAS if servers >= CLUSTER_REPLICAS else 1
 
 
+EXACT_ANSWERS_SINCE = (2, 11)
+"""The nats-server release from which a replicated bucket takes one compare-and-set
+write of a key per revision during a leader change too (nats-server#6194).  2.9.10,
+Debian 12's, accepted both racing hubs' answers in 4 of 8 leader faults measured
+(bench/nats_failover.py): each hub told "ok", one answer lost."""
+
+
+def server_version(server_info: dict[str, Any]) -> tuple[int, int] | None:
+    """The server's (major, minor) from its INFO's ``version``, None if unreadable."""
+    parts = str(server_info.get("version") or "").split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def answers_at_risk(server_info: dict[str, Any], kept: int) -> str | None:
+    """Why answers may be accepted twice on this server, or None: only a bucket with
+    replicas (a leader that can change) on a server older than 2.11."""
+    version = server_version(server_info)
+    if kept < 2 or version is None or version >= EXACT_ANSWERS_SINCE:
+        return None
+    return (
+        f"nats-server {server_info.get('version')} keeps the buckets with {kept} "
+        "replicas, and before 2.11 JetStream may accept two answers to one question "
+        'while the bucket\'s leader changes (both hubs are told "ok", one answer is '
+        "lost; nats-server#6194): run nats-server 2.11 or later on every node"
+    )
+
+
 STREAM_NAME_IN_USE = 10058
 """JetStream's ``err_code`` for a stream created meanwhile with another config."""
 
 
-async def open_bucket(js: JetStreamContext, name: str, replicas: int) -> KeyValue:
+async def open_bucket(js: JetStreamContext, name: str, replicas: int) -> tuple[KeyValue, int]:
     """The bucket ``name``, created with ``replicas`` copies if missing, raised to
-    ``replicas`` if it has fewer (never lowered: another hub may want more).  A create
-    refused because the stream was made meanwhile with another config opens that one.
-    (Two hubs creating it at the same moment with different replicas: nats-server
-    2.9.10 never answers the second create, measured; that hub's start times out.)"""
+    ``replicas`` if it has fewer (never lowered: another hub may want more), and the
+    copies JetStream keeps of it.  A create refused because the stream was made
+    meanwhile with another config opens that one.  (Two hubs creating it at the same
+    moment with different replicas: nats-server 2.9.10 never answers the second
+    create, measured; that hub's start times out.)"""
     try:
         kv = await js.key_value(name)
     except nats.js.errors.BucketNotFoundError:
         try:
-            return await js.create_key_value(
+            kv = await js.create_key_value(
                 bucket=name,
                 history=1,
                 storage=api.StorageType.FILE,
@@ -59,48 +90,66 @@ async def open_bucket(js: JetStreamContext, name: str, replicas: int) -> KeyValu
             if exc.err_code != STREAM_NAME_IN_USE:
                 raise
             kv = await js.key_value(name)  # another hub made it meanwhile
-    await _raise_replicas(js, name, replicas)
-    return kv
+    return kv, await _raise_replicas(js, name, replicas)
 
 
-async def _raise_replicas(js: JetStreamContext, name: str, replicas: int) -> None:
-    """Raise the bucket's stream to ``replicas`` copies, saying what came of it.
-    JetStream takes ``num_replicas`` 3 on a lone server (nats-server 2.9) and keeps
-    one copy: only the stream's cluster info says how many it keeps."""
+def _clustered(info: api.StreamInfo) -> bool:
+    """The stream's server is part of a cluster: its cluster info names one (2.9
+    sends none outside a cluster, 2.11 and later one without a name)."""
+    return info.cluster is not None and info.cluster.name is not None
+
+
+def _kept(info: api.StreamInfo) -> int:
+    """The copies JetStream keeps of a stream: one on a server outside any cluster,
+    whatever its config says (nats-server 2.9 takes ``num_replicas`` 3 there)."""
+    return (info.config.num_replicas or 1) if _clustered(info) else 1
+
+
+async def _raise_replicas(js: JetStreamContext, name: str, replicas: int) -> int:
+    """Raise the bucket's stream to ``replicas`` copies, saying what came of it; the
+    copies kept.  On a server outside any cluster there is one copy, said as such:
+    nats-server 2.9 takes ``num_replicas`` 3 in an edit and keeps one copy (only the
+    stream's cluster info tells), 2.11 and later refuse the edit."""
     stream = f"KV_{name}"
     info = await js.stream_info(stream)
-    have = info.config.num_replicas or 1
+    have = _kept(info)
     if have >= replicas:
-        return
-    info.config.num_replicas = replicas
-    try:
-        raised = await js.update_stream(info.config)
-    except nats.js.errors.APIError as exc:
-        log.warning(
-            "bucket %s (stream %s) has %d replica(s), %d wanted, and JetStream refused "
-            "to raise it (%s): losing the node that keeps it stops the store; raise it "
-            "with `nats stream edit %s --replicas %d`, or delete the bucket (losing its "
-            "prompts) to have it created again",
-            name,
-            stream,
-            have,
-            replicas,
-            exc.description or exc,
-            stream,
-            replicas,
-        )
-        return
-    if raised.cluster is None:
-        log.warning(
-            "bucket %s (stream %s): %d replicas wanted, but this NATS server is not part "
-            "of a cluster, so JetStream keeps one copy whatever the stream's config says; "
-            "run a cluster of %d or more servers, or --replicas 1",
-            name,
-            stream,
-            replicas,
-            replicas,
-        )
-        return
+        return have
+    if _clustered(info):
+        info.config.num_replicas = replicas
+        try:
+            raised = await js.update_stream(info.config)
+        except nats.js.errors.APIError as exc:
+            log.warning(
+                "bucket %s (stream %s) has %d replica(s), %d wanted, and JetStream refused "
+                "to raise it (%s): losing the node that keeps it stops the store; raise "
+                "it with `nats stream edit %s --replicas %d`, or delete the bucket "
+                "(losing its prompts) to have it created again",
+                name,
+                stream,
+                have,
+                replicas,
+                exc.description or exc,
+                stream,
+                replicas,
+            )
+            return have
+        if _clustered(raised):
+            log.warning(
+                "bucket %s (stream %s) had %d replica(s); raised it to %d",
+                name,
+                stream,
+                have,
+                replicas,
+            )
+            return _kept(raised)
     log.warning(
-        "bucket %s (stream %s) had %d replica(s); raised it to %d", name, stream, have, replicas
+        "bucket %s (stream %s): %d replicas wanted, but this NATS server is not part "
+        "of a cluster, so JetStream keeps one copy; run a cluster of %d or more "
+        "servers, or --replicas 1",
+        name,
+        stream,
+        replicas,
+        replicas,
     )
+    return 1

@@ -25,7 +25,12 @@ from nats.aio.client import Client as NatsClient
 
 from hive_rpc.core.errors import StoreUnavailable
 from hive_rpc.store.aio_bridge import AsyncioThread
-from hive_rpc.store.nats.cluster import cluster_size, default_replicas, open_bucket
+from hive_rpc.store.nats.cluster import (
+    answers_at_risk,
+    cluster_size,
+    default_replicas,
+    open_bucket,
+)
 from hive_rpc.store.nats.names import (
     DOCUMENTS_BUCKET,
     PROMPTS_BUCKET,
@@ -129,8 +134,9 @@ async def aio_connect(
             servers = cluster_size(nc._server_info)
             wanted = replicas if replicas is not None else default_replicas(servers)
             js = nc.jetstream(timeout=op_timeout_s)
-            prompts = await open_bucket(js, PROMPTS_BUCKET, wanted)
-            docs = await open_bucket(js, DOCUMENTS_BUCKET, wanted)
+            prompts, kept_prompts = await open_bucket(js, PROMPTS_BUCKET, wanted)
+            docs, kept_docs = await open_bucket(js, DOCUMENTS_BUCKET, wanted)
+            kept = min(kept_prompts, kept_docs)
     except nats.js.errors.APIError as exc:
         with contextlib.suppress(Exception):
             await nc.close()
@@ -152,9 +158,11 @@ async def aio_connect(
         reached[0],
         servers,
         "" if servers == 1 else "s",
-        wanted,
-        "" if wanted == 1 else "s",
+        kept,
+        "" if kept == 1 else "s",
     )
-    store = NatsStore(bridge, nc, js, prompts, docs, url=url, timeout=op_timeout_s, replicas=wanted)
+    if (risk := answers_at_risk(nc._server_info, kept)) is not None:
+        log.warning("%s", risk)
+    store = NatsStore(bridge, nc, js, prompts, docs, url=url, timeout=op_timeout_s, replicas=kept)
     made.append(store)
     return store

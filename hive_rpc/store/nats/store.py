@@ -133,7 +133,8 @@ class NatsStore:
         self.url = shown(url)
         self.timeout = timeout
         self.replicas = replicas
-        """The replicas this hub wants of each bucket (``--replicas``, or the default)."""
+        """The copies JetStream keeps of each bucket (of the one with fewer): what
+        ``--replicas`` (or its default) asked, unless the server could not give it."""
         self._closed = False
         self._watches: set[Watch] = set()
         self._link_watchers: set[asyncio.Queue[str | None]] = set()
