@@ -3,6 +3,7 @@ the prompts bucket's leader is frozen (SIGSTOP, held until every hub takes asks
 again, then SIGCONT) or killed (SIGKILL), against the cluster's own leader election
 measured in the same run; and whether anything was lost, answered twice or hidden.
 
+The nats-server is the first on PATH (the test venv's 2.15.1), or ``--nats-server``.
 Three hubs, one on each node (in this process, as tests/store/test_nats_failover.py
 runs them), an agent asking through each at ~10 asks/s, an editor subscribed to
 each.  Each prompt, once every editor shows it, is answered by both hubs other than
@@ -16,7 +17,8 @@ the asker's (a race: exactly one must win).  Times are from the signal:
   asks for 2 s).
 
 Counts: acknowledged asks lost (not in the store at the end), answers lost (an
-answer acknowledged "ok" that is not the stored one: each double answer loses one),
+answer acknowledged "ok" that is not the stored one, read key by key: each double
+answer loses one; a scan just after the leader change was seen stale),
 double answers (both racing hubs told "ok"), hidden (an acknowledged prompt some
 editor never showed within 30 s), orphans (prompts in the store no agent got an id
 for: asks refused as "may or may not have been saved" that were)."""
@@ -207,15 +209,20 @@ async def scenario(kind: str, root: Path, binary: str | None) -> dict[str, objec
                 default=None,
             )
             print(f"{kind}: longest ask-to-shown {worst}", file=sys.stderr)
-            for e in hive.editors.values():
-                for i in acked:
-                    if i not in e.shown:
-                        p = stored.get(i)
-                        print(
-                            f"{kind}: hidden on {e.hub}: {i} acked at {acked[i] - t0:.2f}; "
-                            f"stored {p and (p.agent_id, p.status, p.answer)}",
-                            file=sys.stderr,
-                        )
+            for i, hubs in answers.ok.items():
+                # The scan just after a leader change may be stale (seen: an answer
+                # told "ok" scanned as pending, every hub's own read of it
+                # answered): a mismatch is read again, key by key, before it counts.
+                p = stored.get(i)
+                if hubs and p is not None and (p.status.value, p.answer) != ("responded", hubs[0]):
+                    again = await available(partial(store.get, i))
+                    print(
+                        f"{kind}: {i} scanned {(p.status, p.answer)}, read again "
+                        f"{again and (again.status, again.answer)}",
+                        file=sys.stderr,
+                    )
+                    if again is not None:
+                        stored[i] = again
     finally:
         cluster.stop()
     answered = {i: hubs for i, hubs in answers.ok.items() if hubs}

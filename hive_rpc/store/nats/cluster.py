@@ -74,7 +74,7 @@ async def open_bucket(js: JetStreamContext, name: str, replicas: int) -> tuple[K
     copies JetStream keeps of it.  A create refused because the stream was made
     meanwhile with another config opens that one.  (Two hubs creating it at the same
     moment with different replicas: nats-server 2.9.10 never answers the second
-    create, measured; that hub's start times out.)"""
+    create, measured, and that hub's start times out; 2.15.1 answers both.)"""
     try:
         kv = await js.key_value(name)
     except nats.js.errors.BucketNotFoundError:
