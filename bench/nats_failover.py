@@ -29,7 +29,6 @@ import argparse
 import logging
 import signal
 import sys
-from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
@@ -44,8 +43,7 @@ sys.path[:0] = [str(HERE.parent / "tests"), str(HERE.parent / "tests" / "store")
 from nats_support import NATS_SERVER, NatsCluster  # noqa: E402
 from test_nats_failover import Hive, open_hive, signal_node  # noqa: E402
 
-from hive_rpc.client.async_client import HubClient  # noqa: E402
-from hive_rpc.core.errors import AlreadyAnswered, HiveError, StoreUnavailable  # noqa: E402
+from hive_rpc.core.errors import StoreUnavailable  # noqa: E402
 from hive_rpc.store.nats import NatsStore  # noqa: E402
 
 T = TypeVar("T")
@@ -88,63 +86,12 @@ async def available(call: Callable[[], Awaitable[T]]) -> T:
     return await call()
 
 
-class Answers:
-    """Both hubs other than the asker's answer each prompt once every editor shows it."""
-
-    def __init__(self, hive: Hive) -> None:
-        self.hive = hive
-        self.ok: dict[str, list[str]] = defaultdict(list)
-        self.refused = 0
-        self.refusals: dict[str, list[str]] = defaultdict(list)
-        """Per prompt, each refusal's hub and words (the diagnosis of a lost answer)."""
-        self.more = trio.Event()
-
-    async def run(self, hub: str) -> None:
-        socket = Path(self.hive.services[hub].info.socket)
-        editors = list(self.hive.editors.values())
-        mine = self.hive.editors[hub]
-        done: set[str] = set()
-        async with await HubClient.connect(socket) as client:
-            while True:
-                ready = [
-                    i
-                    for i in mine.shown
-                    if i not in done
-                    and mine.asker.get(i) != hub
-                    and all(i in e.shown for e in editors)
-                ]
-                for prompt_id in ready:
-                    await self.answer(client, hub, prompt_id)
-                    done.add(prompt_id)
-                if not ready:
-                    with trio.move_on_after(0.2):  # another editor's show wakes nobody here
-                        await mine.more.wait()
-
-    async def answer(self, client: HubClient, hub: str, prompt_id: str) -> None:
-        for _ in range(50):
-            try:
-                await client.call("hive/respond", {"id": prompt_id, "answer": hub})
-            except AlreadyAnswered:
-                return
-            except HiveError as e:
-                self.refused += 1
-                self.refusals[prompt_id].append(f"{hub}: {e.message}")
-                await trio.sleep(0.2)  # the store is failing over: answer again
-            else:
-                self.ok[prompt_id].append(hub)
-                self.more.set()
-                self.more = trio.Event()
-                return
-
-
 async def scenario(kind: str, root: Path, binary: str | None) -> dict[str, object]:
     cluster = NatsCluster(root / kind, binary=binary)
     cluster.start()
     try:
-        async with open_hive(cluster, root / kind / "hubs") as (hive, nursery):
-            answers = Answers(hive)
-            for hub in hive.services:
-                nursery.start_soon(answers.run, hub)
+        async with open_hive(cluster, root / kind / "hubs") as (hive, _):
+            answers = hive.answers  # the two other hubs race to answer each prompt
             await hive.every_hub_acknowledges(3)
             leader = await hive.prompts_leader()
             survivor = next(n for n in cluster.NAMES if n != leader)
