@@ -1,9 +1,9 @@
 """Failover that hides nothing (issue 31): three hubs, one on each node of a real
 3-node nats-server cluster (the ``nats_cluster`` fixture), each asked questions
 steadily by an agent, an editor subscribed on each.  A node is frozen (SIGSTOP, then
-SIGCONT) or the prompts bucket's leader is killed (SIGKILL) under that traffic; once
-every hub takes asks again, every editor must be shown every acknowledged prompt,
-from every hub: none hidden.  Each prompt is answered by the two hubs other than its
+SIGCONT) or killed (SIGKILL) under that traffic, the prompts bucket's leader or a
+follower; once every hub takes asks again, every editor must be shown every
+acknowledged prompt, from every hub: none hidden.  Each prompt is answered by the two hubs other than its
 asker's, racing: none of the asks acknowledged may be lost, no answer told "ok" may
 be lost, no prompt answered twice, and no prompt left that no agent holds an id for
 (the agents retry with their ``idempotency_key``).  On nats-server 2.9.10 the race
@@ -300,14 +300,23 @@ def signal_node(cluster: NatsCluster, name: str, sig: signal.Signals) -> None:
     os.kill(process.pid, sig)
 
 
+async def prompts_node(hive: Hive, role: str) -> str:
+    """The node leading the prompts bucket (``leader``), or one following it."""
+    leader = await hive.prompts_leader()
+    if role == "leader":
+        return leader
+    return next(n for n in hive.cluster.NAMES if n != leader)
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("role", ["leader", "follower"])
 async def test_a_frozen_node_hides_no_prompt_from_any_editor(
-    nats_cluster: NatsCluster, short_tmp: Path
+    nats_cluster: NatsCluster, short_tmp: Path, role: str
 ) -> None:
     with trio.fail_after(WORKING_DEADLINE_S * 2 + SHOWN_DEADLINE_S + 60):
         async with open_hive(nats_cluster, short_tmp) as (hive, _):
             await hive.every_hub_acknowledges(ASKS_PER_PHASE)
-            frozen = await hive.prompts_leader()
+            frozen = await prompts_node(hive, role)
             signal_node(nats_cluster, frozen, signal.SIGSTOP)
             try:
                 with trio.fail_after(WORKING_DEADLINE_S):
@@ -326,13 +335,14 @@ async def test_a_frozen_node_hides_no_prompt_from_any_editor(
 
 
 @pytest.mark.slow
-async def test_killing_the_buckets_leader_hides_no_prompt_from_any_editor(
-    nats_cluster: NatsCluster, short_tmp: Path
+@pytest.mark.parametrize("role", ["leader", "follower"])
+async def test_a_killed_node_hides_no_prompt_from_any_editor(
+    nats_cluster: NatsCluster, short_tmp: Path, role: str
 ) -> None:
     with trio.fail_after(WORKING_DEADLINE_S + SHOWN_DEADLINE_S + 60):
         async with open_hive(nats_cluster, short_tmp) as (hive, _):
             await hive.every_hub_acknowledges(ASKS_PER_PHASE)
-            killed = await hive.prompts_leader()
+            killed = await prompts_node(hive, role)
             nats_cluster.kill(killed)
             with trio.fail_after(WORKING_DEADLINE_S):
                 await hive.every_hub_acknowledges(ASKS_PER_PHASE)
