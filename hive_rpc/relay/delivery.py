@@ -141,6 +141,9 @@ class Ticket:
     """Set, and replaced by a new one, after each check that holds the message (and
     once the ticket is done), so the sender's side can tell that a hold lasts: the
     Agora's ``relay/still-held``."""
+    holding_checks: int = 0
+    """The checks that held it, the look taken as a watch of the target begins
+    included (which ``attempts`` does not count)."""
     done: trio.Event = field(default_factory=trio.Event)
     result: DeliveryResult | None = None
     seen: TargetState | None = None
@@ -151,6 +154,7 @@ class Ticket:
         """Held for ``why`` (``cause``: one of ``HOLDS``); ``held_changed`` fires when
         that is a new reason."""
         self.was_held = True
+        self.holding_checks += 1
         if why != self.held:
             self.held, self.hold_cause = why, cause
             changed, self.held_changed = self.held_changed, trio.Event()

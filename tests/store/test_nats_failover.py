@@ -3,11 +3,12 @@
 steadily by an agent, an editor subscribed on each.  A node is frozen (SIGSTOP, then
 SIGCONT) or killed (SIGKILL) under that traffic, the prompts bucket's leader or a
 follower; once every hub takes asks again, every editor must be shown every
-acknowledged prompt, from every hub: none hidden.  Each prompt is answered by the two hubs other than its
-asker's, racing: none of the asks acknowledged may be lost, no answer told "ok" may
-be lost, no prompt answered twice, and no prompt left that no agent holds an id for
-(the agents retry with their ``idempotency_key``).  On nats-server 2.9.10 the race
-was won twice in 4 leader faults of 8 (bench/nats_failover.py); the tests run 2.15.1.
+acknowledged prompt, from every hub: none hidden.  Each prompt is answered by the
+two hubs other than its asker's, racing: none of the asks acknowledged may be lost,
+no answer told "ok" may be lost, no prompt answered twice, and no prompt left that
+no agent holds an id for (the agents retry with their ``idempotency_key``).  On
+nats-server 2.9.10 the race was won twice in 4 leader faults of 8
+(bench/nats_failover.py); the tests run 2.15.1.
 
 The wait for that is on the editors' notifications, with a deadline that only tells
 "never" from "slow" (``SHOWN_DEADLINE_S``); how fast it happens is what
