@@ -494,7 +494,7 @@ class Registry:
             origin=origin,
             prompt_id=prompt_id,
         )
-        bound: float | None = getattr(self.store, "timeout", None)
+        bound = self._store_bound
         stage = "read"
         with trio.move_on_after(math.inf if bound is None else bound) as scope:
             if prompt_id is not None:  # a retry's prompt, here or in the store
@@ -513,7 +513,7 @@ class Registry:
                 except StoreUnavailable as e:
                     if prompt_id is not None and e.data.get("maybe_saved"):
                         # The store's own bound ran out first: the same words as ours.
-                        raise self._ask_too_slow(
+                        raise self._too_slow(
                             "sent", bound, key, reason=e.data.get("reason")
                         ) from None
                     raise
@@ -529,7 +529,7 @@ class Registry:
                     self._hold_for_peer(prompt.id, peer, size, human)
                 self._publish("ask", prompt)
         if scope.cancelled_caught:
-            raise self._ask_too_slow(stage, bound, key)
+            raise self._too_slow(stage, bound, key)
         self._announce_ask()
         return prompt
 
@@ -541,7 +541,7 @@ class Registry:
         bound more than the one before.  Past the bound: StoreUnavailable, nothing
         saved (its own write never went out).  A store with no bound (SQLite, memory)
         is waited for as before."""
-        bound: float | None = getattr(self.store, "timeout", None)
+        bound = self._store_bound
         if bound is None:
             async with self._write_lock:
                 yield
@@ -551,19 +551,24 @@ class Registry:
             await self._write_lock.acquire()
             acquired = True
         if not acquired:
-            where = str(getattr(self.store, "url", self.store.kind))
-            raise StoreUnavailable(
-                where, f"earlier writes still wait on it after {bound:g} s", write=True
-            )
+            raise self._too_slow("wait", bound, None)
         try:
             yield
         finally:
             self._write_lock.release()
 
-    def _ask_too_slow(
+    @property
+    def _store_bound(self) -> float | None:
+        """The store's own bound on an operation (NATS: ``timeout``, 5 s), which
+        bounds a whole request here too; None for a store without one."""
+        bound: float | None = getattr(self.store, "timeout", None)
+        return bound
+
+    def _too_slow(
         self, stage: str, bound: float | None, key: str | None, *, reason: str | None = None
     ) -> StoreUnavailable:
-        """The error for an ask that ran out of the store's bound at ``stage``: while
+        """The error for a request (an ask, or a change waiting for the write lock)
+        that ran out of the store's bound at ``stage``: while
         reading (a retry's lookup) or waiting for earlier writes, nothing was saved;
         once its write went out (``sent``) its acknowledgement never came, and it may
         have been saved.  ``reason``: the store's own words, when its bound ran out

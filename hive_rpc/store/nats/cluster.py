@@ -134,15 +134,14 @@ async def _raise_replicas(js: JetStreamContext, name: str, replicas: int) -> int
                 replicas,
             )
             return have
-        if _clustered(raised):
-            log.warning(
-                "bucket %s (stream %s) had %d replica(s); raised it to %d",
-                name,
-                stream,
-                have,
-                replicas,
-            )
-            return _kept(raised)
+        log.warning(
+            "bucket %s (stream %s) had %d replica(s); raised it to %d",
+            name,
+            stream,
+            have,
+            replicas,
+        )
+        return _kept(raised)
     log.warning(
         "bucket %s (stream %s): %d replicas wanted, but this NATS server is not part "
         "of a cluster, so JetStream keeps one copy; run a cluster of %d or more "
