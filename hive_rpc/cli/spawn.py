@@ -36,6 +36,8 @@ from hive_rpc.cli.render import print_json
 from hive_rpc.client.async_client import HubClient, connect_or_start
 from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.ling import check_ling_name, parent_of, short_name
+from hive_rpc.host import spawn_pane
+from hive_rpc.host.spawn_pane import SpawnError
 
 REGISTER_TIMEOUT_S = 30.0
 """How long ``spawn`` waits for the new pane to register itself."""
@@ -60,12 +62,21 @@ async def cmd_spawn(args: argparse.Namespace) -> int:
         raise CliError(
             "give the command to run after --: hive-rpc spawn NAME -- COMMAND", EXIT_USAGE
         )
+    if args.worktree and (why := spawn_pane.check_branch(args.worktree)) is not None:
+        raise CliError(f"--worktree: {why}", EXIT_USAGE)
+    try:
+        return await _spawn(args, command)
+    except SpawnError as e:
+        raise CliError(e.message, EXIT_USAGE if e.usage else EXIT_REFUSED) from None
+
+
+async def _spawn(args: argparse.Namespace, command: list[str]) -> int:
     async with await client_for(args) as client:
         parent = parent_of(args.name)
         known = {x["name"] for x in await client.call("ling/list", {})}
         workdir = Path.cwd()
         if args.worktree:
-            workdir = await add_worktree(args.worktree)
+            workdir = await spawn_pane.add_worktree(args.worktree)
         if args.emacs:
             where = await open_emacs_buffer(args.name, command, workdir)
             record = await _registered(client, args.name)
@@ -78,13 +89,10 @@ async def cmd_spawn(args: argparse.Namespace) -> int:
             return EXIT_OK
         channel = f"hive-rpc-spawn-{uuid.uuid4().hex}"
         pane = await open_pane(args, command, workdir, channel)
-        with trio.move_on_after(REGISTER_TIMEOUT_S) as waited:
-            await _tmux("wait-for", channel)
+        signalled = await spawn_pane.wait_for(channel, REGISTER_TIMEOUT_S)
         record = await _registered(client, args.name)
     if record is None or record.get("state") != "registered":
-        why = (
-            "it did not register in time" if waited.cancelled_caught else "its registration failed"
-        )
+        why = "its registration failed" if signalled else "it did not register in time"
         raise CliError(f"started tmux pane {pane}, but {why}: see that pane", EXIT_REFUSED)
     if args.json:
         print_json({**record, "pane": pane, "workdir": str(workdir), "command": command})
@@ -99,33 +107,18 @@ async def cmd_spawn(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def add_worktree(branch: str) -> Path:
-    """A new git worktree for ``branch`` beside the current repository's top level."""
-    top = (await _git("rev-parse", "--show-toplevel")).strip()
-    if not top:
-        raise CliError("--worktree needs to be run inside a git repository", EXIT_USAGE)
-    root = Path(top)
-    path = root.parent / f"{root.name}-{branch.replace('/', '-')}"
-    exists = await _git("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False)
-    if exists.strip():
-        await _git("worktree", "add", str(path), branch)
-    else:
-        await _git("worktree", "add", "-b", branch, str(path))
-    return path
-
-
 async def open_pane(
     args: argparse.Namespace, command: list[str], workdir: Path, channel: str
 ) -> str:
     """A new tmux window (in the current tmux session when run inside tmux, else a new
     session) whose pane registers itself and then runs ``command``; its pane id."""
-    inside = [
-        sys.executable, "-m", "hive_rpc.cli.spawned_pane", args.name, str(args.socket),
-        str(args.data_dir), args.label or "", channel, *command,
-    ]  # fmt: skip
-    where = "new-window" if os.environ.get("TMUX") else "new-session"
-    argv = [where, "-d", "-P", "-F", "#{pane_id}", "-n", short_name(args.name)]
-    return (await _tmux(*argv, "-c", str(workdir), *inside)).strip()
+    inside = spawn_pane.pane_argv(
+        args.name, str(args.socket), str(args.data_dir), args.label or "", channel, command
+    )
+    new_session = not os.environ.get("TMUX")
+    return await spawn_pane.open_window(
+        inside, workdir, short_name(args.name), new_session=new_session
+    )
 
 
 def elisp_string(text: str) -> str:
@@ -165,26 +158,3 @@ async def _registered(client: HubClient, name: str) -> dict[str, Any] | None:
             found: dict[str, Any] = record
             return found
     return None
-
-
-async def _tmux(*args: str) -> str:
-    done = await trio.run_process(
-        ["tmux", *args], capture_stdout=True, capture_stderr=True, check=False
-    )
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip()
-        raise CliError(f"tmux {args[0]} failed: {message}", EXIT_REFUSED)
-    return done.stdout.decode("utf-8", "replace")
-
-
-async def _git(*args: str, check: bool = True) -> str:
-    try:
-        done = await trio.run_process(
-            ["git", *args], capture_stdout=True, capture_stderr=True, check=False
-        )
-    except FileNotFoundError:
-        raise CliError("--worktree needs git, which is not on PATH", EXIT_USAGE) from None
-    if check and done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip()
-        raise CliError(f"git {args[0]} failed: {message}", EXIT_REFUSED)
-    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else ""
