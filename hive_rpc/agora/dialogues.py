@@ -150,7 +150,13 @@ class Agora(AgoraDelivery):
             result["absent"] = list(d.absent)
             result["report"] = f"turn {turn.number}: the dialogue {d.id} {dlg.state_in_words(d)}"
             return result
-        self._emit("agora/turn-dispatched", dialogue_id=d.id, turn=turn.number, to=to)
+        # The seed's facts of a turn, so a follower of the activity stream sees the
+        # dialogue itself, not only that it moved: who said what to whom, and how.
+        facts = {"from": turn.sender, "signal": turn.signal.value, "message": turn.message}
+        self._emit(
+            "agora/turn-dispatched", dialogue_id=d.id, turn=turn.number, to=to, topic=d.topic,
+            **facts,
+        )  # fmt: skip
         text = messages.agora_turn(d, turn)
         delivery = await self._deliver(to, text, dialogue_id=d.id, turn=turn.number, seen=seen)
         result["delivery"] = delivery

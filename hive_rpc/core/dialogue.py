@@ -91,16 +91,14 @@ class SignalRule:
     """Stances taken before this turn stop counting."""
     stance: Stance
     """The sender's stance after this turn."""
-    meaning: str
-    """The one-line guide shown to lings in the relayed message."""
 
 
 SIGNALS: dict[Signal, SignalRule] = {
-    Signal.PROPOSE: SignalRule(True, Stance.AGREE, "You're suggesting a change/new idea"),
-    Signal.COUNTER: SignalRule(True, Stance.AGREE, "You disagree and have an alternative"),
-    Signal.APPROVE: SignalRule(False, Stance.AGREE, "You accept the current state"),
-    Signal.NO_CHANGE: SignalRule(False, Stance.AGREE, "No changes needed from your perspective"),
-    Signal.DEFER: SignalRule(False, Stance.YIELD, "You yield to others' judgment"),
+    Signal.PROPOSE: SignalRule(resets=True, stance=Stance.AGREE),
+    Signal.COUNTER: SignalRule(resets=True, stance=Stance.AGREE),
+    Signal.APPROVE: SignalRule(resets=False, stance=Stance.AGREE),
+    Signal.NO_CHANGE: SignalRule(resets=False, stance=Stance.AGREE),
+    Signal.DEFER: SignalRule(resets=False, stance=Stance.YIELD),
 }
 
 

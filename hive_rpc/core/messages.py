@@ -12,38 +12,38 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hive_rpc.core.dialogue import SIGNALS, Dialogue, Turn
+from hive_rpc.core.dialogue import Dialogue, Turn
 
 AGORA_TEMPLATE = """---
 AGORA DIALOGUE CONTEXT
 Dialogue ID: {dialogue_id}
 From: {sender}
-To: {to} (you)
 Topic: {topic}
 Turn: {number} of at most {max_turns}
 
-You are participating in a multi-agent Nash Equilibrium dialogue.
-After reading the message, respond using agora_dispatch with:
+You are in a Nash Equilibrium dialogue. Respond via agora_dispatch:
 - dialogue_id: "{dialogue_id}"
 - to: "{sender}"{others}
-- signal: One of [propose|counter|approve|no-change|defer]
-- message: Your response
-- sender: "{to}" (only if your agent id is not {to})
+- signal: [propose|counter|approve|no-change|defer]
+- sender: "{to}"
 
-Signal Guide:
-{guide}
-
+Signals: propose/counter=reset equilibrium, approve/no-change=toward consensus
 {rule}{absent}
 ---
 
 {message}"""
+"""The seed's compact template (its ``agora-context-template``: ~300 characters
+around the message), with what a receiver cannot do without besides: the name to
+send as (``sender``: an agent's id is seldom its ling's name, and a turn sent under
+another id is refused), how far the dialogue may go, and the rule the hub applies.
+The first version spelled out each signal's meaning and the rule at length: about
+1,000 characters typed before every turn and read into the receiver's context each
+time; this is about 450 with the names (issue 32)."""
 
 
 CONSENSUS_RULE = (
-    "Consensus is reached when every participant has taken a turn and, since the last "
-    "propose or counter, each has signalled approve, no-change or defer, at least one "
-    "of them approve or no-change. Whoever proposed or countered counts as approving "
-    "its own proposal: it need not approve it again."
+    "Consensus: all have spoken and, since the last propose/counter, all others sent "
+    "approve, no-change or defer."
 )
 """The rule of core/dialogue.py (``is_consensus``) in the words the lings read; the
 first wording, "when all participants signal approve/no-change", left out that a
@@ -55,7 +55,6 @@ def agora_turn(d: Dialogue, turn: Turn) -> str:
     """The context template around one turn's message.  Other participants
     to answer instead are suggested only when there are some (not absent ones)."""
     others = [p for p in d.present if p not in (turn.to, turn.sender)]
-    guide = "\n".join(f"- {s.value}: {rule.meaning}" for s, rule in SIGNALS.items())
     return AGORA_TEMPLATE.format(
         dialogue_id=d.id,
         sender=turn.sender,
@@ -64,13 +63,10 @@ def agora_turn(d: Dialogue, turn: Turn) -> str:
         number=turn.number,
         max_turns=d.max_turns,
         others=f" (or another participant: {', '.join(others)})" if others else "",
-        guide=guide,
         rule=CONSENSUS_RULE,
-        absent=(
-            "\nAbsent, so not counted until they take a turn again: " + ", ".join(d.absent)
-            if d.absent
-            else ""
-        ),
+        absent=("\nAbsent, not counted until they speak again: " + ", ".join(d.absent))
+        if d.absent
+        else "",
         message=turn.message,
     )
 
@@ -93,7 +89,8 @@ def child_event(kind: str, child: str, child_name: str, fields: dict[str, Any]) 
 
     ``child`` is what the parent calls it (its label, e.g. ``auth-module``),
     ``child_name`` its full branch-like name; ``fields``: message, pr, ci, review,
-    url, comments as given by the caller.
+    url, comments as given by the caller, and ``reviewer``: who reviewed, when not
+    Copilot (the hub's watch of pull requests names the others).
     """
     message = str(fields.get("message") or "").strip()
     pr, ci, review = fields.get("pr"), fields.get("ci"), fields.get("review")
@@ -127,9 +124,14 @@ def child_event(kind: str, child: str, child_name: str, fields: dict[str, Any]) 
         comments = int(comments)  # 3, not 3.0, from a JSON number
     count = "" if comments is None else f" {comments} comment{'' if comments == 1 else 's'}."
     url = f"View: {fields['url']}" if fields.get("url") else ""
+    reviewer = fields.get("reviewer")  # None: Copilot, the seed's reviewer
     if kind == "pr-status" and review:
-        # The template for a review posted on the child's PR.
-        lines = [f"[COPILOT REVIEW] {what} received new Copilot review."]
+        # The template for a review posted on the child's PR; another reviewer's named.
+        lines = [
+            f"[COPILOT REVIEW] {what} received new Copilot review."
+            if not reviewer
+            else f"[PR REVIEW] {what} received a new review from {reviewer}."
+        ]
         lines += [f"Status: {review}.{count}", message, url]
         return "\n".join(line for line in lines if line)
     if kind == "pr-ready":
@@ -138,7 +140,8 @@ def child_event(kind: str, child: str, child_name: str, fields: dict[str, Any]) 
             if pr is not None
             else f"[PR READY] Agent '{child}' on branch {child_name} has its PR ready to merge."
         ]
-        facts = [f"Copilot status: {review}." if review else "", f"CI: {ci}." if ci else ""]
+        said = f"Review: {review} by {reviewer}." if reviewer else f"Copilot status: {review}."
+        facts = [said if review else "", f"CI: {ci}." if ci else ""]
         lines += [" ".join(f for f in facts if f), message, url]
         if pr is not None:
             lines.append(f"Review with: gh pr view {pr}")

@@ -156,7 +156,7 @@ async def test_a_dialogue_relays_each_turn_into_the_receivers_pane_until_consens
         (raw,) = await panes["main.b"].wait_for(1)
         text = text_of(raw)
         assert text.startswith("---\nAGORA DIALOGUE CONTEXT\n")
-        assert f"Dialogue ID: {d['id']}\nFrom: main.a\nTo: main.b (you)" in text
+        assert f"Dialogue ID: {d['id']}\nFrom: main.a\nTopic: " in text
         assert text.endswith("Use Redis.\nIt is already deployed.")
 
         done = await client.call(
@@ -176,6 +176,13 @@ async def test_a_dialogue_relays_each_turn_into_the_receivers_pane_until_consens
         assert status["turns"][0]["delivery"]["state"] == "delivered"
         events = [e["event"] for e in status["events"]]
         assert events[events.index("agora/consensus") + 1 :] == ["relay/delivered"]
+        # The seed's facts of the turn (issue 32): who said what to whom, and how.
+        (dispatched,) = [e for e in status["events"] if e["event"] == "agora/turn-dispatched"]
+        assert {k: dispatched.get(k) for k in ("dialogue_id", "turn", "from", "to")} == {
+            "dialogue_id": d["id"], "turn": 1, "from": "main.a", "to": "main.b"
+        }  # fmt: skip
+        assert (dispatched["signal"], dispatched["topic"]) == ("propose", "Which cache?")
+        assert dispatched["message"] == "Use Redis.\nIt is already deployed."
         # The end is typed to A, who waits for B's answer (issue 27, item 10); B, whose
         # dispatch ended it, reads it in its result.
         assert done["told"]["main.a"]["state"] == "delivered"
