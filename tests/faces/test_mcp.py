@@ -28,6 +28,7 @@ from mcp_support import initialize_request
 from mcp_types import Implementation, ResourceUpdatedNotification
 
 from hive_rpc.client.async_client import HubClient
+from hive_rpc.core.errors import HiveError
 from hive_rpc.faces.mcp.results import EXPIRED_MARKER
 from hive_rpc.host.paths import NotLoopback, parse_bind
 from hive_rpc.hub import HubConfig, run_hub
@@ -612,6 +613,46 @@ async def test_request_human_input(hub: HubService, hub_config: HubConfig, mode:
                 True,
                 "responded",
             )
+
+
+async def test_request_human_input_offers_options_as_the_vs_code_tool_does(
+    hub: HubService, hub_config: HubConfig, mode: str
+) -> None:
+    """Issue 32: the VS Code extension's request_human_input takes ``options`` (a pick
+    list), the MCP tool of the same name took none, so a prompt written for one did
+    not work with the other.  The editor is shown the options as the ask's choices,
+    an answer outside them is refused, and duplicates are refused in the tool's
+    words."""
+    params = stdio_params(hub_config, "--agent", "picker")
+    with trio.fail_after(30):
+        async with (
+            Client(params, mode=mode) as agent,  # type: ignore[arg-type]
+            await HubClient.connect(hub_config.socket) as editor,
+        ):
+            await editor.call("hive/subscribe")
+            got: dict[str, Any] = {}
+
+            async def ask() -> None:
+                got.update(
+                    await tool(
+                        agent, "request_human_input", prompt="Deploy?", options=["now", "later"]
+                    )
+                )
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(ask)
+                shown = await editor.next_notification()
+                assert shown.method == "hive/prompt"
+                assert shown.params["choices"] == ["now", "later"]
+                with pytest.raises(HiveError, match="not one of the choices: now, later"):
+                    await editor.call("hive/respond", {"id": shown.params["id"], "answer": "x"})
+                await editor.call("hive/respond", {"id": shown.params["id"], "answer": "later"})
+            assert (got["answer"], got["timed_out"]) == ("later", False)
+            twice = await agent.call_tool(
+                "request_human_input", {"prompt": "Deploy?", "options": ["now", "now"]}
+            )
+            assert twice.is_error
+            assert twice.content[0].text == "options must be distinct"  # type: ignore[union-attr]
 
 
 async def test_stdio_server_survives_a_hub_crash(short_tmp: Path, mode: str) -> None:

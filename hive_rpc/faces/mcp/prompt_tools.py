@@ -360,6 +360,7 @@ def human_input_description(timeout_s: float) -> str:
     return (
         "Ask the human developer for input or guidance and wait for the "
         "answer. First give the context in the chat; this prompt frames the question. "
+        "options: answers the human may pick from (omit for a free-text answer). "
         f"If nobody answers within {timeout_s:g} s (the countdown stops "
         f"as soon as the human starts typing) it returns {EXPIRED_MARKER}."
     )
@@ -370,12 +371,21 @@ def human_input_description(timeout_s: float) -> str:
     description=human_input_description(HUMAN_INPUT_TIMEOUT_S),
     hints=ADDS,
     resumable=True,
-    words={"question": "prompt"},
+    words={"question": "prompt", "choices": "options"},
 )
-async def request_human_input(ctx: Context, prompt: str) -> Annotated[CallToolResult, HumanInput]:
+async def request_human_input(
+    ctx: Context, prompt: str, options: list[str] | None = None
+) -> Annotated[CallToolResult, HumanInput]:
+    """``options`` as the VS Code extension's tool of the same name takes them (a
+    pick list instead of free text); an empty list is free text there, so here."""
     session = session_of(ctx)
     agent = session.agent(ctx)
-    ask = Ask(question=prompt, timeout_s=session.human_input_timeout_s, agent_id=agent)
+    ask = Ask(
+        question=prompt,
+        choices=options or None,
+        timeout_s=session.human_input_timeout_s,
+        agent_id=agent,
+    )
     record = await ask_once(session, ctx, ask)
     record = await wait_closed(session, ctx, record["id"], agent, "waiting for the human", None)
     answer = record["answer"]
