@@ -28,6 +28,7 @@ from typing import Any
 import trio
 
 from hive_rpc.agora.lings import AgoraLings
+from hive_rpc.agora.state import log
 from hive_rpc.core import dialogue as dlg
 from hive_rpc.core import messages
 from hive_rpc.core.errors import (
@@ -38,6 +39,7 @@ from hive_rpc.core.ling import (
     check_ling_name,
     parent_of,
 )
+from hive_rpc.core.refind import NEW
 from hive_rpc.relay.delivery import Ticket
 from hive_rpc.relay.target import Target, TargetState
 
@@ -188,12 +190,25 @@ class AgoraDelivery(AgoraLings):
         }
         if not result.delivered:
             delivery["cause"] = result.cause
-        if result.address and result.address != ling.address.partition("@")[0]:
-            # The pane was re-resolved (e.g. ``work:1.0`` -> ``%7``): keep the new one.
-            _, at, socket = ling.address.partition("@")
-            moved = dataclasses.replace(ling, address=result.address + (at + socket))
-            await self._put(moved, "ling/registered")
+        _, at, socket = ling.address.partition("@")
+        moved = dataclasses.replace(
+            ling,
+            # The approved agent was found in another pane (core/refind.py): keep it.
+            address=(result.address or ling.address.partition("@")[0]) + at + socket,
+            # Where the pane typed into is now (moved to another window, or renamed).
+            place=result.place if result.delivered and result.place else ling.place,
+        )
+        if moved != ling and self._lings.get(ling.name) == ling:
+            where = moved.place.describe() if moved.place else "where unknown"
+            message = f"{ling.name}'s pane is {moved.address.partition('@')[0]} ({where})"
+            log.info("%s", message)
+            await self._put(moved, "ling/moved", moved_from=ling.address, message=message)
             ling = moved
+        if result.refound is not None and result.refound.outcome == NEW:
+            # Another process in the gone pane's place: the human is asked.
+            found = await self.found_again(ling, result.refound)
+            delivery["reason"] = found
+            result = dataclasses.replace(result, reason=found)
         if result.agent is not None and result.agent != ling.agent:
             # The process registered has exec'd the agent: keep what it runs now.
             current = self._lings.get(ling.name)

@@ -36,13 +36,15 @@ from hive_rpc.core.ling import (
     check_ling_name,
     is_shell,
     new_ling,
+    register_again,
     verdict,
     will_exec,
 )
 from hive_rpc.core.prompt import Action, Ask, Status
+from hive_rpc.core.refind import Refound
 from hive_rpc.core.terminal_text import strip_controls
 from hive_rpc.relay.consent import Caller, from_inside, peer_of
-from hive_rpc.relay.target import Target, TargetState
+from hive_rpc.relay.target import Expected, Refinding, Target, TargetState
 
 APPROVE, DENY = "approve", "deny"
 CONSENT_TAIL_LINES = 8
@@ -53,6 +55,59 @@ CONSENT_LINE_CHARS = 200
 
 class AgoraLings(AgoraEvents):
     """Registering, approving, listing and removing lings (see the module doc)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        made = self._target
+
+        def target(ling: Ling) -> Target:
+            """Every target made for a ling knows its approved agent and where its
+            pane was, so a check that finds the pane gone looks for it again
+            (relay/target.py ``Refinding``, core/refind.py)."""
+            found = made(ling)
+            if isinstance(found, Refinding):
+                others = [o for o in self._lings.values() if o.name != ling.name]
+                found.expected = Expected(
+                    ling.agent,
+                    ling.place,
+                    tuple(o.agent for o in others if o.agent is not None),
+                    frozenset(o.address.partition("@")[0] for o in others),
+                )
+            return found
+
+        self._target = target
+        self._found_asked: dict[str, tuple[str, int]] = {}
+        """Per ling: the pane, and its process's pid, found in the place of its gone
+        pane that the human was asked to approve (``found_again``): asked once."""
+
+    async def found_again(self, ling: Ling, found: Refound) -> str:
+        """``ling``'s pane is gone and ``found`` is another process in its place
+        (core/refind.py ``NEW``): nothing was typed.  The human is asked to approve
+        that pane, as a new registration is (once per pane and process); what the
+        sender is told, in words."""
+        pane = found.pane
+        assert pane is not None
+        _, at, socket = ling.address.partition("@")
+        address = pane.address + at + socket
+        request = self._requests.get(ling.name)
+        if request is not None and request[0].address == address:
+            return f"{found.reason}; the human is asked to approve it (prompt {request[1]})"
+        asked = (address, pane.foreground.pid if pane.foreground is not None else 0)
+        again = register_again(ling.kind, ling.name)
+        if ling.kind != "tmux" or self._found_asked.get(ling.name) == asked:
+            return f"{found.reason}; to approve it, {again}"
+        self._found_asked[ling.name] = asked
+        new = dataclasses.replace(ling, address=address, agent=None, place=pane.place)
+        old = ling.address.partition("@")[0]
+        by = (
+            f"the hub (ling {ling.name}'s pane {old} is gone, and this pane is in its "
+            f"place: {pane.place.describe()})"
+        )
+        try:
+            pending = await self._ask_consent(new, self._target(new), None, by)
+        except HiveError as e:
+            return f"{found.reason}; the hub could not ask the human ({e}): {again}"
+        return f"{found.reason}; the human is asked to approve it (prompt {pending['prompt_id']})"
 
     async def load(self) -> None:
         """What the store kept, and the registration requests still waiting for the
@@ -102,7 +157,8 @@ class AgoraLings(AgoraEvents):
             state = await target.check()
             pid = caller.pid if caller is not None and not owner else None
             agent = _agent(ling, state, caller_pid=pid, then_exec=then_exec, strict=not owner)
-            return await self._put(dataclasses.replace(ling, agent=agent), "ling/registered")
+            found = dataclasses.replace(ling, agent=agent, place=state.place)
+            return await self._put(found, "ling/registered")
         return await self._ask_consent(ling, target, caller, asked_by)
 
     def _verdict(self, ling: Ling, target: Target, state: TargetState) -> Verdict:
@@ -117,11 +173,11 @@ class AgoraLings(AgoraEvents):
             no_foreground=state.no_foreground,
         )
 
-    async def _put(self, ling: Ling, event: str) -> dict[str, Any]:
+    async def _put(self, ling: Ling, event: str, **facts: Any) -> dict[str, Any]:
         async with self._lock:
             await self._store.put_document(LING, ling.name, ling.record())
             self._lings[ling.name] = ling
-        self._emit(event, ling=ling.name, kind=ling.kind, address=ling.address)
+        self._emit(event, ling=ling.name, kind=ling.kind, address=ling.address, **facts)
         return {**ling.record(), "state": "registered"}
 
     async def _ask_consent(
@@ -153,7 +209,7 @@ class AgoraLings(AgoraEvents):
             )
         state = await target.check()
         agent = _agent(ling, state, caller_pid=None, then_exec=False, strict=False)
-        ling = dataclasses.replace(ling, agent=agent)
+        ling = dataclasses.replace(ling, agent=agent, place=state.place)
         where = {"tmux": "tmux pane", "zellij": "Zellij pane", "emacs-buffer": "Emacs buffer"}
         who = asked_by or "a client that gave no agent id"
         if caller is not None and caller.pid is not None:

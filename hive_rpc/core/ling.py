@@ -153,6 +153,62 @@ class Agent:
             return None
 
 
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a ling's terminal was, besides its id: what finds the pane again once
+    that id is gone (core/refind.py).  The terminal says it at registration and at
+    each delivery; tmux gives all of it, Zellij its tab name, command and cwd."""
+
+    session: str = ""
+    window: str = ""
+    """tmux's window name where a person gave it (not tmux's automatic name: the
+    program running there), Zellij's tab name."""
+    window_index: int | None = None
+    pane_index: int | None = None
+    """The pane's index in its window (tmux)."""
+    cwd: str = ""
+    """The pane's working directory, as the terminal says it."""
+    command: str = ""
+    """The program in its foreground, as the terminal names it (``claude``)."""
+
+    def describe(self) -> str:
+        """``session work, window w, pane 0`` for people."""
+        window = self.window or ("" if self.window_index is None else str(self.window_index))
+        parts = [f"session {self.session}" if self.session else ""]
+        parts.append(f"window {window}" if window else "")
+        parts.append(f"pane {self.pane_index}" if self.pane_index is not None else "")
+        return ", ".join(p for p in parts if p) or "nowhere known"
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "window": self.window,
+            "window_index": self.window_index,
+            "pane_index": self.pane_index,
+            "cwd": self.cwd,
+            "command": self.command,
+        }
+
+    @classmethod
+    def from_record(cls, r: object) -> Place | None:
+        """None for a record kept before places were (or a broken one)."""
+        if not isinstance(r, dict):
+            return None
+
+        def number(key: str) -> int | None:
+            value = r.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        return cls(
+            str(r.get("session") or ""),
+            str(r.get("window") or ""),
+            number("window_index"),
+            number("pane_index"),
+            str(r.get("cwd") or ""),
+            str(r.get("command") or ""),
+        )
+
+
 TYPE, HOLD, REFUSE = "type", "hold", "refuse"
 
 
@@ -293,6 +349,9 @@ class Ling:
     (``agent``) may be a shell."""
     agent: Agent | None = None
     """The process approved as the agent (None: unknown, so nothing is typed)."""
+    place: Place | None = None
+    """Where its terminal was (session, window, pane), to find it again by once its
+    id is gone (core/refind.py); None for a record kept before places were."""
 
     @property
     def display(self) -> str:
@@ -308,6 +367,7 @@ class Ling:
             "registered_at": self.registered_at,
             "allow_shell": self.allow_shell,
             "agent": self.agent.record() if self.agent is not None else None,
+            "place": self.place.record() if self.place is not None else None,
         }
 
     @classmethod
@@ -320,6 +380,7 @@ class Ling:
             label=r.get("label"),
             allow_shell=r.get("allow_shell") is True,
             agent=Agent.from_record(r.get("agent")),
+            place=Place.from_record(r.get("place")),
         )
 
 

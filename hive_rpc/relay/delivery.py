@@ -42,6 +42,7 @@ still waiting is finished with "the relay stopped", so no waiter hangs.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -49,7 +50,8 @@ from dataclasses import dataclass, field
 
 import trio
 
-from hive_rpc.core.ling import HOLD, REFUSE, Agent, Proc, register_again, verdict
+from hive_rpc.core.ling import HOLD, REFUSE, Agent, Place, Proc, register_again, verdict
+from hive_rpc.core.refind import Refound
 from hive_rpc.relay.line_discipline import reads_lines
 from hive_rpc.relay.proc import process
 from hive_rpc.relay.target import Changes, DeliveryError, Target, TargetState, Watchable
@@ -108,6 +110,13 @@ class DeliveryResult:
     the identity its owner should keep; else None."""
     cause: str = ""
     """Empty when delivered; else one of ``CAUSES``."""
+    place: Place | None = None
+    """Where the pane typed into is (delivered only), for its owner to keep: a pane
+    moved to another window keeps its id and changes its place."""
+    refound: Refound | None = None
+    """What the last check found when it looked for a gone pane again
+    (``TargetState.refound``): with ``NEW``, the pane in its place the human may
+    approve."""
 
 
 @dataclass(eq=False)
@@ -331,7 +340,8 @@ class Relay:
                     address = state.address or address
                     if not state.alive:
                         reason = state.reason or f"the {ticket.target.kind} target is gone"
-                        return _failed(reason, ticket.attempts, address, bound, cause=GONE)
+                        failed = _failed(reason, ticket.attempts, address, bound, cause=GONE)
+                        return dataclasses.replace(failed, refound=state.refound)
                     agent = bound or ticket.agent
                     judged = verdict(
                         agent,
@@ -413,6 +423,8 @@ class Relay:
             address=address,
             finished_at=time.time(),
             agent=bound,
+            place=state.place,
+            refound=state.refound,
         )
 
 

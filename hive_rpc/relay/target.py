@@ -2,7 +2,9 @@
 
 Each kind (``tmux``, ``zellij``, ``emacs-buffer``) implements ``Target``.  The relay
 calls ``check`` before every delivery: a dead target is reported (a tmux window
-name is resolved again at each check, so a recreated window is found), and a target
+name is resolved again at each check, so a recreated window is found; a target that
+knows its ling (``Refinding``) looks for a pane that is gone by what registration
+recorded, core/refind.py), and a target
 whose last lines show a dialog (a permission prompt, a y/n question) is not typed
 into, nor one whose foreground is not the ling's approved agent (``foreground``).  ``type_text``
 gets text already made safe by ``relay.text.prepare``: no control characters or
@@ -19,7 +21,8 @@ from typing import Protocol, runtime_checkable
 
 import trio
 
-from hive_rpc.core.ling import Proc
+from hive_rpc.core.ling import Agent, Place, Proc
+from hive_rpc.core.refind import Refound
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,9 +37,18 @@ class TargetState:
     reason: str = ""
     """Why it is not alive, in words a person can act on; empty when alive."""
     address: str | None = None
-    """A new address the owner should keep, else None.  No target sets it today: a
-    tmux target spec (``work:w.0``) is kept as the human gave it and resolved again
-    at every check, rather than pinned to the pane id it named once."""
+    """A new address the owner should keep, else None: set when the pane was gone
+    and the approved agent's process was found in another pane (``refound`` is
+    ``SAME``: moved with ``join-pane``, its session renamed).  A tmux target spec
+    (``work:w.0``) that still names a pane is kept as given and resolved again at
+    every check, not pinned to the pane id it named once."""
+    place: Place | None = None
+    """Where the pane is now (session, window, pane index), where the terminal
+    says: what registration records, and a delivery keeps up to date."""
+    refound: Refound | None = None
+    """What looking for a gone pane found (``Refinding``); None when it was not
+    looked for.  With ``NEW`` (another process in the pane's place) or
+    ``AMBIGUOUS`` the target is not alive and ``reason`` says so."""
     cursor_line: int | None = None
     """The index, among ``tail``'s lines (split at ``\n``), of the line the cursor is
     on, where the terminal tells it (tmux); None when it cannot.  ``dialog_in`` then
@@ -62,6 +74,28 @@ class TargetState:
     approves."""
     no_foreground: str = ""
     """When ``foreground`` is None: why, in words for the refusal."""
+
+
+@dataclass(frozen=True, slots=True)
+class Expected:
+    """What a target knows of its ling, to find its pane again once it is gone: the
+    approved agent and where its pane was (core/ling.py ``Agent``, ``Place``)."""
+
+    agent: Agent | None
+    place: Place | None
+    others: tuple[Agent, ...] = ()
+    """The other lings' approved agents: a pane one of them holds is never this
+    ling's."""
+    taken: frozenset[str] = frozenset()
+    """The other lings' addresses (without their ``@SOCKET``): never this ling's."""
+
+
+@runtime_checkable
+class Refinding(Protocol):
+    """A target that looks for its pane again when it is gone (tmux, Zellij): the
+    Agora sets ``expected`` on every target it makes for a ling."""
+
+    expected: Expected | None
 
 
 class DeliveryError(Exception):
@@ -142,6 +176,8 @@ __all__ = [
     "ChangeCount",
     "Changes",
     "DeliveryError",
+    "Expected",
+    "Refinding",
     "Target",
     "TargetState",
     "Watchable",

@@ -29,6 +29,8 @@ the relay types only while the ling's approved agent holds the pane,
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import os
 import shutil
 import subprocess
 import uuid
@@ -36,13 +38,29 @@ from collections.abc import AsyncIterator
 
 import trio
 
-from hive_rpc.relay.proc import foreground, process
-from hive_rpc.relay.target import ChangeCount, DeliveryError, TargetState, cannot_run
+from hive_rpc.core.ling import Agent, Place
+from hive_rpc.core.refind import AMBIGUOUS, NEW, SAME, Pane, refind
+from hive_rpc.relay.proc import foreground, process, stat, tty_device
+from hive_rpc.relay.target import (
+    ChangeCount,
+    DeliveryError,
+    Expected,
+    TargetState,
+    cannot_run,
+)
 
 TAIL_LINES = 40
 """How many lines (history included) ``check`` reads for dialog detection."""
 WATCH_EXIT_S = 2.0
 """How long a control-mode client may take to end once its input is closed."""
+PLACE = (
+    "#{session_name}\t#{?automatic-rename,,#{window_name}}\t#{window_index}\t#{pane_index}"
+    "\t#{pane_current_path}"
+)
+"""Where a pane is (core/ling.py ``Place``), in tmux's format: read at each check.  A
+window's name is kept only where a person gave it (``new-window -n``, what ``hive-rpc
+spawn`` does, or ``rename-window``): tmux's automatic name is the program running
+there, which says nothing of which window it is."""
 
 
 def find_tmux() -> str | None:
@@ -69,6 +87,9 @@ class TmuxTarget:
         self.session: str | None = None
         """The id (``$2``) of the pane's session as the last ``check`` saw it, which
         ``watch`` attaches to."""
+        self.expected: Expected | None = None
+        """The ling's approved agent and where its pane was, set by the Agora: a
+        ``check`` that finds the pane gone looks for it again (``_refind``)."""
 
     def __repr__(self) -> str:
         return f"TmuxTarget({self.address!r}, socket={self.socket!r})"
@@ -85,6 +106,15 @@ class TmuxTarget:
             return TargetState(alive=False, reason=cannot_run("tmux", exc))
 
     async def _check(self) -> TargetState:
+        state = await self._look()
+        if state.alive or self.expected is None or self.expected.agent is None:
+            return state
+        try:
+            return await self._refind(state, self.expected)
+        except OSError:
+            return state
+
+    async def _look(self) -> TargetState:
         # display-message resolves the address to a pane id, but leniently (tmux 3.3):
         # a missing pane id gives an empty answer, and a stale spec such as
         # "agents:0.5" falls back to some other pane.  capture-pane resolves the
@@ -96,13 +126,12 @@ class TmuxTarget:
             "-t",
             self.address,
             "#{pane_id}\t#{pane_dead}\t#{pane_current_command}\t#{pane_tty}"
-            "\t#{cursor_y}\t#{pane_height}\t#{pane_pid}\t#{session_id}",
+            "\t#{cursor_y}\t#{pane_height}\t#{pane_pid}\t#{session_id}\t" + PLACE,
         )
         if found.returncode != 0:
             return self._gone(found)
-        pane_id, dead, command, tty, cursor_y, height, pane_pid, session = (
-            [*found.stdout.decode("utf-8", "replace").rstrip("\n").split("\t"), *[""] * 8]
-        )[:8]
+        fields = [*found.stdout.decode("utf-8", "replace").rstrip("\n").split("\t"), *[""] * 13]
+        pane_id, dead, command, tty, cursor_y, height, pane_pid, session = fields[:8]
         self.tty = tty or None
         self.session = session if session.startswith("$") else None
         captured, tail, cursor_line = await self._capture(cursor_y, height)
@@ -134,7 +163,58 @@ class TmuxTarget:
                 if root is None
                 else "the process group in its foreground has no leader"
             ),
+            place=_place(fields[8:13], command),
         )
+
+    async def _refind(self, gone: TargetState, expected: Expected) -> TargetState:
+        """The pane is gone (or dead): look for it among all the server's panes by
+        what registration recorded (core/refind.py).  The approved process found in
+        another pane (moved there, its session renamed): that pane is the target
+        from now on, and ``address`` tells the owner to keep it.  Another process in
+        its place, or several candidates: not alive, saying so; never typed into."""
+        assert expected.agent is not None
+        listed = await self._tmux(
+            "list-panes", "-a", "-F", "#{pane_id}\t#{pane_dead}\t#{pane_pid}\t#{pane_tty}"
+            "\t#{pane_current_command}\t" + PLACE,
+        )  # fmt: skip
+        if listed.returncode != 0:
+            return gone
+        inside = _tty_of(expected.agent)
+        panes: list[Pane] = []
+        for line in listed.stdout.decode("utf-8", "replace").splitlines():
+            fields = [*line.split("\t"), *[""] * 10]
+            pane_id, dead, pane_pid, tty, command = fields[:5]
+            if dead.strip() == "1" or not pane_id.startswith("%") or not pane_pid.isdigit():
+                continue
+            root = process(int(pane_pid))
+            panes.append(
+                Pane(
+                    pane_id,
+                    _place(fields[5:10], command),
+                    foreground(root.pid) if root is not None else None,
+                    root,
+                    agent_inside=inside is not None and _device(tty) == inside,
+                )
+            )
+        found = refind(
+            expected.agent,
+            expected.place,
+            panes,
+            gone=self.address,
+            others=expected.others,
+            taken=expected.taken,
+        )
+        if found.outcome == SAME and found.pane is not None:
+            self.address = found.pane.address
+            moved = await self._look()
+            if moved.alive:
+                return dataclasses.replace(moved, address=self.address, refound=found)
+            return moved
+        if found.outcome in (NEW, AMBIGUOUS):
+            return TargetState(alive=False, reason=f"tmux {found.reason}", refound=found)
+        if found.reason:
+            return dataclasses.replace(gone, reason=f"{gone.reason}; {found.reason}")
+        return gone
 
     async def _capture(
         self, cursor_y: str, height: str
@@ -290,6 +370,35 @@ async def _follow(process: trio.Process, changes: PaneChanges) -> None:
         return
     finally:
         changes.ended = True
+
+
+def _place(fields: list[str], command: str) -> Place:
+    """A ``Place`` from the fields of ``PLACE``."""
+    session, window, window_index, pane_index, cwd = [*fields, *[""] * 5][:5]
+    return Place(
+        session,
+        window,
+        int(window_index) if window_index.isdigit() else None,
+        int(pane_index) if pane_index.isdigit() else None,
+        cwd,
+        command,
+    )
+
+
+def _tty_of(agent: Agent) -> int | None:
+    """The device of the approved process's controlling terminal, when that very
+    process (pid and start time) still runs and has one."""
+    found = stat(agent.pid)
+    if found is None or found.start != agent.start or found.tty_nr == 0:
+        return None
+    return tty_device(found.tty_nr)
+
+
+def _device(tty: str) -> int | None:
+    try:
+        return os.stat(tty).st_rdev if tty else None
+    except OSError:
+        return None
 
 
 def _stderr(done: subprocess.CompletedProcess[bytes]) -> str:
