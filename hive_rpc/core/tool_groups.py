@@ -28,6 +28,8 @@ GROUP_NAMES: tuple[str, ...] = (
     "lings",
     # Parent/child events through the terminals.
     "events",
+    # A parent agent starting its children in new terminals, each approved by the human.
+    "spawn",
     # Task outcomes on the activity stream (docs/activity.md).
     "tasks",
     # Claude Code's permission prompt tool (claude -p --permission-prompt-tool).

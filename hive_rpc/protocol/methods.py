@@ -410,6 +410,23 @@ _ROWS: tuple[Method, ...] = (
     ),
     Method("ling/remove", params={"name": REQ_STR}, doc="Forget a ling.", mcp=("ling_remove",)),
     Method(
+        "ling/spawn",
+        params={
+            "name": STR,
+            "command": Param("array"),
+            "worktree": STR,
+            "label": STR,
+            "children": Param("array"),
+            "agent_id": STR,
+        },
+        doc="Ask the human to start a child agent (name, command, worktree, label) or "
+        "several (children: a list of those) in new tmux windows, as children of the "
+        "caller's ling: the ling whose approved agent runs the calling process. Returns "
+        "at once, each child pending with its prompt_id; approved, its pane registers "
+        "itself as PARENT.NAME and runs the command, and the parent's terminal is told.",
+        mcp=("spawn_subtree", "spawn_workers"),
+    ),
+    Method(
         "event/post",
         params={
             "kind": REQ_STR,

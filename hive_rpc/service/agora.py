@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hive_rpc.agora.spawning import spawner_of
 from hive_rpc.core.dialogue import DEFAULT_MAX_TURNS
 from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.limits import check_name
@@ -84,6 +85,16 @@ async def ling_list(hub: HubService, p: dict[str, Any]) -> Any:
 @handles("ling/remove")
 async def ling_remove(hub: HubService, p: dict[str, Any]) -> Any:
     return await hub.require_agora().remove(p["name"])
+
+
+@handles("ling/spawn")
+async def ling_spawn(hub: HubService, p: dict[str, Any]) -> Any:
+    one = {k: p[k] for k in ("name", "command", "worktree", "label") if p.get(k) is not None}
+    if one and p.get("children") is not None:
+        raise InvalidParams("give name and command, or children, not both", param="children")
+    spawner = spawner_of(hub.require_agora(), hub.info.socket, hub.info.data_dir)
+    children = one if one else p.get("children")
+    return await spawner.spawn(children, CALLER.get(), p.get("agent_id"))
 
 
 EVENT_FIELDS = ("message", "pr", "ci", "review", "url", "comments")

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from hive_rpc.core.tool_groups import GROUP_NAMES
-from hive_rpc.faces.mcp import agora_tools, approve_tool, prompt_tools
+from hive_rpc.faces.mcp import agora_tools, approve_tool, prompt_tools, spawn_tools
 
-TABLES = (prompt_tools.TOOLS, agora_tools.TOOLS, approve_tool.TOOLS)
+TABLES = (prompt_tools.TOOLS, agora_tools.TOOLS, spawn_tools.TOOLS, approve_tool.TOOLS)
 """Every tool, in the order ``tools/list`` shows them."""
 GROUP_OF: Mapping[str, str] = {spec.name: spec.group for t in TABLES for spec in t.specs}
 GROUPS: Mapping[str, tuple[str, ...]] = {
