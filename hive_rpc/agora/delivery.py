@@ -206,7 +206,7 @@ class AgoraDelivery(AgoraLings):
             ling = moved
         if result.refound is not None and result.refound.outcome == NEW:
             # Another process in the gone pane's place: the human is asked.
-            found = await self.found_again(ling, result.refound)
+            found = await self.found_again(ling, result.refound, result.reason)
             delivery["reason"] = found
             result = dataclasses.replace(result, reason=found)
         if result.agent is not None and result.agent != ling.agent:

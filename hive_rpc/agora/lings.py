@@ -80,22 +80,22 @@ class AgoraLings(AgoraEvents):
         """Per ling: the pane, and its process's pid, found in the place of its gone
         pane that the human was asked to approve (``found_again``): asked once."""
 
-    async def found_again(self, ling: Ling, found: Refound) -> str:
+    async def found_again(self, ling: Ling, found: Refound, reason: str) -> str:
         """``ling``'s pane is gone and ``found`` is another process in its place
-        (core/refind.py ``NEW``): nothing was typed.  The human is asked to approve
-        that pane, as a new registration is (once per pane and process); what the
-        sender is told, in words."""
+        (core/refind.py ``NEW``): nothing was typed, for ``reason``.  The human is
+        asked to approve that pane, as a new registration is (once per pane and
+        process); what the sender is told, in words."""
         pane = found.pane
         assert pane is not None
         _, at, socket = ling.address.partition("@")
         address = pane.address + at + socket
         request = self._requests.get(ling.name)
         if request is not None and request[0].address == address:
-            return f"{found.reason}; the human is asked to approve it (prompt {request[1]})"
+            return f"{reason}; the human is asked to approve it (prompt {request[1]})"
         asked = (address, pane.foreground.pid if pane.foreground is not None else 0)
         again = register_again(ling.kind, ling.name)
         if ling.kind != "tmux" or self._found_asked.get(ling.name) == asked:
-            return f"{found.reason}; to approve it, {again}"
+            return f"{reason}; to approve it, {again}"
         self._found_asked[ling.name] = asked
         new = dataclasses.replace(ling, address=address, agent=None, place=pane.place)
         old = ling.address.partition("@")[0]
@@ -106,8 +106,8 @@ class AgoraLings(AgoraEvents):
         try:
             pending = await self._ask_consent(new, self._target(new), None, by)
         except HiveError as e:
-            return f"{found.reason}; the hub could not ask the human ({e}): {again}"
-        return f"{found.reason}; the human is asked to approve it (prompt {pending['prompt_id']})"
+            return f"{reason}; the hub could not ask the human ({e}): {again}"
+        return f"{reason}; the human is asked to approve it (prompt {pending['prompt_id']})"
 
     async def load(self) -> None:
         """What the store kept, and the registration requests still waiting for the
