@@ -452,6 +452,9 @@ class Spawner:
 
     async def _start(self, place: Place, child: Child) -> tuple[str, Path]:
         """Open the child's window; its pane, once registered from inside."""
+        if child.name in self._agora._lings or child.name in self._agora._requests:
+            # Registered since it was asked for: the new pane would move that ling.
+            raise SpawnError(f"{child.name} was registered meanwhile, so nothing was started")
         workdir = place.cwd
         if child.worktree is not None:
             workdir = await spawn_pane.add_worktree(child.worktree, place.cwd)

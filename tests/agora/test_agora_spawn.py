@@ -28,6 +28,7 @@ from mcp import Client, StdioServerParameters
 from waiting import logged
 
 from hive_rpc.client.async_client import HubClient, prove_approver
+from hive_rpc.core.errors import LingNotFound
 from hive_rpc.faces.mcp.tools import GROUPS
 from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
@@ -177,6 +178,10 @@ async def test_an_agent_that_is_no_registered_lings_agent_is_refused(
     text = result.content[0].text  # type: ignore[union-attr]
     assert "runs under no registered ling's agent" in text, text
     assert "register your terminal first (in your pane: hive-rpc ling register NAME --tmux" in text
+    # Where the hub cannot see the calling process (MCP over HTTP, the dashboard: no
+    # peer credentials), it says so rather than guess.
+    with pytest.raises(LingNotFound, match="spawning needs the hub to see which process asks"):
+        await hub.call("ling/spawn", {"name": "auth", "command": ["true"]})
     assert hub.registry.statistics()["pending"] == 0  # the human was not even asked
 
 
@@ -298,6 +303,34 @@ async def test_approved_workers_run_as_the_parents_children_and_their_events_rea
     )
     assert (posted["to"], posted["delivery"]["state"]) == ("main", "delivered"), posted
     assert "tokens done" in await until_typed(family.record, "tokens done")
+
+
+async def test_an_approved_spawn_whose_name_was_taken_meanwhile_fails_and_says_so(
+    hub: HubService, client: HubClient, family: Family, short_tmp: Path
+) -> None:
+    got = await family.call("spawn_subtree", name="late", command=["true"])
+    (child,) = got["structured"]["children"]
+    pane = await family.tmux("display", "-p", "-t", "parent", "#{pane_id}")
+    taken = await client.call(
+        "ling/register",
+        {"name": "main.late", "kind": "tmux", "address": f"{pane}@{family.socket}"},
+    )
+    assert taken["state"] == "pending"  # a registration request of the same name
+    before = hub.activity.last_id
+    await answer(client, child["prompt_id"], "approve")
+    failed = await logged(
+        hub.activity,
+        lambda e: (e.event, e.key) == ("ling/spawn-failed", "main.late"),
+        within_s=WAIT_S,
+        after=before,
+    )
+    assert failed.data["reason"] == "main.late was registered meanwhile, so nothing was started"
+    told = await until_typed(family.record, "[SPAWN FAILED]")
+    assert told.startswith(
+        "[SPAWN FAILED] Agent 'late' (main.late) was approved but did not start: main.late "
+        "was registered meanwhile"
+    ), told
+    assert await family.windows() == 1
 
 
 async def test_bad_spawns_are_refused_in_the_tools_words_and_pending_spawns_are_bounded(
