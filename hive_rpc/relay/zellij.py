@@ -14,7 +14,9 @@ was written, so it follows the documentation, not a run against a real Zellij:
   ``docs/src/cli-recipes.md`` there shows ``pane_command`` (``"bash"``) in that
   JSON: the program the pane runs, which ``check`` reports so the relay does not
   type into a shell; a Zellij that leaves it out is "cannot tell", which the
-  relay treats as a shell.
+  relay treats as a shell.  Its sample also shows ``tab_name`` and ``pane_cwd``: with
+  ``pane_command``, where a pane is (``TargetState.place``), recorded at
+  registration, so that a pane gone is looked for in its place (``_refind``).
 - ``docs/src/programmatic-control.md`` there: ``zellij --session S action ...``
   targets a session from outside it; ``paste`` uses bracketed paste.
 - zellij-org/zellij pull requests #4691 (``--pane-id`` for write/write-chars/
@@ -44,7 +46,9 @@ import subprocess
 
 import trio
 
-from hive_rpc.relay.target import DeliveryError, TargetState, cannot_run
+from hive_rpc.core.ling import Place
+from hive_rpc.core.refind import AMBIGUOUS, NEW, Pane, refind
+from hive_rpc.relay.target import DeliveryError, Expected, TargetState, cannot_run
 
 TAIL_LINES = 40
 """How many of the viewport's last lines ``check`` keeps for dialog detection."""
@@ -81,6 +85,9 @@ class ZellijTarget:
         self.session, self.pane_id = parse_address(address)
         self.address = address
         self.bracketed_paste = bracketed_paste
+        self.expected: Expected | None = None
+        """Where the ling's pane was, set by the Agora: a ``check`` that finds the
+        pane gone names a pane found in its place (``_refind``)."""
 
     def __repr__(self) -> str:
         return f"ZellijTarget({self.address!r})"
@@ -118,7 +125,7 @@ class ZellijTarget:
             )
         pane = self._find_pane(panes.stdout)
         if isinstance(pane, str):
-            return TargetState(alive=False, reason=pane)
+            return self._refind(TargetState(alive=False, reason=pane), panes.stdout)
         if pane.get("exited"):
             return TargetState(
                 alive=False,
@@ -138,6 +145,7 @@ class ZellijTarget:
         command = pane.get("pane_command")
         return TargetState(
             alive=True,
+            place=self._place(pane),
             tail="\n".join(lines[-TAIL_LINES:]),
             command=command if isinstance(command, str) and command else None,
             no_command="Zellij leaves pane_command out for a pane that runs the default "
@@ -145,6 +153,44 @@ class ZellijTarget:
             no_foreground="Zellij's CLI names no process for a pane, so the hub cannot tell "
             "whether the agent approved there still holds it; use tmux or an Emacs buffer",
         )
+
+    def _place(self, pane: dict[str, object]) -> Place:
+        """Where ``pane`` (an entry of ``list-panes --json``) is: its tab's name, its
+        command and its directory, which Zellij gives (cli-recipes.md's sample)."""
+
+        def text(key: str) -> str:
+            value = pane.get(key)
+            return value if isinstance(value, str) else ""
+
+        return Place(
+            self.session, text("tab_name"), cwd=text("pane_cwd"), command=text("pane_command")
+        )
+
+    def _refind(self, gone: TargetState, listing: bytes) -> TargetState:
+        """The pane is gone: a pane in its place (the same tab's name and command,
+        core/refind.py) is named in the reason, never taken.  Zellij's CLI names no
+        process for a pane, so nothing tells the approved agent moved from a new
+        one opened in its place: only the human, registering it again, can."""
+        place = self.expected.place if self.expected is not None else None
+        if place is None:
+            return gone
+        panes = json.loads(listing)  # _find_pane read it: a list
+        found = refind(
+            None,
+            place,
+            [
+                Pane(f"terminal_{p['id']}", self._place(p))
+                for p in panes
+                if isinstance(p, dict) and not p.get("is_plugin") and not p.get("exited")
+            ],
+            gone=f"{self.pane_id} of session {self.session!r}",
+            taken=self.expected.taken if self.expected is not None else (),
+        )
+        if found.outcome in (NEW, AMBIGUOUS):
+            return TargetState(alive=False, reason=f"Zellij {found.reason}", refound=found)
+        if found.reason:
+            return TargetState(alive=False, reason=f"{gone.reason}; {found.reason}")
+        return gone
 
     def _find_pane(self, listing: bytes) -> dict[str, object] | str:
         """The pane's entry in ``list-panes --json``, or why there is none."""
