@@ -9,6 +9,7 @@ human answers it there."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -55,7 +56,8 @@ exports.activate = (context) => {
         out = { ok: false, error: String(err), name: err && err.name };
       }
       out.tool = tool && {
-        name: tool.name, description: tool.description, inputSchema: tool.inputSchema };
+        name: tool.name, description: tool.description, inputSchema: tool.inputSchema,
+        tags: tool.tags };
       fs.writeFileSync(file('probe-result.json'), JSON.stringify(out));
     }),
     vscode.commands.registerCommand('lmProbe.cancel', () => source && source.cancel()),
@@ -124,6 +126,9 @@ def test_the_tool_asks_the_hub_and_returns_the_answer(window: Window, vscode_hub
     # Where it runs (the extension host's working directory, the workspace), after it.
     assert box.title == f"Agent vscode-chat ({window.server.workspace}) needs input", box
     assert box.message == "Which port should the dev server use? (Enter answers, Escape defers)"
+    # Calva Backseat Driver's words for the box (issue 32), then the time left.
+    seed = "Start typing to cancel auto-dismiss (60s timeout)..."
+    assert re.fullmatch(re.escape(seed) + r" (1m00s|[0-9]+s) left", box.placeholder), box
     window.shot("lm-tool-question")
     record = only_pending(vscode_hub)
     assert (record["agent_id"], record["timeout_s"]) == ("vscode-chat", 60), record
@@ -135,9 +140,11 @@ def test_the_tool_asks_the_hub_and_returns_the_answer(window: Window, vscode_hub
     # What VS Code offers to models: the contribution in package.json.
     tool = got["tool"]
     assert tool["name"] == "request_human_input", tool
-    assert tool["description"].startswith("Ask the human developer for input or guidance")
+    assert tool["description"].startswith("Ask the human developer for input or guidance.")
     assert tool["inputSchema"]["required"] == ["prompt"], tool
     assert set(tool["inputSchema"]["properties"]) == {"prompt", "options", "timeout_s"}, tool
+    # Calva's tags (issue 32): a tool picker selecting tools by them finds it.
+    assert tool["tags"] == ["information", "knowledge", "lookup"], tool
     assert vscode_hub.record(record["id"])["answer"] == "8080"
 
 

@@ -68,6 +68,27 @@ export function countdownText(
 }
 
 /**
+ * The input box's placeholder while a countdown runs, in the words of Calva
+ * Backseat Driver's human-intelligence tool ("Start typing to cancel
+ * auto-dismiss (60s timeout)..."), followed by the time left: shown only while
+ * the box is empty, it says what typing does before the human types. A timeout
+ * under ten minutes is said in seconds, as the seed says its 60 s.
+ */
+export function autoDismissText(
+  record: Pick<PromptRecord, 'timeout_s' | 'typing_at' | 'deadline_at'>,
+  now: number,
+  typed = false,
+): string | null {
+  const left = countdownText(record, now, typed);
+  if (left === null || record.timeout_s === null || record.timeout_s === undefined) {
+    return null;
+  }
+  const t = record.timeout_s;
+  const timeout = t < 600 ? `${Math.ceil(t)}s` : formatDuration(t);
+  return `Start typing to cancel auto-dismiss (${timeout} timeout)... ${left}`;
+}
+
+/**
  * A duration to the minute, for the pending view: `<1m`, `14m` (whole minutes
  * rounded up, so `1m` until less than a minute is left), `2h05m`, `3d04h`
  * (hours rounded up). Its text changes once a minute, not every second: each

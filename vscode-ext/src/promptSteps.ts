@@ -19,7 +19,7 @@
  * src/promptForm.ts (pure); which prompt is asked, src/promptFlow.ts.
  */
 import * as vscode from 'vscode';
-import { countdownText } from './countdown';
+import { autoDismissText, countdownText } from './countdown';
 import { iconless, plain, visible } from './plainText';
 import {
   asksPermission,
@@ -202,7 +202,7 @@ export class PromptSteps {
       const finish = (result: StepResult): void => life.finish(result);
       const render = (): void => {
         box.title = this.title(entry, { stepInfo: opts.stepInfo });
-        const countdown = countdownText(entry.record, now(), entry.typed);
+        const countdown = autoDismissText(entry.record, now(), entry.typed);
         box.placeholder = countdown ?? '';
         if (!countdown) {
           life.stopTicking();

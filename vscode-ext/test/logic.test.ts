@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { findOnPath, serverCommand, splitCommandLine, readSettings } from '../src/config';
-import { countdownText, formatDuration, formatMinutes, timeLeftText } from '../src/countdown';
+import { autoDismissText, countdownText, formatDuration, formatMinutes, timeLeftText } from '../src/countdown';
 import { SwitchableHubClient } from '../src/hubClient';
 import type { Disposable } from '../src/hubClient';
 import type { MessageSignature } from 'vscode-jsonrpc';
@@ -49,6 +49,16 @@ describe('countdown', () => {
     assert.equal(countdownText({ ...r, typing_at: clock.t }, clock.t), null);
     assert.equal(countdownText({ ...r, timeout_s: null }, clock.t), null);
     assert.equal(timeLeftText(r, clock.t), '10s left');
+  });
+
+  test("autoDismissText: the seed's placeholder (Calva's human-intelligence tool), then the time left", () => {
+    const clock = new Clock();
+    const r = record(clock, { created_at: clock.t, timeout_s: 60 });
+    assert.equal(autoDismissText(r, clock.t + 5), 'Start typing to cancel auto-dismiss (60s timeout)... 55s left');
+    const long = record(clock, { created_at: clock.t, timeout_s: 3600 });
+    assert.equal(autoDismissText(long, clock.t), 'Start typing to cancel auto-dismiss (1h00m timeout)... 1h00m left');
+    assert.equal(autoDismissText(r, clock.t, true), null);
+    assert.equal(autoDismissText({ ...r, timeout_s: null }, clock.t), null);
   });
 
   test('formatMinutes: to the minute, rounded up; under a minute', () => {

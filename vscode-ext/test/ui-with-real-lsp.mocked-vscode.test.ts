@@ -70,7 +70,7 @@ describe('prompt UI (mocked vscode) with the real hive-rpc lsp', { skip, concurr
     assert.equal(typeof origin, 'string');
     assert.equal(box.title, `Agent tester (${origin}) needs input`);
     assert.equal(box.prompt, 'Which branch?');
-    assert.match(box.placeholder ?? '', /^(2m00s|1m5\ds) left/);
+    assert.match(box.placeholder ?? '', /^Start typing to cancel auto-dismiss \(120s timeout\)\.\.\. (2m00s|1m5\ds) left$/);
     box.type('m');
     assert.doesNotMatch(box.placeholder ?? '', /left/);
     // hive/typing is a notification: wait until the hub shows it applied.
