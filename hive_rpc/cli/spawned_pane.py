@@ -1,7 +1,9 @@
-"""What a pane started by ``hive-rpc spawn`` runs first (``python -m
-hive_rpc.cli.spawned_pane NAME SOCKET DATA_DIR LABEL CHANNEL COMMAND...``): register
-the pane from inside it as ling NAME, tell the waiting ``spawn`` on its ``tmux
-wait-for`` channel, then ``exec`` COMMAND in its place (cli/spawn.py says why).
+"""What a pane started by ``hive-rpc spawn`` or by the hub's ``ling/spawn`` (MCP
+``spawn_subtree``, once the human approved it) runs first (``python -m
+hive_rpc.cli.spawned_pane NAME SOCKET DATA_DIR LABEL CHANNEL COMMAND...``,
+host/spawn_pane.py's ``pane_argv``): register the pane from inside it as ling NAME,
+tell whoever opened it on its ``tmux wait-for`` channel, then ``exec`` COMMAND in its
+place (cli/spawn.py says why).
 
 A module of its own, not ``spawn``'s ``__main__``: the CLI's parser imports ``spawn``,
 and ``python -m`` of a module already imported by its package warns in the new pane
