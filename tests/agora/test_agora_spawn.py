@@ -31,6 +31,7 @@ from hive_rpc.client.async_client import HubClient, prove_approver
 from hive_rpc.core.errors import LingNotFound
 from hive_rpc.faces.mcp.tools import GROUPS
 from hive_rpc.hub import HubConfig
+from hive_rpc.runtime.activity import Entry
 from hive_rpc.service import HubService
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
@@ -145,6 +146,20 @@ async def answer(client: HubClient, prompt_id: str, choice: str) -> None:
     await client.call("hive/respond", {"id": prompt_id, "answer": choice, "by": "human"})
 
 
+async def answered(
+    hub: HubService, client: HubClient, prompt_id: str, choice: str, event: str, name: str
+) -> Entry:
+    """Answer a spawn's prompt; the hub's ``event`` about child ``name`` that follows."""
+    before = hub.activity.last_id
+    await answer(client, prompt_id, choice)
+    return await logged(
+        hub.activity,
+        lambda e: (e.event, e.key) == (event, name),
+        within_s=WAIT_S,
+        after=before,
+    )
+
+
 def stdio(config: HubConfig, tools: str) -> StdioServerParameters:
     """An MCP stdio server run by this test process, which is no ling's agent."""
     args = ["-m", "hive_rpc", "mcp", *where(config), "--tools", tools]
@@ -217,14 +232,7 @@ async def test_a_spawn_starts_nothing_until_approved_and_a_refused_one_nothing_a
     assert prompt["urgent"] is True
     assert prompt["choices"] == ["approve", "deny"]
     assert await family.windows() == 1  # nothing started while the human has not answered
-    before = hub.activity.last_id
-    await answer(client, child["prompt_id"], "deny")
-    await logged(
-        hub.activity,
-        lambda e: (e.event, e.key) == ("ling/spawn-refused", "main.nope"),
-        within_s=WAIT_S,
-        after=before,
-    )
+    await answered(hub, client, child["prompt_id"], "deny", "ling/spawn-refused", "main.nope")
     told = await until_typed(family.record, "[SPAWN REFUSED]")
     assert told.startswith(
         "[SPAWN REFUSED] Agent 'nope' (main.nope) was not started: the human denied it. "
@@ -258,16 +266,8 @@ async def test_approved_workers_run_as_the_parents_children_and_their_events_rea
     assert not worktree.exists()  # made only once approved
     wt_prompt = await client.call("hive/poll", {"id": children[1]["prompt_id"]})
     assert f"In a new git worktree at {worktree}, on branch feature/wt" in wt_prompt["question"]
-    before = hub.activity.last_id
     for c in children:
-        await answer(client, c["prompt_id"], "approve")
-    for name in ("main.auth", "main.wt"):
-        await logged(
-            hub.activity,
-            lambda e, name=name: (e.event, e.key) == ("ling/spawned", name),  # type: ignore[misc]
-            within_s=WAIT_S,
-            after=before,
-        )
+        await answered(hub, client, c["prompt_id"], "approve", "ling/spawned", c["name"])
     await until_ready(auth)
     await until_ready(wt)
     lings = {x["name"]: x for x in await client.call("ling/list", {})}
@@ -316,13 +316,8 @@ async def test_an_approved_spawn_whose_name_was_taken_meanwhile_fails_and_says_s
         {"name": "main.late", "kind": "tmux", "address": f"{pane}@{family.socket}"},
     )
     assert taken["state"] == "pending"  # a registration request of the same name
-    before = hub.activity.last_id
-    await answer(client, child["prompt_id"], "approve")
-    failed = await logged(
-        hub.activity,
-        lambda e: (e.event, e.key) == ("ling/spawn-failed", "main.late"),
-        within_s=WAIT_S,
-        after=before,
+    failed = await answered(
+        hub, client, child["prompt_id"], "approve", "ling/spawn-failed", "main.late"
     )
     assert failed.data["reason"] == "main.late was registered meanwhile, so nothing was started"
     told = await until_typed(family.record, "[SPAWN FAILED]")
