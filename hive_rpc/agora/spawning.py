@@ -429,12 +429,15 @@ class Spawner:
             return
         try:
             pane, workdir = await self._start(place, child)
-        except SpawnError as e:
-            self._agora._emit("ling/spawn-failed", ling=child.name, parent=parent, reason=e.message)
+        except Exception as e:  # nobody waits on this task: the parent is told instead
+            why = e.message if isinstance(e, SpawnError) else f"{type(e).__name__}: {e}"
+            if not isinstance(e, SpawnError):
+                log.exception("spawn of %s failed", child.name)
+            self._agora._emit("ling/spawn-failed", ling=child.name, parent=parent, reason=why)
             await self._tell(
                 parent,
                 f"[SPAWN FAILED] Agent '{child.label or short_name(child.name)}' "
-                f"({child.name}) was approved but did not start: {e.message}\n"
+                f"({child.name}) was approved but did not start: {why}\n"
                 f"Command: {command}",
             )
             return
@@ -478,7 +481,7 @@ class Spawner:
         recorded like theirs (``relay/delivered``, ``relay/failed``)."""
         try:
             await self._agora._deliver(parent, text)
-        except HiveError as e:  # nobody waits on this task: the log says it
+        except Exception as e:  # nobody waits on this task: the log says it
             log.warning("spawn: telling %s failed: %s", parent, e)
 
 
