@@ -20,7 +20,9 @@ decides, at every delivery, from what the kernel says now (``Proc``), whether to
 type, hold or refuse.  An allowlist by identity: whatever else holds the terminal
 (``sleep``, ``less``, a python REPL, the shell the agent ran from) gets nothing.
 ``is_shell`` remains a second rule on the approved process itself: a shell is typed
-into only when the human registered the ling with ``allow_shell``.
+into only when the human registered the ling with ``allow_shell``.  A ling also
+records where its terminal is (``Place``), to find its pane again once its id is
+gone (core/refind.py).
 """
 
 from __future__ import annotations

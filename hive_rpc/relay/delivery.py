@@ -13,7 +13,9 @@ For each message a lane:
 2. waits for the rate limit (a deadline on the trio clock, not a poll);
 3. calls ``target.check()`` (or, for a message taken up at once by an idle lane,
    starts from the state its sender has just checked: ``submit``'s ``seen``, so a
-   turn checks its terminal once): a dead target fails the message at once; a target
+   turn checks its terminal once): a dead target fails the message at once (a
+   tmux pane gone is looked for again first, relay/tmux.py; a pane found holding
+   the approved agent is typed into, and its address is the result's); a target
    showing a dialog is held: checked again as soon as its screen changes where the
    target can say so (``target.Watchable``: tmux, Emacs buffers), and every ``hold_retry_s`` on a
    schedule, up to ``hold_attempts`` scheduled checks, then the message fails,

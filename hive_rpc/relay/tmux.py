@@ -18,6 +18,15 @@ human meant by it: when the window is closed and opened again under the same nam
 the ling is the new pane.  So the spec is kept as given and resolved again at every
 ``check``; the target then types into the pane id that check found (``pane``), so a
 delivery never types into another pane than the one it checked.
+When the address names no pane any more (or a dead one) and the Agora has told the
+target its ling's approved agent and place (``expected``), ``check`` looks among all
+the server's panes (``_refind``, core/refind.py): the pane holding the approved
+process is the target from then on, and ``TargetState.address`` tells the owner to
+keep its id; a new process in its place, or several candidates, is not alive, and
+the reason says so.  A pane keeps its id when it is moved (``join-pane``,
+``break-pane``), so this finds a ling registered as ``work:w.0`` whose pane moved,
+or one whose session was renamed; each check also reads where the pane is
+(``PLACE``), which a delivery keeps in the ling's record.
 ``check`` also reads ``#{pane_pid}``, from which /proc gives the process the pane
 runs and the leader of its terminal's foreground process group (relay/proc.py), so
 the relay types only while the ling's approved agent holds the pane,
@@ -78,7 +87,8 @@ class TmuxTarget:
         if not address.strip():
             raise ValueError("a tmux address is a pane id like %3 or a target like agents:0.1")
         self.address = address
-        """As given; never replaced by the pane id it resolves to (see the module doc)."""
+        """As given; not replaced by the pane id it resolves to (see the module doc),
+        but by the id of the pane ``_refind`` found the approved agent in."""
         self.socket = socket
         self.pane: str | None = None
         """The pane id (``%12``) the last ``check`` resolved the address to."""
