@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from hive_rpc.core.ling import Agent, Place, Proc
+from hive_rpc.core.ling import Agent, Place, Proc, is_shell
 
 SAME, NEW, AMBIGUOUS, NONE = "same", "new", "ambiguous", "none"
 
@@ -73,10 +73,24 @@ def _program(agent: Agent | None, place: Place, pane: Pane) -> bool:
     compared: a restarted agent often has other arguments (``claude --resume``)."""
     front = pane.foreground
     if front is not None:
-        if agent is None or agent.pending_exec is not None:
-            return False  # the agent's own program was never seen
+        if agent is None:
+            return False
+        if agent.pending_exec is not None:
+            return _named_in(agent.pending_exec, front)
         return front.exe == agent.exe and front.comm == agent.comm
     return bool(place.command) and pane.place.command == place.command
+
+
+def _named_in(pending_exec: str, front: Proc) -> bool:
+    """The agent was registered to ``exec`` its program and no delivery has seen it
+    since (``Agent.pending_exec``, what ``hive-rpc spawn`` and ``ling register
+    NAME --tmux -- COMMAND`` record, until a delivery binds it): its program is one
+    of the words of the registering command line after the first (``... -- claude``).
+    Looser than an executable compared, which is why a pane so found is only ever
+    asked about; a shell is never taken for it."""
+    if is_shell(front.comm) or is_shell(front.exe):
+        return False
+    return front.comm in {word.rsplit("/", 1)[-1][:15] for word in pending_exec.split()[1:]}
 
 
 def _there(place: Place, now: Place) -> bool:

@@ -100,12 +100,24 @@ def test_another_lings_pane_is_never_taken() -> None:
 
 
 def test_nothing_recorded_finds_nothing_by_place() -> None:
-    """A record kept before places were, or an agent still to exec its program
-    (``pending_exec``: its program was never seen): only the process itself finds it."""
+    """A record kept before places were: only the process itself finds it."""
     assert refind(AGENT, None, [pane("%9")], gone="%3").outcome == NONE
-    pending = Agent.of(CLAUDE, pending_exec=True)
-    assert refind(pending, WHERE, [pane("%9")], gone="%3").outcome == NONE
-    assert refind(pending, WHERE, [pane("%9", front=CLAUDE)], gone="%3").outcome == SAME
+    assert refind(AGENT, None, [pane("%9", front=CLAUDE)], gone="%3").outcome == SAME
+
+
+def test_an_agent_still_to_exec_is_known_by_the_command_it_was_to_run() -> None:
+    """Registered to ``exec`` its program (``hive-rpc spawn``, ``ling register NAME
+    --tmux -- COMMAND``) and closed before a delivery saw it: the program is a word
+    of the registering command line; never a shell."""
+    cli = Proc(100, 5000, "/usr/bin/python3.11", "python3", "python3 -m hive_rpc x -- claude")
+    pending = Agent.of(cli, pending_exec=True)
+    assert refind(pending, WHERE, [pane("%9")], gone="%3").outcome == NEW
+    assert refind(pending, WHERE, [pane("%9", front=BASH)], gone="%3").outcome == NONE
+    assert refind(pending, WHERE, [pane("%9", front=cli)], gone="%3").outcome == SAME
+    plain = Agent.of(
+        Proc(100, 5000, "/usr/bin/python3.11", "python3", "python3 -m x"), pending_exec=True
+    )
+    assert refind(plain, WHERE, [pane("%9")], gone="%3").outcome == NONE
 
 
 def test_a_terminal_that_names_no_process_matches_by_its_command() -> None:
