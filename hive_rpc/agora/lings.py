@@ -71,7 +71,7 @@ class AgoraLings(AgoraEvents):
                     ling.agent,
                     ling.place,
                     tuple(o.agent for o in others if o.agent is not None),
-                    frozenset(o.address.partition("@")[0] for o in others),
+                    frozenset(o.address for o in others),
                 )
             return found
 

@@ -87,7 +87,8 @@ class Expected:
     """The other lings' approved agents: a pane one of them holds is never this
     ling's."""
     taken: frozenset[str] = frozenset()
-    """The other lings' addresses (without their ``@SOCKET``): never this ling's."""
+    """The other lings' addresses, as registered (a tmux one with its ``@SOCKET``):
+    never this ling's."""
 
 
 @runtime_checkable

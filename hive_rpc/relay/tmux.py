@@ -212,7 +212,11 @@ class TmuxTarget:
             panes,
             gone=self.address,
             others=expected.others,
-            taken=expected.taken,
+            taken={
+                pane
+                for pane, _, socket in (a.partition("@") for a in expected.taken)
+                if (socket or None) == self.socket
+            },
         )
         if found.outcome == SAME and found.pane is not None:
             self.address = found.pane.address

@@ -39,10 +39,12 @@ with ``-`` is not read as an option.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
 import subprocess
+from collections.abc import Iterable
 
 import trio
 
@@ -184,7 +186,7 @@ class ZellijTarget:
                 if isinstance(p, dict) and not p.get("is_plugin") and not p.get("exited")
             ],
             gone=f"{self.pane_id} of session {self.session!r}",
-            taken=self.expected.taken if self.expected is not None else (),
+            taken=_panes_of(self.session, self.expected.taken if self.expected else ()),
         )
         if found.outcome in (NEW, AMBIGUOUS):
             return TargetState(alive=False, reason=f"Zellij {found.reason}", refound=found)
@@ -227,6 +229,17 @@ class ZellijTarget:
         return await trio.run_process(
             [*argv, *args], capture_stdout=True, capture_stderr=True, check=False
         )
+
+
+def _panes_of(session: str, addresses: Iterable[str]) -> set[str]:
+    """The panes (``terminal_N``) of ``session`` among Zellij ``addresses``."""
+    found = set()
+    for address in addresses:
+        with contextlib.suppress(ValueError):
+            theirs, pane = parse_address(address)
+            if theirs == session:
+                found.add(pane)
+    return found
 
 
 def _stderr(done: subprocess.CompletedProcess[bytes]) -> str:
