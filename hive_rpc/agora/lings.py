@@ -117,6 +117,9 @@ class AgoraLings(AgoraEvents):
             ling, prompt_id = Ling.from_record(body["ling"]), str(body["prompt_id"])
             self._requests[ling.name] = (ling, prompt_id)
             self._nursery.start_soon(self._await_consent, ling, prompt_id)
+        from hive_rpc.agora.spawning import resume  # which imports this module
+
+        await resume(self)  # the spawns asked for and not answered yet, likewise
 
     async def register(
         self,

@@ -21,18 +21,21 @@ The request returns at once (pending, with the prompt's id); what became of it i
 typed into the parent's terminal when it is known, as a child's events are
 (``[CHILD SPAWNED]``, ``[SPAWN REFUSED]``, ``[SPAWN FAILED]``), and is an event on
 the activity stream (``ling/spawn-requested``, ``ling/spawned``,
-``ling/spawn-refused``, ``ling/spawn-failed``).  Requests live in the hub's memory:
-a hub stopped before the human answers forgets them (docs/agora.md says so).
+``ling/spawn-refused``, ``ling/spawn-failed``).  Requests are kept in the store
+(``spawn-request``), so a hub restarted before the human answers waits again
+(``resume``); only the hub of the same data directory does, since two hubs sharing
+a store must not both start one child.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 import uuid
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from hive_rpc.agora.lings import APPROVE, DENY
 from hive_rpc.agora.state import log
@@ -42,12 +45,17 @@ from hive_rpc.core.ling import Ling, check_ling_name, short_name
 from hive_rpc.core.prompt import Action, Ask, Prompt, Status
 from hive_rpc.host import spawn_pane
 from hive_rpc.host.agent_process import MAX_DEPTH, stat_fields
+from hive_rpc.host.paths import HubLock
 from hive_rpc.host.spawn_pane import SpawnError
 from hive_rpc.relay.consent import Caller
 from hive_rpc.relay.proc import working_dir
 
 if TYPE_CHECKING:
     from hive_rpc.agora.dialogues import Agora
+    from hive_rpc.agora.lings import AgoraLings
+
+SPAWN_REQUEST = "spawn-request"
+"""The store's document kind of a spawn waiting for the human, keyed by the child."""
 
 MAX_SPAWN_WORKERS = 8
 """Children one ``ling/spawn`` (``spawn_workers``) may ask for: each is a prompt on
@@ -82,6 +90,18 @@ class Child:
         """The parameter an error about this child names."""
         return "children" if self.where else "name"
 
+    def record(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "command": list(self.command),
+            "worktree": self.worktree,
+            "label": self.label,
+        }
+
+    @classmethod
+    def from_record(cls, r: dict[str, Any]) -> Child:
+        return cls(str(r["name"]), tuple(map(str, r["command"])), r["worktree"], r["label"])
+
 
 @dataclass(frozen=True, slots=True)
 class Place:
@@ -95,6 +115,25 @@ class Place:
     session: str
     """The parent pane's tmux session id."""
     session_name: str
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "parent": self.parent.record(),
+            "cwd": str(self.cwd),
+            "socket": self.socket,
+            "session": self.session,
+            "session_name": self.session_name,
+        }
+
+    @classmethod
+    def from_record(cls, r: dict[str, Any]) -> Place:
+        return cls(
+            Ling.from_record(r["parent"]),
+            Path(r["cwd"]),
+            r["socket"],
+            str(r["session"]),
+            str(r["session_name"]),
+        )
 
 
 def check_child(parent: str, spec: object, index: int | None) -> Child:
@@ -220,6 +259,17 @@ class Spawner:
         requests = []
         for child, workdir in zip(wanted, workdirs, strict=True):
             prompt = await self._ask(place, child, workdir, caller, asked_by)
+            await self._agora._store.put_document(
+                SPAWN_REQUEST,
+                child.name,
+                {
+                    "prompt_id": prompt.id,
+                    "place": place.record(),
+                    "child": child.record(),
+                    "hub_socket": self._hub_socket,
+                    "data_dir": self._data_dir,
+                },
+            )
             self._pending[child.name] = (parent.name, prompt.id)
             self._agora._nursery.start_soon(self._carry_out, place, child, prompt.id)
             self._agora._emit(
@@ -401,6 +451,10 @@ class Spawner:
             prompt = None
         finally:
             self._pending.pop(child.name, None)
+        # Forgotten before anything starts: a hub that dies while starting it does not
+        # start it twice when it comes back (at most once; the parent hears nothing).
+        store = self._agora._store
+        await self._agora._on_its_own(lambda: store.delete_document(SPAWN_REQUEST, child.name))
         approved = (
             prompt is not None
             and prompt.status is Status.RESPONDED
@@ -488,6 +542,27 @@ class Spawner:
 _SPAWNERS: weakref.WeakKeyDictionary[Agora, Spawner] = weakref.WeakKeyDictionary()
 
 
+async def resume(agora: AgoraLings) -> None:
+    """Wait again for the answers to the spawns the store kept (a restarted hub),
+    those this hub asked for: made through a hub of this process's data directory,
+    whose lock it holds now (hub.py's ``hub.lock`` says its holder's pid).  Another
+    hub's, sharing the store, are its own to carry out."""
+    full = cast("Agora", agora)  # called from its load(): the whole Agora
+    for body in await agora._store.documents(SPAWN_REQUEST):
+        try:
+            prompt_id, data_dir = str(body["prompt_id"]), str(body["data_dir"])
+            place, child = Place.from_record(body["place"]), Child.from_record(body["child"])
+            hub_socket = str(body["hub_socket"])
+        except (KeyError, TypeError, ValueError) as e:
+            log.warning("spawn: skipping a stored request the hub cannot read (%r)", e)
+            continue
+        if HubLock(Path(data_dir) / "hub.lock").holder() != str(os.getpid()):
+            continue
+        spawner = spawner_of(full, hub_socket, data_dir)
+        spawner._pending[child.name] = (place.parent.name, prompt_id)
+        agora._nursery.start_soon(spawner._carry_out, place, child, prompt_id)
+
+
 def spawner_of(agora: Agora, hub_socket: str | None, data_dir: str | None) -> Spawner:
     """The one Spawner of ``agora``, made on first use: spawning needs the hub's socket
     and data directory, which the child's pane registers through."""
@@ -503,8 +578,10 @@ __all__ = [
     "MAX_SPAWN_REQUESTS",
     "MAX_SPAWN_REQUESTS_PER_PARENT",
     "MAX_SPAWN_WORKERS",
+    "SPAWN_REQUEST",
     "Child",
     "Spawner",
     "check_child",
+    "resume",
     "spawner_of",
 ]

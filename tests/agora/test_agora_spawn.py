@@ -18,6 +18,7 @@ import shlex
 import shutil
 import sys
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from waiting import logged
 from hive_rpc.client.async_client import HubClient, prove_approver
 from hive_rpc.core.errors import LingNotFound
 from hive_rpc.faces.mcp.tools import GROUPS
-from hive_rpc.hub import HubConfig
+from hive_rpc.hub import HubConfig, run_hub
 from hive_rpc.runtime.activity import Entry
 from hive_rpc.service import HubService
 
@@ -113,17 +114,19 @@ class Family:
         return reply
 
 
-@pytest.fixture
-async def family(hub: HubService, hub_config: HubConfig, short_tmp: Path) -> AsyncIterator[Family]:
+@asynccontextmanager
+async def parent_agent(config: HubConfig, short_tmp: Path) -> AsyncIterator[Family]:
+    """The parent agent in a pane of a private tmux server, registered as ling main,
+    working in a new git repository; the server is killed at the end."""
     repo = short_tmp / "repo"
     repo.mkdir()
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
     await trio.run_process([*git, "init", "-q", "-b", "main"])
     await trio.run_process([*git, "commit", "-q", "--allow-empty", "-m", "root"])
     socket, record, control = short_tmp / "tmux.sock", short_tmp / "main.jsonl", short_tmp / "ctl"
-    mcp = [sys.executable, "-m", "hive_rpc", "mcp", *where(hub_config), "--tools", "spawn"]
+    mcp = [sys.executable, "-m", "hive_rpc", "mcp", *where(config), "--tools", "spawn"]
     argv = [
-        sys.executable, "-m", "hive_rpc", "ling", "register", *where(hub_config), "main",
+        sys.executable, "-m", "hive_rpc", "ling", "register", *where(config), "main",
         "--tmux", "--", sys.executable, str(AGENT), str(record), str(control), "--", *mcp,
     ]  # fmt: skip
     await trio.run_process(
@@ -138,6 +141,12 @@ async def family(hub: HubService, hub_config: HubConfig, short_tmp: Path) -> Asy
             await trio.run_process(
                 ["tmux", "-S", str(socket), "kill-server"], check=False, capture_stderr=True
             )
+
+
+@pytest.fixture
+async def family(hub: HubService, hub_config: HubConfig, short_tmp: Path) -> AsyncIterator[Family]:
+    async with parent_agent(hub_config, short_tmp) as family:
+        yield family
 
 
 async def answer(client: HubClient, prompt_id: str, choice: str) -> None:
@@ -364,3 +373,37 @@ async def test_bad_spawns_are_refused_in_the_tools_words_and_pending_spawns_are_
         "spawn_subtree", name="w0", command=["true"]
     )
     assert await family.windows() == 1
+
+
+async def test_a_spawn_asked_before_the_hub_restarts_is_carried_out_by_the_new_hub(
+    hub_config: HubConfig, short_tmp: Path
+) -> None:
+    """Like a terminal registration's request, a spawn's is kept in the store: the
+    human's answer given to the restarted hub starts the child all the same."""
+    record = short_tmp / "after.jsonl"
+    async with trio.open_nursery() as nursery:
+        first_ended = trio.Event()
+        first = trio.CancelScope()
+
+        async def first_hub(task_status: trio.TaskStatus[HubService]) -> None:
+            with first:
+                await run_hub(hub_config, task_status=task_status)
+            first_ended.set()
+
+        await nursery.start(first_hub)
+        async with parent_agent(hub_config, short_tmp) as family:
+            got = await family.call(
+                "spawn_subtree", name="after", command=[sys.executable, str(LING), str(record)]
+            )
+            (child,) = got["structured"]["children"]
+            first.cancel()
+            await first_ended.wait()
+            hub: HubService = await nursery.start(run_hub, hub_config)
+            async with await HubClient.connect(hub_config.socket) as client:
+                await answered(
+                    hub, client, child["prompt_id"], "approve", "ling/spawned", "main.after"
+                )
+            await until_ready(record)
+            await until_typed(family.record, "[CHILD SPAWNED] Agent 'after' on branch main.after")
+            assert await hub.registry.store.documents("spawn-request") == []  # forgotten
+        nursery.cancel_scope.cancel()
