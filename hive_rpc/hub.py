@@ -42,7 +42,7 @@ from hive_rpc.service import HubInfo, HubService
 from hive_rpc.service.askers import Askers
 from hive_rpc.service.audit import AUDIT_DOC, record_decisions, trail
 from hive_rpc.store import MemoryStore, PromptStore, SqliteStore
-from hive_rpc.store.base import RETENTION_BATCH, SharedStore
+from hive_rpc.store.base import RETENTION_BATCH, ResultObjects, SharedStore
 from hive_rpc.store.records import UnreadableRecord, prompt_from_record
 
 log = logging.getLogger(__name__)
@@ -107,8 +107,10 @@ async def open_store(config: HubConfig) -> AsyncIterator[PromptStore]:
             config.nats_ping_s or DEFAULT_PINGS.interval_s,
             config.nats_ping_misses or DEFAULT_PINGS.outstanding,
         )
+        # A large task result outlives its report by at most one retention look.
+        ttl = None if config.retain_s is None else config.retain_s + RETENTION_EVERY_S
         async with open_nats_store(
-            config.store, replicas=config.replicas, pings=pings
+            config.store, replicas=config.replicas, pings=pings, results_ttl_s=ttl
         ) as nats_store:
             yield nats_store
         return
@@ -348,7 +350,8 @@ async def _serve(
         info = HubInfo(
             socket=os.fspath(config.socket), data_dir=os.fspath(config.data_dir), store=store.kind
         )
-        activity = ActivityLog(registry.now, ttl_s=config.activity_ttl_s)
+        results = store if isinstance(store, ResultObjects) else None
+        activity = ActivityLog(registry.now, ttl_s=config.activity_ttl_s, results=results)
         service = HubService(registry, info, activity=activity)
         try:
             token, token_file = load_approver_token(config.data_dir)

@@ -17,7 +17,11 @@ names an id below this run's, and gets a reset instead of silently skipping the
 entries that reused its numbers.  A resume gets a reset whenever any entry after its
 id is gone: from an earlier run, pushed out of the ring, or dropped by age.
 A result over ``INLINE_RESULT_BYTES`` is stored once as a blob (keyed by its SHA-256)
-and entries carry a reference (``result_ref``, ``result_size``) instead of a copy.
+and entries carry a reference (``result_ref``, ``result_size``) instead of a copy.  On a
+store shared by several hubs (``ResultObjects``: NATS) the report saved for the others
+names such a result by its digest, kept apart in the store, and any hub reads it from
+there when asked for it (``read_blob``): the seed's "store large results in object
+store, reference in KV".
 
 The log is trio-side state of one hub; the hub feeds it from the registry's watch,
 the Agora's events and ``hive/reportResult`` (see hub.py).  ``follow`` waits on an
@@ -30,6 +34,7 @@ import collections
 import hashlib
 import json
 import math
+import re
 import secrets
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
@@ -41,17 +46,30 @@ from hive_rpc.core.completion import OUTCOMES, completion
 from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.limits import check_name
 from hive_rpc.core.prompt import Prompt
+from hive_rpc.store.base import ResultObjects
 
 DEFAULT_SIZE = 10_000
 DEFAULT_TTL_S = 3600.0
 INLINE_RESULT_BYTES = 16 * 1024
 MAX_RESULT_BYTES = 4 << 20
 MAX_BLOBS = 256
-SHARED_RESULT_BYTES = 256 * 1024
-"""Largest result (JSON) a task document in the shared store carries itself."""
 TASK_DOC = "task"
 """The document kind of task reports in the store."""
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+"""A blob's name: the SHA-256 of its JSON, in hex."""
 TASK_FIELDS = ("task_id", "in_reply_to", "agent_id", "outcome", "result", "error", "completed_at")
+
+
+def result_blob(result: Any) -> tuple[str, str] | None:
+    """A result too large to be copied into entries and shared task reports (over
+    ``INLINE_RESULT_BYTES`` of JSON): the SHA-256 of its JSON, in hex, and the JSON;
+    None for a smaller one."""
+    if result is None:
+        return None
+    text = json.dumps(result, separators=(",", ":"), default=str)
+    if len(text) <= INLINE_RESULT_BYTES:
+        return None
+    return hashlib.sha256(text.encode()).hexdigest(), text
 
 
 def first_id_at(now: float) -> int:
@@ -110,10 +128,13 @@ class ActivityLog:
         size: int = DEFAULT_SIZE,
         ttl_s: float = DEFAULT_TTL_S,
         first_id: int | None = None,
+        results: ResultObjects | None = None,
     ) -> None:
         """``first_id`` is the id of this run's first entry: by default ``now()`` in
         microseconds, larger than any id an earlier run of the hub gave unless that run
-        logged more than a million entries a second, or the clock went back."""
+        logged more than a million entries a second, or the clock went back.
+        ``results`` is the shared store's keeper of large results, which ``read_blob``
+        asks for a blob this log does not hold (another hub's)."""
         self._now = now
         self._ttl = ttl_s
         self._entries: collections.deque[Entry] = collections.deque(maxlen=size)
@@ -129,6 +150,7 @@ class ActivityLog:
         held); then entries pushed out of the ring or dropped by age."""
         self._changed = trio.Event()
         self._blobs: collections.OrderedDict[str, str] = collections.OrderedDict()
+        self.results = results
 
     @property
     def last_id(self) -> int:
@@ -200,23 +222,25 @@ class ActivityLog:
 
     # --- task reports in a store shared by several hubs ----------------------------
 
-    def task_document(self, data: dict[str, Any]) -> dict[str, Any]:
+    def task_document(
+        self, data: dict[str, Any], blob: tuple[str, str] | None = None
+    ) -> dict[str, Any]:
         """The document a task report is saved as (kind ``task``, key its task id;
         docs/multi-machine.md), for other hubs and any service watching the store.
-        A result over ``SHARED_RESULT_BYTES`` of JSON is left out (NATS refuses
-        messages over 1 MiB by default): its size and SHA-256 say what it was, and
-        the reporting hub's ``/activity/blobs/`` serves it."""
+        Given ``blob`` (``result_blob``'s, its result already kept apart by a
+        ``ResultObjects`` store), the result is left out: its size and SHA-256 name
+        it, and every hub reads it by that name (``read_blob``)."""
         body = {**data, "hub": self.origin}
-        if data.get("result") is not None:
-            text = json.dumps(data["result"], separators=(",", ":"), default=str)
-            if len(text) > SHARED_RESULT_BYTES:
-                body["result"] = None
-                body["result_size"] = len(text)
-                body["result_sha256"] = hashlib.sha256(text.encode()).hexdigest()
+        if blob is not None:
+            digest, text = blob
+            body["result"] = None
+            body["result_size"] = len(text)
+            body["result_sha256"] = digest
         return body
 
     def ingest_task(self, body: dict[str, Any] | None) -> Entry | None:
-        """A task document another hub saved: logged here as that hub logged it.
+        """A task document another hub saved: logged here as that hub logged it, a
+        result kept apart referred to as this hub's blob (``read_blob`` fetches it).
         This hub's own reports come back through the store too, and are skipped."""
         if not isinstance(body, dict) or body.get("hub") == self.origin:
             return None
@@ -224,30 +248,48 @@ class ActivityLog:
         if not isinstance(task_id, str) or body.get("outcome") not in OUTCOMES:
             return None
         data = {k: body.get(k) for k in TASK_FIELDS}
-        for extra in ("result_size", "result_sha256"):
-            if extra in body:
-                data[extra] = body[extra]
+        digest = body.get("result_sha256")
+        if isinstance(digest, str) and _DIGEST.fullmatch(digest):
+            data["result"] = None
+            data["result_ref"] = f"/activity/blobs/{digest}"
+            data["result_size"] = body.get("result_size")
         return self.publish_task(data)
 
     def _store_large_result(self, data: dict[str, Any]) -> dict[str, Any]:
-        if data.get("result") is None:
+        blob = result_blob(data.get("result"))
+        if blob is None:
             return data
-        text = json.dumps(data["result"], separators=(",", ":"), default=str)
-        if len(text) <= INLINE_RESULT_BYTES:
-            return data
-        digest = hashlib.sha256(text.encode()).hexdigest()
-        self._blobs[digest] = text
-        self._blobs.move_to_end(digest)
-        while len(self._blobs) > MAX_BLOBS:
-            self._blobs.popitem(last=False)
+        digest, text = blob
+        self._keep_blob(digest, text)
         data["result"] = None
         data["result_ref"] = f"/activity/blobs/{digest}"
         data["result_size"] = len(text)
         return data
 
+    def _keep_blob(self, digest: str, text: str) -> None:
+        self._blobs[digest] = text
+        self._blobs.move_to_end(digest)
+        while len(self._blobs) > MAX_BLOBS:
+            self._blobs.popitem(last=False)
+
     def blob(self, digest: str) -> str | None:
-        """A large result's JSON text, by the digest in its ``result_ref``."""
+        """A large result's JSON text, by the digest in its ``result_ref``, if this
+        log holds it (the newest ``MAX_BLOBS``)."""
         return self._blobs.get(digest)
+
+    async def read_blob(self, digest: str) -> str | None:
+        """``blob``, else the result as the shared store keeps it (``results``),
+        which holds every hub's large results until ``--retain`` removes them with
+        their reports: another hub's, or one this log has dropped.  Held here once
+        read.  None when neither has it (StoreUnavailable when the store fails)."""
+        if (text := self.blob(digest)) is not None or self.results is None:
+            return text
+        if not _DIGEST.fullmatch(digest):
+            return None
+        text = await self.results.get_result(digest, limit=MAX_RESULT_BYTES)
+        if text is not None:
+            self._keep_blob(digest, text)
+        return text
 
     def _expire(self) -> None:
         """Drop finished entries older than the TTL (lazily; the ring is rebuilt only

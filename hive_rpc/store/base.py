@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from hive_rpc.core.prompt import Prompt, Status
 
@@ -17,6 +17,22 @@ RETAINED_DOCUMENTS = {"task": "completed_at"}
 """Document kinds ``prune_closed`` removes once old, with the body field saying when
 each ended: task reports (runtime/activity.py ``TASK_DOC``), one per task id, which
 would otherwise pile up for ever."""
+
+
+@runtime_checkable
+class ResultObjects(Protocol):
+    """A store shared by several hubs that keeps large task results apart from their
+    reports (NATS: the object store ``hive_results``), named by the SHA-256 of their
+    JSON, which the report carries instead (``result_sha256``): a report stays small
+    in the bucket every hub scans, and any hub reads the result when asked for it.
+    ``prune_closed`` removes a result with the last report naming it.  A store
+    without it (SQLite, memory) keeps each result inline in its report."""
+
+    async def put_result(self, digest: str, text: str) -> None:
+        """Keep ``text`` (a result's JSON) under ``digest``, its SHA-256 in hex."""
+
+    async def get_result(self, digest: str, *, limit: int) -> str | None:
+        """The JSON kept under ``digest``, or None (not kept, or over ``limit`` bytes)."""
 
 
 class StoreCorrupt(RuntimeError):

@@ -77,6 +77,7 @@ async def test_a_one_replica_bucket_is_raised_to_three(
     assert raised == [
         "bucket hive_prompts (stream KV_hive_prompts) had 1 replica(s); raised it to 3",
         "bucket hive_documents (stream KV_hive_documents) had 1 replica(s); raised it to 3",
+        "bucket hive_results (stream OBJ_hive_results) had 1 replica(s); raised it to 3",
     ]
 
 
@@ -92,13 +93,14 @@ async def test_a_bucket_that_cannot_be_raised_is_named_with_the_fix(
             assert await replicas(store) == {"KV_hive_prompts": 1, "KV_hive_documents": 1}
             assert await store.pending() == []
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(warned) == 2, warned
+    assert len(warned) == 3, warned  # the two buckets and the object store of results
     assert warned[0].startswith(
         "bucket hive_prompts (stream KV_hive_prompts) has 1 replica(s), 5 wanted, and "
         "JetStream refused to raise it ("
     )
     assert "`nats stream edit KV_hive_prompts --replicas 5`" in warned[0]
     assert "`nats stream edit KV_hive_documents --replicas 5`" in warned[1]
+    assert "`nats stream edit OBJ_hive_results --replicas 5`" in warned[2]
 
 
 async def test_a_comma_separated_url_list_is_accepted(nats_cluster: NatsCluster) -> None:
@@ -174,7 +176,7 @@ async def test_a_lone_server_never_claims_three_copies(
     assert not [m for m in said if "raised it to" in m or "stream edit" in m], said
     assert said[-1].endswith("(1 server); buckets kept with 1 replica"), said
     lone = [m for m in said if "not part of a cluster" in m]
-    assert len(lone) == 2, said
+    assert len(lone) == 3, said
     assert lone[0].startswith("bucket hive_prompts (stream KV_hive_prompts): 3 replicas wanted")
 
 

@@ -6,13 +6,15 @@ the operations), ``watch`` (the changes any hub makes).  nats-py is asyncio-only
 every call crosses ``hive_rpc.store.aio_bridge``: the client, its buckets and its
 subscriptions live on the bridge's asyncio thread.
 
-Layout (both buckets keep one revision per key, on file storage):
+Layout (the buckets keep one revision per key; everything is on file storage):
 
 - ``hive_prompts``: key = the prompt id, value = compact JSON of ``Prompt.to_record()``
   with the completion data (``records.shared_record``).
 - ``hive_documents``: key = ``KIND.KEY``, value = ``{"kind", "key", "created_ns",
   "body"}``; ``created_ns`` is kept across replacements, so ``documents()`` lists in
   first-save order.
+- ``hive_results`` (an object store): a task result over 16 KiB of JSON, named by its
+  SHA-256, which its report in ``hive_documents`` names (``result_sha256``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from hive_rpc.store.nats.names import (
     BUCKETS,
     DOCUMENTS_BUCKET,
     PROMPTS_BUCKET,
+    RESULTS_BUCKET,
     StoreChange,
     decode_name,
     encode_name,
@@ -44,17 +47,22 @@ async def open_nats_store(
     op_timeout_s: float = DEFAULT_TIMEOUT_S,
     replicas: int | None = None,
     pings: Pings = DEFAULT_PINGS,
+    results_ttl_s: float | None = None,
 ) -> AsyncIterator[NatsStore]:
     """Connect to NATS at ``url`` (``nats://[user:pass@]host:port``, ``tls://...``, or
     several of them comma-separated) and yield a store on its JetStream KV buckets,
     created on first use with ``replicas`` copies (None: ``default_replicas``), the
-    connection checked by ``pings`` (``serve --nats-ping``).
+    connection checked by ``pings`` (``serve --nats-ping``), and the object store of
+    large task results, which keeps each for ``results_ttl_s`` (None: until
+    ``prune_closed`` removes it with its report).
 
     Raises ``StoreUnavailable`` when NATS does not answer within ``op_timeout_s``
     seconds; every later operation is bounded by the same time.
     """
     async with open_asyncio_thread(name="hive-nats") as bridge:
-        store = await bridge.run(aio_connect, bridge, url, op_timeout_s, replicas, pings)
+        store = await bridge.run(
+            aio_connect, bridge, url, op_timeout_s, replicas, pings, results_ttl_s
+        )
         try:
             yield store
         finally:
@@ -73,6 +81,7 @@ __all__ = [
     "DEFAULT_PINGS",
     "DOCUMENTS_BUCKET",
     "PROMPTS_BUCKET",
+    "RESULTS_BUCKET",
     "NatsStore",
     "Pings",
     "StoreChange",

@@ -13,6 +13,7 @@ from typing import Any
 import nats.js.errors
 from nats.js import JetStreamContext, api
 from nats.js.kv import KeyValue
+from nats.js.object_store import ObjectStore
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +94,46 @@ async def open_bucket(js: JetStreamContext, name: str, replicas: int) -> tuple[K
     return kv, await _raise_replicas(js, name, replicas)
 
 
+async def open_objects(
+    js: JetStreamContext, name: str, replicas: int, ttl_s: float | None
+) -> tuple[ObjectStore, int]:
+    """The object store ``name``, created with ``replicas`` copies and a ``max_age`` of
+    ``ttl_s`` (None: none) if missing, and the copies JetStream keeps of it.  As for a
+    bucket, replicas are raised, never lowered; so is the age: an existing store that
+    keeps objects for less than ``ttl_s`` is given ``ttl_s`` (another hub's
+    ``--retain`` may be longer, and none may drop a result its report still names)."""
+    stream = f"OBJ_{name}"
+    try:
+        objects = await js.object_store(name)
+    except nats.js.errors.BucketNotFoundError:
+        config = api.ObjectStoreConfig(
+            bucket=name,
+            description="hive-rpc",
+            ttl=ttl_s,
+            storage=api.StorageType.FILE,
+            replicas=replicas,
+        )
+        try:
+            objects = await js.create_object_store(name, config)
+        except nats.js.errors.APIError as exc:
+            if exc.err_code != STREAM_NAME_IN_USE:
+                raise
+            objects = await js.object_store(name)  # another hub made it meanwhile
+    await _lengthen(js, stream, ttl_s)
+    return objects, await _raise_replicas(js, name, replicas, stream=stream)
+
+
+async def _lengthen(js: JetStreamContext, stream: str, ttl_s: float | None) -> None:
+    """Give ``stream`` a ``max_age`` of at least ``ttl_s`` (None: unlimited)."""
+    info = await js.stream_info(stream)
+    age = info.config.max_age or 0.0  # 0: unlimited
+    if age == 0.0 or (ttl_s is not None and age >= ttl_s):
+        return
+    info.config.max_age = ttl_s or 0.0
+    await js.update_stream(info.config)
+    log.info("stream %s kept objects for %g s; now for %s", stream, age, ttl_s or "ever")
+
+
 def _clustered(info: api.StreamInfo) -> bool:
     """The stream's server is part of a cluster: its cluster info names one (2.9
     sends none outside a cluster, 2.11 and later one without a name)."""
@@ -105,12 +146,15 @@ def _kept(info: api.StreamInfo) -> int:
     return (info.config.num_replicas or 1) if _clustered(info) else 1
 
 
-async def _raise_replicas(js: JetStreamContext, name: str, replicas: int) -> int:
-    """Raise the bucket's stream to ``replicas`` copies, saying what came of it; the
-    copies kept.  On a server outside any cluster there is one copy, said as such:
-    nats-server 2.9 takes ``num_replicas`` 3 in an edit and keeps one copy (only the
-    stream's cluster info tells), 2.11 and later refuse the edit."""
-    stream = f"KV_{name}"
+async def _raise_replicas(
+    js: JetStreamContext, name: str, replicas: int, *, stream: str | None = None
+) -> int:
+    """Raise the bucket's stream (``KV_NAME`` unless ``stream`` says) to ``replicas``
+    copies, saying what came of it; the copies kept.  On a server outside any cluster
+    there is one copy, said as such: nats-server 2.9 takes ``num_replicas`` 3 in an
+    edit and keeps one copy (only the stream's cluster info tells), 2.11 and later
+    refuse the edit."""
+    stream = stream or f"KV_{name}"
     info = await js.stream_info(stream)
     have = _kept(info)
     if have >= replicas:
@@ -124,7 +168,7 @@ async def _raise_replicas(js: JetStreamContext, name: str, replicas: int) -> int
                 "bucket %s (stream %s) has %d replica(s), %d wanted, and JetStream refused "
                 "to raise it (%s): losing the node that keeps it stops the store; raise "
                 "it with `nats stream edit %s --replicas %d`, or delete the bucket "
-                "(losing its prompts) to have it created again",
+                "(losing what it holds) to have it created again",
                 name,
                 stream,
                 have,

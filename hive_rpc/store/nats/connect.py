@@ -30,10 +30,12 @@ from hive_rpc.store.nats.cluster import (
     cluster_size,
     default_replicas,
     open_bucket,
+    open_objects,
 )
 from hive_rpc.store.nats.names import (
     DOCUMENTS_BUCKET,
     PROMPTS_BUCKET,
+    RESULTS_BUCKET,
     redact_url,
     server_urls,
     shown,
@@ -78,8 +80,10 @@ async def aio_connect(
     op_timeout_s: float,
     replicas: int | None,
     pings: Pings = DEFAULT_PINGS,
+    results_ttl_s: float | None = None,
 ) -> NatsStore:
-    """On the loop: connect and open (or create) the two buckets."""
+    """On the loop: connect and open (or create) the two buckets and the object store
+    of large results, which keeps each for ``results_ttl_s`` (None: until removed)."""
     where = shown(url)
 
     made: list[NatsStore] = []
@@ -136,7 +140,8 @@ async def aio_connect(
             js = nc.jetstream(timeout=op_timeout_s)
             prompts, kept_prompts = await open_bucket(js, PROMPTS_BUCKET, wanted)
             docs, kept_docs = await open_bucket(js, DOCUMENTS_BUCKET, wanted)
-            kept = min(kept_prompts, kept_docs)
+            results, kept_results = await open_objects(js, RESULTS_BUCKET, wanted, results_ttl_s)
+            kept = min(kept_prompts, kept_docs, kept_results)
     except nats.js.errors.APIError as exc:
         with contextlib.suppress(Exception):
             await nc.close()
@@ -163,6 +168,8 @@ async def aio_connect(
     )
     if (risk := answers_at_risk(nc._server_info, kept)) is not None:
         log.warning("%s", risk)
-    store = NatsStore(bridge, nc, js, prompts, docs, url=url, timeout=op_timeout_s, replicas=kept)
+    store = NatsStore(
+        bridge, nc, js, prompts, docs, results, url=url, timeout=op_timeout_s, replicas=kept
+    )
     made.append(store)
     return store

@@ -19,6 +19,9 @@ from urllib.parse import urlsplit, urlunsplit
 PROMPTS_BUCKET = "hive_prompts"
 DOCUMENTS_BUCKET = "hive_documents"
 BUCKETS = (PROMPTS_BUCKET, DOCUMENTS_BUCKET)
+RESULTS_BUCKET = "hive_results"
+"""The object store of task results too large to be copied into their reports
+(runtime/activity.py ``INLINE_RESULT_BYTES``), each named by its SHA-256."""
 
 _RAW_NAME = re.compile(r"[-_a-zA-Z0-9]+")
 

@@ -16,9 +16,11 @@ When NATS cannot be reached every operation fails within ``timeout`` seconds wit
 from __future__ import annotations
 
 import asyncio
+import base64
 import binascii
 import contextlib
 import datetime
+import hashlib
 import json
 import logging
 import re
@@ -33,6 +35,7 @@ import trio
 from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
+from nats.js.object_store import OBJ_CHUNKS_PRE_TEMPLATE, OBJ_META_PRE_TEMPLATE, ObjectStore
 
 from hive_rpc.core.errors import PromptUnreadable, StoreUnavailable
 from hive_rpc.core.prompt import Prompt, Status
@@ -41,6 +44,7 @@ from hive_rpc.store.base import RETAINED_DOCUMENTS, RETENTION_BATCH
 from hive_rpc.store.nats.names import (
     DOCUMENTS_BUCKET,
     PROMPTS_BUCKET,
+    RESULTS_BUCKET,
     StoreChange,
     decode_name,
     doc_key,
@@ -120,6 +124,7 @@ class NatsStore:
         js: JetStreamContext,
         prompts: KeyValue,
         docs: KeyValue,
+        results: ObjectStore,
         *,
         url: str,
         timeout: float,
@@ -130,6 +135,7 @@ class NatsStore:
         self._js = js
         self._prompts = prompts
         self._docs = docs
+        self._results = results
         self.url = shown(url)
         self.timeout = timeout
         self.replicas = replicas
@@ -302,8 +308,9 @@ class NatsStore:
 
     async def prune_closed(self, before: float, *, limit: int = RETENTION_BATCH) -> int:
         """Purge up to ``limit`` old records: closed prompts created before
-        ``before``, task reports completed before it (``RETAINED_DOCUMENTS``), and
-        the delete markers a bucket keeps of removed keys.
+        ``before``, task reports completed before it (``RETAINED_DOCUMENTS``) with
+        the large results only they name (``put_result``), and the delete markers a
+        bucket keeps of removed keys.
 
         The buckets are scanned once per ``before`` (the hub calls again with the
         same one until fewer than ``limit`` go): a scan per batch made pruning
@@ -319,7 +326,8 @@ class NatsStore:
         if self._prune_plan is None or self._prune_plan[0] != before:
             # A scan per bucket, each within the operation timeout on its own.
             prompts = await self._call(False, self._aio_prune_prompts, before)
-            documents = await self._call(False, self._aio_prune_documents, before)
+            put = await self._call(False, self._aio_last_result)  # before the reports' scan
+            documents = await self._call(False, self._aio_prune_documents, before, put)
             self._prune_plan = (before, prompts + documents)
         plan = self._prune_plan[1]
         batch, self._prune_plan = plan[:limit], (before, plan[limit:])
@@ -340,9 +348,16 @@ class NatsStore:
                     plan.append((PROMPTS_BUCKET, entry.key, entry.revision or 0))
         return plan
 
-    async def _aio_prune_documents(self, before: float) -> list[tuple[str, str, int]]:
-        """What ``prune_closed`` purges of the documents: (bucket, key, revision)."""
+    async def _aio_prune_documents(
+        self, before: float, results_seq: int
+    ) -> list[tuple[str, str, int]]:
+        """What ``prune_closed`` purges of the documents: (bucket, key, revision); and
+        of the large results (``put_result``): each named by a report purged and by
+        no report kept, with ``results_seq``, the results stream's last sequence
+        before this scan (``_aio_remove_result``)."""
         plan: list[tuple[str, str, int]] = []
+        named: set[str] = set()
+        kept: set[str] = set()
         for entry in await self._aio_scan(self._docs, ">", markers=True):
             if entry.operation is not None or not entry.value:
                 # A removed document's marker: kept until ``before`` so that a hub
@@ -354,21 +369,62 @@ class NatsStore:
             field = RETAINED_DOCUMENTS.get(kind)  # the retained kinds are plain names
             record = _json_object(entry.value) if field else None
             body = record.get("body") if record else None
-            ended = body.get(field) if isinstance(body, dict) and field else None
-            if isinstance(ended, int | float) and ended < before:
+            if not isinstance(body, dict):
+                continue
+            ended = body.get(field) if field else None
+            digest = body.get("result_sha256")
+            old = isinstance(ended, int | float) and ended < before
+            if old:
                 plan.append((DOCUMENTS_BUCKET, entry.key, entry.revision or 0))
+            if isinstance(digest, str):
+                (named if old else kept).add(digest)
+        plan.extend((RESULTS_BUCKET, digest, results_seq) for digest in sorted(named - kept))
         return plan
 
+    async def _aio_last_result(self) -> int:
+        """The last sequence of the results' stream: a result put after it is newer
+        than the scan of reports that follows."""
+        info = await self._js.stream_info(f"OBJ_{RESULTS_BUCKET}")
+        return info.state.last_seq or 0
+
     async def _aio_purge(self, items: list[tuple[str, str, int]]) -> None:
-        """Remove each key's messages up to the revision planned, marker and all."""
+        """Remove each key's messages up to the revision planned, marker and all, and
+        each large result planned (``_aio_remove_result``)."""
         await asyncio.gather(  # one round trip for the batch, not one per key
             *(
-                self._js.purge_stream(
+                self._aio_remove_result(key, revision)
+                if bucket == RESULTS_BUCKET
+                else self._js.purge_stream(
                     f"KV_{bucket}", subject=f"$KV.{bucket}.{key}", seq=revision + 1
                 )
                 for bucket, key, revision in items
             )
         )
+
+    async def _aio_remove_result(self, digest: str, scanned: int) -> None:
+        """Purge a large result, meta and chunks, leaving no marker (the object
+        store's ``delete`` would leave one), unless it was put again after sequence
+        ``scanned``: each report puts its result again before it is saved, so a
+        report the scan could not see (saved meanwhile, naming the same result) has
+        put it after.  The meta is purged only up to the message read, so a put that
+        comes in between keeps its own.  (A report whose put came before the scan's
+        first read and whose save came after the scan began, a round trip apart, is
+        the one case missed: its result is gone.)"""
+        stream = f"OBJ_{RESULTS_BUCKET}"
+        name = base64.urlsafe_b64encode(digest.encode()).decode()
+        meta_subject = OBJ_META_PRE_TEMPLATE.format(bucket=RESULTS_BUCKET, obj=name)
+        try:
+            found = await self._js.get_last_msg(stream, meta_subject)
+        except nats.js.errors.NotFoundError:
+            return  # removed already (by another hub, or the store's max_age)
+        if (found.seq or 0) > scanned:
+            return
+        await self._js.purge_stream(stream, subject=meta_subject, seq=(found.seq or 0) + 1)
+        meta = _json_object(found.data or b"")
+        nuid = meta.get("nuid") if meta else None
+        if isinstance(nuid, str) and nuid:
+            chunks = OBJ_CHUNKS_PRE_TEMPLATE.format(bucket=RESULTS_BUCKET, obj=nuid)
+            await self._js.purge_stream(stream, subject=chunks)
 
     async def counts(self) -> dict[str, int]:
         """Prompts by status, each read from the record's bytes (``_status``): not
@@ -483,6 +539,37 @@ class NatsStore:
             return False
         await self._docs.delete(kv_key)
         return True
+
+    # -- large results -------------------------------------------------------------
+
+    async def put_result(self, digest: str, text: str) -> None:
+        """Keep a task result's JSON in ``hive_results`` under its SHA-256, for every
+        hub (``ResultObjects``).  Put again when it is there already: the put is
+        what dates it, for ``--retain`` and the store's ``max_age``."""
+        await self._call(True, self._aio_put_result, digest, text.encode())
+
+    async def _aio_put_result(self, digest: str, data: bytes) -> None:
+        await self._results.put(digest, data)
+
+    async def get_result(self, digest: str, *, limit: int) -> str | None:
+        """A result's JSON by its SHA-256, or None: not kept (never put, removed with
+        its report, aged out), over ``limit`` bytes, or not what its name says."""
+        return await self._call(False, self._aio_get_result, digest, limit)
+
+    async def _aio_get_result(self, digest: str, limit: int) -> str | None:
+        try:
+            info = await self._results.get_info(digest)
+            if (info.size or 0) > limit:
+                log.warning("store: result %s is %d bytes, over %d", digest, info.size, limit)
+                return None
+            found = await self._results.get(digest)
+        except (nats.js.errors.NotFoundError, nats.js.errors.DigestMismatchError):
+            return None  # removed meanwhile, or a chunk lost
+        data = found.data or b""
+        if hashlib.sha256(data).hexdigest() != digest:
+            log.warning("store: result %s holds other bytes; not served", digest)
+            return None
+        return data.decode()
 
     # -- changes -------------------------------------------------------------------
 
