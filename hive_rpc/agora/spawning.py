@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from hive_rpc.agora.lings import APPROVE, DENY
 from hive_rpc.agora.state import log
+from hive_rpc.client.spawned_pane import pane_argv
 from hive_rpc.core.conventions import HUB_AGENT
 from hive_rpc.core.errors import HiveError, InvalidParams, LimitReached, LingNotFound
 from hive_rpc.core.ling import Ling, check_ling_name, short_name
@@ -516,7 +517,7 @@ class Spawner:
         if child.worktree is not None:
             workdir = await spawn_pane.add_worktree(child.worktree, place.cwd)
         channel = f"hive-rpc-spawn-{uuid.uuid4().hex}"
-        argv = spawn_pane.pane_argv(
+        argv = pane_argv(
             child.name, self._hub_socket, self._data_dir, child.label or "", channel,
             list(child.command),
         )  # fmt: skip

@@ -34,6 +34,7 @@ from hive_rpc.cli.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, CliError
 from hive_rpc.cli.oneshot import hub_timeout
 from hive_rpc.cli.render import print_json
 from hive_rpc.client.async_client import HubClient, connect_or_start
+from hive_rpc.client.spawned_pane import pane_argv
 from hive_rpc.core.errors import InvalidParams
 from hive_rpc.core.ling import check_ling_name, parent_of, short_name
 from hive_rpc.host import spawn_pane
@@ -112,9 +113,10 @@ async def open_pane(
 ) -> str:
     """A new tmux window (in the current tmux session when run inside tmux, else a new
     session) whose pane registers itself and then runs ``command``; its pane id."""
-    inside = spawn_pane.pane_argv(
-        args.name, str(args.socket), str(args.data_dir), args.label or "", channel, command
-    )
+    inside = pane_argv(
+        args.name, str(args.socket), str(args.data_dir), args.label or "", channel, command,
+        module="hive_rpc.cli.spawned_pane",
+    )  # fmt: skip
     new_session = not os.environ.get("TMUX")
     return await spawn_pane.open_window(
         inside, workdir, short_name(args.name), new_session=new_session

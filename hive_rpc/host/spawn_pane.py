@@ -1,8 +1,8 @@
 """Starting a child agent in a new tmux window, and its git worktree: what ``hive-rpc
 spawn`` (cli/spawn.py) and the hub's ``ling/spawn`` (agora/spawning.py) both do.
 
-The new pane does not start the command directly: it starts ``python -m
-hive_rpc.cli.spawned_pane``, which registers the pane from inside it (the kernel's
+The new pane does not start the command directly: it starts
+client/spawned_pane.py, which registers the pane from inside it (the kernel's
 peer credentials prove it runs there: relay/consent.py) and then ``exec``s the
 command in its own place, so the process the ling approves is the child agent
 itself.  It signals a ``tmux wait-for`` channel once it has tried, so whoever opened
@@ -15,7 +15,6 @@ answer it gives the agent that asked.
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import trio
@@ -29,16 +28,6 @@ class SpawnError(Exception):
         super().__init__(message)
         self.message = message
         self.usage = usage
-
-
-def pane_argv(
-    name: str, hub_socket: str, data_dir: str, label: str, channel: str, command: list[str]
-) -> list[str]:
-    """What the new pane runs first (cli/spawned_pane.py's argv)."""
-    return [
-        sys.executable, "-m", "hive_rpc.cli.spawned_pane", name, hub_socket, data_dir,
-        label, channel, *command,
-    ]  # fmt: skip
 
 
 async def tmux(*args: str, socket: str | None = None) -> str:

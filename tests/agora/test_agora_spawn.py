@@ -290,7 +290,7 @@ async def test_approved_workers_run_as_the_parents_children_and_their_events_rea
         # exec'd the command), in a new window of the parent's tmux session.
         assert ling["agent"]["pid"] == int(await family.tmux("display", "-p", "-t", pane,
                                                              "#{pane_pid}"))  # fmt: skip
-        assert "hive_rpc.cli.spawned_pane" in ling["agent"]["pending_exec"]
+        assert "hive_rpc.client.spawned_pane" in ling["agent"]["pending_exec"]
         assert await family.tmux("display", "-p", "-t", pane, "#{session_name}") == "parent"
     assert lings["main.auth"]["label"] == "auth-module"
     wt_pane = lings["main.wt"]["address"].partition("@")[0]
