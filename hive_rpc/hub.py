@@ -19,6 +19,7 @@ from typing import Any, Protocol, cast
 import trio
 
 from hive_rpc.agora import open_agora
+from hive_rpc.agora.pull_requests import PullRequestWatcher
 from hive_rpc.client import start_record
 from hive_rpc.core.dialogue import Dialogue
 from hive_rpc.core.errors import PromptUnreadable, StoreUnavailable
@@ -94,6 +95,9 @@ class HubConfig:
     is left for another after ``nats_ping_misses`` unanswered; None: 2 s."""
     nats_ping_misses: int | None = None
     """Unanswered pings before the server is deemed gone; None: 2."""
+    watch_prs: bool = False
+    """Watch the pull requests of lings' branches with gh (``serve --watch-prs``, on
+    by default there when gh is on PATH; in-process hubs of tests stay off)."""
 
 
 @asynccontextmanager
@@ -388,6 +392,12 @@ async def _serve(
                     serve_mcp_http, service, config.http, config.data_dir
                 )
                 info.http_url, info.token_file = url, os.fspath(token_file)
+            if config.watch_prs:
+                publish = _agora_activity(service)
+                watcher = PullRequestWatcher(
+                    service.agora, store, report=lambda event: publish(event, None)
+                )
+                await nursery.start(watcher.run)
             if config.notify:
                 # start_soon: the hub does not wait for the bus (up to 5 s) to serve.
                 nursery.start_soon(run_desktop_notifications, service)

@@ -768,6 +768,13 @@ def _serve_options(p: argparse.ArgumentParser) -> None:
         help="delete closed prompts older than this (seconds, or with a unit: 30d, 12h; "
         "default 30d)",
     )
+    p.add_argument(
+        "--watch-prs",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="watch the pull requests of lings' branches with gh and type their PR, "
+        "review and CI events to the parent (default: on when gh is on PATH)",
+    )
     p.add_argument("--ready-fd", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING ...")
 

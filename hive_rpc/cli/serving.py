@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import sys
 import time
@@ -65,7 +66,28 @@ def _serve_args(args: argparse.Namespace) -> list[str]:
         extra += ["--http", args.http]
     if args.no_notify:
         extra.append("--no-notify")
+    if args.watch_prs is not None:
+        extra.append("--watch-prs" if args.watch_prs else "--no-watch-prs")
     return extra
+
+
+def _watch_prs(given: bool | None) -> bool:
+    """``--watch-prs``/``--no-watch-prs`` as given, else whether gh is on PATH.  The
+    log says which: the watch logs that it runs; a hub without gh says so only at
+    DEBUG (who has no gh has no pull requests to hear of), one told not to at INFO."""
+    gh = shutil.which("gh")
+    watch = given if given is not None else gh is not None
+    if not watch:
+        logging.getLogger("hive_rpc.cli").log(
+            logging.INFO if given is False else logging.DEBUG,
+            "pull requests: not watched (%s)",
+            "--no-watch-prs" if given is False else "gh is not on PATH",
+        )
+    elif gh is None:
+        logging.getLogger("hive_rpc.cli").warning(
+            "pull requests: --watch-prs, but gh is not on PATH: nothing is watched until it is"
+        )
+    return watch
 
 
 def _own_serve_args(args: argparse.Namespace) -> list[str] | None:
@@ -226,6 +248,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
         nats_ping_misses=args.nats_ping_misses,
         http=args.http,
         notify=not args.no_notify,
+        watch_prs=_watch_prs(args.watch_prs),
     )
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with trio.open_nursery() as nursery:
