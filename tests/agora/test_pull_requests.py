@@ -16,13 +16,14 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
+from test_cli_events import Parent
 
 from hive_rpc.agora import Agora
 from hive_rpc.agora.pull_requests import PullRequestWatcher
@@ -35,7 +36,6 @@ pytestmark = pytest.mark.skipif(
 
 HERE = Path(__file__).parent
 LING = HERE.parent / "relay" / "scripted_ling.py"
-PASTE_START, PASTE_END = b"\x1b[200~", b"\x1b[201~"
 URL = "https://github.example.com/owner/app/pull/42"
 WALL = 1_800_000_000.0
 """The watch's wall clock in these tests, so a rate limit's reset is an exact wait."""
@@ -90,27 +90,12 @@ def repo(short_tmp: Path) -> Path:
 
 
 @dataclass
-class Panes:
-    """The tmux server of the parent's and the children's panes."""
+class Panes(Parent):
+    """The tmux server of the parent's pane (what was typed into it: ``Parent``) and
+    the children's."""
 
-    socket: Path
-    record: Path
+    socket: Path = Path()
     children: dict[str, str] = field(default_factory=dict)
-
-    def received(self) -> list[str]:
-        """What was typed into the parent, one entry a submission."""
-        if not self.record.exists():
-            return []
-        entries = [json.loads(line) for line in self.record.read_text().splitlines()]
-        raws = [bytes.fromhex(e["raw"]) for e in entries if "raw" in e]
-        assert all(r.startswith(PASTE_START) and r.endswith(PASTE_END) for r in raws)
-        return [r[len(PASTE_START) : -len(PASTE_END)].decode() for r in raws]
-
-    async def wait_for(self, count: int) -> list[str]:
-        with trio.fail_after(20):
-            while len(got := self.received()) < count:  # noqa: ASYNC110 (another process's file)
-                await trio.sleep(0.05)
-        return got
 
     async def child(self, cwd: Path) -> str:
         """A pane whose program (the child's agent) works in ``cwd``."""
@@ -130,7 +115,7 @@ async def panes(short_tmp: Path) -> AsyncIterator[Panes]:
          "#{pane_id}", "-x", "200", "-y", "50", f"{sys.executable} {LING} {record}"],
         capture_stdout=True,
     )  # fmt: skip
-    panes = Panes(socket, record, {"main.feature": f"{done.stdout.decode().strip()}@{socket}"})
+    panes = Panes(record, socket, {"main.feature": f"{done.stdout.decode().strip()}@{socket}"})
     try:
         with trio.fail_after(20):
             while not record.exists():  # noqa: ASYNC110 (the ling writes it when ready)
@@ -212,20 +197,30 @@ class Clock:
         return self.now
 
 
-def watcher(
-    agora: Posting, hub: HubService, reported: list[dict[str, Any]], clock: Callable[[], float]
-) -> PullRequestWatcher:
-    return PullRequestWatcher(
+@dataclass
+class Watch:
+    """The watch of a hub whose lings are registered, and what it told."""
+
+    watch: PullRequestWatcher
+    agora: Posting
+    clock: Clock
+    reported: list[dict[str, Any]]
+
+
+@pytest.fixture
+async def watching(hub: HubService, gh: StandIn, repo: Path, panes: Panes) -> Watch:
+    agora, reported, clock = Posting(hub.require_agora()), [], Clock()
+    await register(agora.agora, panes, repo)
+    watch = PullRequestWatcher(
         agora, hub.registry.store, report=reported.append, clock=clock, wall=lambda: WALL
     )
+    return Watch(watch, agora, clock, reported)
 
 
 async def test_a_prs_life_reaches_the_parent_once_each_in_the_seeds_words(
-    hub: HubService, gh: StandIn, repo: Path, panes: Panes
+    watching: Watch, gh: StandIn, repo: Path, panes: Panes
 ) -> None:
-    agora, reported, clock = Posting(hub.require_agora()), [], Clock()
-    await register(agora.agora, panes, repo)
-    watch = watcher(agora, hub, reported, clock)
+    watch, agora, reported = watching.watch, watching.agora, watching.reported
     assert await watch.look() == 300.0  # no PR yet: the idle interval
     ling = watch.status()["lings"]["main.feature.auth"]
     assert (ling["branch"], ling["checkout"]) == ("feature/auth", str(repo))
@@ -273,11 +268,9 @@ async def test_a_prs_life_reaches_the_parent_once_each_in_the_seeds_words(
 
 
 async def test_a_failing_gh_backs_off_for_that_ling_and_a_rate_limit_waits_for_its_reset(
-    hub: HubService, gh: StandIn, repo: Path, panes: Panes
+    watching: Watch, gh: StandIn, repo: Path, panes: Panes
 ) -> None:
-    agora, reported, clock = Posting(hub.require_agora()), [], Clock()
-    await register(agora.agora, panes, repo)
-    watch = watcher(agora, hub, reported, clock)
+    watch, clock, reported = watching.watch, watching.clock, watching.reported
     gh.fail("HTTP 502: Bad Gateway (https://github.example.com/api/graphql)")
     assert await watch.look() == 300.0
     ling = watch.status()["lings"]["main.feature.auth"]
@@ -318,15 +311,13 @@ async def test_a_failing_gh_backs_off_for_that_ling_and_a_rate_limit_waits_for_i
 
 
 async def test_a_ling_whose_branch_cannot_be_read_is_skipped_and_says_why(
-    hub: HubService, gh: StandIn, repo: Path, panes: Panes, short_tmp: Path
+    watching: Watch, gh: StandIn, repo: Path, panes: Panes, short_tmp: Path
 ) -> None:
-    agora, reported = Posting(hub.require_agora()), []
-    await register(agora.agora, panes, repo)
+    watch, agora, reported = watching.watch, watching.agora.agora, watching.reported
     plain = short_tmp / "plain"
     plain.mkdir()
-    await agora.agora.register("main.feature.docs", "tmux", await panes.child(plain), owner=True)
-    await agora.agora.register("orphan.auth", "tmux", await panes.child(repo), owner=True)
-    watch = watcher(agora, hub, reported, Clock())
+    await agora.register("main.feature.docs", "tmux", await panes.child(plain), owner=True)
+    await agora.register("orphan.auth", "tmux", await panes.child(repo), owner=True)
     await watch.look()
     await watch.look()  # told once, not at every look
     skipped = {e["ling"]: e["reason"] for e in reported if e["event"] == "pull-requests/skipped"}
