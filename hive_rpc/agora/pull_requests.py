@@ -263,7 +263,14 @@ class PullRequestWatcher:
         log.info("pull requests: watching the branches of lings that have a parent, with gh")
         task_status.started()
         while True:
-            wait = await self.look()
+            try:
+                wait = await self.look()
+            except Exception as e:  # a bug or a failing store must not end the hub
+                wait = self.schedule.backoff(1)
+                log.exception("pull requests: a look failed; looking again in %g s", wait)
+                self._tell("pull-requests/trouble", None, trouble=prs.FAILED, retry_in=wait,
+                           message=f"a look at the pull requests failed ({e!r}); looking "
+                           f"again in {wait:g} s")  # fmt: skip
             await trio.sleep(wait)
 
     def status(self) -> dict[str, Any]:

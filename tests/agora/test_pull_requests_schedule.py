@@ -89,3 +89,31 @@ async def test_the_looks_keep_the_seeds_schedule(
         (771.0, "pr list"),
     ]
     assert parents.posted == [(300.0, "pr-status")]  # opened, told once
+
+
+class Failing(Parents):
+    """Its lings cannot be listed once (a bug, a store failing)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failed = False
+
+    async def lings(self, *, check: bool = False) -> list[dict[str, Any]]:
+        if not self.failed:
+            self.failed = True
+            raise RuntimeError("boom")
+        return await super().lings()
+
+
+async def test_a_look_that_fails_is_told_and_the_watch_goes_on(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    gh, told = Gh(), []
+    watch = PullRequestWatcher(Failing(), MemoryStore(), gh=gh, where=where, report=told.append)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(watch.run)
+        await trio.sleep(100)
+        nursery.cancel_scope.cancel()
+    assert gh.runs == [(60.0, "pr list"), (90.0, "pr list")]
+    assert told[0]["event"] == "pull-requests/trouble"
+    assert "RuntimeError('boom')" in told[0]["message"]
