@@ -29,6 +29,7 @@ a store must not both start one child.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import uuid
@@ -36,6 +37,8 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
+
+import trio
 
 from hive_rpc.agora.lings import APPROVE, DENY
 from hive_rpc.agora.state import log
@@ -255,23 +258,48 @@ class Spawner:
             check_child(parent.name, c, None if single else i) for i, c in enumerate(children)
         ]
         self._check_free(parent, wanted)
+        for child in wanted:  # held from here on, so a request made meanwhile is refused
+            self._pending[child.name] = (parent.name, "")
+        asked: set[str] = set()
+        try:
+            return await self._request(parent, wanted, caller, asked_by, asked)
+        finally:
+            for child in wanted:
+                if child.name not in asked:
+                    self._pending.pop(child.name, None)
+
+    async def _request(
+        self,
+        parent: Ling,
+        wanted: list[Child],
+        caller: Caller | None,
+        asked_by: str | None,
+        asked: set[str],
+    ) -> dict[str, Any]:
+        """``spawn``'s work once the names are held; ``asked`` gathers the children
+        whose prompts are out (their waiters release their names)."""
         place = await self._place(parent)
         workdirs = [await self._workdir(place, c) for c in wanted]
         requests = []
         for child, workdir in zip(wanted, workdirs, strict=True):
             prompt = await self._ask(place, child, workdir, caller, asked_by)
-            await self._agora._store.put_document(
-                SPAWN_REQUEST,
-                child.name,
-                {
-                    "prompt_id": prompt.id,
-                    "place": place.record(),
-                    "child": child.record(),
-                    "hub_socket": self._hub_socket,
-                    "data_dir": self._data_dir,
-                },
-            )
+            kept = {
+                "prompt_id": prompt.id,
+                "place": place.record(),
+                "child": child.record(),
+                "hub_socket": self._hub_socket,
+                "data_dir": self._data_dir,
+            }
+            try:
+                await self._agora._store.put_document(SPAWN_REQUEST, child.name, kept)
+            except BaseException:  # not kept, so not asked: the human is not left a prompt
+                registry = self._agora._registry
+                assert registry is not None  # _ask needed it
+                with contextlib.suppress(HiveError), trio.move_on_after(10, shield=True):
+                    await registry.cancel(prompt.id, by=HUB_AGENT)
+                raise
             self._pending[child.name] = (parent.name, prompt.id)
+            asked.add(child.name)
             self._agora._nursery.start_soon(self._carry_out, place, child, prompt.id)
             self._agora._emit(
                 "ling/spawn-requested", ling=child.name, parent=parent.name,

@@ -17,7 +17,7 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -337,6 +337,10 @@ async def test_an_approved_spawn_whose_name_was_taken_meanwhile_fails_and_says_s
     assert await family.windows() == 1
 
 
+async def _append(into: list[dict[str, Any]], call: Awaitable[dict[str, Any]]) -> None:
+    into.append(await call)
+
+
 async def test_bad_spawns_are_refused_in_the_tools_words_and_pending_spawns_are_bounded(
     hub: HubService, client: HubClient, family: Family
 ) -> None:
@@ -364,7 +368,20 @@ async def test_bad_spawns_are_refused_in_the_tools_words_and_pending_spawns_are_
     nine = [{"name": f"w{i}", "command": ["true"]} for i in range(9)]
     assert "9 children asked for at once; at most 8" in await refused("spawn_workers", workers=nine)
     assert hub.registry.statistics()["pending"] == 0  # none of these asked the human
-    got = await family.call("spawn_workers", workers=nine[:8])
+    # Two requests for one child at once: the name is held from the first one's check,
+    # before it waits on tmux, git or the store, so the second is refused.
+    twins: list[dict[str, Any]] = []
+    async with trio.open_nursery() as nursery:
+        for _ in range(2):
+            nursery.start_soon(
+                lambda: _append(twins, family.call("spawn_subtree", name="twin", command=["true"]))
+            )
+    assert sorted(t["is_error"] for t in twins) == [False, True], twins
+    assert "main.twin already waits for the human's approval" in next(
+        t["text"] for t in twins if t["is_error"]
+    )
+    assert hub.registry.statistics()["pending"] == 1
+    got = await family.call("spawn_workers", workers=nine[:7])
     assert not got["is_error"], got
     assert "at most 8 per parent may (spawn_requests_per_parent)" in await refused(
         "spawn_subtree", name="w9", command=["true"]
