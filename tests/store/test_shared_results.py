@@ -25,12 +25,13 @@ from test_nats_retention import retention_pass
 from test_shared_completion import nats_hub, task_report
 from waiting import logged
 
+from hive_rpc.core.prompt import Ask, new_prompt
 from hive_rpc.hub import RETENTION_EVERY_S, HubConfig, run_hub
 from hive_rpc.runtime.activity import MAX_RESULT_BYTES, TASK_DOC, ActivityLog, result_blob
 from hive_rpc.runtime.registry import open_registry
 from hive_rpc.service import HubService
 from hive_rpc.store.base import PromptStore, ResultObjects
-from hive_rpc.store.nats import RESULTS_BUCKET, open_nats_store
+from hive_rpc.store.nats import PROMPTS_BUCKET, RESULTS_BUCKET, open_nats_store
 
 pytestmark = pytest.mark.skipif(NATS_SERVER is None, reason="needs nats-server")
 
@@ -229,6 +230,47 @@ async def test_a_results_store_is_kept_as_long_as_the_longest_retain(
             pass
         _, age = await trio.to_thread.run_sync(stream_state, url, RESULTS_STREAM)
         assert age == 5 * DAY
+
+
+def make_aging_bucket(url: str, bucket: str, max_age_s: float) -> None:
+    """Create ``bucket`` as the hubs would, but with a ``max_age``: a bucket TTL."""
+
+    async def make() -> None:
+        nc = await nats.connect(url)
+        try:
+            await nc.jetstream().create_key_value(bucket=bucket, history=1, ttl=max_age_s)
+        finally:
+            await nc.close()
+
+    asyncio.run(make())
+
+
+async def test_a_bucket_max_age_would_drop_a_pending_prompt_and_tell_no_hub(
+    nats_server: NatsServer,
+) -> None:
+    """Why the KV buckets have no ``max_age`` (multi-machine.md, "Retention and
+    TTLs"): given one (1 s here), JetStream ages out a pending prompt nobody wrote
+    again, and no watch hears of it: every hub would keep showing a question the
+    store no longer has, and a restarted hub would not know it was ever asked."""
+    url = nats_server.url
+    await trio.to_thread.run_sync(make_aging_bucket, url, PROMPTS_BUCKET, 1.0)
+    ask = Ask(agent_id="a", question="q", timeout_s=DAY)
+    with trio.fail_after(30):
+        async with open_nats_store(url) as store, store.changes() as changes:
+            waiting = new_prompt(ask, now=time.time())
+            await store.insert(waiting)
+            asked = await anext(changes)
+            assert (asked.key, asked.value is not None) == (waiting.id, True)
+            # The server ages the key out by itself, outside this process, with no
+            # event to follow: its absence is polled for, within the deadline above.
+            while await store.get(waiting.id) is not None:  # noqa: ASYNC110 (the server's clock)
+                await trio.sleep(0.1)
+            assert await store.pending() == []  # a restarted hub would not know it
+            later = new_prompt(ask, now=time.time())
+            await store.insert(later)
+            # The watch's next change is the later question: nothing told of the first.
+            told = await anext(changes)
+            assert (told.key, told.value is not None) == (later.id, True)
 
 
 async def test_sqlite_keeps_a_large_result_inline_in_its_report(short_tmp: Path) -> None:
