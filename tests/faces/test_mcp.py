@@ -61,6 +61,8 @@ TOOLS = {
     "ling_remove",
     "report_to_parent",
     "answer_question",
+    "spawn_subtree",
+    "spawn_workers",
     "task_report",
     "approve",
 }

@@ -68,7 +68,7 @@ async def test_groups_add_their_tools(hub: HubService, hub_config: HubConfig) ->
             assert await listed(client) == tools_of("agora")
         async with stdio(hub_config, "--tools", "all") as client:
             assert await listed(client) == ALL_TOOLS
-            assert len(ALL_TOOLS) == 21
+            assert len(ALL_TOOLS) == 23
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -108,8 +108,8 @@ def test_an_unknown_group_names_the_valid_ones(short_tmp: Path) -> None:
     assert done.returncode == 2
     assert done.stdout == ""  # stdout is the protocol's alone
     assert (
-        "unknown tool group 'agroa'; valid: ask, coordinator, agora, lings, events, tasks, "
-        "permissions, all" in (done.stderr)
+        "unknown tool group 'agroa'; valid: ask, coordinator, agora, lings, events, spawn, "
+        "tasks, permissions, all" in (done.stderr)
     )
 
 
