@@ -45,6 +45,13 @@ from hive_rpc.agora.state import log
 from hive_rpc.client.spawned_pane import pane_argv
 from hive_rpc.core.conventions import HUB_AGENT
 from hive_rpc.core.errors import HiveError, InvalidParams, LimitReached, LingNotFound
+from hive_rpc.core.limits import (
+    MAX_SPAWN_COMMAND_CHARS,
+    MAX_SPAWN_COMMAND_WORDS,
+    MAX_SPAWN_REQUESTS,
+    MAX_SPAWN_REQUESTS_PER_PARENT,
+    MAX_SPAWN_WORKERS,
+)
 from hive_rpc.core.ling import Ling, check_ling_name, short_name
 from hive_rpc.core.prompt import Action, Ask, Prompt, Status
 from hive_rpc.host import spawn_pane
@@ -61,17 +68,6 @@ if TYPE_CHECKING:
 SPAWN_REQUEST = "spawn-request"
 """The store's document kind of a spawn waiting for the human, keyed by the child."""
 
-MAX_SPAWN_WORKERS = 8
-"""Children one ``ling/spawn`` (``spawn_workers``) may ask for: each is a prompt on
-the human's screen and, approved, a running agent."""
-MAX_SPAWN_REQUESTS = 16
-"""Spawns waiting for the human at once, from every parent."""
-MAX_SPAWN_REQUESTS_PER_PARENT = 8
-"""Of those, from one parent ling (the one the hub found from the caller's process),
-so one agent cannot take every slot."""
-MAX_COMMAND_WORDS = 64
-MAX_COMMAND_CHARS = 8000
-"""A command's words and their characters in all: the human reads all of it."""
 REGISTER_TIMEOUT_S = 30.0
 """How long the hub waits for an approved child's pane to register itself."""
 
@@ -177,10 +173,10 @@ def check_child(parent: str, spec: object, index: int | None) -> Child:
             '(["claude", "--model", "opus"]): it is run as given, not by a shell',
             param=param("command"),
         )
-    if len(command) > MAX_COMMAND_WORDS or sum(map(len, command)) > MAX_COMMAND_CHARS:
+    if len(command) > MAX_SPAWN_COMMAND_WORDS or sum(map(len, command)) > MAX_SPAWN_COMMAND_CHARS:
         raise InvalidParams(
-            f"{where}command must have at most {MAX_COMMAND_WORDS} words and "
-            f"{MAX_COMMAND_CHARS} characters in all",
+            f"{where}command must have at most {MAX_SPAWN_COMMAND_WORDS} words and "
+            f"{MAX_SPAWN_COMMAND_CHARS} characters in all",
             param=param("command"),
         )
     if any("\x00" in w for w in command):
@@ -604,9 +600,6 @@ def spawner_of(agora: Agora, hub_socket: str | None, data_dir: str | None) -> Sp
 
 
 __all__ = [
-    "MAX_SPAWN_REQUESTS",
-    "MAX_SPAWN_REQUESTS_PER_PARENT",
-    "MAX_SPAWN_WORKERS",
     "SPAWN_REQUEST",
     "Child",
     "Spawner",

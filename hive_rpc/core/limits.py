@@ -223,6 +223,38 @@ MAX_LING_REQUESTS_PER_PEER = _limit(
     "of those, from one peer the hub verified (a socket client's session; MCP over "
     "HTTP as one), whatever agent id it gives: one agent took all 32 slots",
 )
+MAX_SPAWN_WORKERS = _limit(
+    "spawn_workers",
+    8,
+    "children",
+    "children one spawn_workers call (ling/spawn) may ask for: each is a prompt on the "
+    "human's screen and, approved, a running agent",
+)
+MAX_SPAWN_REQUESTS = _limit(
+    "spawn_requests",
+    16,
+    "requests",
+    "spawns waiting for the human's approval at once, from every parent",
+)
+MAX_SPAWN_REQUESTS_PER_PARENT = _limit(
+    "spawn_requests_per_parent",
+    8,
+    "requests",
+    "of those, from one parent ling, the one the hub found from the caller's process "
+    "(not a name it gave): one agent must not take every slot",
+)
+MAX_SPAWN_COMMAND_WORDS = _limit(
+    "spawn_command_words",
+    64,
+    "words",
+    "words of a child's command: the human reads all of it before approving",
+)
+MAX_SPAWN_COMMAND_CHARS = _limit(
+    "spawn_command_chars",
+    8000,
+    "characters",
+    "characters of a child's command in all, for the same reason",
+)
 LIST_PAGE_DEFAULT = 100
 """Records in a page of ``hive/list`` when ``limit`` is not given with ``cursor``."""
 
