@@ -13,7 +13,8 @@ Modules, in the order a request meets them:
 * ``identity``: which agent a request acts as;
 * ``server``: ``HiveMcp``, the hub's one MCPServer over one ``Backend``;
 * ``prompt_tools`` (the ``hivemind_*`` tools and request_human_input),
-  ``agora_tools`` (dialogues, lings, events, task outcomes) and ``approve_tool``:
+  ``agora_tools`` (dialogues, lings, events, task outcomes), ``spawn_tools``
+  (children a parent agent asks for, each approved by the human) and ``approve_tool``:
   plain functions listed in a ``tool_table.ToolTable`` (a tool's name is its
   function's; its hints and its names for the hub's parameters are declared with
   it), each wrapped by ``guarded.guarded``;
