@@ -72,6 +72,21 @@ def result_blob(result: Any) -> tuple[str, str] | None:
     return hashlib.sha256(text.encode()).hexdigest(), text
 
 
+def _stored_task(body: dict[str, Any]) -> dict[str, Any] | None:
+    """A task document's fields as its entry has them, a result kept apart as a
+    reference to the blob (``read_blob``); None for a document that is no report."""
+    task_id = body.get("task_id")
+    if not isinstance(task_id, str) or body.get("outcome") not in OUTCOMES:
+        return None
+    data = {k: body.get(k) for k in TASK_FIELDS}
+    digest = body.get("result_sha256")
+    if isinstance(digest, str) and _DIGEST.fullmatch(digest):
+        data["result"] = None
+        data["result_ref"] = f"/activity/blobs/{digest}"
+        data["result_size"] = body.get("result_size")
+    return data
+
+
 def first_id_at(now: float) -> int:
     """The first entry id of a run that starts at wall-clock ``now``: its microseconds
     since 1970 (about 1.8e15 in 2027, well within JavaScript's exact integers)."""
@@ -244,16 +259,18 @@ class ActivityLog:
         This hub's own reports come back through the store too, and are skipped."""
         if not isinstance(body, dict) or body.get("hub") == self.origin:
             return None
-        task_id = body.get("task_id")
-        if not isinstance(task_id, str) or body.get("outcome") not in OUTCOMES:
+        data = _stored_task(body)
+        return None if data is None else self.publish_task(data)
+
+    def stored_task(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """A task document as the record of an entry this log no longer holds, or
+        never held (reported before this hub started): ``id`` null, ``at`` when it
+        was completed.  None for a document that is not a task report."""
+        data = _stored_task(body)
+        if data is None:
             return None
-        data = {k: body.get(k) for k in TASK_FIELDS}
-        digest = body.get("result_sha256")
-        if isinstance(digest, str) and _DIGEST.fullmatch(digest):
-            data["result"] = None
-            data["result_ref"] = f"/activity/blobs/{digest}"
-            data["result_size"] = body.get("result_size")
-        return self.publish_task(data)
+        key, at = data["task_id"], data["completed_at"]
+        return {"id": None, "kind": "task", "event": "task/report", "key": key, "at": at, **data}
 
     def _store_large_result(self, data: dict[str, Any]) -> dict[str, Any]:
         blob = result_blob(data.get("result"))

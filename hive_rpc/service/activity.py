@@ -57,10 +57,17 @@ async def activity(hub: HubService, p: dict[str, Any]) -> Any:
 
 async def _task(hub: HubService, task_id: str) -> list[dict[str, Any]]:
     """One task's entries, its newest report with its result in full: whoever asks
-    for one task wants how it ended.  A large result is a blob, this hub's, or on a
-    shared store another hub's, read from the store now (``read_blob``); the older
-    reports keep their reference, so the reply holds one result at most (4 MiB)."""
+    for one task wants how it ended.  A report this hub's log does not hold (made
+    before it started, or dropped) is read from the store, where it stays until
+    ``--retain``.  A large result is a blob, this hub's, or on a shared store another
+    hub's, read from the store now (``read_blob``); the older reports keep their
+    reference, so the reply holds one result at most (4 MiB)."""
     records = [e.record() for e in hub.activity.task(task_id)]
+    if not any(r["kind"] == "task" for r in records):
+        body = await hub.registry.store.get_document(TASK_DOC, task_id)
+        stored = hub.activity.stored_task(body) if body is not None else None
+        if stored is not None:
+            records.append(stored)
     report = next((r for r in reversed(records) if r["kind"] == "task"), None)
     ref = report.get("result_ref") if report is not None else None
     if report is not None and isinstance(ref, str) and report.get("result") is None:

@@ -91,6 +91,9 @@ class PromptStore(Protocol):
     async def documents(self, kind: str) -> list[dict[str, Any]]:
         """Every document of ``kind``, in the order they were first saved."""
 
+    async def get_document(self, kind: str, key: str) -> dict[str, Any] | None:
+        """The document of ``kind`` under ``key``, or None (none, or unreadable)."""
+
     async def delete_document(self, kind: str, key: str) -> bool:
         """Remove one document; False when there was none."""
 

@@ -60,6 +60,9 @@ class MemoryStore:
     async def documents(self, kind: str) -> list[dict[str, Any]]:
         return [body for (k, _), body in self._documents.items() if k == kind]
 
+    async def get_document(self, kind: str, key: str) -> dict[str, Any] | None:
+        return self._documents.get((kind, key))
+
     async def delete_document(self, kind: str, key: str) -> bool:
         return self._documents.pop((kind, key), None) is not None
 

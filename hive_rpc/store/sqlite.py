@@ -465,6 +465,16 @@ class SqliteStore:
             found.append(body)
         return found
 
+    async def get_document(self, kind: str, key: str) -> dict[str, Any] | None:
+        row = self._db.execute(
+            "SELECT body FROM documents WHERE kind = ? AND key = ?", (kind, key)
+        ).fetchone()
+        try:
+            body = json.loads(row[0]) if row is not None else None
+        except (ValueError, RecursionError):
+            return None  # ``documents`` sets it aside, saying why
+        return body if isinstance(body, dict) else None
+
     async def delete_document(self, kind: str, key: str) -> bool:
         await self._room_to_write()
         cur = self._write("DELETE FROM documents WHERE kind = ? AND key = ?", (kind, key))

@@ -122,11 +122,14 @@ async def test_a_large_result_reported_through_one_hub_is_read_in_full_through_a
             assert laptop.activity.blob(digest) == text  # held once read
             (own,) = await build.call("hive/activity", {"task_id": "build-414"})
             assert own["result"] == result
-        # A hub started after the report, which never saw it, reads it in full too.
+        # A hub started after the report, which never logged it, reads it in full too.
         async with nats_hub(short_tmp, "desk", nats_server.url) as desk:
-            got = await desk.activity.read_blob(digest)
-            assert got is not None
-            assert json.loads(got) == result
+            assert desk.activity.task("build-414") == []
+            (stored,) = await desk.call("hive/activity", {"task_id": "build-414"})
+            assert (stored["id"], stored["kind"], stored["key"]) == (None, "task", "build-414")
+            assert (stored["outcome"], stored["result"]) == ("failed", result)
+            assert stored["at"] == stored["completed_at"] == reported["completed_at"]
+            assert await desk.call("hive/activity", {"task_id": "never"}) == []
             assert await desk.activity.read_blob("0" * 64) is None  # never kept
     # In the store: the report names the result; the object store holds it.
     value, kept = await trio.to_thread.run_sync(
@@ -274,16 +277,22 @@ async def test_a_bucket_max_age_would_drop_a_pending_prompt_and_tell_no_hub(
 
 
 async def test_sqlite_keeps_a_large_result_inline_in_its_report(short_tmp: Path) -> None:
-    result = build_log(2000)
+    """And a restarted hub, whose log is empty, reads the report from the store."""
+    result = build_log(1700)
     config = HubConfig(socket=short_tmp / "run" / "hub.sock", data_dir=short_tmp / "data")
+    report = {"task_id": "t", "outcome": "success", "result": result}
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
             hub: HubService = await nursery.start(run_hub, config)
             assert hub.activity.results is None
-            await hub.call(
-                "hive/reportResult", {"task_id": "t", "outcome": "success", "result": result}
-            )
-            (report,) = await hub.registry.store.documents(TASK_DOC)
+            reported = await hub.call("hive/reportResult", report)
+            (saved,) = await hub.registry.store.documents(TASK_DOC)
             nursery.cancel_scope.cancel()
-    assert report["result"] == result
-    assert "result_sha256" not in report
+        async with trio.open_nursery() as nursery:
+            hub = await nursery.start(run_hub, config)
+            (stored,) = await hub.call("hive/activity", {"task_id": "t"})
+            nursery.cancel_scope.cancel()
+    assert saved["result"] == result
+    assert "result_sha256" not in saved
+    assert (stored["id"], stored["result"]) == (None, result)
+    assert stored["completed_at"] == reported["completed_at"]

@@ -114,6 +114,18 @@ async def test_documents_in_first_save_order(store: PromptStore) -> None:
     assert await store.documents("ling") == [{"n": 5}, {"n": 4}, {"n": 6}]
 
 
+async def test_a_document_is_read_by_its_key(store: PromptStore) -> None:
+    odd_key = "deploy.412/eu ✓"
+    await store.put_document("task", odd_key, {"n": 1})
+    await store.put_document("task", "b", {"n": 2})
+    await store.put_document("task", odd_key, {"n": 3})  # replaced
+    assert await store.get_document("task", odd_key) == {"n": 3}
+    assert await store.get_document("ling", odd_key) is None  # another kind
+    assert await store.get_document("task", "none") is None
+    assert await store.delete_document("task", "b")
+    assert await store.get_document("task", "b") is None  # deleted: its marker read
+
+
 async def test_sqlite_survives_reopen_and_is_private(short_tmp: Path) -> None:
     path = short_tmp / "data" / "prompts.sqlite3"
     first = SqliteStore(path)

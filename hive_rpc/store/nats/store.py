@@ -528,6 +528,18 @@ class NatsStore:
         found.sort(key=lambda pair: (pair[0].get("created_ns", 0), pair[1]))
         return [record["body"] for record, _ in found]
 
+    async def get_document(self, kind: str, key: str) -> dict[str, Any] | None:
+        return await self._call(False, self._aio_get_document, kind, key)
+
+    async def _aio_get_document(self, kind: str, key: str) -> dict[str, Any] | None:
+        try:
+            entry = await self._docs.get(doc_key(kind, key))
+        except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
+            return None
+        record = _json_object(entry.value or b"")
+        body = record.get("body") if record else None
+        return body if isinstance(body, dict) else None
+
     async def delete_document(self, kind: str, key: str) -> bool:
         return await self._call(True, self._aio_delete_document, kind, key)
 
