@@ -4,6 +4,8 @@ was given, ``ask`` by default."""
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -149,3 +151,30 @@ async def test_http_sessions_name_their_groups(http_hub: HubService, mode: str) 
         async with http(http_hub, mode, "?tools=nope") as client:
             with pytest.raises(MCPError, match="unknown tool group 'nope'; valid: ask"):
                 await client.list_tools()
+
+
+def listed_bytes(result: object) -> int:
+    """The size docs/mcp.md gives a ``tools/list`` result: its JSON, compact, as the
+    SDK's model dumps it (wire names, no nulls)."""
+    data = result.model_dump(mode="json", by_alias=True, exclude_none=True)  # type: ignore[attr-defined]
+    return len(json.dumps(data, separators=(",", ":")))
+
+
+async def test_the_groups_table_in_mcp_md_is_what_tools_list_returns(
+    hub: HubService, hub_config: HubConfig
+) -> None:
+    """Every tool listed is read into the agent's context on every turn, and
+    docs/mcp.md tells users what each group costs them: its counts and sizes must be
+    the ones a client gets (they had drifted by up to a third as tools grew)."""
+    doc = (Path(__file__).parents[2] / "docs" / "mcp.md").read_text()
+    rows = re.findall(
+        r"^\| `([a-z,]+)`(?: \(default\))? \|[^|]*\| (\d+) \| ([\d,]+) \|$", doc, re.M
+    )
+    assert {r[0] for r in rows} >= {*GROUPS, "all"}, rows
+    measured = []
+    with trio.fail_after(60):
+        for groups, _, _ in rows:
+            async with stdio(hub_config, "--tools", groups) as client:
+                result = await client.list_tools()
+            measured.append((groups, str(len(result.tools)), f"{listed_bytes(result):,}"))
+    assert measured == rows, "\n".join(map(str, measured))
