@@ -383,8 +383,12 @@ class NatsStore:
 
     async def _aio_last_result(self) -> int:
         """The last sequence of the results' stream: a result put after it is newer
-        than the scan of reports that follows."""
-        info = await self._js.stream_info(f"OBJ_{RESULTS_BUCKET}")
+        than the scan of reports that follows.  0 when the stream is gone (deleted
+        by hand while the hub runs): there is no result to remove then."""
+        try:
+            info = await self._js.stream_info(f"OBJ_{RESULTS_BUCKET}")
+        except nats.js.errors.NotFoundError:
+            return 0
         return info.state.last_seq or 0
 
     async def _aio_purge(self, items: list[tuple[str, str, int]]) -> None:
