@@ -349,7 +349,14 @@ class WebFace:
 
     async def blob(self, request: Request) -> Response:
         digest = str(request.path_params["digest"])
-        text = self.service.activity.blob(digest) if _DIGEST.fullmatch(digest) else None
+        if not _DIGEST.fullmatch(digest):
+            return _error(404, f"no result blob {digest[:70]!r} (not a SHA-256 digest)")
+        try:
+            # Another hub's result, or one this hub's log dropped, from the shared
+            # store: every hub serves every result, not only those it received.
+            text = await self.service.activity.read_blob(digest)
+        except Exception as raised:
+            return _failed(error_for(f"GET /activity/blobs/{digest}", raised))
         if text is None:
             return _error(404, f"no result blob {digest[:70]!r} (unknown, or dropped)")
         return Response(text, media_type="application/json")

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import nats
 import pytest
 import trio
@@ -164,6 +165,44 @@ async def save_report(store: PromptStore, task_id: str, at: float, result: Any) 
     await store.put_result(*blob)
     await store.put_document(TASK_DOC, task_id, log.task_document(data, blob))
     return blob[0]
+
+
+def mcp_token(service: HubService) -> str:
+    """The agent's credential over HTTP, the MCP token (tests/faces/test_activity_http.py)."""
+    return Path(str(service.info.token_file)).read_text().strip()
+
+
+async def test_a_hub_serves_another_hubs_large_result_at_its_blob_url(
+    nats_server: NatsServer, short_tmp: Path
+) -> None:
+    """The ``result_ref`` every hub's entry carries, ``/activity/blobs/SHA256``, is
+    served by every hub: one that never read the result fetches it from the store.
+    It answered 404 there, serving only what the hub held in memory."""
+    result = build_log(1700)
+    text = json_of(result)
+    with trio.fail_after(60):
+        async with nats_hub(short_tmp, "build", nats_server.url) as build:
+            reported = await build.call(
+                "hive/reportResult",
+                {"task_id": "build-415", "outcome": "failed", "result": result, "agent_id": "ci"},
+            )
+        data_dir = short_tmp / "web" / "data"
+        config = HubConfig(
+            socket=short_tmp / "web" / "hub.sock", data_dir=data_dir, store=nats_server.url,
+            http="127.0.0.1:0",
+        )  # fmt: skip
+        async with trio.open_nursery() as nursery:
+            web: HubService = await nursery.start(run_hub, config)
+            assert web.activity.blob(sha256(text)) is None  # never read here
+            base = str(web.info.http_url).removesuffix("/mcp")
+            headers = {"Authorization": f"Bearer {mcp_token(web)}"}
+            async with httpx2.AsyncClient(base_url=base, headers=headers) as client:
+                got = await client.get(reported["result_ref"])
+                unknown = await client.get("/activity/blobs/" + "0" * 64)
+            nursery.cancel_scope.cancel()
+    assert (got.status_code, got.headers["content-type"]) == (200, "application/json")
+    assert got.text == text
+    assert unknown.status_code == 404
 
 
 async def test_retain_removes_a_large_result_with_the_last_report_naming_it(
