@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from dataclasses import dataclass
 
 import nats.errors
@@ -110,6 +111,15 @@ async def aio_connect(
     async def error(exc: Exception) -> None:
         errors.append(exc)
         del errors[:-1]
+        words = _upper_prefix(str(exc).removeprefix("nats: "))
+        if "permissions violation" in words:  # nats-py lowers the server's -ERR
+            # Not the connection's state: a subject the hub's user may not use.  The
+            # server drops that message, so the request behind it times out; the
+            # store names this in that error, and the log says it at once.
+            log.warning("the NATS server refused this hub's user: %s", words)
+            if made:
+                made[0]._aio_denied(words)
+            return
         log.debug("NATS client error: %r", exc)
         attempt = isinstance(exc, TimeoutError | OSError) and not isinstance(exc, nats.errors.Error)
         if attempt and (nc.is_connecting or nc.is_reconnecting):
@@ -173,3 +183,10 @@ async def aio_connect(
     )
     made.append(store)
     return store
+
+
+def _upper_prefix(words: str) -> str:
+    """nats-py lowers the whole of a server's ``-ERR``: the subject's first token is
+    put back as JetStream spells it (``$o.hive_results...`` -> ``$O.hive_results...``),
+    so it reads as the subject to allow; the rest cannot be recovered, and need not."""
+    return re.sub(r'"\$(o|kv|js)\.', lambda m: f'"${m.group(1).upper()}.', words)

@@ -150,6 +150,10 @@ class NatsStore:
         """``prune_closed``'s ``before`` and what it has still to purge for it."""
         self.unreadable: dict[str, str] = {}
         """Prompt ids whose records this hub could not read, with the reason."""
+        self._denied: tuple[float, str] | None = None
+        """The last permissions violation the server reported (the loop's time, its
+        words): a publish the hub's NATS user may not make is dropped by the server
+        with only this asynchronous error, so the request waits out its timeout."""
 
     # -- crossing to asyncio -------------------------------------------------------
 
@@ -167,15 +171,22 @@ class NatsStore:
             raise StoreUnavailable(self.url, "the connection is closed", write=write)
         if not self._nc.is_connected:
             raise StoreUnavailable(self.url, "not connected (reconnecting)", write=write)
+        began = asyncio.get_running_loop().time()
         try:
             async with asyncio.timeout(self.timeout):
                 return await fn(*args)
         except nats.js.errors.KeyValueError:
             raise  # a key's state (not found, moved on): ``fn``'s business, not an outage
         except TimeoutError:  # also nats.errors.TimeoutError
-            raise StoreUnavailable(
-                self.url, f"no answer within {self.timeout:g} s", write=write, maybe_saved=write
-            ) from None
+            why = f"no answer within {self.timeout:g} s"
+            if self._denied is not None and self._denied[0] >= began:
+                why += (
+                    f", and meanwhile the server refused this hub's NATS user: "
+                    f"{self._denied[1]}; give that user the subjects docs/multi-machine.md "
+                    "lists ($KV.hive_prompts.>, $KV.hive_documents.>, $O.hive_results.>, "
+                    "$JS.API.>, _INBOX.>)"
+                )
+            raise StoreUnavailable(self.url, why, write=write, maybe_saved=write) from None
         except (
             nats.errors.OutboundBufferLimitError,
             nats.errors.ConnectionClosedError,
@@ -633,6 +644,11 @@ class NatsStore:
                 yield await queue.get()
         finally:
             self._link_watchers.discard(queue)
+
+    def _aio_denied(self, words: str) -> None:
+        """On the loop: the server reported a permissions violation (``words``, as it
+        says it); a request that then times out names it."""
+        self._denied = (asyncio.get_running_loop().time(), words)
 
     def _aio_link(self, down: str | None) -> None:
         """On the loop: tell every ``link_changes`` the connection's new state."""
