@@ -397,6 +397,7 @@ async def _serve(
                 watcher = PullRequestWatcher(
                     service.agora, store, report=lambda event: publish(event, None)
                 )
+                service.pull_requests = watcher
                 await nursery.start(watcher.run)
             if config.notify:
                 # start_soon: the hub does not wait for the bus (up to 5 s) to serve.

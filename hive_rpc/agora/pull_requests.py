@@ -294,6 +294,21 @@ class PullRequestWatcher:
             },
         }
 
+    def summary(self) -> dict[str, Any]:
+        """What ``hive/status`` says of the watch, for a person asking why an event
+        did not come: how many branches it watches, their open pull requests, the
+        lings skipped and why, and what stops the looks now (the whole watch's
+        trouble, else the first ling's)."""
+        watched = [w for w in self._watched.values() if w.place is not None]
+        troubled = ((n, w.trouble) for n, w in sorted(self._watched.items()) if w.trouble)
+        trouble = self.trouble or next((f"{n}: {t}" for n, t in troubled), None)
+        return {
+            "watching": len(watched),
+            "open": sum(s.state == "open" for w in watched for s in w.seen.values()),
+            "skipped": {n: w.skipped for n, w in sorted(self._watched.items()) if w.skipped},
+            "trouble": trouble,
+        }
+
     async def look(self) -> float:
         """One look at the pull requests of every watched ling that is due; the wait
         until the next look."""

@@ -165,6 +165,15 @@ def status_text(status: dict[str, Any]) -> str:
         lines.append(f"sessions {said} (hive-rpc sessions)")
     if status.get("degraded"):
         lines.append(f"degraded {status['degraded']} (`hive-rpc doctor` checks the store)")
+    prs = status.get("pull_requests")
+    if prs is not None:
+        said = f"{prs['watching']} branch{'es' if prs['watching'] != 1 else ''} watched"
+        said += f", {prs['open']} open PR{'s' if prs['open'] != 1 else ''}"
+        if prs["skipped"]:
+            said += f"; skipped: {', '.join(f'{n} ({why})' for n, why in prs['skipped'].items())}"
+        if prs["trouble"]:
+            said += f"; trouble: {prs['trouble']}"
+        lines.append(f"prs      {said}")
     if status["http_url"]:
         lines.append(f"mcp url  {status['http_url']} (token in {status['token_file']})")
         base = status["http_url"].removesuffix("/mcp")

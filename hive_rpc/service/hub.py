@@ -33,6 +33,7 @@ from hive_rpc.service.table import HANDLERS, check_params
 
 if TYPE_CHECKING:
     from hive_rpc.agora import Agora
+    from hive_rpc.agora.pull_requests import PullRequestWatcher
     from hive_rpc.service.askers import Askers
     from hive_rpc.service.audit import AuditTrail
 
@@ -142,6 +143,9 @@ class HubService:
         self.askers: Askers | None = None
         """Waiting askers bound to their prompts (service/askers.py); set by the hub
         once its nursery runs.  None: ``waits`` binds nothing."""
+        self.pull_requests: PullRequestWatcher | None = None
+        """The watch of the children's pull requests (agora/pull_requests.py), when
+        the hub runs it: ``hive/status`` says how it goes."""
 
     def require_agora(self) -> Agora:
         """The Agora, for its methods' handlers; refused on a hub without one."""

@@ -301,4 +301,5 @@ async def status(hub: HubService, p: dict[str, Any]) -> dict[str, Any]:
         "sessions": hub.sessions.counts(),
         "live": live,
         "degraded": degraded,
+        "pull_requests": hub.pull_requests.summary() if hub.pull_requests else None,
     }

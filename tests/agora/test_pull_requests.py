@@ -358,6 +358,9 @@ async def test_a_restarted_hub_watching_by_itself_does_not_tell_old_news_again(
         with trio.fail_after(20):
             await seen(service, "main.feature.auth")  # told, and then saved
         assert await panes.wait_for(1) == [OPENED]
+        summary = (await service.call("hive/status", {}))["pull_requests"]
+        assert (summary["watching"], summary["open"], summary["trouble"]) == (1, 1, None)
+        assert "main.feature.auth" not in summary["skipped"]
         nursery.cancel_scope.cancel()
     gh.replay(pr(reviews=[COPILOT]))
     async with trio.open_nursery() as nursery:

@@ -75,3 +75,25 @@ def test_restart_keeps_the_choice(sh: Shell, short_tmp: Path) -> None:
     logged = log.read_text()[offset:]
     assert "pull requests: not watched (--no-watch-prs)" in logged
     assert WATCHING not in logged
+
+
+def test_status_says_how_the_watch_goes(sh: Shell, short_tmp: Path) -> None:
+    """``hive-rpc status`` is where a person looks when an event did not come: it
+    says what the watch watches, or nothing when the hub does not watch."""
+    with_gh(sh, short_tmp)
+    assert sh.run("serve", "--detach", "--store", "memory", "--no-notify").returncode == 0
+    try:
+        shown = sh.run("status")
+        assert "\nprs      0 branches watched, 0 open PRs\n" in shown.stdout, shown.stdout
+        as_json = json.loads(sh.run("status", "--json").stdout)
+        assert as_json["pull_requests"] == {
+            "watching": 0, "open": 0, "skipped": {}, "trouble": None
+        }  # fmt: skip
+    finally:
+        sh.stop()
+    assert sh.run("serve", "--detach", "--store", "memory", "--no-watch-prs").returncode == 0
+    try:
+        assert "prs " not in sh.run("status").stdout
+        assert json.loads(sh.run("status", "--json").stdout)["pull_requests"] is None
+    finally:
+        sh.stop()
