@@ -52,14 +52,14 @@ from hive_rpc.core.limits import (
     MAX_SPAWN_REQUESTS_PER_PARENT,
     MAX_SPAWN_WORKERS,
 )
-from hive_rpc.core.ling import Ling, check_ling_name, short_name
+from hive_rpc.core.ling import Agent, Ling, check_ling_name, short_name
 from hive_rpc.core.prompt import Action, Ask, Prompt, Status
 from hive_rpc.host import spawn_pane
 from hive_rpc.host.agent_process import MAX_DEPTH, stat_fields
 from hive_rpc.host.paths import HubLock
 from hive_rpc.host.spawn_pane import SpawnError
 from hive_rpc.relay.consent import Caller
-from hive_rpc.relay.proc import working_dir
+from hive_rpc.relay.proc import process, working_dir
 
 if TYPE_CHECKING:
     from hive_rpc.agora.dialogues import Agora
@@ -213,6 +213,19 @@ def _ancestry(pid: int) -> list[tuple[int, int]]:
         if pid <= 1:
             break
     return chain
+
+
+def _as_it_runs(agent: Agent) -> Agent:
+    """``agent`` as /proc shows it now, for the human's prompt.  A parent registered
+    as it was about to ``exec`` (``hive-rpc spawn main -- claude``:
+    ``Agent.pending_exec``) is recorded as the program that registered (python) until
+    something is typed into its terminal; the human is asked about the program that
+    asks (claude), the same process (pid and start time).  Gone or recycled: as
+    recorded."""
+    now = process(agent.pid)
+    if now is None or now.start != agent.start:
+        return agent
+    return Agent.of(now)
 
 
 class Spawner:
@@ -430,7 +443,7 @@ class Spawner:
             raise HiveError("this hub cannot ask the human, so it cannot spawn")
         agent = place.parent.agent
         assert agent is not None
-        who = f"{place.parent.name} (its agent: {agent.describe()}"
+        who = f"{place.parent.name} (its agent: {_as_it_runs(agent).describe()}"
         if caller is not None and caller.pid is not None:
             who += f"; asking through {caller.describe()}"
         who += ")"

@@ -208,12 +208,15 @@ class Agent:
     pane: str = ""
 
 
-def register_mcp(claude: ClaudeHome, socket: Path, name: str) -> None:
-    """docs/agora.md's registration: the MCP server under the ling's name, with the
-    agora tools."""
+def register_mcp(
+    claude: ClaudeHome, socket: Path, name: str | None, tools: str = "ask,agora"
+) -> None:
+    """docs/agora.md's registration: the MCP server under the ling's name (None: under
+    none, as docs/agora.md's "Spawning children" has it), with the agora tools."""
+    agent = [] if name is None else ["--agent", name]
     done = claude.run(
         "mcp", "add", "hive-rpc", "--", str(HIVE_RPC), "mcp", "--socket", str(socket),
-        "--agent", name, "--tools", "ask,agora",
+        *agent, "--tools", tools,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
 
