@@ -221,16 +221,22 @@ def register_mcp(
     assert done.returncode == 0, done.stderr
 
 
-def spawn(tmux: Tmux, agent: Agent, hub_config: HubConfig, *claude_args: str) -> None:
-    """``hive-rpc spawn NAME -- claude ...`` run in the agent's project directory with
-    tmux's ``$TMUX`` naming the private server: a new window there, registered from
-    inside as ling NAME, running the TUI. ``env`` gives the TUI its private HOME and
-    model (a human's claude has its own)."""
-    env = agent.claude.env()
-    command = [
+def tui_command(claude: ClaudeHome, *claude_args: str) -> list[str]:
+    """``claude ...``, the TUI, as a terminal runs it: ``env`` gives it its private HOME
+    and model (a human's claude has its own)."""
+    env = claude.env()
+    return [
         "env", *[f"{k}={env[k]}" for k in TUI_ENV if k in env], "TERM=xterm-256color",
-        str(agent.claude.claude), "--permission-mode", "default", *claude_args,
+        str(claude.claude), "--permission-mode", "default", *claude_args,
     ]  # fmt: skip
+
+
+def spawn(tmux: Tmux, agent: Agent, hub_config: HubConfig, *claude_args: str) -> None:
+    """``hive-rpc spawn NAME -- claude ...`` (``tui_command``) run in the agent's
+    project directory with tmux's ``$TMUX`` naming the private server: a new window
+    there, registered from inside as ling NAME, running the TUI."""
+    env = agent.claude.env()
+    command = tui_command(agent.claude, *claude_args)
     done = subprocess.run(
         [str(HIVE_RPC), "spawn", agent.name, "--socket", str(hub_config.socket),
          "--data-dir", str(hub_config.data_dir), "--no-start", "--json", "--", *command],

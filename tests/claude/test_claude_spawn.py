@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from claude_session import claude_home
+from claude_session import ClaudeHome, claude_home
 from scripted_model import ModelRequest, scripted_model, text, tool_use
 from test_agora_spawn import LING, answered, until_ready
 from test_claude_agora import (
@@ -39,6 +39,7 @@ from test_claude_agora import (
     spawn,
     structured,
     tmux_server,
+    tui_command,
 )
 
 from hive_rpc.client.async_client import HubClient
@@ -46,15 +47,22 @@ from hive_rpc.hub import HubConfig
 from hive_rpc.service import HubService
 
 SPAWN = "mcp__hive-rpc__spawn_subtree"
+ANSWER = "mcp__hive-rpc__answer_question"
+REPORT = "mcp__hive-rpc__report_to_parent"
+QUESTION = "Should I define the JWT types locally?"
+ANSWERED = "Yes, locally."
 ASK = "Start a worker for the {} module"
 ASKED = "Asked the human to approve the worker."
 REPLIES = {
     "[CHILD SPAWNED]": "The worker runs.",
     "[SPAWN REFUSED]": "The worker was refused.",
     "[NOTE from": "Read the worker's note.",
+    "[QUESTION from": "Answered the worker.",
 }
 """The model's reply to each thing the hub types into its terminal: the screen shows
 it once Claude Code is done with that prompt."""
+ALLOW_HIVE = ("--allowedTools", "mcp__hive-rpc")
+"""The hub's tools run without Claude Code's permission dialog."""
 WAIT_S = 60
 """The test's own bound on each wait for Claude Code: a hang fails, a slow machine
 does not."""
@@ -62,8 +70,9 @@ does not."""
 
 def starts_a_worker(child: str, command: list[str]) -> Callable[[ModelRequest], list[Any]]:
     """Told by its human to start a worker for ``child``, the model loads
-    ``spawn_subtree`` and calls it with ``command``; what the hub types in later it
-    acknowledges (``REPLIES``)."""
+    ``spawn_subtree`` and calls it with ``command``; the worker's question it answers
+    with ``answer_question``; what else the hub types in it acknowledges
+    (``REPLIES``)."""
 
     def script(request: ModelRequest) -> list[Any]:
         prompt, step, _ = since_prompt(request)
@@ -73,6 +82,10 @@ def starts_a_worker(child: str, command: list[str]) -> Callable[[ModelRequest], 
             if step == 1:
                 return [tool_use(SPAWN, {"name": child, "command": command})]
             return [text(ASKED)]
+        if prompt.startswith("[QUESTION from") and step < 2:
+            if step == 0:
+                return [tool_use("ToolSearch", {"query": f"select:{ANSWER}"})]
+            return [tool_use(ANSWER, {"agent": f"main.{child}", "message": ANSWERED})]
         said = [reply for start, reply in REPLIES.items() if prompt.startswith(start)]
         return [text(said[0] if said else "Nothing to do.")]
 
@@ -106,14 +119,14 @@ async def a_parent_asks(
     agent_name: str | None,
 ) -> tuple[Agent, Tmux, ModelRequest]:
     """Claude Code as ling ``main`` in its tmux window, its MCP server registered with
-    ``--tools ask,spawn`` (under ``--agent agent_name``, or none); the human asks it
-    to start a worker; the model's request that carries the tool's result."""
+    ``--tools ask,spawn,events`` (under ``--agent agent_name``, or none); the human
+    asks it to start a worker; the model's request that carries the tool's result."""
     model = stack.enter_context(scripted_model(starts_a_worker(child, command)))
     claude = claude_home(claude_bin, claude_root / "main", model.base_url)
-    register_mcp(claude, hub_config.socket, agent_name, tools="ask,spawn")
+    register_mcp(claude, hub_config.socket, agent_name, tools="ask,spawn,events")
     agent = Agent("main", model, claude)
     tmux = stack.enter_context(tmux_server(claude_root))
-    await trio.to_thread.run_sync(spawn, tmux, agent, hub_config, "--allowedTools", "mcp__hive-rpc")
+    await trio.to_thread.run_sync(spawn, tmux, agent, hub_config, *ALLOW_HIVE)
     await trio.to_thread.run_sync(tmux.submit, agent.pane, ASK.format(child))
     got = await model.request_where(
         lambda r: since_prompt(r)[:2] == (ASK.format(child), 2), within_s=WAIT_S
@@ -269,3 +282,67 @@ async def test_claude_code_is_told_when_the_human_refuses_its_child(
     assert after == before
     assert [x["name"] for x in lings] == ["main"]
     assert not record.exists()
+
+
+def asks_its_parent(request: ModelRequest) -> list[Any]:
+    """The child's model: started with a prompt (its command's), it asks its parent a
+    question with ``report_to_parent``, naming itself; the answer it acknowledges."""
+    prompt, step, _ = since_prompt(request)
+    if prompt.startswith("[ANSWER from"):
+        return [text("Thanks.")]
+    if step == 0:
+        return [tool_use("ToolSearch", {"query": f"select:{REPORT}"})]
+    if step == 1:
+        asked = {"kind": "child-question", "message": QUESTION, "sender": "main.auth"}
+        return [tool_use(REPORT, asked)]
+    return [text("Asked my parent.")]
+
+
+async def test_a_child_that_is_claude_code_asks_its_parent_and_gets_the_answer(
+    hub: HubService,
+    client: HubClient,
+    hub_config: HubConfig,
+    claude_bin: Path,
+    claude_root: Path,
+) -> None:
+    """The child is a second real Claude Code, with its own model and HOME, in the
+    parent's project directory: ``claude PROMPT ...``, its MCP server registered with
+    ``--tools events``.  Approved, it asks its parent (``report_to_parent``); the
+    question is the parent's prompt, the parent answers (``answer_question``), and the
+    answer is the child's prompt.  The child names itself (``sender``): its MCP server
+    gives no ling name, and the hub does not take the child's from its process."""
+    with ExitStack() as stack:
+        child_model = stack.enter_context(scripted_model(asks_its_parent))
+        project = claude_root / "main" / "project"
+        child = ClaudeHome(claude_bin, claude_root / "main.auth", project, child_model.base_url)
+        child.write_config()
+        register_mcp(child, hub_config.socket, None, tools="events")
+        command = tui_command(child, "You are ling main.auth: ask main", *ALLOW_HIVE)
+        parent, tmux, asked = await a_parent_asks(
+            stack, hub_config, claude_bin, claude_root, "auth", command, agent_name=None
+        )
+        (request,) = spawn_result(asked)["children"]
+        spawned = await answered(
+            hub, client, request["prompt_id"], "approve", "ling/spawned", "main.auth"
+        )
+        worker = Agent("main.auth", child_model, child, spawned.data["address"].partition("@")[0])
+        with trio.fail_after(WAIT_S):
+            question = await told(parent, "[QUESTION from auth]")
+            answer = await child_model.request_where(
+                lambda r: any(p.startswith("[ANSWER from") for p in prompts(r)), within_s=WAIT_S
+            )
+            replied = await parent.model.request_where(
+                lambda r: since_prompt(r)[:2] == (question, 2), within_s=WAIT_S
+            )
+        context = dump([parent, worker], tmux)
+
+    assert parent.model.errors == child_model.errors == [], context
+    assert question == (
+        f"[QUESTION from auth] {QUESTION}\n"
+        'Reply with: answer_question agent=main.auth message="..."'
+    ), context
+    *_, reported = answer.tool_results()
+    assert structured(reported)["to"] == "main", reported
+    assert prompts(answer) == ["You are ling main.auth: ask main", f"[ANSWER from main] {ANSWERED}"]
+    *_, answer_result = replied.tool_results()  # what answer_question told the parent
+    assert structured(answer_result)["delivery"]["state"] == "delivered", answer_result
