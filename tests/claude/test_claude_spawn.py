@@ -2,17 +2,18 @@
 agora/spawning.py; issue 32 part 2), as docs/claude-code.md's "A session that
 starts its own children" tells a human to set it up.
 
-tests/agora/test_agora_spawn.py proves the hub's side with a small python agent;
-here the parent is the real ``claude`` TUI, started by ``hive-rpc spawn main --
-claude ...`` in a window of a private tmux server (its pane registered from inside,
-Claude Code the approved agent), with its MCP server registered with ``--tools
-ask,spawn``.  The hub finds the parent from Claude Code's own process tree: the
-``hive-rpc mcp`` it runs is the relay's peer, and Claude Code, its parent, is ling
-main's approved agent.  Its model is scripted (scripted_model.py): told by the human
-to start a worker, it loads the tool (``ToolSearch``: MCP tools are deferred) and
-calls it.  The child runs tests/relay/scripted_ling.py, which records what is typed
-into it.  The human answers the hub's consent prompt from an editor, with the
-approver's credential, as test_agora_spawn.py does."""
+tests/agora/test_agora_spawn.py proves the hub's side with a small python agent; here
+the parent is the real ``claude`` TUI, started by ``hive-rpc spawn main -- claude
+...`` in a window of a private tmux server (its pane registered from inside, Claude
+Code the approved agent), with its MCP server registered with ``--tools
+ask,spawn,events`` and no ``--agent``. The hub finds the parent from Claude Code's own
+process tree: the ``hive-rpc mcp`` it runs is the relay's peer, and Claude Code, its
+parent, is ling main's approved agent. Its model is scripted (scripted_model.py): told
+by the human to start a worker, it loads the tool (``ToolSearch``: MCP tools are
+deferred) and calls it. The child runs tests/relay/scripted_ling.py, which records
+what is typed into it, or is a second real Claude Code. The human answers the hub's
+consent prompt from an editor, with the approver's credential, as test_agora_spawn.py
+does."""
 
 from __future__ import annotations
 
