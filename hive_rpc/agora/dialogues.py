@@ -131,6 +131,7 @@ class Agora(AgoraDelivery):
         result: dict[str, Any] = {
             "dialogue_id": d.id,
             "turn": turn.number,
+            "from": turn.sender,
             "status": d.status.value,
             "outcome": outcome.value,
         }

@@ -43,6 +43,7 @@ from hive_rpc.core.ling import (
 from hive_rpc.core.prompt import Action, Ask, Status
 from hive_rpc.core.refind import Refound
 from hive_rpc.core.terminal_text import strip_controls
+from hive_rpc.host.agent_process import ancestry
 from hive_rpc.relay.consent import Caller, from_inside, peer_of
 from hive_rpc.relay.target import Expected, Refinding, Target, TargetState
 
@@ -345,6 +346,42 @@ class AgoraLings(AgoraEvents):
         if request is not None:
             await self._withdraw(request[1])
         return {"name": name, "removed": removed or request is not None}
+
+    def ling_of_process(self, caller: Caller | None) -> Ling | None:
+        """The registered ling whose approved agent runs ``caller``: its process or
+        the nearest ancestor that is a ling's agent (pid and start time, as /proc
+        says), or None (no process to check, or it runs under no ling's agent).  A
+        fact the hub verifies, where a request's ``from`` is a name it was given."""
+        if caller is None or caller.pid is None:
+            return None
+        agents = {
+            (ling.agent.pid, ling.agent.start): ling
+            for ling in self._lings.values()
+            if ling.agent is not None
+        }
+        for pid_start in ancestry(caller.pid):
+            if (ling := agents.get(pid_start)) is not None:
+                return ling
+        return None
+
+    def speaker(self, caller: Caller | None, given: str | None, *, param: str) -> str | None:
+        """Who a request speaks as (an event's, an answer's or a turn's ``from``):
+        the ling whose agent runs the caller, when the hub can tell; else ``given``.
+        A caller the hub knows as one ling naming another registered ling is refused:
+        an agent speaks for its own terminal only.  A name that is no ling (the
+        agent's own id, ``claude-code-PID``, which MCP fills in) gives way to the
+        ling, so an agent need not know its ling's name."""
+        own = self.ling_of_process(caller)
+        if own is None:
+            return given
+        if given is not None and given != own.name and given in self._lings:
+            raise InvalidParams(
+                f"{param}: {given!r} is another ling; the hub sees that you are "
+                f"{own.name} (your process runs as its approved agent), and a ling "
+                "speaks only for itself: leave it out",
+                param=param,
+            )
+        return own.name
 
     def _ling(self, name: str) -> Ling:
         ling = self._lings.get(name)

@@ -55,7 +55,6 @@ from hive_rpc.core.limits import (
 from hive_rpc.core.ling import Agent, Ling, check_ling_name, short_name
 from hive_rpc.core.prompt import Action, Ask, Prompt, Status
 from hive_rpc.host import spawn_pane
-from hive_rpc.host.agent_process import MAX_DEPTH, stat_fields
 from hive_rpc.host.paths import HubLock
 from hive_rpc.host.spawn_pane import SpawnError
 from hive_rpc.relay.consent import Caller
@@ -197,24 +196,6 @@ def check_child(parent: str, spec: object, index: int | None) -> Child:
     return Child(full, tuple(command), worktree, label, where)
 
 
-def _ancestry(pid: int) -> list[tuple[int, int]]:
-    """``pid`` and its ancestors, each as (pid, start time), as /proc says."""
-    chain: list[tuple[int, int]] = []
-    for _ in range(MAX_DEPTH):
-        found = stat_fields(pid)
-        if found is None or len(found[1]) < 20:
-            break
-        fields = found[1]
-        try:
-            chain.append((pid, int(fields[19])))
-            pid = int(fields[1])
-        except ValueError:
-            break
-        if pid <= 1:
-            break
-    return chain
-
-
 def _as_it_runs(agent: Agent) -> Agent:
     """``agent`` as /proc shows it now, for the human's prompt.  A parent registered
     as it was about to ``exec`` (``hive-rpc spawn main -- claude``:
@@ -337,15 +318,9 @@ class Spawner:
                 "hive-rpc mcp, started by the agent in its registered terminal",
                 name=None,
             )
-        agents = {
-            (ling.agent.pid, ling.agent.start): ling
-            for ling in self._agora._lings.values()
-            if ling.agent is not None
-        }
-        for pid_start in _ancestry(caller.pid):
-            ling = agents.get(pid_start)
-            if ling is not None:
-                return ling
+        ling = self._agora.ling_of_process(caller)
+        if ling is not None:
+            return ling
         raise LingNotFound(
             f"the process asking ({caller.describe()}) runs under no registered ling's "
             "agent, so the hub cannot tell whose child this would be: register your "

@@ -60,3 +60,23 @@ def agent_ancestor(pid: int, names: tuple[str, ...]) -> int | None:
         if found is not None and found[1] in names:
             return pid
     return None
+
+
+def ancestry(pid: int) -> list[tuple[int, int]]:
+    """``pid`` and its ancestors, nearest first, each as (pid, start time) as /proc
+    says: with the start time, a pid names one process, not a recycled one (what a
+    ling's approved ``Agent`` records)."""
+    chain: list[tuple[int, int]] = []
+    for _ in range(MAX_DEPTH):
+        found = stat_fields(pid)
+        if found is None or len(found[1]) < 20:
+            break
+        fields = found[1]
+        try:
+            chain.append((pid, int(fields[19])))
+            pid = int(fields[1])
+        except ValueError:
+            break
+        if pid <= 1:
+            break
+    return chain

@@ -33,8 +33,11 @@ async def create(hub: HubService, p: dict[str, Any]) -> Any:
 
 @handles("agora/dispatch")
 async def dispatch(hub: HubService, p: dict[str, Any]) -> Any:
-    return await hub.require_agora().dispatch(
-        p["dialogue_id"], sender=p["from"], to=p["to"], signal=p["signal"], message=p["message"]
+    agora = hub.require_agora()
+    sender = agora.speaker(CALLER.get(), p["from"], param="from")
+    assert sender is not None  # "from" is required
+    return await agora.dispatch(
+        p["dialogue_id"], sender=sender, to=p["to"], signal=p["signal"], message=p["message"]
     )
 
 
@@ -104,9 +107,14 @@ EVENT_FIELDS = ("message", "pr", "ci", "review", "url", "comments")
 @handles("event/post")
 async def event_post(hub: HubService, p: dict[str, Any]) -> Any:
     fields: dict[str, Any] = {k: p[k] for k in EVENT_FIELDS if k in p}
-    return await hub.require_agora().post_event(p["kind"], p["from"], fields)
+    agora = hub.require_agora()
+    sender = agora.speaker(CALLER.get(), p["from"], param="from")
+    assert sender is not None  # "from" is required
+    return await agora.post_event(p["kind"], sender, fields)
 
 
 @handles("agent/answer")
 async def agent_answer(hub: HubService, p: dict[str, Any]) -> Any:
-    return await hub.require_agora().answer(p["agent"], p["message"], p.get("from"))
+    agora = hub.require_agora()
+    sender = agora.speaker(CALLER.get(), p.get("from"), param="from")
+    return await agora.answer(p["agent"], p["message"], sender)

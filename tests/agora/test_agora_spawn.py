@@ -115,16 +115,19 @@ class Family:
 
 
 @asynccontextmanager
-async def parent_agent(config: HubConfig, short_tmp: Path) -> AsyncIterator[Family]:
+async def parent_agent(
+    config: HubConfig, short_tmp: Path, tools: str = "spawn"
+) -> AsyncIterator[Family]:
     """The parent agent in a pane of a private tmux server, registered as ling main,
-    working in a new git repository; the server is killed at the end."""
+    working in a new git repository, its MCP server offering ``tools``; the server is
+    killed at the end."""
     repo = short_tmp / "repo"
     repo.mkdir()
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
     await trio.run_process([*git, "init", "-q", "-b", "main"])
     await trio.run_process([*git, "commit", "-q", "--allow-empty", "-m", "root"])
     socket, record, control = short_tmp / "tmux.sock", short_tmp / "main.jsonl", short_tmp / "ctl"
-    mcp = [sys.executable, "-m", "hive_rpc", "mcp", *where(config), "--tools", "spawn"]
+    mcp = [sys.executable, "-m", "hive_rpc", "mcp", *where(config), "--tools", tools]
     argv = [
         sys.executable, "-m", "hive_rpc", "ling", "register", *where(config), "main",
         "--tmux", "--", sys.executable, str(AGENT), str(record), str(control), "--", *mcp,

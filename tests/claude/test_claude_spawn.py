@@ -287,14 +287,15 @@ async def test_claude_code_is_told_when_the_human_refuses_its_child(
 
 def asks_its_parent(request: ModelRequest) -> list[Any]:
     """The child's model: started with a prompt (its command's), it asks its parent a
-    question with ``report_to_parent``, naming itself; the answer it acknowledges."""
+    question with ``report_to_parent``, naming nobody (the hub knows it by its
+    process); the answer it acknowledges."""
     prompt, step, _ = since_prompt(request)
     if prompt.startswith("[ANSWER from"):
         return [text("Thanks.")]
     if step == 0:
         return [tool_use("ToolSearch", {"query": f"select:{REPORT}"})]
     if step == 1:
-        asked = {"kind": "child-question", "message": QUESTION, "sender": "main.auth"}
+        asked = {"kind": "child-question", "message": QUESTION}
         return [tool_use(REPORT, asked)]
     return [text("Asked my parent.")]
 
@@ -310,15 +311,17 @@ async def test_a_child_that_is_claude_code_asks_its_parent_and_gets_the_answer(
     parent's project directory: ``claude PROMPT ...``, its MCP server registered with
     ``--tools events``.  Approved, it asks its parent (``report_to_parent``); the
     question is the parent's prompt, the parent answers (``answer_question``), and the
-    answer is the child's prompt.  The child names itself (``sender``): its MCP server
-    gives no ling name, and the hub does not take the child's from its process."""
+    answer is the child's prompt.  Neither names itself: their MCP servers give no
+    ling name (their ids are ``claude-code-PID``), and the hub takes each one's ling
+    from its process (the approved agent the relay runs under).  Before, the child's
+    question was refused: "'claude-code-31260' has no parent"."""
     with ExitStack() as stack:
         child_model = stack.enter_context(scripted_model(asks_its_parent))
         project = claude_root / "main" / "project"
         child = ClaudeHome(claude_bin, claude_root / "main.auth", project, child_model.base_url)
         child.write_config()
         register_mcp(child, hub_config.socket, None, tools="events")
-        command = tui_command(child, "You are ling main.auth: ask main", *ALLOW_HIVE)
+        command = tui_command(child, "Ask your parent", *ALLOW_HIVE)
         parent, tmux, asked = await a_parent_asks(
             stack, hub_config, claude_bin, claude_root, "auth", command, agent_name=None
         )
@@ -344,6 +347,6 @@ async def test_a_child_that_is_claude_code_asks_its_parent_and_gets_the_answer(
     ), context
     *_, reported = answer.tool_results()
     assert structured(reported)["to"] == "main", reported
-    assert prompts(answer) == ["You are ling main.auth: ask main", f"[ANSWER from main] {ANSWERED}"]
+    assert prompts(answer) == ["Ask your parent", f"[ANSWER from main] {ANSWERED}"]
     *_, answer_result = replied.tool_results()  # what answer_question told the parent
     assert structured(answer_result)["delivery"]["state"] == "delivered", answer_result

@@ -56,8 +56,8 @@ async def agora_create(
     group="agora",
     description=(
         "Take your turn in a dialogue: signal is propose, counter, approve, no-change "
-        "or defer. sender is your ling name (default: your agent id, as given to "
-        "`hive-rpc mcp --agent`). The turn is relayed into the receiver's terminal "
+        "or defer. sender: your ling name, needed only when the hub cannot tell it "
+        "from your process (MCP over HTTP). The turn is relayed into the receiver's terminal "
         "unless it ends the dialogue (consensus or max turns); the result says "
         "whether it was delivered, and what the dialogue is now. A turn still "
         "queued that fails later is told to you (in your terminal, and to this "
@@ -84,6 +84,10 @@ async def agora_dispatch(
         message=message,
         **{"from": sender or session.agent(ctx)},
     )
+    if r.get("from") not in (None, sender or session.agent(ctx)):
+        # The hub took this agent's ling from its process: that name is the one
+        # its turn's news (a delivery that failed later) is told under.
+        await session.hive.news.remember(ctx, r["from"])
     text = r.get("report") or f"turn {r['turn']} of {r['dialogue_id']}: {r['outcome']}"
     if r.get("absent") and r["status"] == "active":
         text += f"; absent (not counted toward consensus): {', '.join(r['absent'])}"
