@@ -98,9 +98,14 @@ async def test_two_claude_codes_at_once_one_waiting_one_idle(
                     permission = await next_prompt(human)
                     assert permission.params["agent_id"] == a
                     await state_of(hub, a, "waiting", after=mark)
+                    said = hub.activity.last_id
                     await trio.to_thread.run_sync(docs_tui.submit, "say hi")
+                    # Each of the session's events is an entry with its state: an idle
+                    # one after ``mark`` may be a late event of before "say hi" (CI saw
+                    # 'working' listed after it), so its turn is followed from working.
+                    working = await state_of(hub, d, "working", after=said)
                     await trio.to_thread.run_sync(docs_tui.wait_for, "hello there")
-                    await state_of(hub, d, "idle", after=mark)  # its turn ended
+                    await state_of(hub, d, "idle", after=working.id)  # its turn ended
 
                     listed = {s["agent_id"]: s for s in await sessions_cli(hub_config)}
                     assert list(listed) == [a, d]  # the one waiting on the human first
