@@ -36,10 +36,14 @@ from hive_rpc.store.nats.cluster import open_bucket
 from hive_rpc.store.nats.names import DOCUMENTS_BUCKET, PROMPTS_BUCKET
 from hive_rpc.store.nats.store import DEFAULT_TIMEOUT_S
 
-SLACK = 2
-"""A request's bound in these tests: twice the store's documented 5 s.  The failure
-they catch is a multiple of the bound (each ask queued behind a hung one waited a
-whole bound more than the one before it), not a few seconds over it."""
+SLACK = 3
+"""A request's bound in these tests: three times the store's 5 s.  What the hub
+promises is about twice it (a wait for earlier writes, then its own write), and on a
+loaded machine the client's own connect and close add seconds to that: at exactly
+twice, a clean-clone CI run under load failed once (issue 32's session, the answers
+test).  The failure they catch is a multiple of the bound that grows with the queue
+(the fourth of four requests queued behind a hung write waited four bounds), so a
+third bound still catches it and leaves the machine its overhead."""
 
 
 async def prompts_leader(url: str) -> str:
