@@ -33,12 +33,10 @@ async def create(hub: HubService, p: dict[str, Any]) -> Any:
 
 @handles("agora/dispatch")
 async def dispatch(hub: HubService, p: dict[str, Any]) -> Any:
-    agora = hub.require_agora()
-    sender = agora.speaker(CALLER.get(), p["from"], param="from")
-    assert sender is not None  # "from" is required
-    return await agora.dispatch(
-        p["dialogue_id"], sender=sender, to=p["to"], signal=p["signal"], message=p["message"]
-    )
+    return await hub.require_agora().dispatch(
+        p["dialogue_id"], sender=_speaker(hub, p) or p["from"], to=p["to"], signal=p["signal"],
+        message=p["message"],
+    )  # fmt: skip
 
 
 @handles("agora/status")
@@ -107,14 +105,16 @@ EVENT_FIELDS = ("message", "pr", "ci", "review", "url", "comments")
 @handles("event/post")
 async def event_post(hub: HubService, p: dict[str, Any]) -> Any:
     fields: dict[str, Any] = {k: p[k] for k in EVENT_FIELDS if k in p}
-    agora = hub.require_agora()
-    sender = agora.speaker(CALLER.get(), p["from"], param="from")
-    assert sender is not None  # "from" is required
-    return await agora.post_event(p["kind"], sender, fields)
+    return await hub.require_agora().post_event(p["kind"], _speaker(hub, p) or p["from"], fields)
 
 
 @handles("agent/answer")
 async def agent_answer(hub: HubService, p: dict[str, Any]) -> Any:
-    agora = hub.require_agora()
-    sender = agora.speaker(CALLER.get(), p.get("from"), param="from")
-    return await agora.answer(p["agent"], p["message"], sender)
+    return await hub.require_agora().answer(p["agent"], p["message"], _speaker(hub, p))
+
+
+def _speaker(hub: HubService, p: dict[str, Any]) -> str | None:
+    """Who a turn, an event or an answer comes from: the ling whose agent runs the
+    caller, else the ``from`` it gave (agora/lings.py ``speaker``); None only when it
+    gave none, which agent/answer alone allows."""
+    return hub.require_agora().speaker(CALLER.get(), p.get("from"), param="from")
