@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 import trio
 from nats_support import NATS_SERVER, NatsServer
+from test_shared_completion import nats_hub
 
 from hive_rpc.client.async_client import HubClient
 from hive_rpc.core.errors import StoreUnavailable
-from hive_rpc.hub import HubConfig, run_hub
-from hive_rpc.service import HubService
 
 pytestmark = pytest.mark.skipif(NATS_SERVER is None, reason="needs nats-server")
 
@@ -53,15 +51,6 @@ def limited_server(short_tmp: Path) -> AsyncIterator[NatsServer]:
         server.kill()
 
 
-@asynccontextmanager
-async def hub_as(root: Path, name: str, url: str) -> AsyncIterator[HubService]:
-    config = HubConfig(socket=root / name / "hub.sock", data_dir=root / name / "data", store=url)
-    async with trio.open_nursery() as nursery:
-        service: HubService = await nursery.start(run_hub, config)
-        yield service
-        nursery.cancel_scope.cancel()
-
-
 def big_result() -> dict[str, str]:
     return {"log": "line of a build log\n" * 2000}  # 40 KB: the object store's
 
@@ -71,7 +60,7 @@ async def test_the_documented_subjects_are_all_a_hub_needs(
 ) -> None:
     url = f"nats://hive:pw@127.0.0.1:{limited_server.port}"
     with trio.fail_after(60):
-        async with hub_as(short_tmp, "a", url) as a, hub_as(short_tmp, "b", url) as b:
+        async with nats_hub(short_tmp, "a", url) as a, nats_hub(short_tmp, "b", url) as b:
             async with await HubClient.connect(short_tmp / "b" / "hub.sock") as editor:
                 await editor.call("hive/subscribe")
                 asked = await a.call("hive/ask", {"question": "Ship it?", "agent_id": "ci"})
@@ -94,7 +83,7 @@ async def test_a_user_without_a_subject_is_named_as_the_cause(
     url = f"nats://old:pw@127.0.0.1:{limited_server.port}"
     caplog.set_level(logging.WARNING, logger="hive_rpc.store.nats.connect")
     with trio.fail_after(60):
-        async with hub_as(short_tmp, "old", url) as hub:
+        async with nats_hub(short_tmp, "old", url) as hub:
             asked = await hub.call("hive/ask", {"question": "Still fine?", "agent_id": "ci"})
             assert asked["status"] == "pending"  # what it may use still works
             with pytest.raises(StoreUnavailable) as refused:
