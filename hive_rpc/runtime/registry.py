@@ -498,7 +498,13 @@ class Registry:
         stage = "read"
         with trio.move_on_after(math.inf if bound is None else bound) as scope:
             if prompt_id is not None:  # a retry's prompt, here or in the store
-                found = self._pending.get(prompt_id) or await self.store.get(prompt_id)
+                try:
+                    found = self._pending.get(prompt_id) or await self.store.get(prompt_id)
+                except StoreUnavailable as e:
+                    # The store's bound ran out first, on the lookup: what the asker
+                    # needs to hear is that its question was not saved, not that
+                    # something "was not read".
+                    raise self._too_slow("read", bound, key, reason=e.data.get("reason")) from None
                 if found is not None:
                     return _same_ask(found, prompt, key)
             stage = "wait"

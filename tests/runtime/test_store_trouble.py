@@ -16,7 +16,7 @@ import pytest
 import trio
 import trio.testing
 
-from hive_rpc.core.errors import StoreWriteFailed
+from hive_rpc.core.errors import StoreUnavailable, StoreWriteFailed
 from hive_rpc.core.prompt import Ask, ExpiryReason, Prompt, Status, new_prompt
 from hive_rpc.runtime.registry import STORE_RETRY_MAX_S, open_registry
 from hive_rpc.store import MemoryStore, SqliteStore
@@ -84,6 +84,49 @@ async def test_answering_an_overdue_prompt_the_store_could_not_expire(
         assert answered.status is Status.RESPONDED
         await trio.sleep(100)  # the retry entry finds it closed and does nothing
         assert (await registry.poll(due.id)).answer == "late but here"
+
+
+class UnreachableStore(MemoryStore):
+    """A MemoryStore that answers nothing in its own bound while ``down`` is set, as
+    NatsStore does on a frozen node: its reads raise StoreUnavailable saying
+    "nothing was read"."""
+
+    url = "nats://127.0.0.1:4222"
+    timeout = 5.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = False
+
+    async def get(self, prompt_id: str) -> Prompt | None:
+        if self.down:
+            raise StoreUnavailable(self.url, "no answer within 5 s")
+        return await super().get(prompt_id)
+
+
+async def test_a_keyed_ask_whose_lookup_times_out_says_it_was_not_saved(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A retried ask first looks its key up.  When the store's bound runs out there,
+    before the hub's own, the asker hears what it needs: its question was not saved.
+    Before, it got the store's read error, "nothing was read" (a clean-clone run of
+    test_nats_errors.py on a loaded machine)."""
+    store = UnreachableStore()
+    async with open_registry(store, epoch=EPOCH) as registry:
+        store.down = True
+        with pytest.raises(StoreUnavailable) as caught:
+            await registry.ask(Ask(agent_id="ci", question="Deploy?"), key="build-1")
+        assert caught.value.data == {
+            "kind": "store_unavailable",
+            "url": store.url,
+            "reason": "no answer within 5 s",
+            "maybe_saved": False,
+        }
+        assert "nothing was saved" in caught.value.message
+        assert registry.list_pending() == []
+        store.down = False
+        asked = await registry.ask(Ask(agent_id="ci", question="Deploy?"), key="build-1")
+        assert [p.id for p in registry.list_pending()] == [asked.id]
 
 
 async def test_resume_on_a_store_that_refuses_writes_still_starts(
