@@ -36,7 +36,7 @@ from typing import Any
 
 import trio
 
-from hive_rpc.core.errors import HiveError
+from hive_rpc.core.errors import HiveError, StoreUnavailable, StoreWriteFailed
 from hive_rpc.relay.proc import open_pidfd, stat
 from hive_rpc.runtime.registry import STORE_RETRY_MAX_S, STORE_RETRY_MIN_S, Registry
 from hive_rpc.store.base import PromptStore
@@ -221,12 +221,24 @@ class Askers:
         scope.cancel()  # answered, cancelled or expired: nothing to withdraw
 
     async def _withdraw(self, prompt_id: str, asker: Asker) -> None:
-        """Cancel the prompt if it is still pending (its asker is gone)."""
-        try:
-            await self._registry.cancel(prompt_id, by=GONE)
-            log.info("prompt %s withdrawn: its asker (pid %s) ended", prompt_id, asker.pid)
-        except HiveError as e:  # gone, or closed meanwhile
-            log.debug("prompt %s: nothing to withdraw (%s)", prompt_id, e)
+        """Cancel the prompt if it is still pending (its asker is gone).  A store that
+        refuses the write (NATS out of reach, a full disk) is tried again, waits
+        doubling from 1 s to 60 s: before, its refusal was taken for "closed
+        meanwhile" and the question stayed pending, its answer reaching no one."""
+        wait = STORE_RETRY_MIN_S
+        while True:
+            try:
+                await self._registry.cancel(prompt_id, by=GONE)
+            except (StoreUnavailable, StoreWriteFailed) as e:
+                log.warning("prompt %s: its asker ended; not withdrawn yet (%s)", prompt_id, e)
+            except HiveError as e:  # gone, or closed meanwhile
+                log.debug("prompt %s: nothing to withdraw (%s)", prompt_id, e)
+                return
+            else:
+                log.info("prompt %s withdrawn: its asker (pid %s) ended", prompt_id, asker.pid)
+                return
+            await trio.sleep(wait)
+            wait = min(2 * wait, STORE_RETRY_MAX_S)
 
 
 __all__ = ["ASKER", "GONE", "Asker", "Askers"]

@@ -27,7 +27,7 @@ from hook_process import permission_event, start_hook, stopped_at_exit
 from waiting import until_sync
 
 from hive_rpc.core.errors import StoreUnavailable
-from hive_rpc.core.prompt import Ask
+from hive_rpc.core.prompt import Ask, Prompt, Status
 from hive_rpc.runtime.registry import open_registry
 from hive_rpc.service.askers import ASKER, GONE, Asker, Askers
 from hive_rpc.store import MemoryStore
@@ -182,4 +182,45 @@ async def test_a_refused_binding_is_retried_and_serves_the_next_start() -> None:
             await nursery.start(Askers(registry, store).run)
             closed = await registry.wait(asked.id, timeout_s=WAIT_S)
             nursery.cancel_scope.cancel()
+        assert (closed.status.value, closed.by) == ("cancelled", GONE)
+
+
+class RefusingUpdates(MemoryStore):
+    """A MemoryStore refusing the next prompt update once ``down`` is set (NATS out of
+    reach for a moment: a loaded machine, a node just thawed); ``refused`` counts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = False
+        self.refused = 0
+
+    async def update(self, prompt: Prompt, *, expected: Status) -> Prompt | None:
+        if self.down:
+            self.refused += 1
+            self.down = False  # back after one refusal
+            raise StoreUnavailable("nats://n1", "no answer within 5 s", write=True)
+        return await super().update(prompt, expected=expected)
+
+
+async def test_a_refused_withdrawal_is_tried_again() -> None:
+    """The asker ends while the store refuses writes: the withdrawal is tried again
+    until it lands.  Before, the refusal was taken for "closed meanwhile" and the
+    question stayed pending for good (a loaded run of test_nats_errors.py)."""
+    store = RefusingUpdates()
+    async with open_registry(store) as registry:
+        asked = await registry.ask(Ask(question="Migrate?", agent_id="a"))
+        askers = Askers(registry, store)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(askers.run)
+            asker = await trio.lowlevel.open_process(
+                [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+            )
+            assert asker.stdin is not None
+            await askers.bind(asked.id, asker.pid)
+            store.down = True
+            await asker.stdin.aclose()  # the asker ends
+            await asker.wait()
+            closed = await registry.wait(asked.id, timeout_s=WAIT_S)  # tried again at 1 s
+            nursery.cancel_scope.cancel()
+        assert store.refused == 1, closed
         assert (closed.status.value, closed.by) == ("cancelled", GONE)
