@@ -220,6 +220,15 @@ class EmacsSession(TmuxEmacs):
         map on ``C-c h`` as docs/emacs.md suggests)."""
         self.keys("C-c", "h", "n")
 
+    def save(self, path: Path) -> None:
+        """``C-x C-s`` in the buffer visiting PATH, which has changes; returns once
+        Emacs has written the file.  Watched on the file, not on "Wrote" in the echo
+        area: a hub message (``2 new questions``) may replace that at once (a
+        clean-clone CI run timed out so, the file saved)."""
+        before = _written(path)
+        self.keys("C-x", "C-s")
+        self.wait_until(lambda: _written(path) != before, f"Emacs wrote {path.name}")
+
     def eval(self, form: str) -> None:
         """Evaluate FORM with M-: (the human's own command), one step at a time: the
         prompt is seen to open and the form to be typed before Enter, so a loaded
@@ -254,3 +263,13 @@ def running(session: S) -> Iterator[S]:
         yield session
     finally:
         session.close()
+
+
+def _written(path: Path) -> tuple[int, int, int] | None:
+    """What changes when a file is written (Emacs writes to a new file and renames
+    it over the old, or writes in place): inode, size, modification time."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)

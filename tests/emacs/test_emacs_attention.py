@@ -218,10 +218,10 @@ def test_no_key_answers_a_question_it_was_not_given(
                 emacs.type(text)
             case Pause(seconds):
                 time.sleep(seconds)  # the human's pause: the scenario, not a wait
+            case Keys(names) if names == ("C-x", "C-s") and sequence.where == "file":
+                emacs.save(notes)
             case Keys(names):
                 emacs.keys(*names)
-                if names == ("C-x", "C-s"):
-                    emacs.wait_for(lambda _: "Wrote " in emacs.minibuffer())
                 if names == ("Enter",) and sequence.where == "file":
                     time.sleep(0.12)  # typing pace
             case Ask(question):
@@ -473,8 +473,7 @@ def test_spawn_emacs_never_takes_the_keyboard(emacs_server: EmacsSession) -> Non
     assert spawn.returncode == 0, err
     emacs.wait_for(lambda screen: "*ling kid*" in screen)
     emacs.type(" Thanks")
-    emacs.keys("C-x", "C-s")
-    emacs.wait_for(lambda _: "Wrote " in emacs.minibuffer())
+    emacs.save(notes)
     assert notes.read_text() == (
         "Dear team, the build is green and the release is tagged. Thanks\n"
     )
@@ -532,8 +531,7 @@ def test_the_queue_window_is_shown_never_selected(emacs_queue_window: EmacsSessi
     prompt_id = emacs.ask("Merge PR 91?", "--agent", "merger")
     emacs.wait_for(lambda screen: "*hive-rpc*" in screen and "Merge PR 91?" in screen)
     emacs.type("def")
-    emacs.keys("C-x", "C-s")
-    emacs.wait_for(lambda _: "Wrote " in emacs.minibuffer())
+    emacs.save(notes)
     assert notes.read_text() == "abcdef\n"
     assert emacs.record(prompt_id)["shown_at"] is None  # displayed is not opened
     assert emacs.cli("answer", prompt_id, "yes").returncode == 0

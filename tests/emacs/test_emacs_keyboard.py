@@ -60,8 +60,7 @@ def test_words_typed_with_pauses_stay_in_the_buffer(emacs_defaults: EmacsSession
     emacs.type("next line")
     time.sleep(1.5)
     emacs.type(" ends")
-    emacs.keys("C-x", "C-s")
-    emacs.wait_for(lambda _: "Wrote " in emacs.minibuffer())
+    emacs.save(notes)
     # Text mode indents the new line as the one above, and saving ends the file
     # with a newline: Emacs's own doing, nothing from the question.
     assert notes.read_text() == "Notes\n More text\n next line ends\n"
@@ -92,8 +91,7 @@ def test_keys_typed_as_a_question_opens_go_back_to_the_buffer(
         emacs.keys("Enter")
         emacs.type("def")
         emacs.wait_for(lambda _: "Rebase" not in emacs.minibuffer())
-        emacs.keys("C-x", "C-s")
-        emacs.wait_for(lambda _: "Wrote " in emacs.minibuffer())
+        emacs.save(notes)
         assert notes.read_text() == "Notes\nabc\ndef\n"
         assert emacs.cli("poll", prompt_id).returncode == 8
         assert emacs.record(prompt_id)["typing_at"] is None  # the agent's countdown runs on
