@@ -17,6 +17,7 @@ from nats_support import DEBIAN_NATS_SERVER, NATS_SERVER, NatsCluster, NatsServe
 from hive_rpc.cli.parser import build_parser
 from hive_rpc.client.async_client import HubClient
 from hive_rpc.core.errors import HiveError, StoreUnavailable
+from hive_rpc.core.prompt import Ask, Prompt, new_prompt
 from hive_rpc.hub import HubConfig, run_hub
 from hive_rpc.service import HubService
 from hive_rpc.store.nats import BUCKETS, NatsStore, open_nats_store
@@ -218,3 +219,45 @@ def test_a_lone_server_or_one_replica_is_no_risk_to_answers() -> None:
     assert answers_at_risk({"version": "2.15.1"}, 3) is None
     assert answers_at_risk({"version": "garbage"}, 3) is None
     assert answers_at_risk({"version": "2.10.24"}, 3) is not None
+
+
+RACES = 150
+"""Prompts two stores on different nodes create at once in the race test below."""
+
+
+async def test_the_same_prompt_created_by_two_hubs_at_once_is_created_once(
+    nats_cluster: NatsCluster,
+) -> None:
+    """Two hubs take the same keyed ask at once (an agent's retry on another hub):
+    one ``insert`` creates the prompt, the other raises KeyError ("already exists"),
+    and a ``get`` after it finds the prompt.  Before, the loser's create could meet
+    the winner's write while the bucket's leader held it in flight, unreadable: the
+    conflict said "exists", nats-py's check that it was not a deleted key found no
+    message, and its KeyNotFoundError reached the asker as -32603 (a loaded run of
+    test_nats_errors.py's retry test)."""
+    prompts = [
+        new_prompt(Ask(question=f"Deploy build {i}?", agent_id="ci"), now=0.0, prompt_id=f"p{i}")
+        for i in range(RACES)
+    ]
+    with trio.fail_after(120):
+        async with (
+            open_nats_store(nats_cluster.urls[0]) as first,
+            open_nats_store(nats_cluster.urls[1]) as second,
+        ):
+            outcomes: dict[str, list[str]] = {p.id: [] for p in prompts}
+
+            async def insert(store: NatsStore, prompt: Prompt) -> None:
+                try:
+                    await store.insert(prompt)
+                except KeyError:
+                    found = await store.get(prompt.id)
+                    assert found is not None, prompt.id
+                    outcomes[prompt.id].append("exists")
+                else:
+                    outcomes[prompt.id].append("created")
+
+            for prompt in prompts:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(insert, first, prompt)
+                    nursery.start_soon(insert, second, prompt)
+            assert all(sorted(o) == ["created", "exists"] for o in outcomes.values()), outcomes

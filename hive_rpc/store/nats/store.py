@@ -237,10 +237,24 @@ class NatsStore:
         await self._call(True, self._aio_insert, prompt)
 
     async def _aio_insert(self, prompt: Prompt) -> None:
-        try:
-            await self._prompts.create(encode_name(prompt.id), dumps(shared_record(prompt)))
-        except nats.js.errors.KeyWrongLastSequenceError:
-            raise KeyError(f"prompt {prompt.id} already exists") from None
+        """Create the prompt, or raise KeyError when it exists (and can be read).
+
+        Another hub's create of the same key (a keyed ask retried elsewhere) may be
+        in flight at the bucket's leader: ours is refused ("wrong last sequence")
+        while no message is there to read yet, and nats-py's check that the key was
+        not a deleted one raises KeyNotFoundError.  Trying again settles it: by then
+        the other create was applied (ours conflicts, and the prompt reads) or
+        failed (ours creates it)."""
+        key, value = encode_name(prompt.id), dumps(shared_record(prompt))
+        for _ in range(CAS_ATTEMPTS):
+            try:
+                await self._prompts.create(key, value)
+            except nats.js.errors.KeyWrongLastSequenceError:
+                raise KeyError(f"prompt {prompt.id} already exists") from None
+            except nats.js.errors.KeyNotFoundError:
+                continue  # another create of it, not yet readable
+            return
+        raise StoreUnavailable(self.url, "too much contention on one prompt", write=True)
 
     async def update(self, prompt: Prompt, *, expected: Status) -> Prompt | None:
         return await self._call(True, self._aio_update, prompt, expected)
