@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import nats.errors
 import nats.js.errors
 from nats.aio.client import Client as NatsClient
+from nats.aio.client import Srv
 
 from hive_rpc.core.errors import StoreUnavailable
 from hive_rpc.store.aio_bridge import AsyncioThread
@@ -64,15 +65,27 @@ class Pings:
 DEFAULT_PINGS = Pings()
 
 
-def close_failed_attempt(nc: NatsClient) -> None:
-    """Close the socket of a connection attempt that failed.  A frozen server accepts
-    the TCP connection and never sends its INFO; nats-py 2.16 gives up on it after
-    ``connect_timeout`` and opens the next attempt on the same transport, leaving the
-    old socket unclosed (a ResourceWarning, an fd held until the collector runs)."""
-    transport = nc._transport  # private: nats-py has no public way to close it
-    if transport is not None:
-        with contextlib.suppress(Exception):
-            transport.close()  # type: ignore[no-untyped-call]
+def close_each_attempt_before_the_next(nc: NatsClient) -> None:
+    """Make each connection attempt close the socket the one before left.
+
+    nats-py (2.x) connects to each server in turn on one transport object, and a new
+    connection replaces the old one without closing it.  After a failed attempt its
+    reconnection loop goes straight to the next: a frozen server's socket (TCP
+    accepted, no INFO within ``connect_timeout``), or one that a server starting or
+    stopping accepted and closed, was left open for the collector, whose "unclosed"
+    ResourceWarning fails whatever runs when it comes (an fd held until then, too).
+    When a new attempt starts, the old socket is dead or about to be replaced, so
+    closing it first is always right.  Private: nats-py has no hook for it."""
+    connect_to_server = nc._connect_to_server
+
+    async def connect_after_closing(server: Srv) -> None:
+        transport = nc._transport
+        if transport is not None:
+            with contextlib.suppress(Exception):
+                transport.close()  # type: ignore[no-untyped-call]
+        await connect_to_server(server)
+
+    nc._connect_to_server = connect_after_closing  # type: ignore[method-assign,assignment]
 
 
 async def aio_connect(
@@ -121,11 +134,9 @@ async def aio_connect(
                 made[0]._aio_denied(words)
             return
         log.debug("NATS client error: %r", exc)
-        attempt = isinstance(exc, TimeoutError | OSError) and not isinstance(exc, nats.errors.Error)
-        if attempt and (nc.is_connecting or nc.is_reconnecting):
-            close_failed_attempt(nc)  # a connection attempt timed out or was refused
 
     nc = NatsClient()
+    close_each_attempt_before_the_next(nc)
     try:
         async with asyncio.timeout(op_timeout_s):
             await nc.connect(
