@@ -1,10 +1,12 @@
 """What an agent gets when NATS fails under it, on a real 3-node cluster (the
 ``nats_cluster`` fixture, issue 31): every failure is -32007 ``store_unavailable``
 with words a person can act on and ``maybe_saved`` true only when the write may have
-gone through, never -32603 with a traceback; every ask is answered within the store's
-bound however many wait behind a hung one; and an ask retried with its
+gone through, never -32603 with a traceback; and an ask retried with its
 ``idempotency_key`` returns the prompt its first try made, on any hub, so none is
-left pending with no agent holding its id."""
+left pending with no agent holding its id.  That every request is answered within
+the store's bound however many wait behind a hung one is checked exactly, on trio's
+mock clock, by tests/runtime/test_store_bound.py: here, on a loaded machine's wall
+clock, a bound would be a timing threshold (one that failed CI runs twice)."""
 
 from __future__ import annotations
 
@@ -34,16 +36,6 @@ from hive_rpc.store.base import PromptStore
 from hive_rpc.store.nats import NatsStore, open_nats_store
 from hive_rpc.store.nats.cluster import open_bucket
 from hive_rpc.store.nats.names import DOCUMENTS_BUCKET, PROMPTS_BUCKET
-from hive_rpc.store.nats.store import DEFAULT_TIMEOUT_S
-
-SLACK = 3
-"""A request's bound in these tests: three times the store's 5 s.  What the hub
-promises is about twice it (a wait for earlier writes, then its own write), and on a
-loaded machine the client's own connect and close add seconds to that: at exactly
-twice, a clean-clone CI run under load failed once (issue 32's session, the answers
-test).  The failure they catch is a multiple of the bound that grows with the queue
-(the fourth of four requests queued behind a hung write waited four bounds), so a
-third bound still catches it and leaves the machine its overhead."""
 
 
 async def prompts_leader(url: str) -> str:
@@ -92,13 +84,11 @@ def ask(n: int) -> dict[str, Any]:
 
 
 async def outcome(call: Any, params: dict[str, Any]) -> dict[str, Any]:
-    """The ask's result, or its error as ``{"code", "message", "data"}``, within the
-    bound (``trio.TooSlowError`` past it)."""
-    with trio.fail_after(SLACK * DEFAULT_TIMEOUT_S):
-        try:
-            return {"result": await call("hive/ask", params)}
-        except HiveError as e:
-            return {"code": e.code, "message": e.message, "data": e.data}
+    """The ask's result, or its error as ``{"code", "message", "data"}``."""
+    try:
+        return {"result": await call("hive/ask", params)}
+    except HiveError as e:
+        return {"code": e.code, "message": e.message, "data": e.data}
 
 
 async def asked_together(call: Any, asks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -154,7 +144,7 @@ async def test_asks_while_the_prompts_leader_is_killed_get_store_unavailable(
             assert len(pending) - len(answered) <= maybe
 
 
-async def test_asks_on_a_frozen_node_are_answered_within_the_bound(
+async def test_asks_on_a_frozen_node_are_refused_saying_what_may_be_saved(
     nats_cluster: NatsCluster, short_tmp: Path
 ) -> None:
     # The hub stays on the frozen node for the whole test: with the default 2 s pings
@@ -170,7 +160,6 @@ async def test_asks_on_a_frozen_node_are_answered_within_the_bound(
             assert frozen is not None
             os.kill(frozen.pid, signal.SIGSTOP)
             try:
-                # Before: the asks queued behind the first, each waiting a bound more.
                 outcomes = await asked_together(call, [plain(n) for n in range(4)])
             finally:
                 os.kill(frozen.pid, signal.SIGCONT)
@@ -191,12 +180,12 @@ async def test_asks_on_a_frozen_node_are_answered_within_the_bound(
             assert len(pending) <= sum(o["data"]["maybe_saved"] for o in outcomes)
 
 
-async def test_answers_and_typing_on_a_frozen_node_are_answered_within_the_bound(
+async def test_answers_and_typing_on_a_frozen_node_are_refused_with_store_unavailable(
     nats_cluster: NatsCluster, short_tmp: Path
 ) -> None:
-    """What the human sends (an answer, a withdrawal, typing, a defer) waits for the
-    hub's write lock within the store's bound too: before, each one queued behind a
-    write hung on the frozen node waited a whole bound more than the one before."""
+    """What the human sends (an answer, a withdrawal, typing, a defer) to a hub whose
+    node is frozen is refused as -32007 ``store_unavailable``, never -32603, and
+    answered (how soon: tests/runtime/test_store_bound.py)."""
     with trio.fail_after(120):
         async with hub_on(nats_cluster, ["n1"], short_tmp) as (service, call):
             asked = await call("hive/ask", plain(0))
@@ -215,11 +204,10 @@ async def test_answers_and_typing_on_a_frozen_node_are_answered_within_the_bound
 
             async def one(i: int) -> None:
                 method, params = requests[i]
-                with trio.fail_after(SLACK * DEFAULT_TIMEOUT_S):
-                    try:
-                        outcomes[i] = {"result": await call(method, params)}
-                    except HiveError as e:
-                        outcomes[i] = {"code": e.code, "message": e.message, "data": e.data}
+                try:
+                    outcomes[i] = {"result": await call(method, params)}
+                except HiveError as e:
+                    outcomes[i] = {"code": e.code, "message": e.message, "data": e.data}
 
             try:
                 async with trio.open_nursery() as nursery:
@@ -227,10 +215,10 @@ async def test_answers_and_typing_on_a_frozen_node_are_answered_within_the_bound
                         nursery.start_soon(one, i)
             finally:
                 os.kill(frozen.pid, signal.SIGCONT)
-            # Each came back within the bound (fail_after above): refused with -32007,
-            # or done (a defer after a typing that failed has nothing to write; the
-            # hub may have failed over to another node meanwhile).  Which of them is
-            # refused, and at which stage, depends on how they met the frozen node.
+            # Each came back: refused with -32007, or done (a defer after a typing
+            # that failed has nothing to write; the hub may have failed over to
+            # another node meanwhile).  Which of them is refused, and at which stage,
+            # depends on how they met the frozen node.
             refused = [o for o in outcomes if "result" not in o]
             assert refused, outcomes  # the frozen node refused at least one write
             for o in refused:
@@ -396,8 +384,7 @@ async def test_an_ask_that_waits_is_answered_when_only_its_binding_cannot_be_sav
             os.kill(frozen.pid, signal.SIGSTOP)
             try:
                 async with waiting_asker(socket, "Deploy?") as (_, next_line):
-                    with trio.fail_after(SLACK * DEFAULT_TIMEOUT_S):
-                        asked = await next_line()  # before: the process failed, no line
+                    asked = await next_line()  # before: the process failed, no line
                     assert asked["status"] == "pending", asked
                     await call("hive/respond", {"id": asked["id"], "answer": "yes", "by": "al"})
                     answered = await next_line()
