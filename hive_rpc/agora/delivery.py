@@ -28,7 +28,6 @@ from typing import Any
 import trio
 
 from hive_rpc.agora.lings import AgoraLings
-from hive_rpc.agora.state import log
 from hive_rpc.core import dialogue as dlg
 from hive_rpc.core import messages
 from hive_rpc.core.errors import (
@@ -190,20 +189,11 @@ class AgoraDelivery(AgoraLings):
         }
         if not result.delivered:
             delivery["cause"] = result.cause
-        _, at, socket = ling.address.partition("@")
-        moved = dataclasses.replace(
-            ling,
-            # The approved agent was found in another pane (core/refind.py): keep it.
-            address=(result.address or ling.address.partition("@")[0]) + at + socket,
-            # Where the pane typed into is now (moved to another window, or renamed).
-            place=result.place if result.delivered and result.place else ling.place,
+        # The approved agent found in another pane (core/refind.py), and where the
+        # pane typed into is now (moved to another window, or renamed): kept.
+        ling = await self._keep_where(
+            ling, result.address, result.place if result.delivered else None
         )
-        if moved != ling and self._lings.get(ling.name) == ling:
-            where = moved.place.describe() if moved.place else "where unknown"
-            message = f"{ling.name}'s pane is {moved.address.partition('@')[0]} ({where})"
-            log.info("%s", message)
-            await self._put(moved, "ling/moved", moved_from=ling.address, message=message)
-            ling = moved
         if result.refound is not None and result.refound.outcome == NEW:
             # Another process in the gone pane's place: the human is asked.
             found = await self.found_again(ling, result.refound, result.reason)

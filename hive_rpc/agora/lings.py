@@ -31,6 +31,7 @@ from hive_rpc.core.ling import (
     TYPE,
     Agent,
     Ling,
+    Place,
     Proc,
     Verdict,
     check_ling_name,
@@ -183,6 +184,26 @@ class AgoraLings(AgoraEvents):
             self._lings[ling.name] = ling
         self._emit(event, ling=ling.name, kind=ling.kind, address=ling.address, **facts)
         return {**ling.record(), "state": "registered"}
+
+    async def _keep_where(self, ling: Ling, address: str | None, place: Place | None) -> Ling:
+        """Keep where ``ling``'s pane is now, as a delivery or a check found it:
+        ``address``, the pane the approved agent was found in again (core/refind.py;
+        None: not moved), and ``place``, where its pane is (None: unknown).  Stored
+        and told (``ling/moved``) when it differs, unless the ling changed meanwhile;
+        the ling as it is kept."""
+        _, at, socket = ling.address.partition("@")
+        moved = dataclasses.replace(
+            ling,
+            address=(address or ling.address.partition("@")[0]) + at + socket,
+            place=place or ling.place,
+        )
+        if moved == ling or self._lings.get(ling.name) != ling:
+            return ling
+        where = moved.place.describe() if moved.place else "where unknown"
+        message = f"{ling.name}'s pane is {moved.address.partition('@')[0]} ({where})"
+        log.info("%s", message)
+        await self._put(moved, "ling/moved", moved_from=ling.address, message=message)
+        return moved
 
     async def _ask_consent(
         self, ling: Ling, target: Target, caller: Caller | None, asked_by: str | None
@@ -429,6 +450,10 @@ class AgoraLings(AgoraEvents):
                     judged = self._verdict(ling, target, state)
                     if judged.action != TYPE:
                         record["reason"] = judged.reason
+                    # Found moved (its approved agent in another pane, or its pane
+                    # elsewhere): kept now, as a delivery would keep it.
+                    kept = await self._keep_where(ling, state.address, state.place)
+                    record.update(address=kept.address, place=kept.record()["place"])
 
             async with trio.open_nursery() as nursery:
                 for record in out:

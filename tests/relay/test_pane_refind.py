@@ -133,6 +133,32 @@ async def test_a_ling_registered_by_window_name_follows_its_moved_pane(
         ]
 
 
+async def test_a_check_keeps_the_moved_panes_new_address(
+    hub: HubService, client: HubClient, short_tmp: Path
+) -> None:
+    """``ling list --check`` (``ling/list`` with ``check``) finds the approved agent
+    in the pane it was moved to, and keeps that pane as the ling's address and place
+    at once, as a delivery does.  Before, it said the pane was alive and kept the old
+    address, which named nothing until the next delivery looked again."""
+    with tmux_server(short_tmp) as socket:
+        work_session(socket)
+        pane = await window(socket, short_tmp, "w", "kid")
+        by_name = Pane("work:w.0", pane.record, socket)
+        await register(hub, client, "main.kid", by_name)
+        tmux(socket, "join-pane", "-d", "-s", "work:w.0", "-t", "work:other")
+
+        (checked,) = [
+            x for x in await client.call("ling/list", {"check": True}) if x["name"] == "main.kid"
+        ]
+        assert checked["alive"], checked
+        assert checked["address"] == pane.address, checked
+        assert (checked["place"]["window"], checked["place"]["pane_index"]) == ("other", 1)
+        kept = await kid(client)  # stored, not only shown
+        assert (kept["address"], kept["place"]) == (checked["address"], checked["place"])
+        moved = await wait_event(hub, "ling/moved", "main.kid")
+        assert moved["moved_from"] == by_name.address
+
+
 async def test_a_pane_recreated_in_its_place_is_typed_into_only_once_the_human_approves(
     hub: HubService, client: HubClient, short_tmp: Path
 ) -> None:
