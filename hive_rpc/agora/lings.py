@@ -55,6 +55,13 @@ CONSENT_LINE_CHARS = 200
 """Each of those lines is cut to this many characters (tmux joins wrapped lines)."""
 
 
+HUB_PEER = "the hub itself"
+"""Whose share of the pending ling requests the hub's own take (a pane found in the
+place of a gone one, ``found_again``): its own, not that of the clients served
+inside the hub (MCP over HTTP), which could otherwise fill it and leave a found
+pane unasked, or be refused for the hub's requests."""
+
+
 class AgoraLings(AgoraEvents):
     """Registering, approving, listing and removing lings (see the module doc)."""
 
@@ -106,7 +113,7 @@ class AgoraLings(AgoraEvents):
             f"place: {pane.place.describe()})"
         )
         try:
-            pending = await self._ask_consent(new, self._target(new), None, by)
+            pending = await self._ask_consent(new, self._target(new), None, by, peer=HUB_PEER)
         except HiveError as e:
             return f"{reason}; the hub could not ask the human ({e}): {again}"
         return f"{reason}; the human is asked to approve it (prompt {pending['prompt_id']})"
@@ -206,8 +213,16 @@ class AgoraLings(AgoraEvents):
         return moved
 
     async def _ask_consent(
-        self, ling: Ling, target: Target, caller: Caller | None, asked_by: str | None
+        self,
+        ling: Ling,
+        target: Target,
+        caller: Caller | None,
+        asked_by: str | None,
+        *,
+        peer: str | None = None,
     ) -> dict[str, Any]:
+        """Ask the human to approve ``ling``'s terminal; ``peer``, whose share of the
+        pending requests it takes (default: the caller's, ``peer_of``)."""
         if self._registry is None:
             raise HiveError(
                 "this hub cannot ask the human to approve a ling; register it from "
@@ -221,7 +236,7 @@ class AgoraLings(AgoraEvents):
                 limit="ling_requests",
                 max=MAX_LING_REQUESTS,
             )
-        peer = peer_of(caller)
+        peer = peer if peer is not None else peer_of(caller)
         theirs = [n for n, p in self._request_peers.items() if p == peer and n != ling.name]
         if len(theirs) >= per_peer:
             raise LimitReached(

@@ -29,6 +29,8 @@ from test_agora import LING, Pane, approve, register, text_of, tmux_server
 from test_relay_consent import screen, tmux, wait_event, wait_screen
 
 from hive_rpc.client.async_client import HubClient
+from hive_rpc.core.errors import LimitReached
+from hive_rpc.core.limits import MAX_LING_REQUESTS_PER_PEER
 from hive_rpc.service import HubService
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
@@ -200,6 +202,39 @@ async def test_a_pane_recreated_in_its_place_is_typed_into_only_once_the_human_a
         assert text_of(raw).endswith("to the second")
         assert (await kid(client))["address"] == second.address
         assert len(first.received()) == 1
+
+
+async def test_a_found_pane_is_asked_about_though_http_clients_hold_their_whole_share(
+    hub: HubService, client: HubClient, short_tmp: Path
+) -> None:
+    """The hub's own request about a pane found in a gone one's place takes a share of
+    its own.  Before, it was counted as MCP over HTTP's (every client served inside
+    the hub is one peer): with that share full, the human was never asked, and the
+    sender was told only "the hub could not ask the human"."""
+    with tmux_server(short_tmp) as socket:
+        work_session(socket)
+        first = await window(socket, short_tmp, "w", "first")
+        await register(hub, client, "main.kid", first)
+        share = MAX_LING_REQUESTS_PER_PEER
+        for i in range(share + 1):  # served inside the hub: no socket peer
+            other = await window(socket, short_tmp, f"x{i}", f"x{i}", command="sleep 600")
+            params = {"name": f"main.x{i}", "kind": "tmux", "address": other.address}
+            if i < share:
+                assert (await hub.call("ling/register", params))["state"] == "pending"
+            else:
+                with pytest.raises(LimitReached, match="asked through MCP over HTTP"):
+                    await hub.call("ling/register", params)
+
+        tmux(socket, "kill-window", "-t", "work:w")
+        second = await window(socket, short_tmp, "w", "second")
+        refused = await answer(client, "too soon")
+        assert refused["state"] == "failed", refused
+        asked = [
+            p for p in await client.call("hive/list", {}) if "ling main.kid's pane" in p["question"]
+        ]
+        assert len(asked) == 1, refused["reason"]
+        assert f"the human is asked to approve it (prompt {asked[0]['id']})" in refused["reason"]
+        assert second.received() == []
 
 
 async def test_a_recreated_pane_running_a_shell_is_not_typed_into(
