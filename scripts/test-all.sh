@@ -77,5 +77,6 @@ cached_install install-acp-sdk.sh HIVE_ACP_SDK_UNAVAILABLE "ACP SDK"
 echo "== pytest"
 # Two files at a time (pytest-xdist): most tests wait on real editors, browsers and
 # servers rather than compute, and a module's fixtures (one code-server, one hub)
-# stay in one worker. About 6 minutes here instead of 10.
-pytest -q -p no:cacheprovider -n 2 --dist loadfile "$@"
+# stay in one worker. About 15 minutes here instead of 25; the slowest 30 are listed
+# at the end, for whoever makes the suite faster.
+pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=30 "$@"
