@@ -18,7 +18,7 @@ from typing import Any
 import trio
 
 from hive_rpc.agora.events import AgoraEvents
-from hive_rpc.agora.state import LING, LING_REQUEST, log
+from hive_rpc.agora.state import FOUND_ASKED, LING, LING_REQUEST, log
 from hive_rpc.core.conventions import HUB_AGENT
 from hive_rpc.core.errors import (
     HiveError,
@@ -87,7 +87,8 @@ class AgoraLings(AgoraEvents):
         self._target = target
         self._found_asked: dict[str, tuple[str, int]] = {}
         """Per ling: the pane, and its process's pid, found in the place of its gone
-        pane that the human was asked to approve (``found_again``): asked once."""
+        pane that the human was asked to approve (``found_again``): asked once, also
+        across a restart (kept in the store, kind ``FOUND_ASKED``)."""
 
     async def found_again(self, ling: Ling, found: Refound, reason: str) -> str:
         """``ling``'s pane is gone and ``found`` is another process in its place
@@ -106,6 +107,10 @@ class AgoraLings(AgoraEvents):
         if ling.kind != "tmux" or self._found_asked.get(ling.name) == asked:
             return f"{reason}; to approve it, {again}"
         self._found_asked[ling.name] = asked
+        record = {"ling": ling.name, "address": asked[0], "pid": asked[1]}
+        self._nursery.start_soon(  # not in the sender's path: kept for a restart
+            self._on_its_own, lambda: self._store.put_document(FOUND_ASKED, ling.name, record)
+        )
         new = dataclasses.replace(ling, address=address, agent=None, place=pane.place)
         old = ling.address.partition("@")[0]
         by = (
@@ -122,6 +127,9 @@ class AgoraLings(AgoraEvents):
         """What the store kept, and the registration requests still waiting for the
         human: their answers are waited for again."""
         await super().load()
+        for body in await self._store.documents(FOUND_ASKED):
+            with contextlib.suppress(KeyError, TypeError, ValueError):  # a broken record
+                self._found_asked[str(body["ling"])] = (str(body["address"]), int(body["pid"]))
         for body in await self._store.documents(LING_REQUEST):
             ling, prompt_id = Ling.from_record(body["ling"]), str(body["prompt_id"])
             self._requests[ling.name] = (ling, prompt_id)
@@ -379,6 +387,8 @@ class AgoraLings(AgoraEvents):
             self._request_peers.pop(name, None)
             if request is not None:
                 await self._store.delete_document(LING_REQUEST, name)
+            if self._found_asked.pop(name, None) is not None:
+                await self._store.delete_document(FOUND_ASKED, name)
         if request is not None:
             await self._withdraw(request[1])
         return {"name": name, "removed": removed or request is not None}

@@ -34,6 +34,9 @@ DIALOGUE = "dialogue"
 LING = "ling"
 LING_REQUEST = "ling-request"
 """A registration waiting for the human's approval: the ling and its prompt's id."""
+FOUND_ASKED = "ling-found-asked"
+"""Per ling: the pane, and its process's pid, found in its gone pane's place that the
+human was asked about (``found_again``), so a restarted hub does not ask again."""
 CONSENT_TIMEOUT_S = 600.0
 """How long a registration request waits for the human before it is denied."""
 DISPATCH_WAIT_S = 5.0

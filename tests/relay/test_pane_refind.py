@@ -25,12 +25,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 from test_agora import LING, Pane, approve, register, text_of, tmux_server
 from test_relay_consent import screen, tmux, wait_event, wait_screen
 
 from hive_rpc.client.async_client import HubClient
 from hive_rpc.core.errors import LimitReached
 from hive_rpc.core.limits import MAX_LING_REQUESTS_PER_PEER
+from hive_rpc.hub import HubConfig, run_hub
 from hive_rpc.service import HubService
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
@@ -234,6 +236,40 @@ async def test_a_found_pane_is_asked_about_though_http_clients_hold_their_whole_
         ]
         assert len(asked) == 1, refused["reason"]
         assert f"the human is asked to approve it (prompt {asked[0]['id']})" in refused["reason"]
+        assert second.received() == []
+
+
+async def test_a_found_pane_the_human_denied_is_not_asked_about_again_after_a_restart(
+    hub_config: HubConfig, short_tmp: Path
+) -> None:
+    """The human denied the pane found in a gone one's place; the hub restarts, and a
+    message for the ling comes: the same pane and process are not asked about again
+    (the hub keeps what it asked in its store).  Before, a restart forgot it, and the
+    human was asked once more."""
+    with tmux_server(short_tmp) as socket:
+        work_session(socket)
+        first = await window(socket, short_tmp, "w", "first")
+        async with trio.open_nursery() as nursery:
+            hub: HubService = await nursery.start(run_hub, hub_config)
+            async with await HubClient.connect(hub_config.socket) as client:
+                await register(hub, client, "main.kid", first)
+                tmux(socket, "kill-window", "-t", "work:w")
+                second = await window(socket, short_tmp, "w", "second")
+                assert (await answer(client, "too soon"))["state"] == "failed"
+                (prompt,) = await client.call("hive/list", {})
+                await approve(hub, client, "main.kid", prompt["id"], answer="deny")
+                await wait_event(hub, "ling/denied", "main.kid")
+            nursery.cancel_scope.cancel()
+
+        async with trio.open_nursery() as nursery:
+            await nursery.start(run_hub, hub_config)
+            async with await HubClient.connect(hub_config.socket) as client:
+                again = await answer(client, "after the restart")
+                assert again["state"] == "failed", again
+                assert f"pane {second.id} was found in its place" in again["reason"]
+                assert "; to approve it, register the pane again" in again["reason"], again
+                assert await client.call("hive/list", {}) == []  # not asked again
+            nursery.cancel_scope.cancel()
         assert second.received() == []
 
 
