@@ -199,6 +199,11 @@ class AgoraDelivery(AgoraLings):
             found = await self.found_again(ling, result.refound, result.reason)
             delivery["reason"] = found
             result = dataclasses.replace(result, reason=found)
+        elif result.restarted is not None:
+            # The agent was restarted in its terminal: the human is asked likewise.
+            found = await self.restarted_in_place(ling, result.restarted, result.reason)
+            delivery["reason"] = found
+            result = dataclasses.replace(result, reason=found)
         if result.agent is not None and result.agent != ling.agent:
             # The process registered has exec'd the agent: keep what it runs now.
             current = self._lings.get(ling.name)

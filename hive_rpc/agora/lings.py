@@ -94,29 +94,63 @@ class AgoraLings(AgoraEvents):
         """``ling``'s pane is gone and ``found`` is another process in its place
         (core/refind.py ``NEW``): nothing was typed, for ``reason``.  The human is
         asked to approve that pane, as a new registration is (once per pane and
-        process); what the sender is told, in words."""
+        process, tmux only); what the sender is told, in words."""
         pane = found.pane
         assert pane is not None
         _, at, socket = ling.address.partition("@")
-        address = pane.address + at + socket
-        request = self._requests.get(ling.name)
-        if request is not None and request[0].address == address:
-            return f"{reason}; the human is asked to approve it (prompt {request[1]})"
-        asked = (address, pane.foreground.pid if pane.foreground is not None else 0)
-        again = register_again(ling.kind, ling.name)
-        if ling.kind != "tmux" or self._found_asked.get(ling.name) == asked:
-            return f"{reason}; to approve it, {again}"
-        self._found_asked[ling.name] = asked
-        record = {"ling": ling.name, "address": asked[0], "pid": asked[1]}
-        self._nursery.start_soon(  # not in the sender's path: kept for a restart
-            self._on_its_own, lambda: self._store.put_document(FOUND_ASKED, ling.name, record)
-        )
-        new = dataclasses.replace(ling, address=address, agent=None, place=pane.place)
         old = ling.address.partition("@")[0]
         by = (
             f"the hub (ling {ling.name}'s pane {old} is gone, and this pane is in its "
             f"place: {pane.place.describe()})"
         )
+        pid = pane.foreground.pid if pane.foreground is not None else 0
+        address = pane.address + at + socket
+        tmux = ling.kind == "tmux"
+        return await self._ask_about(ling, address, pane.place, pid, by, reason, askable=tmux)
+
+    async def restarted_in_place(self, ling: Ling, now: Proc, reason: str) -> str:
+        """``ling``'s approved agent exited, and ``now``, a new process of the same
+        program, holds its terminal (the agent was restarted there,
+        ``core.ling.restarted``): nothing was typed, for ``reason``.  The human is
+        asked to approve it, once per process, as for a pane found in a gone one's
+        place; what the sender is told."""
+        where = {"emacs-buffer": "buffer"}.get(ling.kind, "pane")
+        gone = ling.agent.describe() if ling.agent is not None else "its agent"
+        by = (
+            f"the hub (ling {ling.name}'s agent, {gone}, exited, and a new {now.comm} "
+            f"(pid {now.pid}) runs in its {where})"
+        )
+        return await self._ask_about(ling, ling.address, ling.place, now.pid, by, reason)
+
+    async def _ask_about(
+        self,
+        ling: Ling,
+        address: str,
+        place: Place | None,
+        pid: int,
+        by: str,
+        reason: str,
+        *,
+        askable: bool = True,
+    ) -> str:
+        """Ask the human, on the hub's own behalf (``by``), to approve the terminal at
+        ``address`` whose foreground process ``pid`` is not ``ling``'s approved agent:
+        once per terminal and process, also across a restart; not at all unless
+        ``askable``.  What the sender of the message that was not typed (for
+        ``reason``) is told."""
+        request = self._requests.get(ling.name)
+        if request is not None and request[0].address == address:
+            return f"{reason}; the human is asked to approve it (prompt {request[1]})"
+        again = register_again(ling.kind, ling.name)
+        asked = (address, pid)
+        if not askable or self._found_asked.get(ling.name) == asked:
+            return f"{reason}; to approve it, {again}"
+        self._found_asked[ling.name] = asked
+        record = {"ling": ling.name, "address": address, "pid": pid}
+        self._nursery.start_soon(  # not in the sender's path: kept for a restart
+            self._on_its_own, lambda: self._store.put_document(FOUND_ASKED, ling.name, record)
+        )
+        new = dataclasses.replace(ling, address=address, agent=None, place=place)
         try:
             pending = await self._ask_consent(new, self._target(new), None, by, peer=HUB_PEER)
         except HiveError as e:

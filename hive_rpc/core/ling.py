@@ -258,6 +258,23 @@ def register_again(kind: str, name: str) -> str:
     return "register it again"
 
 
+def restarted(agent: Agent | None, now: Proc | None, foreground: Proc | None) -> Proc | None:
+    """The new process of the same program that holds the terminal's foreground where
+    the approved ``agent`` has exited (the agent restarted in its pane or buffer), or
+    None.  Such a process is not typed into (``verdict``: the agent has exited); the
+    hub asks the human to approve it, as it does a pane found in a gone one's place.
+    Another program there (the shell the agent left, an editor) is not asked about."""
+    if agent is None or agent.pending_exec is not None or foreground is None:
+        return None
+    if now is not None and now.start == agent.start:
+        return None  # the agent lives
+    if not agent.exe or foreground.exe != agent.exe:
+        return None
+    if (foreground.pid, foreground.start) == (agent.pid, agent.start):
+        return None
+    return foreground
+
+
 def verdict(
     agent: Agent | None,
     now: Proc | None,

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 
 import trio
 
-from hive_rpc.core.ling import HOLD, REFUSE, Agent, Place, Proc, register_again, verdict
+from hive_rpc.core.ling import HOLD, REFUSE, Agent, Place, Proc, register_again, restarted, verdict
 from hive_rpc.core.refind import Refound
 from hive_rpc.relay.line_discipline import reads_lines
 from hive_rpc.relay.proc import process
@@ -118,6 +118,10 @@ class DeliveryResult:
     refound: Refound | None = None
     """What the last check found when it looked for a gone pane again
     (``TargetState.refound``): with ``NEW``, the pane in its place the human may
+    approve."""
+    restarted: Proc | None = None
+    """Not typed because the approved agent exited, and this new process of the same
+    program holds the terminal (``core.ling.restarted``): the process the human may
     approve."""
 
 
@@ -345,9 +349,10 @@ class Relay:
                         failed = _failed(reason, ticket.attempts, address, bound, cause=GONE)
                         return dataclasses.replace(failed, refound=state.refound)
                     agent = bound or ticket.agent
+                    now = self.processes(agent.pid) if agent is not None else None
                     judged = verdict(
                         agent,
-                        self.processes(agent.pid) if agent is not None else None,
+                        now,
                         state.foreground,
                         kind=ticket.target.kind,
                         name=ticket.key,
@@ -356,7 +361,10 @@ class Relay:
                     )
                     bound = judged.bound or bound
                     if judged.action == REFUSE:
-                        return _failed(judged.reason, ticket.attempts, address, bound, cause=GONE)
+                        failed = _failed(judged.reason, ticket.attempts, address, bound, cause=GONE)
+                        return dataclasses.replace(
+                            failed, restarted=restarted(agent, now, state.foreground)
+                        )
                     dialog = dialog_in(state.tail, cursor_line=state.cursor_line)
                     starting = starting_in(state.command, state.tail)
                     draft = state.draft

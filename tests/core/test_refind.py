@@ -4,7 +4,7 @@ reads them (tests/relay/test_pane_refind.py runs the same rule against a real tm
 
 from __future__ import annotations
 
-from hive_rpc.core.ling import Agent, Ling, Place, Proc
+from hive_rpc.core.ling import Agent, Ling, Place, Proc, restarted
 from hive_rpc.core.refind import AMBIGUOUS, NEW, NONE, SAME, Pane, Refound, refind
 
 CLAUDE = Proc(pid=100, start=5000, exe="/usr/bin/node", comm="claude", cmdline="claude")
@@ -136,3 +136,20 @@ def test_old_ling_records_are_read() -> None:
     ling = Ling("main.kid", "tmux", "%3", 1.0, agent=AGENT, place=WHERE)
     assert Ling.from_record(ling.record()) == ling
     assert Place.from_record({"window_index": "1", "pane_index": True}) == Place()
+
+
+def test_an_agent_restarted_in_its_own_terminal_is_named_for_approval() -> None:
+    """core.ling.restarted: the approved agent exited (no such process, or its pid
+    now another process) and a new process of the same program holds the terminal:
+    that process is the one the human may approve.  Nothing else is."""
+    assert restarted(AGENT, None, RESTARTED) == RESTARTED  # exited; restarted there
+    recycled = Proc(CLAUDE.pid, 7000, "/usr/bin/python3", "python3")
+    assert restarted(AGENT, recycled, RESTARTED) == RESTARTED  # its pid taken since
+    assert restarted(AGENT, CLAUDE, RESTARTED) is None  # the agent lives: not this rule
+    assert restarted(AGENT, None, BASH) is None  # the shell it left: not an agent
+    assert restarted(AGENT, None, None) is None  # the terminal cannot say
+    assert restarted(None, None, RESTARTED) is None  # no agent was approved
+    launching = Agent.of(CLAUDE, pending_exec=True)
+    assert restarted(launching, None, RESTARTED) is None  # still becoming the agent
+    unknown = Agent(CLAUDE.pid, CLAUDE.start, "", "claude")
+    assert restarted(unknown, None, Proc(400, 9500, "", "claude")) is None  # no exe to match

@@ -464,6 +464,58 @@ async def test_an_emacs_that_does_not_offer_delivery_asks_for_approval(
     assert (await hub.call("hive/poll", {"id": prompt["id"]}))["answer"] == "approve"
 
 
+async def test_an_agent_restarted_in_its_buffer_is_typed_into_once_the_human_approves(
+    hub: HubService, ling_emacs: LingEmacs
+) -> None:
+    """The agent in a registered comint buffer exits and the human starts it again in
+    the same buffer: a new process nobody approved, so nothing is typed, and the hub
+    asks the human about it (once), as for a tmux pane.  Approved, it is the ling's
+    agent.  Before, the sender was told to register the buffer again, and nothing
+    asked the human."""
+    emacs = ling_emacs
+    await show_comint_recorder(hub, emacs)
+    await register_shown_buffer(emacs, COMINT_LING)
+    await wait_until(
+        lambda: f"ling {COMINT_LING} is buffer {COMINT}" in emacs.screen(), "registered", emacs
+    )
+    sent = await hub.call("agent/answer", {"agent": COMINT_LING, "message": "one"})
+    assert sent["delivery"]["state"] == "delivered", sent
+
+    os.kill(emacs.pid("comint"), signal.SIGTERM)
+    await wait_until(lambda: "Process rec terminated" in emacs.screen(), "the exit", emacs)
+    command = emacs.recorder_command("again")
+    form = (
+        f'(make-comint-in-buffer "rec" "{COMINT}" {json.dumps(command[0])} nil'
+        f" {lisp_list(command[1:])})"
+    )
+    keys(emacs, "M-:")
+    await wait_until(lambda: "Eval:" in emacs.screen(), "the Eval prompt", emacs)
+    keys(emacs, "-l", form)
+    keys(emacs, "Enter")
+    await wait_until(lambda: (emacs.root / "again.pid").exists(), "the new recorder", emacs)
+
+    refused = (await hub.call("agent/answer", {"agent": COMINT_LING, "message": "two"}))["delivery"]
+    assert refused["state"] == "failed", refused
+    assert "has exited; not typed" in refused["reason"], refused
+    (prompt,) = await hub.call("hive/list", {})
+    assert f"the human is asked to approve it (prompt {prompt['id']})" in refused["reason"]
+    assert "exited, and a new python" in prompt["question"]
+    assert f"(pid {emacs.pid('again')}) runs in its buffer" in prompt["question"]
+    async with await HubClient.connect(Path(str(hub.info.socket))) as editor:
+        assert await prove_approver(editor.call) is None
+        await editor.call("hive/respond", {"id": prompt["id"], "answer": "approve"})
+    for _ in range(200):
+        (listed,) = await hub.call("ling/list", {})
+        if listed["agent"] and listed["agent"]["pid"] == emacs.pid("again"):
+            break
+        await trio.sleep(0.1)
+    assert listed["agent"]["pid"] == emacs.pid("again"), listed
+    sent = await hub.call("agent/answer", {"agent": COMINT_LING, "message": "three"})
+    assert sent["delivery"]["state"] == "delivered", sent
+    await wait_until(lambda: b"three" in emacs.record("again"), "the text", emacs)
+    assert b"two" not in emacs.record("again")
+
+
 async def test_a_shell_in_a_registered_emacs_buffer_gets_nothing(
     hub: HubService, ling_emacs: LingEmacs
 ) -> None:

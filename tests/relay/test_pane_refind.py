@@ -273,6 +273,43 @@ async def test_a_found_pane_the_human_denied_is_not_asked_about_again_after_a_re
         assert second.received() == []
 
 
+async def test_an_agent_restarted_in_its_pane_is_typed_into_once_the_human_approves(
+    hub: HubService, client: HubClient, short_tmp: Path
+) -> None:
+    """The agent exits and is started again in the same pane (``respawn-pane``: the
+    pane keeps its id): a new process, which nobody approved, so nothing is typed,
+    and the hub asks the human about it, once, as it does for a pane found in a gone
+    one's place.  Approved, it is the ling's agent.  Before, the sender was told to
+    register the pane again, and nobody asked the human."""
+    with tmux_server(short_tmp) as socket:
+        work_session(socket)
+        first = await window(socket, short_tmp, "w", "first")
+        await register(hub, client, "main.kid", first)
+        assert (await answer(client, "to the first"))["state"] == "delivered"
+
+        record = short_tmp / "again.jsonl"
+        tmux(socket, "respawn-pane", "-k", "-t", first.id, f"{sys.executable} {LING} {record}")
+        again = Pane(first.id, record, socket)
+        await again.ready()
+        refused = await answer(client, "too soon")
+        assert refused["state"] == "failed", refused
+        assert "has exited; not typed" in refused["reason"], refused
+        (prompt,) = await client.call("hive/list", {})
+        assert f"the human is asked to approve it (prompt {prompt['id']})" in refused["reason"]
+        assert prompt["question"].startswith("the hub (ling main.kid's agent, ")
+        assert "exited, and a new python" in prompt["question"]
+        still = await answer(client, "still too soon")
+        assert f"the human is asked to approve it (prompt {prompt['id']})" in still["reason"]
+        assert [p["id"] for p in await client.call("hive/list", {})] == [prompt["id"]]
+        assert again.received() == []
+
+        await approve(hub, client, "main.kid", prompt["id"])
+        delivered = await answer(client, "to the restarted agent")
+        assert delivered["state"] == "delivered", delivered
+        (raw,) = await again.wait_for(1)
+        assert text_of(raw).endswith("to the restarted agent")
+
+
 async def test_a_recreated_pane_running_a_shell_is_not_typed_into(
     hub: HubService, client: HubClient, short_tmp: Path
 ) -> None:
