@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -222,12 +223,18 @@ class EmacsSession(TmuxEmacs):
 
     def save(self, path: Path) -> None:
         """``C-x C-s`` in the buffer visiting PATH, which has changes; returns once
-        Emacs has written the file.  Watched on the file, not on "Wrote" in the echo
-        area: a hub message (``2 new questions``) may replace that at once (a
-        clean-clone CI run timed out so, the file saved)."""
+        Emacs has written the file: the file changed on disk and the buffer's mode
+        line no longer shows it modified (``**`` becomes ``--`` only once the write
+        is done; the file alone changes as the write begins, truncated or renamed
+        to its backup).  Not "Wrote" in the echo area: a hub message (``2 new
+        questions``) may replace that at once (a clean-clone CI run timed out so,
+        the file saved)."""
         before = _written(path)
         self.keys("C-x", "C-s")
-        self.wait_until(lambda: _written(path) != before, f"Emacs wrote {path.name}")
+        self.wait_until(
+            lambda: _written(path) != before and _unmodified(self.screen(), path.name),
+            f"Emacs to write {path.name}",
+        )
 
     def eval(self, form: str) -> None:
         """Evaluate FORM with M-: (the human's own command), one step at a time: the
@@ -273,3 +280,10 @@ def _written(path: Path) -> tuple[int, int, int] | None:
     except FileNotFoundError:
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _unmodified(screen: str, name: str) -> bool:
+    """Whether the mode line of the buffer ``name`` says it has no unsaved changes
+    (``-UUU:----F1  notes.txt``, where a modified one shows ``:**--``)."""
+    line = re.compile(r":([-*%]{2})\S*\s+" + re.escape(name) + r"\s")
+    return any(m.group(1) == "--" for m in line.finditer(screen))
