@@ -97,8 +97,7 @@ class AgoraLings(AgoraEvents):
         process, tmux only); what the sender is told, in words."""
         pane = found.pane
         assert pane is not None
-        _, at, socket = ling.address.partition("@")
-        old = ling.address.partition("@")[0]
+        old, at, socket = ling.address.partition("@")
         by = (
             f"the hub (ling {ling.name}'s pane {old} is gone, and this pane is in its "
             f"place: {pane.place.describe()})"
@@ -240,10 +239,10 @@ class AgoraLings(AgoraEvents):
         None: not moved), and ``place``, where its pane is (None: unknown).  Stored
         and told (``ling/moved``) when it differs, unless the ling changed meanwhile;
         the ling as it is kept."""
-        _, at, socket = ling.address.partition("@")
+        pane, at, socket = ling.address.partition("@")
         moved = dataclasses.replace(
             ling,
-            address=(address or ling.address.partition("@")[0]) + at + socket,
+            address=(address or pane) + at + socket,
             place=place or ling.place,
         )
         if moved == ling or self._lings.get(ling.name) != ling:
